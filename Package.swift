@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+// token-broker: an OAuth token broker with no package dependencies.
+// Only what the Swift toolchain ships: Foundation, FoundationNetworking,
+// Dispatch, Glibc and Swift Testing.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "token-broker",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "token-broker", targets: ["token-broker"]),
+    ],
+    targets: [
+        // HTTP/1.1 transport: sockets, parser state machine, connections, router.
+        .target(name: "BrokerHTTP", swiftSettings: strict),
+        // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
+        .target(name: "BrokerCrypto", swiftSettings: strict),
+        // OAuth flows, providers, accounts and their repositories. Knows no sockets.
+        .target(name: "BrokerCore", dependencies: ["BrokerCrypto"], swiftSettings: strict),
+        // Configuration, routes, metrics, logging: wires transport to core.
+        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
+
+        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
+        .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

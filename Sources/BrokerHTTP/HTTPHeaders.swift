@@ -1,0 +1,69 @@
+/// An ordered list of header fields that keeps repeats and compares names case-insensitively.
+///
+/// RFC 9110 §5.1: field names are case-insensitive; RFC 9110 §5.3: order of
+/// repeated fields matters, so nothing is merged or reordered here.
+public struct HTTPHeaders: Sendable, Sequence {
+    /// The fields in the order they were received or added.
+    public private(set) var fields: [(name: String, value: String)]
+
+    /// Creates a header list, empty or from name/value pairs in order.
+    public init(_ fields: [(name: String, value: String)] = []) {
+        self.fields = fields
+    }
+
+    /// The number of fields, repeats included.
+    public var count: Int { fields.count }
+
+    /// Appends a field, keeping any earlier field of the same name.
+    public mutating func add(name: String, value: String) {
+        fields.append((name, value))
+    }
+
+    /// Replaces every field of this name by one field with this value.
+    public mutating func replaceOrAdd(name: String, value: String) {
+        remove(name: name)
+        fields.append((name, value))
+    }
+
+    /// Removes every field of this name.
+    public mutating func remove(name: String) {
+        fields.removeAll { Self.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// The value of the first field with this name, if any.
+    public subscript(name: String) -> String? {
+        for field in fields where Self.equalsIgnoringCase(field.name, name) {
+            return field.value
+        }
+        return nil
+    }
+
+    /// Every value of fields with this name, in order.
+    public func values(for name: String) -> [String] {
+        fields.compactMap { Self.equalsIgnoringCase($0.name, name) ? $0.value : nil }
+    }
+
+    /// Whether a field with this name is present.
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+
+    /// ASCII case-insensitive comparison; header names are ASCII tokens.
+    @inlinable
+    public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { ua in
+            b.withUTF8 { ub in
+                guard ua.count == ub.count else { return false }
+                for i in 0..<ua.count where ua[i] != ub[i] {
+                    if ua[i] | 0x20 != ub[i] | 0x20 { return false }
+                    let lower = ua[i] | 0x20
+                    if lower < 0x61 || lower > 0x7A { return false }
+                }
+                return true
+            }
+        }
+    }
+}
