@@ -1,1 +1,66 @@
-print("token-broker")
+// token-broker: parse the sub-command, build the broker, run it, stop on SIGTERM/SIGINT.
+import BrokerApp
+import Dispatch
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let command = arguments.first ?? "serve"
+let usage = """
+    usage: token-broker [serve | healthcheck | version | help]
+      serve         run the broker (default); settings come from BROKER_* environment variables
+      healthcheck   exit 0 when /healthz on the configured port answers 200, else 1
+    """
+
+let configuration: BrokerConfiguration
+do {
+    configuration = try BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
+} catch {
+    FileHandle.standardError.write(Data("token-broker: invalid configuration: \(error)\n".utf8))
+    exit(2)
+}
+
+switch command {
+case "serve":
+    break
+case "healthcheck":
+    exit(HealthCheck.run(configuration: configuration))
+case "version", "--version":
+    print("token-broker 0.1.0")
+    exit(0)
+case "help", "--help", "-h":
+    print(usage)
+    exit(0)
+default:
+    FileHandle.standardError.write(Data("token-broker: unknown command \"\(command)\"\n\(usage)\n".utf8))
+    exit(2)
+}
+
+let logger = BrokerLogger(format: configuration.logFormat)
+let broker: Broker
+do {
+    broker = try Broker(configuration: configuration, logger: logger)
+    try broker.start()
+} catch {
+    logger.log(.error, "start-up failed", [("reason", .string("\(error)"))])
+    logger.flush()
+    exit(error is ConfigurationError ? 2 : 1)
+}
+
+// Signals: ignore the default action first (as PID 1 the kernel would ignore SIGTERM
+// without a handler anyway), then handle them on a queue.
+let signalQueue = DispatchQueue(label: "token-broker.signals")
+var signalSources: [any DispatchSourceSignal] = []
+for signalNumber in [SIGTERM, SIGINT] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signalQueue)
+    source.setEventHandler {
+        logger.log(.info, "signal received", [("signal", .string(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"))])
+        Task {
+            await broker.shutdown()
+            exit(0)
+        }
+    }
+    source.activate()
+    signalSources.append(source)
+}
+dispatchMain()

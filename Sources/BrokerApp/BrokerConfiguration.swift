@@ -1,0 +1,71 @@
+import BrokerHTTP
+
+/// Every setting of the service, read from the environment in one place.
+///
+/// Tests pass a literal dictionary; the executable passes `ProcessInfo`'s environment.
+/// A bad value stops start-up (exit 2) with a message naming the variable.
+public struct BrokerConfiguration: Sendable {
+    /// How log lines are written.
+    public enum LogFormat: String, Sendable, CaseIterable { case text, json }
+
+    /// The HTTP server's address, limits and deadlines.
+    public var server: HTTPServerConfiguration
+    /// Where accounts, flows and generated secrets live (`BROKER_DATA_DIR`).
+    public var dataDirectory: String
+    /// Text for people at a terminal, JSON for log collectors (`BROKER_LOG_FORMAT`).
+    public var logFormat: LogFormat
+    /// Whether one line per request is logged (`BROKER_ACCESS_LOG`).
+    public var accessLog: Bool
+    /// Seconds in-flight requests get to finish after SIGTERM (`BROKER_SHUTDOWN_GRACE`).
+    public var shutdownGrace: Double
+
+    /// Creates a configuration with every default.
+    public init(server: HTTPServerConfiguration = HTTPServerConfiguration(), dataDirectory: String = "./data",
+                logFormat: LogFormat = .text, accessLog: Bool = true, shutdownGrace: Double = 10) {
+        self.server = server
+        self.dataDirectory = dataDirectory
+        self.logFormat = logFormat
+        self.accessLog = accessLog
+        self.shutdownGrace = shutdownGrace
+    }
+
+    /// Reads the configuration from environment variables; unset ones take their defaults.
+    public static func from(environment env: [String: String]) throws(ConfigurationError) -> BrokerConfiguration {
+        let read = EnvironmentReader(env)
+        var server = HTTPServerConfiguration()
+        server.host = try read.host("BROKER_HOST", default: "127.0.0.1")
+        server.port = try read.integer("BROKER_PORT", default: 8080, range: 0...65535)
+        server.maxConnections = try read.integer("BROKER_MAX_CONNECTIONS", default: 10_000, range: 1...1_000_000)
+        server.workerCount = try read.integer("BROKER_WORKERS", default: 0, range: 0...256)
+        server.limits.maxTargetBytes = try read.integer("BROKER_MAX_URI_BYTES", default: 8192, range: 256...1 << 20)
+        server.limits.maxHeaderBytes = try read.integer("BROKER_MAX_HEADER_BYTES", default: 32768, range: 1024...1 << 22)
+        server.limits.maxHeaderCount = try read.integer("BROKER_MAX_HEADERS", default: 100, range: 1...10_000)
+        server.limits.maxBodyBytes = try read.integer("BROKER_MAX_BODY_BYTES", default: 1 << 20, range: 0...1 << 30)
+        server.headerTimeout = try read.seconds("BROKER_HEADER_TIMEOUT", default: 10)
+        server.bodyTimeout = try read.seconds("BROKER_BODY_TIMEOUT", default: 30)
+        server.writeTimeout = try read.seconds("BROKER_WRITE_TIMEOUT", default: 30)
+        server.idleTimeout = try read.seconds("BROKER_IDLE_TIMEOUT", default: 75)
+        return BrokerConfiguration(
+            server: server,
+            dataDirectory: try read.string("BROKER_DATA_DIR", default: "./data"),
+            logFormat: try read.choice("BROKER_LOG_FORMAT", default: .text),
+            accessLog: try read.boolean("BROKER_ACCESS_LOG", default: true),
+            shutdownGrace: try read.seconds("BROKER_SHUTDOWN_GRACE", default: 10))
+    }
+}
+
+/// A configuration value that cannot be used; start-up stops with exit code 2.
+public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The environment variable at fault.
+    public let variable: String
+    /// What is wrong with it, without echoing secret values.
+    public let message: String
+
+    /// Creates an error for one variable.
+    public init(variable: String, message: String) {
+        self.variable = variable
+        self.message = message
+    }
+
+    public var description: String { "\(variable): \(message)" }
+}

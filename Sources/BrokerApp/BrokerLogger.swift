@@ -1,0 +1,116 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BrokerHTTP
+
+/// Structured log lines: `text` for a terminal, `json` (one object a line) for collectors.
+///
+/// Values passed here must never be secrets: callers log ids, codes and reasons only.
+public struct BrokerLogger: Sendable {
+    /// Severity of a line.
+    public enum Level: String, Sendable { case debug, info, warning, error }
+
+    /// The output format.
+    public let format: BrokerConfiguration.LogFormat
+    let writer: LogWriter
+
+    /// Creates a logger writing through `writer`.
+    public init(format: BrokerConfiguration.LogFormat, writer: LogWriter = LogWriter()) {
+        self.format = format
+        self.writer = writer
+    }
+
+    /// Logs an event with a message and ordered fields.
+    public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
+        var line = ""
+        line.reserveCapacity(128)
+        let ts = Timestamp.nowRFC3339Millis()
+        switch format {
+        case .json:
+            line += "{\"ts\":\"\(ts)\",\"level\":\"\(level.rawValue)\",\"msg\":"
+            line += JSONString.quote(message)
+            for (key, value) in fields {
+                line += ",\""
+                line += key
+                line += "\":"
+                value.appendJSON(to: &line)
+            }
+            line += "}"
+        case .text:
+            line += ts
+            line += " "
+            line += level.rawValue.uppercased()
+            line += " "
+            line += message
+            for (key, value) in fields {
+                line += " "
+                line += key
+                line += "="
+                value.appendText(to: &line)
+            }
+        }
+        writer.write(line)
+    }
+
+    /// Writes pending lines now.
+    public func flush() { writer.flush() }
+}
+
+/// A value in a log line.
+public enum LogValue: Sendable {
+    case string(String)
+    case int(Int)
+    case double(Double, decimals: Int)
+    case bool(Bool)
+
+    func appendJSON(to line: inout String) {
+        switch self {
+        case .string(let s): line += JSONString.quote(s)
+        case .int(let i): line += String(i)
+        case .double(let d, let decimals): line += Self.fixed(d, decimals)
+        case .bool(let b): line += b ? "true" : "false"
+        }
+    }
+
+    func appendText(to line: inout String) {
+        switch self {
+        case .string(let s):
+            if s.isEmpty || s.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) {
+                line += JSONString.quote(s)
+            } else {
+                line += s
+            }
+        case .int(let i): line += String(i)
+        case .double(let d, let decimals): line += Self.fixed(d, decimals)
+        case .bool(let b): line += b ? "true" : "false"
+        }
+    }
+
+    static func fixed(_ value: Double, _ decimals: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int((value * scale).rounded())
+        let whole = scaled / Int(scale)
+        let frac = abs(scaled % Int(scale))
+        guard decimals > 0 else { return String(whole) }
+        let fracText = String(frac)
+        return "\(whole).\(String(repeating: "0", count: decimals - fracText.count))\(fracText)"
+    }
+}
+
+/// Wall-clock timestamps for log lines.
+enum Timestamp {
+    /// Now as `2026-11-30T08:00:00.123Z`.
+    static func nowRFC3339Millis() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = ts.tv_sec
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        func pad(_ n: Int32, _ width: Int) -> String {
+            let s = String(n)
+            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+        }
+        return "\(parts.tm_year + 1900)-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ts.tv_nsec / 1_000_000), 3))Z"
+    }
+}

@@ -1,0 +1,40 @@
+import BrokerHTTP
+import Dispatch
+
+/// The broker's HTTP surface: which handler answers which method and path.
+enum BrokerRoutes {
+    static func make(readiness: Readiness, metrics: ServerBox) -> Router {
+        var router = Router()
+        let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
+        router.get("/healthz") { _ in healthy }
+        router.add(.GET, "/readyz", .async({ _ in
+            // The storage probe touches the disk: keep it off the worker queues.
+            let problem = await Blocking.run { readiness.check() }
+            if let problem {
+                return Response.json(.serviceUnavailable, "{\"status\":\"unavailable\",\"reason\":\(JSONString.quote(problem))}")
+            }
+            return Response.json(.ok, "{\"status\":\"ready\"}")
+        }))
+        router.get("/metrics") { _ in
+            guard let snapshot = metrics.snapshot() else {
+                return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
+            }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
+            let text = MetricsRenderer.render(snapshot, ready: readiness.check() == nil)
+            return Response(status: .ok, headers: headers, body: Array(text.utf8))
+        }
+        return router
+    }
+}
+
+/// Runs blocking work (disk) on a dedicated queue so Swift's cooperative threads stay free.
+enum Blocking {
+    static let queue = DispatchQueue(label: "token-broker.blocking", attributes: .concurrent)
+
+    static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: work()) }
+        }
+    }
+}

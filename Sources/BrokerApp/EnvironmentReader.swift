@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Typed reads of environment variables, each failing with a `ConfigurationError` naming the variable.
+struct EnvironmentReader {
+    let env: [String: String]
+
+    init(_ env: [String: String]) { self.env = env }
+
+    /// The value, or nil when unset or empty.
+    func raw(_ name: String) -> String? {
+        guard let value = env[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func string(_ name: String, default fallback: String) throws(ConfigurationError) -> String {
+        raw(name) ?? fallback
+    }
+
+    func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+        guard let text = raw(name) else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
+        }
+        return value
+    }
+
+    func seconds(_ name: String, default fallback: Double) throws(ConfigurationError) -> Double {
+        guard let text = raw(name) else { return fallback }
+        guard let value = Double(text), value.isFinite, value > 0, value <= 86_400 else {
+            throw ConfigurationError(variable: name, message: "must be a number of seconds greater than 0 and at most 86400, got \"\(text)\"")
+        }
+        return value
+    }
+
+    func boolean(_ name: String, default fallback: Bool) throws(ConfigurationError) -> Bool {
+        guard let text = raw(name) else { return fallback }
+        switch text.lowercased() {
+        case "1", "true", "yes", "on": return true
+        case "0", "false", "no", "off": return false
+        default: throw ConfigurationError(variable: name, message: "must be on or off (true/false, 1/0), got \"\(text)\"")
+        }
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T) throws(ConfigurationError) -> T where T.RawValue == String {
+        guard let text = raw(name) else { return fallback }
+        guard let value = T(rawValue: text.lowercased()) else {
+            let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(variable: name, message: "must be one of \(allowed), got \"\(text)\"")
+        }
+        return value
+    }
+
+    /// A numeric IPv4 or IPv6 address the server can bind.
+    func host(_ name: String, default fallback: String) throws(ConfigurationError) -> String {
+        let value = raw(name) ?? fallback
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, value, &v4) == 1 || inet_pton(AF_INET6, value, &v6) == 1 else {
+            throw ConfigurationError(variable: name, message: "must be a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, got \"\(value)\"")
+        }
+        return value
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+import BrokerHTTP
+
+/// Renders counters in the Prometheus text exposition format (version 0.0.4).
+enum MetricsRenderer {
+    /// The `Content-Type` of the rendered text.
+    static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    static func render(_ http: HTTPMetricsSnapshot, ready: Bool) -> String {
+        var out = ""
+        out += "# HELP broker_http_requests_total HTTP responses by route and status class.\n"
+        out += "# TYPE broker_http_requests_total counter\n"
+        for (r, route) in http.routes.enumerated() {
+            for c in 0..<5 where http.requests[r][c] > 0 {
+                out += "broker_http_requests_total{route=\"\(escape(route))\",status=\"\(c + 1)xx\"} \(http.requests[r][c])\n"
+            }
+        }
+        out += "# HELP broker_http_request_duration_seconds Time from a request's first byte to its response.\n"
+        out += "# TYPE broker_http_request_duration_seconds histogram\n"
+        var cumulative: UInt64 = 0
+        for (i, bound) in http.latencyBounds.enumerated() {
+            cumulative += http.latencyCounts[i]
+            out += "broker_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += http.latencyCounts[http.latencyBounds.count]
+        out += "broker_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "broker_http_request_duration_seconds_sum \(http.latencySum)\n"
+        out += "broker_http_request_duration_seconds_count \(cumulative)\n"
+        out += "# HELP broker_http_open_connections Connections open now.\n"
+        out += "# TYPE broker_http_open_connections gauge\n"
+        out += "broker_http_open_connections \(http.openConnections)\n"
+        out += "# HELP broker_http_connections_accepted_total Connections accepted since start.\n"
+        out += "# TYPE broker_http_connections_accepted_total counter\n"
+        out += "broker_http_connections_accepted_total \(http.acceptedConnections)\n"
+        out += "# HELP broker_ready Whether the broker is ready for traffic (1) or not (0).\n"
+        out += "# TYPE broker_ready gauge\n"
+        out += "broker_ready \(ready ? 1 : 0)\n"
+        return out
+    }
+
+    /// Label values escape backslash, quote and newline.
+    static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+}

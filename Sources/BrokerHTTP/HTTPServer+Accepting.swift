@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+
+extension HTTPServer {
+    /// Accepts until `EAGAIN`; runs on the accept queue.
+    func acceptAll() {
+        while true {
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept(listenDescriptor, $0, &length)
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EINTR, ECONNABORTED, EPROTO:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors: stay up, stop the level-triggered source from
+                    // spinning, and try again shortly (connections may close meanwhile).
+                    observer?.serverEvent(level: "error", message: "accept failed: \(String(cString: strerror(errno))); pausing accepts for 100 ms")
+                    pauseAccepting(for: 0.1)
+                    return
+                default:
+                    observer?.serverEvent(level: "error", message: "accept failed: \(String(cString: strerror(errno)))")
+                    return
+                }
+            }
+            // accept4 is hidden behind _GNU_SOURCE; set the flags the portable way.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            Socket.setNoDelay(fd)
+            if openConnections >= configuration.maxConnections && !evictIdleConnection() {
+                refuseOverCapacity(fd)
+                continue
+            }
+            register(fd: fd, remoteAddress: Self.describe(address))
+        }
+    }
+
+    private func register(fd: Int32, remoteAddress: String?) {
+        let id = takeNextID()
+        let worker = workers[id % workers.count]
+        let connection = HTTPConnection(fd: fd, id: id, remoteAddress: remoteAddress, worker: worker, server: self)
+        insert(connection)
+        worker.queue.async { connection.start() }
+    }
+
+    /// At the cap: answers 503 at once and closes, rather than leaving the client hanging.
+    private func refuseOverCapacity(_ fd: Int32) {
+        var out: [UInt8] = []
+        ResponseEncoder.encode(
+            Response.error(.serviceUnavailable, code: "over_capacity", message: "Too many connections; try again."),
+            includeBody: true, close: true, keepAliveHTTP10: false, into: &out)
+        _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        Glibc.close(fd)
+        observer?.serverEvent(level: "warning", message: "connection cap \(configuration.maxConnections) reached; refused a connection")
+    }
+
+    /// Renders a peer address as `ip` or `ipv6`.
+    static func describe(_ address: sockaddr_storage) -> String? {
+        var address = address
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                    var a = sin.pointee.sin_addr
+                    guard inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil else { return nil }
+                    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                    var a = sin6.pointee.sin6_addr
+                    guard inet_ntop(AF_INET6, &a, &text, socklen_t(text.count)) != nil else { return nil }
+                    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                }
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Starts the timer that checks every connection's deadline.
+    func startSweeper() {
+        let c = configuration
+        let shortest = [c.headerTimeout, c.bodyTimeout, c.writeTimeout, c.idleTimeout].min() ?? 1
+        let interval = min(max(shortest / 4, 0.05), 0.5)
+        let timer = DispatchSource.makeTimerSource(queue: sweepQueueForTimer)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler { [unowned self] in self.sweep() }
+        installSweeper(timer)
+        timer.activate()
+    }
+
+    private func sweep() {
+        let now = Monotonic.now()
+        for connection in allConnections() {
+            let at = connection.deadline.load(ordering: .relaxed)
+            if at != 0 && now >= at {
+                connection.worker.queue.async { connection.deadlinePassed(now: now) }
+            }
+        }
+    }
+
+    /// Closes one idle keep-alive connection to make room; false when none is idle.
+    private func evictIdleConnection() -> Bool {
+        guard let victim = allConnections().first(where: \.isIdleForEviction) else { return false }
+        victim.worker.queue.async {
+            if victim.phase == .idle { victim.close() }
+        }
+        return true
+    }
+}
+
+/// Facts about the machine.
+enum System {
+    /// Online processors.
+    static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}

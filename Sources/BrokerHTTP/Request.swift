@@ -1,0 +1,59 @@
+/// One complete request as a handler sees it: head, body, and helpers for query and cookies.
+public struct Request: Sendable {
+    /// The request line and headers.
+    public let head: HTTPRequestHead
+    /// The complete body (empty when none was sent).
+    public let body: [UInt8]
+    /// The peer's address, `ip` or `[ipv6]`, when known.
+    public let remoteAddress: String?
+
+    /// Creates a request; the server is the usual source, tests may build one.
+    public init(head: HTTPRequestHead, body: [UInt8] = [], remoteAddress: String? = nil) {
+        self.head = head
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The method.
+    public var method: HTTPMethod { head.method }
+    /// The path without the query, still percent-encoded.
+    public var path: String { head.path }
+    /// The header fields.
+    public var headers: HTTPHeaders { head.headers }
+
+    /// The query's name/value pairs in order, percent-decoded with `+` as space.
+    public var queryItems: [(name: String, value: String)] {
+        guard let query = head.query else { return [] }
+        return URLEncodedForm.parse(query)
+    }
+
+    /// The first query value for `name`, decoded.
+    public func query(_ name: String) -> String? {
+        guard let query = head.query else { return nil }
+        return URLEncodedForm.first(name, in: query)
+    }
+
+    /// The cookies sent in `Cookie` fields (RFC 6265 §5.4), first value of each name wins.
+    public var cookies: [String: String] {
+        var jar: [String: String] = [:]
+        for header in head.headers.values(for: "Cookie") {
+            for pair in header.split(separator: ";") {
+                let trimmed = pair.drop { $0 == " " }
+                guard let eq = trimmed.firstIndex(of: "=") else { continue }
+                let name = String(trimmed[..<eq]).trimmingSpaces
+                let value = String(trimmed[trimmed.index(after: eq)...]).trimmingSpaces
+                if jar[name] == nil { jar[name] = value }
+            }
+        }
+        return jar
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " || s.first == "\t" { s.removeFirst() }
+        while s.last == " " || s.last == "\t" { s.removeLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,55 @@
+/// A response a handler returns: status, header fields and a complete body.
+///
+/// The server adds `Date`, `Content-Length` and `Connection`; a HEAD request gets
+/// the same fields without the body (RFC 9110 §9.3.2).
+public struct Response: Sendable {
+    /// The status line's code and reason.
+    public var status: HTTPStatus
+    /// Header fields other than those the server adds.
+    public var headers: HTTPHeaders
+    /// The body bytes.
+    public var body: [UInt8]
+
+    /// Creates a response.
+    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A response whose body is already-serialised JSON.
+    public static func json(_ status: HTTPStatus, _ json: String, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+        var headers = headers
+        headers.add(name: "Content-Type", value: "application/json")
+        return Response(status: status, headers: headers, body: Array(json.utf8))
+    }
+
+    /// The `{"error","message"}` body every error uses.
+    public static func error(_ status: HTTPStatus, code: String, message: String, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+        json(status, "{\"error\":\(JSONString.quote(code)),\"message\":\(JSONString.quote(message))}", headers: headers)
+    }
+}
+
+/// Minimal JSON string quoting (RFC 8259 §7) for bodies the transport writes itself.
+public enum JSONString {
+    /// Returns `s` as a JSON string literal, quotes included.
+    public static func quote(_ s: String) -> String {
+        var out = "\""
+        out.reserveCapacity(s.utf8.count + 2)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case let c where c.value < 0x20 || c.value == 0x7F:
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+        return out
+    }
+}

@@ -1,0 +1,70 @@
+/// Serialises responses onto the wire (RFC 9112 §4, §6), appending to a byte buffer.
+enum ResponseEncoder {
+    /// Appends one response.
+    ///
+    /// - Parameters:
+    ///   - includeBody: false for HEAD, where `Content-Length` still gives the GET length.
+    ///   - close: adds `Connection: close`; the caller closes after writing.
+    ///   - keepAliveHTTP10: adds `Connection: keep-alive` for an HTTP/1.0 client that asked for it.
+    static func encode(
+        _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool, into out: inout [UInt8]
+    ) {
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendDecimal(response.status.code, into: &out)
+        out.append(0x20)
+        out.append(contentsOf: response.status.reason.utf8)
+        out.append(contentsOf: "\r\nDate: ".utf8)
+        out.append(contentsOf: HTTPDateCache.shared.current())
+        let status = response.status.code
+        // RFC 9110 §8.6: no Content-Length in 1xx and 204 responses.
+        if status != 204 && status >= 200 {
+            out.append(contentsOf: "\r\nContent-Length: ".utf8)
+            appendDecimal(response.body.count, into: &out)
+        }
+        if close {
+            out.append(contentsOf: "\r\nConnection: close".utf8)
+        } else if keepAliveHTTP10 {
+            out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+        }
+        for field in response.headers.fields {
+            out.append(contentsOf: "\r\n".utf8)
+            out.append(contentsOf: field.name.utf8)
+            out.append(contentsOf: ": ".utf8)
+            appendFieldValue(field.value, into: &out)
+        }
+        out.append(contentsOf: "\r\n\r\n".utf8)
+        if includeBody && status != 204 && status != 304 {
+            out.append(contentsOf: response.body)
+        }
+    }
+
+    /// The interim `100 Continue` response (RFC 9110 §15.2.1).
+    static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// Appends a field value, replacing CR, LF and NUL so a handler can never split a response.
+    private static func appendFieldValue(_ value: String, into out: inout [UInt8]) {
+        for b in value.utf8 {
+            out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b)
+        }
+    }
+
+    private static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
+        if value < 10 {
+            out.append(UInt8(48 + value))
+            return
+        }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = value
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buf in
+            while n > 0 {
+                buf[count] = UInt8(48 + n % 10)
+                n /= 10
+                count += 1
+            }
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(buf[i]) }
+        }
+    }
+}

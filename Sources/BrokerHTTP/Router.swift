@@ -1,0 +1,65 @@
+/// Maps method and exact path to a handler, and says 404 or 405 (with `Allow`) otherwise.
+public struct Router: Sendable {
+    /// A request handler: synchronous ones run on the connection's queue without a task hop;
+    /// asynchronous ones run as a task and never hold up other connections.
+    public enum Handler: Sendable {
+        /// A handler that answers at once (health, metrics, in-memory reads).
+        case sync(@Sendable (Request) -> Response)
+        /// A handler that may wait (upstream calls, disk writes).
+        case async(@Sendable (Request) async -> Response)
+    }
+
+    /// What the router decided for one request.
+    public enum Resolution: Sendable {
+        /// A handler, with the index of its route for metrics.
+        case handler(Handler, route: Int)
+        /// The path exists but not for this method (RFC 9110 §15.5.6).
+        case methodNotAllowed(allow: String, route: Int)
+        /// No route has this path.
+        case notFound
+    }
+
+    struct Route: Sendable {
+        let path: String
+        var handlers: [HTTPMethod: Handler]
+    }
+
+    private(set) var routes: [Route] = []
+    private var index: [String: Int] = [:]
+
+    /// Creates an empty router.
+    public init() {}
+
+    /// The route paths in registration order; metrics label routes with them.
+    public var paths: [String] { routes.map(\.path) }
+
+    /// Registers `handler` for `method` on the exact `path`.
+    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: Handler) {
+        if let i = index[path] {
+            routes[i].handlers[method] = handler
+        } else {
+            index[path] = routes.count
+            routes.append(Route(path: path, handlers: [method: handler]))
+        }
+    }
+
+    /// Registers a synchronous handler.
+    public mutating func get(_ path: String, _ body: @escaping @Sendable (Request) -> Response) {
+        add(.GET, path, .sync(body))
+    }
+
+    /// Finds the handler for a method and path; HEAD falls back to GET (RFC 9110 §9.3.2).
+    public func resolve(_ method: HTTPMethod, _ path: String) -> Resolution {
+        guard let i = index[path] else { return .notFound }
+        let route = routes[i]
+        if let handler = route.handlers[method] { return .handler(handler, route: i) }
+        if method == .HEAD, let handler = route.handlers[.GET] { return .handler(handler, route: i) }
+        return .methodNotAllowed(allow: allowed(route), route: i)
+    }
+
+    private func allowed(_ route: Route) -> String {
+        var methods = Set(route.handlers.keys)
+        if methods.contains(.GET) { methods.insert(.HEAD) }
+        return HTTPMethod.allCases.filter(methods.contains).map(\.rawValue).joined(separator: ", ")
+    }
+}

@@ -1,0 +1,55 @@
+@testable import BrokerApp
+import Testing
+
+/// Configuration comes from the environment in one place, and every bad value names its variable.
+@Suite struct BrokerConfigurationTests {
+    @Test func defaultsWhenNothingIsSet() throws {
+        let c = try BrokerConfiguration.from(environment: [:])
+        #expect(c.server.host == "127.0.0.1")
+        #expect(c.server.port == 8080)
+        #expect(c.dataDirectory == "./data")
+        #expect(c.server.maxConnections == 10_000)
+        #expect(c.server.idleTimeout == 75)
+        #expect(c.server.limits.maxBodyBytes == 1 << 20)
+        #expect(c.shutdownGrace == 10)
+        #expect(c.logFormat == .text)
+        #expect(c.accessLog)
+    }
+
+    @Test func readsEverySetting() throws {
+        let c = try BrokerConfiguration.from(environment: [
+            "BROKER_HOST": "::", "BROKER_PORT": "0", "BROKER_DATA_DIR": "/tmp/x",
+            "BROKER_MAX_CONNECTIONS": "50", "BROKER_HEADER_TIMEOUT": "2.5", "BROKER_IDLE_TIMEOUT": "5",
+            "BROKER_MAX_BODY_BYTES": "2048", "BROKER_LOG_FORMAT": "json", "BROKER_ACCESS_LOG": "off",
+            "BROKER_SHUTDOWN_GRACE": "3",
+        ])
+        #expect(c.server.host == "::")
+        #expect(c.server.port == 0)
+        #expect(c.dataDirectory == "/tmp/x")
+        #expect(c.server.maxConnections == 50)
+        #expect(c.server.headerTimeout == 2.5)
+        #expect(c.server.idleTimeout == 5)
+        #expect(c.server.limits.maxBodyBytes == 2048)
+        #expect(c.logFormat == .json)
+        #expect(!c.accessLog)
+        #expect(c.shutdownGrace == 3)
+    }
+
+    @Test(arguments: [
+        ("BROKER_PORT", "http"), ("BROKER_PORT", "70000"), ("BROKER_PORT", "-1"),
+        ("BROKER_HOST", "localhost"), ("BROKER_HOST", "1.2.3"), ("BROKER_MAX_CONNECTIONS", "0"),
+        ("BROKER_HEADER_TIMEOUT", "0"), ("BROKER_IDLE_TIMEOUT", "soon"), ("BROKER_LOG_FORMAT", "xml"),
+        ("BROKER_ACCESS_LOG", "maybe"), ("BROKER_SHUTDOWN_GRACE", "-3"), ("BROKER_MAX_BODY_BYTES", "1e9"),
+    ])
+    func rejectsBadValuesNamingTheVariable(variable: String, value: String) {
+        #expect(throws: ConfigurationError.self) {
+            try BrokerConfiguration.from(environment: [variable: value])
+        }
+        do {
+            _ = try BrokerConfiguration.from(environment: [variable: value])
+        } catch {
+            #expect(error.variable == variable)
+            #expect(error.description.hasPrefix(variable + ":"))
+        }
+    }
+}

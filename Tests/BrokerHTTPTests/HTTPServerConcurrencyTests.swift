@@ -1,0 +1,61 @@
+@testable import BrokerHTTP
+import Foundation
+import Testing
+
+/// Handlers that wait never hold up other connections; shutdown drains in-flight work.
+@Suite struct HTTPServerConcurrencyTests {
+    @Test func aSlowHandlerDoesNotDelayAHundredOthers() async throws {
+        try await TestServer.with { server in
+            let port = server.port
+            let slow = Task.detached { () -> (Int?, Double) in
+                let start = Date()
+                let client = try RawClient(port: port, timeout: 10)
+                client.send("GET /slow?ms=2000 HTTP/1.1\r\nHost: x\r\n\r\n")
+                return (client.readResponse()?.status, Date().timeIntervalSince(start))
+            }
+            try await Task.sleep(nanoseconds: 100_000_000)
+            let start = Date()
+            let statuses = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        let client = try RawClient(port: port)
+                        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                        return client.readResponse()?.status
+                    }
+                }
+                var all: [Int?] = []
+                for try await status in group { all.append(status) }
+                return all
+            }
+            let othersDone = Date().timeIntervalSince(start)
+            #expect(statuses.count == 100)
+            #expect(statuses.allSatisfy { $0 == 200 })
+            #expect(othersDone < 1.5, "the 100 quick requests finished while the slow one still waited")
+            let (slowStatus, slowElapsed) = try await slow.value
+            #expect(slowStatus == 200)
+            #expect(slowElapsed >= 1.9)
+        }
+    }
+
+    @Test func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
+        let server = try TestServer.start()
+        let port = server.port
+        let idle = try RawClient(port: port)
+        idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(idle.readResponse()?.status == 200)
+        let inFlight = Task.detached { () -> RawClient.Reply? in
+            let client = try RawClient(port: port, timeout: 10)
+            client.send("GET /slow?ms=800 HTTP/1.1\r\nHost: x\r\n\r\n")
+            return client.readResponse()
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let start = Date()
+        await server.shutdown(grace: 5)
+        let reply = try await inFlight.value
+        #expect(reply?.status == 200)
+        #expect(reply?.header("Connection") == "close")
+        #expect(idle.readsEOF())
+        #expect(Date().timeIntervalSince(start) < 3)
+        #expect(throws: (any Error).self) { try RawClient(port: port) }
+    }
+}

@@ -1,0 +1,59 @@
+@testable import BrokerHTTP
+import Foundation
+import Testing
+
+/// Deadlines with short configured values: header drip, slow body, idle keep-alive.
+@Suite struct HTTPServerDeadlineTests {
+    @Test func headerDripIsCutAtTheTotalHeaderDeadline() async throws {
+        try await TestServer.with({ $0.headerTimeout = 0.5 }) { server in
+            let client = try RawClient(port: server.port)
+            let start = Date()
+            client.send("GET /healthz HTTP/1.1\r\n")
+            // One header line every 100 ms: each arrives well inside any idle timer.
+            var reply: RawClient.Reply?
+            for i in 0..<30 {
+                client.send("X-Drip-\(i): 1\r\n")
+                try await Task.sleep(nanoseconds: 100_000_000)
+                client.setTimeout(0.01)
+                if let r = client.readResponse() { reply = r; break }
+            }
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(reply?.status == 408)
+            #expect(reply?.header("Connection") == "close")
+            #expect(elapsed < 1.5)
+        }
+    }
+
+    @Test func slowBodyIsCutAtTheBodyDeadline() async throws {
+        try await TestServer.with({ $0.bodyTimeout = 0.4 }) { server in
+            let client = try RawClient(port: server.port)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
+            client.setTimeout(3)
+            let reply = try #require(client.readResponse())
+            #expect(reply.status == 408)
+            #expect(client.readsEOF())
+        }
+    }
+
+    @Test func idleKeepAliveConnectionIsClosedWithFIN() async throws {
+        try await TestServer.with({ $0.idleTimeout = 0.3 }) { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.status == 200)
+            client.setTimeout(3)
+            let start = Date()
+            #expect(client.readsEOF())  // recv returns 0 (FIN), not ECONNRESET
+            #expect(Date().timeIntervalSince(start) < 2)
+            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(server.openConnections == 0)
+        }
+    }
+
+    @Test func silentConnectionWithoutBytesIsClosedAtIdleTimeout() async throws {
+        try await TestServer.with({ $0.idleTimeout = 0.3 }) { server in
+            let client = try RawClient(port: server.port)
+            client.setTimeout(3)
+            #expect(client.readsEOF())
+        }
+    }
+}

@@ -1,0 +1,120 @@
+@testable import BrokerHTTP
+import Foundation
+import Testing
+
+/// Limits and framing errors over real sockets: status, `Connection: close`, then a real close.
+@Suite struct HTTPServerLimitsTests {
+    @Test func rejectsHugeContentLengthBeforeReadingTheBody() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\n")
+            let reply = try #require(client.readResponse())
+            #expect(reply.status == 413)
+            #expect(reply.header("Connection") == "close")
+            #expect(reply.text.contains("\"error\":\"payload_too_large\""))
+            #expect(client.readsEOF())
+        }
+    }
+
+    @Test func oversizedHeaderSentInPiecesGets431() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
+            var answered: RawClient.Reply?
+            for _ in 0..<100 {
+                client.send([UInt8](repeating: UInt8(ascii: "a"), count: 1024))
+                try await Task.sleep(nanoseconds: 2_000_000)
+            }
+            client.send("\r\n\r\n")
+            answered = client.readResponse()
+            #expect(answered?.status == 431)
+            #expect(answered?.header("Connection") == "close")
+            #expect(client.readsEOF())
+        }
+    }
+
+    @Test func longTargetGets414AndTooManyHeadersGet431() async throws {
+        try await TestServer.with { server in
+            let long = try RawClient(port: server.port)
+            long.send("GET /" + String(repeating: "a", count: 100_000) + " HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(long.readResponse()?.status == 414)
+
+            let many = try RawClient(port: server.port)
+            var request = "GET /healthz HTTP/1.1\r\nHost: x\r\n"
+            for i in 0..<3000 { request += "X-\(i): v\r\n" }
+            many.send(request + "\r\n")
+            #expect(many.readResponse()?.status == 431)
+        }
+    }
+
+    @Test func smuggledRequestAfterCLTEGetsExactlyOneResponse() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                + "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
+            let reply = try #require(client.readResponse())
+            #expect(reply.status == 400)
+            #expect(reply.header("Connection") == "close")
+            #expect(client.readsEOF())
+            #expect(client.unread.isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        ("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        ("BREW /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 501),
+        ("GET /healthz HTTP/1.1\r\n\r\n", 400),
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\n\r\n", 417),
+    ])
+    func framingErrorsAnswerAndClose(request: String, status: Int) async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send(request)
+            let reply = try #require(client.readResponse())
+            #expect(reply.status == status)
+            #expect(reply.header("Connection") == "close")
+            #expect(reply.header("Content-Type") == "application/json")
+            #expect(client.readsEOF())
+        }
+    }
+
+    @Test func expectContinueGets100ThenTheAnswer() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            let interim = try #require(client.readResponse())
+            #expect(interim.status == 100)
+            client.send("hello")
+            #expect(client.readResponse()?.text == "hello")
+        }
+    }
+
+    @Test func expectContinueOnARefusedRequestGetsTheFinalStatusAndNo100() async throws {
+        try await TestServer.with { server in
+            let missing = try RawClient(port: server.port)
+            missing.send("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+            #expect(missing.readResponse()?.status == 404)
+            #expect(missing.readsEOF())
+
+            let large = try RawClient(port: server.port)
+            large.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
+            #expect(large.readResponse()?.status == 413)
+        }
+    }
+
+    @Test func overTheConnectionCapIdleConnectionsMakeRoom() async throws {
+        try await TestServer.with({ $0.maxConnections = 4 }) { server in
+            var idle: [RawClient] = []
+            for _ in 0..<4 {
+                let client = try RawClient(port: server.port)
+                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(client.readResponse()?.status == 200)
+                idle.append(client)
+            }
+            let newcomer = try RawClient(port: server.port)
+            newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(newcomer.readResponse()?.status == 200)
+            #expect(server.openConnections <= 4)
+        }
+    }
+}

@@ -1,0 +1,142 @@
+@testable import BrokerHTTP
+import Foundation
+import Testing
+
+/// Live behaviour over real sockets: keep-alive, pipelining, routing and response fields.
+@Suite struct HTTPServerTests {
+    @Test func servesHealthzWithDateLengthAndType() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let reply = try #require(client.readResponse())
+            #expect(reply.status == 200)
+            #expect(reply.text == "{\"status\":\"ok\"}")
+            #expect(reply.header("Content-Length") == "15")
+            #expect(reply.header("Content-Type") == "application/json")
+            #expect(reply.header("Date")?.hasSuffix("GMT") == true)
+            #expect(reply.header("Connection") == nil)
+        }
+    }
+
+    @Test func keepsHTTP11ConnectionsOpenAcrossRequests() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            for _ in 0..<5 {
+                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(client.readResponse()?.status == 200)
+            }
+            #expect(server.metricsSnapshot().acceptedConnections == 1)
+        }
+    }
+
+    @Test func closesHTTP10UnlessKeepAliveAsked() async throws {
+        try await TestServer.with { server in
+            let plain = try RawClient(port: server.port)
+            plain.send("GET /healthz HTTP/1.0\r\n\r\n")
+            #expect(plain.readResponse()?.header("Connection") == "close")
+            #expect(plain.readsEOF())
+
+            let keep = try RawClient(port: server.port)
+            keep.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(keep.readResponse()?.header("Connection") == "keep-alive")
+            keep.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(keep.readResponse()?.status == 200)
+        }
+    }
+
+    @Test func connectionCloseIsHonoured() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            #expect(client.readResponse()?.header("Connection") == "close")
+            #expect(client.readsEOF())
+        }
+    }
+
+    @Test func answersPipelinedRequestsInOrder() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /query?q=one HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+                + "GET /slow?ms=50 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /query?q=two+%26+three HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.text == "\"one\"")
+            #expect(client.readResponse()?.text == "hello")
+            #expect(client.readResponse()?.text == "{\"slept_ms\":50}")
+            #expect(client.readResponse()?.text == "\"two & three\"")
+        }
+    }
+
+    @Test func neverParsesABodyAsARequest() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                + "GET /query?q=after HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.status == 200)
+            #expect(client.readResponse()?.text == "\"after\"")
+        }
+    }
+
+    @Test func headGetsGetHeadersWithoutBody() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let reply = try #require(client.readResponse(head: true))
+            #expect(reply.status == 200)
+            #expect(reply.header("Content-Length") == "15")
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.text == "{\"status\":\"ok\"}")
+        }
+    }
+
+    @Test func unknownPathIs404JSONAndWrongMethodIs405WithAllow() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            let missing = try #require(client.readResponse())
+            #expect(missing.status == 404)
+            #expect(missing.text == "{\"error\":\"not_found\",\"message\":\"No such endpoint.\"}")
+            client.send("DELETE /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            let wrong = try #require(client.readResponse())
+            #expect(wrong.status == 405)
+            #expect(wrong.header("Allow") == "GET, HEAD")
+            #expect(wrong.text.contains("\"error\":\"method_not_allowed\""))
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.status == 200)
+        }
+    }
+
+    @Test func writesLargeResponsesToSlowReadersCompletely() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /big?size=4000000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let reply = try #require(client.readResponse())
+            #expect(reply.body.count == 4_000_000)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(client.readResponse()?.status == 200)
+        }
+    }
+
+    @Test func countsRequestsByRouteAndOpenConnections() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+            _ = client.readResponse()
+            _ = client.readResponse()
+            let snapshot = server.metricsSnapshot()
+            let healthz = try #require(snapshot.routes.firstIndex(of: "/healthz"))
+            #expect(snapshot.requests[healthz][1] == 1)
+            #expect(snapshot.requests[snapshot.routes.count - 1][3] == 1)
+            #expect(snapshot.openConnections == 1)
+            #expect(snapshot.latencyCounts.reduce(0, +) == 2)
+        }
+    }
+
+    @Test func bindsIPv6Loopback() async throws {
+        let server = try TestServer.start { $0.host = "::1" }
+        #expect(server.port > 0)
+        await server.shutdown(grace: 1)
+    }
+}

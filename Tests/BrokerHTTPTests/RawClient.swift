@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// A blocking TCP client on a real socket, for sending exact bytes and reading exact answers.
+final class RawClient {
+    /// One parsed response.
+    struct Reply {
+        var status: Int
+        var headers: [(String, String)]
+        var body: [UInt8]
+        func header(_ name: String) -> String? {
+            headers.first { $0.0.lowercased() == name.lowercased() }?.1
+        }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    let fd: Int32
+    private var buffer: [UInt8] = []
+
+    /// Connects to 127.0.0.1:port with a receive timeout.
+    init(port: Int, timeout: Double = 5) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else { Glibc.close(fd); throw POSIXError(.ECONNREFUSED) }
+        setTimeout(timeout)
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func setTimeout(_ seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ text: String) { send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+
+    /// Half-closes the sending side.
+    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads more bytes; returns 0 on EOF, -1 on timeout or error.
+    @discardableResult
+    func fill() -> Int {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+        return n
+    }
+
+    /// Reads one response (Content-Length framed, or to EOF without it); nil on EOF/timeout first.
+    func readResponse(head: Bool = false) -> Reply? {
+        while true {
+            if let end = headEnd() {
+                let headText = String(decoding: buffer[0..<end], as: UTF8.self)
+                var lines = headText.components(separatedBy: "\r\n")
+                let statusLine = lines.removeFirst()
+                let parts = statusLine.split(separator: " ")
+                guard parts.count >= 2, let status = Int(parts[1]) else { return nil }
+                let headers = lines.filter { !$0.isEmpty }.map { line -> (String, String) in
+                    let colon = line.firstIndex(of: ":")!
+                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                }
+                let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) }
+                let bodyStart = end + 4
+                let bodyLength = (head || status < 200 || status == 204) ? 0 : (length ?? 0)
+                while buffer.count < bodyStart + bodyLength {
+                    if fill() <= 0 { return nil }
+                }
+                let body = Array(buffer[bodyStart..<bodyStart + bodyLength])
+                buffer.removeFirst(bodyStart + bodyLength)
+                return Reply(status: status, headers: headers, body: body)
+            }
+            if fill() <= 0 { return nil }
+        }
+    }
+
+    /// True when the server closed the connection (EOF) within the timeout, with nothing more sent.
+    func readsEOF() -> Bool {
+        while true {
+            let n = fill()
+            if n == 0 { return true }
+            if n < 0 { return false }
+        }
+    }
+
+    /// Bytes received but not yet returned as a response.
+    var unread: [UInt8] { buffer }
+
+    private func headEnd() -> Int? {
+        guard buffer.count >= 4 else { return nil }
+        for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
+            return i
+        }
+        return nil
+    }
+}

@@ -1,0 +1,48 @@
+@testable import BrokerHTTP
+import Foundation
+
+/// Starts a real server on 127.0.0.1:0 with test routes, and stops it afterwards.
+enum TestServer {
+    /// Routes used by the live tests.
+    static func router() -> Router {
+        var router = Router()
+        router.get("/healthz") { _ in Response.json(.ok, "{\"status\":\"ok\"}") }
+        router.add(.POST, "/echo", .sync({ request in
+            Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: request.body)
+        }))
+        router.add(.GET, "/query", .sync({ request in
+            Response.json(.ok, JSONString.quote(request.query("q") ?? "<none>"))
+        }))
+        router.add(.GET, "/slow", .async({ request in
+            let ms = Int(request.query("ms") ?? "2000") ?? 2000
+            try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            return Response.json(.ok, "{\"slept_ms\":\(ms)}")
+        }))
+        router.add(.GET, "/big", .sync({ request in
+            let size = Int(request.query("size") ?? "1000000") ?? 1_000_000
+            return Response(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: size))
+        }))
+        return router
+    }
+
+    static func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+        configure(&configuration)
+        let server = HTTPServer(configuration: configuration, router: router())
+        try server.start()
+        return server
+    }
+
+    static func with<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                        _ body: (HTTPServer) async throws -> T) async throws -> T {
+        let server = try start(configure)
+        do {
+            let result = try await body(server)
+            await server.shutdown(grace: 1)
+            return result
+        } catch {
+            await server.shutdown(grace: 1)
+            throw error
+        }
+    }
+}
