@@ -1,0 +1,12 @@
+/// URL-safe base64 of RFC 4648 §5: `-` and `_`, written without padding, as PKCE and JWT use it.
+public enum Base64URL {
+    /// Encodes `bytes` as base64url without `=` padding (RFC 4648 §3.2, RFC 7636 Appendix A).
+    public static func encode(_ bytes: [UInt8]) -> String {
+        Base64Codec.url.encode(bytes, pad: false)
+    }
+
+    /// Decodes base64url with or without padding, or returns nil for bad characters, wrong padding, an impossible length or non-zero pad bits.
+    public static func decode(_ text: String) -> [UInt8]? {
+        Base64Codec.url.decode(text, padding: .optional)
+    }
+}

@@ -1,1 +1,0 @@
-// Placeholder so the module builds; replaced by the primitives and their vectors.

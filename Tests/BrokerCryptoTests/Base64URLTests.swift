@@ -1,0 +1,43 @@
+import BrokerCrypto
+import Testing
+
+/// RFC 4648 §5 base64url: unpadded on encode, padding optional on decode, and the RFC 7636 verifier.
+struct Base64URLTests {
+    @Test("indexes 62 and 63 are '-' and '_'")
+    func urlAlphabet() {
+        #expect(Base64URL.encode([0xfb, 0xff, 0xbf]) == "-_-_")
+        #expect(Base64URL.decode("-_-_") == [0xfb, 0xff, 0xbf])
+    }
+
+    @Test("RFC 4648 §10 vectors without padding; decode takes either form", arguments: [
+        ("", "", ""), ("f", "Zg", "Zg=="), ("fo", "Zm8", "Zm8="), ("foo", "Zm9v", "Zm9v"),
+        ("foob", "Zm9vYg", "Zm9vYg=="), ("fooba", "Zm9vYmE", "Zm9vYmE="), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
+    ])
+    func vectors(plain: String, unpadded: String, padded: String) {
+        #expect(Base64URL.encode(ascii(plain)) == unpadded)
+        #expect(Base64URL.decode(unpadded) == ascii(plain))
+        #expect(Base64URL.decode(padded) == ascii(plain))
+    }
+
+    @Test("RFC 7636 Appendix B: the example octets encode to the example code verifier")
+    func pkceVerifier() {
+        let octets: [UInt8] = [116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186,
+                               22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121]
+        #expect(Base64URL.encode(octets) == "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
+        #expect(Base64URL.decode("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == octets)
+    }
+
+    @Test("malformed input is rejected", arguments: [
+        "Z",          // a single symbol cannot carry a byte
+        "Zg=",        // padding present but short
+        "Zg===",      // too much padding
+        "Zm9v=",      // padding after a full quantum
+        "+/+/",       // standard-alphabet symbols
+        "Zg==Zg",     // padding in the middle
+        "Zh",         // non-zero pad bits
+        "Zm 9v",      // whitespace
+    ])
+    func rejects(text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+}
