@@ -4,9 +4,13 @@
 extension HTTPParser.ChunkScan {
     private typealias P = HTTPParser
 
+    /// The verdict on a malformed chunk-size line; built only when needed.
+    private static var invalidSizeLine: HTTPParser.ChunkStep {
+        .failure(.badRequest("A chunk-size line is malformed."))
+    }
+
     /// Reads one byte of a chunk-size line.
     mutating func advanceSizeLine(_ c: UInt8) -> HTTPParser.ChunkStep {
-        let invalid = HTTPParser.ChunkStep.failure(.badRequest("A chunk-size line is malformed."))
         let isBWS = c == P.sp || c == P.htab
         switch phase {
         case .size:
@@ -18,7 +22,7 @@ extension HTTPParser.ChunkScan {
                 digits += 1
                 size = size << 4 | value
             } else if digits == 0 {
-                return invalid
+                return Self.invalidSizeLine
             } else if c == P.semicolon {
                 phase = .extNameStart
             } else if c == P.cr {
@@ -26,12 +30,12 @@ extension HTTPParser.ChunkScan {
             } else if isBWS {
                 phase = .sizeBWS
             } else {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .sizeBWS:
-            if c == P.semicolon { phase = .extNameStart } else if !isBWS { return invalid }
+            if c == P.semicolon { phase = .extNameStart } else if !isBWS { return Self.invalidSizeLine }
         case .extNameStart:
-            if P.isTokenByte(c) { phase = .extName } else if !isBWS { return invalid }
+            if P.isTokenByte(c) { phase = .extName } else if !isBWS { return Self.invalidSizeLine }
         case .extName:
             if c == P.equals {
                 phase = .extValueStart
@@ -42,7 +46,7 @@ extension HTTPParser.ChunkScan {
             } else if isBWS {
                 phase = .extNameBWS
             } else if !P.isTokenByte(c) {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extNameBWS:
             if c == P.equals {
@@ -50,7 +54,7 @@ extension HTTPParser.ChunkScan {
             } else if c == P.semicolon {
                 phase = .extNameStart
             } else if !isBWS {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extValueStart:
             if c == P.quote {
@@ -58,7 +62,7 @@ extension HTTPParser.ChunkScan {
             } else if P.isTokenByte(c) {
                 phase = .extToken
             } else if !isBWS {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extToken:
             if c == P.semicolon {
@@ -68,7 +72,7 @@ extension HTTPParser.ChunkScan {
             } else if isBWS {
                 phase = .extValueBWS
             } else if !P.isTokenByte(c) {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extQuoted:
             // RFC 9110 §5.6.4: qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text.
@@ -77,11 +81,11 @@ extension HTTPParser.ChunkScan {
             } else if c == P.backslash {
                 phase = .extQuotedEscape
             } else if !P.isFieldValueByte(c) {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extQuotedEscape:
             // RFC 9110 §5.6.4: quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text ).
-            guard P.isFieldValueByte(c) else { return invalid }
+            guard P.isFieldValueByte(c) else { return Self.invalidSizeLine }
             phase = .extQuoted
         case .extAfterQuoted:
             if c == P.semicolon {
@@ -91,16 +95,16 @@ extension HTTPParser.ChunkScan {
             } else if isBWS {
                 phase = .extValueBWS
             } else {
-                return invalid
+                return Self.invalidSizeLine
             }
         case .extValueBWS:
-            if c == P.semicolon { phase = .extNameStart } else if !isBWS { return invalid }
+            if c == P.semicolon { phase = .extNameStart } else if !isBWS { return Self.invalidSizeLine }
         case .sizeLF:
             // RFC 9112 §7.1: chunk lines end with CRLF; a bare CR is invalid.
-            guard c == P.lf else { return invalid }
+            guard c == P.lf else { return Self.invalidSizeLine }
             return .sizeLine(size)
         case .data, .dataCR, .dataLF, .trailerLineStart, .trailerName, .trailerValue, .trailerLF, .endLF:
-            return invalid
+            return Self.invalidSizeLine
         }
         return .proceed
     }

@@ -40,6 +40,11 @@ extension HTTPParser {
 extension HTTPParser.ChunkScan {
     private typealias P = HTTPParser
 
+    /// The verdict on a malformed trailer line; built only when needed.
+    private static var invalidTrailer: HTTPParser.ChunkStep {
+        .failure(.badRequest("A trailer field is malformed."))
+    }
+
     /// Reads one framing byte (never chunk data) and says what it meant.
     mutating func advance(_ c: UInt8, limits: HTTPParserLimits) -> HTTPParser.ChunkStep {
         switch phase {
@@ -76,7 +81,6 @@ extension HTTPParser.ChunkScan {
 
     /// RFC 9112 §7.1.2: trailer fields use the field-line syntax and are discarded, never merged.
     private mutating func advanceTrailer(_ c: UInt8) -> HTTPParser.ChunkStep {
-        let invalid = HTTPParser.ChunkStep.failure(.badRequest("A trailer field is malformed."))
         switch phase {
         case .trailerLineStart:
             if c == P.cr {
@@ -84,28 +88,28 @@ extension HTTPParser.ChunkScan {
             } else if P.isTokenByte(c) {
                 phase = .trailerName
             } else {
-                return invalid
+                return Self.invalidTrailer
             }
         case .trailerName:
             if c == P.colon {
                 phase = .trailerValue
             } else if !P.isTokenByte(c) {
-                return invalid
+                return Self.invalidTrailer
             }
         case .trailerValue:
             if c == P.cr {
                 phase = .trailerLF
             } else if !P.isFieldValueByte(c) {
-                return invalid
+                return Self.invalidTrailer
             }
         case .trailerLF:
-            guard c == P.lf else { return invalid }
+            guard c == P.lf else { return Self.invalidTrailer }
             phase = .trailerLineStart
         case .endLF:
-            guard c == P.lf else { return invalid }
+            guard c == P.lf else { return Self.invalidTrailer }
             return .done
         default:
-            return invalid
+            return Self.invalidTrailer
         }
         return .proceed
     }

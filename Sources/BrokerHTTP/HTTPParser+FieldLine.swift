@@ -55,19 +55,12 @@ extension HTTPParser.HeadScan {
         i += 1
         while i < end, b[i] == P.sp || b[i] == P.htab { i += 1 }
         let valueStart = i
-        var valueEnd = i
-        while i < end {
-            let c = b[i]
-            if c > P.sp {
-                // RFC 9110 §5.5: DEL is not a field-vchar.
-                guard c != 0x7F else { return .failure(.badRequest("A header field value contains a control byte.")) }
-                valueEnd = i + 1
-            } else if c != P.sp && c != P.htab {
-                // RFC 9110 §5.5 / RFC 9112 §2.2: NUL, bare CR and other controls are invalid.
-                return .failure(.badRequest("A header field value contains a control byte."))
-            }
-            i += 1
+        // RFC 9110 §5.5 / RFC 9112 §2.2: NUL, bare CR, DEL and other controls (HTAB aside) are invalid.
+        guard P.isFieldValue(b, valueStart, end) else {
+            return .failure(.badRequest("A header field value contains a control byte."))
         }
+        var valueEnd = end
+        while valueEnd > valueStart, b[valueEnd - 1] == P.sp || b[valueEnd - 1] == P.htab { valueEnd -= 1 }
         guard fields.count < limits.maxHeaderCount else { return .failure(.headersTooLarge) }
         if let error = noteKnownField(b, start, nameEnd, valueStart, valueEnd) { return .failure(error) }
         if fields.isEmpty { fields.reserveCapacity(8) }

@@ -2,8 +2,9 @@
 extension HTTPParser {
     /// Decides framing, keep-alive and expectations for a complete head of `length` bytes.
     mutating func completeHead(length: Int) -> (event: Event, consumed: Int) {
-        let head = scan
-        scan = HeadScan()
+        // Move the scan out (no copy of its strings) and leave a fresh one for the next request.
+        var head = HeadScan()
+        swap(&head, &scan)
         let isHTTP10 = head.version.minor == 0
 
         // RFC 9112 §3.2: an HTTP/1.1 request without Host MUST be answered 400.
