@@ -124,6 +124,14 @@ struct HTTPParserTests {
         }
     }
 
+    @Test func headWithExpectContinueComesBeforeAnyBodyByte() {
+        // The server answers 100 Continue on .head; the client sends the body only then.
+        let outcome = ParserFeeder.outcome(Raw.post(["Expect: 100-continue", "Content-Length: 4"]))
+        #expect(outcome.requests.isEmpty)
+        #expect(outcome.pendingHead?.expectContinue == true)
+        #expect(outcome.pendingHead?.framing == .length(4))
+    }
+
     @Test("Expect is ignored on HTTP/1.0", arguments: ["100-continue", "foo"])
     func ignoresExpectOnHTTP10(_ value: String) throws {
         let outcome = ParserFeeder.outcome("POST / HTTP/1.0\r\nExpect: \(value)\r\nContent-Length: 2\r\n\r\nok")
