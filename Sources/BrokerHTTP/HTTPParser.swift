@@ -1,6 +1,11 @@
 /// A pure HTTP/1.1 request parser (RFC 9112): bytes in, events out, no I/O.
 ///
-/// Placeholder: the state machine lands with its tests.
+/// The caller keeps every byte it received and has not yet seen consumed, calls
+/// `parse` with them, drops `consumed` bytes from the front and calls again while
+/// the event is not `.needMore`. Each request yields `.head` and then `.end`; an
+/// `.error` is final. While the head is incomplete nothing is consumed, but the
+/// parser remembers how far it scanned: every byte is examined once, and every
+/// limit holds on the bytes received so far, however they were split (hyper #4081).
 public struct HTTPParser: Sendable {
     /// What one call to `parse` found.
     public enum Event: Sendable {
@@ -14,8 +19,33 @@ public struct HTTPParser: Sendable {
         case error(HTTPParseError)
     }
 
+    /// Where the parser is in the current request; the detail of each phase lives in `scan` or `chunk`.
+    ///
+    /// Legal transitions: `head → emptyBody | fixedBody | chunkedBody`,
+    /// each body state `→ head` after `.end`, and any state `→ failed`, which is terminal.
+    enum State: Sendable {
+        /// Scanning the request line and header section; progress is in `scan`.
+        case head
+        /// `.head` was returned for a request without a body; `.end` comes next.
+        case emptyBody
+        /// Reading a Content-Length body of which this many bytes are still due.
+        case fixedBody(remaining: Int)
+        /// Reading a chunked body; progress is in `chunk`.
+        case chunkedBody
+        /// A request was malformed; every later call returns this error.
+        case failed(HTTPParseError)
+    }
+
     /// The limits in force.
     public let limits: HTTPParserLimits
+    /// The current state.
+    var state: State = .head
+    /// Progress through the current request head.
+    var scan = HeadScan()
+    /// Progress through the current chunked body.
+    var chunk = ChunkScan()
+    /// The body bytes decoded so far for the current request.
+    var body: [UInt8] = []
 
     /// Creates a parser waiting for the first byte of a request.
     public init(limits: HTTPParserLimits = HTTPParserLimits()) {
@@ -23,11 +53,42 @@ public struct HTTPParser: Sendable {
     }
 
     /// Whether no byte of the next request has been consumed or scanned yet.
-    public var isIdle: Bool { true }
+    public var isIdle: Bool {
+        switch state {
+        case .head: return scan.pos == 0
+        case .emptyBody, .fixedBody, .chunkedBody, .failed: return false
+        }
+    }
 
     /// Parses from `bytes`, which begin at the first byte not consumed by earlier calls.
     /// Returns the event and how many bytes the caller must drop from the front.
     public mutating func parse(_ bytes: UnsafeRawBufferPointer) -> (event: Event, consumed: Int) {
-        (.error(.badRequest("not implemented yet")), 0)
+        // Bytes have no alignment and UInt8 aliases any memory, so this binding is sound.
+        let input = bytes.assumingMemoryBound(to: UInt8.self)
+        switch state {
+        case .head: return parseHead(input)
+        case .emptyBody: return endRequest(consumed: 0)
+        case .fixedBody(let remaining): return parseFixedBody(input, remaining: remaining)
+        case .chunkedBody: return parseChunkedBody(input)
+        case .failed(let error): return (.error(error), 0)
+        }
+    }
+
+    /// Enters the terminal failed state and reports `error`.
+    mutating func fail(_ error: HTTPParseError) -> (event: Event, consumed: Int) {
+        state = .failed(error)
+        scan = HeadScan()
+        chunk = ChunkScan()
+        body = []
+        return (.error(error), 0)
+    }
+
+    /// Hands out the finished body and gets ready for the next request.
+    mutating func endRequest(consumed: Int) -> (event: Event, consumed: Int) {
+        let finished = body
+        body = []
+        chunk = ChunkScan()
+        state = .head
+        return (.end(body: finished), consumed)
     }
 }
