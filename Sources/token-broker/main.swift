@@ -46,21 +46,5 @@ do {
     exit(error is ConfigurationError ? 2 : 1)
 }
 
-// Signals: ignore the default action first (as PID 1 the kernel would ignore SIGTERM
-// without a handler anyway), then handle them on a queue.
-let signalQueue = DispatchQueue(label: "token-broker.signals")
-var signalSources: [any DispatchSourceSignal] = []
-for signalNumber in [SIGTERM, SIGINT] {
-    signal(signalNumber, SIG_IGN)
-    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: signalQueue)
-    source.setEventHandler {
-        logger.log(.info, "signal received", [("signal", .string(signalNumber == SIGTERM ? "SIGTERM" : "SIGINT"))])
-        Task {
-            await broker.shutdown()
-            exit(0)
-        }
-    }
-    source.activate()
-    signalSources.append(source)
-}
+let signalSources = SignalHandling.install(broker: broker, logger: logger)
 dispatchMain()

@@ -11,7 +11,7 @@ import Testing
                 let start = Date()
                 let client = try RawClient(port: port, timeout: 10)
                 client.send("GET /slow?ms=2000 HTTP/1.1\r\nHost: x\r\n\r\n")
-                return (client.readResponse()?.status, Date().timeIntervalSince(start))
+                return (await client.readResponse()?.status, Date().timeIntervalSince(start))
             }
             try await Task.sleep(nanoseconds: 100_000_000)
             let start = Date()
@@ -20,7 +20,7 @@ import Testing
                     group.addTask {
                         let client = try RawClient(port: port)
                         client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                        return client.readResponse()?.status
+                        return await client.readResponse()?.status
                     }
                 }
                 var all: [Int?] = []
@@ -42,11 +42,11 @@ import Testing
         let port = server.port
         let idle = try RawClient(port: port)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(idle.readResponse()?.status == 200)
+        #expect(await idle.readResponse()?.status == 200)
         let inFlight = Task.detached { () -> RawClient.Reply? in
             let client = try RawClient(port: port, timeout: 10)
             client.send("GET /slow?ms=800 HTTP/1.1\r\nHost: x\r\n\r\n")
-            return client.readResponse()
+            return await client.readResponse()
         }
         try await Task.sleep(nanoseconds: 200_000_000)
         let start = Date()
@@ -54,7 +54,7 @@ import Testing
         let reply = try await inFlight.value
         #expect(reply?.status == 200)
         #expect(reply?.header("Connection") == "close")
-        #expect(idle.readsEOF())
+        #expect(await idle.readsEOF())
         #expect(Date().timeIntervalSince(start) < 3)
         #expect(throws: (any Error).self) { try RawClient(port: port) }
     }

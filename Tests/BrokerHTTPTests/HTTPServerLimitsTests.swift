@@ -8,11 +8,11 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\n")
-            let reply = try #require(client.readResponse())
+            let reply = try #require(await client.readResponse())
             #expect(reply.status == 413)
             #expect(reply.header("Connection") == "close")
             #expect(reply.text.contains("\"error\":\"payload_too_large\""))
-            #expect(client.readsEOF())
+            #expect(await client.readsEOF())
         }
     }
 
@@ -26,10 +26,10 @@ import Testing
                 try await Task.sleep(nanoseconds: 2_000_000)
             }
             client.send("\r\n\r\n")
-            answered = client.readResponse()
+            answered = await client.readResponse()
             #expect(answered?.status == 431)
             #expect(answered?.header("Connection") == "close")
-            #expect(client.readsEOF())
+            #expect(await client.readsEOF())
         }
     }
 
@@ -37,13 +37,13 @@ import Testing
         try await TestServer.with { server in
             let long = try RawClient(port: server.port)
             long.send("GET /" + String(repeating: "a", count: 100_000) + " HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(long.readResponse()?.status == 414)
+            #expect(await long.readResponse()?.status == 414)
 
             let many = try RawClient(port: server.port)
             var request = "GET /healthz HTTP/1.1\r\nHost: x\r\n"
             for i in 0..<3000 { request += "X-\(i): v\r\n" }
             many.send(request + "\r\n")
-            #expect(many.readResponse()?.status == 431)
+            #expect(await many.readResponse()?.status == 431)
         }
     }
 
@@ -52,10 +52,10 @@ import Testing
             let client = try RawClient(port: server.port)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
                 + "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
-            let reply = try #require(client.readResponse())
+            let reply = try #require(await client.readResponse())
             #expect(reply.status == 400)
             #expect(reply.header("Connection") == "close")
-            #expect(client.readsEOF())
+            #expect(await client.readsEOF())
             #expect(client.unread.isEmpty)
         }
     }
@@ -70,11 +70,11 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send(request)
-            let reply = try #require(client.readResponse())
+            let reply = try #require(await client.readResponse())
             #expect(reply.status == status)
             #expect(reply.header("Connection") == "close")
             #expect(reply.header("Content-Type") == "application/json")
-            #expect(client.readsEOF())
+            #expect(await client.readsEOF())
         }
     }
 
@@ -82,10 +82,10 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
-            let interim = try #require(client.readResponse())
+            let interim = try #require(await client.readResponse())
             #expect(interim.status == 100)
             client.send("hello")
-            #expect(client.readResponse()?.text == "hello")
+            #expect(await client.readResponse()?.text == "hello")
         }
     }
 
@@ -93,12 +93,12 @@ import Testing
         try await TestServer.with { server in
             let missing = try RawClient(port: server.port)
             missing.send("POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
-            #expect(missing.readResponse()?.status == 404)
-            #expect(missing.readsEOF())
+            #expect(await missing.readResponse()?.status == 404)
+            #expect(await missing.readsEOF())
 
             let large = try RawClient(port: server.port)
             large.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\nExpect: 100-continue\r\n\r\n")
-            #expect(large.readResponse()?.status == 413)
+            #expect(await large.readResponse()?.status == 413)
         }
     }
 
@@ -108,12 +108,12 @@ import Testing
             for _ in 0..<4 {
                 let client = try RawClient(port: server.port)
                 client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(client.readResponse()?.status == 200)
+                #expect(await client.readResponse()?.status == 200)
                 idle.append(client)
             }
             let newcomer = try RawClient(port: server.port)
             newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(newcomer.readResponse()?.status == 200)
+            #expect(await newcomer.readResponse()?.status == 200)
             #expect(server.openConnections <= 4)
         }
     }

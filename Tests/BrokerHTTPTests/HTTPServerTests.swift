@@ -8,7 +8,7 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            let reply = try #require(client.readResponse())
+            let reply = try #require(await client.readResponse())
             #expect(reply.status == 200)
             #expect(reply.text == "{\"status\":\"ok\"}")
             #expect(reply.header("Content-Length") == "15")
@@ -23,7 +23,7 @@ import Testing
             let client = try RawClient(port: server.port)
             for _ in 0..<5 {
                 client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(client.readResponse()?.status == 200)
+                #expect(await client.readResponse()?.status == 200)
             }
             #expect(server.metricsSnapshot().acceptedConnections == 1)
         }
@@ -33,14 +33,14 @@ import Testing
         try await TestServer.with { server in
             let plain = try RawClient(port: server.port)
             plain.send("GET /healthz HTTP/1.0\r\n\r\n")
-            #expect(plain.readResponse()?.header("Connection") == "close")
-            #expect(plain.readsEOF())
+            #expect(await plain.readResponse()?.header("Connection") == "close")
+            #expect(await plain.readsEOF())
 
             let keep = try RawClient(port: server.port)
             keep.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            #expect(keep.readResponse()?.header("Connection") == "keep-alive")
+            #expect(await keep.readResponse()?.header("Connection") == "keep-alive")
             keep.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
-            #expect(keep.readResponse()?.status == 200)
+            #expect(await keep.readResponse()?.status == 200)
         }
     }
 
@@ -48,8 +48,8 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            #expect(client.readResponse()?.header("Connection") == "close")
-            #expect(client.readsEOF())
+            #expect(await client.readResponse()?.header("Connection") == "close")
+            #expect(await client.readsEOF())
         }
     }
 
@@ -60,10 +60,10 @@ import Testing
                 + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
                 + "GET /slow?ms=50 HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /query?q=two+%26+three HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(client.readResponse()?.text == "\"one\"")
-            #expect(client.readResponse()?.text == "hello")
-            #expect(client.readResponse()?.text == "{\"slept_ms\":50}")
-            #expect(client.readResponse()?.text == "\"two & three\"")
+            #expect(await client.readResponse()?.text == "\"one\"")
+            #expect(await client.readResponse()?.text == "hello")
+            #expect(await client.readResponse()?.text == "{\"slept_ms\":50}")
+            #expect(await client.readResponse()?.text == "\"two & three\"")
         }
     }
 
@@ -73,8 +73,8 @@ import Testing
             let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
                 + "GET /query?q=after HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(client.readResponse()?.status == 200)
-            #expect(client.readResponse()?.text == "\"after\"")
+            #expect(await client.readResponse()?.status == 200)
+            #expect(await client.readResponse()?.text == "\"after\"")
         }
     }
 
@@ -82,11 +82,11 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            let reply = try #require(client.readResponse(head: true))
+            let reply = try #require(await client.readResponse(head: true))
             #expect(reply.status == 200)
             #expect(reply.header("Content-Length") == "15")
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(client.readResponse()?.text == "{\"status\":\"ok\"}")
+            #expect(await client.readResponse()?.text == "{\"status\":\"ok\"}")
         }
     }
 
@@ -94,16 +94,16 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
-            let missing = try #require(client.readResponse())
+            let missing = try #require(await client.readResponse())
             #expect(missing.status == 404)
             #expect(missing.text == "{\"error\":\"not_found\",\"message\":\"No such endpoint.\"}")
             client.send("DELETE /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            let wrong = try #require(client.readResponse())
+            let wrong = try #require(await client.readResponse())
             #expect(wrong.status == 405)
             #expect(wrong.header("Allow") == "GET, HEAD")
             #expect(wrong.text.contains("\"error\":\"method_not_allowed\""))
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(client.readResponse()?.status == 200)
+            #expect(await client.readResponse()?.status == 200)
         }
     }
 
@@ -112,10 +112,10 @@ import Testing
             let client = try RawClient(port: server.port)
             client.send("GET /big?size=4000000 HTTP/1.1\r\nHost: x\r\n\r\n")
             try await Task.sleep(nanoseconds: 200_000_000)
-            let reply = try #require(client.readResponse())
+            let reply = try #require(await client.readResponse())
             #expect(reply.body.count == 4_000_000)
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(client.readResponse()?.status == 200)
+            #expect(await client.readResponse()?.status == 200)
         }
     }
 
@@ -123,8 +123,8 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
-            _ = client.readResponse()
-            _ = client.readResponse()
+            _ = await client.readResponse()
+            _ = await client.readResponse()
             let snapshot = server.metricsSnapshot()
             let healthz = try #require(snapshot.routes.firstIndex(of: "/healthz"))
             #expect(snapshot.requests[healthz][1] == 1)

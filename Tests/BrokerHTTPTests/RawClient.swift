@@ -4,9 +4,11 @@ import Glibc
 import Foundation
 
 /// A blocking TCP client on a real socket, for sending exact bytes and reading exact answers.
-final class RawClient {
+final class RawClient: @unchecked Sendable {
+    // @unchecked: one test drives a client at a time; the async reads below only move
+    // the blocking recv off Swift's cooperative threads, which the server's handlers need.
     /// One parsed response.
-    struct Reply {
+    struct Reply: Sendable {
         var status: Int
         var headers: [(String, String)]
         var body: [UInt8]
@@ -64,7 +66,22 @@ final class RawClient {
     }
 
     /// Reads one response (Content-Length framed, or to EOF without it); nil on EOF/timeout first.
-    func readResponse(head: Bool = false) -> Reply? {
+    func readResponse(head: Bool = false) async -> Reply? {
+        await offPool { self.blockingReadResponse(head: head) }
+    }
+
+    /// True when the server closed the connection (EOF) within the timeout, with nothing more sent.
+    func readsEOF() async -> Bool {
+        await offPool { self.blockingReadsEOF() }
+    }
+
+    private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
+    }
+
+    func blockingReadResponse(head: Bool = false) -> Reply? {
         while true {
             if let end = headEnd() {
                 let headText = String(decoding: buffer[0..<end], as: UTF8.self)
@@ -90,8 +107,7 @@ final class RawClient {
         }
     }
 
-    /// True when the server closed the connection (EOF) within the timeout, with nothing more sent.
-    func readsEOF() -> Bool {
+    func blockingReadsEOF() -> Bool {
         while true {
             let n = fill()
             if n == 0 { return true }

@@ -1,0 +1,33 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Synchronization
+
+/// Turns SIGTERM and SIGINT into a graceful shutdown followed by `exit(0)`.
+public enum SignalHandling {
+    private static let stopping = Atomic<Bool>(false)
+
+    /// Installs the handlers; keep the returned sources alive for the life of the process.
+    ///
+    /// The default action is ignored first: as PID 1 the kernel would drop SIGTERM
+    /// anyway without a handler (catalogue item 48), and elsewhere it would kill us
+    /// before the graceful path runs.
+    public static func install(broker: Broker, logger: BrokerLogger) -> [any DispatchSourceSignal] {
+        let queue = DispatchQueue(label: "token-broker.signals")
+        return [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { (number, name) in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { @Sendable in
+                logger.log(.info, "signal received", [("signal", .string(name))])
+                guard !stopping.exchange(true, ordering: .relaxed) else { return }
+                Task {
+                    await broker.shutdown()
+                    exit(0)
+                }
+            }
+            source.activate()
+            return source
+        }
+    }
+}
