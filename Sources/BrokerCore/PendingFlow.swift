@@ -53,7 +53,7 @@ public struct PendingFlow: Sendable, Equatable {
 }
 
 /// Printing a flow shows its provider and times, never the state, binding or secrets.
-extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible {
+extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// A one-line summary without the state (a bearer value until used) or secrets.
     public var description: String {
         var parts = [
@@ -71,4 +71,17 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible {
 
     /// Same as ``description``.
     public var debugDescription: String { description }
+
+    /// A mirror without the state, binding or request token, so `dump` cannot print them.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "provider": provider,
+            "state": "<redacted>",
+            "codeVerifier": codeVerifier as Any,
+            "requestTokenSecret": requestTokenSecret as Any,
+            "returnTo": returnTo as Any,
+            "createdAt": createdAt,
+            "expiresAt": expiresAt,
+        ], displayStyle: .struct)
+    }
 }
