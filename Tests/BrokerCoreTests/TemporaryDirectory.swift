@@ -1,0 +1,47 @@
+import Foundation
+import Glibc
+
+/// A fresh, empty directory for one test, removed when the test's body returns.
+enum TemporaryDirectory {
+    /// Runs `body` with the path of a new directory under the system temporary directory, then removes it.
+    @discardableResult
+    static func with<T>(_ body: (String) async throws -> T) async throws -> T {
+        let base = NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        var template = Array((base + "/broker-core-test.XXXXXX").utf8CString)
+        guard let created = mkdtemp(&template) else { throw StoreTestError("mkdtemp failed: errno \(errno)") }
+        let path = String(cString: created)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try await body(path)
+    }
+}
+
+/// A failure of the test harness itself.
+struct StoreTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Small file system probes for assertions.
+enum FileProbe {
+    /// The permission bits of `path`, or nil when it does not exist.
+    static func mode(_ path: String) -> mode_t? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return status.st_mode & 0o7777
+    }
+
+    /// The names in `directory`, sorted.
+    static func names(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+    }
+
+    /// The bytes of `path`, or nil.
+    static func bytes(_ path: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+    }
+
+    /// Writes `text` to `path` without any durability care, for setting up fixtures.
+    static func plant(_ text: String, at path: String) throws {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    }
+}
