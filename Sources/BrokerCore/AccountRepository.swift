@@ -6,7 +6,7 @@ public protocol AccountRepository: Sendable {
     func put(_ account: Account) async throws
     /// Removes the account with `id` and returns it, or returns nil when there was none.
     func delete(id: String) async throws -> Account?
-    /// Every account, or those of one provider, sorted by id.
+    /// Every account, or those of one provider, sorted by id (UTF-8 byte order).
     func list(provider: String?) async throws -> [Account]
     /// Atomically reads, transforms and writes the account with `id`; a nil result deletes it (or writes nothing).
     ///

@@ -67,11 +67,14 @@ public final class JSONFileAccountRepository: AccountRepository {
         }
     }
 
-    /// Every account, or those of `provider`, sorted by id.
+    /// Every account, or those of `provider`, sorted by id in UTF-8 byte order.
     public func list(provider: String?) async throws -> [Account] {
-        let all = index.withLock { Array($0.values) }
-        let selected = provider.map { wanted in all.filter { $0.provider == wanted } } ?? all
-        return selected.sorted { $0.id < $1.id }
+        let selected = index.withLock { table in
+            provider.map { wanted in table.filter { $0.value.provider == wanted }.map { ($0.key, $0.value) } }
+                ?? table.map { ($0.key, $0.value) }
+        }
+        // Sorting on the stored keys avoids rebuilding `id` strings in every comparison.
+        return selected.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map(\.1)
     }
 
     /// Applies `transform` to the account with `id` while holding that id's lock, and stores the result.

@@ -66,3 +66,10 @@ extension PendingFlow {
         return String((0..<22).map { _ in alphabet[Int.random(in: 0..<64)] })
     }
 }
+
+extension [Account] {
+    /// The accounts in the order `list` promises: by id, in UTF-8 byte order.
+    func sortedByID() -> [Account] {
+        sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
+    }
+}

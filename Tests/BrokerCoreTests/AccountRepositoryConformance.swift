@@ -99,7 +99,7 @@ enum AccountRepositoryConformance {
             try await group.waitForAll()
         }
         let reopened = try await open().list(provider: nil)
-        #expect(reopened == accounts.sorted { $0.id < $1.id })
+        #expect(reopened == accounts.sortedByID())
     }
 
     /// A restart shows every field exactly as it was read before the restart.

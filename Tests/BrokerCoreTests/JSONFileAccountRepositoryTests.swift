@@ -64,7 +64,7 @@ struct JSONFileAccountRepositoryTests {
             #expect(names.count == tricky.count)
             #expect(names.allSatisfy { !$0.contains("/") && $0.hasSuffix(".json") })
             let reopened = try JSONFileAccountRepository(directory: directory)
-            #expect(try await reopened.list(provider: "weird") == accounts.sorted { $0.id < $1.id })
+            #expect(try await reopened.list(provider: "weird") == accounts.sortedByID())
         }
     }
 
