@@ -8,6 +8,8 @@ public enum DataDirectory {
     /// creates and `path` itself are made private.
     public static func prepare(_ path: String) throws(StoreError) {
         guard !path.isEmpty else { throw .unavailable("data directory path is empty") }
+        // Never chmod the file system root: a data directory of "/" is a configuration mistake.
+        guard path.contains(where: { $0 != "/" }) else { throw .unavailable("data directory must not be \"/\"") }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             prefix += "/" + component

@@ -40,27 +40,3 @@ enum PendingFlowCodec {
         )
     }
 }
-
-/// The on-disk shape of a pending flow, version 1.
-struct PendingFlowJSON: Codable {
-    var version: Int
-    var state: String
-    var provider: String
-    var binding: String
-    var codeVerifier: String?
-    var requestToken: String?
-    var requestTokenSecret: String?
-    var returnTo: String?
-    var createdAt: String
-    var expiresAt: String
-
-    enum CodingKeys: String, CodingKey {
-        case version, state, provider, binding
-        case codeVerifier = "code_verifier"
-        case requestToken = "request_token"
-        case requestTokenSecret = "request_token_secret"
-        case returnTo = "return_to"
-        case createdAt = "created_at"
-        case expiresAt = "expires_at"
-    }
-}

@@ -63,35 +63,3 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
         return account
     }
 }
-
-/// The on-disk shape of an account record, version 1.
-struct AccountRecordJSON: Codable {
-    var version: Int
-    var id: String?
-    var provider: String
-    var uid: String
-    var accessToken: String
-    var tokenType: String?
-    var scope: String?
-    var refreshToken: String?
-    var tokenSecret: String?
-    var screenName: String?
-    var expiresAt: String?
-    var createdAt: String
-    var updatedAt: String
-    var refreshedAt: String?
-    var status: String
-
-    enum CodingKeys: String, CodingKey {
-        case version, id, provider, uid, scope, status
-        case accessToken = "access_token"
-        case tokenType = "token_type"
-        case refreshToken = "refresh_token"
-        case tokenSecret = "token_secret"
-        case screenName = "screen_name"
-        case expiresAt = "expires_at"
-        case createdAt = "created_at"
-        case updatedAt = "updated_at"
-        case refreshedAt = "refreshed_at"
-    }
-}

@@ -23,6 +23,8 @@ struct DataDirectoryTests {
             try FileProbe.plant("x", at: directory + "/file")
             #expect(throws: StoreError.self) { try DataDirectory.prepare(directory + "/file") }
             #expect(throws: StoreError.self) { try DataDirectory.prepare(directory + "/file/below") }
+            #expect(throws: StoreError.unavailable("data directory must not be \"/\"")) { try DataDirectory.prepare("//") }
+            #expect(throws: StoreError.self) { try DataDirectory.prepare("") }
         }
     }
 
