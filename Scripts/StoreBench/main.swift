@@ -5,6 +5,8 @@
 //   open DIR       time to open (load and validate) the repository
 //   get DIR N      N gets of random ids from memory; prints gets/s
 //   one DIR        a single put, for strace
+//   loop DIR       put one account again and again, printing each acknowledged counter
+//   check DIR      open the store and print that account's counter (start-up fails on a torn record)
 import Foundation
 
 func seconds(_ body: () async throws -> Void) async rethrows -> Double {
@@ -64,6 +66,19 @@ case "get":
     print(String(format: "get: %d reads in %.3f s = %.0f reads/s", found, elapsed, Double(count) / elapsed))
 case "one":
     try await JSONFileAccountRepository(directory: directory).put(account(1))
+case "loop":
+    let repository = try JSONFileAccountRepository(directory: directory)
+    setvbuf(stdout, nil, _IOLBF, 0)
+    var counter = Int(try await repository.get(id: account(0).id)?.scope ?? "0")!
+    while true {
+        counter += 1
+        var next = account(0)
+        next.scope = String(counter)
+        try await repository.put(next)
+        print(counter)
+    }
+case "check":
+    print(try await JSONFileAccountRepository(directory: directory).get(id: account(0).id)?.scope ?? "0")
 default:
     print("unknown mode \(arguments[1])")
     exit(2)
