@@ -1,0 +1,89 @@
+import Foundation
+
+/// One user's authorization at one provider, stored under the id `provider:uid`.
+///
+/// Authorizing the same user at the same provider again yields the same id,
+/// so the repository updates the existing record instead of adding one.
+public struct Account: Sendable, Equatable {
+    /// The provider key, for example `github`.
+    public var provider: String
+    /// The user's id at the provider, as the provider reports it.
+    public var uid: String
+    /// The access token.
+    public var accessToken: Secret
+    /// The token type the provider named, usually `bearer`.
+    public var tokenType: String?
+    /// The granted scope, as the provider reported it.
+    public var scope: String?
+    /// The refresh token, when the provider issued one.
+    public var refreshToken: Secret?
+    /// The OAuth 1.0a token secret.
+    public var tokenSecret: Secret?
+    /// A human-readable user name, when the provider reports one.
+    public var screenName: String?
+    /// When the access token expires; nil when the provider gave no lifetime.
+    public var expiresAt: Date?
+    /// When the account was first authorized.
+    public var createdAt: Date
+    /// When the record last changed.
+    public var updatedAt: Date
+    /// When the access token was last refreshed.
+    public var refreshedAt: Date?
+    /// Whether the tokens are usable or the user must authorize again.
+    public var status: AccountStatus
+
+    /// The repository key: `provider:uid`.
+    public var id: String { Account.id(provider: provider, uid: uid) }
+
+    /// Creates an account; optional fields default to absent and the status to active.
+    public init(
+        provider: String,
+        uid: String,
+        accessToken: Secret,
+        tokenType: String? = nil,
+        scope: String? = nil,
+        refreshToken: Secret? = nil,
+        tokenSecret: Secret? = nil,
+        screenName: String? = nil,
+        expiresAt: Date? = nil,
+        createdAt: Date,
+        updatedAt: Date,
+        refreshedAt: Date? = nil,
+        status: AccountStatus = .active
+    ) {
+        self.provider = provider
+        self.uid = uid
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.scope = scope
+        self.refreshToken = refreshToken
+        self.tokenSecret = tokenSecret
+        self.screenName = screenName
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.refreshedAt = refreshedAt
+        self.status = status
+    }
+
+    /// The id an account of `provider` and `uid` has: `provider:uid`.
+    public static func id(provider: String, uid: String) -> String {
+        "\(provider):\(uid)"
+    }
+
+    /// Whether the access token has expired at `now`; a token without an expiry never does.
+    public func isExpired(at now: Date) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt <= now
+    }
+
+    /// The expiry of a token issued at `issuedAt` that lives `expiresIn` seconds, or nil without a lifetime.
+    ///
+    /// RFC 6749 §5.1: `expires_in` is the lifetime in seconds from the time the
+    /// response was generated; the caller passes its own (injected) clock reading.
+    /// A negative lifetime is treated as zero: the token is expired on arrival.
+    public static func expiry(issuedAt: Date, expiresIn: Int?) -> Date? {
+        guard let expiresIn else { return nil }
+        return issuedAt.addingTimeInterval(TimeInterval(max(0, expiresIn)))
+    }
+}

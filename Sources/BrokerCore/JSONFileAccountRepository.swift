@@ -1,0 +1,122 @@
+import Foundation
+import Synchronization
+
+/// An ``AccountRepository`` keeping one human-readable JSON file per account under `<directory>/accounts`.
+///
+/// Every record is loaded and validated into memory at start, and reads are
+/// served from there. A write goes to disk first (``DurableFile``) and then to
+/// memory, so a failed write changes nothing anyone can see. Writes of one id
+/// are serialized; writes of different ids run in parallel on ``BlockingIO``
+/// lanes, and each costs the same however many accounts exist.
+///
+/// One process should own a directory: another process's writes reach this
+/// one's memory only at its next start.
+public final class JSONFileAccountRepository: AccountRepository {
+    /// The directory holding one `<percent-encoded id>.json` file per account.
+    public let accountsDirectory: String
+
+    private let codec: any AccountRecordCodec
+    /// Every account by id: the acknowledged state of the files.
+    private let index: Mutex<[String: Account]>
+    private let locks = KeyedAsyncLock()
+
+    /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.
+    ///
+    /// Removes temporary files left by interrupted writes, then loads every
+    /// record. Blocks while loading, so call it before serving. Throws
+    /// ``StoreError/corrupt(path:reason:)`` naming the first bad file (which is
+    /// left untouched), or ``StoreError/unavailable(_:)`` when I/O fails.
+    public init(directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec()) throws(StoreError) {
+        try DataDirectory.prepare(directory)
+        let accountsDirectory = directory + "/accounts"
+        try DataDirectory.prepare(accountsDirectory)
+        DurableFile.removeStaleTemporaries(in: accountsDirectory)
+        self.accountsDirectory = accountsDirectory
+        self.codec = codec
+        self.index = Mutex(try AccountDirectoryLoader.load(accountsDirectory, codec: codec))
+    }
+
+    /// Opens the store under the file URL `directory`; see ``init(directory:codec:)-(String,_)``.
+    public convenience init(directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec()) throws(StoreError) {
+        try self.init(directory: directory.path, codec: codec)
+    }
+
+    /// The account with `id`, from memory.
+    public func get(id: String) async throws -> Account? {
+        index.withLock { $0[id] }
+    }
+
+    /// Durably writes `account` to its file, then makes it visible.
+    public func put(_ account: Account) async throws {
+        let id = account.id
+        let record = try record(for: account)
+        try await locks.withLock(id) {
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
+            index.withLock { $0[id] = record.stored }
+        }
+    }
+
+    /// Durably removes the account's file, then forgets the account.
+    public func delete(id: String) async throws -> Account? {
+        guard let path = path(for: id) else { return nil }
+        return try await locks.withLock(id) {
+            guard let current = index.withLock({ $0[id] }) else { return nil }
+            try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
+            index.withLock { $0[id] = nil }
+            return current
+        }
+    }
+
+    /// Every account, or those of `provider`, sorted by id in UTF-8 byte order.
+    public func list(provider: String?) async throws -> [Account] {
+        let selected = index.withLock { table in
+            provider.map { wanted in table.filter { $0.value.provider == wanted }.map { ($0.key, $0.value) } }
+                ?? table.map { ($0.key, $0.value) }
+        }
+        // Sorting on the stored keys avoids rebuilding `id` strings in every comparison.
+        return selected.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map(\.1)
+    }
+
+    /// Applies `transform` to the account with `id` while holding that id's lock, and stores the result.
+    ///
+    /// An unchanged result writes nothing; a nil result deletes the account.
+    /// A result with a different id is refused, since it would bypass the lock.
+    public func update(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> Account? {
+        try await locks.withLock(id) {
+            let current = index.withLock { $0[id] }
+            guard let next = try transform(current) else {
+                if current != nil, let path = path(for: id) {
+                    try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
+                    index.withLock { $0[id] = nil }
+                }
+                return nil
+            }
+            guard next.id == id else {
+                throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
+            }
+            if next == current { return current }
+            let record = try record(for: next)
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
+            index.withLock { $0[id] = record.stored }
+            return record.stored
+        }
+    }
+
+    /// The file path of account `id`, or nil when the id is too long for a file name.
+    private func path(for id: String) -> String? {
+        StoreFileName.forAccount(id: id).map { accountsDirectory + "/" + $0 }
+    }
+
+    /// The file content for `account` and the account as it will read back after a restart.
+    ///
+    /// Memory holds the decoded bytes, not the argument, so reads before and
+    /// after a restart agree (dates, for example, are kept to the millisecond).
+    private func record(for account: Account) throws -> (path: String, bytes: [UInt8], stored: Account) {
+        guard let path = path(for: account.id) else {
+            throw StoreError.unavailable(
+                "put account: id is too long for a file name (over \(StoreFileName.maximumLength) bytes once encoded)")
+        }
+        let bytes = try codec.encode(account)
+        return (path, bytes, try codec.decode(bytes, path: path))
+    }
+}

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// A mutual-exclusion lock per key that suspends waiting tasks instead of blocking threads.
+///
+/// Holders of different keys run in parallel; holders of one key run one at a
+/// time in arrival order. The lock is handed straight to the next waiter on
+/// release, so no waiter can be overtaken.
+final class KeyedAsyncLock: Sendable {
+    /// For each held key, the tasks waiting for it in arrival order.
+    private let waiters = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
+
+    /// Creates a lock with no key held.
+    init() {}
+
+    /// Runs `body` while holding the lock for `key`.
+    func withLock<T>(_ key: String, _ body: () async throws -> T) async rethrows -> T {
+        await acquire(key)
+        defer { release(key) }
+        return try await body()
+    }
+
+    private func acquire(_ key: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let acquired = waiters.withLock { table -> Bool in
+                if table[key] == nil {
+                    table[key] = []
+                    return true
+                }
+                table[key]!.append(continuation)
+                return false
+            }
+            if acquired { continuation.resume() }
+        }
+    }
+
+    private func release(_ key: String) {
+        let next = waiters.withLock { table -> CheckedContinuation<Void, Never>? in
+            guard var queue = table[key], !queue.isEmpty else {
+                table[key] = nil
+                return nil
+            }
+            let first = queue.removeFirst()
+            table[key] = queue
+            return first
+        }
+        next?.resume()
+    }
+}

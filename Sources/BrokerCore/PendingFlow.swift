@@ -1,0 +1,53 @@
+import Foundation
+
+/// An authorization that was started and waits for its callback, keyed by its `state`.
+///
+/// Kept on disk so that a flow started before a restart can complete after it.
+public struct PendingFlow: Sendable, Equatable {
+    /// The key: at least 128 random bits, base64url, made by the caller (RFC 6749 §10.12).
+    public var state: String
+    /// The provider key the flow belongs to.
+    public var provider: String
+    /// What binds the flow to one browser (a hash of the flow cookie) or to one API caller.
+    public var binding: String
+    /// The PKCE code verifier (RFC 7636 §4.1).
+    public var codeVerifier: Secret?
+    /// The OAuth 1.0a request token, or the TMDB request token.
+    public var requestToken: String?
+    /// The OAuth 1.0a request token secret.
+    public var requestTokenSecret: Secret?
+    /// Where to send the browser when the flow completes.
+    public var returnTo: String?
+    /// When the flow started.
+    public var createdAt: Date
+    /// When the flow stops being usable.
+    public var expiresAt: Date
+
+    /// Creates a pending flow; optional fields default to absent.
+    public init(
+        state: String,
+        provider: String,
+        binding: String,
+        codeVerifier: Secret? = nil,
+        requestToken: String? = nil,
+        requestTokenSecret: Secret? = nil,
+        returnTo: String? = nil,
+        createdAt: Date,
+        expiresAt: Date
+    ) {
+        self.state = state
+        self.provider = provider
+        self.binding = binding
+        self.codeVerifier = codeVerifier
+        self.requestToken = requestToken
+        self.requestTokenSecret = requestTokenSecret
+        self.returnTo = returnTo
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    /// Whether the flow can no longer be completed at `now`.
+    public func isExpired(at now: Date) -> Bool {
+        expiresAt <= now
+    }
+}

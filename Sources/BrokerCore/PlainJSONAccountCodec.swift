@@ -1,0 +1,65 @@
+import Foundation
+
+/// Stores an account as human-readable JSON: pretty, sorted keys, RFC 3339 UTC dates and `"version": 1`.
+///
+/// Secrets are written in plaintext; an encrypting codec replaces this one
+/// behind ``AccountRecordCodec`` and keeps reading these files.
+public struct PlainJSONAccountCodec: AccountRecordCodec {
+    /// The record format this codec writes and reads.
+    public static let version = 1
+
+    /// Creates the codec.
+    public init() {}
+
+    /// The JSON document for `account`, ending in a newline.
+    public func encode(_ account: Account) throws -> [UInt8] {
+        let record = AccountRecordJSON(
+            version: Self.version,
+            id: account.id,
+            provider: account.provider,
+            uid: account.uid,
+            accessToken: account.accessToken.value,
+            tokenType: account.tokenType,
+            scope: account.scope,
+            refreshToken: account.refreshToken?.value,
+            tokenSecret: account.tokenSecret?.value,
+            screenName: account.screenName,
+            expiresAt: account.expiresAt.map(RFC3339Date.format),
+            createdAt: RFC3339Date.format(account.createdAt),
+            updatedAt: RFC3339Date.format(account.updatedAt),
+            refreshedAt: account.refreshedAt.map(RFC3339Date.format),
+            status: account.status.rawValue
+        )
+        return try JSONRecord.encode(record)
+    }
+
+    /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
+    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+        let record = try JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path)
+        guard record.version == Self.version else {
+            throw StoreError.corrupt(path: path, reason: "unsupported record version \(record.version)")
+        }
+        guard let status = AccountStatus(rawValue: record.status) else {
+            throw StoreError.corrupt(path: path, reason: "unknown status \"\(record.status)\"")
+        }
+        let account = Account(
+            provider: record.provider,
+            uid: record.uid,
+            accessToken: Secret(record.accessToken),
+            tokenType: record.tokenType,
+            scope: record.scope,
+            refreshToken: record.refreshToken.map(Secret.init),
+            tokenSecret: record.tokenSecret.map(Secret.init),
+            screenName: record.screenName,
+            expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
+            createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
+            updatedAt: try JSONRecord.date(record.updatedAt, field: "updated_at", path: path),
+            refreshedAt: try JSONRecord.date(record.refreshedAt, field: "refreshed_at", path: path),
+            status: status
+        )
+        if let id = record.id, id != account.id {
+            throw StoreError.corrupt(path: path, reason: "id \"\(id)\" does not match provider and uid (\"\(account.id)\")")
+        }
+        return account
+    }
+}

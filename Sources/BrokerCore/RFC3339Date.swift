@@ -1,0 +1,148 @@
+import Foundation
+
+/// Formats and parses RFC 3339 timestamps in UTC without locales or formatters.
+///
+/// Written as `2026-11-30T08:00:00Z`, with milliseconds (`.123`) only when the
+/// date has a fractional part. Parsing accepts any number of fraction digits
+/// and any numeric offset (RFC 3339 §5.6).
+enum RFC3339Date {
+    /// The UTC timestamp for `date`, to the millisecond.
+    static func format(_ date: Date) -> String {
+        let interval = date.timeIntervalSince1970
+        var seconds = Int(interval.rounded(.down))
+        var millis = Int(((interval - Double(seconds)) * 1000).rounded())
+        if millis == 1000 {
+            seconds += 1
+            millis = 0
+        }
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
+        text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        if millis != 0 { text += "." + pad(millis, 3) }
+        return text + "Z"
+    }
+
+    /// The date in an RFC 3339 `date-time`, or nil when `text` is not one.
+    static func parse(_ text: String) -> Date? {
+        var scanner = DigitScanner(Array(text.utf8))
+        // RFC 3339 §5.6: full-date "T" partial-time time-offset; §5.6 NOTE allows "t", "z" and a space.
+        guard let year = scanner.number(digits: 4), scanner.take("-"),
+              let month = scanner.number(digits: 2), scanner.take("-"),
+              let day = scanner.number(digits: 2), scanner.take(oneOf: "Tt "),
+              let hour = scanner.number(digits: 2), scanner.take(":"),
+              let minute = scanner.number(digits: 2), scanner.take(":"),
+              let second = scanner.number(digits: 2)
+        else { return nil }
+        guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second <= 60  // RFC 3339 §5.7: 60 only for a leap second.
+        else { return nil }
+        var fraction = 0.0
+        if scanner.take(".") {
+            guard let digits = scanner.fractionDigits() else { return nil }
+            fraction = digits
+        }
+        var offset = 0
+        if scanner.take(oneOf: "Zz") {
+            offset = 0
+        } else if let sign = scanner.sign(), let offsetHour = scanner.number(digits: 2), scanner.take(":"),
+                  let offsetMinute = scanner.number(digits: 2), offsetHour < 24, offsetMinute < 60 {
+            offset = sign * (offsetHour * 3600 + offsetMinute * 60)
+        } else {
+            return nil
+        }
+        guard scanner.atEnd else { return nil }
+        let days = Self.days(fromCivil: year, month, day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        return Date(timeIntervalSince1970: Double(seconds) + fraction)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+    private static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
+    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// A cursor over ASCII bytes for the RFC 3339 parser.
+private struct DigitScanner {
+    private let bytes: [UInt8]
+    private var index = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { index == bytes.count }
+
+    mutating func number(digits: Int) -> Int? {
+        guard index + digits <= bytes.count else { return nil }
+        var value = 0
+        for byte in bytes[index..<index + digits] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        index += digits
+        return value
+    }
+
+    /// The value of the digits after a decimal point; digits past the ninth (nanoseconds) are ignored.
+    mutating func fractionDigits() -> Double? {
+        var numerator = 0
+        var denominator = 1
+        let start = index
+        while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            if denominator < 1_000_000_000 {
+                numerator = numerator * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+                denominator *= 10
+            }
+            index += 1
+        }
+        return index > start ? Double(numerator) / Double(denominator) : nil
+    }
+
+    mutating func take(_ character: Unicode.Scalar) -> Bool {
+        take(oneOf: String(character))
+    }
+
+    mutating func take(oneOf characters: String) -> Bool {
+        guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+        index += 1
+        return true
+    }
+
+    mutating func sign() -> Int? {
+        if take("+") { return 1 }
+        if take("-") { return -1 }
+        return nil
+    }
+}

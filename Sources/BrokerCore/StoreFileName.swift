@@ -1,0 +1,82 @@
+/// Maps record keys to safe, unique file names, and back.
+enum StoreFileName {
+    /// The extension of every record file.
+    static let recordExtension = ".json"
+
+    /// The longest record file name accepted, leaving room for a temporary suffix within NAME_MAX (255).
+    static let maximumLength = 200
+
+    /// `<percent-encoded id>.json`, encoding every byte outside `[A-Za-z0-9._-]` as `%XX`; nil when too long.
+    ///
+    /// The mapping is injective, so two ids never share a file; an id always
+    /// contains `:` (encoded `%3A`), so a name is never `.`, `..` or a temporary.
+    static func forAccount(id: String) -> String? {
+        var name = ""
+        name.reserveCapacity(id.utf8.count + 5)
+        for byte in id.utf8 {
+            if isUnreserved(byte) {
+                name.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                name += "%" + hex(byte >> 4) + hex(byte & 0x0F)
+            }
+        }
+        name += recordExtension
+        return name.utf8.count <= maximumLength ? name : nil
+    }
+
+    /// The account id a record file name stands for, or nil when `name` is not one this type would make.
+    static func accountID(fileName name: String) -> String? {
+        guard name.hasSuffix(recordExtension) else { return nil }
+        let encoded = Array(name.utf8.dropLast(recordExtension.utf8.count))
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < encoded.count {
+            let byte = encoded[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < encoded.count, let high = hexValue(encoded[index + 1]), let low = hexValue(encoded[index + 2]) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                guard isUnreserved(byte) else { return nil }
+                bytes.append(byte)
+                index += 1
+            }
+        }
+        guard let id = String(validating: bytes, as: UTF8.self), forAccount(id: id) == name else { return nil }
+        return id
+    }
+
+    /// `<state>.json` for a state of 16–128 characters from `[A-Za-z0-9_-]` (base64url), else nil.
+    ///
+    /// Anything else is refused before the file system is touched, so a state
+    /// can never name a path outside the flows directory.
+    static func forFlow(state: String) -> String? {
+        let bytes = state.utf8
+        guard (16...128).contains(bytes.count),
+              bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else { return nil }
+        return state + recordExtension
+    }
+
+    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+    }
+
+    private static func hex(_ nibble: UInt8) -> String {
+        String(UnicodeScalar(nibble < 10 ? 0x30 + nibble : 0x37 + nibble))
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: return byte - 0x30
+        case 0x41...0x46: return byte - 0x37
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,51 @@
+@testable import BrokerCore
+import Foundation
+import Testing
+
+/// The RFC 3339 formatter and parser, checked against Foundation's ISO 8601 formatter.
+struct RFC3339DateTests {
+    @Test func formatsWholeSecondsWithoutFraction() {
+        #expect(RFC3339Date.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(RFC3339Date.format(.fixture) == "2026-11-30T08:00:00Z")
+        #expect(RFC3339Date.format(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
+        #expect(RFC3339Date.format(Date(timeIntervalSince1970: 951_782_400)) == "2000-02-29T00:00:00Z")
+        #expect(RFC3339Date.format(Date.fixture.addingTimeInterval(0.9996)) == "2026-11-30T08:00:01Z")
+        #expect(RFC3339Date.format(Date.fixture.addingTimeInterval(0.25)) == "2026-11-30T08:00:00.250Z")
+    }
+
+    @Test func agreesWithFoundationOnRandomDates() throws {
+        let formatter = ISO8601DateFormatter()
+        for _ in 0..<500 {
+            let date = Date(timeIntervalSince1970: TimeInterval(Int.random(in: -2_000_000_000...8_000_000_000)))
+            let text = RFC3339Date.format(date)
+            #expect(text == formatter.string(from: date))
+            #expect(RFC3339Date.parse(text) == date)
+            #expect(formatter.date(from: text) == date)
+        }
+    }
+
+    @Test func millisecondDatesSurviveRepeatedRoundTrips() throws {
+        var date = Date.fixture.addingTimeInterval(0.123)
+        let first = RFC3339Date.format(date)
+        for _ in 0..<5 { date = try #require(RFC3339Date.parse(RFC3339Date.format(date))) }
+        #expect(RFC3339Date.format(date) == first)
+        #expect(first == "2026-11-30T08:00:00.123Z")
+    }
+
+    @Test func parsesOffsetsLowercaseAndSpace() {
+        #expect(RFC3339Date.parse("2026-11-30T10:30:00+02:30") == .fixture)
+        #expect(RFC3339Date.parse("2026-11-30T03:00:00-05:00") == .fixture)
+        #expect(RFC3339Date.parse("2026-11-30t08:00:00z") == .fixture)
+        #expect(RFC3339Date.parse("2026-11-30 08:00:00Z") == .fixture)
+        #expect(RFC3339Date.parse("2024-02-29T00:00:00Z") != nil)
+    }
+
+    @Test(arguments: [
+        "", "2026-11-30", "2026-11-30T08:00:00", "2026-11-30T08:00Z", "2026-13-01T00:00:00Z",
+        "2025-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T08:60:00Z",
+        "2026-11-30T08:00:00.Z", "2026-11-30T08:00:00Zjunk", "2026-11-30T08:00:00+0100", "+2026-11-30T08:00:00Z",
+    ])
+    func rejectsMalformedText(text: String) {
+        #expect(RFC3339Date.parse(text) == nil)
+    }
+}

@@ -1,0 +1,43 @@
+@testable import BrokerCore
+import Testing
+
+/// Record keys map to safe, unique file names.
+struct StoreFileNameTests {
+    private let ids = ["github:1", "github:a/b", "github:a%2Fb", "github:a%252Fb", "x:..", "x:.", "Git:Hub", "git:hub",
+                       "ü:ñ", "a:b c", "a:b+c", "a:b.tmp.0123456789abcdef", "a:\u{0}"]
+
+    @Test func accountNamesAreSafeAndRoundTrip() throws {
+        for id in ids {
+            let name = try #require(StoreFileName.forAccount(id: id))
+            #expect(name.hasSuffix(".json"))
+            #expect(name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") })
+            #expect(StoreFileName.accountID(fileName: name) == id)
+        }
+        #expect(StoreFileName.forAccount(id: "github:a/b") == "github%3Aa%2Fb.json")
+    }
+
+    @Test func distinctIDsGetDistinctNames() {
+        let names = ids.compactMap(StoreFileName.forAccount(id:))
+        #expect(names.count == ids.count)
+        #expect(Set(names).count == ids.count)
+    }
+
+    @Test func foreignNamesAreNotAccounts() {
+        for name in ["README.txt", "github%3a1.json", "github%3A.json.tmp.0123456789abcdef", "a b.json", "%ZZ.json", "%3.json"] {
+            #expect(StoreFileName.accountID(fileName: name) == nil, "\(name)")
+        }
+    }
+
+    @Test func overlongIDHasNoName() {
+        #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 190)) != nil)
+        #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 200)) == nil)
+    }
+
+    @Test func flowStatesMustBeBase64URLOf16To128() {
+        #expect(StoreFileName.forFlow(state: String(repeating: "A", count: 16)) == String(repeating: "A", count: 16) + ".json")
+        #expect(StoreFileName.forFlow(state: String(repeating: "_-9z", count: 32)) != nil)
+        for bad in [String(repeating: "A", count: 15), String(repeating: "A", count: 129), "AAAAAAAAAAAAAAA=", "AAAAAAAA/AAAAAAA", "AAAAAAAA.AAAAAAA", "AAAAAAAAAAAAAAAé"] {
+            #expect(StoreFileName.forFlow(state: bad) == nil, "\(bad)")
+        }
+    }
+}
