@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerHTTP
 import Dispatch
 import Foundation
@@ -18,8 +19,12 @@ public final class Broker: Sendable {
         self.configuration = configuration
         self.logger = logger
         let dataDirectory = configuration.dataDirectory
-        try StorageProbe.prepare(dataDirectory)
-        let readiness = Readiness { StorageProbe.writableProblem(dataDirectory) }
+        do {
+            try DataDirectory.prepare(dataDirectory)
+        } catch {
+            throw ConfigurationError(variable: "BROKER_DATA_DIR", message: "\(error)")
+        }
+        let readiness = Readiness { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" }
         self.readiness = readiness
         let metricsSource = ServerBox()
         let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource)

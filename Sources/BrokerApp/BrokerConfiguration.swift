@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerHTTP
 
 /// Every setting of the service, read from the environment in one place.
@@ -18,6 +19,20 @@ public struct BrokerConfiguration: Sendable {
     public var accessLog: Bool
     /// Seconds in-flight requests get to finish after SIGTERM (`BROKER_SHUTDOWN_GRACE`).
     public var shutdownGrace: Double
+    /// The URL browsers reach the broker at; `redirect_uri` is this plus `/callback` (`BROKER_PUBLIC_URL`).
+    public var publicURL: String = "http://localhost:8080"
+    /// The key back ends present as `Authorization: Bearer KEY` (`BROKER_API_KEY`); nil disables service endpoints.
+    public var apiKey: Secret?
+    /// The cookie-signing secret (`BROKER_SECRET`); nil means generate one into the data directory.
+    public var secret: Secret?
+    /// Path of the JSON providers file (`BROKER_PROVIDERS_FILE`).
+    public var providersFile: String?
+    /// Seconds a started authorization stays valid (`BROKER_FLOW_TTL`).
+    public var flowTTL: Double = 600
+    /// Origins `return_to` may point at (`BROKER_RETURN_TO_ALLOWLIST`, comma-separated).
+    public var returnToAllowlist: [String] = []
+    /// The environment the providers' credentials are read from.
+    public var environment: [String: String] = [:]
 
     /// Creates a configuration with every default.
     public init(server: HTTPServerConfiguration = HTTPServerConfiguration(), dataDirectory: String = "./data",
@@ -45,12 +60,20 @@ public struct BrokerConfiguration: Sendable {
         server.bodyTimeout = try read.seconds("BROKER_BODY_TIMEOUT", default: 30)
         server.writeTimeout = try read.seconds("BROKER_WRITE_TIMEOUT", default: 30)
         server.idleTimeout = try read.seconds("BROKER_IDLE_TIMEOUT", default: 75)
-        return BrokerConfiguration(
+        var c = BrokerConfiguration(
             server: server,
             dataDirectory: try read.string("BROKER_DATA_DIR", default: "./data"),
             logFormat: try read.choice("BROKER_LOG_FORMAT", default: .text),
             accessLog: try read.boolean("BROKER_ACCESS_LOG", default: true),
             shutdownGrace: try read.seconds("BROKER_SHUTDOWN_GRACE", default: 10))
+        c.publicURL = try read.publicURL("BROKER_PUBLIC_URL", default: "http://localhost:8080")
+        c.apiKey = try read.secret("BROKER_API_KEY", minimumLength: 16)
+        c.secret = try read.secret("BROKER_SECRET", minimumLength: 32)
+        c.providersFile = read.raw("BROKER_PROVIDERS_FILE")
+        c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
+        c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
+        c.environment = env
+        return c
     }
 }
 

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BrokerCore
+import Foundation
 
 /// Typed reads of environment variables, each failing with a `ConfigurationError` naming the variable.
 struct EnvironmentReader {
@@ -61,5 +63,41 @@ struct EnvironmentReader {
             throw ConfigurationError(variable: name, message: "must be a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, got \"\(value)\"")
         }
         return value
+    }
+
+    /// A secret of at least `minimumLength` characters; the message never shows the value.
+    func secret(_ name: String, minimumLength: Int) throws(ConfigurationError) -> Secret? {
+        guard let text = raw(name) else { return nil }
+        guard text.count >= minimumLength else {
+            throw ConfigurationError(variable: name, message: "must be at least \(minimumLength) characters long (got \(text.count))")
+        }
+        return Secret(text)
+    }
+
+    /// An absolute http(s) URL without query or fragment; a trailing slash is dropped.
+    func publicURL(_ name: String, default fallback: String) throws(ConfigurationError) -> String {
+        var value = raw(name) ?? fallback
+        while value.hasSuffix("/") { value.removeLast() }
+        guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host != nil, url.query == nil, url.fragment == nil, url.user == nil else {
+            throw ConfigurationError(variable: name, message: "must be an absolute http or https URL such as https://broker.example.com, got \"\(value)\"")
+        }
+        return value
+    }
+
+    /// Comma-separated origins (`scheme://host[:port]`), normalised to lowercase.
+    func origins(_ name: String) throws(ConfigurationError) -> [String] {
+        guard let text = raw(name) else { return [] }
+        var result: [String] = []
+        for item in text.split(separator: ",") {
+            var origin = item.trimmingCharacters(in: .whitespaces).lowercased()
+            while origin.hasSuffix("/") { origin.removeLast() }
+            guard let url = URL(string: origin), let scheme = url.scheme, scheme == "http" || scheme == "https",
+                  url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil else {
+                throw ConfigurationError(variable: name, message: "each entry must be an origin such as https://app.example.com, got \"\(item)\"")
+            }
+            result.append(origin)
+        }
+        return result
     }
 }

@@ -5,9 +5,9 @@ import Foundation
 /// Written as `2026-11-30T08:00:00Z`, with milliseconds (`.123`) only when the
 /// date has a fractional part. Parsing accepts any number of fraction digits
 /// and any numeric offset (RFC 3339 §5.6).
-enum RFC3339Date {
+public enum RFC3339Date {
     /// The UTC timestamp for `date`, to the millisecond.
-    static func format(_ date: Date) -> String {
+    public static func format(_ date: Date) -> String {
         let interval = date.timeIntervalSince1970
         var seconds = Int(interval.rounded(.down))
         var millis = Int(((interval - Double(seconds)) * 1000).rounded())
@@ -25,7 +25,7 @@ enum RFC3339Date {
     }
 
     /// The date in an RFC 3339 `date-time`, or nil when `text` is not one.
-    static func parse(_ text: String) -> Date? {
+    public static func parse(_ text: String) -> Date? {
         var scanner = DigitScanner(Array(text.utf8))
         // RFC 3339 §5.6: full-date "T" partial-time time-offset; §5.6 NOTE allows "t", "z" and a space.
         guard let year = scanner.number(digits: 4), scanner.take("-"),
