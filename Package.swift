@@ -21,13 +21,16 @@ let package = Package(
         .target(name: "BrokerCrypto", swiftSettings: strict),
         // OAuth flows, providers, accounts and their repositories. Knows no sockets.
         .target(name: "BrokerCore", dependencies: ["BrokerCrypto"], swiftSettings: strict),
+        // The RESP2 client and the Redis-backed account, flow and lock stores.
+        .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // Configuration, routes, metrics, logging: wires transport to core.
-        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
