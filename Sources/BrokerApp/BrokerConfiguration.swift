@@ -31,6 +31,8 @@ public struct BrokerConfiguration: Sendable {
     public var flowTTL: Double = 600
     /// Origins `return_to` may point at (`BROKER_RETURN_TO_ALLOWLIST`, comma-separated).
     public var returnToAllowlist: [String] = []
+    /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
+    public var upstreamTimeout: Double = 10
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -72,6 +74,7 @@ public struct BrokerConfiguration: Sendable {
         c.providersFile = read.raw("BROKER_PROVIDERS_FILE")
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
+        c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.environment = env
         return c
     }
