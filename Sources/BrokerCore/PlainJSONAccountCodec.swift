@@ -13,7 +13,17 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
 
     /// The JSON document for `account`, ending in a newline.
     public func encode(_ account: Account) throws -> [UInt8] {
-        let record = AccountRecordJSON(
+        try JSONRecord.encode(Self.record(for: account))
+    }
+
+    /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
+    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+        try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
+    }
+
+    /// The version 1 record for `account`, secrets in plaintext; ``EncryptedAccountCodec`` seals them afterwards.
+    static func record(for account: Account) -> AccountRecordJSON {
+        AccountRecordJSON(
             version: Self.version,
             id: account.id,
             provider: account.provider,
@@ -30,12 +40,10 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             refreshedAt: account.refreshedAt.map(RFC3339Date.format),
             status: account.status.rawValue
         )
-        return try JSONRecord.encode(record)
     }
 
-    /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
-    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
-        let record = try JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path)
+    /// The account in a parsed record, after checking its version, status, dates and id.
+    static func account(from record: AccountRecordJSON, path: String) throws(StoreError) -> Account {
         guard record.version == Self.version else {
             throw StoreError.corrupt(path: path, reason: "unsupported record version \(record.version)")
         }

@@ -1,0 +1,80 @@
+import BrokerCrypto
+
+/// Stores an account as the readable JSON of ``PlainJSONAccountCodec`` with every secret sealed by ChaCha20-Poly1305 (RFC 8439).
+///
+/// `access_token`, `refresh_token` and `token_secret` become
+/// `{"ct": …, "kid": …, "nonce": …}` envelopes sealed with the keyring's current
+/// key and a fresh random nonce per field and write; the associated data
+/// `tb1|<account id>|<field name>` ties each envelope to its record and field.
+/// Every other field stays readable, and the record is marked
+/// `"encryption": "chacha20-poly1305"`.
+///
+/// Reading accepts records sealed with any key of the keyring, and plaintext
+/// records of earlier versions; the next write seals them with the current key.
+/// A record whose key is missing, or that fails authentication (wrong key,
+/// tampered bytes, an envelope moved from another record or field), throws
+/// ``StoreError/corrupt(path:reason:)`` naming the file and the field, so the
+/// repository stops start-up and overwrites nothing.
+public struct EncryptedAccountCodec: AccountRecordCodec {
+    /// The value of the record's `encryption` field.
+    public static let algorithm = "chacha20-poly1305"
+
+    /// The keys this codec seals with (the current one) and opens with (all).
+    public let keyring: EncryptionKeyring
+    /// Where nonces come from; `SecureRandom.bytes` outside tests.
+    let randomBytes: @Sendable (Int) -> [UInt8]
+
+    /// Creates a codec sealing with `keyring.current`, drawing nonces from `randomBytes`.
+    ///
+    /// RFC 8439 §4 forbids ever reusing a (key, nonce) pair; 96-bit random
+    /// nonces keep the chance of a repeat negligible for far more writes than
+    /// any account store sees (NIST SP 800-38D §8.3 allows 2³² per key).
+    public init(keyring: EncryptionKeyring, randomBytes: @escaping @Sendable (Int) -> [UInt8] = SecureRandom.bytes) {
+        self.keyring = keyring
+        self.randomBytes = randomBytes
+    }
+
+    /// The JSON document for `account` with its secrets sealed, ending in a newline.
+    public func encode(_ account: Account) throws -> [UInt8] {
+        let plain = PlainJSONAccountCodec.record(for: account)
+        let record = EncryptedAccountRecordJSON(plain, encryption: Self.algorithm) { secret, field in
+            .sealed(seal(secret, accountID: account.id, field: field))
+        }
+        return try JSONRecord.encode(record)
+    }
+
+    /// The account in `bytes`, its secrets opened; throws ``StoreError/corrupt(path:reason:)`` naming `path` on any failure.
+    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+        let stored = try Self.parse(bytes, path: path)
+        let accountID = Account.id(provider: stored.provider, uid: stored.uid)
+        let plain = try stored.plain { value, field throws(StoreError) in
+            try open(value, sealedRecord: stored.encryption != nil, accountID: accountID, field: field, path: path)
+        }
+        return try PlainJSONAccountCodec.account(from: plain, path: path)
+    }
+
+    /// Whether the record in `bytes` is plaintext or has a field sealed with a key other than the current one.
+    ///
+    /// Reads only the envelopes' key ids, without decrypting; throws
+    /// ``StoreError/corrupt(path:reason:)`` when the record does not parse.
+    public func needsRekey(_ bytes: [UInt8], path: String) throws(StoreError) -> Bool {
+        let stored = try Self.parse(bytes, path: path)
+        guard stored.encryption != nil else { return true }
+        return stored.secrets.contains { secret in
+            guard case .sealed(let field) = secret.value else { return true }
+            return field.kid != keyring.current.id
+        }
+    }
+
+    /// The record in `bytes`, checked for a supported version and encryption marker.
+    private static func parse(_ bytes: [UInt8], path: String) throws(StoreError) -> EncryptedAccountRecordJSON {
+        let stored = try JSONRecord.decode(EncryptedAccountRecordJSON.self, from: bytes, path: path)
+        guard stored.version == PlainJSONAccountCodec.version else {
+            throw .corrupt(path: path, reason: "unsupported record version \(stored.version)")
+        }
+        guard stored.encryption == nil || stored.encryption == algorithm else {
+            throw .corrupt(path: path, reason: "unsupported \"encryption\" (this version reads \"\(algorithm)\")")
+        }
+        return stored
+    }
+}
