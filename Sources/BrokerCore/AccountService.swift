@@ -1,0 +1,117 @@
+import Foundation
+
+/// Reads, lists and deletes stored accounts, deciding expiry with the injected clock.
+public final class AccountService: Sendable {
+    /// What a deletion did.
+    public struct DeletionResult: Sendable {
+        /// The account as it was before deletion.
+        public var account: Account
+        /// Whether the provider confirmed the revocation; nil when the provider has no revoke endpoint.
+        public var revoked: Bool?
+        /// Why revocation failed, for the log; never a token.
+        public var revokeError: String?
+
+        /// Creates a result.
+        public init(account: Account, revoked: Bool?, revokeError: String?) {
+            self.account = account
+            self.revoked = revoked
+            self.revokeError = revokeError
+        }
+    }
+
+    /// Where accounts live.
+    let accounts: any AccountRepository
+    /// The providers, for revocation endpoints.
+    let registry: ProviderRegistry
+    /// The outbound client for revocation calls.
+    let upstream: any UpstreamClient
+    /// The broker's fixed callback URL.
+    let redirectURI: String
+    /// The injected clock that decides expiry.
+    let now: @Sendable () -> Date
+
+    /// Creates the service; `redirectURI` is the broker's fixed callback URL.
+    public init(
+        accounts: any AccountRepository,
+        registry: ProviderRegistry,
+        upstream: any UpstreamClient,
+        redirectURI: String,
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.accounts = accounts
+        self.registry = registry
+        self.upstream = upstream
+        self.redirectURI = redirectURI
+        self.now = now
+    }
+
+    /// The usable account with `id`: notFound when absent, reauthorizationRequired when its status says so, expired after its expiry.
+    ///
+    /// An expired account is treated as absent but stays stored until a new authorization replaces it.
+    public func account(id: String) async throws(BrokerError) -> Account {
+        let found: Account?
+        do {
+            found = try await accounts.get(id: id)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        guard let account = found else { throw .notFound }
+        switch account.status {
+        case .reauthorizationRequired: throw .reauthorizationRequired
+        case .active: break
+        }
+        if account.isExpired(at: now()) { throw .expired }
+        return account
+    }
+
+    /// Every stored account, or those of `provider`, sorted by id; expired ones included.
+    public func list(provider: String?) async throws(BrokerError) -> [Account] {
+        do {
+            return try await accounts.list(provider: provider)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+    }
+
+    /// Revokes the account at its provider when it has a revoke endpoint (best effort), then deletes it locally, always.
+    public func delete(id: String) async throws(BrokerError) -> DeletionResult {
+        let found: Account?
+        do {
+            found = try await accounts.get(id: id)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        guard let account = found else { throw .notFound }
+        var result = DeletionResult(account: account, revoked: nil, revokeError: nil)
+        if let provider = registry.provider(named: account.provider) {
+            (result.revoked, result.revokeError) = await revoke(account, at: provider)
+        }
+        do {
+            _ = try await accounts.delete(id: id)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        return result
+    }
+
+    /// Revokes at `provider`: nil when it has no revoke endpoint, else whether it worked and why not.
+    private func revoke(_ account: Account, at provider: ProviderConfiguration) async -> (Bool?, String?) {
+        switch provider.kind {
+        case .oauth2:
+            guard provider.revokeURL != nil else { return (nil, nil) }
+            if provider.revokeAuthenticatesClient, !provider.isConfigured {
+                return (false, BrokerError.providerNotConfigured(provider.name, missing: provider.missingSettings).message)
+            }
+            let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
+            do {
+                try await client.revoke(account: account)
+                return (true, nil)
+            } catch {
+                return (false, error.message)
+            }
+        case .oauth1, .tmdb:
+            // Issue 4: TMDB deletes the session (`DELETE /authentication/session`); Twitter has no revoke call here yet.
+            return (nil, nil)
+        }
+    }
+}

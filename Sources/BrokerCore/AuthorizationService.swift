@@ -1,0 +1,121 @@
+import BrokerCrypto
+import Foundation
+
+/// Starts and completes authorizations: state, PKCE and browser binding around each provider's exchange.
+///
+/// RFC 9700 §2.1: one-time `state` values bound to the user agent, PKCE S256
+/// where the provider supports it, a fixed redirect URI, and no open redirect.
+public final class AuthorizationService: Sendable {
+    /// The binding of flows driven by a back end rather than a browser; such flows need no proof at the callback.
+    public static let apiBinding = "api"
+
+    /// The providers flows may use.
+    let registry: ProviderRegistry
+    /// Where completed authorizations are stored.
+    let accounts: any AccountRepository
+    /// Pending flows, each taken once.
+    let flows: any FlowStore
+    /// The outbound client for provider calls.
+    let upstream: any UpstreamClient
+    /// How long a flow lives, in seconds (`BROKER_FLOW_TTL`).
+    let flowTTL: Double
+    /// The origins return_to may point at.
+    let allowlist: ReturnToAllowlist
+    /// The injected clock for flow creation, expiry and account timestamps.
+    let now: @Sendable () -> Date
+
+    /// The fixed redirect URI: the public URL without a trailing slash, plus `/callback` (RFC 9700 §4.1).
+    public let redirectURI: String
+
+    /// Creates the service; `flowTTL` is in seconds, `returnToAllowlist` holds origins such as `https://app.example`.
+    public init(
+        registry: ProviderRegistry,
+        accounts: any AccountRepository,
+        flows: any FlowStore,
+        upstream: any UpstreamClient,
+        publicURL: String,
+        flowTTL: Double,
+        returnToAllowlist: [String],
+        now: @escaping @Sendable () -> Date
+    ) {
+        self.registry = registry
+        self.accounts = accounts
+        self.flows = flows
+        self.upstream = upstream
+        self.flowTTL = flowTTL
+        self.allowlist = ReturnToAllowlist(returnToAllowlist)
+        self.now = now
+        var base = publicURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.redirectURI = base + "/callback"
+    }
+
+    /// A fresh state: 256 random bits as 43 base64url characters (RFC 6749 §10.10 asks for at least 128).
+    public static func makeState() -> String {
+        SecureRandom.token(byteCount: 32)
+    }
+
+    /// The binding of a browser flow: the lowercase hex SHA-256 of the flow cookie's nonce.
+    public static func binding(forCookieNonce nonce: String) -> String {
+        Hex.encode(SHA256.hash(Array(nonce.utf8)))
+    }
+
+    /// Validates return_to against the allowlist (exact origin: scheme, host, port); nil in gives nil out.
+    ///
+    /// Refuses `//x`, `/\x`, backslashes, control characters, CR/LF, `javascript:`,
+    /// userinfo and every scheme but http(s), with ``BrokerError/invalidReturnTo``.
+    public func validateReturnTo(_ value: String?) throws(BrokerError) -> String? {
+        guard let value else { return nil }
+        guard allowlist.allows(value) else { throw .invalidReturnTo }
+        return value
+    }
+
+    /// Starts a flow at `provider`: a new state, PKCE where the provider wants it, the flow stored with `binding`.
+    ///
+    /// `binding` is ``binding(forCookieNonce:)`` of the browser's flow cookie, or
+    /// ``apiBinding`` for back-end-driven flows. Returns where to send the browser.
+    public func begin(provider name: String, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
+        let provider = try configuredProvider(named: name)
+        let returnTo = try validateReturnTo(returnTo)
+        guard !binding.isEmpty else { throw .badRequest("The flow has no browser binding") }
+        switch provider.kind {
+        case .oauth2:
+            return try await beginOAuth2(provider, returnTo: returnTo, binding: binding)
+        case .oauth1, .tmdb:
+            // Issue 4 adds the OAuth 1.0a request-token step and the TMDB request token here.
+            throw .providerNotConfigured(provider.name, missing: [])
+        }
+    }
+
+    /// Stores an OAuth 2.0 flow and builds its authorize URL.
+    private func beginOAuth2(_ provider: ProviderConfiguration, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
+        let state = Self.makeState()
+        let verifier = provider.pkce ? PKCE.makeVerifier() : nil
+        let createdAt = now()
+        let flow = PendingFlow(
+            state: state,
+            provider: provider.name,
+            binding: binding,
+            codeVerifier: verifier.map(Secret.init),
+            returnTo: returnTo,
+            createdAt: createdAt,
+            expiresAt: createdAt.addingTimeInterval(flowTTL)
+        )
+        do {
+            try await flows.put(flow)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
+        let url = client.authorizeURL(state: state, codeChallenge: verifier.map(PKCE.challenge(for:)))
+        return AuthorizationStart(authorizeURL: url, state: state, expiresAt: flow.expiresAt)
+    }
+
+    /// The provider called `name` when it exists and is configured.
+    func configuredProvider(named name: String) throws(BrokerError) -> ProviderConfiguration {
+        guard let provider = registry.provider(named: name) else { throw .unknownProvider(name) }
+        let missing = provider.missingSettings
+        guard missing.isEmpty else { throw .providerNotConfigured(name, missing: missing) }
+        return provider
+    }
+}

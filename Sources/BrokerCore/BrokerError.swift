@@ -1,0 +1,99 @@
+/// Everything the broker core can refuse or fail with; the app maps each case to one HTTP status.
+///
+/// Messages are sentences for API clients: they name the check that failed and
+/// never contain tokens, codes, secrets or a provider's raw body.
+public enum BrokerError: Error, Sendable, Equatable {
+    /// No provider has this name.
+    case unknownProvider(String)
+    /// The provider exists but lacks settings, named as the operator sets them (`WEIBO_CLIENT_ID`, `client_id`).
+    case providerNotConfigured(String, missing: [String])
+    /// The `return_to` URL is not on the allowlist or is malformed.
+    case invalidReturnTo
+    /// The callback's state is missing, unknown, expired, used, or bound to another browser.
+    case invalidState
+    /// The user (or the provider) refused the authorization.
+    case accessDenied
+    /// A provider call failed a check; `reason` names the check, e.g. `HTTP 400 with error invalid_grant (21325)`.
+    case upstreamError(step: String, reason: String)
+    /// A provider call ran past the outbound timeout.
+    case upstreamTimeout(step: String)
+    /// No such account.
+    case notFound
+    /// The account's access token has expired.
+    case expired
+    /// The account's tokens can no longer be used; the user must authorize again.
+    case reauthorizationRequired
+    /// The caller is not allowed to make this request.
+    case unauthorized
+    /// The request is malformed; the message says how.
+    case badRequest(String)
+    /// The store could not be read or written.
+    case storageUnavailable(String)
+
+    /// The snake_case error code of the API's error body.
+    public var code: String {
+        switch self {
+        case .unknownProvider: "unknown_provider"
+        case .providerNotConfigured: "provider_not_configured"
+        case .invalidReturnTo: "invalid_return_to"
+        case .invalidState: "invalid_state"
+        case .accessDenied: "access_denied"
+        case .upstreamError: "upstream_error"
+        case .upstreamTimeout: "upstream_timeout"
+        case .notFound: "not_found"
+        case .expired: "expired"
+        case .reauthorizationRequired: "reauthorization_required"
+        case .unauthorized: "unauthorized"
+        case .badRequest: "bad_request"
+        case .storageUnavailable: "storage_unavailable"
+        }
+    }
+
+    /// A human sentence for the API's error body, free of secrets.
+    public var message: String {
+        switch self {
+        case .unknownProvider(let name):
+            "No provider named \(Self.quoted(name)) is known."
+        case .providerNotConfigured(let name, let missing) where missing.isEmpty:
+            "Provider \(Self.quoted(name)) is not available in this broker."
+        case .providerNotConfigured(let name, let missing):
+            "Provider \(Self.quoted(name)) is not configured: set \(missing.joined(separator: ", "))."
+        case .invalidReturnTo:
+            "return_to must be an http(s) URL on an allowed origin."
+        case .invalidState:
+            "The authorization state is missing, unknown, expired, already used, or belongs to another browser; start again."
+        case .accessDenied:
+            "The authorization was denied at the provider."
+        case .upstreamError(let step, let reason):
+            "The provider's \(Self.stepName(step)) failed: \(reason)."
+        case .upstreamTimeout(let step):
+            "The provider did not answer the \(Self.stepName(step)) in time."
+        case .notFound:
+            "No such account."
+        case .expired:
+            "The account's access token has expired; authorize again."
+        case .reauthorizationRequired:
+            "The account's tokens were revoked or can no longer be refreshed; authorize again."
+        case .unauthorized:
+            "Missing or wrong credentials."
+        case .badRequest(let detail):
+            detail.hasSuffix(".") ? detail : detail + "."
+        case .storageUnavailable:
+            "The account store is unavailable; try again later."
+        }
+    }
+
+    /// `token_exchange` as `token exchange`, for sentences.
+    private static func stepName(_ step: String) -> String {
+        String(step.map { $0 == "_" ? " " : $0 })
+    }
+
+    /// A caller-supplied name in quotes when it is short and plain, or a placeholder when it is not.
+    private static func quoted(_ name: String) -> String {
+        let plain = name.utf8.count <= 64 && name.utf8.allSatisfy { byte in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+        }
+        return plain ? "\"\(name)\"" : "(given)"
+    }
+}

@@ -1,0 +1,46 @@
+extension OAuth2Client {
+    /// Names the user behind `accessToken` at the provider's user endpoint.
+    ///
+    /// Weibo's `get_uid.json` takes the token as the `access_token` parameter;
+    /// GitHub's `/user` and Google's OpenID userinfo take a Bearer header
+    /// (RFC 6750 §2.1). The id is the configured field (`uid`, `id`, `sub`),
+    /// accepted as a string or a whole number.
+    public func fetchUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
+        let step = "user_info"
+        guard let userURL = provider.userURL else {
+            throw .upstreamError(step: step, reason: "the token response names no user and the provider has no user_url")
+        }
+        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", Self.userAgent)]
+        let url: String
+        if let parameter = provider.userTokenParameter {
+            url = FormEncoding.url(userURL, adding: [(parameter, accessToken.value)])
+        } else {
+            url = userURL
+            headers.append(("Authorization", "Bearer " + accessToken.value))
+        }
+        let request = UpstreamRequest(method: "GET", url: url, headers: headers)
+        let field = provider.userIDField ?? "id"
+        let user: [String: Any]
+        do {
+            let response = try await send(request, step: step)
+            user = try OAuth2ResponseValidator.jsonObject(from: response, step: step)
+        } catch {
+            throw Self.redacting([accessToken.value], in: error)
+        }
+        guard let uid = ProviderValue.identifier(user[field]) else {
+            throw .upstreamError(step: step, reason: "the user response has no \(field)")
+        }
+        try Self.checkUsable(uid: uid, step: step)
+        let screenName = ["screen_name", "login", "name"].lazy.compactMap { ProviderValue.text(user[$0]) }.first
+        return (uid, screenName)
+    }
+
+    /// The User-Agent sent to providers; GitHub's API refuses requests without one.
+    static let userAgent = "token-broker"
+
+    /// Refuses a user id that cannot be part of an account id: empty, over 128 bytes, or with control characters.
+    static func checkUsable(uid: String, step: String) throws(BrokerError) {
+        let usable = !uid.isEmpty && uid.utf8.count <= 128 && uid.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        guard usable else { throw .upstreamError(step: step, reason: "the user id is empty, too long or has control characters") }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// The guard at every step of a provider call: each check that fails is named, and nothing the provider sent is echoed.
+///
+/// Order (seed 004): transport errors are thrown by the client before this runs;
+/// then a 2xx status, a non-empty body, a JSON object (or a form-encoded body,
+/// GitHub's default), no provider error fields even with HTTP 200 (`error`,
+/// Weibo's numeric or string `error_code`), and finally the wanted key.
+public enum OAuth2ResponseValidator {
+    /// The token grant in `response`, or ``BrokerError/upstreamError(step:reason:)`` naming the failed check.
+    ///
+    /// RFC 6749 §5.1: `access_token` is required; `expires_in`, when present, is a number of seconds.
+    public static func tokenGrant(from response: UpstreamResponse, step: String) throws(BrokerError) -> TokenGrant {
+        let fields = try checkedFields(of: response, step: step, acceptForm: true)
+        guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) response has no access_token")
+        }
+        var expiresIn: Int?
+        if let raw = fields["expires_in"], !(raw is NSNull) {
+            guard let seconds = ProviderValue.integer(raw) else {
+                throw .upstreamError(step: step, reason: "expires_in is not a whole number of seconds")
+            }
+            expiresIn = seconds
+        }
+        return TokenGrant(
+            accessToken: Secret(accessToken),
+            tokenType: ProviderValue.text(fields["token_type"]),
+            scope: ProviderValue.scope(fields["scope"]),
+            refreshToken: ProviderValue.text(fields["refresh_token"]).map(Secret.init),
+            expiresIn: expiresIn,
+            uid: ProviderValue.identifier(fields["uid"]) ?? ProviderValue.identifier(fields["user_id"]),
+            screenName: ProviderValue.text(fields["screen_name"])
+        )
+    }
+
+    /// The JSON object in `response` (user info, revocation answers), after the same status, body and error-field checks.
+    public static func jsonObject(from response: UpstreamResponse, step: String) throws(BrokerError) -> [String: Any] {
+        try checkedFields(of: response, step: step, acceptForm: false)
+    }
+
+    /// Runs every check up to the wanted key and returns the body's fields.
+    static func checkedFields(of response: UpstreamResponse, step: String, acceptForm: Bool) throws(BrokerError) -> [String: Any] {
+        let body = ResponseBody(response.body)
+        guard (200..<300).contains(response.status) else {
+            let summary = body.fields(acceptForm: true).flatMap(ProviderErrorSummary.init(fields:))
+            let suffix = summary.map { " with \($0)" } ?? ""
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) (not a 2xx status)\(suffix)")
+        }
+        guard !body.isBlank else {
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) with an empty body")
+        }
+        let fields: [String: Any]
+        switch body.parse(acceptForm: acceptForm) {
+        case .object(let object):
+            fields = object
+        case .notAnObject:
+            throw .upstreamError(step: step, reason: "the JSON body is not an object")
+        case .invalidJSON:
+            throw .upstreamError(step: step, reason: "the body is not valid JSON")
+        case .notJSON:
+            let type = ProviderValue.mediaType(response.header("Content-Type")) ?? "no content type"
+            throw .upstreamError(step: step, reason: "the body is not JSON (\(type))")
+        }
+        // sinaweibopy treats any `error_code` as an error even with HTTP 200; GitHub sends `error` with HTTP 200.
+        if let summary = ProviderErrorSummary(fields: fields) {
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) with \(summary)")
+        }
+        return fields
+    }
+}
+
+extension OAuth2ResponseValidator {
+    /// Accepts a revocation answer: a 2xx status, and a body that is empty or holds no error and no false `result`.
+    ///
+    /// RFC 7009 §2.2: the content of a 200 answer is ignored by the client;
+    /// Weibo, however, reports errors with `error_code` and success with `{"result":"true"}`.
+    static func checkRevocation(_ response: UpstreamResponse, step: String) throws(BrokerError) {
+        guard (200..<300).contains(response.status) else {
+            _ = try checkedFields(of: response, step: step, acceptForm: false)  // throws the non-2xx error
+            return
+        }
+        guard let fields = ResponseBody(response.body).fields(acceptForm: false) else { return }
+        if let summary = ProviderErrorSummary(fields: fields) {
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) with \(summary)")
+        }
+        if let result = fields["result"], ProviderValue.isFalse(result) {
+            throw .upstreamError(step: step, reason: "HTTP \(response.status) with result false")
+        }
+    }
+}

@@ -1,0 +1,121 @@
+/// One provider as the broker uses it: preset values merged with providers-file overrides and environment credentials.
+public struct ProviderConfiguration: Sendable {
+    /// The provider key used in URLs and account ids, for example `github`.
+    public var name: String
+    /// The protocol the provider speaks.
+    public var kind: ProviderKind
+    /// The OAuth 2.0 client id, or the OAuth 1.0a consumer key.
+    public var clientID: String?
+    /// The OAuth 2.0 client secret, or the OAuth 1.0a consumer secret.
+    public var clientSecret: Secret?
+    /// Where the browser is sent to authorize.
+    public var authorizeURL: String?
+    /// The OAuth 2.0 token endpoint.
+    public var tokenURL: String?
+    /// The endpoint that names the user when the token response does not.
+    public var userURL: String?
+    /// The top-level field of the user response that holds the stable user id (`id`, `sub`, `uid`).
+    public var userIDField: String?
+    /// When set, the user endpoint gets the access token as this query parameter instead of a Bearer header (Weibo: `access_token`).
+    public var userTokenParameter: String?
+    /// The revocation endpoint, or nil when the provider has none.
+    public var revokeURL: String?
+    /// The form parameter carrying the token to revoke: `token` (RFC 7009 §2.1) or Weibo's `access_token`.
+    public var revokeTokenParameter: String
+    /// Whether the revocation request carries client authentication (RFC 7009 §2.1); Google's and Weibo's do not.
+    public var revokeAuthenticatesClient: Bool
+    /// The scopes requested at authorization.
+    public var scopes: [String]
+    /// What joins the scopes: `,` for Weibo, a space for others (RFC 6749 §3.3).
+    public var scopeSeparator: String
+    /// Whether to send a PKCE S256 challenge (RFC 7636).
+    public var pkce: Bool
+    /// Parameters added to every authorize URL, in order (Google: `access_type=offline`, `prompt=consent`).
+    public var extraAuthorizeParameters: [(String, String)]
+    /// How the broker authenticates at the token endpoint.
+    public var clientAuthentication: ClientAuthentication
+    /// The OAuth 1.0a request-token endpoint.
+    public var requestTokenURL: String?
+    /// The OAuth 1.0a access-token endpoint.
+    public var accessTokenURL: String?
+    /// The TMDB API key.
+    public var apiKey: Secret?
+    /// The TMDB API base URL, for example `https://api.themoviedb.org/3`.
+    public var apiBaseURL: String?
+    /// The OAuth 1.0a "Sign in with" endpoint (Twitter `oauth/authenticate`).
+    public var authenticateURL: String?
+    /// How each missing setting is named to the operator: a key such as `client_id` maps to `WEIBO_CLIENT_ID` for presets.
+    public var settingNames: [String: String]
+
+    /// Creates a configuration; everything but the name and kind defaults to absent or the OAuth 2.0 norm.
+    public init(
+        name: String,
+        kind: ProviderKind,
+        clientID: String? = nil,
+        clientSecret: Secret? = nil,
+        authorizeURL: String? = nil,
+        tokenURL: String? = nil,
+        userURL: String? = nil,
+        userIDField: String? = nil,
+        userTokenParameter: String? = nil,
+        revokeURL: String? = nil,
+        revokeTokenParameter: String = "token",
+        revokeAuthenticatesClient: Bool = true,
+        scopes: [String] = [],
+        scopeSeparator: String = " ",
+        pkce: Bool = false,
+        extraAuthorizeParameters: [(String, String)] = [],
+        clientAuthentication: ClientAuthentication = .clientSecretPost,
+        requestTokenURL: String? = nil,
+        accessTokenURL: String? = nil,
+        apiKey: Secret? = nil,
+        apiBaseURL: String? = nil,
+        authenticateURL: String? = nil,
+        settingNames: [String: String] = [:]
+    ) {
+        self.name = name
+        self.kind = kind
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.authorizeURL = authorizeURL
+        self.tokenURL = tokenURL
+        self.userURL = userURL
+        self.userIDField = userIDField
+        self.userTokenParameter = userTokenParameter
+        self.revokeURL = revokeURL
+        self.revokeTokenParameter = revokeTokenParameter
+        self.revokeAuthenticatesClient = revokeAuthenticatesClient
+        self.scopes = scopes
+        self.scopeSeparator = scopeSeparator
+        self.pkce = pkce
+        self.extraAuthorizeParameters = extraAuthorizeParameters
+        self.clientAuthentication = clientAuthentication
+        self.requestTokenURL = requestTokenURL
+        self.accessTokenURL = accessTokenURL
+        self.apiKey = apiKey
+        self.apiBaseURL = apiBaseURL
+        self.authenticateURL = authenticateURL
+        self.settingNames = settingNames
+    }
+
+    /// The settings this provider still needs, as the operator names them (`WEIBO_CLIENT_ID`, `token_url`); empty when configured.
+    public var missingSettings: [String] {
+        requiredSettings.filter { $0.value?.isEmpty ?? true }.map { settingNames[$0.key] ?? $0.key }
+    }
+
+    /// Whether every setting the provider's kind needs is present.
+    public var isConfigured: Bool { missingSettings.isEmpty }
+
+    /// The settings the provider's kind needs, keyed by their providers-file names, in a fixed order.
+    var requiredSettings: [(key: String, value: String?)] {
+        switch kind {
+        case .oauth2:
+            [("client_id", clientID), ("client_secret", clientSecret?.value), ("authorize_url", authorizeURL), ("token_url", tokenURL)]
+        case .oauth1:
+            [("client_id", clientID), ("client_secret", clientSecret?.value), ("request_token_url", requestTokenURL),
+             ("authorize_url", authorizeURL), ("access_token_url", accessTokenURL)]
+        case .tmdb:
+            [("api_key", apiKey?.value), ("api_base_url", apiBaseURL), ("authorize_url", authorizeURL)]
+        }
+    }
+}

@@ -1,0 +1,88 @@
+/// The built-in providers with their real endpoints, and the environment variables that hold their credentials.
+///
+/// Endpoints and wire details are those of `reference/providers.md` §1–§4.
+public enum ProviderPresets {
+    /// The preset names: `github`, `google`, `tmdb`, `twitter`, `weibo`.
+    public static var names: [String] { all.map(\.name).sorted() }
+
+    /// The preset called `name`, with credentials read from `environment`, or nil when there is none.
+    public static func preset(named name: String, environment: [String: String]) -> ProviderConfiguration? {
+        guard var preset = all.first(where: { $0.name == name }) else { return nil }
+        for (key, variable) in preset.settingNames {
+            guard let value = environment[variable], !value.isEmpty else { continue }
+            switch key {
+            case "client_id": preset.clientID = value
+            case "client_secret": preset.clientSecret = Secret(value)
+            case "api_key": preset.apiKey = Secret(value)
+            default: break
+            }
+        }
+        return preset
+    }
+
+    /// Every preset without credentials.
+    static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb]
+
+    /// Sina Weibo: comma-separated scopes, no PKCE, `uid` in the token response, `get_uid.json` otherwise.
+    static let weibo = ProviderConfiguration(
+        name: "weibo", kind: .oauth2,
+        authorizeURL: "https://api.weibo.com/oauth2/authorize",
+        tokenURL: "https://api.weibo.com/oauth2/access_token",
+        userURL: "https://api.weibo.com/2/account/get_uid.json",
+        userIDField: "uid",
+        userTokenParameter: "access_token",
+        revokeURL: "https://api.weibo.com/oauth2/revokeoauth2",
+        revokeTokenParameter: "access_token",
+        revokeAuthenticatesClient: false,
+        scopeSeparator: ",",
+        settingNames: ["client_id": "WEIBO_CLIENT_ID", "client_secret": "WEIBO_CLIENT_SECRET"]
+    )
+
+    /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07).
+    static let github = ProviderConfiguration(
+        name: "github", kind: .oauth2,
+        authorizeURL: "https://github.com/login/oauth/authorize",
+        tokenURL: "https://github.com/login/oauth/access_token",
+        userURL: "https://api.github.com/user",
+        userIDField: "id",
+        scopes: ["read:user"],
+        pkce: true,
+        settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"]
+    )
+
+    /// Google: PKCE S256, offline access with consent (so a refresh token is issued each time), `sub` from OpenID userinfo.
+    static let google = ProviderConfiguration(
+        name: "google", kind: .oauth2,
+        authorizeURL: "https://accounts.google.com/o/oauth2/v2/auth",
+        tokenURL: "https://oauth2.googleapis.com/token",
+        userURL: "https://openidconnect.googleapis.com/v1/userinfo",
+        userIDField: "sub",
+        revokeURL: "https://oauth2.googleapis.com/revoke",
+        revokeAuthenticatesClient: false,
+        scopes: ["openid", "email", "profile"],
+        pkce: true,
+        extraAuthorizeParameters: [("access_type", "offline"), ("prompt", "consent")],
+        settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"]
+    )
+
+    /// Twitter OAuth 1.0a (issue 4): consumer key and secret, three endpoints, `verify_credentials` for the user.
+    static let twitter = ProviderConfiguration(
+        name: "twitter", kind: .oauth1,
+        authorizeURL: "https://api.twitter.com/oauth/authorize",
+        userURL: "https://api.twitter.com/1.1/account/verify_credentials.json",
+        userIDField: "id_str",
+        requestTokenURL: "https://api.twitter.com/oauth/request_token",
+        accessTokenURL: "https://api.twitter.com/oauth/access_token",
+        authenticateURL: "https://api.twitter.com/oauth/authenticate",
+        settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"]
+    )
+
+    /// TMDB API v3 session authentication (issue 4): API key, approval page, `/account` for the user id.
+    static let tmdb = ProviderConfiguration(
+        name: "tmdb", kind: .tmdb,
+        authorizeURL: "https://www.themoviedb.org/authenticate",
+        userIDField: "id",
+        apiBaseURL: "https://api.themoviedb.org/3",
+        settingNames: ["api_key": "TMDB_API_KEY"]
+    )
+}

@@ -1,0 +1,37 @@
+/// Every provider the broker knows: the presets, plus and merged with the providers file.
+public struct ProviderRegistry: Sendable {
+    private let providers: [String: ProviderConfiguration]
+
+    /// Builds the registry from an explicit list, for tests and embedders; a later duplicate name wins.
+    public init(providers: [ProviderConfiguration]) {
+        var table: [String: ProviderConfiguration] = [:]
+        for provider in providers { table[provider.name] = provider }
+        self.providers = table
+    }
+
+    /// Presets (weibo, github, google, twitter, tmdb) with credentials from `environment`, then the providers file over them.
+    ///
+    /// Credentials: `WEIBO_CLIENT_ID`/`WEIBO_CLIENT_SECRET`, `GITHUB_…`, `GOOGLE_…`,
+    /// `TWITTER_CONSUMER_KEY`/`TWITTER_CONSUMER_SECRET`, `TMDB_API_KEY`. A preset
+    /// without them stays listed but unconfigured. `providersFile` is the file's
+    /// bytes, or nil when there is none; a malformed file or an incomplete
+    /// provider in it throws an error naming the provider and key.
+    public static func load(environment: [String: String], providersFile: [UInt8]?) throws(ProviderConfigurationError) -> ProviderRegistry {
+        var list = ProviderPresets.names.compactMap { ProviderPresets.preset(named: $0, environment: environment) }
+        if let providersFile {
+            let fromFile = try ProvidersFile.configurations(from: providersFile, environment: environment)
+            list.append(contentsOf: fromFile)
+        }
+        return ProviderRegistry(providers: list)
+    }
+
+    /// The provider called `named`, or nil.
+    public func provider(named: String) -> ProviderConfiguration? {
+        providers[named]
+    }
+
+    /// Every provider, sorted by name.
+    public var all: [ProviderConfiguration] {
+        providers.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// One provider's settings from the providers file, checked key by key and merged over its preset.
+struct ProvidersFileEntry {
+    /// The provider name (the key in `providers`).
+    let provider: String
+    /// The raw settings object.
+    let settings: [String: Any]
+    /// The environment that `${NAME}` references resolve against.
+    let environment: [String: String]
+
+    /// The merged configuration; throws naming this provider and the first bad or missing key.
+    func configuration() throws(ProviderConfigurationError) -> ProviderConfiguration {
+        if let unknown = settings.keys.sorted().first(where: { !ProvidersFile.knownKeys.contains($0) }) {
+            throw failure(unknown, "unknown key")
+        }
+        var configuration = try base()
+        try apply(to: &configuration)
+        try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
+        return configuration
+    }
+
+    /// The preset of this name with environment credentials, or an empty custom provider of the given `kind`.
+    private func base() throws(ProviderConfigurationError) -> ProviderConfiguration {
+        let kindName = try string("kind")
+        let kind: ProviderKind?
+        if let kindName {
+            guard let parsed = ProviderKind(rawValue: kindName) else {
+                throw failure("kind", "unknown kind \"\(kindName)\"; expected oauth2, oauth1 or tmdb")
+            }
+            kind = parsed
+        } else {
+            kind = nil
+        }
+        if let preset = ProviderPresets.preset(named: provider, environment: environment) {
+            if let kind, kind != preset.kind {
+                throw failure("kind", "the \(provider) preset is \(preset.kind.rawValue); a preset's kind cannot change")
+            }
+            return preset
+        }
+        guard let kind else {
+            throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oauth1\" or \"tmdb\"")
+        }
+        return ProviderConfiguration(name: provider, kind: kind, userIDField: "id")
+    }
+
+    /// Overrides every field whose key the entry has.
+    private func apply(to c: inout ProviderConfiguration) throws(ProviderConfigurationError) {
+        if settings["client_id"] != nil { c.clientID = try string("client_id") }
+        if settings["client_secret"] != nil { c.clientSecret = try string("client_secret").map(Secret.init) }
+        if settings["api_key"] != nil { c.apiKey = try string("api_key").map(Secret.init) }
+        if settings["authorize_url"] != nil { c.authorizeURL = try url("authorize_url") }
+        if settings["token_url"] != nil { c.tokenURL = try url("token_url") }
+        if settings["user_url"] != nil { c.userURL = try url("user_url") }
+        if settings["revoke_url"] != nil { c.revokeURL = try url("revoke_url") }
+        if settings["request_token_url"] != nil { c.requestTokenURL = try url("request_token_url") }
+        if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
+        if settings["api_base_url"] != nil { c.apiBaseURL = try url("api_base_url") }
+        if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
+        if settings["user_id_field"] != nil { c.userIDField = try parameterName("user_id_field") }
+        if settings["user_token_param"] != nil { c.userTokenParameter = try parameterName("user_token_param") }
+        if settings["revoke_token_param"] != nil { c.revokeTokenParameter = try parameterName("revoke_token_param") ?? "token" }
+        if let value = try bool("revoke_client_auth") { c.revokeAuthenticatesClient = value }
+        if let value = try bool("pkce") { c.pkce = value }
+        if settings["scopes"] != nil { c.scopes = try scopes() }
+        if settings["scope_separator"] != nil { c.scopeSeparator = try string("scope_separator") ?? " " }
+        if settings["authorize_params"] != nil { c.extraAuthorizeParameters = try authorizeParameters() }
+        if let method = try string("token_endpoint_auth_method") {
+            guard let parsed = ClientAuthentication(rawValue: method) else {
+                throw failure("token_endpoint_auth_method", "expected client_secret_post or client_secret_basic")
+            }
+            c.clientAuthentication = parsed
+        }
+    }
+
+    /// A provider named in the file must be usable: every setting its kind needs is present after merging.
+    private func checkComplete(_ c: ProviderConfiguration, isPreset: Bool) throws(ProviderConfigurationError) {
+        if let missing = c.requiredSettings.first(where: { $0.value?.isEmpty ?? true })?.key {
+            if let variable = c.settingNames[missing] {
+                throw failure(missing, "missing: set \(variable) or give \"\(missing)\"")
+            }
+            throw failure(missing, "missing; a custom \(c.kind.rawValue) provider needs it")
+        }
+        // A custom OAuth 2.0 provider cannot be assumed to put the user id in its token response.
+        if !isPreset, c.kind == .oauth2, c.userURL == nil {
+            throw failure("user_url", "missing; a custom oauth2 provider needs the endpoint that names the user")
+        }
+    }
+
+    /// An error naming this provider and `key`.
+    func failure(_ key: String, _ message: String) -> ProviderConfigurationError {
+        ProviderConfigurationError(provider: provider, key: key, message: message)
+    }
+}

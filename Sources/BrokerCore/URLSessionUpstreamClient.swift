@@ -1,0 +1,48 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An ``UpstreamClient`` on URLSession: ephemeral, no cookies, no cache, no redirects, one overall timeout.
+///
+/// RFC 9700 §4.11: token and user-info calls must not be redirected elsewhere,
+/// so a 3xx comes back as the response and fails validation as non-2xx.
+public struct URLSessionUpstreamClient: UpstreamClient {
+    private let owner: SessionOwner
+    private let timeout: Double
+
+    /// Creates a client whose requests fail with ``UpstreamError/timeout`` after `timeout` seconds (default 10).
+    public init(timeout: Double = 10) {
+        precondition(timeout > 0, "URLSessionUpstreamClient: the timeout must be positive")
+        self.timeout = timeout
+        let configuration = URLSessionConfiguration.ephemeral
+        // A backstop only: the exact deadline is SessionOwner's, since Linux rounds these down to whole seconds.
+        configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
+        configuration.timeoutIntervalForResource = timeout.rounded(.up) + 1
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalAndRemoteCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.urlCredentialStorage = nil
+        owner = SessionOwner(configuration: configuration)
+    }
+
+    /// Sends `request` once and returns the response of any status; throws on timeout, transport failure or cancellation.
+    public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
+        guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .transport("invalid URL")
+        }
+        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout.rounded(.up) + 1)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpShouldHandleCookies = false
+        for (name, value) in request.headers {
+            urlRequest.addValue(value, forHTTPHeaderField: name)
+        }
+        if !request.body.isEmpty || request.method == "POST" {
+            urlRequest.httpBody = Data(request.body)
+        }
+        let result = await owner.perform(urlRequest, timeout: timeout)
+        return try result.get()
+    }
+}

@@ -1,0 +1,15 @@
+/// Why an outbound request produced no HTTP response at all.
+public enum UpstreamError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The provider did not answer within the outbound timeout.
+    case timeout
+    /// The request failed below HTTP; the message (for example `connection refused`) never holds a URL or secret.
+    case transport(String)
+
+    /// A short sentence for logs.
+    public var description: String {
+        switch self {
+        case .timeout: "the provider did not answer in time"
+        case .transport(let message): "transport error: \(message)"
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import BrokerCore
+import Foundation
+import Testing
+
+/// Reading accounts against the clock, listing, and deleting with best-effort revocation.
+struct AccountServiceTests {
+    /// Stores an account of `provider` authorized now that expires after `lifetime` seconds (nil: never).
+    private func seed(_ broker: BrokerHarness, provider: String = "weibo", uid: String = "3733034601",
+                      lifetime: TimeInterval? = 3600, status: AccountStatus = .active) async throws -> Account {
+        var account = Account.make(provider: provider, uid: uid, accessToken: "\(provider)-access-SENTINEL")
+        account.expiresAt = lifetime.map { Date.fixture.addingTimeInterval($0) }
+        account.status = status
+        try await broker.accounts.put(account)
+        return try #require(try await broker.accounts.get(id: account.id))
+    }
+
+    @Test func accountIsReturnedUntilItExpiresThenExpiredButKept() async throws {
+        try await BrokerHarness.with { broker in
+            let stored = try await seed(broker, lifetime: 3600)
+            #expect(try await broker.accountService.account(id: stored.id) == stored)
+            broker.clock.advance(3599)
+            #expect(try await broker.accountService.account(id: stored.id) == stored)
+            broker.clock.advance(1)
+            let refusal1 = await brokerError { try await broker.accountService.account(id: stored.id) }
+            #expect(refusal1 == .expired)
+            #expect(try await broker.accounts.get(id: stored.id) == stored)
+        }
+    }
+
+    @Test func accountWithoutExpiryNeverExpires() async throws {
+        try await BrokerHarness.with { broker in
+            let stored = try await seed(broker, provider: "github", uid: "1", lifetime: nil)
+            broker.clock.advance(10 * 365 * 86_400)
+            #expect(try await broker.accountService.account(id: stored.id) == stored)
+        }
+    }
+
+    @Test func missingAndReauthorizationRequiredAccountsAreRefused() async throws {
+        try await BrokerHarness.with { broker in
+            let refusal2 = await brokerError { try await broker.accountService.account(id: "weibo:nobody") }
+            #expect(refusal2 == .notFound)
+            let revoked = try await seed(broker, status: .reauthorizationRequired)
+            let refusal3 = await brokerError { try await broker.accountService.account(id: revoked.id) }
+            #expect(refusal3 == .reauthorizationRequired)
+        }
+    }
+
+    @Test func accountStoredByACallbackExpiresAfterExpiresIn() async throws {
+        try await BrokerHarness.with { broker in
+            await broker.upstream.on(broker.tokenURL("google"), respond: ProviderWire.googleToken(accessToken: "ya29", refreshToken: "1//r", expiresIn: 3920))
+            let account = try await broker.callback(try await broker.begin("google")).account
+            broker.clock.advance(3919)
+            #expect(try await broker.accountService.account(id: account.id).id == account.id)
+            broker.clock.advance(1)
+            let refusal4 = await brokerError { try await broker.accountService.account(id: account.id) }
+            #expect(refusal4 == .expired)
+        }
+    }
+
+    @Test func listFiltersByProvider() async throws {
+        try await BrokerHarness.with { broker in
+            let weibo = try await seed(broker)
+            let github = try await seed(broker, provider: "github", uid: "1")
+            #expect(try await broker.accountService.list(provider: nil) == [github, weibo])
+            #expect(try await broker.accountService.list(provider: "weibo") == [weibo])
+            #expect(try await broker.accountService.list(provider: "google").isEmpty)
+        }
+    }
+
+    @Test func deleteRevokesAtWeiboThenDeletes() async throws {
+        try await BrokerHarness.with { broker in
+            let stored = try await seed(broker)
+            let result = try await broker.accountService.delete(id: stored.id)
+            #expect(result.account == stored)
+            #expect(result.revoked == true)
+            #expect(result.revokeError == nil)
+            let revoke = try #require(await broker.upstream.requests(to: "https://api.weibo.com/oauth2/revokeoauth2").first)
+            #expect(revoke.form == ["access_token": "weibo-access-SENTINEL"])
+            #expect(try await broker.accounts.get(id: stored.id) == nil)
+        }
+    }
+
+    @Test func deleteStillDeletesWhenRevocationFails() async throws {
+        try await BrokerHarness.with { broker in
+            let failures: [(String, (FakeUpstream) async -> Void)] = [
+                ("HTTP 500", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(500, "text/html", "<h1>oops</h1>")) }),
+                ("in time", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", fail: .timeout) }),
+                ("expired_token (21327)", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(
+                    200, "text/plain", #"{"error":"expired_token","error_code":21327,"request":"/oauth2/revokeoauth2"}"#)) }),
+            ]
+            for (expected, install) in failures {
+                await install(broker.upstream)
+                let stored = try await seed(broker)
+                let result = try await broker.accountService.delete(id: stored.id)
+                #expect(result.revoked == false)
+                let message = try #require(result.revokeError)
+                #expect(message.contains(expected), "\(message)")
+                #expect(!message.contains("SENTINEL"))
+                #expect(try await broker.accounts.get(id: stored.id) == nil)
+            }
+        }
+    }
+
+    @Test func deleteWithoutARevokeEndpointMakesNoCall() async throws {
+        try await BrokerHarness.with { broker in
+            let stored = try await seed(broker, provider: "github", uid: "1")
+            let result = try await broker.accountService.delete(id: stored.id)
+            #expect(result.revoked == nil)
+            #expect(await broker.upstream.requests.isEmpty)
+            #expect(try await broker.accounts.get(id: stored.id) == nil)
+        }
+    }
+
+    @Test func deleteOfAnUnknownAccountIsNotFound() async throws {
+        try await BrokerHarness.with { broker in
+            let refusal5 = await brokerError { try await broker.accountService.delete(id: "google:404") }
+            #expect(refusal5 == .notFound)
+            #expect(await broker.upstream.requests.isEmpty)
+        }
+    }
+}
