@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import BrokerHTTP
 import Dispatch
 import Foundation
@@ -13,32 +14,92 @@ public final class Broker: Sendable {
     /// Ready or not, and why.
     public let readiness: Readiness
     let server: HTTPServer
+    let flows: any FlowStore
+    let purgeTask = Mutex<Task<Void, Never>?>(nil)
 
-    /// Builds the broker: prepares the data directory and the routes. Nothing listens yet.
-    public init(configuration: BrokerConfiguration, logger: BrokerLogger) throws {
-        self.configuration = configuration
+    /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
+    public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
+                upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        configuration = c
         self.logger = logger
-        let dataDirectory = configuration.dataDirectory
+        let dataDirectory = c.dataDirectory
         do {
             try DataDirectory.prepare(dataDirectory)
         } catch {
             throw ConfigurationError(variable: "BROKER_DATA_DIR", message: "\(error)")
         }
+        let registry = try Self.loadProviders(c)
+        let accounts: any AccountRepository
+        let flows: any FlowStore
+        let cookieSecret: [UInt8]
+        do {
+            accounts = try JSONFileAccountRepository(directory: dataDirectory)
+            flows = try JSONFileFlowStore(directory: dataDirectory)
+            cookieSecret = try c.secret.map { Array($0.value.utf8) }
+                ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
+        } catch {
+            throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
+        }
+        self.flows = flows
+        let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout)
+        let authorization = AuthorizationService(
+            registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
+            flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now)
+        let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
+                                            redirectURI: authorization.redirectURI, now: now)
+        let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
+        let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
+                                  cookies: CookieHeader(secure: c.publicURL.lowercased().hasPrefix("https:")),
+                                  flowTTL: c.flowTTL, logger: logger, now: now)
         let readiness = Readiness { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" }
         self.readiness = readiness
         let metricsSource = ServerBox()
-        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource)
-        server = HTTPServer(configuration: configuration.server, router: router,
-                            observer: AccessLog(logger: logger, enabled: configuration.accessLog))
+        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, oauth: oauth)
+        server = HTTPServer(configuration: c.server, router: router,
+                            observer: AccessLog(logger: logger, enabled: c.accessLog))
         metricsSource.set(server)
+        if c.apiKey == nil {
+            logger.log(.warning, "BROKER_API_KEY is not set: /accounts, POST /authorize and API-key access to /account answer 401")
+        }
+        for provider in registry.all where !provider.isConfigured {
+            logger.log(.info, "provider not configured", [("provider", .string(provider.name)),
+                                                          ("missing", .string(provider.missingSettings.joined(separator: ",")))])
+        }
+    }
+
+    static func loadProviders(_ c: BrokerConfiguration) throws -> ProviderRegistry {
+        var file: [UInt8]?
+        if let path = c.providersFile {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ConfigurationError(variable: "BROKER_PROVIDERS_FILE", message: "cannot read \(path)")
+            }
+            file = Array(data)
+        }
+        do {
+            return try ProviderRegistry.load(environment: c.environment, providersFile: file)
+        } catch {
+            throw ConfigurationError(variable: "BROKER_PROVIDERS_FILE", message: "\(error)")
+        }
     }
 
     /// Starts listening; the bound port is `port` afterwards.
     public func start() throws {
         try server.start()
+        let flows = self.flows
+        let logger = self.logger
+        // Expired pending flows are removed once a minute; take() refuses them anyway.
+        let task = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 60_000_000_000)
+                if let purged = try? await flows.purgeExpired(now: Date()), purged > 0 {
+                    logger.log(.info, "expired flows purged", [("count", .int(purged))])
+                }
+            }
+        }
+        purgeTask.withLock { $0 = task }
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
-            ("data_dir", .string(configuration.dataDirectory)),
+            ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
         ])
     }
 
@@ -49,12 +110,20 @@ public final class Broker: Sendable {
     /// idle connections close; returns within the configured grace period.
     public func shutdown() async {
         readiness.beginShutdown()
+        purgeTask.withLock { $0?.cancel() }
         logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
                                              ("open_connections", .int(server.openConnections))])
         await server.shutdown(grace: configuration.shutdownGrace)
         logger.log(.info, "stopped")
         logger.flush()
     }
+}
+
+/// Start-up failed for a reason other than a bad setting (exit code 1).
+public struct StartupError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let message: String
+    public var description: String { message }
 }
 
 /// Lets a route read the server it is served by (metrics), which exists only after the router.

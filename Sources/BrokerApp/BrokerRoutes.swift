@@ -3,7 +3,7 @@ import Dispatch
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox) -> Router {
+    static func make(readiness: Readiness, metrics: ServerBox, oauth: OAuthHandlers) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -24,6 +24,13 @@ enum BrokerRoutes {
             let text = MetricsRenderer.render(snapshot, ready: readiness.check() == nil)
             return Response(status: .ok, headers: headers, body: Array(text.utf8))
         }
+        router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
+        router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
+        router.add(.GET, "/callback", .async(oauth.callback))
+        router.add(.GET, "/account", .async(oauth.account))
+        router.add(.DELETE, "/account", .async(oauth.delete))
+        router.add(.GET, "/accounts", .async(oauth.list))
+        router.get("/providers", oauth.providers)
         return router
     }
 }

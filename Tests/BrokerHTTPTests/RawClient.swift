@@ -77,7 +77,8 @@ final class RawClient: @unchecked Sendable {
 
     private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
+            // A thread of its own: Dispatch's global queue runs only about one blocking job per core.
+            Thread { continuation.resume(returning: work()) }.start()
         }
     }
 

@@ -1,0 +1,41 @@
+import BrokerCore
+import BrokerCrypto
+import BrokerHTTP
+
+/// Who may use an account: a service presenting the API key (any account), or the
+/// browser whose signed session cookie lists it.
+struct AccessControl: Sendable {
+    /// `BROKER_API_KEY`; nil means service endpoints always answer 401.
+    let apiKey: Secret?
+    /// The key that signs session cookies (`BROKER_SECRET` or the generated one).
+    let cookieSecret: [UInt8]
+    /// How long a session cookie lives, in seconds.
+    let sessionMaxAge: Int
+
+    /// Whether the request carries `Authorization: Bearer <API key>` (compared in constant time).
+    func hasAPIKey(_ request: Request) -> Bool {
+        guard let apiKey, let header = request.headers["Authorization"] else { return false }
+        let prefix = "Bearer "
+        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else { return false }
+        return ConstantTime.equals(String(header.dropFirst(prefix.count)), apiKey.value)
+    }
+
+    /// This browser's verified session, if it sent one.
+    func session(_ request: Request) -> SessionCookie? {
+        request.cookies[SessionCookie.name].flatMap { SessionCookie.decode($0, secret: cookieSecret) }
+    }
+
+    /// Throws `unauthorized` unless the request may use account `id`.
+    func require(_ request: Request, mayUse id: String) throws(BrokerError) {
+        if request.headers["Authorization"] != nil {
+            guard hasAPIKey(request) else { throw .unauthorized }
+            return
+        }
+        guard let session = session(request), session.accountIDs.contains(id) else { throw .unauthorized }
+    }
+
+    /// The `Set-Cookie` value for a session.
+    func sessionCookieHeader(_ session: SessionCookie, cookies: CookieHeader) -> String {
+        cookies.set(SessionCookie.name, session.encode(secret: cookieSecret), path: "/", maxAge: sessionMaxAge)
+    }
+}

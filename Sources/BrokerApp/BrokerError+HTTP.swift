@@ -1,0 +1,27 @@
+import BrokerCore
+import BrokerHTTP
+
+/// The one place a core error becomes an HTTP status (house style item 3).
+extension BrokerError {
+    /// The status a client sees for this error.
+    var status: HTTPStatus {
+        switch self {
+        case .unknownProvider, .notFound: return .notFound
+        case .providerNotConfigured, .storageUnavailable: return .serviceUnavailable
+        case .invalidReturnTo, .invalidState, .badRequest: return .badRequest
+        case .accessDenied: return .forbidden
+        case .upstreamError: return .badGateway
+        case .upstreamTimeout: return .gatewayTimeout
+        case .expired, .reauthorizationRequired: return .gone
+        case .unauthorized: return .unauthorized
+        }
+    }
+
+    /// The JSON error response, with `Cache-Control: no-store` like every broker answer.
+    var response: Response {
+        var headers = HTTPHeaders()
+        headers.add(name: "Cache-Control", value: "no-store")
+        if case .unauthorized = self { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"token-broker\"") }
+        return Response.error(status, code: code, message: message, headers: headers)
+    }
+}

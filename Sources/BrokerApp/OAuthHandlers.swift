@@ -1,0 +1,191 @@
+import BrokerCore
+import BrokerCrypto
+import BrokerHTTP
+import Foundation
+
+/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/providers`.
+///
+/// Turns requests into calls on the core services and their results or errors into
+/// responses; decides who may see which account (API key or this browser's session).
+final class OAuthHandlers: Sendable {
+    let authorization: AuthorizationService
+    let accounts: AccountService
+    let registry: ProviderRegistry
+    let access: AccessControl
+    let cookies: CookieHeader
+    let flowTTL: Double
+    let logger: BrokerLogger
+    let now: @Sendable () -> Date
+
+    /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
+    static let flowCookie = "tb_flow"
+
+    init(authorization: AuthorizationService, accounts: AccountService, registry: ProviderRegistry, access: AccessControl,
+         cookies: CookieHeader, flowTTL: Double, logger: BrokerLogger, now: @escaping @Sendable () -> Date) {
+        self.authorization = authorization
+        self.accounts = accounts
+        self.registry = registry
+        self.access = access
+        self.cookies = cookies
+        self.flowTTL = flowTTL
+        self.logger = logger
+        self.now = now
+    }
+
+    /// `GET /authorize?provider=P[&return_to=URL]`: 302 to the provider, flow cookie set.
+    func authorizeBrowser(_ request: Request) async -> Response {
+        let nonce = SecureRandom.token()
+        do {
+            guard let provider = request.query("provider"), !provider.isEmpty else {
+                throw BrokerError.badRequest("The provider query parameter is required.")
+            }
+            let start = try await authorization.begin(provider: provider, returnTo: request.query("return_to"),
+                                                      binding: Self.binding(for: nonce))
+            logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("browser"))])
+            var headers = Self.noStore()
+            headers.add(name: "Location", value: start.authorizeURL)
+            headers.add(name: "Set-Cookie", value: cookies.set(Self.flowCookie, start.state + "." + nonce,
+                                                               path: "/callback", maxAge: Int(flowTTL)))
+            return Response(status: .found, headers: headers)
+        } catch {
+            return failure(error, event: "authorize failed")
+        }
+    }
+
+    /// `POST /authorize` (API key): for back ends that drive the browser themselves.
+    func authorizeAPI(_ request: Request) async -> Response {
+        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        let form = RequestForm(request)
+        do {
+            guard let provider = form["provider"], !provider.isEmpty else {
+                throw BrokerError.badRequest("The provider field is required.")
+            }
+            let start = try await authorization.begin(provider: provider, returnTo: form["return_to"], binding: "api")
+            logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
+            return Response.json(.ok, AccountJSON.object([
+                ("authorize_url", JSONString.quote(start.authorizeURL)), ("state", JSONString.quote(start.state)),
+                ("expires_at", AccountJSON.date(start.expiresAt)),
+            ]), headers: Self.noStore())
+        } catch {
+            return failure(error, event: "authorize failed")
+        }
+    }
+
+    /// `GET /callback`: checks the state and its binding, exchanges, stores, remembers the account in the session.
+    func callback(_ request: Request) async -> Response {
+        var query: [String: String] = [:]
+        for item in request.queryItems where query[item.name] == nil { query[item.name] = item.value }
+        let flow = request.cookies[Self.flowCookie].flatMap(Self.splitFlowCookie)
+        guard let state = query["state"] ?? flow?.state, !state.isEmpty else {
+            return failure(BrokerError.invalidState, event: "callback failed")
+        }
+        let proof = flow?.state == state ? flow?.nonce : nil
+        var headers = Self.noStore()
+        headers.add(name: "Set-Cookie", value: cookies.clear(Self.flowCookie, path: "/callback"))
+        do {
+            let (account, returnTo) = try await authorization.complete(state: state, bindingProof: proof, query: query)
+            logger.log(.info, "callback ok", [("provider", .string(account.provider)), ("account", .string(account.id))])
+            var session = access.session(request) ?? SessionCookie(accountIDs: [], issuedAt: 0)
+            session.insert(account.id)
+            session.issuedAt = Int(now().timeIntervalSince1970)
+            headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
+            if let returnTo {
+                let separator = returnTo.contains("?") ? "&" : "?"
+                headers.add(name: "Location", value: returnTo + separator + "account=" + URLEncodedForm.encode(account.id))
+                return Response(status: .found, headers: headers)
+            }
+            return Response.json(.ok, AccountJSON.summary(account), headers: headers)
+        } catch {
+            var response = failure(error, event: "callback failed")
+            for field in headers.fields where field.name == "Set-Cookie" { response.headers.add(name: field.name, value: field.value) }
+            return response
+        }
+    }
+
+    /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser.
+    func account(_ request: Request) async -> Response {
+        do {
+            let id = try Self.accountID(request)
+            try access.require(request, mayUse: id)
+            let account = try await accounts.account(id: id)
+            return Response.json(.ok, AccountJSON.full(account), headers: Self.noStore())
+        } catch {
+            return failure(error, event: nil)
+        }
+    }
+
+    /// `GET /accounts[?provider=P]` (API key): summaries without secrets.
+    func list(_ request: Request) async -> Response {
+        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        do {
+            let all = try await accounts.list(provider: request.query("provider"))
+            let body = "{\"accounts\":[" + all.map(AccountJSON.summary).joined(separator: ",") + "]}"
+            return Response.json(.ok, body, headers: Self.noStore())
+        } catch {
+            return failure(error, event: nil)
+        }
+    }
+
+    /// `DELETE /account?id=ID`: revokes at the provider where it can, always deletes locally.
+    func delete(_ request: Request) async -> Response {
+        do {
+            let id = try Self.accountID(request)
+            try access.require(request, mayUse: id)
+            let result = try await accounts.delete(id: id)
+            var fields: [(String, LogValue)] = [("account", .string(id))]
+            if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }
+            if let reason = result.revokeError { fields.append(("revoke_error", .string(reason))) }
+            logger.log(result.revokeError == nil ? .info : .warning, "account deleted", fields)
+            guard let reason = result.revokeError else { return Response(status: .noContent, headers: Self.noStore()) }
+            return Response.json(.ok, AccountJSON.object([
+                ("id", JSONString.quote(id)), ("deleted", "true"), ("revoked", "false"),
+                ("revoke_error", JSONString.quote(reason)),
+            ]), headers: Self.noStore())
+        } catch {
+            return failure(error, event: nil)
+        }
+    }
+
+    /// `GET /providers`: names, kinds and whether each is configured (and what it lacks).
+    func providers(_ request: Request) -> Response {
+        let items = registry.all.map { p in
+            AccountJSON.object([
+                ("name", JSONString.quote(p.name)), ("kind", JSONString.quote(p.kind.rawValue)),
+                ("configured", p.isConfigured ? "true" : "false"),
+                ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
+            ])
+        }
+        return Response.json(.ok, "{\"providers\":[" + items.joined(separator: ",") + "]}")
+    }
+
+    // MARK: Helpers
+
+    private func failure(_ error: any Error, event: String?) -> Response {
+        let brokerError = (error as? BrokerError) ?? .badRequest("The request could not be handled.")
+        if let event {
+            logger.log(.warning, event, [("error", .string(brokerError.code)), ("reason", .string(brokerError.message))])
+        }
+        return brokerError.response
+    }
+
+    static func binding(for nonce: String) -> String {
+        Hex.encode(SHA256.hash(Array(nonce.utf8)))
+    }
+
+    static func splitFlowCookie(_ value: String) -> (state: String, nonce: String)? {
+        guard let dot = value.firstIndex(of: ".") else { return nil }
+        return (String(value[..<dot]), String(value[value.index(after: dot)...]))
+    }
+
+    static func accountID(_ request: Request) throws(BrokerError) -> String {
+        if let id = request.query("id"), !id.isEmpty { return id }
+        if let provider = request.query("provider"), let uid = request.query("uid"), !provider.isEmpty, !uid.isEmpty {
+            return Account.id(provider: provider, uid: uid)
+        }
+        throw .badRequest("Give the account as id=PROVIDER:UID or as provider=P&uid=U.")
+    }
+
+    static func noStore() -> HTTPHeaders {
+        HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer")])
+    }
+}

@@ -1,0 +1,52 @@
+@testable import BrokerApp
+import BrokerCore
+import Foundation
+
+/// An in-process broker on 127.0.0.1:0 with its own data directory and a log file to scan.
+final class BrokerHarness: @unchecked Sendable {
+    // @unchecked: set up once, then only read.
+    let broker: Broker
+    let dataDirectory: String
+    let logPath: String
+    let environment: [String: String]
+    static let apiKey = "test-api-key-0123456789abcdef"
+
+    init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
+         now: @escaping @Sendable () -> Date = { Date() }) throws {
+        let root = NSTemporaryDirectory() + "broker-e2e-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        self.dataDirectory = dataDirectory ?? root + "/data"
+        logPath = root + "/broker.log"
+        let providersPath = root + "/providers.json"
+        try Data(providersJSON.utf8).write(to: URL(fileURLWithPath: providersPath))
+        var env: [String: String] = [
+            "BROKER_PORT": "0", "BROKER_DATA_DIR": self.dataDirectory, "BROKER_PROVIDERS_FILE": providersPath,
+            "BROKER_API_KEY": Self.apiKey, "BROKER_LOG_FORMAT": "json", "BROKER_UPSTREAM_TIMEOUT": "2",
+            "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com,http://localhost:3000",
+        ]
+        env.merge(extra) { $1 }
+        environment = env
+        let configuration = try BrokerConfiguration.from(environment: env)
+        let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND, 0o600)
+        let logger = BrokerLogger(format: .json, writer: LogWriter(fd: fd))
+        broker = try Broker(configuration: configuration, logger: logger, now: now)
+        try broker.start()
+    }
+
+    var port: Int { broker.port }
+    var log: String { broker.logger.flush(); return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    func stop() async { await broker.shutdown() }
+
+    /// Every byte under the data directory, as text, for secret scans.
+    func dataDirectoryText() -> String {
+        var all = ""
+        let enumerator = FileManager.default.enumerator(atPath: dataDirectory)
+        while let item = enumerator?.nextObject() as? String {
+            if let data = FileManager.default.contents(atPath: dataDirectory + "/" + item) {
+                all += String(decoding: data, as: UTF8.self)
+            }
+        }
+        return all
+    }
+}
