@@ -29,11 +29,12 @@ public final class Broker: Sendable {
             throw ConfigurationError(variable: "BROKER_DATA_DIR", message: "\(error)")
         }
         let registry = try Self.loadProviders(c)
+        let codec = try Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
         let flows: any FlowStore
         let cookieSecret: [UInt8]
         do {
-            accounts = try JSONFileAccountRepository(directory: dataDirectory)
+            accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
             flows = try JSONFileFlowStore(directory: dataDirectory)
             cookieSecret = try c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
@@ -65,6 +66,34 @@ public final class Broker: Sendable {
             logger.log(.info, "provider not configured", [("provider", .string(provider.name)),
                                                           ("missing", .string(provider.missingSettings.joined(separator: ",")))])
         }
+    }
+
+    /// The codec that seals account secrets with the configured (or generated) encryption key.
+    static func accountCodec(_ c: BrokerConfiguration, logger: BrokerLogger) throws -> EncryptedAccountCodec {
+        let keyring: EncryptionKeyring
+        let generated: Bool
+        do {
+            (keyring, generated) = try EncryptionKeyring.loadOrGenerate(
+                environmentValue: c.environment[EncryptionKeyring.environmentVariable], dataDirectory: c.dataDirectory)
+        } catch let error as EncryptionKeyError {
+            throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
+        } catch {
+            throw StartupError(message: "cannot read or create the encryption key in \(c.dataDirectory): \(error)")
+        }
+        if generated {
+            logger.log(.warning, "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data",
+                       [("key_file", .string(c.dataDirectory + "/" + EncryptionKeyring.keyFileName)), ("key_id", .string(keyring.current.id))])
+        }
+        return EncryptedAccountCodec(keyring: keyring)
+    }
+
+    /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
+    public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+        try DataDirectory.prepare(c.dataDirectory)
+        let codec = try accountCodec(c, logger: logger)
+        let repository = try JSONFileAccountRepository(directory: c.dataDirectory, codec: codec)
+        let result = try await repository.rekey(codec: codec)
+        return (result.rewritten, result.total, codec.keyring.current.id)
     }
 
     static func loadProviders(_ c: BrokerConfiguration) throws -> ProviderRegistry {

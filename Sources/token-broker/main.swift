@@ -6,9 +6,10 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 let command = arguments.first ?? "serve"
 let usage = """
-    usage: token-broker [serve | healthcheck | version | help]
+    usage: token-broker [serve | healthcheck | rekey | version | help]
       serve         run the broker (default); settings come from BROKER_* environment variables
       healthcheck   exit 0 when /healthz on the configured port answers 200, else 1
+      rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
     """
 
 let configuration: BrokerConfiguration
@@ -24,6 +25,19 @@ case "serve":
     break
 case "healthcheck":
     exit(HealthCheck.run(configuration: configuration))
+case "rekey":
+    let logger = BrokerLogger(format: configuration.logFormat)
+    do {
+        let result = try await Broker.rekey(configuration: configuration, logger: logger)
+        logger.log(.info, "rekey done", [("rewritten", .int(result.rewritten)), ("total", .int(result.total)),
+                                         ("key_id", .string(result.keyID))])
+        logger.flush()
+        exit(0)
+    } catch {
+        logger.log(.error, "rekey failed", [("reason", .string("\(error)"))])
+        logger.flush()
+        exit(error is ConfigurationError ? 2 : 1)
+    }
 case "version", "--version":
     print("token-broker 0.1.0")
     exit(0)

@@ -67,6 +67,10 @@ import Testing
         #expect(wrongKey?.status == 401)
         #expect(await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:404", headers: Self.api)?.status == 404)
         #expect(s.weibo.tokenCalls == 1)
+        // At rest the token is sealed (ChaCha20-Poly1305): no plaintext anywhere under the data directory.
+        let stored = s.broker.dataDirectoryText()
+        #expect(stored.contains("weibo:3733034601") && stored.contains("chacha20-poly1305"))
+        #expect(!stored.contains("WEIBO-TOKEN-SENTINEL"))
         await s.broker.stop()
     }
 
