@@ -144,4 +144,34 @@ struct RedisClientTests {
         let error = await #expect(throws: RedisError.self) { try await client.command("PING") }
         #expect(error.map { "\($0)".contains("cannot resolve no-such-host.invalid") } == true, "\(String(describing: error))")
     }
+
+    @Test func waitingOnRedisNeverOccupiesTheCooperativePool() async throws {
+        try await RedisServer.with { server async throws in
+            let client = server.client(poolSize: 8, timeout: 10)
+            try await RedisClientRecoveryTests.useEveryConnection(of: client)
+            let order = EventLog()
+            // Eight commands held unanswered for 1.5 s: more than this machine has cooperative threads.
+            _ = try await server.client().command("CLIENT", "PAUSE", "1500", "ALL")
+            let held = (0..<8).map { _ in
+                Task {
+                    _ = try await client.command("INCR", "n")
+                    order.append("redis")
+                }
+            }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            await withTaskGroup(of: Int.self) { group in
+                for seed in 0..<16 {
+                    group.addTask {
+                        await Task.yield()
+                        return (0..<1000).reduce(seed, &+)
+                    }
+                }
+                await group.waitForAll()
+            }
+            order.append("probe")
+            for task in held { try await task.value }
+            #expect(order.entries.first == "probe", "async work waited for Redis: \(order.entries)")
+            #expect(try await client.command("GET", "n").string == "8")
+        }
+    }
 }
