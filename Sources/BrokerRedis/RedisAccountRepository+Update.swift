@@ -21,18 +21,18 @@ extension RedisAccountRepository {
         let key = accountKey(id)
         for _ in 0..<Self.maximumAttempts {
             let outcome: (previous: Account?, stored: Account?)? = try await client.withConnection { connection in
-                let current = try decode(try await watch(key, on: connection), key: key)
-                let next: Account?
                 do {
-                    next = try transform(current)
+                    let current = try decode(try await watch(key, on: connection), key: key)
+                    let next = try transform(current)
                     if let next, next.id != id {
                         throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
                     }
+                    return try await commit(from: current, to: next, on: connection).map { (current, $0) }
                 } catch {
+                    // The connection goes back to the pool: it must not carry this WATCH into another task's transaction.
                     _ = try? await connection.send([RedisCommand("UNWATCH")])
                     throw error
                 }
-                return try await commit(from: current, to: next, on: connection).map { (current, $0) }
             }
             if let result = outcome { return result }
         }
@@ -44,8 +44,8 @@ extension RedisAccountRepository {
         let replies = try await run { () async throws(RedisError) in
             try await connection.send([RedisCommand("WATCH", key), RedisCommand("GET", key)])
         }
-        for reply in replies {
-            if case .error(let message) = reply { throw RedisError.server(message).storeError }
+        if let message = replies.lazy.compactMap(\.errorMessage).first {
+            throw RedisError.server(message).storeError
         }
         return replies[1]
     }
@@ -69,7 +69,7 @@ extension RedisAccountRepository {
                 return .some(current)
             }
             let bytes = try codec.encode(next)
-            // Memory holds the decoded bytes, so what this returns equals what a later read gives.
+            // Return the decoded bytes, so what this returns equals what a later read gives.
             stored = try codec.decode(bytes, path: "redis key \(accountKey(next.id))")
             commands = writeCommands(next, bytes: bytes, replacing: current)
         }

@@ -38,10 +38,16 @@ public final class RedisAccountRepository: AccountRepository {
     public func put(_ account: Account) async throws {
         let bytes = try codec.encode(account)
         let commands = writeCommands(account, bytes: bytes, replacing: nil)
-        _ = try await run { () async throws(RedisError) in
+        let outcome = try await run { () async throws(RedisError) in
             try await self.client.withConnection { (connection) async throws(RedisError) in
-                try await RedisTransaction.execute(commands, on: connection)
+                // No WATCH is set, so EXEC cannot be aborted by one; a second try guards against a WATCH left behind.
+                var outcome = try await RedisTransaction.execute(commands, on: connection)
+                if outcome == .conflict { outcome = try await RedisTransaction.execute(commands, on: connection) }
+                return outcome
             }
+        }
+        guard case .committed = outcome else {
+            throw StoreError.unavailable("put account \(account.id): the transaction was aborted twice")
         }
     }
 

@@ -116,16 +116,19 @@ struct RedisAccountRepositoryTests {
 
     @Test func anUpdateReturningAnotherIDIsRefusedAndChangesNothing() async throws {
         try await RedisServer.with { server async throws in
-            let repository = RedisAccountRepository(client: server.client())
+            let client = server.client(poolSize: 1)
+            let repository = RedisAccountRepository(client: client)
             let account = Account.make(uid: "1")
             try await repository.put(account)
             await #expect(throws: StoreError.self) {
                 _ = try await repository.update(id: account.id) { _ in Account.make(uid: "2") }
             }
             #expect(try await repository.list(provider: nil) == [account])
-            // The WATCH of the refused update is gone: the connection commits the next transaction.
-            try await repository.put(Account.make(uid: "3"))
-            #expect(try await repository.list(provider: nil).count == 2)
+            // The refused update's WATCH is gone: after another writer touches the key,
+            // the next transaction on the same (only) connection still commits.
+            _ = try await server.client().command("SET", "tb:account:github:1", "touched")
+            let replies = try await client.pipeline([["MULTI"], ["SET", "other", "1"], ["EXEC"]])
+            #expect(replies.last == .array([.simpleString("OK")]))
         }
     }
 
