@@ -10,7 +10,7 @@ extension RESPParser {
         case UInt8(ascii: "*"): kind = .arrayLength
         default:
             let hex = String(byte, radix: 16)
-            try fail("unexpected type byte 0x\(hex.count == 1 ? "0" + hex : hex) (RESP3 replies are not spoken)")
+            try fail("unexpected type byte 0x\(hex.count == 1 ? "0" + hex : hex): not a RESP2 reply (is this a Redis server?)")
         }
         line.removeAll(keepingCapacity: true)
         state = .line(kind)

@@ -12,6 +12,8 @@ extension RedisAccountRepository {
     /// the read and transform are repeated, so no concurrent update is lost.
     /// An unchanged result writes nothing; nil deletes. A result with another id
     /// is refused. An error thrown by `transform` propagates and changes nothing.
+    /// `transform` runs while a pooled connection is held, so it must not call
+    /// this repository itself.
     public func update(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> Account? {
         try await apply(id: id, transform).stored
     }

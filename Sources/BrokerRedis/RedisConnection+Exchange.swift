@@ -12,7 +12,7 @@ extension RedisConnection {
     /// must finish within the timeout. Any failure closes the connection.
     func exchange(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
         let request = RESPEncoder.encode(commands)
-        let deadline = gate.now() + timeoutNanoseconds
+        let deadline = RedisSocket.monotonicNow() + timeoutNanoseconds
         var replies: [RESPValue] = []
         replies.reserveCapacity(commands.count)
         var written = 0
@@ -20,7 +20,7 @@ extension RedisConnection {
             while replies.count < commands.count {
                 let writing = written < request.count
                 let events = Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0)
-                switch RedisSocket.wait(fd, events: events, deadline: deadline, now: gate.now) {
+                switch RedisSocket.wait(fd, events: events, deadline: deadline, now: RedisSocket.monotonicNow) {
                 case .timedOut:
                     throw RedisError.timeout
                 case .failed(let code):

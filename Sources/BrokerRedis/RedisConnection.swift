@@ -86,7 +86,7 @@ final class RedisConnection: @unchecked Sendable {
     private func connect() throws(RedisError) {
         try gate.checkAttempt(endpoint: url.endpoint)
         do {
-            fd = try RedisSocket.open(host: url.host, port: url.port, deadline: gate.now() + timeoutNanoseconds, now: gate.now)
+            fd = try RedisSocket.open(host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
             try handshake()
         } catch {
             disconnect()

@@ -9,15 +9,25 @@ struct RedisFlowRecord: Codable {
     /// The record format written and read.
     static let currentVersion = 1
 
+    /// The record format; 1 for this layout.
     var version: Int
+    /// The flow key.
     var state: String
+    /// The provider key.
     var provider: String
+    /// What binds the flow to one browser or caller.
     var binding: String
+    /// `code_verifier` (PKCE), plaintext, as in the file store.
     var codeVerifier: String?
+    /// `request_token`.
     var requestToken: String?
+    /// `request_token_secret`, plaintext, as in the file store.
     var requestTokenSecret: String?
+    /// `return_to`.
     var returnTo: String?
+    /// `created_at`, RFC 3339.
     var createdAt: String
+    /// `expires_at`, RFC 3339.
     var expiresAt: String
 
     /// The snake_case field names.

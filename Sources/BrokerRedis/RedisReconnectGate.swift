@@ -1,14 +1,13 @@
-import Dispatch
 import Synchronization
 
 /// The reconnect backoff one client's connections share, since they all reach the same server.
 final class RedisReconnectGate: Sendable {
     private let backoff: Mutex<ReconnectBackoff>
-    /// The monotonic clock, in nanoseconds.
+    /// The monotonic clock backoff windows are measured on, in nanoseconds.
     let now: @Sendable () -> UInt64
 
     /// Creates a gate with `backoff` over the monotonic clock `now`.
-    init(backoff: ReconnectBackoff = ReconnectBackoff(), now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    init(backoff: ReconnectBackoff = ReconnectBackoff(), now: @escaping @Sendable () -> UInt64 = RedisSocket.monotonicNow) {
         self.backoff = Mutex(backoff)
         self.now = now
     }

@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -93,6 +94,11 @@ enum RedisSocket {
     static func idleConnectionIsStale(_ fd: Int32) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, 0) != 0
+    }
+
+    /// The monotonic clock socket deadlines are measured on, in nanoseconds.
+    @Sendable static func monotonicNow() -> UInt64 {
+        DispatchTime.now().uptimeNanoseconds
     }
 
     /// The system's text for `code`, such as `Connection refused`.

@@ -62,7 +62,7 @@ struct RESPParserTests {
 
     @Test(arguments: [
         ("!oops\r\n", "unexpected type byte 0x21"),
-        ("_\r\n", "RESP3"),
+        ("_\r\n", "not a RESP2 reply"),
         (":12a\r\n", "integer"),
         (":9223372036854775808\r\n", "integer"),
         (":\r\n", "integer"),
