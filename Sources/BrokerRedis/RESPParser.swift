@@ -132,6 +132,8 @@ struct RESPParser: Sendable {
         throw .protocolError(message)
     }
 
+    /// Carriage return, the first byte of every RESP line end.
     static let cr = UInt8(ascii: "\r")
+    /// Line feed, the second byte of every RESP line end.
     static let lf = UInt8(ascii: "\n")
 }

@@ -18,6 +18,7 @@ public final class RedisAccountRepository: AccountRepository {
     public let client: RedisClient
     /// The prefix of every key this repository uses, `tb:` unless told otherwise.
     public let keyPrefix: String
+    /// Turns accounts into the stored bytes and back; where encryption at rest plugs in.
     let codec: any AccountRecordCodec
 
     /// Creates a repository over `client`; nothing is read until the first call.
