@@ -77,10 +77,16 @@ final class RedisConnection: @unchecked Sendable {
         if fd >= 0, RedisSocket.idleConnectionIsStale(fd) { disconnect() }
         if fd < 0 { try connect() }
         exchanges += 1
-        return try exchange(commands)
+        do {
+            return try exchange(commands)
+        } catch .timeout {
+            // A server that accepts but does not answer is down too: let the other calls fail fast for a while.
+            gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
+            throw .timeout
+        }
     }
 
-    /// Opens the socket and sends `AUTH` and `SELECT`; records the outcome with the gate.
+    /// Opens the socket and sends `AUTH`, `SELECT` and `PING`; records the outcome with the gate.
     ///
     /// Inside a backoff window it fails at once with the last reason.
     private func connect() throws(RedisError) {
@@ -92,7 +98,7 @@ final class RedisConnection: @unchecked Sendable {
             disconnect()
             switch error {
             case .unavailable(let message): gate.recordFailure(message)
-            case .timeout: gate.recordFailure("\(url.endpoint) did not answer AUTH/SELECT in time")
+            case .timeout: gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
             case .server(let message), .protocolError(let message): gate.recordFailure(message)
             }
             throw error
@@ -100,7 +106,11 @@ final class RedisConnection: @unchecked Sendable {
         gate.recordSuccess()
     }
 
-    /// Logs in and selects the database the URL names; a refusal is ``RedisError/unavailable(_:)`` with the server's text.
+    /// Logs in, selects the database the URL names and checks the server answers `PING`.
+    ///
+    /// A refusal is ``RedisError/unavailable(_:)`` with the server's text; the
+    /// `PING` makes a server that accepts connections but never answers count
+    /// as down before any caller's command is sent.
     private func handshake() throws(RedisError) {
         var hello: [RedisCommand] = []
         if let password = url.password {
@@ -109,13 +119,22 @@ final class RedisConnection: @unchecked Sendable {
             hello.append(RedisCommand(["AUTH"] + arguments))
         }
         if url.database != 0 { hello.append(RedisCommand("SELECT", String(url.database))) }
-        guard !hello.isEmpty else { return }
+        hello.append(RedisCommand("PING"))
         let replies = try exchange(hello)
         for (command, reply) in zip(hello, replies) {
             if case .error(let message) = reply {
                 throw .unavailable("redis at \(url.endpoint) refused \(command.name): \(message)")
             }
         }
+        guard replies.last == .simpleString("PONG") else {
+            throw .protocolError("redis at \(url.endpoint) answered PING with something other than PONG")
+        }
+    }
+
+    /// The timeout for messages, such as `2 s` or `0.3 s`.
+    private var timeoutDescription: String {
+        let seconds = Double(timeoutNanoseconds) / 1_000_000_000
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     /// Closes the socket and forgets any partial reply.

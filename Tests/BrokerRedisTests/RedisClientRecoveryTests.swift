@@ -81,6 +81,29 @@ struct RedisClientRecoveryTests {
         }
     }
 
+    @Test func aServerThatStopsAnsweringTimesOutThenFailsFastThenRecovers() async throws {
+        try await RedisServer.with { server async throws in
+            let clock = ManualClock()
+            let client = RedisClient(url: server.url(), poolSize: 2, timeout: 0.5, gate: RedisReconnectGate(now: clock.now))
+            #expect(await client.ping())
+            _ = try await server.client().command("CLIENT", "PAUSE", "1500", "ALL")
+            await #expect(throws: RedisError.timeout) { try await client.command("SET", "k", "v") }
+            let error = await #expect(throws: RedisError.self) { try await client.command("GET", "k") }
+            #expect(error == .unavailable("redis at 127.0.0.1:\(server.port) did not answer within 0.5 s; next connect to 127.0.0.1:\(server.port) in 50 ms"))
+            // Once the backoff wait is over and the server answers again, calls go through.
+            clock.advance(by: 60_000_000)
+            var recovered = false
+            for _ in 0..<50 where !recovered {
+                recovered = await client.ping()
+                if !recovered {
+                    clock.advance(by: 5_000_000_000)
+                    try await Task.sleep(nanoseconds: 100_000_000)
+                }
+            }
+            #expect(recovered)
+        }
+    }
+
     /// Opens and uses every connection of the pool, each with its own key `k-<index>`.
     static func useEveryConnection(of client: RedisClient) async throws {
         for (index, connection) in client.pool.connections.enumerated() {

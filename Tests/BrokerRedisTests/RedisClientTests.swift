@@ -111,11 +111,16 @@ struct RedisClientTests {
         }
     }
 
-    @Test func aServerThatNeverAnswersTimesOut() async throws {
+    @Test func aServerThatNeverAnswersTimesOutAndThenFailsFast() async throws {
         let listener = try FakeRedisListener()
         defer { listener.close() }
-        let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: listener.port), timeout: 0.3)
+        let gate = RedisReconnectGate(now: { 1_000_000_000 })
+        let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: listener.port), poolSize: 2, timeout: 0.3, gate: gate)
         await #expect(throws: RedisError.timeout) { try await client.command("PING") }
+        // Every connection would hang the same way: the next call does not wait again.
+        await #expect(throws: RedisError.unavailable("redis at 127.0.0.1:\(listener.port) did not answer within 0.3 s; next connect to 127.0.0.1:\(listener.port) in 50 ms")) {
+            try await client.command("PING")
+        }
     }
 
     @Test func bytesThatAreNotRESPAreAProtocolError() async throws {
