@@ -1,1 +1,0 @@
-// Placeholder so the module builds; replaced by the RESP client and the Redis stores.

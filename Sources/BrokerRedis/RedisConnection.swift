@@ -1,0 +1,146 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One TCP connection to Redis whose every call runs on its own serial queue.
+///
+/// Socket work blocks (in poll(2), bounded by the timeout), so it never runs on
+/// Swift's cooperative pool nor on the HTTP server's workers: ``send(_:)`` hops
+/// to `queue` and resumes the awaiting task with the replies. The connection is
+/// opened lazily, with `AUTH` and `SELECT` from the URL, and reopened after any
+/// failure; every failure closes it, since the reply stream may be out of step.
+final class RedisConnection: @unchecked Sendable {
+    // @unchecked: `fd`, `parser`, `readBuffer` and `exchanges` are touched only by blocks
+    // running on `queue`, which is serial; the rest is immutable.
+
+    /// The serial queue every socket call of this connection runs on.
+    let queue: DispatchQueue
+    /// The server and credentials.
+    let url: RedisURL
+    /// How long one exchange (connect, or write and read) may take, in nanoseconds.
+    let timeoutNanoseconds: UInt64
+    /// The backoff shared with the other connections of the pool.
+    let gate: RedisReconnectGate
+    /// The socket, or -1 while closed.
+    var fd: Int32 = -1
+    /// The reply parser for the current socket.
+    var parser = RESPParser()
+    /// Scratch space for recv(2).
+    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// How many write-then-read exchanges this connection made; a pipeline is one.
+    private(set) var exchanges = 0
+
+    /// Creates a closed connection to `url`; nothing is opened until the first ``send(_:)``.
+    init(url: RedisURL, timeout: Double, gate: RedisReconnectGate, label: String) {
+        self.url = url
+        self.timeoutNanoseconds = UInt64(max(0.001, timeout) * 1_000_000_000)
+        self.gate = gate
+        self.queue = DispatchQueue(label: label, qos: .userInitiated)
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+    }
+
+    /// Sends `commands` in one write and returns their replies in order, error replies included.
+    ///
+    /// Runs on the connection's queue; the calling task is suspended, not blocked.
+    func send(_ commands: [RedisCommand]) async throws(RedisError) -> [RESPValue] {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[RESPValue], RedisError>, Never>) in
+            queue.async {
+                do throws(RedisError) {
+                    continuation.resume(returning: .success(try self.sendOnQueue(commands)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    /// How many exchanges were made, read on the queue.
+    func exchangeCount() async -> Int {
+        await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: self.exchanges) }
+        }
+    }
+
+    /// ``send(_:)`` on the queue: (re)connects when needed, then makes one exchange.
+    private func sendOnQueue(_ commands: [RedisCommand]) throws(RedisError) -> [RESPValue] {
+        guard !commands.isEmpty else { return [] }
+        guard commands.allSatisfy({ !$0.arguments.isEmpty }) else {
+            throw .protocolError("a command has no arguments")
+        }
+        if fd >= 0, RedisSocket.idleConnectionIsStale(fd) { disconnect() }
+        if fd < 0 { try connect() }
+        exchanges += 1
+        do {
+            return try exchange(commands)
+        } catch .timeout {
+            // A server that accepts but does not answer is down too: let the other calls fail fast for a while.
+            gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
+            throw .timeout
+        }
+    }
+
+    /// Opens the socket and sends `AUTH`, `SELECT` and `PING`; records the outcome with the gate.
+    ///
+    /// Inside a backoff window it fails at once with the last reason.
+    private func connect() throws(RedisError) {
+        try gate.checkAttempt(endpoint: url.endpoint)
+        do {
+            fd = try RedisSocket.open(host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
+            try handshake()
+        } catch {
+            disconnect()
+            switch error {
+            case .unavailable(let message): gate.recordFailure(message)
+            case .timeout: gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
+            case .server(let message), .protocolError(let message): gate.recordFailure(message)
+            }
+            throw error
+        }
+        gate.recordSuccess()
+    }
+
+    /// Logs in, selects the database the URL names and checks the server answers `PING`.
+    ///
+    /// A refusal is ``RedisError/unavailable(_:)`` with the server's text; the
+    /// `PING` makes a server that accepts connections but never answers count
+    /// as down before any caller's command is sent.
+    private func handshake() throws(RedisError) {
+        var hello: [RedisCommand] = []
+        if let password = url.password {
+            // AUTH [username] password: the two-argument form (Redis 6 ACL) only with a user name.
+            let arguments = [url.username, password.value].compactMap { $0 }
+            hello.append(RedisCommand(["AUTH"] + arguments))
+        }
+        if url.database != 0 { hello.append(RedisCommand("SELECT", String(url.database))) }
+        hello.append(RedisCommand("PING"))
+        let replies = try exchange(hello)
+        for (command, reply) in zip(hello, replies) {
+            if case .error(let message) = reply {
+                throw .unavailable("redis at \(url.endpoint) refused \(command.name): \(message)")
+            }
+        }
+        guard replies.last == .simpleString("PONG") else {
+            throw .protocolError("redis at \(url.endpoint) answered PING with something other than PONG")
+        }
+    }
+
+    /// The timeout for messages, such as `2 s` or `0.3 s`.
+    private var timeoutDescription: String {
+        let seconds = Double(timeoutNanoseconds) / 1_000_000_000
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+
+    /// Closes the socket and forgets any partial reply.
+    func disconnect() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+        parser = RESPParser()
+    }
+}

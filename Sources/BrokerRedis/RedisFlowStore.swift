@@ -1,0 +1,89 @@
+import BrokerCore
+import Foundation
+
+/// A ``FlowStore`` in Redis: one key per pending flow, expired by Redis and taken with `GETDEL`.
+///
+/// `put` writes `<prefix>flow:<state>` with `SET … PX <ttl> NX`, the TTL running
+/// to the flow's `expiresAt`; Redis deletes it when that passes, so
+/// ``purgeExpired(now:)`` has nothing to do. `take` is one `GETDEL` (Redis 6.2
+/// or later): Redis runs commands one at a time, so of any number of concurrent
+/// takes across any number of replicas exactly one gets the flow.
+public final class RedisFlowStore: FlowStore {
+    /// The client the store talks through.
+    public let client: RedisClient
+    /// The prefix of every key this store uses, `tb:` unless told otherwise.
+    public let keyPrefix: String
+    private let now: @Sendable () -> Date
+
+    /// Creates a store over `client`; `now` is the clock TTLs are counted from.
+    public init(client: RedisClient, keyPrefix: String = "tb:", now: @escaping @Sendable () -> Date = { Date() }) {
+        self.client = client
+        self.keyPrefix = keyPrefix
+        self.now = now
+    }
+
+    /// Stores `flow` until its `expiresAt`; refuses a state that is not 16–128 base64url characters or is already pending.
+    ///
+    /// A flow already expired by the store's clock is not stored: a take could only ever answer nil.
+    public func put(_ flow: PendingFlow) async throws {
+        guard Self.isWellFormed(state: flow.state) else {
+            throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
+        }
+        let ttl = (flow.expiresAt.timeIntervalSince(now()) * 1000).rounded(.up)
+        guard ttl >= 1 else { return }
+        let milliseconds = String(Int(min(ttl, 1e15)))
+        let bytes = try RedisFlowRecord.encode(flow)
+        let command = RedisCommand(bytes: [
+            Array("SET".utf8), Array(key(flow.state).utf8), bytes, Array("PX".utf8), Array(milliseconds.utf8), Array("NX".utf8),
+        ])
+        let reply: RESPValue
+        do {
+            reply = try await client.command(command)
+        } catch {
+            throw error.storeError
+        }
+        // SET … NX answers nil when the key exists: two flows must never share a state.
+        guard reply == .simpleString("OK") else {
+            throw StoreError.unavailable("put flow: a pending flow with this state already exists")
+        }
+    }
+
+    /// Removes and returns the flow for `state` with `GETDEL`; nil when absent, expired at `now`, or `state` is malformed.
+    public func take(state: String, now: Date) async throws -> PendingFlow? {
+        guard Self.isWellFormed(state: state) else { return nil }
+        let key = key(state)
+        let reply: RESPValue
+        do {
+            reply = try await client.command("GETDEL", key)
+        } catch {
+            throw error.storeError
+        }
+        guard let bytes = reply.bytes else { return nil }
+        let flow = try RedisFlowRecord.decode(bytes, key: key)
+        guard flow.state == state else {
+            throw StoreError.corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
+        }
+        return flow.isExpired(at: now) ? nil : flow
+    }
+
+    /// Returns 0: Redis removes each flow itself when its TTL runs out.
+    public func purgeExpired(now: Date) async throws -> Int {
+        0
+    }
+
+    /// The key of the flow for `state`.
+    func key(_ state: String) -> String { keyPrefix + "flow:" + state }
+
+    /// Whether `state` is 16 to 128 base64url characters, as the file store requires too.
+    static func isWellFormed(state: String) -> Bool {
+        (16...128).contains(state.utf8.count) && state.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                return true
+            default:
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import BrokerCrypto
+
+/// A lock across replicas: `SET key token NX PX ttl` to take it, a compare-and-delete script to give it back.
+///
+/// Only the holder of the token can release the lock, and a holder that dies
+/// loses it when the TTL runs out. Keys live under `<prefix>lock:`. This is a
+/// single-instance Redis lock: enough for single-flight token refresh, where
+/// two holders at once (after a TTL ran out mid-work) cost a wasted refresh, not
+/// corrupted data.
+public final class RedisLock: Sendable {
+    /// Deletes the key only while it still holds the caller's token.
+    static let releaseScript = "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+
+    /// The client the lock talks through.
+    public let client: RedisClient
+    /// The prefix of every lock key, `tb:` unless told otherwise.
+    public let keyPrefix: String
+    private let makeToken: @Sendable () -> String
+
+    /// Creates a lock over `client`; each acquisition gets a fresh random token (128 bits) from `makeToken`.
+    public init(client: RedisClient, keyPrefix: String = "tb:", makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }) {
+        self.client = client
+        self.keyPrefix = keyPrefix
+        self.makeToken = makeToken
+    }
+
+    /// Takes the lock `key` for `ttl` seconds (rounded up to whole milliseconds); returns the owner's token, or nil when held by someone.
+    ///
+    /// `ttl` must be positive and finite.
+    public func acquire(key: String, ttl: Double) async throws(RedisError) -> String? {
+        precondition(ttl.isFinite && ttl > 0, "RedisLock.acquire: ttl must be a positive number of seconds")
+        let milliseconds = String(Int(min((ttl * 1000).rounded(.up), 1e15)))
+        let token = makeToken()
+        let reply = try await client.command("SET", lockKey(key), token, "NX", "PX", milliseconds)
+        return reply == .simpleString("OK") ? token : nil
+    }
+
+    /// Releases the lock `key` if `token` still owns it; returns whether it did.
+    public func release(key: String, token: String) async throws(RedisError) -> Bool {
+        let reply = try await client.command("EVAL", Self.releaseScript, "1", lockKey(key), token)
+        return reply.integer == 1
+    }
+
+    /// The Redis key of lock `key`.
+    func lockKey(_ key: String) -> String { keyPrefix + "lock:" + key }
+}

@@ -1,0 +1,29 @@
+import BrokerCore
+import Foundation
+
+/// The Redis-backed account repository, flow store and refresh lock over one client, as `BROKER_STORE=redis://…` selects them.
+public struct RedisStores: Sendable {
+    /// The shared client; its ``RedisClient/ping()`` is what readiness asks.
+    public let client: RedisClient
+    /// Accounts, encrypted by `codec` as the file store would.
+    public let accounts: RedisAccountRepository
+    /// Pending flows with Redis TTLs.
+    public let flows: RedisFlowStore
+    /// The single-flight refresh lock.
+    public let lock: RedisLock
+
+    /// Creates the stores for `url`; nothing connects until the first call.
+    public init(
+        url: RedisURL,
+        codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        keyPrefix: String = "tb:",
+        poolSize: Int = 4,
+        timeout: Double = 2,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        client = RedisClient(url: url, poolSize: poolSize, timeout: timeout)
+        accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
+        flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, now: now)
+        lock = RedisLock(client: client, keyPrefix: keyPrefix)
+    }
+}

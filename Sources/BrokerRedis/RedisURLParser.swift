@@ -1,0 +1,146 @@
+import BrokerCore
+
+/// Parses `redis://[user:password@]host:port[/db]` into a ``RedisURL``.
+///
+/// Accepted: `redis://host`, `redis://host:6379`, `redis://host:6379/2`,
+/// `redis://:password@host:6379` (the `default` user), `redis://user:password@[::1]:6379/0`.
+/// The user information ends at the last `@`, so a password may hold `/`, `?`
+/// or `#`; `%XX` escapes in it are decoded (write `%40` for `@` before the host,
+/// `%25` for `%`). Refused, with a reason that never quotes the password:
+/// another scheme (`rediss://` has TLS, which this client lacks), user
+/// information without `:`, an empty password, an empty or malformed host, a port
+/// outside 1–65535, a database that is not a number, a query or fragment.
+enum RedisURLParser {
+    /// The largest database index accepted; Redis itself refuses an index past its `databases` setting.
+    static let maximumDatabase = 1_000_000
+
+    /// The URL in `text`, or the reason it is not one.
+    static func parse(_ text: String) throws(RedisURLError) -> RedisURL {
+        guard let schemeEnd = text.range(of: "://") else {
+            throw RedisURLError("it does not start with redis://")
+        }
+        let scheme = text[..<schemeEnd.lowerBound].lowercased()
+        guard scheme == "redis" else {
+            if scheme == "rediss" { throw RedisURLError("rediss:// (TLS) is not supported; use redis://") }
+            throw RedisURLError("the scheme must be redis://")
+        }
+        let rest = text[schemeEnd.upperBound...]
+        var url = RedisURL(host: "")
+        var location = rest
+        if let at = rest.lastIndex(of: "@") {
+            (url.username, url.password) = try userInfo(rest[..<at])
+            location = rest[rest.index(after: at)...]
+        }
+        let path: Substring
+        if let slash = location.firstIndex(of: "/") {
+            path = location[location.index(after: slash)...]
+            location = location[..<slash]
+        } else {
+            path = ""
+        }
+        guard !location.contains("?"), !location.contains("#"), !path.contains("?"), !path.contains("#") else {
+            throw RedisURLError("query parameters and fragments are not supported")
+        }
+        (url.host, url.port) = try hostAndPort(location)
+        url.database = try database(path)
+        return url
+    }
+
+    /// The user and password before `@`: `user:password` or `:password`.
+    private static func userInfo(_ info: Substring) throws(RedisURLError) -> (String?, Secret?) {
+        guard let colon = info.firstIndex(of: ":") else {
+            throw RedisURLError("the part before @ must be user:password or :password")
+        }
+        let rawUser = info[..<colon]
+        let rawPassword = info[info.index(after: colon)...]
+        guard let user = percentDecoded(rawUser) else {
+            throw RedisURLError("the user name has an invalid % escape")
+        }
+        guard let password = percentDecoded(rawPassword) else {
+            throw RedisURLError("the password has an invalid % escape (write % as %25)")
+        }
+        guard !password.isEmpty else { throw RedisURLError("the password is empty") }
+        return (user.isEmpty ? nil : user, Secret(password))
+    }
+
+    /// The host and port of `host`, `host:port`, `[v6]` or `[v6]:port`.
+    private static func hostAndPort(_ location: Substring) throws(RedisURLError) -> (String, Int) {
+        let host: Substring
+        var portText: Substring?
+        if location.hasPrefix("[") {
+            guard let close = location.firstIndex(of: "]") else {
+                throw RedisURLError("the IPv6 address has no closing ]")
+            }
+            host = location[location.index(after: location.startIndex)..<close]
+            let after = location[location.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw RedisURLError("unexpected text after the IPv6 address") }
+                portText = after.dropFirst()
+            }
+            guard !host.isEmpty, host.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) else {
+                throw RedisURLError("the IPv6 address \"\(host)\" is malformed")
+            }
+        } else {
+            if let colon = location.firstIndex(of: ":") {
+                host = location[..<colon]
+                portText = location[location.index(after: colon)...]
+            } else {
+                host = location
+            }
+            guard !host.isEmpty else { throw RedisURLError("the host is empty") }
+            guard host.utf8.allSatisfy(isHostByte) else {
+                throw RedisURLError("the host \"\(host)\" has characters a host name cannot have")
+            }
+        }
+        guard let portText else { return (String(host), RedisURL.defaultPort) }
+        guard portText.count <= 5, portText.utf8.allSatisfy(isDigit), let port = Int(portText), (1...65535).contains(port) else {
+            throw RedisURLError("the port \"\(portText)\" is not a number from 1 to 65535")
+        }
+        return (String(host), port)
+    }
+
+    /// The database number after `/`; empty means 0.
+    private static func database(_ path: Substring) throws(RedisURLError) -> Int {
+        if path.isEmpty { return 0 }
+        guard path.count <= 7, path.utf8.allSatisfy(isDigit), let number = Int(path), number <= maximumDatabase else {
+            throw RedisURLError("the database \"\(path)\" is not a number from 0 to \(maximumDatabase)")
+        }
+        return number
+    }
+
+    /// `text` with `%XX` escapes decoded as UTF-8; nil for a bad escape or invalid UTF-8.
+    private static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var input = text.utf8[...]
+        while let byte = input.popFirst() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = input.popFirst().flatMap(hexValue), let low = input.popFirst().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// Letters, digits, `-`, `.` and `_`: what DNS names and IPv4 addresses are made of.
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        isDigit(byte) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+            || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+    }
+}

@@ -1,0 +1,149 @@
+// TEMPORARY COPY of Tests/BrokerCoreTests/AccountRepositoryConformance.swift (unchanged below this header),
+// so the Redis repository runs the same suite; to be replaced by a shared test-support target.
+
+import BrokerCore
+import Foundation
+import Testing
+
+/// Opens a repository on one backing store; calling it again on the same store simulates a restart.
+typealias RepositoryOpener = @Sendable () throws -> any AccountRepository
+
+/// The behaviour every ``AccountRepository`` must show, written once for the file store and the Redis store.
+///
+/// Each function gets an opener for a fresh, empty backing store.
+enum AccountRepositoryConformance {
+    /// Put, get, list and delete behave like a map keyed by `provider:uid`.
+    static func putGetListDelete(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let alice = Account.make(uid: "1")
+        let bob = Account.make(uid: "2")
+        #expect(try await repository.get(id: alice.id) == nil)
+        try await repository.put(alice)
+        try await repository.put(bob)
+        #expect(try await repository.get(id: "github:1") == alice)
+        #expect(try await repository.list(provider: nil) == [alice, bob])
+
+        #expect(try await repository.delete(id: alice.id) == alice)
+        #expect(try await repository.get(id: alice.id) == nil)
+        #expect(try await repository.delete(id: alice.id) == nil)
+        #expect(try await repository.list(provider: nil) == [bob])
+        #expect(try await open().list(provider: nil) == [bob])
+    }
+
+    /// Authorizing the same user again replaces the one record, and `update` can keep `createdAt`.
+    static func reauthorizationUpdatesSameRecord(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let first = Account.make(uid: "42", accessToken: "old-token", createdAt: .fixture)
+        try await repository.put(first)
+
+        let later = Date.fixture.addingTimeInterval(7200)
+        let fresh = Account.make(uid: "42", accessToken: "new-token", scope: "repo user", createdAt: later)
+        let stored = try await repository.update(id: fresh.id) { existing in
+            var next = fresh
+            next.createdAt = existing?.createdAt ?? fresh.createdAt
+            return next
+        }
+        #expect(stored?.accessToken == Secret("new-token"))
+        #expect(stored?.createdAt == Date.fixture)
+        #expect(stored?.updatedAt == later)
+
+        let all = try await open().list(provider: nil)
+        #expect(all.count == 1)
+        #expect(all.first == stored)
+    }
+
+    /// `list(provider:)` keeps only that provider's accounts, sorted by id.
+    static func listFiltersByProviderSortedByID(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let accounts = [
+            Account.make(provider: "spotify", uid: "b"),
+            Account.make(provider: "github", uid: "zed"),
+            Account.make(provider: "spotify", uid: "a"),
+            Account.make(provider: "github", uid: "10"),
+            Account.make(provider: "gitlab", uid: "1"),
+        ]
+        for account in accounts { try await repository.put(account) }
+
+        let spotify = try await repository.list(provider: "spotify")
+        #expect(spotify.map(\.id) == ["spotify:a", "spotify:b"])
+        let all = try await repository.list(provider: nil)
+        #expect(all.map(\.id) == ["github:10", "github:zed", "gitlab:1", "spotify:a", "spotify:b"])
+        #expect(try await repository.list(provider: "unknown").isEmpty)
+    }
+
+    /// Fifty concurrent read-modify-writes of one id all count: none is lost.
+    static func concurrentUpdatesAreNotLost(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let id = Account.make(uid: "counter").id
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<50 {
+                group.addTask {
+                    _ = try await repository.update(id: id) { current in
+                        var account = current ?? Account.make(uid: "counter", scope: "0")
+                        account.scope = String(Int(account.scope ?? "0")! + 1)
+                        return account
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await repository.get(id: id)?.scope == "50")
+        #expect(try await open().get(id: id)?.scope == "50")
+    }
+
+    /// Two hundred concurrent puts of different ids are all there after a restart.
+    static func concurrentPutsSurviveRestart(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let accounts = (0..<200).map { Account.make(provider: $0.isMultiple(of: 2) ? "github" : "google", uid: "user-\($0)") }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for account in accounts {
+                group.addTask { try await repository.put(account) }
+            }
+            try await group.waitForAll()
+        }
+        let reopened = try await open().list(provider: nil)
+        #expect(reopened == accounts.sortedByID())
+    }
+
+    /// A restart shows every field exactly as it was read before the restart.
+    static func restartPreservesEveryField(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let full = Account.makeFull()
+        try await repository.put(full)
+        let before = try #require(try await repository.get(id: full.id))
+        let after = try #require(try await open().get(id: full.id))
+        #expect(after == before)
+        #expect(after.status == .reauthorizationRequired)
+        #expect(after.refreshToken == Secret("refresh-SENTINEL-2"))
+        #expect(after.tokenSecret == Secret("secret-SENTINEL-3"))
+        #expect(after.screenName == "Twitter API")
+        for (stored, original) in [(after.createdAt, full.createdAt), (after.updatedAt, full.updatedAt)] {
+            #expect(abs(stored.timeIntervalSince(original)) < 0.001)
+        }
+        #expect(abs(after.expiresAt!.timeIntervalSince(full.expiresAt!)) < 0.001)
+        #expect(abs(after.refreshedAt!.timeIntervalSince(full.refreshedAt!)) < 0.001)
+    }
+
+    /// `update` returning nil deletes; a throwing transform changes nothing; a missing id passes nil.
+    static func updateEdgeCases(_ open: RepositoryOpener) async throws {
+        struct Refused: Error {}
+        let repository = try open()
+        let account = Account.make(uid: "7")
+        let created = try await repository.update(id: account.id) { current in
+            #expect(current == nil)
+            return nil
+        }
+        #expect(created == nil)
+        #expect(try await repository.list(provider: nil).isEmpty)
+
+        try await repository.put(account)
+        await #expect(throws: Refused.self) {
+            _ = try await repository.update(id: account.id) { _ in throw Refused() }
+        }
+        #expect(try await repository.get(id: account.id) == account)
+
+        #expect(try await repository.update(id: account.id) { _ in nil } == nil)
+        #expect(try await repository.get(id: account.id) == nil)
+        #expect(try await open().get(id: account.id) == nil)
+    }
+}

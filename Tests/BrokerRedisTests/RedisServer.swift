@@ -1,0 +1,173 @@
+@testable import BrokerRedis
+import BrokerCore
+import Foundation
+import Glibc
+
+/// A real `redis-server` child process on a free loopback port, started for one test and killed after it.
+///
+/// Started with `--save "" --appendonly no`, so nothing is written to disk but
+/// its own temporary directory. When `redis-server` is not on PATH the tests
+/// fail, naming what to install; they never skip.
+final class RedisServer: @unchecked Sendable {
+    // @unchecked: `process` is replaced only by `kill` and `restart`, which the one test
+    // owning this server calls one after another, never concurrently.
+
+    /// The loopback port the server listens on; kept across a restart.
+    let port: Int
+    /// The `requirepass` password, if any.
+    let password: String?
+    private let directory: String
+    private var process: Process?
+
+    private init(port: Int, password: String?, directory: String) {
+        self.port = port
+        self.password = password
+        self.directory = directory
+    }
+
+    /// Runs `body` with a fresh server, then kills it and removes its directory, whether `body` throws or not.
+    static func with<T>(password: String? = nil, _ body: (RedisServer) async throws -> T) async throws -> T {
+        let server = try await start(password: password)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
+    static func start(password: String? = nil) async throws -> RedisServer {
+        let executable = try executablePath()
+        var lastError: any Error = RedisTestError("redis-server did not start")
+        for _ in 0..<5 {
+            let directory = NSTemporaryDirectory() + "/broker-redis-test-" + UUID().uuidString
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let server = RedisServer(port: try freePort(), password: password, directory: directory)
+            do {
+                try await server.launch(executable)
+                return server
+            } catch {
+                lastError = error
+                await server.stop()
+            }
+        }
+        throw lastError
+    }
+
+    /// The path of `redis-server` on PATH, or an error telling how to get it.
+    static func executablePath() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for directory in path.split(separator: ":") {
+            let candidate = "\(directory)/redis-server"
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        throw RedisTestError("""
+            redis-server is not on PATH. These tests need a real Redis (7.x, GETDEL needs 6.2 or later) \
+            and never skip: install the Debian package with `apt-get install redis-server`, \
+            or run scripts/test, which installs it.
+            """)
+    }
+
+    /// A URL for this server with `database` and, if given, credentials.
+    func url(database: Int = 0, username: String? = nil, password: String? = nil) -> RedisURL {
+        RedisURL(host: "127.0.0.1", port: port, username: username, password: password.map(Secret.init), database: database)
+    }
+
+    /// A client for this server with the password it requires, if any.
+    func client(database: Int = 0, poolSize: Int = 4, timeout: Double = 2) -> RedisClient {
+        RedisClient(url: url(database: database, password: password), poolSize: poolSize, timeout: timeout)
+    }
+
+    /// Kills the server with SIGKILL, as a crash would, and waits until it is gone.
+    func kill() async {
+        guard let process else { return }
+        self.process = nil
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        _ = try? await offPool { process.waitUntilExit() }
+    }
+
+    /// Starts the server again on the same port, with no data (nothing was persisted).
+    func restart() async throws {
+        try await launch(try Self.executablePath())
+    }
+
+    /// Kills the server and removes its directory.
+    func stop() async {
+        await kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func launch(_ executable: String) async throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        var arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", directory, "--logfile", "", "--daemonize", "no",
+        ]
+        if let password { arguments += ["--requirepass", password] }
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let port = self.port
+        for _ in 0..<200 {
+            if try await offPool({ Self.answersPing(port: port) }) { return }
+            guard process.isRunning else {
+                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus))")
+            }
+            try await Task.sleep(nanoseconds: 25_000_000)
+        }
+        throw RedisTestError("redis-server on port \(port) did not answer PING within 5 s")
+    }
+
+    /// Whether something on `port` answers an inline `PING` like Redis (`+PONG`, or `-NOAUTH` with a password).
+    private static func answersPing(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { return false }
+        let ping = Array("PING\r\n".utf8)
+        guard send(fd, ping, ping.count, Int32(MSG_NOSIGNAL)) == ping.count else { return false }
+        var reply = [UInt8](repeating: 0, count: 64)
+        let count = recv(fd, &reply, reply.count, 0)
+        guard count > 0 else { return false }
+        let text = String(decoding: reply[0..<count], as: UTF8.self)
+        return text.hasPrefix("+PONG") || text.hasPrefix("-NOAUTH")
+    }
+
+    /// A port nothing listens on right now: bind 127.0.0.1:0, read the port back, close.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RedisTestError("socket failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw RedisTestError("bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        guard withUnsafeMutablePointer(to: &address, {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }) == 0 else { throw RedisTestError("getsockname failed: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// `127.0.0.1:port` as a socket address.
+    static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
