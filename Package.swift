@@ -27,10 +27,13 @@ let package = Package(
         .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
 
+        // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
+        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
+
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
-        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
-        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

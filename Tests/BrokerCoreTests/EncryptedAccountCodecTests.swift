@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerTestSupport
 import BrokerCrypto
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerTestSupport
 import Testing
 
 /// Credentials never print their secrets or token.

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerTestSupport
 @testable import BrokerRedis
 import Foundation
 import Testing

@@ -1,16 +1,14 @@
-// TEMPORARY COPY of Tests/BrokerCoreTests/Account+Fixtures.swift (unchanged below this header), used by the conformance suite.
-
 import BrokerCore
 import Foundation
 
 extension Date {
     /// 2026-11-30T08:00:00Z, the fixed "now" of these tests.
-    static let fixture = Date(timeIntervalSince1970: 1_796_025_600)
+    public static let fixture = Date(timeIntervalSince1970: 1_796_025_600)
 }
 
 extension Account {
     /// An account at `provider` for `uid` with a token derived from the uid, created at ``Date/fixture``.
-    static func make(
+    public static func make(
         provider: String = "github",
         uid: String = "1001",
         accessToken: String? = nil,
@@ -29,7 +27,7 @@ extension Account {
     }
 
     /// An account with every optional field set, dates with fractional seconds included.
-    static func makeFull() -> Account {
+    public static func makeFull() -> Account {
         Account(
             provider: "twitter",
             uid: "783214",
@@ -50,7 +48,7 @@ extension Account {
 
 extension PendingFlow {
     /// A flow for `state` at `provider`, created at ``Date/fixture`` and living `lifetime` seconds.
-    static func make(state: String = "c3RhdGUtMTIzNDU2Nzg5MA", provider: String = "github", lifetime: TimeInterval = 600) -> PendingFlow {
+    public static func make(state: String = "c3RhdGUtMTIzNDU2Nzg5MA", provider: String = "github", lifetime: TimeInterval = 600) -> PendingFlow {
         PendingFlow(
             state: state,
             provider: provider,
@@ -63,7 +61,7 @@ extension PendingFlow {
     }
 
     /// A random base64url state of 22 characters (132 bits), as a caller would make.
-    static func randomState() -> String {
+    public static func randomState() -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
         return String((0..<22).map { _ in alphabet[Int.random(in: 0..<64)] })
     }
@@ -71,7 +69,7 @@ extension PendingFlow {
 
 extension [Account] {
     /// The accounts in the order `list` promises: by id, in UTF-8 byte order.
-    func sortedByID() -> [Account] {
+    public func sortedByID() -> [Account] {
         sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
     }
 }

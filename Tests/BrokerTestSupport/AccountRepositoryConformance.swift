@@ -1,19 +1,16 @@
-// TEMPORARY COPY of Tests/BrokerCoreTests/AccountRepositoryConformance.swift (unchanged below this header),
-// so the Redis repository runs the same suite; to be replaced by a shared test-support target.
-
 import BrokerCore
 import Foundation
 import Testing
 
 /// Opens a repository on one backing store; calling it again on the same store simulates a restart.
-typealias RepositoryOpener = @Sendable () throws -> any AccountRepository
+public typealias RepositoryOpener = @Sendable () throws -> any AccountRepository
 
 /// The behaviour every ``AccountRepository`` must show, written once for the file store and the Redis store.
 ///
 /// Each function gets an opener for a fresh, empty backing store.
-enum AccountRepositoryConformance {
+public enum AccountRepositoryConformance {
     /// Put, get, list and delete behave like a map keyed by `provider:uid`.
-    static func putGetListDelete(_ open: RepositoryOpener) async throws {
+    public static func putGetListDelete(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let alice = Account.make(uid: "1")
         let bob = Account.make(uid: "2")
@@ -31,7 +28,7 @@ enum AccountRepositoryConformance {
     }
 
     /// Authorizing the same user again replaces the one record, and `update` can keep `createdAt`.
-    static func reauthorizationUpdatesSameRecord(_ open: RepositoryOpener) async throws {
+    public static func reauthorizationUpdatesSameRecord(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let first = Account.make(uid: "42", accessToken: "old-token", createdAt: .fixture)
         try await repository.put(first)
@@ -53,7 +50,7 @@ enum AccountRepositoryConformance {
     }
 
     /// `list(provider:)` keeps only that provider's accounts, sorted by id.
-    static func listFiltersByProviderSortedByID(_ open: RepositoryOpener) async throws {
+    public static func listFiltersByProviderSortedByID(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let accounts = [
             Account.make(provider: "spotify", uid: "b"),
@@ -72,7 +69,7 @@ enum AccountRepositoryConformance {
     }
 
     /// Fifty concurrent read-modify-writes of one id all count: none is lost.
-    static func concurrentUpdatesAreNotLost(_ open: RepositoryOpener) async throws {
+    public static func concurrentUpdatesAreNotLost(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let id = Account.make(uid: "counter").id
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -92,7 +89,7 @@ enum AccountRepositoryConformance {
     }
 
     /// Two hundred concurrent puts of different ids are all there after a restart.
-    static func concurrentPutsSurviveRestart(_ open: RepositoryOpener) async throws {
+    public static func concurrentPutsSurviveRestart(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let accounts = (0..<200).map { Account.make(provider: $0.isMultiple(of: 2) ? "github" : "google", uid: "user-\($0)") }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -106,7 +103,7 @@ enum AccountRepositoryConformance {
     }
 
     /// A restart shows every field exactly as it was read before the restart.
-    static func restartPreservesEveryField(_ open: RepositoryOpener) async throws {
+    public static func restartPreservesEveryField(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let full = Account.makeFull()
         try await repository.put(full)
@@ -125,7 +122,7 @@ enum AccountRepositoryConformance {
     }
 
     /// `update` returning nil deletes; a throwing transform changes nothing; a missing id passes nil.
-    static func updateEdgeCases(_ open: RepositoryOpener) async throws {
+    public static func updateEdgeCases(_ open: RepositoryOpener) async throws {
         struct Refused: Error {}
         let repository = try open()
         let account = Account.make(uid: "7")
