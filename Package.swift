@@ -28,13 +28,13 @@ let package = Package(
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
 
         // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
-        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
+        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis", "BrokerTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerCrypto
 import BrokerHTTP
+import BrokerRedis
 import Dispatch
 import Foundation
 import Synchronization
@@ -33,9 +34,20 @@ public final class Broker: Sendable {
         let accounts: any AccountRepository
         let flows: any FlowStore
         let cookieSecret: [UInt8]
+        let storageCheck: @Sendable () async -> String?
         do {
-            accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-            flows = try JSONFileFlowStore(directory: dataDirectory)
+            if let url = c.redisStore {
+                // Shared state for several replicas (issue 7): accounts, flows and refresh locks in Redis.
+                let redis = RedisStores(url: url, codec: codec, now: now)
+                accounts = redis.accounts
+                flows = redis.flows
+                storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
+            } else {
+                accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
+                flows = try JSONFileFlowStore(directory: dataDirectory)
+                // The probe touches the disk: keep it off the worker queues and the cooperative pool.
+                storageCheck = { await Blocking.run { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" } }
+            }
             cookieSecret = try c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
         } catch {
@@ -52,7 +64,7 @@ public final class Broker: Sendable {
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
                                   cookies: CookieHeader(secure: c.publicURL.lowercased().hasPrefix("https:")),
                                   flowTTL: c.flowTTL, logger: logger, now: now)
-        let readiness = Readiness { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" }
+        let readiness = Readiness(storageCheck: storageCheck)
         self.readiness = readiness
         let metricsSource = ServerBox()
         let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, oauth: oauth)
@@ -129,6 +141,7 @@ public final class Broker: Sendable {
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
             ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
+            ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
         ])
     }
 

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerRedis
 
 /// Every setting of the service, read from the environment in one place.
 ///
@@ -33,6 +34,8 @@ public struct BrokerConfiguration: Sendable {
     public var returnToAllowlist: [String] = []
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
+    /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
+    public var redisStore: RedisURL?
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -75,6 +78,13 @@ public struct BrokerConfiguration: Sendable {
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
+        if let store = read.raw("BROKER_STORE") {
+            do {
+                c.redisStore = try RedisURL(parsing: store)
+            } catch {
+                throw ConfigurationError(variable: "BROKER_STORE", message: "must be redis://[user:password@]host:port[/db]: \(error.reason)")
+            }
+        }
         c.environment = env
         return c
     }

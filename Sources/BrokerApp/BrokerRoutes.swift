@@ -8,22 +8,21 @@ enum BrokerRoutes {
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
         router.add(.GET, "/readyz", .async({ _ in
-            // The storage probe touches the disk: keep it off the worker queues.
-            let problem = await Blocking.run { readiness.check() }
+            let problem = await readiness.check()
             if let problem {
                 return Response.json(.serviceUnavailable, "{\"status\":\"unavailable\",\"reason\":\(JSONString.quote(problem))}")
             }
             return Response.json(.ok, "{\"status\":\"ready\"}")
         }))
-        router.get("/metrics") { _ in
+        router.add(.GET, "/metrics", .async({ _ in
             guard let snapshot = metrics.snapshot() else {
                 return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
             }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
-            let text = MetricsRenderer.render(snapshot, ready: readiness.check() == nil)
+            let text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil)
             return Response(status: .ok, headers: headers, body: Array(text.utf8))
-        }
+        }))
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))

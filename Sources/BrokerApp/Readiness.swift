@@ -4,11 +4,11 @@ import Synchronization
 /// its storage cannot take writes. Liveness (`/healthz`) does not depend on it.
 public final class Readiness: Sendable {
     private let shuttingDown = Atomic<Bool>(false)
-    private let storageCheck: @Sendable () -> String?
+    private let storageCheck: @Sendable () async -> String?
 
     /// Creates a readiness tracker; `storageCheck` returns nil when storage is writable,
     /// or a short reason when it is not.
-    public init(storageCheck: @escaping @Sendable () -> String?) {
+    public init(storageCheck: @escaping @Sendable () async -> String?) {
         self.storageCheck = storageCheck
     }
 
@@ -16,8 +16,8 @@ public final class Readiness: Sendable {
     public func beginShutdown() { shuttingDown.store(true, ordering: .relaxed) }
 
     /// Nil when ready, else the reason it is not.
-    public func check() -> String? {
+    public func check() async -> String? {
         if shuttingDown.load(ordering: .relaxed) { return "shutting_down" }
-        return storageCheck()
+        return await storageCheck()
     }
 }

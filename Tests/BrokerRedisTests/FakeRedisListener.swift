@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Dispatch
 import Foundation
 import Glibc

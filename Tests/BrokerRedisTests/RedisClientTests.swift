@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerCore
 @testable import BrokerRedis
 import Foundation

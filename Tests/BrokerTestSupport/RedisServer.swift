@@ -1,4 +1,4 @@
-@testable import BrokerRedis
+import BrokerRedis
 import BrokerCore
 import Foundation
 import Glibc
@@ -8,12 +8,12 @@ import Glibc
 /// Started with `--save "" --appendonly no`, so nothing is written to disk but
 /// its own temporary directory. When `redis-server` is not on PATH the tests
 /// fail, naming what to install; they never skip.
-final class RedisServer: @unchecked Sendable {
+public final class RedisServer: @unchecked Sendable {
     // @unchecked: `process` is replaced only by `kill` and `restart`, which the one test
     // owning this server calls one after another, never concurrently.
 
     /// The loopback port the server listens on; kept across a restart.
-    let port: Int
+    public let port: Int
     /// The `requirepass` password, if any.
     let password: String?
     private let directory: String
@@ -26,7 +26,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// Runs `body` with a fresh server, then kills it and removes its directory, whether `body` throws or not.
-    static func with<T>(password: String? = nil, _ body: (RedisServer) async throws -> T) async throws -> T {
+    public static func with<T>(password: String? = nil, _ body: (RedisServer) async throws -> T) async throws -> T {
         let server = try await start(password: password)
         do {
             let result = try await body(server)
@@ -39,7 +39,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
-    static func start(password: String? = nil) async throws -> RedisServer {
+    public static func start(password: String? = nil) async throws -> RedisServer {
         let executable = try executablePath()
         var lastError: any Error = RedisTestError("redis-server did not start")
         for _ in 0..<5 {
@@ -58,7 +58,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// The path of `redis-server` on PATH, or an error telling how to get it.
-    static func executablePath() throws -> String {
+    public static func executablePath() throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         for directory in path.split(separator: ":") {
             let candidate = "\(directory)/redis-server"
@@ -72,17 +72,17 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// A URL for this server with `database` and, if given, credentials.
-    func url(database: Int = 0, username: String? = nil, password: String? = nil) -> RedisURL {
+    public func url(database: Int = 0, username: String? = nil, password: String? = nil) -> RedisURL {
         RedisURL(host: "127.0.0.1", port: port, username: username, password: password.map(Secret.init), database: database)
     }
 
     /// A client for this server with the password it requires, if any.
-    func client(database: Int = 0, poolSize: Int = 4, timeout: Double = 2) -> RedisClient {
+    public func client(database: Int = 0, poolSize: Int = 4, timeout: Double = 2) -> RedisClient {
         RedisClient(url: url(database: database, password: password), poolSize: poolSize, timeout: timeout)
     }
 
     /// Kills the server with SIGKILL, as a crash would, and waits until it is gone.
-    func kill() async {
+    public func kill() async {
         guard let process else { return }
         self.process = nil
         Glibc.kill(process.processIdentifier, SIGKILL)
@@ -90,12 +90,12 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// Starts the server again on the same port, with no data (nothing was persisted).
-    func restart() async throws {
+    public func restart() async throws {
         try await launch(try Self.executablePath())
     }
 
     /// Kills the server and removes its directory.
-    func stop() async {
+    public func stop() async {
         await kill()
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -146,7 +146,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// A port nothing listens on right now: bind 127.0.0.1:0, read the port back, close.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RedisTestError("socket failed: errno \(errno)") }
         defer { close(fd) }
@@ -163,7 +163,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// `127.0.0.1:port` as a socket address.
-    static func loopback(port: Int) -> sockaddr_in {
+    public static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
