@@ -82,6 +82,7 @@ final class CookieJar: @unchecked Sendable {
             if value.isEmpty { cookies[name] = nil } else { cookies[name] = value }
         }
     }
+    func set(_ name: String, _ value: String) { cookies[name] = value }
     var header: [(String, String)] {
         cookies.isEmpty ? [] : [("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))]
     }

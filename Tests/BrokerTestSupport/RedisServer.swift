@@ -19,10 +19,13 @@ public final class RedisServer: @unchecked Sendable {
     private let directory: String
     private var process: Process?
 
-    private init(port: Int, password: String?, directory: String) {
+    private let persistent: Bool
+
+    private init(port: Int, password: String?, directory: String, persistent: Bool) {
         self.port = port
         self.password = password
         self.directory = directory
+        self.persistent = persistent
     }
 
     /// Runs `body` with a fresh server, then kills it and removes its directory, whether `body` throws or not.
@@ -39,13 +42,15 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
-    public static func start(password: String? = nil) async throws -> RedisServer {
+    /// With `persistent`, writes go to an append-only file synced on every write, so a
+    /// killed and restarted server keeps every acknowledged write (as operators run it).
+    public static func start(password: String? = nil, persistent: Bool = false) async throws -> RedisServer {
         let executable = try executablePath()
         var lastError: any Error = RedisTestError("redis-server did not start")
         for _ in 0..<5 {
             let directory = NSTemporaryDirectory() + "/broker-redis-test-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let server = RedisServer(port: try freePort(), password: password, directory: directory)
+            let server = RedisServer(port: try freePort(), password: password, directory: directory, persistent: persistent)
             do {
                 try await server.launch(executable)
                 return server
@@ -104,7 +109,8 @@ public final class RedisServer: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         var arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always",
             "--dir", directory, "--logfile", "", "--daemonize", "no",
         ]
         if let password { arguments += ["--requirepass", password] }

@@ -1,0 +1,122 @@
+import BrokerRedis
+import BrokerTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// Two real broker processes sharing one real `redis-server` (issue 7).
+@Suite(.serialized) struct ReplicaTests {
+    static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-replicas"
+    static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
+
+    struct Cluster {
+        let redis: RedisServer
+        let weibo: FakeWeibo
+        let a: BrokerProcess
+        let b: BrokerProcess
+        let root: String
+        func stop() async {
+            a.signal(SIGTERM)
+            b.signal(SIGTERM)
+            _ = a.waitForExit(timeout: 5)
+            _ = b.waitForExit(timeout: 5)
+            await redis.stop()
+            try? FileManager.default.removeItem(atPath: root)
+        }
+    }
+
+    static func start() async throws -> Cluster {
+        let redis = try await RedisServer.start(persistent: true)
+        let weibo = try FakeWeibo(clientSecret: clientSecret)
+        let root = NSTemporaryDirectory() + "broker-replicas-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let providers = root + "/providers.json"
+        try Data("{\"providers\": {\(weibo.providerEntry)}}".utf8).write(to: URL(fileURLWithPath: providers))
+        let key = "k1:" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
+        func environment(_ name: String) -> [String: String] {
+            [
+                "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
+                "BROKER_PROVIDERS_FILE": providers, "FAKE_WEIBO_SECRET": clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
+                "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
+                "BROKER_UPSTREAM_TIMEOUT": "3",
+            ]
+        }
+        let a = try BrokerProcess(environment: environment("a"))
+        let b = try BrokerProcess(environment: environment("b"))
+        return Cluster(redis: redis, weibo: weibo, a: a, b: b, root: root)
+    }
+
+    @Test func aFlowStartedOnOneReplicaFinishesOnTheOther() async throws {
+        let c = try await Self.start()
+        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let start = try #require(await onA.authorize("provider=weibo"))
+        let callback = try #require(await onA.visitProvider(start.header("Location")!))
+        let onB = Browser(brokerPort: c.b.port, providerPort: c.weibo.server.port)
+        for (name, value) in onA.jar.cookies { onB.jar.set(name, value) }
+        let done = try #require(await onB.get(callback))
+        #expect(done.status == 200)
+        // The session cookie made on B is honoured by A (shared BROKER_SECRET), and A reads the account from Redis.
+        for (name, value) in onB.jar.cookies { onA.jar.set(name, value) }
+        let read = try #require(await onA.get("/account?id=weibo:3733034601"))
+        #expect(read.status == 200)
+        #expect(read.body.contains("WEIBO-TOKEN-SENTINEL"))
+        // Sealed in Redis too: the token is not in the stored value.
+        let stored = try await c.redis.client().command("GET", "tb:account:weibo:3733034601")
+        #expect(!"\(stored)".contains("WEIBO-TOKEN-SENTINEL"))
+        await c.stop()
+    }
+
+    @Test func twentyParallelCallbacksWithOneStateExchangeOnce() async throws {
+        let c = try await Self.start()
+        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let start = try #require(await browser.authorize("provider=weibo"))
+        let callback = try #require(await browser.visitProvider(start.header("Location")!))
+        let cookie = browser.jar.header
+        let ports = [c.a.port, c.b.port]
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for i in 0..<20 {
+                group.addTask { await TestHTTP.send(port: ports[i % 2], target: callback, headers: cookie)?.status }
+            }
+            var all: [Int?] = []
+            for await s in group { all.append(s) }
+            return all
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1)
+        #expect(statuses.filter { $0 == 400 }.count == 19)
+        #expect(c.weibo.tokenCalls == 1)
+        await c.stop()
+    }
+
+    @Test func redisGoingAwayTurnsReadinessOffAndTheBrokersRecover() async throws {
+        let c = try await Self.start()
+        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        #expect(await browser.connect(provider: "weibo")?.status == 200)
+        await c.redis.kill()
+        for port in [c.a.port, c.b.port] {
+            let ready = await TestHTTP.send(port: port, target: "/readyz")
+            #expect(ready?.status == 503)
+            #expect(ready?.body.contains("redis_unreachable") == true)
+            #expect(await TestHTTP.send(port: port, target: "/healthz")?.status == 200)
+            let account = await TestHTTP.send(port: port, target: "/account?id=weibo:3733034601", headers: Self.api)
+            #expect(account?.status == 503)
+            #expect(account?.body.contains("\"error\":\"storage_unavailable\"") == true)
+        }
+        // A flow cannot start while storage is down; the provider is never asked.
+        let calls = c.weibo.tokenCalls
+        #expect(await browser.authorize("provider=weibo")?.status == 503)
+        try await c.redis.restart()
+        // The brokers reconnect by themselves; the append-only file kept the account.
+        var recovered = false
+        for _ in 0..<50 where !recovered {
+            recovered = await TestHTTP.send(port: c.b.port, target: "/readyz")?.status == 200
+            if !recovered { try await Task.sleep(nanoseconds: 100_000_000) }
+        }
+        #expect(recovered)
+        let kept = await TestHTTP.send(port: c.a.port, target: "/account?id=weibo:3733034601", headers: Self.api)
+        #expect(kept?.status == 200)
+        #expect(c.weibo.tokenCalls == calls)
+        #expect(await browser.connect(provider: "weibo")?.status == 200)
+        #expect(c.weibo.tokenCalls == calls + 1)
+        await c.stop()
+    }
+}
