@@ -11,6 +11,9 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
     private nonisolated(unsafe) var session: URLSession!
 
     /// Creates the session with `configuration` and this object as its delegate.
+    /// Where outbound deadlines fire.
+    private static let deadlines = DispatchQueue(label: "token-broker.upstream-deadlines")
+
     init(configuration: URLSessionConfiguration) {
         super.init()
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
@@ -27,21 +30,26 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
     /// FoundationNetworking on Linux rounds its timeouts down to whole seconds
     /// (0.5 s would become "no time at all").
     func perform(_ request: URLRequest, timeout: Double) async -> Result<UpstreamResponse, UpstreamError> {
-        let state = Mutex<(task: URLSessionDataTask?, timedOut: Bool)>((nil, false))
+        // Whichever comes first, the answer or the deadline, resumes the continuation; the other is ignored.
+        let state = Mutex<(task: URLSessionDataTask?, done: Bool)>((nil, false))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>) in
+                let finish = { @Sendable (result: Result<UpstreamResponse, UpstreamError>) in
+                    let first = state.withLock { current -> Bool in
+                        defer { current.done = true }
+                        return !current.done
+                    }
+                    if first { continuation.resume(returning: result) }
+                }
                 let task = session.dataTask(with: request) { data, response, error in
-                    let timedOut = state.withLock { $0.timedOut }
-                    continuation.resume(returning: timedOut ? .failure(.timeout) : Self.outcome(data: data, response: response, error: error))
+                    finish(Self.outcome(data: data, response: response, error: error))
                 }
                 state.withLock { $0.task = task }
                 task.resume()
-                DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
-                    let pending = state.withLock { current -> URLSessionDataTask? in
-                        current.timedOut = true
-                        return current.task
-                    }
-                    pending?.cancel()
+                // A serial queue of our own: Dispatch's global queue may be busy with blocking work.
+                Self.deadlines.asyncAfter(deadline: .now() + timeout) {
+                    finish(.failure(.timeout))
+                    state.withLock { $0.task }?.cancel()
                 }
                 // A cancellation that arrived before the task was stored found nothing to cancel.
                 if Task.isCancelled { task.cancel() }
