@@ -73,6 +73,23 @@ import Testing
         await s.broker.stop()
     }
 
+    @Test func aBackEndDrivenFlowCompletesWithoutAFlowCookie() async throws {
+        let s = try Self.setUp()
+        let started = try #require(await TestHTTP.send(port: s.broker.port, method: "POST", target: "/authorize",
+                                                       headers: Self.api + [("Content-Type", "application/x-www-form-urlencoded")],
+                                                       body: "provider=twitter"))
+        #expect(started.status == 200)
+        let authorizeURL = try #require(Self.field(started.body, "authorize_url"))
+        let state = try #require(Self.field(started.body, "state"))
+        #expect(s.twitter.callbacks == ["http://localhost:8080/callback?state=\(state)"])
+        let callback = try #require(await s.browser.visitProvider(authorizeURL))
+        #expect(callback.hasPrefix("/callback?state=\(state)&oauth_token="))
+        let done = await TestHTTP.send(port: s.broker.port, target: callback)
+        #expect(done?.status == 200)
+        #expect(done?.body.contains("\"id\":\"\(Self.accountID)\"") == true)
+        await s.broker.stop()
+    }
+
     @Test func aWrongSignatureFailsTheFlow() async throws {
         let s = try Self.setUp(brokerSecret: "not-the-consumer-secret")
         let reply = try #require(await s.browser.authorize("provider=twitter"))
