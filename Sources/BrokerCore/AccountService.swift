@@ -109,9 +109,19 @@ public final class AccountService: Sendable {
             } catch {
                 return (false, error.message)
             }
-        case .oauth1, .tmdb:
-            // Issue 4: TMDB deletes the session (`DELETE /authentication/session`); Twitter has no revoke call here yet.
+        case .oauth1:
+            // RFC 5849 defines no revocation, and the Twitter preset names no revoke endpoint.
             return (nil, nil)
+        case .tmdb:
+            guard provider.isConfigured else {
+                return (false, BrokerError.providerNotConfigured(provider.name, missing: provider.missingSettings).message)
+            }
+            do {
+                try await TMDBClient(provider: provider, upstream: upstream).deleteSession(account.accessToken)
+                return (true, nil)
+            } catch {
+                return (false, error.message)
+            }
         }
     }
 }

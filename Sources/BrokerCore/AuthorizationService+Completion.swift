@@ -25,9 +25,12 @@ extension AuthorizationService {
         case .oauth2:
             let account = try await completeOAuth2(flow, provider: provider, query: query)
             return (account, flow.returnTo)
-        case .oauth1, .tmdb:
-            // Issue 4 adds the OAuth 1.0a verifier exchange and the TMDB session here.
-            throw .providerNotConfigured(provider.name, missing: [])
+        case .oauth1:
+            let account = try await completeOAuth1(flow, provider: provider, query: query)
+            return (account, flow.returnTo)
+        case .tmdb:
+            let account = try await completeTMDB(flow, provider: provider, query: query)
+            return (account, flow.returnTo)
         }
     }
 

@@ -70,7 +70,7 @@ public final class AuthorizationService: Sendable {
         return value
     }
 
-    /// Starts a flow at `provider`: a new state, PKCE where the provider wants it, the flow stored with `binding`.
+    /// Starts a flow at `provider`: a new state, PKCE or a request token as its kind needs, the flow stored with `binding`.
     ///
     /// `binding` is ``binding(forCookieNonce:)`` of the browser's flow cookie, or
     /// ``apiBinding`` for back-end-driven flows. Returns where to send the browser.
@@ -81,9 +81,10 @@ public final class AuthorizationService: Sendable {
         switch provider.kind {
         case .oauth2:
             return try await beginOAuth2(provider, returnTo: returnTo, binding: binding)
-        case .oauth1, .tmdb:
-            // Issue 4 adds the OAuth 1.0a request-token step and the TMDB request token here.
-            throw .providerNotConfigured(provider.name, missing: [])
+        case .oauth1:
+            return try await beginOAuth1(provider, returnTo: returnTo, binding: binding)
+        case .tmdb:
+            return try await beginTMDB(provider, returnTo: returnTo, binding: binding)
         }
     }
 

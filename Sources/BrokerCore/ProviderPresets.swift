@@ -65,19 +65,22 @@ public enum ProviderPresets {
         settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"]
     )
 
-    /// Twitter OAuth 1.0a (issue 4): consumer key and secret, three endpoints, `verify_credentials` for the user.
+    /// Twitter OAuth 1.0a: consumer key and secret, three endpoints, `verify_credentials` for the profile.
+    ///
+    /// The browser goes to `oauth/authorize`, which always asks; set `authenticate_url`
+    /// to `https://api.twitter.com/oauth/authenticate` for "Sign in with Twitter",
+    /// which returns at once for a user who already allowed the app.
     static let twitter = ProviderConfiguration(
         name: "twitter", kind: .oauth1,
         authorizeURL: "https://api.twitter.com/oauth/authorize",
-        userURL: "https://api.twitter.com/1.1/account/verify_credentials.json",
+        userURL: "https://api.twitter.com/1.1/account/verify_credentials.json?include_entities=false&skip_status=true",
         userIDField: "id_str",
         requestTokenURL: "https://api.twitter.com/oauth/request_token",
         accessTokenURL: "https://api.twitter.com/oauth/access_token",
-        authenticateURL: "https://api.twitter.com/oauth/authenticate",
         settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"]
     )
 
-    /// TMDB API v3 session authentication (issue 4): API key, approval page, `/account` for the user id.
+    /// TMDB API v3 session authentication: API key (or read access token), approval page, `/account` for the user id.
     static let tmdb = ProviderConfiguration(
         name: "tmdb", kind: .tmdb,
         authorizeURL: "https://www.themoviedb.org/authenticate",

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Talks OAuth 1.0a to one provider: temporary credentials, the authorize URL, token credentials, the user.
+///
+/// Every request is signed with HMAC-SHA1 by ``OAuth1Signer``; nonce and timestamp
+/// come from injected closures. Errors name the failed check and never carry the
+/// consumer secret, a token secret, the verifier or a provider's body.
+public struct OAuth1Client: Sendable {
+    /// The provider this client talks to (`kind: oauth1`).
+    public let provider: ProviderConfiguration
+    /// The outbound client.
+    let upstream: any UpstreamClient
+    /// Makes the `oauth_nonce` of each request.
+    let nonce: @Sendable () -> String
+    /// Makes the `oauth_timestamp` of each request, in seconds since 1970.
+    let timestamp: @Sendable () -> Int
+
+    /// Creates a client; `timestamp` is the injected clock in Unix seconds, `nonce` defaults to 160 random bits.
+    public init(
+        provider: ProviderConfiguration,
+        upstream: any UpstreamClient,
+        nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
+        timestamp: @escaping @Sendable () -> Int
+    ) {
+        self.provider = provider
+        self.upstream = upstream
+        self.nonce = nonce
+        self.timestamp = timestamp
+    }
+
+    /// Asks for temporary credentials with a signed `POST request_token` carrying `oauth_callback`.
+    ///
+    /// RFC 5849 §2.1: the answer must hold `oauth_token`, `oauth_token_secret` and
+    /// `oauth_callback_confirmed=true`; without the confirmation the flow is aborted
+    /// rather than downgraded to OAuth 1.0 (session fixation, Security Advisory 2009.1).
+    public func requestTemporaryCredentials(callback: String) async throws(BrokerError) -> (token: String, secret: Secret) {
+        let step = "request_token"
+        guard let url = provider.requestTokenURL else { throw notConfigured("request_token_url") }
+        let header = signer(token: nil, tokenSecret: nil)
+            .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_callback", callback)])
+        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", Self.userAgent)])
+        let fields: [String: String]
+        do {
+            fields = try Self.formFields(of: try await send(request, step: step), step: step)
+        } catch {
+            throw OAuth2Client.redacting(sensitive(), in: error)
+        }
+        guard fields["oauth_callback_confirmed"] == "true" else {
+            throw .upstreamError(step: step, reason: "oauth_callback_confirmed is not true")
+        }
+        guard let token = fields["oauth_token"], Self.isUsableToken(token) else {
+            throw .upstreamError(step: step, reason: "the response has no usable oauth_token")
+        }
+        guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
+            throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
+        }
+        return (token, Secret(secret))
+    }
+
+    /// Where to send the browser: `authenticate_url` when set ("Sign in with Twitter"), else `authorize_url`, plus `oauth_token`.
+    ///
+    /// RFC 5849 §2.2: only the temporary token goes here, never `oauth_callback`.
+    public func authorizeURL(requestToken: String) -> String {
+        FormEncoding.url(provider.authenticateURL ?? provider.authorizeURL ?? "", adding: [("oauth_token", requestToken)])
+    }
+
+    /// Exchanges the verifier for token credentials with a signed `POST access_token` (RFC 5849 §2.3).
+    ///
+    /// The request is signed with the temporary token and its secret. The answer is
+    /// form-encoded even when labelled `text/html`; `user_id` and `screen_name` are
+    /// Twitter's additions and land in the grant's `uid` and `screenName`.
+    public func requestTokenCredentials(requestToken: String, requestTokenSecret: Secret, verifier: String) async throws(BrokerError) -> TokenGrant {
+        let step = "access_token"
+        guard let url = provider.accessTokenURL else { throw notConfigured("access_token_url") }
+        let header = signer(token: requestToken, tokenSecret: requestTokenSecret.value)
+            .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_verifier", verifier)])
+        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", Self.userAgent)])
+        let fields: [String: String]
+        do {
+            fields = try Self.formFields(of: try await send(request, step: step), step: step)
+        } catch {
+            throw OAuth2Client.redacting(sensitive(requestToken, requestTokenSecret.value, verifier), in: error)
+        }
+        guard let token = fields["oauth_token"], !token.isEmpty else {
+            throw .upstreamError(step: step, reason: "the response has no oauth_token")
+        }
+        guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
+            throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
+        }
+        return TokenGrant(
+            accessToken: Secret(token),
+            tokenSecret: Secret(secret),
+            uid: fields["user_id"].flatMap { $0.isEmpty ? nil : $0 },
+            screenName: fields["screen_name"].flatMap { $0.isEmpty ? nil : $0 }
+        )
+    }
+
+    /// A signer with the consumer credentials and, when given, a token and its secret.
+    func signer(token: String?, tokenSecret: String?) -> OAuth1Signer {
+        let credentials = OAuth1Credentials(
+            consumerKey: provider.clientID ?? "", consumerSecret: provider.clientSecret?.value ?? "",
+            token: token, tokenSecret: tokenSecret)
+        return OAuth1Signer(credentials: credentials, nonce: nonce, timestamp: timestamp)
+    }
+
+    /// The consumer secret plus `values`: what an error reason must never repeat.
+    func sensitive(_ values: String...) -> [String] {
+        [provider.clientSecret?.value].compactMap { $0 } + values
+    }
+
+    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and other transport failures to an upstream error.
+    func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
+        do {
+            return try await upstream.send(request)
+        } catch {
+            switch error {
+            case .timeout: throw .upstreamTimeout(step: step)
+            case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
+            }
+        }
+    }
+
+    /// The error for a provider that lacks `key`.
+    func notConfigured(_ key: String) -> BrokerError {
+        .providerNotConfigured(provider.name, missing: [provider.settingNames[key] ?? key])
+    }
+
+    /// The User-Agent sent to providers.
+    static let userAgent = "token-broker"
+
+    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters.
+    static func isUsableToken(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Talks TMDB API v3 session authentication: request token, approval page, session, account, logout.
+///
+/// Every call carries the application's key: as the `api_key` query parameter,
+/// or as `Authorization: Bearer` when the key is an API Read Access Token (a JWT).
+/// Errors carry TMDB's `status_code`, never its body, the key or a session id.
+public struct TMDBClient: Sendable {
+    /// The provider this client talks to (`kind: tmdb`).
+    public let provider: ProviderConfiguration
+    /// The outbound client.
+    let upstream: any UpstreamClient
+
+    /// The v3 API root when the provider names none.
+    public static let defaultAPIBaseURL = "https://api.themoviedb.org/3"
+    /// The approval page root when the provider names none.
+    public static let defaultAuthenticateURL = "https://www.themoviedb.org/authenticate"
+    /// How long TMDB keeps an unused request token: 60 minutes (v3 "How do I generate a session id?").
+    public static let requestTokenLifetime: Double = 3600
+
+    /// Creates a client for `provider` that calls out through `upstream`.
+    public init(provider: ProviderConfiguration, upstream: any UpstreamClient) {
+        self.provider = provider
+        self.upstream = upstream
+    }
+
+    /// The API root without a trailing slash.
+    var baseURL: String {
+        var base = provider.apiBaseURL ?? Self.defaultAPIBaseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        return base
+    }
+
+    /// Whether the key is an API Read Access Token: three base64url segments starting `eyJ` (a JWT), sent as Bearer.
+    ///
+    /// A v3 API key is 32 hex digits, so the two shapes cannot be confused.
+    public var usesBearer: Bool {
+        guard let key = provider.apiKey?.value, key.hasPrefix("eyJ") else { return false }
+        let segments = key.split(separator: ".", omittingEmptySubsequences: false)
+        return segments.count == 3 && segments.allSatisfy { segment in
+            !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+        }
+    }
+
+    /// Step 1: `GET /authentication/token/new`; checks `success`, `request_token` and `expires_at`.
+    public func createRequestToken() async throws(BrokerError) -> String {
+        let step = "request_token"
+        let fields = try await call("GET", "/authentication/token/new", step: step)
+        try Self.requireSuccess(fields, step: step)
+        guard let token = ProviderValue.text(fields["request_token"]), Self.isPlainToken(token) else {
+            throw .upstreamError(step: step, reason: "the response has no usable request_token")
+        }
+        guard ProviderValue.text(fields["expires_at"]) != nil else {
+            throw .upstreamError(step: step, reason: "the response has no expires_at")
+        }
+        return token
+    }
+
+    /// Step 2: `{authenticate_url}/{request_token}?redirect_to=…`, where the user approves and TMDB sends the browser back.
+    public func approvalURL(requestToken: String, redirectTo: String) -> String {
+        var root = provider.authenticateURL ?? provider.authorizeURL ?? Self.defaultAuthenticateURL
+        while root.hasSuffix("/") { root.removeLast() }
+        return FormEncoding.url(root + "/" + PercentEncoding.rfc3986(requestToken), adding: [("redirect_to", redirectTo)])
+    }
+
+    /// Step 3: `POST /authentication/session/new` with `{"request_token"}`; returns the session id.
+    public func createSession(requestToken: String) async throws(BrokerError) -> Secret {
+        let step = "session"
+        let fields = try await call("POST", "/authentication/session/new", json: ["request_token": requestToken], step: step)
+        try Self.requireSuccess(fields, step: step)
+        guard let session = ProviderValue.text(fields["session_id"]), OAuth1Client.isUsableToken(session) else {
+            throw .upstreamError(step: step, reason: "the response has no usable session_id")
+        }
+        return Secret(session)
+    }
+
+    /// Step 4: `GET /account?session_id=…`; returns the numeric `id` as text and the `username`.
+    public func fetchAccount(sessionID: Secret) async throws(BrokerError) -> (uid: String, username: String?) {
+        let step = "account"
+        let fields = try await call("GET", "/account", query: [("session_id", sessionID.value)], step: step, sensitive: [sessionID.value])
+        guard let uid = ProviderValue.identifier(fields["id"]) else {
+            throw .upstreamError(step: step, reason: "the account response has no id")
+        }
+        try OAuth2Client.checkUsable(uid: uid, step: step)
+        return (uid, ProviderValue.text(fields["username"]))
+    }
+
+    /// Logs the session out: `DELETE /authentication/session` with `{"session_id"}`.
+    public func deleteSession(_ sessionID: Secret) async throws(BrokerError) {
+        let step = "revoke"
+        let fields = try await call("DELETE", "/authentication/session", json: ["session_id": sessionID.value], step: step,
+                                    sensitive: [sessionID.value])
+        try Self.requireSuccess(fields, step: step)
+    }
+
+    /// Sends one API call with the key and returns the checked JSON object.
+    func call(_ method: String, _ path: String, query: [(String, String)] = [], json: [String: String]? = nil,
+              step: String, sensitive: [String] = []) async throws(BrokerError) -> [String: Any] {
+        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", OAuth1Client.userAgent)]
+        var pairs = query
+        if usesBearer {
+            headers.append(("Authorization", "Bearer " + (provider.apiKey?.value ?? "")))
+        } else {
+            pairs.append(("api_key", provider.apiKey?.value ?? ""))
+        }
+        var body: [UInt8] = []
+        if let json {
+            headers.append(("Content-Type", "application/json;charset=utf-8"))
+            body = Self.encodeJSON(json)
+        }
+        let request = UpstreamRequest(method: method, url: FormEncoding.url(baseURL + path, adding: pairs), headers: headers, body: body)
+        do {
+            return try Self.checkedObject(of: try await send(request, step: step), step: step)
+        } catch {
+            throw OAuth2Client.redacting(sensitive + [provider.apiKey?.value].compactMap { $0 }, in: error)
+        }
+    }
+
+    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and other transport failures to an upstream error.
+    func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
+        do {
+            return try await upstream.send(request)
+        } catch {
+            switch error {
+            case .timeout: throw .upstreamTimeout(step: step)
+            case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
+            }
+        }
+    }
+
+    /// A flat JSON object of strings, keys sorted.
+    static func encodeJSON(_ object: [String: String]) -> [UInt8] {
+        let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return data.map(Array.init) ?? Array("{}".utf8)
+    }
+
+    /// Whether a request token can go into a URL path as it is: 1–128 of `A-Z a-z 0-9 - . _ ~`.
+    static func isPlainToken(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= 128 && PercentEncoding.rfc3986(token) == token
+    }
+}
