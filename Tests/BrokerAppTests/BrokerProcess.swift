@@ -1,10 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BrokerTestSupport
 import Foundation
 
 /// The real `token-broker` executable started as a child process on a free port.
-final class BrokerProcess {
+final class BrokerProcess: @unchecked Sendable {
+    // @unchecked: driven by one test at a time; blocking waits run on threads of their own (offPool).
     let process = Process()
     let stderrPipe = Pipe()
     private(set) var port = 0
@@ -20,8 +22,13 @@ final class BrokerProcess {
         return dir.appendingPathComponent(".build/debug/token-broker")
     }
 
+    /// Starts the broker off the cooperative pool (start-up waits block) and returns once it listens.
+    static func start(environment: [String: String], arguments: [String] = []) async throws -> BrokerProcess {
+        try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
+    }
+
     /// Starts the broker with `environment` (plus a free port) and waits until it listens.
-    init(environment: [String: String], arguments: [String] = []) throws {
+    private init(environment: [String: String], arguments: [String] = []) throws {
         process.executableURL = Self.executable
         process.arguments = arguments
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
@@ -52,8 +59,12 @@ final class BrokerProcess {
     /// Sends a signal.
     func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
-    /// Waits for exit up to `timeout` seconds; returns the exit status, or nil if still running.
-    func waitForExit(timeout: Double) -> Int32? {
+    /// Waits for exit up to `timeout` seconds, off the cooperative pool; the exit status, or nil if still running.
+    func waitForExit(timeout: Double) async -> Int32? {
+        (try? await offPool { self.blockingWaitForExit(timeout: timeout) }) ?? nil
+    }
+
+    private func blockingWaitForExit(timeout: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         return process.isRunning ? nil : process.terminationStatus
@@ -76,33 +87,19 @@ final class LockedBuffer: @unchecked Sendable {
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 
-/// Minimal blocking HTTP GET for process tests.
-enum HTTPGet {
-    static func status(port: Int, path: String) -> (Int, String)? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var tv = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let ok = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard ok == 0 else { return nil }
-        let request = "GET \(path) HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"
-        _ = send(fd, request, request.utf8.count, Int32(MSG_NOSIGNAL))
-        var data = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            data.append(contentsOf: chunk[0..<n])
-        }
-        let text = String(decoding: data, as: UTF8.self)
-        guard text.hasPrefix("HTTP/1.1 "), let status = Int(text.dropFirst(9).prefix(3)) else { return nil }
-        let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
-        return (status, body)
+/// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
+func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
+    try await offPool {
+        let process = Process()
+        process.executableURL = BrokerProcess.executable
+        process.arguments = arguments
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 }

@@ -7,84 +7,67 @@ import Testing
 /// The executable as operators run it: start-up, probes, metrics, signals, exit codes.
 @Suite(.serialized) struct BrokerProcessTests {
     static func tempDir() -> String {
-        let path = NSTemporaryDirectory() + "broker-test-" + UUID().uuidString
-        return path
+        NSTemporaryDirectory() + "broker-test-" + UUID().uuidString
     }
 
-    @Test func servesProbesAndMetricsThenStopsCleanlyOnSIGTERM() throws {
+    @Test func servesProbesAndMetricsThenStopsCleanlyOnSIGTERM() async throws {
         let dir = Self.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let broker = try BrokerProcess(environment: ["BROKER_DATA_DIR": dir + "/data"])
-        #expect(HTTPGet.status(port: broker.port, path: "/healthz")?.0 == 200)
-        #expect(HTTPGet.status(port: broker.port, path: "/readyz")?.0 == 200)
-        let metrics = try #require(HTTPGet.status(port: broker.port, path: "/metrics"))
-        #expect(metrics.0 == 200)
-        #expect(metrics.1.contains("broker_http_requests_total{route=\"/healthz\",status=\"2xx\"} 1"))
-        #expect(metrics.1.contains("broker_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir + "/data"])
+        #expect(await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200)
+        #expect(await TestHTTP.send(port: broker.port, target: "/readyz")?.status == 200)
+        let metrics = try #require(await TestHTTP.send(port: broker.port, target: "/metrics"))
+        #expect(metrics.status == 200)
+        #expect(metrics.body.contains("broker_http_requests_total{route=\"/healthz\",status=\"2xx\"} 1"))
+        #expect(metrics.body.contains("broker_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
         // The scrape's own connection is open; earlier ones may still be finishing their close.
-        let open = metrics.1.split(separator: "\n").first { $0.hasPrefix("broker_http_open_connections ") }
+        let open = metrics.body.split(separator: "\n").first { $0.hasPrefix("broker_http_open_connections ") }
         #expect(open.flatMap { Int($0.split(separator: " ")[1]) }.map { $0 >= 1 } == true)
         // The data directory is created 0700.
         var info = stat()
         #expect(stat(dir + "/data", &info) == 0)
         #expect(info.st_mode & 0o777 == 0o700)
         broker.signal(SIGTERM)
-        #expect(broker.waitForExit(timeout: 5) == 0)
+        #expect(await broker.waitForExit(timeout: 5) == 0)
         #expect(broker.log.contains("\"msg\":\"request\""))
         #expect(broker.log.contains("\"path\":\"/healthz\""))
     }
 
-    @Test func sigintAlsoStopsIt() throws {
+    @Test func sigintAlsoStopsIt() async throws {
         let dir = Self.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let broker = try BrokerProcess(environment: ["BROKER_DATA_DIR": dir])
+        let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
         broker.signal(SIGINT)
-        #expect(broker.waitForExit(timeout: 5) == 0)
+        #expect(await broker.waitForExit(timeout: 5) == 0)
     }
 
-    @Test func readinessIs503WhenTheDataDirectoryCannotBeWritten() throws {
+    @Test func readinessIs503WhenTheDataDirectoryCannotBeWritten() async throws {
         let dir = Self.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let broker = try BrokerProcess(environment: ["BROKER_DATA_DIR": dir])
-        #expect(HTTPGet.status(port: broker.port, path: "/readyz")?.0 == 200)
+        let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
+        #expect(await TestHTTP.send(port: broker.port, target: "/readyz")?.status == 200)
         // Replace the directory by a file: writes fail even for root.
         try FileManager.default.removeItem(atPath: dir)
         #expect(FileManager.default.createFile(atPath: dir, contents: Data("x".utf8)))
-        let ready = try #require(HTTPGet.status(port: broker.port, path: "/readyz"))
-        #expect(ready.0 == 503)
-        #expect(ready.1.contains("storage_not_writable"))
-        #expect(HTTPGet.status(port: broker.port, path: "/healthz")?.0 == 200)
+        let ready = try #require(await TestHTTP.send(port: broker.port, target: "/readyz"))
+        #expect(ready.status == 503)
+        #expect(ready.body.contains("storage_not_writable"))
+        #expect(await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200)
     }
 
-    @Test func invalidConfigurationExitsWithCode2NamingTheVariable() throws {
-        let process = Process()
-        process.executableURL = BrokerProcess.executable
-        process.environment = ["BROKER_PORT": "not-a-port"]
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        process.waitUntilExit()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 2)
+    @Test func invalidConfigurationExitsWithCode2NamingTheVariable() async throws {
+        let (status, text) = try await runBroker([], environment: ["BROKER_PORT": "not-a-port"])
+        #expect(status == 2)
         #expect(text.contains("BROKER_PORT"))
     }
 
-    @Test func healthcheckSubcommandReflectsTheServer() throws {
+    @Test func healthcheckSubcommandReflectsTheServer() async throws {
         let dir = Self.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let broker = try BrokerProcess(environment: ["BROKER_DATA_DIR": dir])
-        func healthcheck(port: Int) throws -> Int32 {
-            let process = Process()
-            process.executableURL = BrokerProcess.executable
-            process.arguments = ["healthcheck"]
-            process.environment = ["BROKER_PORT": String(port)]
-            try process.run()
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
-        #expect(try healthcheck(port: broker.port) == 0)
+        let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
+        #expect(try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(broker.port)]).0 == 0)
         broker.signal(SIGTERM)
-        _ = broker.waitForExit(timeout: 5)
-        #expect(try healthcheck(port: broker.port) == 1)
+        _ = await broker.waitForExit(timeout: 5)
+        #expect(try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(broker.port)]).0 == 1)
     }
 }

@@ -5,18 +5,6 @@ import Testing
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
 @Suite struct RekeyCommandTests {
-    static func run(_ arguments: [String], environment: [String: String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = BrokerProcess.executable
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
-    }
-
     @Test func rekeyMovesEveryRecordToTheCurrentKey() async throws {
         let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -30,11 +18,11 @@ import Testing
                                              createdAt: now, updatedAt: now))
         }
         // The new key alone cannot open the old records: start-up refuses rather than guessing.
-        let (refused, refusal) = try Self.run(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        let (refused, refusal) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(refused == 1)
         #expect(refusal.contains("weibo"))
 
-        let (status, log) = try Self.run(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
+        let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
         #expect(status == 0)
         #expect(log.contains("rewritten=5") && log.contains("total=5"))
         #expect(!log.contains("REKEY-TOKEN-SENTINEL"))
@@ -42,15 +30,15 @@ import Testing
         let current = try JSONFileAccountRepository(directory: dir, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyB)))
         #expect(try await current.get(id: "weibo:3")?.accessToken.value == "REKEY-TOKEN-SENTINEL-3")
 
-        let (again, second) = try Self.run(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        let (again, second) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(again == 0)
         #expect(second.contains("rewritten=0"))
     }
 
-    @Test func aBadKeyIsAConfigurationError() throws {
+    @Test func aBadKeyIsAConfigurationError() async throws {
         let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let (status, log) = try Self.run(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
+        let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
         #expect(status == 2)
         #expect(log.contains("BROKER_ENCRYPTION_KEY"))
     }

@@ -18,8 +18,8 @@ import Testing
         func stop() async {
             a.signal(SIGTERM)
             b.signal(SIGTERM)
-            _ = a.waitForExit(timeout: 5)
-            _ = b.waitForExit(timeout: 5)
+            _ = await a.waitForExit(timeout: 5)
+            _ = await b.waitForExit(timeout: 5)
             await redis.stop()
             try? FileManager.default.removeItem(atPath: root)
         }
@@ -41,8 +41,8 @@ import Testing
                 "BROKER_UPSTREAM_TIMEOUT": "3",
             ]
         }
-        let a = try BrokerProcess(environment: environment("a"))
-        let b = try BrokerProcess(environment: environment("b"))
+        let a = try await BrokerProcess.start(environment: environment("a"))
+        let b = try await BrokerProcess.start(environment: environment("b"))
         return Cluster(redis: redis, weibo: weibo, a: a, b: b, root: root)
     }
 
