@@ -75,6 +75,14 @@ final class OAuthHandlers: Sendable {
     func callback(_ request: Request) async -> Response {
         var query: [String: String] = [:]
         for item in request.queryItems where query[item.name] == nil { query[item.name] = item.value }
+        // A provider that appends "?request_token=…" to a redirect_to that already has "?state=…"
+        // (TMDB may) leaves "S?request_token=…" in state: split it back into its parameters.
+        if let state = query["state"], let mark = state.firstIndex(of: "?") {
+            query["state"] = String(state[..<mark])
+            for item in URLEncodedForm.parse(String(state[state.index(after: mark)...])) where query[item.name] == nil {
+                query[item.name] = item.value
+            }
+        }
         let flow = request.cookies[Self.flowCookie].flatMap(Self.splitFlowCookie)
         guard let state = query["state"] ?? flow?.state, !state.isEmpty else {
             return failure(BrokerError.invalidState, event: "callback failed")

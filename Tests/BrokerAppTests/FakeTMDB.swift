@@ -17,6 +17,8 @@ final class FakeTMDB: Sendable {
 
     struct State {
         var approval = Approval.approve
+        /// Append `?request_token=…` even when redirect_to has a query already, as a careless server might.
+        var appendsBlindly = false
         /// Every token is refused at `session/new` as expired (code 33).
         var expireTokens = false
         var tokenCalls = 0
@@ -155,7 +157,8 @@ final class FakeTMDB: Sendable {
             case .noAnswer: return ""
             }
         }
-        let separator = redirect.contains("?") ? "&" : "?"
+        let blindly = box.state.withLock { $0.appendsBlindly }
+        let separator = redirect.contains("?") && !blindly ? "&" : "?"
         return Response(status: .found, headers: HTTPHeaders([("Location", redirect + separator + "request_token=\(token)" + answer)]))
     }
 

@@ -71,6 +71,19 @@ import Testing
         await s.broker.stop()
     }
 
+    @Test func aCallbackWhoseQueryWasAppendedWithASecondQuestionMarkStillCompletes() async throws {
+        let s = try Self.setUp()
+        s.tmdb.set { $0.appendsBlindly = true }
+        let browser = s.browser
+        let start = try #require(await browser.authorize("provider=tmdb"))
+        let callback = try #require(await browser.visitProvider(start.header("Location")!))
+        #expect(callback.components(separatedBy: "?").count == 3)
+        let done = try #require(await browser.get(callback))
+        #expect(done.status == 200)
+        #expect(done.body.contains("\"id\":\"\(Self.accountID)\""))
+        await s.broker.stop()
+    }
+
     @Test func aReadAccessTokenIsSentAsBearer() async throws {
         let s = try Self.setUp(key: Self.readAccessToken)
         #expect(await s.browser.connect(provider: "tmdb")?.status == 200)
