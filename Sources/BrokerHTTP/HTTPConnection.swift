@@ -184,23 +184,37 @@ final class HTTPConnection: @unchecked Sendable {
         case .handler(.sync(let handler), let route):
             respond(handler(request), method: h.method.rawValue, path: h.path, route: route,
                     close: !h.keepAlive, includeBody: includeBody)
-        case .handler(.async(let handler), let route):
-            phase = .handling
-            clearDeadline()
-            pauseReading()
-            let queue = worker.queue
-            Task {
-                let response = await handler(request)
-                queue.async {
-                    self.respond(response, method: h.method.rawValue, path: h.path, route: route,
-                                 close: !h.keepAlive, includeBody: includeBody)
-                    self.continueAfterHandler()
-                }
+        case .handler(.fastPath(let fast, let slow), let route):
+            if let response = fast(request) {
+                respond(response, method: h.method.rawValue, path: h.path, route: route,
+                        close: !h.keepAlive, includeBody: includeBody)
+            } else {
+                runAsync(slow, request, route: route)
             }
+        case .handler(.async(let handler), let route):
+            runAsync(handler, request, route: route)
         case .notFound, .methodNotAllowed:
             let failure = server.routingFailure(for: h)
             respond(failure.response, method: h.method.rawValue, path: h.path, route: failure.route,
                     close: !h.keepAlive, includeBody: includeBody)
+        }
+    }
+
+    /// Runs a handler that may wait as a task; reading pauses so pipelined answers stay in order.
+    private func runAsync(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
+        let h = request.head
+        let includeBody = h.method != .HEAD
+        phase = .handling
+        clearDeadline()
+        pauseReading()
+        let queue = worker.queue
+        Task {
+            let response = await handler(request)
+            queue.async {
+                self.respond(response, method: h.method.rawValue, path: h.path, route: route,
+                             close: !h.keepAlive, includeBody: includeBody)
+                self.continueAfterHandler()
+            }
         }
     }
 

@@ -7,6 +7,9 @@ public struct Router: Sendable {
         case sync(@Sendable (Request) -> Response)
         /// A handler that may wait (upstream calls, disk writes).
         case async(@Sendable (Request) async -> Response)
+        /// A fast path that answers at once when it can (nil when it cannot), and a handler
+        /// that may wait for the rest: a memory read served inline, a miss or a refresh as a task.
+        case fastPath(@Sendable (Request) -> Response?, otherwise: @Sendable (Request) async -> Response)
     }
 
     /// What the router decided for one request.

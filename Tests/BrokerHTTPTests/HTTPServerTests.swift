@@ -67,6 +67,17 @@ import Testing
         }
     }
 
+    @Test func aFastPathAnswersInlineAndFallsBackToItsTaskInOrder() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            client.send("GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\nGET /maybe?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await client.readResponse()?.text == "\"slow\"")
+            #expect(await client.readResponse()?.text == "\"fast\"")
+            #expect(await client.readResponse()?.text == "\"slow\"")
+        }
+    }
+
     @Test func neverParsesABodyAsARequest() async throws {
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)

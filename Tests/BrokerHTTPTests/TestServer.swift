@@ -18,6 +18,12 @@ enum TestServer {
             try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
             return Response.json(.ok, "{\"slept_ms\":\(ms)}")
         }))
+        router.add(.GET, "/maybe", .fastPath({ request in
+            request.query("fast") == "1" ? Response.json(.ok, "\"fast\"") : nil
+        }, otherwise: { _ in
+            try? await Task.sleep(nanoseconds: 20_000_000)
+            return Response.json(.ok, "\"slow\"")
+        }))
         router.add(.GET, "/big", .sync({ request in
             let size = Int(request.query("size") ?? "1000000") ?? 1_000_000
             return Response(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: size))
