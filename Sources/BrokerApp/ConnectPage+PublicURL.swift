@@ -33,6 +33,7 @@ extension ConnectPage {
         return (String(parts[0]), parts.count == 2 ? Int(parts[1]) : nil)
     }
 
+    /// A host lowercased, without the brackets of an IPv6 literal.
     static func normalised(_ host: String) -> String {
         var host = host.lowercased()
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

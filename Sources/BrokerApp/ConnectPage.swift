@@ -55,7 +55,7 @@ struct ConnectPage {
         }
         html += "<section aria-labelledby=\"accounts-heading\">\n<h2 id=\"accounts-heading\">Connected from this browser</h2>\n"
         if accounts.isEmpty {
-            html += "<p class=\"empty\" id=\"no-accounts\">No account is connected from this browser yet. "
+            html += "<p class=\"empty\" id=\"no-accounts\">No account is connected from this browser. "
                 + "Choose Connect next to a provider below.</p>\n"
         } else {
             html += "<ul class=\"list accounts\">\n" + accounts.map(accountHTML).joined() + "</ul>\n"
@@ -70,7 +70,8 @@ struct ConnectPage {
         return HTMLPage(title: "token-broker", body: html)
     }
 
-    static func providerHTML(_ provider: ProviderItem) -> String {
+    /// One provider's row: a Connect link, or a disabled button described by the settings it lacks.
+    private static func providerHTML(_ provider: ProviderItem) -> String {
         let name = HTMLPage.escape(displayName(provider.name))
         let key = HTMLPage.escape(provider.name)
         guard !provider.missing.isEmpty else {
@@ -84,7 +85,8 @@ struct ConnectPage {
             + "<button type=\"button\" class=\"button\" disabled aria-describedby=\"need-\(key)\">Connect \(name)</button></li>\n"
     }
 
-    func accountHTML(_ account: AccountItem) -> String {
+    /// One account's row: who, its status, Reconnect, and Disconnect when there is a token to post.
+    private func accountHTML(_ account: AccountItem) -> String {
         let provider = HTMLPage.escape(Self.displayName(account.provider))
         let who = HTMLPage.escape(account.screenName ?? account.uid)
         let sub = account.screenName.map { HTMLPage.escape($0) + " · " } ?? ""
@@ -107,7 +109,8 @@ struct ConnectPage {
             + "<span class=\"state\">\(status)</span><span class=\"actions\">\(actions)</span></li>\n"
     }
 
-    static func noticeHTML(_ notice: ConnectPageNotice) -> String {
+    /// The sentence of a one-time notice.
+    private static func noticeHTML(_ notice: ConnectPageNotice) -> String {
         let (provider, uid) = split(notice.accountID)
         let account = HTMLPage.escape(displayName(provider) + " account " + uid)
         let text = switch notice.kind {

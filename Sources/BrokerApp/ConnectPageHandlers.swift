@@ -8,13 +8,19 @@ import Foundation
 /// that session and the page's anti-forgery token, deletes the account through
 /// `AccountService.delete` (which revokes it at the provider) and 303s back to `/`.
 final class ConnectPageHandlers: Sendable {
+    /// Reads (with expiry decided by the clock) and deletes accounts.
     let accounts: AccountService
+    /// The providers to offer.
     let registry: ProviderRegistry
+    /// The session cookie and the secret that signs it, the notice and the CSRF token.
     let access: AccessControl
+    /// Builds `Set-Cookie` values.
     let cookies: CookieHeader
     /// `BROKER_PUBLIC_URL`, where every sign-in returns.
     let publicURL: String
+    /// Where refusals and deletions are logged, never with a token.
     let logger: BrokerLogger
+    /// The injected clock for status labels and the session's issue time.
     let now: @Sendable () -> Date
 
     /// Creates the handlers over the same services as the OAuth surface.
