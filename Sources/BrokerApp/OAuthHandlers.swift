@@ -48,7 +48,7 @@ final class OAuthHandlers: Sendable {
                                                                path: "/callback", maxAge: Int(flowTTL)))
             return Response(status: .found, headers: headers)
         } catch {
-            return failure(error, event: "authorize failed")
+            return failure(error, event: "authorize failed", negotiatingFor: request)
         }
     }
 
@@ -85,7 +85,7 @@ final class OAuthHandlers: Sendable {
         }
         let flow = request.cookies[Self.flowCookie].flatMap(Self.splitFlowCookie)
         guard let state = query["state"] ?? flow?.state, !state.isEmpty else {
-            return failure(BrokerError.invalidState, event: "callback failed")
+            return failure(BrokerError.invalidState, event: "callback failed", negotiatingFor: request)
         }
         let proof = flow?.state == state ? flow?.nonce : nil
         var headers = Self.noStore()
@@ -102,9 +102,17 @@ final class OAuthHandlers: Sendable {
                 headers.add(name: "Location", value: returnTo + separator + "account=" + URLEncodedForm.encode(account.id))
                 return Response(status: .found, headers: headers)
             }
+            if request.wantsHTML {
+                // A person in a browser: back to the connect page, which says once what happened.
+                headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: .connected, accountID: account.id)
+                    .setCookie(secret: access.cookieSecret, cookies: cookies))
+                headers.add(name: "Location", value: "/")
+                return Response(status: .seeOther, headers: headers)
+            }
+            headers.add(name: "Vary", value: "Accept")
             return Response.json(.ok, AccountJSON.summary(account), headers: headers)
         } catch {
-            var response = failure(error, event: "callback failed")
+            var response = failure(error, event: "callback failed", negotiatingFor: request)
             for field in headers.fields where field.name == "Set-Cookie" { response.headers.add(name: field.name, value: field.value) }
             return response
         }
@@ -168,12 +176,18 @@ final class OAuthHandlers: Sendable {
 
     // MARK: Helpers
 
-    private func failure(_ error: any Error, event: String?) -> Response {
+    /// The error response; with `negotiatingFor`, a browser gets a page in plain words instead of JSON.
+    private func failure(_ error: any Error, event: String?, negotiatingFor request: Request? = nil) -> Response {
         let brokerError = (error as? BrokerError) ?? .badRequest("The request could not be handled.")
         if let event {
             logger.log(.warning, event, [("error", .string(brokerError.code)), ("reason", .string(brokerError.message))])
         }
-        return brokerError.response
+        guard let request else { return brokerError.response }
+        // RFC 9110 §12.5.5: the answer depends on Accept, so shared caches must key on it.
+        var response = request.wantsHTML ? HTMLPage.failure(brokerError, during: .connect).response(brokerError.status)
+                                         : brokerError.response
+        response.headers.add(name: "Vary", value: "Accept")
+        return response
     }
 
     static func binding(for nonce: String) -> String {

@@ -1,0 +1,60 @@
+import BrokerCore
+
+extension HTMLPage {
+    /// What the person was doing when it failed, for the headline.
+    enum Attempt {
+        /// Connecting an account (`/authorize`, `/callback`).
+        case connect
+        /// Disconnecting an account (`POST /disconnect`).
+        case disconnect
+        /// Opening the connect page.
+        case view
+    }
+
+    /// The page a browser gets instead of the API's JSON error: what happened in plain words and a way back to `/`.
+    ///
+    /// Only the error's own sentences appear, which never hold a token, code or provider body.
+    static func failure(_ error: BrokerError, during attempt: Attempt) -> HTMLPage {
+        let headline = switch attempt {
+        case .connect: "The account was not connected"
+        case .disconnect: "The account was not disconnected"
+        case .view: "The page could not be shown"
+        }
+        let body = """
+            <h1>\(escape(headline))</h1>
+            <p class="notice error" role="alert">\(escape(explanation(error)))</p>
+            <p>\(escape(advice(error)))</p>
+            <p><a class="button" href="/">Back to token-broker</a></p>
+            <p class="fine">Error code: <code>\(escape(error.code))</code></p>
+            """
+        return HTMLPage(title: headline + " · token-broker", body: body)
+    }
+
+    /// What happened, in the words of someone who just clicked a button.
+    static func explanation(_ error: BrokerError) -> String {
+        switch error {
+        case .accessDenied:
+            "The sign-in was cancelled or refused at the provider, so no account was connected."
+        case .invalidState:
+            "This sign-in could not be matched to one started in this browser: it took too long, "
+                + "was already finished, or was started in another browser or at another address."
+        case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
+             .expired, .reauthorizationRequired, .unauthorized, .badRequest, .storageUnavailable:
+            error.message
+        }
+    }
+
+    /// What to do next.
+    static func advice(_ error: BrokerError) -> String {
+        switch error {
+        case .accessDenied, .invalidState, .expired, .reauthorizationRequired:
+            "Go back and choose Connect again."
+        case .upstreamError, .upstreamTimeout, .storageUnavailable:
+            "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."
+        case .providerNotConfigured, .unknownProvider:
+            "Whoever runs this broker can fix this; the page lists the settings each provider needs."
+        case .invalidReturnTo, .notFound, .unauthorized, .badRequest:
+            "Go back to the page and start from there."
+        }
+    }
+}
