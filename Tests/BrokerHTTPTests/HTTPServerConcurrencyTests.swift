@@ -36,7 +36,6 @@ import Testing
             #expect(slowElapsed >= 2.9)
             // Had the slow handler held a worker, the requests queued behind it would end after it.
             #expect(othersDone < slowDone, "the 100 quick requests finished while the slow one still waited")
-            #expect(othersDone.timeIntervalSince(start) < 2.5)
         }
     }
 
@@ -58,7 +57,7 @@ import Testing
         #expect(reply?.status == 200)
         #expect(reply?.header("Connection") == "close")
         #expect(await idle.readsEOF())
-        #expect(Date().timeIntervalSince(start) < 3)
+        #expect(Date().timeIntervalSince(start) < 4.5, "returned once the in-flight request ended, before the 5 s grace")
         #expect(throws: (any Error).self) { try RawClient(port: port) }
     }
 }

@@ -7,7 +7,6 @@ import Testing
     @Test func headerDripIsCutAtTheTotalHeaderDeadline() async throws {
         try await TestServer.with({ $0.headerTimeout = 0.5 }) { server in
             let client = try RawClient(port: server.port)
-            let start = Date()
             client.send("GET /healthz HTTP/1.1\r\n")
             // One header line every 100 ms: each arrives well inside any idle timer.
             var reply: RawClient.Reply?
@@ -22,8 +21,8 @@ import Testing
             // Without a total deadline the drip would run 4 s and end in a 200.
             #expect(reply?.status == 408)
             #expect(reply?.header("Connection") == "close")
+            // 0.5 s of drip is 5 lines; allow a loaded machine's scheduling slack, far short of the 40.
             #expect(linesSent < 25)
-            #expect(Date().timeIntervalSince(start) < 3)
         }
     }
 
