@@ -1,0 +1,40 @@
+import Foundation
+import Synchronization
+
+/// Full browser flows (`/authorize` → provider → `/callback`) from many threads, counted per second.
+enum FlowBench {
+    static func run(brokerPort: Int, providerPort: Int, concurrency: Int, seconds: Double) {
+        let done = Atomic<Int>(0)
+        let failed = Atomic<Int>(0)
+        let deadline = Date().addingTimeInterval(seconds)
+        let group = DispatchGroup()
+        for _ in 0..<concurrency {
+            group.enter()
+            Thread {
+                let broker = BenchClient(port: brokerPort)
+                let provider = BenchClient(port: providerPort)
+                while Date() < deadline {
+                    if flow(broker, provider) { done.wrappingAdd(1, ordering: .relaxed) } else { failed.wrappingAdd(1, ordering: .relaxed) }
+                }
+                group.leave()
+            }.start()
+        }
+        let start = Date()
+        group.wait()
+        let elapsed = Date().timeIntervalSince(start)
+        let ok = done.load(ordering: .relaxed)
+        print(String(format: "flows=%d failed=%d seconds=%.1f flows_per_s=%.0f concurrency=%d", ok, failed.load(ordering: .relaxed), elapsed, Double(ok) / elapsed, concurrency))
+    }
+
+    static func flow(_ broker: BenchClient, _ provider: BenchClient) -> Bool {
+        guard let start = broker.get("/authorize?provider=weibo"), start.status == 302,
+              let location = start.header("Location"), let url = URLComponents(string: location),
+              let cookie = start.headers("Set-Cookie").first(where: { $0.hasPrefix("tb_flow=") })?.split(separator: ";").first
+        else { return false }
+        guard let approved = provider.get(url.path + "?" + (url.percentEncodedQuery ?? "")), approved.status == 302,
+              let back = approved.header("Location"), let callback = URLComponents(string: back) else { return false }
+        let target = callback.path + "?" + (callback.percentEncodedQuery ?? "")
+        guard let done = broker.get(target, headers: [("Cookie", String(cookie)), ("Accept", "application/json")]) else { return false }
+        return done.status == 200
+    }
+}

@@ -1,0 +1,40 @@
+// broker-bench: load and scaling tools for scripts/bench (not part of the service).
+//   broker-bench seed DIR COUNT            write COUNT sealed accounts weibo:0… into DIR
+//   broker-bench store-scaling ROOT SIZES  open/write/read cost of the file store at each size (comma list)
+//   broker-bench fake-provider PORT        an auto-approving fake Weibo on 127.0.0.1:PORT until killed
+//   broker-bench providers-file PORT       print the providers file that points weibo at that fake
+//   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second
+import Dispatch
+import Foundation
+
+let args = Array(CommandLine.arguments.dropFirst())
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("broker-bench: \(message)\n".utf8))
+    exit(2)
+}
+
+switch args.first {
+case "seed":
+    guard args.count == 3, let count = Int(args[2]) else { fail("usage: seed DIR COUNT") }
+    let t0 = Date()
+    try await StoreBench.seed(args[1], count: count)
+    print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
+case "store-scaling":
+    guard args.count == 3 else { fail("usage: store-scaling ROOT 1,1000,10000,100000") }
+    try await StoreBench.scaling(root: args[1], sizes: args[2].split(separator: ",").compactMap { Int($0) })
+case "fake-provider":
+    guard args.count == 2, let port = Int(args[1]) else { fail("usage: fake-provider PORT") }
+    let server = try FakeProvider.start(port: port)
+    print("fake provider on 127.0.0.1:\(server.port)")
+    dispatchMain()
+case "providers-file":
+    guard args.count == 2, let port = Int(args[1]) else { fail("usage: providers-file PORT") }
+    print(FakeProvider.providersFile(port: port))
+case "flows":
+    guard args.count == 5, let b = Int(args[1]), let p = Int(args[2]), let c = Int(args[3]), let s = Double(args[4]) else {
+        fail("usage: flows BROKER_PORT PROVIDER_PORT CONCURRENCY SECONDS")
+    }
+    FlowBench.run(brokerPort: b, providerPort: p, concurrency: c, seconds: s)
+default:
+    fail("usage: broker-bench seed | store-scaling | fake-provider | providers-file | flows")
+}
