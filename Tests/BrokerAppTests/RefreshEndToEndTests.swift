@@ -210,8 +210,10 @@ import Testing
                 "BROKER_UPSTREAM_TIMEOUT": "3", "BROKER_REFRESH_MARGIN": "300", "BROKER_REFRESH_INTERVAL": "0",
             ]
         }
-        let a = try BrokerProcess(environment: environment("a"))
-        let b = try BrokerProcess(environment: environment("b"))
+        // Starting and stopping a process polls with usleep: off the cooperative pool, which has one thread per core.
+        let (environmentA, environmentB) = (environment("a"), environment("b"))
+        let a = try await offPool { StartedBroker(try BrokerProcess(environment: environmentA)) }.process
+        let b = try await offPool { StartedBroker(try BrokerProcess(environment: environmentB)) }.process
         let browser = Browser(brokerPort: a.port, providerPort: provider.server.port)
         #expect(await browser.connect(provider: "acme")?.status == 200)
         let original = provider.accessTokens.last
@@ -243,8 +245,18 @@ import Testing
         #expect(!(a.log + b.log).contains("SENTINEL"))
         a.signal(SIGTERM)
         b.signal(SIGTERM)
-        _ = a.waitForExit(timeout: 5)
-        _ = b.waitForExit(timeout: 5)
+        let started = [StartedBroker(a), StartedBroker(b)]
+        _ = try await offPool { started.map { $0.process.waitForExit(timeout: 5) } }
         await redis.stop()
+    }
+}
+
+/// Carries a broker process between the thread that starts or waits for it and the test.
+final class StartedBroker: @unchecked Sendable {
+    // @unchecked: a process is handed from one thread to the next and never used by two at once.
+    let process: BrokerProcess
+
+    init(_ process: BrokerProcess) {
+        self.process = process
     }
 }

@@ -9,7 +9,7 @@ struct AccountServiceRefreshTests {
 
     @Test func aReadWithinTheMarginRefreshesFirstAndKeepsGooglesRefreshToken() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.new-SENTINEL"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.new-SENTINEL"))
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3400)
@@ -37,7 +37,7 @@ struct AccountServiceRefreshTests {
 
     @Test func aReadOutsideTheMarginMakesNoCallAndTheMarginIsConfigurable() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.new"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.new"))
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3000)
             #expect(try await f.service(margin: 300).account(id: seeded.id) == seeded)
@@ -105,7 +105,7 @@ struct AccountServiceRefreshTests {
             #expect(try await service.account(id: seeded.id) == seeded)
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.later"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.later"))
             #expect(try await service.account(id: seeded.id).accessToken.value == "ya29.later")
             #expect(await f.refreshCalls().count == 2)
             let results = f.events.all.map(\.result)
@@ -171,7 +171,7 @@ struct AccountServiceRefreshTests {
 
     @Test func twentyConcurrentReadersCauseOneRefreshAndAllGetItsToken() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.shared"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.shared"))
             let held = HeldUpstream(forwardingTo: f.upstream)
             let lock = CountingLock(now: f.clock.function)
             let service = f.service(lock: lock, upstream: held)

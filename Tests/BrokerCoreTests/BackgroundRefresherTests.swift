@@ -7,7 +7,7 @@ import Testing
 struct BackgroundRefresherTests {
     @Test func aSweepRenewsOnlyActiveRefreshableAccountsWithinTheMargin() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.swept"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.swept"))
             let service = f.service(margin: 300)
             let refresher = BackgroundRefresher(service: service, interval: 60)
             let soon = try await f.seed(uid: "soon", lifetime: 200)
@@ -49,7 +49,7 @@ struct BackgroundRefresherTests {
             #expect(attempts == [1, 1, 0, 1, 0, 0, 0, 1])
             #expect(await f.refreshCalls().count == 4)
             #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == Date.fixture.addingTimeInterval(70 + 80))
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.back"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.back"))
             f.clock.advance(80)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
             #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == nil)
@@ -74,7 +74,7 @@ struct BackgroundRefresherTests {
 
     @Test func theLoopRenewsAccountsNobodyReads() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.loop"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.loop"))
             let refresher = BackgroundRefresher(service: f.service(), interval: 0.02)
             let seeded = try await f.seed(lifetime: 100)
             refresher.start()
@@ -91,7 +91,7 @@ struct BackgroundRefresherTests {
 
     @Test func anIntervalOfZeroNeverStartsTheLoop() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.loop"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.loop"))
             let refresher = BackgroundRefresher(service: f.service(), interval: 0)
             let seeded = try await f.seed(lifetime: 100)
             refresher.start()

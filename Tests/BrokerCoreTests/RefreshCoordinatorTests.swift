@@ -9,7 +9,7 @@ struct RefreshCoordinatorTests {
 
     @Test func twentyReadersOnTwoReplicasCauseOneRefresh() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.shared"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.shared"))
             let held = HeldUpstream(forwardingTo: f.upstream)
             let lock = InProcessRefreshLock(now: f.clock.function)
             let replicas = [f.service(lock: lock, upstream: held), f.service(lock: lock, upstream: held)]
@@ -34,7 +34,7 @@ struct RefreshCoordinatorTests {
 
     @Test func aFollowerNeverCallsTheProviderWhileAnotherReplicaHoldsTheLock() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.mine"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
             let lock = InProcessRefreshLock(now: f.clock.function)
             let service = f.service(lock: lock)
             let seeded = try await f.seed(lifetime: 3600)
@@ -58,7 +58,7 @@ struct RefreshCoordinatorTests {
 
     @Test func aFollowerTakesOverWhenTheHolderLetsGoWithoutAResult() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.mine"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
             let lock = InProcessRefreshLock(now: f.clock.function)
             let service = f.service(lock: lock)
             let seeded = try await f.seed(lifetime: 3600)
@@ -93,7 +93,7 @@ struct RefreshCoordinatorTests {
 
     @Test func aReauthorizationThatLandsDuringARefreshIsNotOverwritten() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.old-grant"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.old-grant"))
             let held = HeldUpstream(forwardingTo: f.upstream)
             let service = f.service(upstream: held)
             let seeded = try await f.seed(lifetime: 3600)
@@ -113,7 +113,7 @@ struct RefreshCoordinatorTests {
 
     @Test func aDeletedAccountIsNotFoundAndNotRecreated() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleRefreshed(accessToken: "ya29.x"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.x"))
             let held = HeldUpstream(forwardingTo: f.upstream)
             let service = f.service(upstream: held)
             let seeded = try await f.seed(lifetime: 3600)

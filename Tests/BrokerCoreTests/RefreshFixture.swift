@@ -145,8 +145,8 @@ actor HeldUpstream: UpstreamClient {
 }
 
 extension ProviderWire {
-    /// Google's refresh answer: a new access token and no refresh token (providers.md §4.2).
-    static func googleRefreshed(accessToken: String, expiresIn: Int = 3920) -> UpstreamResponse {
+    /// Google's token answer without a refresh token: every refresh answer, and code exchanges after the first consent (providers.md §4.2).
+    static func googleToken(accessToken: String, expiresIn: Int = 3920) -> UpstreamResponse {
         response(200, "application/json; charset=utf-8",
                  #"{"access_token":"\#(accessToken)","expires_in":\#(expiresIn),"scope":"openid https://www.googleapis.com/auth/userinfo.email","token_type":"Bearer"}"#)
     }
