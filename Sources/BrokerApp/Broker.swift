@@ -17,6 +17,8 @@ public final class Broker: Sendable {
     let server: HTTPServer
     let flows: any FlowStore
     let purgeTask = Mutex<Task<Void, Never>?>(nil)
+    /// Renews due accounts in the background (off when `BROKER_REFRESH_INTERVAL` is 0).
+    let backgroundRefresher: BackgroundRefresher
 
     /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
     public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
@@ -35,6 +37,7 @@ public final class Broker: Sendable {
         let flows: any FlowStore
         let cookieSecret: [UInt8]
         let storageCheck: @Sendable () async -> String?
+        let refreshLock: any RefreshLock
         do {
             if let url = c.redisStore {
                 // Shared state for several replicas (issue 7): accounts, flows and refresh locks in Redis.
@@ -42,11 +45,14 @@ public final class Broker: Sendable {
                 accounts = redis.accounts
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
+                refreshLock = redis.lock
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 flows = try JSONFileFlowStore(directory: dataDirectory)
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
                 storageCheck = { await Blocking.run { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" } }
+                // One process owns the file store, so an in-process lock is enough for single-flight refresh.
+                refreshLock = InProcessRefreshLock(now: now)
             }
             cookieSecret = try c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
@@ -58,8 +64,19 @@ public final class Broker: Sendable {
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now)
+        let refreshMetrics = RefreshMetrics()
+        // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
+        let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
         let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
-                                            redirectURI: authorization.redirectURI, now: now)
+                                            redirectURI: authorization.redirectURI, now: now,
+                                            refreshPolicy: refreshPolicy, refreshLock: refreshLock,
+                                            onRefresh: { event in
+                                                refreshMetrics.record(event)
+                                                Self.log(event, to: logger)
+                                            })
+        backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
+            logger.log(.warning, "background refresh sweep failed", [("error", .string(error.code)), ("reason", .string(error.message))])
+        }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
                                   cookies: CookieHeader(secure: c.publicURL.lowercased().hasPrefix("https:")),
@@ -67,7 +84,7 @@ public final class Broker: Sendable {
         let readiness = Readiness(storageCheck: storageCheck)
         self.readiness = readiness
         let metricsSource = ServerBox()
-        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, oauth: oauth)
+        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth)
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
         metricsSource.set(server)
@@ -138,10 +155,13 @@ public final class Broker: Sendable {
             }
         }
         purgeTask.withLock { $0 = task }
+        backgroundRefresher.start()
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
             ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
             ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
+            ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
+            ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
         ])
     }
 
@@ -153,6 +173,7 @@ public final class Broker: Sendable {
     public func shutdown() async {
         readiness.beginShutdown()
         purgeTask.withLock { $0?.cancel() }
+        backgroundRefresher.stop()
         logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
                                              ("open_connections", .int(server.openConnections))])
         await server.shutdown(grace: configuration.shutdownGrace)

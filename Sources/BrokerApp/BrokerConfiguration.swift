@@ -34,6 +34,10 @@ public struct BrokerConfiguration: Sendable {
     public var returnToAllowlist: [String] = []
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
+    /// Seconds before expiry from which an account with a refresh token is refreshed (`BROKER_REFRESH_MARGIN`, 0 = at expiry).
+    public var refreshMargin: Double = 300
+    /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
+    public var refreshInterval: Double = 60
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
     public var redisStore: RedisURL?
     /// The environment the providers' credentials are read from.
@@ -78,6 +82,8 @@ public struct BrokerConfiguration: Sendable {
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
+        c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
+        c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
         if let store = read.raw("BROKER_STORE") {
             do {
                 c.redisStore = try RedisURL(parsing: store)

@@ -36,6 +36,15 @@ struct EnvironmentReader {
         return value
     }
 
+    /// Seconds from 0 to 86400, where 0 is allowed (to switch something off or to mean "at expiry").
+    func secondsOrZero(_ name: String, default fallback: Double) throws(ConfigurationError) -> Double {
+        guard let text = raw(name) else { return fallback }
+        guard let value = Double(text), value.isFinite, value >= 0, value <= 86_400 else {
+            throw ConfigurationError(variable: name, message: "must be a number of seconds from 0 to 86400, got \"\(text)\"")
+        }
+        return value
+    }
+
     func boolean(_ name: String, default fallback: Bool) throws(ConfigurationError) -> Bool {
         guard let text = raw(name) else { return fallback }
         switch text.lowercased() {

@@ -1,12 +1,14 @@
-import Foundation
+import BrokerCore
 import BrokerHTTP
+import Foundation
 
 /// Renders counters in the Prometheus text exposition format (version 0.0.4).
 enum MetricsRenderer {
     /// The `Content-Type` of the rendered text.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    static func render(_ http: HTTPMetricsSnapshot, ready: Bool) -> String {
+    /// The HTTP server's counters, readiness, and the token refresh counters by provider.
+    static func render(_ http: HTTPMetricsSnapshot, ready: Bool, refresh: [RefreshMetrics.Counts] = []) -> String {
         var out = ""
         out += "# HELP broker_http_requests_total HTTP responses by route and status class.\n"
         out += "# TYPE broker_http_requests_total counter\n"
@@ -35,6 +37,25 @@ enum MetricsRenderer {
         out += "# HELP broker_ready Whether the broker is ready for traffic (1) or not (0).\n"
         out += "# TYPE broker_ready gauge\n"
         out += "broker_ready \(ready ? 1 : 0)\n"
+        out += renderRefresh(refresh)
+        return out
+    }
+
+    /// `broker_refresh_attempts_total{provider}` and `broker_refresh_failures_total{provider,reason}`.
+    static func renderRefresh(_ refresh: [RefreshMetrics.Counts]) -> String {
+        var out = ""
+        out += "# HELP broker_refresh_attempts_total Token refresh calls to providers, by provider.\n"
+        out += "# TYPE broker_refresh_attempts_total counter\n"
+        for counts in refresh {
+            out += "broker_refresh_attempts_total{provider=\"\(escape(counts.provider))\"} \(counts.attempts)\n"
+        }
+        out += "# HELP broker_refresh_failures_total Failed token refreshes, by provider and reason (invalid_grant or transient).\n"
+        out += "# TYPE broker_refresh_failures_total counter\n"
+        for counts in refresh {
+            for reason in RefreshCoordinator.Event.FailureReason.allCases {
+                out += "broker_refresh_failures_total{provider=\"\(escape(counts.provider))\",reason=\"\(reason.rawValue)\"} \(counts.failures(reason))\n"
+            }
+        }
         return out
     }
 

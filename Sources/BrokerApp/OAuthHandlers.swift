@@ -110,7 +110,7 @@ final class OAuthHandlers: Sendable {
                 return Response(status: .seeOther, headers: headers)
             }
             headers.add(name: "Vary", value: "Accept")
-            return Response.json(.ok, AccountJSON.summary(account), headers: headers)
+            return Response.json(.ok, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)), headers: headers)
         } catch {
             var response = failure(error, event: "callback failed", negotiatingFor: request)
             for field in headers.fields where field.name == "Set-Cookie" { response.headers.add(name: field.name, value: field.value) }
@@ -118,13 +118,13 @@ final class OAuthHandlers: Sendable {
         }
     }
 
-    /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser.
+    /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser; refreshed first when due.
     func account(_ request: Request) async -> Response {
         do {
             let id = try Self.accountID(request)
             try access.require(request, mayUse: id)
             let account = try await accounts.account(id: id)
-            return Response.json(.ok, AccountJSON.full(account), headers: Self.noStore())
+            return Response.json(.ok, AccountJSON.full(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
         } catch {
             return failure(error, event: nil)
         }
@@ -135,7 +135,7 @@ final class OAuthHandlers: Sendable {
         guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
             let all = try await accounts.list(provider: request.query("provider"))
-            let body = "{\"accounts\":[" + all.map(AccountJSON.summary).joined(separator: ",") + "]}"
+            let body = "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",") + "]}"
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
             return failure(error, event: nil)

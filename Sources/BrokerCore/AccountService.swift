@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads, lists and deletes stored accounts, deciding expiry with the injected clock.
+/// Reads, lists and deletes stored accounts, deciding expiry with the injected clock and refreshing tokens before they expire.
 public final class AccountService: Sendable {
     /// What a deletion did.
     public struct DeletionResult: Sendable {
@@ -29,25 +29,41 @@ public final class AccountService: Sendable {
     let redirectURI: String
     /// The injected clock that decides expiry.
     let now: @Sendable () -> Date
+    /// Refreshes tokens on read and for the background refresher, one refresh per account at a time.
+    public let refresher: RefreshCoordinator
 
     /// Creates the service; `redirectURI` is the broker's fixed callback URL.
+    ///
+    /// `refreshLock` defaults to an in-process lock (one broker on the file
+    /// store); replicas pass the shared Redis one. `onRefresh` hears of every
+    /// refresh call to a provider, for logs and metrics.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
         upstream: any UpstreamClient,
         redirectURI: String,
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date,
+        refreshPolicy: RefreshCoordinator.Policy = RefreshCoordinator.Policy(),
+        refreshLock: (any RefreshLock)? = nil,
+        onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
         self.registry = registry
         self.upstream = upstream
         self.redirectURI = redirectURI
         self.now = now
+        refresher = RefreshCoordinator(
+            accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
+            lock: refreshLock ?? InProcessRefreshLock(now: now), policy: refreshPolicy, now: now, onEvent: onRefresh)
     }
 
-    /// The usable account with `id`: notFound when absent, reauthorizationRequired when its status says so, expired after its expiry.
+    /// The usable account with `id`, refreshed first when it expires within the margin.
     ///
-    /// An expired account is treated as absent but stays stored until a new authorization replaces it.
+    /// Refuses with notFound when absent, reauthorizationRequired when its
+    /// status says so (or the refresh token was just rejected), expired after its
+    /// expiry when it cannot be refreshed, and the upstream error when a refresh
+    /// failed and the old token has expired too. An expired account is treated
+    /// as absent but stays stored until a new authorization replaces it.
     public func account(id: String) async throws(BrokerError) -> Account {
         let found: Account?
         do {
@@ -55,11 +71,12 @@ public final class AccountService: Sendable {
         } catch {
             throw BrokerError.storage(error)
         }
-        guard let account = found else { throw .notFound }
+        guard var account = found else { throw .notFound }
         switch account.status {
         case .reauthorizationRequired: throw .reauthorizationRequired
         case .active: break
         }
+        account = try await refreshedIfDue(account)
         if account.isExpired(at: now()) { throw .expired }
         return account
     }

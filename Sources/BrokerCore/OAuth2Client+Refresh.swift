@@ -1,0 +1,46 @@
+extension OAuth2Client {
+    /// The `error` values that mean the refresh token itself is dead: the user must authorize again.
+    ///
+    /// RFC 6749 §5.2: `invalid_grant` covers a refresh token that is invalid,
+    /// expired, revoked or issued to another client. GitHub names a dead GitHub
+    /// App refresh token `bad_refresh_token` (and answers with HTTP 200).
+    static let deadRefreshTokenErrors: Set<String> = ["invalid_grant", "bad_refresh_token"]
+
+    /// Trades `refreshToken` for a new access token (RFC 6749 §6).
+    ///
+    /// A form POST of `grant_type=refresh_token` and `refresh_token`, with the
+    /// same client authentication as the code exchange and no `scope` (the
+    /// grant keeps its scope). The answer passes the same validator as the code
+    /// exchange. A dead refresh token (see ``deadRefreshTokenErrors``) throws
+    /// ``BrokerError/reauthorizationRequired``; a timeout, a 5xx, a transport
+    /// failure or any other refusal throws an upstream error, which callers
+    /// treat as transient.
+    public func refresh(refreshToken: Secret) async throws(BrokerError) -> TokenGrant {
+        let step = "token_refresh"
+        guard let tokenURL = provider.tokenURL else { throw notConfigured("token_url") }
+        var form: [(String, String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
+        var headers: [(String, String)] = [
+            ("Content-Type", "application/x-www-form-urlencoded"),
+            // GitHub answers form-encoded unless asked for JSON.
+            ("Accept", "application/json"),
+            ("User-Agent", Self.userAgent),
+        ]
+        addClientAuthentication(form: &form, headers: &headers)
+        let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
+        let sensitive = [refreshToken.value, provider.clientSecret?.value].compactMap { $0 }
+        do throws(BrokerError) {
+            let response = try await send(request, step: step)
+            if Self.reportsDeadRefreshToken(response) { throw .reauthorizationRequired }
+            return try OAuth2ResponseValidator.tokenGrant(from: response, step: step)
+        } catch {
+            throw Self.redacting(sensitive, in: error)
+        }
+    }
+
+    /// Whether a non-5xx answer carries an `error` naming a dead refresh token; a 5xx is the provider's trouble, not the token's.
+    static func reportsDeadRefreshToken(_ response: UpstreamResponse) -> Bool {
+        guard response.status < 500, let fields = ResponseBody(response.body).fields(acceptForm: true),
+              let error = fields["error"] as? String else { return false }
+        return deadRefreshTokenErrors.contains(error)
+    }
+}

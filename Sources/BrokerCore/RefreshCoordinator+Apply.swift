@@ -1,0 +1,82 @@
+import Foundation
+
+extension RefreshCoordinator {
+    /// Calls the provider's refresh grant with `refreshToken` and stores what it says.
+    nonisolated func callProvider(for account: Account, at provider: ProviderConfiguration,
+                                  presenting refreshToken: Secret) async throws(BrokerError) -> Outcome {
+        let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
+        let grant: TokenGrant
+        do {
+            grant = try await client.refresh(refreshToken: refreshToken)
+        } catch .reauthorizationRequired {
+            await clearBackoff(accountID: account.id)
+            report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
+            return try await markReauthorizationRequired(account.id, rejected: refreshToken)
+        } catch {
+            await recordTransientFailure(accountID: account.id)
+            report(account, .failed(.transient, message: error.message))
+            return .failed(account, error)
+        }
+        let stored = try await store(grant, in: account.id, replacing: refreshToken)
+        await clearBackoff(accountID: account.id)
+        report(account, .refreshed)
+        return .refreshed(stored)
+    }
+
+    /// Writes the new tokens atomically, unless the account changed hands meanwhile.
+    ///
+    /// RFC 6749 §6: a new refresh token replaces the old one, which is never
+    /// used again; without one (Google) the old one stays. `expires_in` counts
+    /// from the injected clock's reading (RFC 6749 §5.1). The write happens only
+    /// while the record still holds the refresh token that was presented: a
+    /// re-authorization that landed meanwhile is newer and stands.
+    nonisolated func store(_ grant: TokenGrant, in id: String, replacing used: Secret) async throws(BrokerError) -> Account {
+        let issuedAt = now()
+        let stored: Account?
+        do {
+            stored = try await accounts.update(id: id) { existing in
+                guard var account = existing, account.refreshToken == used else { return existing }
+                account.accessToken = grant.accessToken
+                account.tokenType = grant.tokenType ?? account.tokenType
+                account.scope = grant.scope ?? account.scope
+                account.refreshToken = grant.refreshToken ?? used
+                account.expiresAt = Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn)
+                account.refreshedAt = issuedAt
+                account.updatedAt = issuedAt
+                account.status = .active
+                return account
+            }
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        guard let stored else { throw .notFound }
+        return stored
+    }
+
+    /// Marks the account as needing re-authorization, tokens untouched, if it still holds the rejected refresh token.
+    ///
+    /// Throws ``BrokerError/reauthorizationRequired`` when it does; an account
+    /// re-authorized meanwhile comes back as refreshed.
+    nonisolated func markReauthorizationRequired(_ id: String, rejected: Secret) async throws(BrokerError) -> Outcome {
+        let at = now()
+        let stored: Account?
+        do {
+            stored = try await accounts.update(id: id) { existing in
+                guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
+                account.status = .reauthorizationRequired
+                account.updatedAt = at
+                return account
+            }
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        guard let stored else { throw .notFound }
+        if stored.status == .reauthorizationRequired { throw .reauthorizationRequired }
+        return .refreshed(stored)
+    }
+
+    /// Tells ``onEvent`` about one provider call.
+    nonisolated func report(_ account: Account, _ result: Event.Result) {
+        onEvent(Event(provider: account.provider, accountID: account.id, result: result))
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+extension RefreshCoordinator {
+    /// The lock key of `accountID`'s refresh.
+    static func lockKey(for accountID: String) -> String {
+        "refresh:" + accountID
+    }
+
+    /// This process's one refresh of `initial`'s account, as a result so followers can share it.
+    nonisolated func lead(_ initial: Account) async -> Result<Outcome, BrokerError> {
+        do {
+            return .success(try await leadAcrossReplicas(initial))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Takes the cross-replica lock and refreshes, or waits for the replica that holds it.
+    ///
+    /// While another replica holds the lock, the repository is polled every
+    /// ``Policy/pollInterval`` until that replica's result is stored (the
+    /// token or status changed, or the account is no longer due) or the lock
+    /// is free to take. The wait ends after twice the lock TTL at most; the
+    /// lock has expired by then, so only a replica that keeps re-taking it
+    /// makes this one give up with a transient failure.
+    nonisolated func leadAcrossReplicas(_ initial: Account) async throws(BrokerError) -> Outcome {
+        let key = Self.lockKey(for: initial.id)
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(policy.lockTTL * 2)
+        var current = initial
+        while true {
+            if let settled = try settledOutcome(current, comparedWith: initial) { return settled }
+            if let token = try await acquireLock(key) {
+                let outcome: Outcome
+                do {
+                    outcome = try await refreshHoldingLock(initial)
+                } catch {
+                    await releaseLock(key, token: token)
+                    throw error
+                }
+                await releaseLock(key, token: token)
+                return outcome
+            }
+            guard clock.now < deadline else { return .failed(current, .upstreamTimeout(step: "token_refresh")) }
+            try? await Task.sleep(for: .seconds(policy.pollInterval))
+            current = try await read(initial.id)
+        }
+    }
+
+    /// With the lock held: re-reads the account, since another replica may have just refreshed (and rotated) it, then calls the provider.
+    nonisolated func refreshHoldingLock(_ initial: Account) async throws(BrokerError) -> Outcome {
+        let fresh = try await read(initial.id)
+        if let settled = try settledOutcome(fresh, comparedWith: initial) { return settled }
+        guard let provider = refreshProvider(for: fresh), let refreshToken = fresh.refreshToken else { return .unchanged(fresh) }
+        return try await callProvider(for: fresh, at: provider, presenting: refreshToken)
+    }
+
+    /// The outcome when `current` needs no refresh by this caller, or nil when it still does.
+    ///
+    /// Tokens that differ from what the caller read mean someone else refreshed
+    /// or re-authorized the account; a new token is never refreshed again at once.
+    nonisolated func settledOutcome(_ current: Account, comparedWith initial: Account) throws(BrokerError) -> Outcome? {
+        if current.status == .reauthorizationRequired { throw .reauthorizationRequired }
+        if current.accessToken != initial.accessToken || current.refreshToken != initial.refreshToken { return .refreshed(current) }
+        if !isDue(current, at: now()) { return .unchanged(current) }
+        return nil
+    }
+
+    /// The stored account `id`; notFound when it was deleted.
+    nonisolated func read(_ id: String) async throws(BrokerError) -> Account {
+        let found: Account?
+        do {
+            found = try await accounts.get(id: id)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+        guard let found else { throw .notFound }
+        return found
+    }
+
+    /// Takes the lock for ``Policy/lockTTL``; a lock store that cannot answer is a storage failure.
+    nonisolated func acquireLock(_ key: String) async throws(BrokerError) -> String? {
+        do {
+            return try await lock.acquire(key: key, ttl: policy.lockTTL)
+        } catch {
+            throw BrokerError.storage(error)
+        }
+    }
+
+    /// Gives the lock back; if that fails, its TTL frees it.
+    nonisolated func releaseLock(_ key: String, token: String) async {
+        _ = try? await lock.release(key: key, token: token)
+    }
+}

@@ -1,0 +1,51 @@
+extension RefreshCoordinator {
+    /// What a refresh request came to, short of an error.
+    public enum Outcome: Sendable, Equatable {
+        /// A new token was issued, here or by another replica, or the account was re-authorized meanwhile; the account as stored now.
+        case refreshed(Account)
+        /// Nothing was done: the account is not due, cannot be refreshed, or is backing off; the account as last read.
+        case unchanged(Account)
+        /// The provider call failed transiently (timeout, 5xx, transport, other refusal); the account as stored, its tokens untouched.
+        case failed(Account, BrokerError)
+
+        /// The account this outcome carries.
+        public var account: Account {
+            switch self {
+            case .refreshed(let account), .unchanged(let account), .failed(let account, _): account
+            }
+        }
+    }
+
+    /// One provider refresh call's result, for logs and metrics; it never holds a token.
+    public struct Event: Sendable, Equatable {
+        /// Why a refresh failed, as the metrics label it.
+        public enum FailureReason: String, Sendable, CaseIterable {
+            /// The refresh token is dead; the account now needs re-authorization.
+            case invalidGrant = "invalid_grant"
+            /// A timeout, 5xx, transport error or other refusal; the current token is kept and the call retried later.
+            case transient
+        }
+
+        /// What the call came to.
+        public enum Result: Sendable, Equatable {
+            /// The provider issued a new access token.
+            case refreshed
+            /// The provider refused or did not answer; `message` is safe to log.
+            case failed(FailureReason, message: String)
+        }
+
+        /// The provider called.
+        public var provider: String
+        /// The account refreshed.
+        public var accountID: String
+        /// What happened.
+        public var result: Result
+
+        /// Creates an event.
+        public init(provider: String, accountID: String, result: Result) {
+            self.provider = provider
+            self.accountID = accountID
+            self.result = result
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// Refreshes accounts' access tokens one at a time per account: in this process and, through the ``RefreshLock``, across replicas.
+///
+/// Single flight in the process: the first caller for an account starts the
+/// refresh as a task of its own and later callers await that same task, so 20
+/// concurrent readers cause one provider call and all get its token. Across
+/// replicas the task first takes the shared lock; a replica that cannot get it
+/// polls the repository until the holder's result shows up or the lock frees,
+/// and never calls the provider meanwhile (catalogue item 40, RFC 9700
+/// §4.14.2: presenting a rotated-out refresh token looks like theft and can
+/// revoke the whole grant). Transient failures put the account into an
+/// in-memory exponential backoff.
+public actor RefreshCoordinator {
+    /// Where accounts live; results are written with its atomic `update`.
+    nonisolated let accounts: any AccountRepository
+    /// The providers, for token endpoints and client credentials.
+    nonisolated let registry: ProviderRegistry
+    /// The outbound client.
+    nonisolated let upstream: any UpstreamClient
+    /// The broker's callback URL (the client needs it; the refresh grant does not send it).
+    nonisolated let redirectURI: String
+    /// The lock shared with other replicas.
+    nonisolated let lock: any RefreshLock
+    /// Margin, lock TTL, polling and backoff settings.
+    public nonisolated let policy: Policy
+    /// The injected clock that decides expiry, due dates and backoff.
+    nonisolated let now: @Sendable () -> Date
+    /// Told about every provider call's result, for logs and metrics.
+    nonisolated let onEvent: @Sendable (Event) -> Void
+
+    /// The refresh running in this process for each account id.
+    var inFlight: [String: Task<Result<Outcome, BrokerError>, Never>] = [:]
+    /// Consecutive transient failures per account id, and when the next attempt may start.
+    var backoff: [String: Backoff] = [:]
+
+    /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block.
+    public init(
+        accounts: any AccountRepository,
+        registry: ProviderRegistry,
+        upstream: any UpstreamClient,
+        redirectURI: String,
+        lock: any RefreshLock,
+        policy: Policy = Policy(),
+        now: @escaping @Sendable () -> Date,
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) {
+        self.accounts = accounts
+        self.registry = registry
+        self.upstream = upstream
+        self.redirectURI = redirectURI
+        self.lock = lock
+        self.policy = policy
+        self.now = now
+        self.onEvent = onEvent
+    }
+
+    /// Whether `account` should be refreshed at `now`: active, refreshable, and expiring within the margin.
+    public nonisolated func isDue(_ account: Account, at now: Date) -> Bool {
+        guard account.status == .active, let expiresAt = account.expiresAt else { return false }
+        return expiresAt.timeIntervalSince(now) <= policy.margin && refreshProvider(for: account) != nil
+    }
+
+    /// The provider that can refresh `account`: it has a refresh token and its provider is a configured OAuth 2.0 one.
+    nonisolated func refreshProvider(for account: Account) -> ProviderConfiguration? {
+        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider),
+              provider.kind == .oauth2, provider.isConfigured else { return nil }
+        return provider
+    }
+
+    /// Refreshes `account` (as the caller read it) unless that is no longer needed; joins the refresh already running for it.
+    ///
+    /// With `respectingBackoff`, an account whose last attempt failed
+    /// transiently is left alone (``Outcome/unchanged(_:)``) until its backoff
+    /// ends. Throws ``BrokerError/reauthorizationRequired`` when the refresh
+    /// token is dead, ``BrokerError/notFound`` when the account was deleted, and
+    /// a storage error when the store or the lock cannot be reached.
+    public func refresh(_ account: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
+        let id = account.id
+        if let running = inFlight[id] { return try await running.value.get() }
+        if respectingBackoff, let wait = backoff[id], now() < wait.notBefore { return .unchanged(account) }
+        // A task of its own, not the caller's: a reader that goes away does not cancel the others' refresh.
+        let task = Task { await self.lead(account) }
+        inFlight[id] = task
+        let result = await task.value
+        if inFlight[id] == task { inFlight[id] = nil }
+        return try result.get()
+    }
+
+    /// When the next attempt for `accountID` may start after transient failures, or nil when it is not backing off.
+    public func retryNotBefore(accountID: String) -> Date? {
+        backoff[accountID]?.notBefore
+    }
+}

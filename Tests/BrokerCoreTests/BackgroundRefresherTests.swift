@@ -1,0 +1,104 @@
+import BrokerCore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// The background refresher: sweeps on the injected clock, renews only due accounts, backs off after failures.
+struct BackgroundRefresherTests {
+    @Test func aSweepRenewsOnlyActiveRefreshableAccountsWithinTheMargin() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.swept"))
+            let service = f.service(margin: 300)
+            let refresher = BackgroundRefresher(service: service, interval: 60)
+            let soon = try await f.seed(uid: "soon", lifetime: 200)
+            let later = try await f.seed(uid: "later", lifetime: 1000)
+            let noRefreshToken = try await f.seed(uid: "plain", lifetime: 100, refreshToken: nil)
+            let revoked = try await f.seed(uid: "revoked", lifetime: 100, status: .reauthorizationRequired)
+            let noExpiry = try await f.seed(provider: "github", uid: "1", lifetime: 0, refreshToken: "ghr_x")
+            _ = try await f.accounts.update(id: noExpiry.id) { var a = $0; a?.expiresAt = nil; return a }
+
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
+            #expect(try await f.stored(soon.id)?.accessToken.value == "ya29.swept")
+            #expect(try await f.stored(later.id) == later)
+            #expect(try await f.stored(noRefreshToken.id) == noRefreshToken)
+            #expect(try await f.stored(revoked.id) == revoked)
+            #expect(await f.refreshCalls().map { $0.form["refresh_token"] } == ["1//refresh-SENTINEL-0"])
+
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary())
+            f.clock.advance(701)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
+            #expect(try await f.stored(later.id)?.accessToken.value == "ya29.swept")
+            #expect(await f.refreshCalls().count == 2)
+        }
+    }
+
+    @Test func failuresBackOffExponentiallyAndASuccessResetsThem() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, fail: .transport("connection refused"))
+            let service = f.service()
+            let refresher = BackgroundRefresher(service: service, interval: 60)
+            let seeded = try await f.seed(lifetime: 100)
+            var attempts: [Int] = []
+            // Sweeps every 10 s: attempts after waits of 10, 20 and 40 s.
+            for _ in 0..<8 {
+                let summary = try await refresher.runOnce()
+                #expect(summary.due == 1 && summary.refreshed == 0)
+                attempts.append(summary.failed)
+                f.clock.advance(10)
+            }
+            #expect(attempts == [1, 1, 0, 1, 0, 0, 0, 1])
+            #expect(await f.refreshCalls().count == 4)
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == Date.fixture.addingTimeInterval(70 + 80))
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.back"))
+            f.clock.advance(80)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == nil)
+            #expect(try await f.stored(seeded.id)?.accessToken.value == "ya29.back")
+            // Every failure kept the token: the account was never touched until the success.
+            #expect(f.events.all.filter { $0.result == .refreshed }.count == 1)
+        }
+    }
+
+    @Test func invalidGrantEndsTheSweepsForThatAccount() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleInvalidGrant)
+            let refresher = BackgroundRefresher(service: f.service(), interval: 60)
+            let seeded = try await f.seed(lifetime: 100)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, failed: 1))
+            #expect(try await f.stored(seeded.id)?.status == .reauthorizationRequired)
+            f.clock.advance(3600)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary())
+            #expect(await f.refreshCalls().count == 1)
+        }
+    }
+
+    @Test func theLoopRenewsAccountsNobodyReads() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.loop"))
+            let refresher = BackgroundRefresher(service: f.service(), interval: 0.02)
+            let seeded = try await f.seed(lifetime: 100)
+            refresher.start()
+            var renewed = false
+            for _ in 0..<500 where !renewed {
+                try await Task.sleep(nanoseconds: 10_000_000)
+                renewed = try await f.stored(seeded.id)?.accessToken.value == "ya29.loop"
+            }
+            refresher.stop()
+            #expect(renewed)
+            #expect(await f.refreshCalls().count == 1)
+        }
+    }
+
+    @Test func anIntervalOfZeroNeverStartsTheLoop() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.loop"))
+            let refresher = BackgroundRefresher(service: f.service(), interval: 0)
+            let seeded = try await f.seed(lifetime: 100)
+            refresher.start()
+            try await Task.sleep(nanoseconds: 200_000_000)
+            refresher.stop()
+            #expect(try await f.stored(seeded.id) == seeded)
+            #expect(await f.upstream.requests.isEmpty)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+import BrokerCore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// Single flight across replicas: two account services sharing one store and one lock behave as two brokers on Redis.
+struct RefreshCoordinatorTests {
+    static let lockKey = "refresh:google:110169484474386276334"
+
+    @Test func twentyReadersOnTwoReplicasCauseOneRefresh() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.shared"))
+            let held = HeldUpstream(forwardingTo: f.upstream)
+            let lock = InProcessRefreshLock(now: f.clock.function)
+            let replicas = [f.service(lock: lock, upstream: held), f.service(lock: lock, upstream: held)]
+            let seeded = try await f.seed(lifetime: 3600)
+            f.clock.advance(3500)
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for i in 0..<20 {
+                    group.addTask { try await replicas[i % 2].account(id: seeded.id).accessToken.value }
+                }
+                try await held.waitForArrivals(1)
+                try await Task.sleep(nanoseconds: 100_000_000)
+                await held.open()
+                var tokens: [String] = []
+                for try await token in group { tokens.append(token) }
+                #expect(tokens == Array(repeating: "ya29.shared", count: 20))
+            }
+            #expect(await f.refreshCalls().count == 1)
+            // The lock was given back.
+            #expect(await lock.acquire(key: Self.lockKey, ttl: 1) != nil)
+        }
+    }
+
+    @Test func aFollowerNeverCallsTheProviderWhileAnotherReplicaHoldsTheLock() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
+            let lock = InProcessRefreshLock(now: f.clock.function)
+            let service = f.service(lock: lock)
+            let seeded = try await f.seed(lifetime: 3600)
+            f.clock.advance(3500)
+            let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
+            let reader = Task { try await service.account(id: seeded.id) }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await f.upstream.requests.isEmpty)
+            // The other replica stores its result, then lets go of the lock.
+            _ = try await f.accounts.update(id: seeded.id) { existing in
+                var account = existing
+                account?.accessToken = Secret("ya29.theirs")
+                account?.expiresAt = f.clock.now.addingTimeInterval(3600)
+                return account
+            }
+            #expect(try await reader.value.accessToken.value == "ya29.theirs")
+            #expect(await lock.release(key: Self.lockKey, token: otherReplica))
+            #expect(await f.upstream.requests.isEmpty)
+        }
+    }
+
+    @Test func aFollowerTakesOverWhenTheHolderLetsGoWithoutAResult() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
+            let lock = InProcessRefreshLock(now: f.clock.function)
+            let service = f.service(lock: lock)
+            let seeded = try await f.seed(lifetime: 3600)
+            f.clock.advance(3500)
+            let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
+            let reader = Task { try await service.account(id: seeded.id) }
+            try await Task.sleep(nanoseconds: 100_000_000)
+            // The other replica's refresh failed transiently: it releases and stores nothing.
+            #expect(await lock.release(key: Self.lockKey, token: otherReplica))
+            #expect(try await reader.value.accessToken.value == "ya29.mine")
+            #expect(await f.refreshCalls().count == 1)
+        }
+    }
+
+    @Test func aLeaderRereadsAfterTakingTheLockAndNeverPresentsARotatedOutToken() async throws {
+        try await RefreshFixture.with { f in
+            let github = RotatingTokenEndpoint(refreshToken: "ghr_refresh-SENTINEL-0")
+            await f.upstream.on(RefreshFixture.githubTokenURL) { github.answer($0) }
+            let lock = InProcessRefreshLock(now: f.clock.function)
+            let (a, b) = (f.service(lock: lock), f.service(lock: lock))
+            let seeded = try await f.seed(provider: "github", uid: "1", lifetime: 28_800, refreshToken: "ghr_refresh-SENTINEL-0")
+            f.clock.advance(28_700)
+            // Replica B read the account just before replica A refreshed it.
+            let staleOnB = try #require(try await f.stored(seeded.id))
+            let onA = try await a.account(id: seeded.id)
+            let outcome = try await b.refresher.refresh(staleOnB, respectingBackoff: false)
+            #expect(outcome == .refreshed(onA))
+            #expect(github.presented == ["ghr_refresh-SENTINEL-0"])
+            #expect(try await f.stored(seeded.id)?.refreshToken?.value == github.current)
+        }
+    }
+
+    @Test func aReauthorizationThatLandsDuringARefreshIsNotOverwritten() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.old-grant"))
+            let held = HeldUpstream(forwardingTo: f.upstream)
+            let service = f.service(upstream: held)
+            let seeded = try await f.seed(lifetime: 3600)
+            f.clock.advance(3500)
+            let reader = Task { try await service.account(id: seeded.id) }
+            try await held.waitForArrivals(1)
+            var reauthorized = seeded
+            reauthorized.accessToken = Secret("ya29.new-grant")
+            reauthorized.refreshToken = Secret("1//new-grant-refresh")
+            reauthorized.expiresAt = f.clock.now.addingTimeInterval(3600)
+            try await f.accounts.put(reauthorized)
+            await held.open()
+            #expect(try await reader.value.accessToken.value == "ya29.new-grant")
+            #expect(try await f.stored(seeded.id) == reauthorized)
+        }
+    }
+
+    @Test func aDeletedAccountIsNotFoundAndNotRecreated() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.x"))
+            let held = HeldUpstream(forwardingTo: f.upstream)
+            let service = f.service(upstream: held)
+            let seeded = try await f.seed(lifetime: 3600)
+            f.clock.advance(3500)
+            let reader = Task { await brokerError { try await service.account(id: seeded.id) } }
+            try await held.waitForArrivals(1)
+            _ = try await f.accounts.delete(id: seeded.id)
+            await held.open()
+            #expect(await reader.value == .notFound)
+            #expect(try await f.stored(seeded.id) == nil)
+        }
+    }
+
+    @Test func theInProcessLockHasOneOwnerAndExpiresAfterItsTTL() async throws {
+        let clock = TestClock()
+        let lock = InProcessRefreshLock(now: clock.function)
+        let owner = try #require(await lock.acquire(key: "k", ttl: 30))
+        #expect(await lock.acquire(key: "k", ttl: 30) == nil)
+        #expect(await lock.acquire(key: "other", ttl: 30) != nil)
+        #expect(await lock.release(key: "k", token: "not-the-owner") == false)
+        #expect(await lock.acquire(key: "k", ttl: 30) == nil)
+        clock.advance(30)
+        let next = try #require(await lock.acquire(key: "k", ttl: 30))
+        #expect(next != owner)
+        // The first owner's TTL ran out: its late release must not free the new owner's lock.
+        #expect(await lock.release(key: "k", token: owner) == false)
+        #expect(await lock.acquire(key: "k", ttl: 30) == nil)
+        #expect(await lock.release(key: "k", token: next))
+        #expect(await lock.acquire(key: "k", ttl: 30) != nil)
+    }
+
+    @Test func backoffDoublesFromTheBaseUpToTheCap() {
+        let policy = RefreshCoordinator.Policy(backoffBase: 10, backoffCap: 300)
+        #expect((0...7).map { policy.backoffDelay(afterFailures: $0) } == [0, 10, 20, 40, 80, 160, 300, 300])
+        #expect(policy.backoffDelay(afterFailures: 10_000) == 300)
+    }
+}
