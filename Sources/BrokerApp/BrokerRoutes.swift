@@ -27,7 +27,7 @@ enum BrokerRoutes {
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
-        router.add(.GET, "/account", .async(oauth.account))
+        router.add(.GET, "/account", .fastPath(oauth.accountNow, otherwise: oauth.account))
         router.add(.DELETE, "/account", .async(oauth.delete))
         router.add(.GET, "/accounts", .async(oauth.list))
         router.get("/providers", oauth.providers)

@@ -130,6 +130,14 @@ final class OAuthHandlers: Sendable {
         }
     }
 
+    /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
+    /// answered on the worker queue; nil sends the request down the asynchronous path.
+    func accountNow(_ request: Request) -> Response? {
+        guard let id = try? Self.accountID(request), (try? access.require(request, mayUse: id)) != nil,
+              let account = accounts.accountNow(id: id) else { return nil }
+        return Response.json(.ok, AccountJSON.full(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+    }
+
     /// `GET /accounts[?provider=P]` (API key): summaries without secrets.
     func list(_ request: Request) async -> Response {
         guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }

@@ -17,7 +17,7 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     private let codec: any AccountRecordCodec
     /// Every account by id: the acknowledged state of the files.
-    private let index: Mutex<[String: Account]>
+    let index: Mutex<[String: Account]>
     private let locks = KeyedAsyncLock()
 
     /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.

@@ -1,0 +1,14 @@
+/// A repository that can answer a read at once from memory, without suspending.
+///
+/// The HTTP layer serves `/account` inline on its worker queue when the account is
+/// in memory, valid and not due for refresh; anything else takes the asynchronous path.
+public protocol ImmediateAccountReading: Sendable {
+    /// The account with `id` as held in memory, or nil when absent.
+    func getNow(id: String) -> Account?
+}
+
+extension JSONFileAccountRepository: ImmediateAccountReading {
+    public func getNow(id: String) -> Account? {
+        index.withLock { $0[id] }
+    }
+}
