@@ -6,40 +6,63 @@ import Foundation
 /// summary without secrets for lists and callback pages.
 ///
 /// `status` is what ``AccountService/reportedStatus(of:)`` says: `active`,
-/// `expired` or `reauthorization_required`.
+/// `expired` or `reauthorization_required`. Written straight to bytes: `/account` is
+/// the hottest path after `/healthz`.
 enum AccountJSON {
     /// `{"id","provider","uid","access_token",…}`; never the refresh token.
+    static func fullBytes(_ account: Account, status: String) -> [UInt8] {
+        write(account, status: status, secrets: true)
+    }
+
+    /// `{"id","provider","uid",…}` without any secret.
+    static func summaryBytes(_ account: Account, status: String) -> [UInt8] {
+        write(account, status: status, secrets: false)
+    }
+
+    /// The full rendering as text.
     static func full(_ account: Account, status: String) -> String {
-        var fields = common(account, status: status)
-        fields.insert(("access_token", JSONString.quote(account.accessToken.value)), at: 3)
-        if let secret = account.tokenSecret { fields.insert(("token_secret", JSONString.quote(secret.value)), at: 4) }
-        return object(fields)
+        String(decoding: fullBytes(account, status: status), as: UTF8.self)
     }
 
-    /// The same without any secret.
+    /// The summary as text.
     static func summary(_ account: Account, status: String) -> String {
-        object(common(account, status: status))
+        String(decoding: summaryBytes(account, status: status), as: UTF8.self)
     }
 
-    private static func common(_ a: Account, status: String) -> [(String, String)] {
-        var fields: [(String, String)] = [
-            ("id", JSONString.quote(a.id)), ("provider", JSONString.quote(a.provider)), ("uid", JSONString.quote(a.uid)),
-            ("token_type", optional(a.tokenType)), ("scope", optional(a.scope)),
-            ("expires_at", date(a.expiresAt)), ("created_at", date(a.createdAt)), ("updated_at", date(a.updatedAt)),
-            ("refreshed_at", date(a.refreshedAt)), ("status", JSONString.quote(status)),
-        ]
-        if let name = a.screenName { fields.append(("screen_name", JSONString.quote(name))) }
-        return fields
+    private static func write(_ a: Account, status: String, secrets: Bool) -> [UInt8] {
+        var json = JSONObjectWriter()
+        json.string("id", a.id)
+        json.string("provider", a.provider)
+        json.string("uid", a.uid)
+        if secrets {
+            json.string("access_token", a.accessToken.value)
+            if let secret = a.tokenSecret { json.string("token_secret", secret.value) }
+        }
+        json.string("token_type", a.tokenType)
+        json.string("scope", a.scope)
+        json.value("expires_at") { date(a.expiresAt, &$0) }
+        json.value("created_at") { date(a.createdAt, &$0) }
+        json.value("updated_at") { date(a.updatedAt, &$0) }
+        json.value("refreshed_at") { date(a.refreshedAt, &$0) }
+        json.string("status", status)
+        if let name = a.screenName { json.string("screen_name", name) }
+        return json.finish()
     }
 
     static func object(_ fields: [(String, String)]) -> String {
         "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
-    static func optional(_ s: String?) -> String { s.map(JSONString.quote) ?? "null" }
-
     static func date(_ d: Date?) -> String {
-        guard let d else { return "null" }
-        return JSONString.quote(RFC3339Date.format(d))
+        var bytes: [UInt8] = []
+        date(d, &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func date(_ d: Date?, _ out: inout [UInt8]) {
+        guard let d else { return out.append(contentsOf: "null".utf8) }
+        out.append(0x22)
+        RFC3339Date.append(d, to: &out)
+        out.append(0x22)
     }
 }

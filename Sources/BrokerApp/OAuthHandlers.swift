@@ -124,7 +124,7 @@ final class OAuthHandlers: Sendable {
             let id = try Self.accountID(request)
             try access.require(request, mayUse: id)
             let account = try await accounts.account(id: id)
-            return Response.json(.ok, AccountJSON.full(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             return failure(error, event: nil)
         }
@@ -135,7 +135,7 @@ final class OAuthHandlers: Sendable {
     func accountNow(_ request: Request) -> Response? {
         guard let id = try? Self.accountID(request), (try? access.require(request, mayUse: id)) != nil,
               let account = accounts.accountNow(id: id) else { return nil }
-        return Response.json(.ok, AccountJSON.full(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+        return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
     /// `GET /accounts[?provider=P]` (API key): summaries without secrets.
@@ -215,7 +215,15 @@ final class OAuthHandlers: Sendable {
         throw .badRequest("Give the account as id=PROVIDER:UID or as provider=P&uid=U.")
     }
 
-    static func noStore() -> HTTPHeaders {
-        HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer")])
+    /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
+    static func tokenResponse(_ body: [UInt8]) -> Response {
+        var headers = noStore()
+        headers.add(name: "Content-Type", value: "application/json")
+        return Response(status: .ok, headers: headers, body: body)
     }
+
+    static func noStore() -> HTTPHeaders { noStoreHeaders }
+
+    private static let noStoreHeaders =
+        HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer")])
 }

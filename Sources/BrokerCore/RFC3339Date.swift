@@ -24,6 +24,34 @@ public enum RFC3339Date {
         return text + "Z"
     }
 
+    /// Appends the same text as ``format(_:)`` as UTF-8 bytes, without building strings (hot path of `/account`).
+    public static func append(_ date: Date, to out: inout [UInt8]) {
+        let interval = date.timeIntervalSince1970
+        var seconds = Int(interval.rounded(.down))
+        var millis = Int(((interval - Double(seconds)) * 1000).rounded())
+        if millis == 1000 {
+            seconds += 1
+            millis = 0
+        }
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var v = value
+            while divisor > 0 {
+                out.append(UInt8(48 + (v / divisor) % 10))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4); out.append(0x2D); digits(month, 2); out.append(0x2D); digits(day, 2); out.append(0x54)
+        digits(secondOfDay / 3600, 2); out.append(0x3A); digits(secondOfDay / 60 % 60, 2); out.append(0x3A); digits(secondOfDay % 60, 2)
+        if millis != 0 { out.append(0x2E); digits(millis, 3) }
+        out.append(0x5A)
+    }
+
     /// The date in an RFC 3339 `date-time`, or nil when `text` is not one.
     public static func parse(_ text: String) -> Date? {
         var scanner = DigitScanner(Array(text.utf8))

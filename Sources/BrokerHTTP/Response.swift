@@ -34,6 +34,7 @@ public struct Response: Sendable {
 public enum JSONString {
     /// Returns `s` as a JSON string literal, quotes included.
     public static func quote(_ s: String) -> String {
+        if !needsEscaping(s) { return "\"" + s + "\"" }
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {
@@ -51,5 +52,21 @@ public enum JSONString {
         }
         out += "\""
         return out
+    }
+
+    /// Appends `s` as a JSON string literal (quotes included) to `out` as UTF-8.
+    public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+        if needsEscaping(s) {
+            out.append(contentsOf: quote(s).utf8)
+        } else {
+            out.append(0x22)
+            out.append(contentsOf: s.utf8)
+            out.append(0x22)
+        }
+    }
+
+    /// Whether any byte needs an escape (quote, backslash, control character, DEL).
+    static func needsEscaping(_ s: String) -> Bool {
+        s.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
     }
 }

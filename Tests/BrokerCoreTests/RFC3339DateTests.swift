@@ -49,3 +49,14 @@ struct RFC3339DateTests {
         #expect(RFC3339Date.parse(text) == nil)
     }
 }
+
+/// The byte-appending formatter agrees with the string one.
+@Suite struct RFC3339DateAppendTests {
+    @Test(arguments: [0.0, -1, 951_782_400, 1_796_025_600.123, 1_796_025_600.9996, 253_402_300_799])
+    func appendMatchesFormat(seconds: Double) {
+        let date = Date(timeIntervalSince1970: seconds)
+        var bytes: [UInt8] = []
+        RFC3339Date.append(date, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == RFC3339Date.format(date))
+    }
+}
