@@ -12,7 +12,10 @@ public enum DurableFile {
     /// rename → fsync(directory). On a failure before the rename the temporary file
     /// is removed and the old file is untouched. If only the final directory fsync
     /// fails the new content may or may not survive a crash, and the error says so.
-    public static func write(_ bytes: [UInt8], to path: String) throws(StoreError) {
+    ///
+    /// With `sync: false` both fsyncs are skipped: the replacement is still atomic and
+    /// survives a crash of the process (the page cache outlives it), not a power loss.
+    public static func write(_ bytes: [UInt8], to path: String, sync: Bool = true) throws(StoreError) {
         let temporary = temporaryPath(for: path)
         let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .posix("create", temporary) }
@@ -20,7 +23,7 @@ public enum DurableFile {
             // The umask can only clear bits; fchmod makes the mode exactly 0600 whatever it is.
             guard fchmod(descriptor, 0o600) == 0 else { throw .posix("chmod", temporary) }
             try writeAll(bytes, to: descriptor, path: temporary)
-            try retryingEINTR("fsync", temporary) { fsync(descriptor) }
+            if sync { try retryingEINTR("fsync", temporary) { fsync(descriptor) } }
         } catch {
             close(descriptor)
             unlink(temporary)
@@ -36,7 +39,7 @@ public enum DurableFile {
             unlink(temporary)
             throw .posix("rename to", path, code)
         }
-        try syncDirectory(directory(of: path))
+        if sync { try syncDirectory(directory(of: path)) }
     }
 
     /// The whole content of the file at `path`, or nil when there is no such file.

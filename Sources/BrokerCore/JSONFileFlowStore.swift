@@ -12,12 +12,19 @@ public final class JSONFileFlowStore: FlowStore {
 
     /// The directory holding one `<state>.json` file per pending flow.
     public let flowsDirectory: String
+    /// Whether puts and takes wait for fsync (power-loss safe) or only for the atomic rename.
+    public let durable: Bool
 
     /// Opens the store under `directory`, creating it and `flows/` with mode 0700.
     ///
     /// Removes temporary and claimed files left by interrupted writes and takes;
     /// a claimed flow was already used once, so it is never offered again.
-    public init(directory: String) throws(StoreError) {
+    ///
+    /// With `durable: false` flows are written and claimed atomically but without
+    /// fsync: they survive a crash or restart of the process, and a power loss can at
+    /// worst cancel sign-ins in progress. Accounts are always written durably.
+    public init(directory: String, durable: Bool = true) throws(StoreError) {
+        self.durable = durable
         try DataDirectory.prepare(directory)
         flowsDirectory = directory + "/flows"
         try DataDirectory.prepare(flowsDirectory)
@@ -40,7 +47,8 @@ public final class JSONFileFlowStore: FlowStore {
         }
         let path = flowsDirectory + "/" + name
         let bytes = try PendingFlowCodec.encode(flow)
-        try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(bytes, to: path) }
+        let sync = durable
+        try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(bytes, to: path, sync: sync) }
     }
 
     /// Claims, reads and deletes the flow for `state`; nil when absent, expired at `now`, or `state` is malformed.
@@ -50,7 +58,8 @@ public final class JSONFileFlowStore: FlowStore {
     public func take(state: String, now: Date) async throws -> PendingFlow? {
         guard let name = StoreFileName.forFlow(state: state) else { return nil }
         let path = flowsDirectory + "/" + name
-        guard let claimed = try await BlockingIO.run({ () throws(StoreError) in try Self.claim(path) }) else {
+        let sync = durable
+        guard let claimed = try await BlockingIO.run({ () throws(StoreError) in try Self.claim(path, sync: sync) }) else {
             return nil
         }
         let flow = try PendingFlowCodec.decode(claimed, path: path)
@@ -63,6 +72,7 @@ public final class JSONFileFlowStore: FlowStore {
     /// Removes every flow expired at `now`, and every flow file that does not parse; returns how many.
     public func purgeExpired(now: Date) async throws -> Int {
         let directory = flowsDirectory
+        let sync = durable
         return try await BlockingIO.run { () throws(StoreError) -> Int in
             var removed = 0
             for name in try DirectoryListing.names(in: directory) where StoreFileName.forFlow(state: String(name.dropLast(5))) == name {
@@ -70,7 +80,7 @@ public final class JSONFileFlowStore: FlowStore {
                 guard let bytes = try DurableFile.read(path) else { continue }
                 if let flow = try? PendingFlowCodec.decode(bytes, path: path), !flow.isExpired(at: now) { continue }
                 // Claim before deleting, so a concurrent take and this purge never both consume one flow.
-                if try Self.claim(path) != nil { removed += 1 }
+                if try Self.claim(path, sync: sync) != nil { removed += 1 }
             }
             return removed
         }
@@ -81,14 +91,14 @@ public final class JSONFileFlowStore: FlowStore {
     /// The directory is synced after the rename so a flow used before a crash
     /// cannot reappear after it; the claimed copy is then deleted without a sync,
     /// because start-up removes any claimed copy left behind.
-    private static func claim(_ path: String) throws(StoreError) -> [UInt8]? {
+    private static func claim(_ path: String, sync: Bool) throws(StoreError) -> [UInt8]? {
         let claimed = path + takenMarker + DurableFile.randomSuffix()
         guard rename(path, claimed) == 0 else {
             if errno == ENOENT { return nil }
             throw .posix("claim flow", path)
         }
         defer { unlink(claimed) }
-        try DurableFile.syncDirectory(DurableFile.directory(of: path))
+        if sync { try DurableFile.syncDirectory(DurableFile.directory(of: path)) }
         guard let bytes = try DurableFile.read(claimed) else {
             throw .unavailable("claim flow \(path): the claimed file vanished")
         }

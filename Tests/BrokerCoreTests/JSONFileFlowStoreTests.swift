@@ -17,6 +17,24 @@ struct JSONFileFlowStoreTests {
         }
     }
 
+    @Test(arguments: [true, false])
+    func singleUseAndRestartHoldWithAndWithoutFsync(durable: Bool) async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try JSONFileFlowStore(directory: directory, durable: durable)
+            let flow = PendingFlow.make(state: PendingFlow.randomState())
+            try await store.put(flow)
+            let reopened = try JSONFileFlowStore(directory: directory, durable: durable)
+            let winners = try await withThrowingTaskGroup(of: PendingFlow?.self) { group in
+                for _ in 0..<20 { group.addTask { try await reopened.take(state: flow.state, now: .fixture) } }
+                var taken: [PendingFlow] = []
+                for try await result in group { if let result { taken.append(result) } }
+                return taken
+            }
+            #expect(winners == [flow])
+            #expect(FileProbe.names(reopened.flowsDirectory).isEmpty)
+        }
+    }
+
     @Test func flowFileIs0600InA0700Directory() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try JSONFileFlowStore(directory: directory)
