@@ -1,12 +1,12 @@
 import Foundation
 
 /// Stores a pending flow as human-readable JSON with `"version": 1`, like account records.
-enum PendingFlowCodec {
+public enum PendingFlowCodec {
     /// The record format written and read.
     static let version = 1
 
     /// The JSON document for `flow`.
-    static func encode(_ flow: PendingFlow) throws -> [UInt8] {
+    public static func encode(_ flow: PendingFlow) throws -> [UInt8] {
         try JSONRecord.encode(PendingFlowJSON(
             version: version,
             state: flow.state,
@@ -22,7 +22,7 @@ enum PendingFlowCodec {
     }
 
     /// The flow in `bytes`, or ``StoreError/corrupt(path:reason:)`` naming `path`.
-    static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> PendingFlow {
+    public static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> PendingFlow {
         let record = try JSONRecord.decode(PendingFlowJSON.self, from: bytes, path: path)
         guard record.version == version else {
             throw .corrupt(path: path, reason: "unsupported record version \(record.version)")

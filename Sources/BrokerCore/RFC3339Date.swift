@@ -8,23 +8,13 @@ import Foundation
 public enum RFC3339Date {
     /// The UTC timestamp for `date`, to the millisecond.
     public static func format(_ date: Date) -> String {
-        let interval = date.timeIntervalSince1970
-        var seconds = Int(interval.rounded(.down))
-        var millis = Int(((interval - Double(seconds)) * 1000).rounded())
-        if millis == 1000 {
-            seconds += 1
-            millis = 0
-        }
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-        text += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-        if millis != 0 { text += "." + pad(millis, 3) }
-        return text + "Z"
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the same text as ``format(_:)`` as UTF-8 bytes, without building strings (hot path of `/account`).
+    /// Appends the timestamp as UTF-8 bytes, without building strings (hot path of `/account`).
     public static func append(_ date: Date, to out: inout [UInt8]) {
         let interval = date.timeIntervalSince1970
         var seconds = Int(interval.rounded(.down))
@@ -84,11 +74,6 @@ public enum RFC3339Date {
         let days = Self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

@@ -32,7 +32,7 @@ public final class RedisFlowStore: FlowStore {
         let ttl = (flow.expiresAt.timeIntervalSince(now()) * 1000).rounded(.up)
         guard ttl >= 1 else { return }
         let milliseconds = String(Int(min(ttl, 1e15)))
-        let bytes = try RedisFlowRecord.encode(flow)
+        let bytes = try PendingFlowCodec.encode(flow)
         let command = RedisCommand(bytes: [
             Array("SET".utf8), Array(key(flow.state).utf8), bytes, Array("PX".utf8), Array(milliseconds.utf8), Array("NX".utf8),
         ])
@@ -59,7 +59,7 @@ public final class RedisFlowStore: FlowStore {
             throw error.storeError
         }
         guard let bytes = reply.bytes else { return nil }
-        let flow = try RedisFlowRecord.decode(bytes, key: key)
+        let flow = try PendingFlowCodec.decode(bytes, path: "redis key \(key)")
         guard flow.state == state else {
             throw StoreError.corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
         }
