@@ -30,7 +30,7 @@ import Testing
         try await TestServer.with({ $0.bodyTimeout = 0.4 }) { server in
             let client = try RawClient(port: server.port)
             client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc")
-            client.setTimeout(3)
+            client.setTimeout(10)
             let reply = try #require(await client.readResponse())
             #expect(reply.status == 408)
             #expect(await client.readsEOF())
@@ -53,7 +53,7 @@ import Testing
     @Test func silentConnectionWithoutBytesIsClosedAtIdleTimeout() async throws {
         try await TestServer.with({ $0.idleTimeout = 0.3 }) { server in
             let client = try RawClient(port: server.port)
-            client.setTimeout(3)
+            client.setTimeout(10)
             #expect(await client.readsEOF())
         }
     }

@@ -22,7 +22,7 @@ final class RawClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:port with a receive timeout.
-    init(port: Int, timeout: Double = 5) throws {
+    init(port: Int, timeout: Double = 15) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
