@@ -41,14 +41,14 @@ public final class Broker: Sendable {
         do {
             if let url = c.redisStore {
                 // Shared state for several replicas (issue 7): accounts, flows and refresh locks in Redis.
-                let redis = RedisStores(url: url, codec: codec, now: now)
+                let redis = RedisStores(url: url, codec: codec, flowSealer: codec, now: now)
                 accounts = redis.accounts
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
                 refreshLock = redis.lock
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-                flows = try JSONFileFlowStore(directory: dataDirectory, durable: false)
+                flows = try JSONFileFlowStore(directory: dataDirectory, durable: false, sealer: codec)
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
                 storageCheck = { await Blocking.run { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" } }
                 // One process owns the file store, so an in-process lock is enough for single-flight refresh.

@@ -14,6 +14,8 @@ public final class JSONFileFlowStore: FlowStore {
     public let flowsDirectory: String
     /// Whether puts and takes wait for fsync (power-loss safe) or only for the atomic rename.
     public let durable: Bool
+    /// Seals the PKCE verifier and request-token secret at rest when set.
+    let sealer: EncryptedAccountCodec?
 
     /// Opens the store under `directory`, creating it and `flows/` with mode 0700.
     ///
@@ -23,8 +25,9 @@ public final class JSONFileFlowStore: FlowStore {
     /// With `durable: false` flows are written and claimed atomically but without
     /// fsync: they survive a crash or restart of the process, and a power loss can at
     /// worst cancel sign-ins in progress. Accounts are always written durably.
-    public init(directory: String, durable: Bool = true) throws(StoreError) {
+    public init(directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil) throws(StoreError) {
         self.durable = durable
+        self.sealer = sealer
         try DataDirectory.prepare(directory)
         flowsDirectory = directory + "/flows"
         try DataDirectory.prepare(flowsDirectory)
@@ -46,7 +49,7 @@ public final class JSONFileFlowStore: FlowStore {
             throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
         let path = flowsDirectory + "/" + name
-        let bytes = try PendingFlowCodec.encode(flow)
+        let bytes = try PendingFlowCodec.encode(flow, sealer: sealer)
         let sync = durable
         try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(bytes, to: path, sync: sync) }
     }
@@ -62,7 +65,7 @@ public final class JSONFileFlowStore: FlowStore {
         guard let claimed = try await BlockingIO.run({ () throws(StoreError) in try Self.claim(path, sync: sync) }) else {
             return nil
         }
-        let flow = try PendingFlowCodec.decode(claimed, path: path)
+        let flow = try PendingFlowCodec.decode(claimed, path: path, sealer: sealer)
         guard flow.state == state else {
             throw StoreError.corrupt(path: path, reason: "the file name does not match the flow's state")
         }
@@ -73,12 +76,13 @@ public final class JSONFileFlowStore: FlowStore {
     public func purgeExpired(now: Date) async throws -> Int {
         let directory = flowsDirectory
         let sync = durable
+        let sealer = self.sealer
         return try await BlockingIO.run { () throws(StoreError) -> Int in
             var removed = 0
             for name in try DirectoryListing.names(in: directory) where StoreFileName.forFlow(state: String(name.dropLast(5))) == name {
                 let path = directory + "/" + name
                 guard let bytes = try DurableFile.read(path) else { continue }
-                if let flow = try? PendingFlowCodec.decode(bytes, path: path), !flow.isExpired(at: now) { continue }
+                if let flow = try? PendingFlowCodec.decode(bytes, path: path, sealer: sealer), !flow.isExpired(at: now) { continue }
                 // Claim before deleting, so a concurrent take and this purge never both consume one flow.
                 if try Self.claim(path, sync: sync) != nil { removed += 1 }
             }

@@ -1,20 +1,33 @@
 import Foundation
 
 /// Stores a pending flow as human-readable JSON with `"version": 1`, like account records.
+///
+/// With a `sealer`, the PKCE verifier and the OAuth 1.0a request-token secret are
+/// sealed like account secrets (ChaCha20-Poly1305, the flow's state as associated
+/// data) and written as `sealed:v1:<kid>:<nonce>:<ciphertext>`; a plaintext value
+/// (a store without a key) is still read.
 public enum PendingFlowCodec {
     /// The record format written and read.
     static let version = 1
+    /// The prefix of a sealed secret field.
+    static let sealedPrefix = "sealed:v1:"
 
     /// The JSON document for `flow`.
-    public static func encode(_ flow: PendingFlow) throws -> [UInt8] {
-        try JSONRecord.encode(PendingFlowJSON(
+    public static func encode(_ flow: PendingFlow, sealer: EncryptedAccountCodec? = nil) throws -> [UInt8] {
+        func protect(_ secret: Secret?, _ field: String) -> String? {
+            guard let secret else { return nil }
+            guard let sealer else { return secret.value }
+            let sealed = sealer.seal(secret.value, accountID: "flow:" + flow.state, field: field)
+            return sealedPrefix + sealed.kid + ":" + sealed.nonce + ":" + sealed.ct
+        }
+        return try JSONRecord.encode(PendingFlowJSON(
             version: version,
             state: flow.state,
             provider: flow.provider,
             binding: flow.binding,
-            codeVerifier: flow.codeVerifier?.value,
+            codeVerifier: protect(flow.codeVerifier, "code_verifier"),
             requestToken: flow.requestToken,
-            requestTokenSecret: flow.requestTokenSecret?.value,
+            requestTokenSecret: protect(flow.requestTokenSecret, "request_token_secret"),
             returnTo: flow.returnTo,
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
@@ -22,18 +35,28 @@ public enum PendingFlowCodec {
     }
 
     /// The flow in `bytes`, or ``StoreError/corrupt(path:reason:)`` naming `path`.
-    public static func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> PendingFlow {
+    public static func decode(_ bytes: [UInt8], path: String, sealer: EncryptedAccountCodec? = nil) throws(StoreError) -> PendingFlow {
         let record = try JSONRecord.decode(PendingFlowJSON.self, from: bytes, path: path)
         guard record.version == version else {
             throw .corrupt(path: path, reason: "unsupported record version \(record.version)")
+        }
+        func reveal(_ value: String?, _ field: String) throws(StoreError) -> Secret? {
+            guard let value else { return nil }
+            guard value.hasPrefix(sealedPrefix) else { return Secret(value) }
+            guard let sealer else { throw .corrupt(path: path, reason: "\(field) is sealed but no encryption key is configured") }
+            let parts = value.dropFirst(sealedPrefix.count).split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 3 else { throw .corrupt(path: path, reason: "\(field) has a malformed sealed value") }
+            let envelope = EncryptedField(kid: String(parts[0]), nonce: String(parts[1]), ct: String(parts[2]))
+            return Secret(try sealer.open(.sealed(envelope), sealedRecord: true, accountID: "flow:" + record.state,
+                                          field: field, path: path))
         }
         return PendingFlow(
             state: record.state,
             provider: record.provider,
             binding: record.binding,
-            codeVerifier: record.codeVerifier.map(Secret.init),
+            codeVerifier: try reveal(record.codeVerifier, "code_verifier"),
             requestToken: record.requestToken,
-            requestTokenSecret: record.requestTokenSecret.map(Secret.init),
+            requestTokenSecret: try reveal(record.requestTokenSecret, "request_token_secret"),
             returnTo: record.returnTo,
             createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path)

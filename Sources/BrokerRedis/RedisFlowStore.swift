@@ -15,8 +15,13 @@ public final class RedisFlowStore: FlowStore {
     public let keyPrefix: String
     private let now: @Sendable () -> Date
 
+    /// Seals the PKCE verifier and request-token secret at rest when set.
+    let sealer: EncryptedAccountCodec?
+
     /// Creates a store over `client`; `now` is the clock TTLs are counted from.
-    public init(client: RedisClient, keyPrefix: String = "tb:", now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(client: RedisClient, keyPrefix: String = "tb:", sealer: EncryptedAccountCodec? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) {
+        self.sealer = sealer
         self.client = client
         self.keyPrefix = keyPrefix
         self.now = now
@@ -32,7 +37,7 @@ public final class RedisFlowStore: FlowStore {
         let ttl = (flow.expiresAt.timeIntervalSince(now()) * 1000).rounded(.up)
         guard ttl >= 1 else { return }
         let milliseconds = String(Int(min(ttl, 1e15)))
-        let bytes = try PendingFlowCodec.encode(flow)
+        let bytes = try PendingFlowCodec.encode(flow, sealer: sealer)
         let command = RedisCommand(bytes: [
             Array("SET".utf8), Array(key(flow.state).utf8), bytes, Array("PX".utf8), Array(milliseconds.utf8), Array("NX".utf8),
         ])
@@ -59,7 +64,7 @@ public final class RedisFlowStore: FlowStore {
             throw error.storeError
         }
         guard let bytes = reply.bytes else { return nil }
-        let flow = try PendingFlowCodec.decode(bytes, path: "redis key \(key)")
+        let flow = try PendingFlowCodec.decode(bytes, path: "redis key \(key)", sealer: sealer)
         guard flow.state == state else {
             throw StoreError.corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
         }

@@ -12,10 +12,11 @@ public struct RedisStores: Sendable {
     /// The single-flight refresh lock.
     public let lock: RedisLock
 
-    /// Creates the stores for `url`; nothing connects until the first call.
+    /// Creates the stores for `url`; nothing connects until the first call. `flowSealer` seals flow secrets.
     public init(
         url: RedisURL,
         codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        flowSealer: EncryptedAccountCodec? = nil,
         keyPrefix: String = "tb:",
         poolSize: Int = 4,
         timeout: Double = 2,
@@ -23,7 +24,7 @@ public struct RedisStores: Sendable {
     ) {
         client = RedisClient(url: url, poolSize: poolSize, timeout: timeout)
         accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
-        flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, now: now)
+        flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
     }
 }
