@@ -7,21 +7,34 @@ import FoundationNetworking
 
 /// Owns the URLSession of a ``URLSessionUpstreamClient``, refuses redirects, and invalidates the session when released.
 final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
-    // `nonisolated(unsafe)`: assigned once in init before any task runs, then only read; URLSession is thread-safe.
-    private nonisolated(unsafe) var session: URLSession!
+    // `nonisolated(unsafe)`: written once, under `lock`, on first use; URLSession itself is thread-safe.
+    private nonisolated(unsafe) var storedSession: URLSession?
+    private nonisolated(unsafe) let configuration: URLSessionConfiguration
+    private let lock = Mutex<Void>(())
 
-    /// Creates the session with `configuration` and this object as its delegate.
     /// Where outbound deadlines fire.
     private static let deadlines = DispatchQueue(label: "token-broker.upstream-deadlines")
 
+    /// Keeps `configuration`; the session (and libcurl behind it) starts on the first request,
+    /// so an idle broker does not carry an HTTP client it has not used.
     init(configuration: URLSessionConfiguration) {
+        self.configuration = configuration
         super.init()
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+    }
+
+    /// The session, created with this object as its delegate on first use.
+    private var session: URLSession {
+        lock.withLock { _ in
+            if let existing = storedSession { return existing }
+            let created = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+            storedSession = created
+            return created
+        }
     }
 
     /// Lets running tasks finish, then releases the session and its delegate reference.
     deinit {
-        session.finishTasksAndInvalidate()
+        storedSession?.finishTasksAndInvalidate()
     }
 
     /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass; cancelling the caller cancels the task.
