@@ -127,13 +127,17 @@ def compare(data, ours, theirs, completed):
         return ("agree", {"idle": "accepted", "accepted": "accepted", "error": "rejected", "partial": "incomplete"}.get(o_end, o_end))
     if o_end == "error":
         if t_end == "partial":
-            # h11 only decides once a whole head or chunk line is in; give it the rest of one.
+            # h11 only decides once a whole head or chunk line is in; give it the rest of one. The rule that
+            # explains our rejection is then checked on the completed bytes, as h11 would frame them.
             verdict = completed.get(("h11", at))
             if verdict == "error":
                 return ("agree", "rejected")
+            rule = next(filter(None, (classify_ours_stricter(seg + end, ours) for end in [b""] + COMPLETIONS)), None)
+            if rule:
+                return ("ours-stricter", rule)
             if verdict is None or verdict == "partial":
-                rule = classify_ours_stricter(seg, ours)
-                return ("ours-stricter", rule) if rule else ("undecided", "h11 still incomplete: " + ours["message"])
+                return ("undecided", "h11 still incomplete: " + ours["message"])
+            return ("disagree", f"ours {ours['status']} '{ours['message']}', h11 accepts it once complete")
         rule = classify_ours_stricter(seg, ours)
         return ("ours-stricter", rule) if rule else ("disagree", f"ours {ours['status']} '{ours['message']}', h11 {t_end}")
     if t_end == "error":

@@ -11,7 +11,8 @@ import re
 KNOWN_METHODS = {b"GET", b"HEAD", b"POST", b"PUT", b"DELETE", b"PATCH", b"OPTIONS", b"TRACE", b"CONNECT"}
 CTL_IN_VALUE = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")
 # Our Host grammar (RFC 9112 §3.2, RFC 3986 §3.2.2): reg-name without "," or IPv6 literal, optional 1-5 digit port.
-HOST = re.compile(rb"(?:(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:.]*\])(?::[0-9]{1,5})?")
+# An IP literal holds hex digits, "." and at least two ":" (IPvFuture is not accepted).
+HOST = re.compile(rb"(?:(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f.]*:[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\])(?::[0-9]{1,5})?")
 TARGET_ABSOLUTE = re.compile(rb"(?i:https?)://(?:[A-Za-z0-9\-._~!$&'()*+;=]|%[0-9A-Fa-f]{2})+(?::[0-9]{1,5})?(?:[/?].*)?|"
                              rb"(?i:https?)://\[[0-9A-Fa-f:.]*\](?::[0-9]{1,5})?(?:[/?].*)?")
 
