@@ -192,6 +192,9 @@ final class HTTPConnection: @unchecked Sendable {
             Task {
                 let response = await handler(request)
                 queue.async {
+                    // Shutdown closes a connection whose handler outlives the grace; the server may be
+                    // released by now (it is unowned here), so a closed connection drops the answer.
+                    guard self.phase != .closed else { return }
                     self.respond(response, method: h.method.rawValue, path: h.path, route: route,
                                  close: !h.keepAlive, includeBody: includeBody)
                     self.continueAfterHandler()

@@ -61,4 +61,24 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 3)
         #expect(throws: (any Error).self) { try RawClient(port: port) }
     }
+
+    /// Found by the sanitizer runs: a handler still running when the grace ran out came back to a
+    /// connection that shutdown had closed, and read its server after the server was released
+    /// ("Attempted to read an unowned reference"), which killed the process.
+    @Test func aHandlerThatOutlivesItsReleasedServerEndsQuietly() async throws {
+        weak var released: HTTPServer?
+        let client: RawClient
+        do {
+            let server = try TestServer.start()
+            released = server
+            client = try RawClient(port: server.port, timeout: 5)
+            client.send("GET /slow?ms=700 HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await Task.sleep(nanoseconds: 200_000_000)
+            await server.shutdown(grace: 0)
+        }
+        #expect(released == nil, "the server is gone while its handler still runs")
+        // The handler returns at 700 ms; its answer must be dropped, not written through a freed server.
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        #expect(await client.readsEOF(), "the connection was closed at shutdown, with no late response")
+    }
 }
