@@ -48,6 +48,7 @@ enum DecoderSeeds {
         return seeds
     }
 
+    /// The token sentinel the seeds carry, which no error may repeat.
     static let secret = DecoderFixtures.responseSecret
 
     /// Providers files: preset overrides, custom providers of each kind, `${NAME}` references, mistakes.

@@ -33,7 +33,7 @@ enum FramingReport {
                 + "\"body_sha256\":\"\(Hex.encode(SHA256.hash(r.body)))\","
                 + "\"start\":\(r.start),\"head_end\":\(r.headEnd),\"end\":\(r.end)}"
         }
-        var ending: String
+        let ending: String
         switch outcome.ending {
         case .idle:
             ending = "\"ending\":\"idle\""

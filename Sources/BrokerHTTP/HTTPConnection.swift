@@ -33,7 +33,10 @@ final class HTTPConnection: @unchecked Sendable {
     let id: Int
     let remoteAddress: String?
     let worker: HTTPWorker
-    unowned let server: HTTPServer
+    /// The server, held strongly: a handler may still run after the caller released the server without
+    /// a shutdown, and its answer needs the server. The cycle ends when the connection closes and the
+    /// server forgets it.
+    let server: HTTPServer
 
     /// Monotonic nanoseconds when the current deadline passes; 0 when none.
     let deadline = Atomic<UInt64>(0)
