@@ -32,6 +32,11 @@ let package = Package(
         // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
         .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
+        // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
+        // a plain `swift build` compiles them into a stub that says so.
+        .executableTarget(name: "FuzzHTTP", dependencies: ["BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
+        .executableTarget(name: "FuzzDecoders", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
+
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),

@@ -33,7 +33,10 @@ final class HTTPConnection: @unchecked Sendable {
     let id: Int
     let remoteAddress: String?
     let worker: HTTPWorker
-    unowned let server: HTTPServer
+    /// The server, held strongly: a handler may still run after the caller released the server without
+    /// a shutdown, and its answer needs the server. The cycle ends when the connection closes and the
+    /// server forgets it.
+    let server: HTTPServer
 
     /// Monotonic nanoseconds when the current deadline passes; 0 when none.
     let deadline = Atomic<UInt64>(0)
@@ -211,6 +214,9 @@ final class HTTPConnection: @unchecked Sendable {
         Task {
             let response = await handler(request)
             queue.async {
+                // Shutdown closes a connection whose handler outlives the grace: a closed
+                // connection drops the answer.
+                guard self.phase != .closed else { return }
                 self.respond(response, method: h.method.rawValue, path: h.path, route: route,
                              close: !h.keepAlive, includeBody: includeBody)
                 self.continueAfterHandler()

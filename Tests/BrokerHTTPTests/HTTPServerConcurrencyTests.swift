@@ -60,4 +60,61 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 4.5, "returned once the in-flight request ended, before the 5 s grace")
         #expect(throws: (any Error).self) { try RawClient(port: port) }
     }
+
+    /// Found by the sanitizer runs: a handler still running when shutdown's grace ran out came back to
+    /// the connection shutdown had closed and answered on it, reading a server the caller had released
+    /// ("Attempted to read an unowned reference" killed the process).
+    @Test func aHandlerThatOutlivesShutdownLeavesItsClosedConnectionAlone() async throws {
+        weak var released: HTTPServer?
+        let client: RawClient
+        do {
+            let server = try TestServer.start()
+            released = server
+            client = try RawClient(port: server.port, timeout: 5)
+            client.send("GET /slow?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n")
+            try await Task.sleep(nanoseconds: 100_000_000)
+            await server.shutdown(grace: 0)
+        }
+        #expect(await client.readsEOF(), "shutdown closed the connection without an answer")
+        // New sockets take the lowest free descriptors, the closed connection's among them.
+        var pairs: [[Int32]] = []
+        for _ in 0..<8 {
+            var pair: [Int32] = [-1, -1]
+            #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+            pairs.append(pair)
+        }
+        defer { for fd in pairs.joined() { close(fd) } }
+        // The handler returns at 500 ms; its answer is dropped and then nothing holds the server.
+        #expect(await Self.eventually { released == nil }, "the server outlived its handler")
+        var byte: UInt8 = 0
+        let stray = pairs.joined().filter { recv($0, &byte, 1, Int32(MSG_DONTWAIT)) > 0 }
+        #expect(stray.isEmpty, "the late answer went to a descriptor the closed connection had used")
+    }
+
+    /// Found by the sanitizer runs: a fake provider released without a shutdown while its slow handler
+    /// slept; the answer then read the released server and killed the test process.
+    @Test func aServerReleasedWithoutShutdownStillAnswersTheRequestInFlight() async throws {
+        weak var released: HTTPServer?
+        let client: RawClient
+        do {
+            let server = try TestServer.start()
+            released = server
+            client = try RawClient(port: server.port, timeout: 5)
+            client.send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        #expect(await client.readResponse()?.status == 200)
+        #expect(await client.readsEOF())
+        client.shutdownWrite()
+        #expect(await Self.eventually { released == nil }, "the server outlived its last connection")
+    }
+
+    /// Polls `condition` every 20 ms for up to 2 s.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<100 {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return condition()
+    }
 }
