@@ -35,7 +35,7 @@ extension HTTPServer {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             Socket.setNoDelay(fd)
-            if openConnections >= configuration.maxConnections && !evictIdleConnection() {
+            if openConnections >= configuration.maxConnections && !evictLongestWaiting() {
                 refuseOverCapacity(fd)
                 continue
             }
@@ -111,12 +111,26 @@ extension HTTPServer {
         }
     }
 
-    /// Closes one idle keep-alive connection to make room; false when none is idle.
-    private func evictIdleConnection() -> Bool {
-        guard let victim = allConnections().first(where: \.isIdleForEviction) else { return false }
-        victim.worker.queue.async {
-            if victim.phase == .idle { victim.close() }
+    /// Makes room at the cap by closing the connection that has waited longest on its client; false when none waits.
+    ///
+    /// Idle keep-alive connections, heads and bodies still arriving and unread responses
+    /// all qualify, oldest wait first, so a flood of slow clients cannot lock out a new
+    /// client (or a health probe) that sends its request at once. Connections whose
+    /// handler is running are never chosen. One pass over the table, only when at the cap.
+    private func evictLongestWaiting() -> Bool {
+        var victim: HTTPConnection?
+        var oldest = UInt64.max
+        for connection in allConnections() {
+            if let since = connection.waitingSince, since < oldest {
+                oldest = since
+                victim = connection
+            }
         }
+        guard let victim,
+              victim.evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        else { return false }
+        let expected = victim.deadline.load(ordering: .relaxed)
+        victim.worker.queue.async { victim.evict(chosenWithDeadline: expected) }
         return true
     }
 }
