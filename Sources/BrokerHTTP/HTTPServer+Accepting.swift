@@ -35,9 +35,14 @@ extension HTTPServer {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             Socket.setNoDelay(fd)
-            if openConnections >= configuration.maxConnections && !evictLongestWaiting() {
-                refuseOverCapacity(fd)
-                continue
+            if openConnections >= configuration.maxConnections {
+                // A victim closes later, on its worker queue; if evictions in flight pile up past
+                // an eighth of the cap (a flood outrunning the workers), refuse outright.
+                let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
+                if openConnections >= ceiling || !evictLongestWaiting() {
+                    refuseOverCapacity(fd)
+                    continue
+                }
             }
             register(fd: fd, remoteAddress: Self.describe(address))
         }
