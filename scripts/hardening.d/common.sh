@@ -88,9 +88,9 @@ start_provider() {
 JSON
 }
 
-# start_broker DATA_DIR [VAR=VALUE...]: starts the broker on $broker_port (chosen once), waits for
-# /healthz; sets broker_pid. stdout and stderr are appended to $work/broker.out and broker.err.
-start_broker() {
+# spawn_broker DATA_DIR [VAR=VALUE...]: starts the broker on $broker_port (chosen once) without waiting;
+# sets broker_pid. stdout and stderr are appended to $work/broker.out and $work/broker.err.
+spawn_broker() {
   local data=$1; shift
   : "${broker_port:=$(free_port)}"
   local providers=()
@@ -101,15 +101,25 @@ start_broker() {
     "$bin" >>"$work/broker.out" 2>>"$work/broker.err" &
   broker_pid=$!
   pids+=("$broker_pid")
+}
+
+# wait_healthy: until /healthz answers 200; false when the broker exits or 10 s pass.
+wait_healthy() {
   local i
   for i in {1..200}; do
-    if ! kill -0 "$broker_pid" 2>/dev/null; then
-      tail -5 "$work/broker.err" >&2; die "the broker exited at start-up"
-    fi
+    kill -0 "$broker_pid" 2>/dev/null || return 1
     [ "$(healthz_status)" = 200 ] && return 0
     sleep 0.05
   done
-  die "the broker did not answer /healthz within 10 s"
+  return 1
+}
+
+# start_broker DATA_DIR [VAR=VALUE...]: spawn_broker, then wait for /healthz or die.
+start_broker() {
+  spawn_broker "$@"
+  wait_healthy && return 0
+  tail -5 "$work/broker.err" >&2
+  die "the broker did not start (see $work/broker.err)"
 }
 
 # Stops the broker with SIGTERM and waits; sets broker_status to its exit status.
