@@ -97,7 +97,10 @@ final class OAuthHandlers: Sendable {
             return Response.json(.ok, AccountJSON.summary(account), headers: headers)
         } catch {
             var response = failure(error, event: "callback failed")
-            for field in headers.fields where field.name == "Set-Cookie" { response.headers.add(name: field.name, value: field.value) }
+            // RFC 9700 §4.2.4: the callback URL holds a code; an error page must not pass it on as a Referer either.
+            for field in headers.fields where field.name == "Set-Cookie" || field.name == "Referrer-Policy" {
+                response.headers.add(name: field.name, value: field.value)
+            }
             return response
         }
     }
