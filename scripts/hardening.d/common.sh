@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sourced: `name` comes from the script, results go back to it
 # Shared by scripts/hostile-clients, scripts/crash-safety and scripts/disk-full (sourced, not run).
 # Provides: tool installation, the broker binary, a work directory cleaned up on exit,
 # the fake provider, starting/stopping the broker, and the pass/fail tally.
@@ -105,8 +106,7 @@ spawn_broker() {
 
 # wait_healthy: until /healthz answers 200; false when the broker exits or 10 s pass.
 wait_healthy() {
-  local i
-  for i in {1..200}; do
+  for _ in {1..200}; do
     kill -0 "$broker_pid" 2>/dev/null || return 1
     [ "$(healthz_status)" = 200 ] && return 0
     sleep 0.05
@@ -129,8 +129,8 @@ stop_broker() {
   wait "$broker_pid" 2>/dev/null || broker_status=$?
 }
 
-# Status code of one GET (default /healthz) on the broker, or 000.
-healthz_status() { http_status "${1:-/healthz}"; }
+# Status code of GET /healthz, or of GET PATH [with API KEY], on the broker; 000 when it cannot be had.
+healthz_status() { http_status /healthz; }
 http_status() {
   python3 - "$broker_port" "$1" "${2:-}" <<'PY' 2>/dev/null || echo 000
 import http.client, sys
