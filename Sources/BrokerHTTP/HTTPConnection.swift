@@ -194,6 +194,9 @@ final class HTTPConnection: @unchecked Sendable {
             Task {
                 let response = await handler(request)
                 queue.async {
+                    // Closed meanwhile (shutdown's grace ran out): the descriptor is gone and its number
+                    // may already belong to another connection, so the response must not be written.
+                    guard self.phase != .closed else { return }
                     self.respond(response, method: h.method.rawValue, path: h.path, route: route,
                                  close: !h.keepAlive, includeBody: includeBody)
                     self.continueAfterHandler()
