@@ -35,7 +35,7 @@ import Testing
         let acme = try SentinelProvider(clientSecret: Self.acmeSecret)
         let root = NSTemporaryDirectory() + "broker-scan-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let broker = try Self.startBroker(root: root, weibo: weibo, acme: acme)
+        let broker = try await Self.offPool { try Self.startBroker(root: root, weibo: weibo, acme: acme) }
         let port = broker.port
         let t = Transcript()
         let api = [("Authorization", "Bearer " + Self.apiKey)]
@@ -79,7 +79,7 @@ import Testing
         _ = t.record("deleted", await TestHTTP.send(port: port, target: "/account?id=acme:42", headers: api))
 
         broker.signal(SIGTERM)
-        #expect(broker.waitForExit(timeout: 10) == 0)
+        #expect(try await Self.offPool { broker.waitForExit(timeout: 10) } == 0)
         let data = Self.text(under: root + "/data")
         let sessionCookies = [browser.jar.cookies["tb_session"], acmeBrowser.jar.cookies["tb_session"]].compactMap { $0 }
         var sentinels = [Self.weiboSecret, Self.acmeSecret, Self.apiKey, Self.cookieSecret, Self.encryptionKey,
@@ -147,6 +147,14 @@ import Testing
 
     // MARK: Fixtures
 
+    /// Runs blocking work (waiting for a process) on a thread of its own, never on Swift's cooperative pool,
+    /// where it would hold back the in-process brokers of tests running alongside.
+    static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
     static func startBroker(root: String, weibo: FakeWeibo, acme: SentinelProvider) throws -> LiveBroker {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let providers = root + "/providers.json"
@@ -176,7 +184,9 @@ import Testing
     }
 
     /// The `token-broker` executable with stdout and stderr each captured.
-    final class LiveBroker {
+    ///
+    /// `@unchecked Sendable`: `port` is set once in `init`; the output buffers lock themselves.
+    final class LiveBroker: @unchecked Sendable {
         let process = Process()
         private let out = LockedBuffer()
         private let err = LockedBuffer()
