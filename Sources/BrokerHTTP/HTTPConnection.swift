@@ -66,14 +66,13 @@ final class HTTPConnection: @unchecked Sendable {
         self.parser = HTTPParser(limits: server.configuration.limits)
     }
 
-    /// Starts reading; called once, on the worker queue.
+    /// Starts reading; called once, on the worker queue (the idle deadline was set at accept).
     func start() {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
         source.setEventHandler { [unowned self] in self.onReadable() }
         source.setCancelHandler { [self] in self.sourceCancelled() }
         liveSources += 1
         readSource = source
-        setDeadline(.idle, after: server.configuration.idleTimeout)
         source.activate()
     }
 

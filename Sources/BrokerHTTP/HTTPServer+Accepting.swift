@@ -52,6 +52,9 @@ extension HTTPServer {
         let id = takeNextID()
         let worker = workers[id % workers.count]
         let connection = HTTPConnection(fd: fd, id: id, remoteAddress: remoteAddress, worker: worker, server: self)
+        // The idle deadline runs from the accept, so at the cap a connection its worker has not
+        // started yet (a burst) can make room too, instead of the newcomer being refused.
+        connection.setDeadline(.idle, after: configuration.idleTimeout)
         insert(connection)
         worker.queue.async { connection.start() }
     }
