@@ -113,7 +113,11 @@ final class OAuthHandlers: Sendable {
             return Response.json(.ok, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)), headers: headers)
         } catch {
             var response = failure(error, event: "callback failed", negotiatingFor: request)
-            for field in headers.fields where field.name == "Set-Cookie" { response.headers.add(name: field.name, value: field.value) }
+            // RFC 9700 §4.2.4: the callback URL holds a code; an error page must not pass it on as a Referer either.
+            for field in headers.fields where field.name == "Set-Cookie"
+                || (field.name == "Referrer-Policy" && !response.headers.contains("Referrer-Policy")) {
+                response.headers.add(name: field.name, value: field.value)
+            }
             return response
         }
     }

@@ -46,6 +46,10 @@ public struct ProviderConfiguration: Sendable {
     public var authenticateURL: String?
     /// How each missing setting is named to the operator: a key such as `client_id` maps to `WEIBO_CLIENT_ID` for presets.
     public var settingNames: [String: String]
+    /// The authorization server's issuer identifier (RFC 9207 §2), compared with a callback's `iss`; nil when unknown.
+    public var issuer: String? = nil
+    /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3); a callback without it is then refused.
+    public var requiresIssuerParameter: Bool = false
 
     /// Creates a configuration; everything but the name and kind defaults to absent or the OAuth 2.0 norm.
     public init(

@@ -167,7 +167,8 @@ extension HTTPConnection {
         }
     }
 
-    private func encodeTimeout(_ response: Response, method: String, path: String) {
+    /// Answers with `response`, then closes after it is written (deadline passed, or evicted at the cap).
+    func encodeTimeout(_ response: Response, method: String, path: String) {
         ResponseEncoder.encode(response, includeBody: true, close: true, keepAliveHTTP10: false, into: &pending)
         let seconds = Double(Monotonic.now() &- requestStart) / 1e9
         worker.metrics.withLock { $0.record(route: nil, status: response.status.code, seconds: seconds) }
@@ -175,11 +176,6 @@ extension HTTPConnection {
         closeAfterWrite = true
         phase = .lingering
         flush()
-    }
-
-    /// Whether this connection may be closed to make room for a new one (idle keep-alive).
-    var isIdleForEviction: Bool {
-        deadlineKind.load(ordering: .relaxed) == DeadlineKind.idle.rawValue
     }
 }
 

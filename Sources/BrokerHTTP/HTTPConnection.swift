@@ -7,8 +7,8 @@ import Synchronization
 /// One accepted TCP connection: reads, parses, dispatches to handlers and writes, in order.
 ///
 /// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial). The
-/// sweeper reads `deadline` and `idleForEviction`, which are atomics, from another queue
-/// and hops onto `worker.queue` before acting.
+/// sweeper and the accept queue read `deadline`, `deadlineKind` and `evictionPending`, which
+/// are atomics, from other queues and hop onto `worker.queue` before acting.
 final class HTTPConnection: @unchecked Sendable {
     /// Where the connection is in its request cycle.
     enum Phase {
@@ -42,6 +42,8 @@ final class HTTPConnection: @unchecked Sendable {
     let deadline = Atomic<UInt64>(0)
     /// The kind of the current deadline, as `DeadlineKind.rawValue`.
     let deadlineKind = Atomic<UInt8>(0)
+    /// Set by the accept queue when it picks this connection to close at the cap; cleared on the worker queue.
+    let evictionPending = Atomic<Bool>(false)
 
     var phase: Phase = .idle
     var parser: HTTPParser
@@ -67,14 +69,13 @@ final class HTTPConnection: @unchecked Sendable {
         self.parser = HTTPParser(limits: server.configuration.limits)
     }
 
-    /// Starts reading; called once, on the worker queue.
+    /// Starts reading; called once, on the worker queue (the idle deadline was set at accept).
     func start() {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
         source.setEventHandler { [unowned self] in self.onReadable() }
         source.setCancelHandler { [self] in self.sourceCancelled() }
         liveSources += 1
         readSource = source
-        setDeadline(.idle, after: server.configuration.idleTimeout)
         source.activate()
     }
 

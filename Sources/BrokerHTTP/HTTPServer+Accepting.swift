@@ -35,9 +35,14 @@ extension HTTPServer {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             Socket.setNoDelay(fd)
-            if openConnections >= configuration.maxConnections && !evictIdleConnection() {
-                refuseOverCapacity(fd)
-                continue
+            if openConnections >= configuration.maxConnections {
+                // A victim closes later, on its worker queue; if evictions in flight pile up past
+                // an eighth of the cap (a flood outrunning the workers), refuse outright.
+                let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
+                if openConnections >= ceiling || !evictLongestWaiting() {
+                    refuseOverCapacity(fd)
+                    continue
+                }
             }
             register(fd: fd, remoteAddress: Self.describe(address))
         }
@@ -47,6 +52,9 @@ extension HTTPServer {
         let id = takeNextID()
         let worker = workers[id % workers.count]
         let connection = HTTPConnection(fd: fd, id: id, remoteAddress: remoteAddress, worker: worker, server: self)
+        // The idle deadline runs from the accept, so at the cap a connection its worker has not
+        // started yet (a burst) can make room too, instead of the newcomer being refused.
+        connection.setDeadline(.idle, after: configuration.idleTimeout)
         insert(connection)
         worker.queue.async { connection.start() }
     }
@@ -111,13 +119,33 @@ extension HTTPServer {
         }
     }
 
-    /// Closes one idle keep-alive connection to make room; false when none is idle.
-    private func evictIdleConnection() -> Bool {
-        guard let victim = allConnections().first(where: \.isIdleForEviction) else { return false }
-        victim.worker.queue.async {
-            if victim.phase == .idle { victim.close() }
-        }
+    /// Makes room at the cap by closing a connection that waits on its client; false when none waits.
+    ///
+    /// Idle keep-alive connections, heads and bodies still arriving and unread responses
+    /// all qualify, the longest wait first, so a flood of slow clients cannot lock out a
+    /// new client (or a health probe) that sends its request at once. Connections whose
+    /// handler is running are never chosen. The choice is the longest wait among a
+    /// sample of 64 (the whole table only when the sample has none): a scan of every
+    /// connection on each accept at a cap of 10,000 slowed accepting enough to drop probes' SYNs.
+    private func evictLongestWaiting() -> Bool {
+        guard let victim = longestWaiting(among: someConnections(limit: 64)) ?? longestWaiting(among: allConnections()),
+              victim.evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        else { return false }
+        let expected = victim.deadline.load(ordering: .relaxed)
+        victim.worker.queue.async { victim.evict(chosenWithDeadline: expected) }
         return true
+    }
+
+    private func longestWaiting(among candidates: [HTTPConnection]) -> HTTPConnection? {
+        var victim: HTTPConnection?
+        var oldest = UInt64.max
+        for connection in candidates {
+            if let since = connection.waitingSince, since < oldest {
+                oldest = since
+                victim = connection
+            }
+        }
+        return victim
     }
 }
 

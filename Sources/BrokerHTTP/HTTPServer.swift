@@ -153,6 +153,19 @@ public final class HTTPServer: @unchecked Sendable {
         connections.withLock { Array($0.values) }
     }
 
+    /// At most `limit` connections, the first in the table's hash order, without copying the whole table.
+    func someConnections(limit: Int) -> [HTTPConnection] {
+        connections.withLock { table in
+            var sample: [HTTPConnection] = []
+            sample.reserveCapacity(min(limit, table.count))
+            for connection in table.values {
+                sample.append(connection)
+                if sample.count == limit { break }
+            }
+            return sample
+        }
+    }
+
     /// Suspends the accept source for a while (descriptor exhaustion).
     func pauseAccepting(for seconds: Double) {
         guard let source = acceptSource, !acceptPaused else { return }

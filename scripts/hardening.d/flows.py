@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Drives token-broker's browser flow (authorize -> fake provider -> callback) for the hardening scripts.
+
+  connect --broker P --provider Q              one whole dance; prints one JSON line {status, account, body}
+  begin   --broker P --provider Q --save F     authorize and visit the provider; saves the callback and cookies
+  finish  --broker P --load F                  sends the saved callback with its cookies; prints one JSON line
+  get     --broker P --path PATH [--api-key K] one GET; prints one JSON line {status, body}
+  stream  --broker P --provider Q --acked F --stop F [--workers N]
+          dances until the stop file exists; appends every account id whose callback answered 200 to F
+  verify  --broker P --api-key K --acked F     every acknowledged account reads back 200 with a token
+"""
+import argparse
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+from urllib.parse import urlsplit, quote
+
+TIMEOUT = 10
+
+
+def request(port, method, target, headers=None, body=None):
+    """One request on a fresh connection; returns (status, headers as list, body text)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    try:
+        hdrs = {"Connection": "close"}
+        hdrs.update(headers or {})
+        conn.request(method, target, body=body, headers=hdrs)
+        resp = conn.getresponse()
+        return resp.status, resp.getheaders(), resp.read().decode("utf-8", "replace")
+    finally:
+        conn.close()
+
+
+def header(headers, name):
+    for key, value in headers:
+        if key.lower() == name.lower():
+            return value
+    return None
+
+
+def set_cookies(headers, jar):
+    for key, value in headers:
+        if key.lower() != "set-cookie":
+            continue
+        pair = value.split(";", 1)[0]
+        name, _, val = pair.partition("=")
+        if val:
+            jar[name] = val
+        else:
+            jar.pop(name, None)
+
+
+def cookie_header(jar):
+    return {"Cookie": "; ".join(f"{k}={v}" for k, v in jar.items())} if jar else {}
+
+
+def begin(broker, provider, jar, name="weibo"):
+    """Authorize at the broker and approve at the provider; returns the callback target on the broker."""
+    status, headers, body = request(broker, "GET", "/authorize?provider=" + name, cookie_header(jar))
+    set_cookies(headers, jar)
+    if status != 302:
+        raise RuntimeError(f"authorize answered {status}: {body[:200]}")
+    location = urlsplit(header(headers, "Location"))
+    status, headers, body = request(provider, "GET", location.path + "?" + location.query)
+    if status != 302:
+        raise RuntimeError(f"provider answered {status}: {body[:200]}")
+    back = urlsplit(header(headers, "Location"))
+    return back.path + "?" + back.query
+
+
+def finish(broker, target, jar):
+    status, headers, body = request(broker, "GET", target, cookie_header(jar))
+    set_cookies(headers, jar)
+    account = None
+    if status == 200:
+        account = json.loads(body).get("id")
+    return {"status": status, "account": account, "body": body,
+            "cache_control": header(headers, "Cache-Control"), "referrer_policy": header(headers, "Referrer-Policy")}
+
+
+def stream(args):
+    """Dances in parallel until the stop file appears; records acknowledged account ids (flushed at once)."""
+    lock = threading.Lock()
+    counts = {"ok": 0, "failed": 0}
+    acked = open(args.acked, "a", buffering=1)
+
+    def worker():
+        while not os.path.exists(args.stop):
+            jar = {}
+            try:
+                target = begin(args.broker, args.provider, jar)
+                result = finish(args.broker, target, jar)
+            except (OSError, RuntimeError, http.client.HTTPException, ValueError):
+                with lock:
+                    counts["failed"] += 1
+                time.sleep(0.02)
+                continue
+            with lock:
+                if result["status"] == 200 and result["account"]:
+                    acked.write(result["account"] + "\n")
+                    acked.flush()
+                    counts["ok"] += 1
+                else:
+                    counts["failed"] += 1
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(args.workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    acked.close()
+    print(json.dumps(counts))
+
+
+def verify(args):
+    with open(args.acked) as f:
+        ids = [line.strip() for line in f if line.strip()]
+    missing = []
+    conn = None
+    for account in ids:
+        for attempt in range(3):
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", args.broker, timeout=TIMEOUT)
+                conn.request("GET", "/account?id=" + quote(account, safe=""),
+                             headers={"Authorization": "Bearer " + args.api_key})
+                resp = conn.getresponse()
+                body = resp.read().decode()
+                if resp.getheader("Connection", "").lower() == "close":
+                    conn.close()
+                    conn = None
+                break
+            except (OSError, http.client.HTTPException):
+                if conn:
+                    conn.close()
+                conn = None
+                if attempt == 2:
+                    raise
+        if resp.status != 200 or '"access_token":"2.00WEIBO-TOKEN-SENTINEL-' not in body:
+            missing.append((account, resp.status))
+    print(json.dumps({"acknowledged": len(ids), "unique": len(set(ids)), "missing": len(missing),
+                      "examples": missing[:5]}))
+    return 1 if missing else 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("command", choices=["connect", "begin", "finish", "get", "stream", "verify"])
+    p.add_argument("--broker", type=int, required=True)
+    p.add_argument("--provider", type=int)
+    p.add_argument("--name", default="weibo")
+    p.add_argument("--save")
+    p.add_argument("--load")
+    p.add_argument("--path")
+    p.add_argument("--api-key")
+    p.add_argument("--acked")
+    p.add_argument("--stop")
+    p.add_argument("--workers", type=int, default=4)
+    args = p.parse_args()
+    if args.command == "connect":
+        jar = {}
+        print(json.dumps(finish(args.broker, begin(args.broker, args.provider, jar, args.name), jar)))
+    elif args.command == "begin":
+        jar = {}
+        target = begin(args.broker, args.provider, jar, args.name)
+        with open(args.save, "w") as f:
+            json.dump({"callback": target, "cookies": jar}, f)
+    elif args.command == "finish":
+        with open(args.load) as f:
+            saved = json.load(f)
+        print(json.dumps(finish(args.broker, saved["callback"], saved["cookies"])))
+    elif args.command == "get":
+        headers = {"Authorization": "Bearer " + args.api_key} if args.api_key else {}
+        status, _, body = request(args.broker, "GET", args.path, headers)
+        print(json.dumps({"status": status, "body": body}))
+    elif args.command == "stream":
+        stream(args)
+    elif args.command == "verify":
+        return verify(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
