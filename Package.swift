@@ -27,7 +27,7 @@ let package = Package(
         .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
-        .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerHTTP"], swiftSettings: strict),
+        .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
 
         // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
         .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BrokerCore
 import BrokerCrypto
+import BrokerRedis
 import Foundation
 
 /// Seeding and store-scaling measurements on the real JSON-file repository with sealed secrets.
@@ -13,6 +14,24 @@ enum StoreBench {
             environmentValue: ProcessInfo.processInfo.environment["BROKER_ENCRYPTION_KEY"], dataDirectory: dir)
         let codec = EncryptedAccountCodec(keyring: keyring)
         return (try JSONFileAccountRepository(directory: dir, codec: codec), codec)
+    }
+
+    /// Writes `count` sealed accounts into the Redis at `url`, with the key in BROKER_ENCRYPTION_KEY.
+    static func seedRedis(_ url: String, count: Int, keyDirectory: String) async throws {
+        try DataDirectory.prepare(keyDirectory)
+        let (keyring, _) = try EncryptionKeyring.loadOrGenerate(
+            environmentValue: ProcessInfo.processInfo.environment["BROKER_ENCRYPTION_KEY"], dataDirectory: keyDirectory)
+        let stores = RedisStores(url: try RedisURL(parsing: url), codec: EncryptedAccountCodec(keyring: keyring), poolSize: 8)
+        let now = Date()
+        var next = 0
+        while next < count {
+            let batch = min(256, count - next)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in next..<(next + batch) { group.addTask { try await stores.accounts.put(account(i, now: now)) } }
+                try await group.waitForAll()
+            }
+            next += batch
+        }
     }
 
     static func account(_ i: Int, now: Date) -> Account {

@@ -1,5 +1,6 @@
 // broker-bench: load and scaling tools for scripts/bench (not part of the service).
 //   broker-bench seed DIR COUNT            write COUNT sealed accounts weibo:0… into DIR
+//   broker-bench seed-redis URL COUNT DIR  the same into Redis (the key comes from DIR or BROKER_ENCRYPTION_KEY)
 //   broker-bench store-scaling ROOT SIZES  open/write/read cost of the file store at each size (comma list)
 //   broker-bench fake-provider PORT        an auto-approving fake Weibo on 127.0.0.1:PORT until killed
 //   broker-bench providers-file PORT       print the providers file that points weibo at that fake
@@ -18,6 +19,11 @@ case "seed":
     guard args.count == 3, let count = Int(args[2]) else { fail("usage: seed DIR COUNT") }
     let t0 = Date()
     try await StoreBench.seed(args[1], count: count)
+    print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
+case "seed-redis":
+    guard args.count == 4, let count = Int(args[2]) else { fail("usage: seed-redis redis://HOST:PORT/DB COUNT KEY_DIR") }
+    let t0 = Date()
+    try await StoreBench.seedRedis(args[1], count: count, keyDirectory: args[3])
     print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
 case "store-scaling":
     guard args.count == 3 else { fail("usage: store-scaling ROOT 1,1000,10000,100000") }
