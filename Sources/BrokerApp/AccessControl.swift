@@ -15,9 +15,12 @@ struct AccessControl: Sendable {
     /// Whether the request carries `Authorization: Bearer <API key>` (compared in constant time).
     func hasAPIKey(_ request: Request) -> Bool {
         guard let apiKey, let header = request.headers["Authorization"] else { return false }
-        let prefix = "Bearer "
-        guard header.count > prefix.count, header.prefix(prefix.count).lowercased() == prefix.lowercased() else { return false }
-        return ConstantTime.equals(String(header.dropFirst(prefix.count)), apiKey.value)
+        // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes: this runs on every /account read.
+        let bytes = header.utf8
+        let scheme = "bearer ".utf8
+        guard bytes.count > scheme.count,
+              bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 }) else { return false }
+        return ConstantTime.equals(Array(bytes.dropFirst(scheme.count)), Array(apiKey.value.utf8))
     }
 
     /// This browser's verified session, if it sent one.

@@ -35,7 +35,7 @@ extension AccountService {
     /// The account when it can be served without waiting: held in memory, active, unexpired
     /// and not due for refresh. Nil means "ask `account(id:)`", never "absent".
     public func accountNow(id: String) -> Account? {
-        guard let reader = accounts as? any ImmediateAccountReading, let account = reader.getNow(id: id),
+        guard let reader = immediateReader, let account = reader.getNow(id: id),
               account.status == .active else { return nil }
         let at = now()
         guard !account.isExpired(at: at), !refresher.isDue(account, at: at) else { return nil }

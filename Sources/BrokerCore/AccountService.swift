@@ -21,6 +21,8 @@ public final class AccountService: Sendable {
 
     /// Where accounts live.
     let accounts: any AccountRepository
+    /// The same repository when it can answer from memory without suspending (the file store).
+    let immediateReader: (any ImmediateAccountReading)?
     /// The providers, for revocation endpoints.
     let registry: ProviderRegistry
     /// The outbound client for revocation calls.
@@ -48,6 +50,7 @@ public final class AccountService: Sendable {
         onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
+        self.immediateReader = accounts as? any ImmediateAccountReading
         self.registry = registry
         self.upstream = upstream
         self.redirectURI = redirectURI

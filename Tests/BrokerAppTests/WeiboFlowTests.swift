@@ -241,3 +241,16 @@ import Testing
         await s.broker.stop()
     }
 }
+
+/// The API key's scheme is case-insensitive (RFC 9110 §11.1); anything else about it is exact.
+@Suite struct APIKeySchemeTests {
+    @Test(arguments: [("Bearer", 200), ("bearer", 200), ("BEARER", 200), ("Basic", 401), ("Bearer ", 401), ("Bearerx", 401)])
+    func schemeSpellings(scheme: String, status: Int) async throws {
+        let s = try WeiboFlowTests.setUp()
+        #expect(await s.browser.connect(provider: "weibo")?.status == 200)
+        let reply = await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:3733034601",
+                                        headers: [("Authorization", scheme + " " + BrokerHarness.apiKey)])
+        #expect(reply?.status == status)
+        await s.broker.stop()
+    }
+}
