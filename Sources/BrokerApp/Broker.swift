@@ -50,7 +50,7 @@ public final class Broker: Sendable {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 flows = try JSONFileFlowStore(directory: dataDirectory, durable: false, sealer: codec)
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
-                storageCheck = { await Blocking.run { DataDirectory.isWritable(dataDirectory) ? nil : "storage_not_writable" } }
+                storageCheck = { await DataDirectory.probeWritable(dataDirectory) ? nil : "storage_not_writable" }
                 // One process owns the file store, so an in-process lock is enough for single-flight refresh.
                 refreshLock = InProcessRefreshLock(now: now)
             }

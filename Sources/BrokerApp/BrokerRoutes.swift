@@ -1,6 +1,5 @@
 import BrokerCore
 import BrokerHTTP
-import Dispatch
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
@@ -38,16 +37,5 @@ enum BrokerRoutes {
         router.add(.GET, "/", .async(page.page))
         router.add(.POST, "/disconnect", .async(page.disconnect))
         return router
-    }
-}
-
-/// Runs blocking work (disk) on a dedicated queue so Swift's cooperative threads stay free.
-enum Blocking {
-    static let queue = DispatchQueue(label: "token-broker.blocking", attributes: .concurrent)
-
-    static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: work()) }
-        }
     }
 }

@@ -37,6 +37,11 @@ public enum DataDirectory {
         return written == 1 && synced == 0 && closed == 0 && removed == 0
     }
 
+    /// ``isWritable(_:)`` run on the stores' I/O queues, off Swift's cooperative threads (for `/readyz`).
+    public static func probeWritable(_ path: String) async -> Bool {
+        (try? await BlockingIO.run { () throws(StoreError) -> Bool in isWritable(path) }) ?? false
+    }
+
     /// The content of the secret file `name` in `directory`, created once from `generate()` with mode 0600.
     ///
     /// Creation is durable and race-free across processes: the new file is

@@ -9,7 +9,7 @@ import FoundationNetworking
 final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
     // `nonisolated(unsafe)`: written once, under `lock`, on first use; URLSession itself is thread-safe.
     private nonisolated(unsafe) var storedSession: URLSession?
-    private nonisolated(unsafe) let configuration: URLSessionConfiguration
+    private let configuration: URLSessionConfiguration
     private let lock = Mutex<Void>(())
 
     /// Where outbound deadlines fire.
