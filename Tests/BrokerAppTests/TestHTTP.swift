@@ -35,18 +35,15 @@ struct TestHTTP {
     }
 
     static func blockingSend(port: Int, method: String, target: String, headers: [(String, String)], body: String) -> Reply? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = UInt16(port).bigEndian
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var tv = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let ok = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // A failed connect (a loaded machine, a full backlog) is retried; a connection the server
+        // accepted and then left unanswered is not, so a dropped response still fails the test.
+        var fd: Int32 = -1
+        for attempt in 0..<3 where fd < 0 {
+            if attempt > 0 { usleep(useconds_t(50_000 * attempt)) }
+            fd = connectLoopback(port: port)
         }
-        guard ok == 0 else { return nil }
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.utf8.count)\r\n" }
@@ -70,6 +67,23 @@ struct TestHTTP {
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         return Reply(status: status, headers: parsed, body: String(response[split.upperBound...]))
+    }
+
+    /// A socket connected to 127.0.0.1:port with a 20 s receive timeout, or -1.
+    private static func connectLoopback(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = UInt16(port).bigEndian
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var tv = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard ok == 0 else { close(fd); return -1 }
+        return fd
     }
 }
 
