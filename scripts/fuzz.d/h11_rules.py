@@ -153,6 +153,9 @@ OURS_STRICTER = [
      lambda seg, o: re.search(rb"(?<!\r)\n|\n[ \t]|[\x01-\x08\x0e-\x1f\x7f]", chunked_area(seg)) is not None),
 ]
 
+# A chunk-size line with optional whitespace before ";" or around "=" in an extension.
+CHUNK_EXT_BWS = re.compile(rb"(?m)^[0-9A-Fa-f]+(?:[ \t]+;|[^\r\n]*;[ \t]|[^\r\n]*;[^\r\n=]*[ \t]=|[^\r\n]*;[^\r\n]*=[ \t])")
+
 # h11 rejects, ours accepts. Keyed by h11's message.
 H11_STRICTER = [
     # RFC 9112 §2.2: a server SHOULD ignore at least one empty line before the request line; h11 refuses any.
@@ -164,6 +167,8 @@ H11_STRICTER = [
     ("framing-field-in-trailer", "multiple Transfer-Encoding headers", lambda seg, t: has_framing_trailer(seg)),
     ("framing-field-in-trailer", "bad Content-Length", lambda seg, t: has_framing_trailer(seg)),
     ("framing-field-in-trailer", "conflicting Content-Length headers", lambda seg, t: has_framing_trailer(seg)),
+    # RFC 9112 §7.1.1: chunk-ext = *( BWS ";" BWS name [ BWS "=" BWS value ] ); h11 refuses the BWS.
+    ("chunk-ext-bws", "illegal chunk header", lambda seg, t: CHUNK_EXT_BWS.search(chunked_area(seg)) is not None),
     # RFC 9110 §5.6.1.2: empty list elements in Transfer-Encoding are ignored; h11 compares the whole value to "chunked".
     ("te-list-elements", "Only Transfer-Encoding: chunked is supported", lambda seg, t: any(
         n == b"transfer-encoding" and b"," in v and v.replace(b",", b"").strip(b" \t").lower() == b"chunked"
