@@ -124,28 +124,39 @@ extension HTTPServer {
     /// Idle keep-alive connections, heads and bodies still arriving and unread responses
     /// all qualify, the longest wait first, so a flood of slow clients cannot lock out a
     /// new client (or a health probe) that sends its request at once. Connections whose
-    /// handler is running are never chosen. The choice is the longest wait among a
-    /// sample of 64 (the whole table only when the sample has none): a scan of every
-    /// connection on each accept at a cap of 10,000 slowed accepting enough to drop probes' SYNs.
+    /// handler is running are never chosen. Scanning every connection on each accept at a
+    /// cap of 10,000 slowed accepting enough to drop probes' SYNs, and a sample of the
+    /// table (tried before) picked fresh connections once the old ones in it were gone,
+    /// a probe among them; so one scan ranks the oldest waiting connections and the next
+    /// accepts take them in turn (`HTTPServer.evictionCandidates`), scanning again when they run out.
     private func evictLongestWaiting() -> Bool {
-        guard let victim = longestWaiting(among: someConnections(limit: 64)) ?? longestWaiting(among: allConnections()),
-              victim.evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
-        else { return false }
-        let expected = victim.deadline.load(ordering: .relaxed)
-        victim.worker.queue.async { victim.evict(chosenWithDeadline: expected) }
-        return true
+        var scanned = false
+        while true {
+            if evictionCandidates.isEmpty {
+                guard !scanned else { return false }
+                scanned = true
+                rankEvictionCandidates()
+            }
+            guard let victim = evictionCandidates.popLast() else { return false }
+            // Ranked a while ago: skip one that has since been served, closed or chosen.
+            guard victim.waitingSince != nil,
+                  victim.evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+            else { continue }
+            let expected = victim.deadline.load(ordering: .relaxed)
+            victim.worker.queue.async { victim.evict(chosenWithDeadline: expected) }
+            return true
+        }
     }
 
-    private func longestWaiting(among candidates: [HTTPConnection]) -> HTTPConnection? {
-        var victim: HTTPConnection?
-        var oldest = UInt64.max
-        for connection in candidates {
-            if let since = connection.waitingSince, since < oldest {
-                oldest = since
-                victim = connection
-            }
+    /// Ranks the connections waiting on their clients, the longest wait last, keeping an eighth of the cap (at least 64).
+    private func rankEvictionCandidates() {
+        var waiting: [(since: UInt64, connection: HTTPConnection)] = []
+        for connection in allConnections() {
+            if let since = connection.waitingSince { waiting.append((since, connection)) }
         }
-        return victim
+        waiting.sort { $0.since > $1.since }
+        let keep = max(64, configuration.maxConnections / 8)
+        evictionCandidates = waiting.suffix(keep).map(\.connection)
     }
 }
 

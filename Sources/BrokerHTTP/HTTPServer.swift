@@ -33,6 +33,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var acceptPaused = false
     private var sweepTimer: (any DispatchSourceTimer)?
     private var nextID = 0
+    /// Connections to close at the cap, the longest waiting last; accept queue only.
+    var evictionCandidates: [HTTPConnection] = []
 
     /// Creates a server; nothing listens until `start()`.
     public init(configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil) {
@@ -151,19 +153,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     func allConnections() -> [HTTPConnection] {
         connections.withLock { Array($0.values) }
-    }
-
-    /// At most `limit` connections, the first in the table's hash order, without copying the whole table.
-    func someConnections(limit: Int) -> [HTTPConnection] {
-        connections.withLock { table in
-            var sample: [HTTPConnection] = []
-            sample.reserveCapacity(min(limit, table.count))
-            for connection in table.values {
-                sample.append(connection)
-                if sample.count == limit { break }
-            }
-            return sample
-        }
     }
 
     /// Suspends the accept source for a while (descriptor exhaustion).
