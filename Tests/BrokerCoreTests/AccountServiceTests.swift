@@ -120,4 +120,17 @@ struct AccountServiceTests {
             #expect(await broker.upstream.requests.isEmpty)
         }
     }
+
+    /// The inline read that serves `/account` on the HTTP worker queue: a valid file-store account at once, anything else nil.
+    @Test func accountNowAnswersFromMemoryOnlyWhileTheAccountIsValid() async throws {
+        try await BrokerHarness.with { broker in
+            let stored = try await seed(broker, lifetime: 3600)
+            #expect(broker.accountService.accountNow(id: stored.id) == stored)
+            #expect(broker.accountService.accountNow(id: "weibo:nobody") == nil)
+            broker.clock.advance(3600)
+            #expect(broker.accountService.accountNow(id: stored.id) == nil)
+            let revoked = try await seed(broker, uid: "2", status: .reauthorizationRequired)
+            #expect(broker.accountService.accountNow(id: revoked.id) == nil)
+        }
+    }
 }
