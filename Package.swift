@@ -34,8 +34,9 @@ let package = Package(
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
         // a plain `swift build` compiles them into a stub that says so.
-        .executableTarget(name: "FuzzHTTP", dependencies: ["BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
-        .executableTarget(name: "FuzzDecoders", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
+        .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: strict),
+        .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
+        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 #if FUZZING
+import FuzzSupport
 @testable import BrokerRedis
 
 /// RESP2 replies from a Redis server (or whatever answers on its port).

@@ -1,6 +1,7 @@
 #if FUZZING
 import BrokerCrypto
 import Foundation
+import FuzzSupport
 @testable import BrokerCore
 
 /// The providers file, account records, pending flows and the key setting: bytes read at start-up or from disk.

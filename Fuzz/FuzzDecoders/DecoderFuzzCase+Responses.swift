@@ -1,4 +1,5 @@
 #if FUZZING
+import FuzzSupport
 @testable import BrokerCore
 
 /// Provider answers: the OAuth 2.0 validator, the OAuth 1.0a answers and TMDB's, under every status and Content-Type.

@@ -2,6 +2,8 @@
 // (providers file, account and flow records, provider responses, RESP2) when
 // `scripts/fuzz` builds it; a plain `swift build` makes a stub that says how.
 #if FUZZING
+import FuzzSupport
+
 /// libFuzzer calls this once per input; a broken invariant stops the process with `fatalError`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzDecodersTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -2,6 +2,8 @@
 // `scripts/fuzz` builds it (-DFUZZING, -sanitize=fuzzer,address,
 // -parse-as-library); a plain `swift build` makes a stub that says how.
 #if FUZZING
+import FuzzSupport
+
 /// libFuzzer calls this once per input; a broken invariant stops the process with `fatalError`.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzHTTPTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -1,4 +1,5 @@
 import BrokerHTTP
+import FuzzSupport
 
 /// One fuzz input, run through the parser in every way the server could receive it.
 ///

@@ -1,4 +1,5 @@
 import BrokerHTTP
+import FuzzSupport
 
 /// What every accepted head and body must satisfy, whatever the bytes were (RFC 9112 and the configured limits).
 extension ParserRun {

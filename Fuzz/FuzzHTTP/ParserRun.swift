@@ -1,4 +1,5 @@
 import BrokerHTTP
+import FuzzSupport
 
 /// Feeds one input to a fresh parser the way the server does (buffer, parse, drop what was consumed, loop),
 /// delivered in pieces, and checks every event against the parser's contract as it goes.

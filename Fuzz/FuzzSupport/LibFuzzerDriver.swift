@@ -15,12 +15,12 @@ func LLVMFuzzerRunDriver(
 /// `-sanitize=fuzzer` links libFuzzer, but its own `main` is not used because
 /// SwiftPM points `main` at `<Module>_main`; `LLVMFuzzerRunDriver` is libFuzzer's
 /// documented entry for programs that keep their own `main`.
-enum LibFuzzerDriver {
+public enum LibFuzzerDriver {
     /// libFuzzer's per-input callback: `int LLVMFuzzerTestOneInput(const uint8_t *, size_t)`.
-    typealias TestOneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    public typealias TestOneInput = @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
 
     /// Runs libFuzzer with the process arguments and returns its exit status.
-    static func run(
+    public static func run(
         argc: Int32, argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>, testOneInput: TestOneInput
     ) -> Int32 {
         var count = argc
