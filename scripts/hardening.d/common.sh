@@ -74,7 +74,7 @@ mib() { awk -v kb="$1" 'BEGIN {printf "%.1f", kb / 1024}'; }
 
 # Starts the fake Weibo; sets provider_port.
 start_provider() {
-  python3 "$here/fake_provider.py" --port-file "$work/provider.port" --client-secret "$client_secret" \
+  python3 tests/fakes/fake_weibo.py --port-file "$work/provider.port" --client-secret "$client_secret" \
     2>>"$work/provider.log" &
   pids+=($!)
   for _ in {1..100}; do [ -s "$work/provider.port" ] && break; sleep 0.05; done
