@@ -37,12 +37,21 @@ struct TestHTTP {
     static func blockingSend(port: Int, method: String, target: String, headers: [(String, String)], body: String) -> Reply? {
         // A failed connect (a loaded machine, a full backlog) is retried; a connection the server
         // accepted and then left unanswered is not, so a dropped response still fails the test.
+        let started = Date()
+        // Why a reply is missing, on stderr, so a failure in a loaded run can be told apart later.
+        func missing(_ why: String) -> Reply? {
+            let seconds = String(format: "%.2f", Date().timeIntervalSince(started))
+            FileHandle.standardError.write(Data("TestHTTP: \(method) \(target) on port \(port): \(why) after \(seconds) s\n".utf8))
+            return nil
+        }
         var fd: Int32 = -1
+        var connectErrno: Int32 = 0
         for attempt in 0..<3 where fd < 0 {
             if attempt > 0 { usleep(useconds_t(50_000 * attempt)) }
             fd = connectLoopback(port: port)
+            if fd < 0 { connectErrno = errno }
         }
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return missing("connect failed 3 times (\(String(cString: strerror(connectErrno))))") }
         defer { close(fd) }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
@@ -52,16 +61,21 @@ struct TestHTTP {
         _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var data = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 65536)
+        var recvErrno: Int32 = 0
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 { recvErrno = errno }
             if n <= 0 { break }
             data.append(contentsOf: chunk[0..<n])
         }
         let response = String(decoding: data, as: UTF8.self)
-        guard let split = response.range(of: "\r\n\r\n") else { return nil }
+        guard let split = response.range(of: "\r\n\r\n") else {
+            let ending = recvErrno == 0 ? "the server closed" : String(cString: strerror(recvErrno))
+            return missing("no complete head in \(data.count) bytes (\(ending))")
+        }
         var lines = response[..<split.lowerBound].components(separatedBy: "\r\n")
         let statusLine = lines.removeFirst()
-        guard let status = Int(statusLine.dropFirst(9).prefix(3)) else { return nil }
+        guard let status = Int(statusLine.dropFirst(9).prefix(3)) else { return missing("bad status line") }
         let parsed = lines.compactMap { line -> (String, String)? in
             guard let colon = line.firstIndex(of: ":") else { return nil }
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
