@@ -11,16 +11,27 @@ struct AccessControl: Sendable {
     let cookieSecret: [UInt8]
     /// How long a session cookie lives, in seconds.
     let sessionMaxAge: Int
+    /// The API key's bytes, kept so the check on every `/account` read allocates nothing.
+    private let apiKeyBytes: [UInt8]
+
+    init(apiKey: Secret?, cookieSecret: [UInt8], sessionMaxAge: Int) {
+        self.apiKey = apiKey
+        self.cookieSecret = cookieSecret
+        self.sessionMaxAge = sessionMaxAge
+        apiKeyBytes = apiKey.map { Array($0.value.utf8) } ?? []
+    }
 
     /// Whether the request carries `Authorization: Bearer <API key>` (compared in constant time).
     func hasAPIKey(_ request: Request) -> Bool {
-        guard let apiKey, let header = request.headers["Authorization"] else { return false }
-        // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes: this runs on every /account read.
-        let bytes = header.utf8
-        let scheme = "bearer ".utf8
-        guard bytes.count > scheme.count,
-              bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 }) else { return false }
-        return ConstantTime.equals(Array(bytes.dropFirst(scheme.count)), Array(apiKey.value.utf8))
+        guard apiKey != nil, var header = request.headers["Authorization"] else { return false }
+        // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes, in place: this runs on every /account read.
+        return header.withUTF8 { bytes in
+            let scheme = "bearer ".utf8
+            guard bytes.count > scheme.count,
+                  bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
+            else { return false }
+            return apiKeyBytes.withUnsafeBufferPointer { ConstantTime.equals(UnsafeBufferPointer(rebasing: bytes[scheme.count...]), $0) }
+        }
     }
 
     /// This browser's verified session, if it sent one.

@@ -221,13 +221,15 @@ final class OAuthHandlers: Sendable {
 
     /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
     static func tokenResponse(_ body: [UInt8]) -> Response {
-        var headers = noStore()
-        headers.add(name: "Content-Type", value: "application/json")
-        return Response(status: .ok, headers: headers, body: body)
+        Response(status: .ok, headers: tokenHeaders, body: body)
     }
 
     static func noStore() -> HTTPHeaders { noStoreHeaders }
 
     private static let noStoreHeaders =
         HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer")])
+
+    /// Built once: every `/account` answer carries them.
+    private static let tokenHeaders = HTTPHeaders(
+        [("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json")])
 }

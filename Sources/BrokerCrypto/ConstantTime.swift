@@ -5,16 +5,17 @@ public enum ConstantTime {
     /// Every position up to the longer length is visited and differences are OR-ed together,
     /// so timing reveals at most the two lengths, never the first differing position.
     public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt64(truncatingIfNeeded: a.count ^ b.count)
-        let length = max(a.count, b.count)
-        a.withUnsafeBufferPointer { left in
-            b.withUnsafeBufferPointer { right in
-                for index in 0..<length {
-                    let x: UInt8 = index < left.count ? left[index] : 0
-                    let y: UInt8 = index < right.count ? right[index] : 0
-                    difference |= UInt64(x ^ y)
-                }
-            }
+        a.withUnsafeBufferPointer { left in b.withUnsafeBufferPointer { right in equals(left, right) } }
+    }
+
+    /// Whether two byte buffers are equal, in time that depends only on their lengths.
+    public static func equals(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        var difference = UInt64(truncatingIfNeeded: left.count ^ right.count)
+        let length = max(left.count, right.count)
+        for index in 0..<length {
+            let x: UInt8 = index < left.count ? left[index] : 0
+            let y: UInt8 = index < right.count ? right[index] : 0
+            difference |= UInt64(x ^ y)
         }
         return difference == 0
     }

@@ -43,7 +43,14 @@ enum ResponseEncoder {
 
     /// Appends a field value, replacing CR, LF and NUL so a handler can never split a response.
     private static func appendFieldValue(_ value: String, into out: inout [UInt8]) {
-        for b in value.utf8 {
+        let utf8 = value.utf8
+        // The common case, a clean value, is one bulk copy.
+        let clean = utf8.withContiguousStorageIfAvailable { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } } ?? false
+        if clean {
+            out.append(contentsOf: utf8)
+            return
+        }
+        for b in utf8 {
             out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b)
         }
     }
