@@ -68,7 +68,14 @@ extension HTTPServer {
         _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         Glibc.shutdown(fd, Int32(SHUT_WR))
         Glibc.close(fd)
-        observer?.serverEvent(level: "warning", message: "connection cap \(configuration.maxConnections) reached; refused a connection")
+        // A flood must not become a flood of log lines: at most one line a second, with the count.
+        refusedSinceLog += 1
+        let now = Monotonic.now()
+        guard now &- lastRefusalLog >= 1_000_000_000 || lastRefusalLog == 0 else { return }
+        observer?.serverEvent(level: "warning",
+                              message: "connection cap \(configuration.maxConnections) reached; refused \(refusedSinceLog) connection(s) since the last report")
+        refusedSinceLog = 0
+        lastRefusalLog = now
     }
 
     /// Renders a peer address as `ip` or `ipv6`.

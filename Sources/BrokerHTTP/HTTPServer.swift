@@ -35,6 +35,9 @@ public final class HTTPServer: @unchecked Sendable {
     private var nextID = 0
     /// Connections to close at the cap, the longest waiting last; accept queue only.
     var evictionCandidates: [HTTPConnection] = []
+    /// Refusals at the cap not yet reported, and when the last report went out (monotonic ns); accept queue only.
+    var refusedSinceLog = 0
+    var lastRefusalLog: UInt64 = 0
 
     /// Creates a server; nothing listens until `start()`.
     public init(configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil) {

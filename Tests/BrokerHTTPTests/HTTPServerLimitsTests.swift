@@ -117,4 +117,54 @@ import Testing
             #expect(server.openConnections <= 4)
         }
     }
+
+    @Test func atTheCapTheLongestWaitingConnectionMakesRoomNotTheNewer() async throws {
+        // More connections than one sample of the table would see: the choice must be global.
+        try await TestServer.with({ $0.maxConnections = 150 }) { server in
+            var idle: [RawClient] = []
+            for _ in 0..<150 {
+                let client = try RawClient(port: server.port)
+                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await client.readResponse()?.status == 200)
+                idle.append(client)
+            }
+            let newcomer = try RawClient(port: server.port)
+            newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await newcomer.readResponse()?.status == 200)
+            // The oldest idle connection was closed; the younger ones still answer.
+            idle[0].send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await idle[0].readResponse() == nil)
+            for client in idle.dropFirst() {
+                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await client.readResponse()?.status == 200)
+            }
+        }
+    }
+
+    @Test func refusalsAtTheCapAreLoggedAsACountNotALinePerConnection() async throws {
+        let events = ServerEvents()
+        try await TestServer.with({ $0.maxConnections = 2 }, observer: events) { server in
+            // Both places taken by handlers at work: nobody waits on its client, so newcomers are refused.
+            var busy: [RawClient] = []
+            for _ in 0..<2 {
+                let client = try RawClient(port: server.port)
+                client.send("GET /slow?ms=4000 HTTP/1.1\r\nHost: x\r\n\r\n")
+                busy.append(client)
+            }
+            try await Task.sleep(nanoseconds: 500_000_000)
+            let started = Date()
+            var refused = 0
+            for _ in 0..<20 {
+                let newcomer = try RawClient(port: server.port)
+                newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                if await newcomer.readResponse()?.status == 503 { refused += 1 }
+            }
+            let seconds = Date().timeIntervalSince(started)
+            #expect(refused == 20)
+            let lines = events.messages(containing: "connection cap 2 reached")
+            #expect(!lines.isEmpty)
+            #expect(lines.count <= Int(seconds) + 1, "\(lines)")
+            #expect(lines.first?.contains("refused 1 connection(s)") == true)
+        }
+    }
 }

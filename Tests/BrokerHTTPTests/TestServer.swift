@@ -1,5 +1,6 @@
 @testable import BrokerHTTP
 import Foundation
+import Synchronization
 
 /// Starts a real server on 127.0.0.1:0 with test routes, and stops it afterwards.
 enum TestServer {
@@ -31,17 +32,19 @@ enum TestServer {
         return router
     }
 
-    static func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in }) throws -> HTTPServer {
+    static func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                      observer: (any HTTPServerObserver)? = nil) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
-        let server = HTTPServer(configuration: configuration, router: router())
+        let server = HTTPServer(configuration: configuration, router: router(), observer: observer)
         try server.start()
         return server
     }
 
     static func with<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+                        observer: (any HTTPServerObserver)? = nil,
                         _ body: (HTTPServer) async throws -> T) async throws -> T {
-        let server = try start(configure)
+        let server = try start(configure, observer: observer)
         do {
             let result = try await body(server)
             await server.shutdown(grace: 1)
@@ -51,4 +54,13 @@ enum TestServer {
             throw error
         }
     }
+}
+
+/// Keeps the server events a test server reports.
+final class ServerEvents: HTTPServerObserver {
+    private let events = Mutex<[String]>([])
+    func requestCompleted(method: String, path: String, status: Int, seconds: Double) {}
+    func serverEvent(level: String, message: String) { events.withLock { $0.append(message) } }
+    /// The messages so far that contain `text`.
+    func messages(containing text: String) -> [String] { events.withLock { $0.filter { $0.contains(text) } } }
 }
