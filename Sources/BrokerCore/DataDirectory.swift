@@ -54,6 +54,7 @@ public enum DataDirectory {
         }
         let path = directory + "/" + name
         if let existing = try readSecret(path) { return existing }
+        removeAbandonedTemporaries(of: name, in: directory)
         let secret = generate()
         guard !secret.isEmpty else { throw .unavailable("generated secret for \(path) is empty") }
         let temporary = DurableFile.temporaryPath(for: path)
@@ -68,6 +69,21 @@ public enum DataDirectory {
         unlink(temporary)
         try DurableFile.syncDirectory(directory)
         return secret
+    }
+
+    /// Removes temporary copies of secret `name` left by a start killed mid-way, once they are a minute old.
+    ///
+    /// A younger one may belong to another process creating the same secret right now;
+    /// it removes its own copy when it is done.
+    private static func removeAbandonedTemporaries(of name: String, in directory: String) {
+        guard let names = try? DirectoryListing.names(in: directory) else { return }
+        let cutoff = time(nil) - 60
+        for candidate in names where candidate.hasPrefix(name) && DurableFile.hasRandomSuffix(candidate, marker: DurableFile.temporaryMarker)
+            && candidate.utf8.count == name.utf8.count + DurableFile.temporaryMarker.utf8.count + 16 {
+            var status = stat()
+            let path = directory + "/" + candidate
+            if stat(path, &status) == 0, status.st_mtim.tv_sec < cutoff { unlink(path) }
+        }
     }
 
     private static func readSecret(_ path: String) throws(StoreError) -> [UInt8]? {

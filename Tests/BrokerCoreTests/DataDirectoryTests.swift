@@ -55,6 +55,20 @@ struct DataDirectoryTests {
         }
     }
 
+    @Test func aTemporaryLeftByAKilledFirstStartIsRemovedOnceItIsAMinuteOld() async throws {
+        try await TemporaryDirectory.with { directory in
+            let abandoned = directory + "/broker-secret.tmp.00112233445566ff"
+            let fresh = directory + "/broker-secret.tmp.aabbccddeeff0011"
+            let other = directory + "/accounts.tmp.00112233445566ff"
+            for path in [abandoned, fresh, other] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: abandoned)
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: other)
+            _ = try DataDirectory.readOrCreateSecret(named: "broker-secret", in: directory) { Array("s".utf8) }
+            // The old copy of this secret goes; a young one (another creator's, maybe) and other files stay.
+            #expect(FileProbe.names(directory).sorted() == ["accounts.tmp.00112233445566ff", "broker-secret", "broker-secret.tmp.aabbccddeeff0011"])
+        }
+    }
+
     @Test func concurrentCreatorsAllGetTheSameSecret() async throws {
         try await TemporaryDirectory.with { directory in
             let results = Mutex<[[UInt8]]>([])
