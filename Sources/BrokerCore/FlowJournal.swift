@@ -14,12 +14,17 @@ import Glibc
 /// remounted read-only, and would keep writing to a journal moved away.
 /// Not thread-safe: the store keeps it in a `Mutex`.
 struct FlowJournal: ~Copyable {
-    /// A pending flow and the put line that recorded it.
-    struct Entry {
+    /// A pending flow and the put line that recorded it; its description names only the state.
+    struct Entry: CustomStringConvertible {
         /// The flow as handed back by `take`.
         var flow: PendingFlow
         /// The put line, newline included, copied as is into a rewritten journal.
         var line: [UInt8]
+
+        /// The state and the line's length: the line may hold an unsealed verifier.
+        var description: String {
+            "FlowJournal.Entry(state: \(flow.state), line: \(line.count) bytes)"
+        }
     }
 
     /// The journal's path: `<flows directory>/journal.jsonl`.

@@ -100,6 +100,7 @@ public final class JournalFlowStore: FlowStore {
     /// Removes and returns the flow for `state`; nil when absent, expired at `now` (removed too), or `state` is malformed.
     public func take(state: String, now: Date) async throws -> PendingFlow? {
         guard StoreFileName.forFlow(state: state) != nil else { return nil }
+        // RFC 6749 §10.12: a state is good for one callback; the journal's lock picks the one taker.
         let flow = try await perform { () throws(StoreError) -> PendingFlow? in
             let (taken, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> ([PendingFlow], UInt64) in
                 let (flows, rewritten) = try journal.take([state])
