@@ -114,14 +114,13 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     /// The file content for `account` and the account as it will read back after a restart.
     ///
-    /// Memory holds the decoded bytes, not the argument, so reads before and
-    /// after a restart agree (dates, for example, are kept to the millisecond).
+    /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
+    /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
     private func record(for account: Account) throws -> (path: String, bytes: [UInt8], stored: Account) {
         guard let path = path(for: account.id) else {
             throw StoreError.unavailable(
                 "put account: id is too long for a file name (over \(StoreFileName.maximumLength) bytes once encoded)")
         }
-        let bytes = try codec.encode(account)
-        return (path, bytes, try codec.decode(bytes, path: path))
+        return (path, try codec.encode(account), try codec.stored(account, path: path))
     }
 }
