@@ -48,7 +48,12 @@ public final class Broker: Sendable {
                 refreshLock = redis.lock
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-                flows = try JSONFileFlowStore(directory: dataDirectory, durable: false, sealer: codec)
+                let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec)
+                if journal.discardedAtOpen > 0 {
+                    logger.log(.warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
+                               [("count", .int(journal.discardedAtOpen))])
+                }
+                flows = journal
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
                 storageCheck = { await DataDirectory.probeWritable(dataDirectory) ? nil : "storage_not_writable" }
                 // One process owns the file store, so an in-process lock is enough for single-flight refresh.

@@ -4,4 +4,16 @@ public protocol AccountRecordCodec: Sendable {
     func encode(_ account: Account) throws -> [UInt8]
     /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` naming `path` when they do not parse.
     func decode(_ bytes: [UInt8], path: String) throws -> Account
+    /// The account as `decode(encode(account))` returns it (dates kept to the millisecond), so memory matches a restart.
+    ///
+    /// The default does that round trip; a codec that can get there without
+    /// encoding, sealing, opening and parsing again does.
+    func stored(_ account: Account, path: String) throws -> Account
+}
+
+extension AccountRecordCodec {
+    /// `decode(encode(account))`.
+    public func stored(_ account: Account, path: String) throws -> Account {
+        try decode(encode(account), path: path)
+    }
 }

@@ -16,6 +16,16 @@ public enum DurableFile {
     /// With `sync: false` both fsyncs are skipped: the replacement is still atomic and
     /// survives a crash of the process (the page cache outlives it), not a power loss.
     public static func write(_ bytes: [UInt8], to path: String, sync: Bool = true) throws(StoreError) {
+        try write(bytes, to: path, sync: sync, syncDirectory: { () throws(StoreError) in try syncDirectory(directory(of: path)) })
+    }
+
+    /// ``write(_:to:sync:)`` whose final directory fsync is shared with concurrent writers in `directory`.
+    static func write(_ bytes: [UInt8], to path: String, in directory: SyncedDirectory) throws(StoreError) {
+        try write(bytes, to: path, sync: true, syncDirectory: { () throws(StoreError) in try directory.sync() })
+    }
+
+    private static func write(_ bytes: [UInt8], to path: String, sync: Bool,
+                              syncDirectory: () throws(StoreError) -> Void) throws(StoreError) {
         let temporary = temporaryPath(for: path)
         let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .posix("create", temporary) }
@@ -39,7 +49,7 @@ public enum DurableFile {
             unlink(temporary)
             throw .posix("rename to", path, code)
         }
-        if sync { try syncDirectory(directory(of: path)) }
+        if sync { try syncDirectory() }
     }
 
     /// The whole content of the file at `path`, or nil when there is no such file.
@@ -75,6 +85,17 @@ public enum DurableFile {
             throw .posix("remove", path)
         }
         try syncDirectory(directory(of: path))
+        return true
+    }
+
+    /// ``remove(_:)`` whose directory fsync is shared with concurrent writers in `directory`.
+    @discardableResult
+    static func remove(_ path: String, in directory: SyncedDirectory) throws(StoreError) -> Bool {
+        guard unlink(path) == 0 else {
+            if errno == ENOENT { return false }
+            throw .posix("remove", path)
+        }
+        try directory.sync()
         return true
     }
 
@@ -134,7 +155,8 @@ public enum DurableFile {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(StoreError) {
+    /// Writes all of `bytes` to `descriptor`, retrying short writes and EINTR.
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(StoreError) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }

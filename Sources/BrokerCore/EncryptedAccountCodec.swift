@@ -53,6 +53,12 @@ public struct EncryptedAccountCodec: AccountRecordCodec {
         return try PlainJSONAccountCodec.account(from: plain, path: path)
     }
 
+    /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back
+    /// unchanged, so this is the plain record's account, without sealing, JSON or opening.
+    public func stored(_ account: Account, path: String) throws -> Account {
+        try PlainJSONAccountCodec().stored(account, path: path)
+    }
+
     /// Whether the record in `bytes` is plaintext or has a field sealed with a key other than the current one.
     ///
     /// Reads only the envelopes' key ids, without decrypting; throws

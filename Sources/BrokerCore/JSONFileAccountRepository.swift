@@ -7,7 +7,9 @@ import Synchronization
 /// served from there. A write goes to disk first (``DurableFile``) and then to
 /// memory, so a failed write changes nothing anyone can see. Writes of one id
 /// are serialized; writes of different ids run in parallel on ``BlockingIO``
-/// lanes, and each costs the same however many accounts exist.
+/// lanes, and each costs the same however many accounts exist. Concurrent
+/// writes share the final fsync of the directory (``SyncedDirectory``), and
+/// none returns before an fsync that began after its own rename.
 ///
 /// One process should own a directory: another process's writes reach this
 /// one's memory only at its next start.
@@ -16,6 +18,8 @@ public final class JSONFileAccountRepository: AccountRepository {
     public let accountsDirectory: String
 
     private let codec: any AccountRecordCodec
+    /// Shares directory fsyncs among concurrent writes of different accounts (group commit).
+    private let directorySync: SyncedDirectory
     /// Every account by id: the acknowledged state of the files.
     let index: Mutex<[String: Account]>
     private let locks = KeyedAsyncLock()
@@ -32,6 +36,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         try DataDirectory.prepare(accountsDirectory)
         DurableFile.removeStaleTemporaries(in: accountsDirectory)
         self.accountsDirectory = accountsDirectory
+        directorySync = SyncedDirectory(accountsDirectory)
         self.codec = codec
         self.index = Mutex(try AccountDirectoryLoader.load(accountsDirectory, codec: codec))
     }
@@ -51,7 +56,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         let id = account.id
         let record = try record(for: account)
         try await locks.withLock(id) {
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
             index.withLock { $0[id] = record.stored }
         }
     }
@@ -61,7 +66,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         guard let path = path(for: id) else { return nil }
         return try await locks.withLock(id) {
             guard let current = index.withLock({ $0[id] }) else { return nil }
-            try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
+            try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
             index.withLock { $0[id] = nil }
             return current
         }
@@ -86,7 +91,7 @@ public final class JSONFileAccountRepository: AccountRepository {
             let current = index.withLock { $0[id] }
             guard let next = try transform(current) else {
                 if current != nil, let path = path(for: id) {
-                    try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
+                    try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
                     index.withLock { $0[id] = nil }
                 }
                 return nil
@@ -96,7 +101,7 @@ public final class JSONFileAccountRepository: AccountRepository {
             }
             if next == current { return current }
             let record = try record(for: next)
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
             index.withLock { $0[id] = record.stored }
             return record.stored
         }
@@ -109,14 +114,13 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     /// The file content for `account` and the account as it will read back after a restart.
     ///
-    /// Memory holds the decoded bytes, not the argument, so reads before and
-    /// after a restart agree (dates, for example, are kept to the millisecond).
+    /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
+    /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
     private func record(for account: Account) throws -> (path: String, bytes: [UInt8], stored: Account) {
         guard let path = path(for: account.id) else {
             throw StoreError.unavailable(
                 "put account: id is too long for a file name (over \(StoreFileName.maximumLength) bytes once encoded)")
         }
-        let bytes = try codec.encode(account)
-        return (path, bytes, try codec.decode(bytes, path: path))
+        return (path, try codec.encode(account), try codec.stored(account, path: path))
     }
 }

@@ -14,13 +14,23 @@ public enum PendingFlowCodec {
 
     /// The JSON document for `flow`.
     public static func encode(_ flow: PendingFlow, sealer: EncryptedAccountCodec? = nil) throws -> [UInt8] {
+        try JSONRecord.encode(record(for: flow, sealer: sealer))
+    }
+
+    /// The flow in `bytes`, or ``StoreError/corrupt(path:reason:)`` naming `path`.
+    public static func decode(_ bytes: [UInt8], path: String, sealer: EncryptedAccountCodec? = nil) throws(StoreError) -> PendingFlow {
+        try flow(from: JSONRecord.decode(PendingFlowJSON.self, from: bytes, path: path), path: path, sealer: sealer)
+    }
+
+    /// The stored shape of `flow`, its secrets sealed when `sealer` is set.
+    static func record(for flow: PendingFlow, sealer: EncryptedAccountCodec?) -> PendingFlowJSON {
         func protect(_ secret: Secret?, _ field: String) -> String? {
             guard let secret else { return nil }
             guard let sealer else { return secret.value }
             let sealed = sealer.seal(secret.value, accountID: "flow:" + flow.state, field: field)
             return sealedPrefix + sealed.kid + ":" + sealed.nonce + ":" + sealed.ct
         }
-        return try JSONRecord.encode(PendingFlowJSON(
+        return PendingFlowJSON(
             version: version,
             state: flow.state,
             provider: flow.provider,
@@ -31,12 +41,11 @@ public enum PendingFlowCodec {
             returnTo: flow.returnTo,
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
-        ))
+        )
     }
 
-    /// The flow in `bytes`, or ``StoreError/corrupt(path:reason:)`` naming `path`.
-    public static func decode(_ bytes: [UInt8], path: String, sealer: EncryptedAccountCodec? = nil) throws(StoreError) -> PendingFlow {
-        let record = try JSONRecord.decode(PendingFlowJSON.self, from: bytes, path: path)
+    /// The flow a decoded `record` holds, its sealed secrets opened; errors name `path`.
+    static func flow(from record: PendingFlowJSON, path: String, sealer: EncryptedAccountCodec?) throws(StoreError) -> PendingFlow {
         guard record.version == version else {
             throw .corrupt(path: path, reason: "unsupported record version \(record.version)")
         }

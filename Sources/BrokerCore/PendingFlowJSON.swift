@@ -1,5 +1,5 @@
 /// The on-disk shape of a pending flow, version 1.
-struct PendingFlowJSON: Codable {
+struct PendingFlowJSON: Codable, Equatable {
     /// The record format; 1 for this layout.
     var version: Int
     /// The flow key.

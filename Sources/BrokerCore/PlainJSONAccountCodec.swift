@@ -21,6 +21,11 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
         try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
     }
 
+    /// The account the record for `account` decodes to, without writing or parsing JSON: JSON keeps every string as is.
+    public func stored(_ account: Account, path: String) throws -> Account {
+        try Self.account(from: Self.record(for: account), path: path)
+    }
+
     /// The version 1 record for `account`, secrets in plaintext; ``EncryptedAccountCodec`` seals them afterwards.
     static func record(for account: Account) -> AccountRecordJSON {
         AccountRecordJSON(

@@ -11,6 +11,9 @@ public struct URLSessionUpstreamClient: UpstreamClient {
     private let owner: SessionOwner
     private let timeout: Double
 
+    /// How many calls to one provider host may be in flight at once, each on its own connection.
+    public static let connectionsPerHost = 64
+
     /// Creates a client whose requests fail with ``UpstreamError/timeout`` after `timeout` seconds (default 10).
     public init(timeout: Double = 10) {
         precondition(timeout > 0, "URLSessionUpstreamClient: the timeout must be positive")
@@ -25,6 +28,9 @@ public struct URLSessionUpstreamClient: UpstreamClient {
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
         configuration.urlCredentialStorage = nil
+        // FoundationNetworking's default is 6 connections per host: behind a provider answering in
+        // 200 ms that caps token exchanges near 30 a second, and queued calls cost curl timer work.
+        configuration.httpMaximumConnectionsPerHost = Self.connectionsPerHost
         owner = SessionOwner(configuration: configuration)
     }
 

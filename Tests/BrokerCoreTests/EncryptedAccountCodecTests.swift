@@ -27,6 +27,21 @@ struct EncryptedAccountCodecTests {
         #expect(try codec.decode(codec.encode(empty), path: Self.path) == empty)
     }
 
+    @Test func storedIsWhatTheWrittenBytesDecodeTo() throws {
+        var account = Account.makeFull()
+        // Sub-millisecond dates and text that JSON must escape: what a restart would read differs from the argument.
+        account.expiresAt = Date(timeIntervalSince1970: 1_796_029_200.123_456)
+        account.updatedAt = Date(timeIntervalSince1970: 1_796_025_600.987_654)
+        account.screenName = "Zoë \"quoted\" \\ back\nslash 🙂"
+        account.scope = "a/b c"
+        let codecs: [any AccountRecordCodec] = [try EncryptedRecordFixtures.codec(keyA), PlainJSONAccountCodec()]
+        for codec in codecs {
+            let stored = try codec.stored(account, path: Self.path)
+            #expect(stored == (try codec.decode(codec.encode(account), path: Self.path)))
+            #expect(stored != account)
+        }
+    }
+
     @Test func secretsAreSealedAndEverythingElseStaysReadable() throws {
         let codec = try EncryptedRecordFixtures.codec("k1:\(keyA)")
         let bytes = try codec.encode(.makeFull())

@@ -6,6 +6,19 @@ import Testing
 
 /// The JSON-file flow store: single use, expiry, restart and refusal of malformed states.
 struct JSONFileFlowStoreTests {
+    private func conformance(_ check: (FlowStoreOpener) async throws -> Void) async throws {
+        try await TemporaryDirectory.with { directory in
+            try await check { try JSONFileFlowStore(directory: directory + "/data") }
+        }
+    }
+
+    @Test func sharedSuiteTakenExactlyOnce() async throws { try await conformance(FlowStoreConformance.takenExactlyOnce) }
+    @Test func sharedSuiteConcurrentTakes() async throws { try await conformance(FlowStoreConformance.concurrentTakesHaveOneWinner) }
+    @Test func sharedSuiteExpiry() async throws { try await conformance(FlowStoreConformance.expiredFlowIsNotReturnedAndIsRemoved) }
+    @Test func sharedSuiteRestart() async throws { try await conformance(FlowStoreConformance.pendingFlowSurvivesRestart) }
+    @Test func sharedSuitePurge() async throws { try await conformance(FlowStoreConformance.purgeRemovesOnlyExpiredFlows) }
+    @Test func sharedSuiteMalformedState() async throws { try await conformance(FlowStoreConformance.malformedStateIsRefused) }
+
     @Test func flowIsTakenExactlyOnce() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try JSONFileFlowStore(directory: directory)

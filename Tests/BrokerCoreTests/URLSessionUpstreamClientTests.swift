@@ -23,6 +23,25 @@ struct URLSessionUpstreamClientTests {
         #expect(seen.hasSuffix("\r\n\r\ngrant_type=authorization_code&code=abc"))
     }
 
+    @Test func twelveCallsToOneSlowHostAreInFlightAtOnce() async throws {
+        // The server never answers, so every call that reaches it holds its connection.
+        let server = try LocalHTTPServer { _ in nil }
+        defer { server.stop() }
+        let client = URLSessionUpstreamClient(timeout: 10)
+        let calls = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<12 {
+                    group.addTask { _ = try? await client.send(UpstreamRequest(method: "GET", url: server.url("/slow/\(index)"))) }
+                }
+            }
+        }
+        // FoundationNetworking's default of 6 connections per host would hold the other 6 back.
+        for _ in 0..<500 where server.requests.count < 12 { try await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(server.requests.count == 12)
+        calls.cancel()
+        await calls.value
+    }
+
     @Test func redirectIsReturnedNotFollowed() async throws {
         let server = try LocalHTTPServer { _ in
             "HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"

@@ -2,9 +2,11 @@
 """Checks that every file under a token-broker data directory parses.
 
 accounts/*.json   JSON objects with provider, uid and a sealed access_token (chacha20-poly1305)
-flows/*.json      JSON objects with a state
+flows/journal.jsonl  one JSON object a line: {"put": {flow with a state}} or {"take": state}; only the
+                  last line may be torn (no newline: a write a kill cut short, ignored at start-up)
+flows/*.json      JSON objects with a state (per-flow files of older versions, imported at start-up)
 broker-secret, encryption-key   non-empty
-Temporary files (*.tmp.<16 hex>) and claimed flows (*.taken.<16 hex>) are counted, not parsed:
+A torn last journal line is counted ("torn"), not an error. Temporary files (*.tmp.<16 hex>) and claimed flows (*.taken.<16 hex>) are counted, not parsed:
 they are never read as records, and start-up removes those in accounts/ and flows/.
 Prints one JSON line; exit status 1 when a record does not parse.
 Usage: check_files.py DATA_DIR [--no-sentinel TEXT]...
@@ -20,7 +22,7 @@ LEFTOVER = re.compile(r"\.(tmp|taken)\.[0-9a-f]{16}$")
 def main():
     root = sys.argv[1]
     sentinels = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--no-sentinel"]
-    report = {"accounts": 0, "flows": 0, "leftovers": 0, "root_leftovers": 0, "bad": [], "plaintext": []}
+    report = {"accounts": 0, "flows": 0, "torn": 0, "leftovers": 0, "root_leftovers": 0, "bad": [], "plaintext": []}
     for directory, _, names in os.walk(root):
         for name in names:
             path = os.path.join(directory, name)
@@ -33,6 +35,9 @@ def main():
             if LEFTOVER.search(name) or name.startswith(".probe"):
                 # Record directories are cleaned at start-up; the root holds only key-file temporaries.
                 report["leftovers" if os.sep in rel else "root_leftovers"] += 1
+                continue
+            if rel == os.path.join("flows", "journal.jsonl"):
+                check_journal(rel, data, report)
                 continue
             if rel in ("broker-secret", "encryption-key"):
                 if not data:
@@ -57,6 +62,29 @@ def main():
                 report["bad"].append(rel + ": unexpected file")
     print(json.dumps(report))
     return 1 if report["bad"] or report["plaintext"] else 0
+
+
+def check_journal(rel, data, report):
+    """Counts the flows a journal leaves pending; every complete line must be a put or a take."""
+    lines = data.split(b"\n")
+    torn = lines.pop()  # after the last newline: empty, or a record whose write was cut short
+    if torn:
+        report["torn"] += 1
+    pending = set()
+    for number, line in enumerate(lines, 1):
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            report["bad"].append(f"{rel}:{number}: {e}")
+            continue
+        put, take = (record.get("put"), record.get("take")) if isinstance(record, dict) else (None, None)
+        if isinstance(put, dict) and put.get("state") and take is None:
+            pending.add(put["state"])
+        elif isinstance(take, str) and put is None:
+            pending.discard(take)
+        else:
+            report["bad"].append(f"{rel}:{number}: neither a put nor a take")
+    report["flows"] += len(pending)
 
 
 if __name__ == "__main__":

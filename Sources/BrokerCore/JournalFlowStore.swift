@@ -1,0 +1,163 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A ``FlowStore`` holding pending flows in memory, recorded in an append-only journal `<directory>/flows/journal.jsonl`.
+///
+/// A put appends the flow's line and a take appends a `take` line, each with
+/// one `write`, so no file is created or deleted per flow. Memory and journal
+/// change together under one lock, so of any number of concurrent takes of one
+/// state exactly one gets the flow; a take whose line cannot be written (disk
+/// full, read-only) throws and leaves the flow pending. At start the journal is replayed
+/// (``FlowJournalReplay``: a torn last record is ignored) and rewritten with
+/// only the pending flows; it is rewritten again whenever it grows past
+/// `compactionThreshold` bytes of mostly dead records.
+///
+/// With `durable: true` a put or take returns only after an fdatasync of the
+/// journal that began after its write; concurrent calls share those syncs
+/// (``GroupCommit``). With `durable: false` nothing is synced: flows survive a
+/// crash or `kill -9` of the process (the page cache outlives it), and a power
+/// loss can at worst cancel sign-ins in progress.
+///
+/// One process owns a data directory, as with ``JSONFileAccountRepository``:
+/// single use holds across this process's threads, not across processes.
+/// Flow files left by ``JSONFileFlowStore`` (`<state>.json`) are imported into
+/// the journal at start and removed.
+public final class JournalFlowStore: FlowStore {
+    /// The journal's file name inside the flows directory.
+    public static let journalName = "journal.jsonl"
+
+    /// The directory holding the journal.
+    public let flowsDirectory: String
+    /// The journal's path.
+    public let journalPath: String
+    /// Whether puts and takes wait for fdatasync (power-loss safe) or only for the write.
+    public let durable: Bool
+    /// How many flows found at start could not be offered again: cancelled by damage in the journal, or unreadable.
+    public let discardedAtOpen: Int
+    /// Seals the PKCE verifier and request-token secret at rest when set.
+    let sealer: EncryptedAccountCodec?
+    private let journal: Mutex<FlowJournal>
+    private let commits = GroupCommit()
+
+    /// Opens the store under `directory`, creating it and `flows/` with mode 0700; blocks while it replays, so call it before serving.
+    ///
+    /// The journal is rewritten with the pending flows before this returns
+    /// (synced when `durable`); temporary files of interrupted rewrites are removed.
+    public init(directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil,
+                compactionThreshold: Int = 4 << 20) throws(StoreError) {
+        try DataDirectory.prepare(directory)
+        flowsDirectory = directory + "/flows"
+        try DataDirectory.prepare(flowsDirectory)
+        journalPath = flowsDirectory + "/" + Self.journalName
+        self.durable = durable
+        self.sealer = sealer
+        DurableFile.removeStaleTemporaries(in: flowsDirectory)
+
+        let replay = FlowJournalReplay(try DurableFile.read(journalPath) ?? [])
+        var entries: [String: FlowJournal.Entry] = [:]
+        var discarded = replay.cancelledFlows
+        for (state, pending) in replay.pending {
+            guard let flow = try? PendingFlowCodec.flow(from: pending.record, path: journalPath, sealer: sealer) else {
+                discarded += 1
+                continue
+            }
+            entries[state] = FlowJournal.Entry(flow: flow, line: pending.line)
+        }
+        let legacy = try Self.importLegacyFiles(in: flowsDirectory, into: &entries, sealer: sealer)
+        discardedAtOpen = discarded + legacy.unreadable
+        journal = Mutex(try FlowJournal(path: journalPath, entries: entries, durable: durable, compactionThreshold: compactionThreshold))
+        // The journal now holds the imported flows; only then do their old files go.
+        for name in legacy.names { unlink(flowsDirectory + "/" + name) }
+        if durable && !legacy.names.isEmpty { try DurableFile.syncDirectory(flowsDirectory) }
+    }
+
+    /// Opens the store under the file URL `directory`; see ``init(directory:durable:sealer:compactionThreshold:)``.
+    public convenience init(directory: URL, durable: Bool = true, sealer: EncryptedAccountCodec? = nil) throws(StoreError) {
+        try self.init(directory: directory.path, durable: durable, sealer: sealer)
+    }
+
+    /// How many flows are pending (expired ones included until taken or purged).
+    public var pendingCount: Int {
+        journal.withLock { $0.entries.count }
+    }
+
+    /// Records `flow`; a state that is not 16–128 base64url characters is refused.
+    public func put(_ flow: PendingFlow) async throws {
+        guard StoreFileName.forFlow(state: flow.state) != nil else {
+            throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
+        }
+        let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        try await perform { () throws(StoreError) in
+            let ticket = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> UInt64 in
+                let rewritten = try journal.put(entry)
+                return self.issueTicket(rewritten: rewritten)
+            }
+            try self.waitUntilDurable(ticket)
+        }
+    }
+
+    /// Removes and returns the flow for `state`; nil when absent, expired at `now` (removed too), or `state` is malformed.
+    public func take(state: String, now: Date) async throws -> PendingFlow? {
+        guard StoreFileName.forFlow(state: state) != nil else { return nil }
+        // RFC 6749 §10.12: a state is good for one callback; the journal's lock picks the one taker.
+        let flow = try await perform { () throws(StoreError) -> PendingFlow? in
+            let (taken, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> ([PendingFlow], UInt64) in
+                let (flows, rewritten) = try journal.take([state])
+                return (flows, flows.isEmpty ? 0 : self.issueTicket(rewritten: rewritten))
+            }
+            guard let flow = taken.first else { return nil }
+            try self.waitUntilDurable(ticket)
+            return flow
+        }
+        guard let flow, !flow.isExpired(at: now) else { return nil }
+        return flow
+    }
+
+    /// Removes every flow expired at `now` and returns how many.
+    public func purgeExpired(now: Date) async throws -> Int {
+        try await perform { () throws(StoreError) -> Int in
+            let (count, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> (Int, UInt64) in
+                let expired = journal.entries.filter { $0.value.flow.isExpired(at: now) }.map(\.key)
+                let (flows, rewritten) = try journal.take(expired)
+                return (flows.count, flows.isEmpty ? 0 : self.issueTicket(rewritten: rewritten))
+            }
+            if count > 0 { try self.waitUntilDurable(ticket) }
+            return count
+        }
+    }
+
+    /// Runs `body` inline when nothing is synced, else on a ``BlockingIO`` lane.
+    ///
+    /// Without fsync a call is a lock and one small `write` into the page
+    /// cache, cheaper than the two thread hops a lane costs.
+    private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
+        durable ? try await BlockingIO.run(body) : try body()
+    }
+
+    /// The group-commit ticket for a change just written; call with the journal locked.
+    private func issueTicket(rewritten: Bool) -> UInt64 {
+        guard durable else { return 0 }
+        let ticket = commits.ticket()
+        // A rewrite was synced with every change so far in it.
+        if rewritten { commits.markAllDurable() }
+        return ticket
+    }
+
+    /// In durable mode, returns once an fdatasync of the journal that began after `ticket` was issued has ended.
+    private func waitUntilDurable(_ ticket: UInt64) throws(StoreError) {
+        guard durable else { return }
+        let path = journalPath
+        try commits.waitUntilDurable(ticket) { () throws(StoreError) in
+            // Whichever file the path names now holds every change up to the ticket:
+            // a rewrite that replaced it was itself synced with those changes in it.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .posix("open", path) }
+            defer { close(descriptor) }
+            while fdatasync(descriptor) != 0 {
+                if errno == EINTR { continue }
+                throw .posix("fdatasync", path)
+            }
+        }
+    }
+}
