@@ -48,7 +48,8 @@ public final class Broker: Sendable {
                 refreshLock = redis.lock
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-                let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec)
+                let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
+                                                   maxPending: c.maxPendingFlows)
                 if journal.discardedAtOpen > 0 {
                     logger.log(.warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
                                [("count", .int(journal.discardedAtOpen))])

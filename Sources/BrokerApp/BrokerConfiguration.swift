@@ -30,6 +30,8 @@ public struct BrokerConfiguration: Sendable {
     public var providersFile: String?
     /// Seconds a started authorization stays valid (`BROKER_FLOW_TTL`).
     public var flowTTL: Double = 600
+    /// `BROKER_MAX_PENDING_FLOWS`: sign-ins started and not yet finished that the file store keeps (the oldest go first).
+    public var maxPendingFlows = 50_000
     /// Origins `return_to` may point at (`BROKER_RETURN_TO_ALLOWLIST`, comma-separated).
     public var returnToAllowlist: [String] = []
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
@@ -80,6 +82,7 @@ public struct BrokerConfiguration: Sendable {
         c.secret = try read.secret("BROKER_SECRET", minimumLength: 32)
         c.providersFile = read.raw("BROKER_PROVIDERS_FILE")
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
+        c.maxPendingFlows = try read.integer("BROKER_MAX_PENDING_FLOWS", default: 50_000, range: 100...10_000_000)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)

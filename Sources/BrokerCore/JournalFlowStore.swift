@@ -37,15 +37,24 @@ public final class JournalFlowStore: FlowStore {
     public let discardedAtOpen: Int
     /// Seals the PKCE verifier and request-token secret at rest when set.
     let sealer: EncryptedAccountCodec?
+    /// The most flows kept pending; a put beyond it drops the oldest first (a sixteenth of the cap at a time).
+    public let maxPending: Int
     private let journal: Mutex<FlowJournal>
     private let commits = GroupCommit()
+    private let evicted = Atomic<Int>(0)
 
     /// Opens the store under `directory`, creating it and `flows/` with mode 0700; blocks while it replays, so call it before serving.
     ///
     /// The journal is rewritten with the pending flows before this returns
     /// (synced when `durable`); temporary files of interrupted rewrites are removed.
+    ///
+    /// At most `maxPending` flows are kept: every pending flow lives in memory, so a
+    /// client starting sign-ins it never finishes must not grow it without bound.
+    /// Past the cap the flows that expire first (the oldest) are dropped, so a flood
+    /// of abandoned starts costs a real user a retry at worst, never a refusal.
     public init(directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil,
-                compactionThreshold: Int = 4 << 20) throws(StoreError) {
+                compactionThreshold: Int = 4 << 20, maxPending: Int = 50_000) throws(StoreError) {
+        self.maxPending = max(1, maxPending)
         try DataDirectory.prepare(directory)
         flowsDirectory = directory + "/flows"
         try DataDirectory.prepare(flowsDirectory)
@@ -77,6 +86,9 @@ public final class JournalFlowStore: FlowStore {
         try self.init(directory: directory.path, durable: durable, sealer: sealer)
     }
 
+    /// How many pending flows were dropped at the cap since the store opened.
+    public var droppedAtCap: Int { evicted.load(ordering: .relaxed) }
+
     /// How many flows are pending (expired ones included until taken or purged).
     public var pendingCount: Int {
         journal.withLock { $0.entries.count }
@@ -90,6 +102,8 @@ public final class JournalFlowStore: FlowStore {
         let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         try await perform { () throws(StoreError) in
             let ticket = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> UInt64 in
+                // A rewrite while making room came before this put's line, so only the put's own counts.
+                try self.makeRoom(in: &journal, for: entry.flow.state)
                 let rewritten = try journal.put(entry)
                 return self.issueTicket(rewritten: rewritten)
             }
@@ -125,6 +139,15 @@ public final class JournalFlowStore: FlowStore {
             if count > 0 { try self.waitUntilDurable(ticket) }
             return count
         }
+    }
+
+    /// At the cap, drops the flows that expire first, a sixteenth of the cap at once so the sort is paid rarely; call with the journal locked.
+    private func makeRoom(in journal: inout FlowJournal, for state: String) throws(StoreError) {
+        guard journal.entries.count >= maxPending, journal.entries[state] == nil else { return }
+        let count = journal.entries.count - maxPending + max(1, maxPending / 16)
+        let oldest = journal.entries.values.map { ($0.flow.expiresAt, $0.flow.state) }.sorted { $0.0 < $1.0 }.prefix(count).map(\.1)
+        let flows = try journal.take(oldest).flows
+        evicted.wrappingAdd(flows.count, ordering: .relaxed)
     }
 
     /// Runs `body` inline when nothing is synced, else on a ``BlockingIO`` lane.

@@ -50,6 +50,26 @@ struct JournalFlowStoreTests {
         try handle.write(contentsOf: Data(text.utf8))
     }
 
+    @Test func pastTheCapTheOldestFlowsAreDroppedAndStayGoneAfterARestart() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try JournalFlowStore(directory: directory, durable: false, maxPending: 32)
+            // Started one second apart: the first ones expire first.
+            let states = (0..<40).map { _ in PendingFlow.randomState() }
+            for (i, state) in states.enumerated() {
+                try await store.put(PendingFlow.make(state: state, lifetime: 600 + Double(i)))
+            }
+            #expect(store.pendingCount <= 32)
+            #expect(store.droppedAtCap == 40 - store.pendingCount)
+            let kept = Set(states.suffix(store.pendingCount))
+            let reopened = try JournalFlowStore(directory: directory, durable: false, maxPending: 32)
+            #expect(reopened.pendingCount == store.pendingCount)
+            for state in states {
+                let flow = try await reopened.take(state: state, now: .fixture)
+                #expect((flow != nil) == kept.contains(state), "\(state) kept: \(kept.contains(state))")
+            }
+        }
+    }
+
     @Test func flowsLiveInOneJournalFile0600InA0700Directory() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try JournalFlowStore(directory: directory, durable: false)
