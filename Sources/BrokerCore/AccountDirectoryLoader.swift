@@ -23,12 +23,12 @@ enum AccountDirectoryLoader {
     /// with the smallest path is reported, so the message is stable. Then the
     /// record with the smallest name among those sealed with each key id is
     /// opened, and one that does not open (wrong key, tampered) is reported.
-    static func load(_ directory: String, codec: some AccountRecordCodec) throws(StoreError) -> [String: StoredAccount] {
+    static func load(_ directory: String, codec: some AccountRecordCodec) throws(StoreError) -> AccountIndex {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .posix("open directory", directory) }
         defer { close(descriptor) }
         let deferring = codec as? any StoredAccountDecoding
-        let state = LoadState()
+        let state = LoadState(capacity: estimatedCount(descriptor))
         let workers = DispatchGroup()
         try DirectoryListing.forEachBatch(in: directory, size: batchSize) { names in
             DurableFile.removeStaleTemporaries(in: directory, names: names)
@@ -61,12 +61,22 @@ enum AccountDirectoryLoader {
     }
 
     /// Opens the first record (by name) sealed with each key id, so a wrong key stops start-up; the opened ones stay open.
-    private static func openOnePerKey(_ probes: [String: Probe], into accounts: inout [String: StoredAccount],
+    private static func openOnePerKey(_ probes: [String: Probe], into accounts: inout AccountIndex,
                                       directory: String) throws(StoreError) {
         for probe in probes.values.sorted(by: { $0.name < $1.name }) {
             guard let stored = accounts[probe.id] else { continue }
-            accounts[probe.id] = StoredAccount(try stored.opened(path: directory + "/" + probe.name))
+            accounts.set(StoredAccount(try stored.opened(path: directory + "/" + probe.name)), for: probe.id)
         }
+    }
+
+    /// About how many entries the open directory has, from its size, to size the index once instead of growing it.
+    ///
+    /// An ext4 entry of a record name takes about 28 bytes and directory
+    /// blocks are not full, so this errs high by a little; it is only a hint.
+    private static func estimatedCount(_ descriptor: Int32) -> Int {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return 0 }
+        return min(Int(status.st_size) / 32, 4_000_000)
     }
 
     /// One record: read, decoded (secrets left sealed when the codec can), and checked against its file name.
@@ -113,12 +123,16 @@ extension AccountDirectoryLoader {
 
     /// What the workers share: everything loaded so far.
     private final class LoadState: Sendable {
-        let merged = Mutex(Merged())
+        let merged: Mutex<Merged>
+
+        init(capacity: Int) {
+            merged = Mutex(Merged(accounts: AccountIndex(capacity: capacity)))
+        }
     }
 
     /// Everything loaded so far: accounts by id, errors, and per key id its probe.
     private struct Merged {
-        var accounts: [String: StoredAccount] = [:]
+        var accounts = AccountIndex()
         var errors: [StoreError] = []
         var probes: [String: Probe] = [:]
 
@@ -126,7 +140,7 @@ extension AccountDirectoryLoader {
         mutating func add(_ loaded: [(id: String, name: String, stored: StoredAccount)], errors: [StoreError]) {
             self.errors += errors
             for (id, name, stored) in loaded {
-                accounts[id] = stored
+                accounts.set(stored, for: id)
                 guard let sealed = stored.sealed else { continue }
                 propose(sealed.accessToken.key.id, id: id, name: name)
                 if let secret = sealed.refreshToken { propose(secret.key.id, id: id, name: name) }

@@ -101,7 +101,7 @@ extension AccountRecordScanner {
         let raw = raw(span)
         guard span.escaped else {
             // ASCII needs no validation; `String(decoding:)` is the fast way in.
-            return raw.allSatisfy({ $0 < 0x80 }) ? String(decoding: raw, as: UTF8.self) : Self.validated(raw)
+            return raw.allSatisfy({ $0 < 0x80 }) ? String(decoding: raw, as: UTF8.self) : String(validUTF8: raw)
         }
         var decoded: [UInt8] = []
         decoded.reserveCapacity(raw.count)
@@ -115,17 +115,7 @@ extension AccountRecordScanner {
             }
             guard Self.unescape(raw, at: &index, into: &decoded) else { return nil }
         }
-        return decoded.withUnsafeBufferPointer(Self.validated)
-    }
-
-    /// The text of `bytes`, or nil when they are not valid UTF-8.
-    ///
-    /// `String(decoding:)` repairs invalid sequences with U+FFFD, so the
-    /// result equals the input bytes exactly when there was nothing to repair
-    /// (and it avoids the slower generic `String(validating:)`).
-    private static func validated(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        return text.utf8.elementsEqual(bytes) ? text : nil
+        return decoded.withUnsafeBufferPointer { String(validUTF8: $0) }
     }
 
     /// Decodes the escape after a backslash (RFC 8259 §7) at `index` of `raw` into `decoded`; false when it is malformed.

@@ -25,7 +25,7 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     private let codec: any AccountRecordCodec
     /// Every account by id: the acknowledged state of the files, some perhaps still sealed.
-    let index: Mutex<[String: StoredAccount]>
+    let index: Mutex<AccountIndex>
     private let locks = KeyedAsyncLock()
 
     /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.
@@ -67,7 +67,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         let record = try record(for: account)
         try await locks.withLock(id) {
             try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
-            index.withLock { $0[id] = StoredAccount(record.stored) }
+            index.withLock { $0.set(StoredAccount(record.stored), for: id) }
         }
     }
 
@@ -77,7 +77,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         return try await locks.withLock(id) {
             guard let current = try current(id) else { return nil }
             try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
-            index.withLock { $0[id] = nil }
+            index.withLock { $0.remove(id) }
             return current
         }
     }
@@ -86,12 +86,9 @@ public final class JSONFileAccountRepository: AccountRepository {
     ///
     /// Throws ``StoreError/corrupt(path:reason:)`` for the first selected account whose sealed secrets do not open.
     public func list(provider: String?) async throws -> [Account] {
-        let selected = index.withLock { table in
-            provider.map { wanted in table.filter { $0.value.account.provider == wanted }.map { ($0.key, $0.value) } }
-                ?? table.map { ($0.key, $0.value) }
-        }
+        let selected = index.withLock { $0.entries(provider: provider) }
         // Sorting on the stored keys avoids rebuilding `id` strings in every comparison.
-        return try open(selected.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) })
+        return try open(selected.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
     }
 
     /// Applies `transform` to the account with `id` while holding that id's lock, and stores the result.
@@ -104,7 +101,7 @@ public final class JSONFileAccountRepository: AccountRepository {
             guard let next = try transform(current) else {
                 if current != nil, let path = path(for: id) {
                     try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path) }
-                    index.withLock { $0[id] = nil }
+                    index.withLock { $0.remove(id) }
                 }
                 return nil
             }
@@ -114,7 +111,7 @@ public final class JSONFileAccountRepository: AccountRepository {
             if next == current { return current }
             let record = try record(for: next)
             try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path) }
-            index.withLock { $0[id] = StoredAccount(record.stored) }
+            index.withLock { $0.set(StoredAccount(record.stored), for: id) }
             return record.stored
         }
     }

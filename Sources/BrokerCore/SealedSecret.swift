@@ -17,13 +17,13 @@ struct SealedSecret: Sendable {
         self.sealed = sealed
     }
 
-    /// The plaintext, or ``StoreError/corrupt(path:reason:)`` naming `path` and `field` when the envelope does not open.
+    /// The plaintext, or ``StoreError/corrupt(path:reason:)`` naming `path` (built only then) and `field` when the envelope does not open.
     ///
     /// RFC 8439 §2.8: the tag covers the ciphertext and the associated data
     /// `tb1|<account id>|<field>`, so a wrong key, a flipped bit or an envelope
     /// moved from another record or field all fail here, and nothing unverified
     /// is returned.
-    func open(accountID: String, field: String, path: String) throws(StoreError) -> String {
+    func open(accountID: String, field: String, path: @autoclosure () -> String) throws(StoreError) -> String {
         let tagStart = sealed.count - ChaCha20Poly1305.tagByteCount
         let plaintext: [UInt8]
         do {
@@ -31,10 +31,10 @@ struct SealedSecret: Sendable {
                                                   ciphertext: Array(sealed[..<tagStart]), tag: Array(sealed[tagStart...]),
                                                   aad: EncryptedAccountCodec.associatedData(accountID: accountID, field: field))
         } catch {
-            throw .corrupt(path: path, reason: "cannot decrypt \(field) with key \"\(key.id)\": wrong key or tampered data")
+            throw .corrupt(path: path(), reason: "cannot decrypt \(field) with key \"\(key.id)\": wrong key or tampered data")
         }
-        guard let text = String(validating: plaintext, as: UTF8.self) else {
-            throw .corrupt(path: path, reason: "\(field) does not decrypt to UTF-8 text")
+        guard let text = plaintext.withUnsafeBufferPointer({ String(validUTF8: $0) }) else {
+            throw .corrupt(path: path(), reason: "\(field) does not decrypt to UTF-8 text")
         }
         return text
     }

@@ -26,16 +26,16 @@ final class SealedSecrets: Sendable {
     }
 
     /// `account` with these secrets decrypted into it; throws ``StoreError/corrupt(path:reason:)`` naming `path` and the field that fails.
-    func open(into account: Account, path: String) throws(StoreError) -> Account {
+    func open(into account: Account, path: @autoclosure () -> String) throws(StoreError) -> Account {
         typealias Key = EncryptedAccountRecordJSON.CodingKeys
         let id = account.id
         var account = account
-        account.accessToken = Secret(try accessToken.open(accountID: id, field: Key.accessToken.stringValue, path: path))
+        account.accessToken = Secret(try accessToken.open(accountID: id, field: Key.accessToken.stringValue, path: path()))
         account.refreshToken = try refreshToken.map { secret throws(StoreError) in
-            Secret(try secret.open(accountID: id, field: Key.refreshToken.stringValue, path: path))
+            Secret(try secret.open(accountID: id, field: Key.refreshToken.stringValue, path: path()))
         }
         account.tokenSecret = try tokenSecret.map { secret throws(StoreError) in
-            Secret(try secret.open(accountID: id, field: Key.tokenSecret.stringValue, path: path))
+            Secret(try secret.open(accountID: id, field: Key.tokenSecret.stringValue, path: path()))
         }
         return account
     }

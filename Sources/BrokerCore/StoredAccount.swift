@@ -1,9 +1,5 @@
-/// An account as the file store keeps it in memory: ready to use, or with its secrets still sealed until first use.
-///
-/// A class, so the index holds one pointer per account: growing a dictionary
-/// of 100,000 entries at start-up then moves 8 bytes per entry, not the whole
-/// account, and its buckets cost little memory.
-final class StoredAccount: Sendable {
+/// An account as a codec hands it to the file store: ready to use, or with its secrets still sealed until first use.
+struct StoredAccount: Sendable {
     /// The account; while ``sealed`` is set, its secrets are empty placeholders and it is never handed out.
     let account: Account
     /// The secrets still to decrypt, or nil when ``account`` is complete.

@@ -10,7 +10,7 @@ struct JSONFileAccountRepositorySealedTests {
 
     /// How many accounts in memory still have sealed secrets.
     private static func sealedCount(_ repository: JSONFileAccountRepository) -> Int {
-        repository.index.withLock { table in table.values.filter { $0.sealed != nil }.count }
+        repository.index.withLock { $0.sealedIDs.count }
     }
 
     /// Writes `accounts` as record files with `codec`, without the repository (and without fsync), as an earlier run left them.
