@@ -30,6 +30,8 @@ enum AccountDirectoryLoader {
         let deferring = codec as? any StoredAccountDecoding
         let state = LoadState(capacity: estimatedCount(descriptor))
         let workers = DispatchGroup()
+        // Every batch handed out is waited for, even when listing fails, before the descriptor closes.
+        defer { workers.wait() }
         try DirectoryListing.forEachBatch(in: directory, size: batchSize) { names in
             DurableFile.removeStaleTemporaries(in: directory, names: names)
             let records = names.filter(StoreFileName.isRecordName)

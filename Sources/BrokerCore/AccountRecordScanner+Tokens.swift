@@ -1,7 +1,9 @@
 extension AccountRecordScanner {
     /// The ASCII bytes the JSON grammar is made of.
     enum Byte: UInt8 {
+        /// `"`, `\`, `/`, `,` and `:`.
         case quote = 0x22, backslash = 0x5C, slash = 0x2F, comma = 0x2C, colon = 0x3A
+        /// `{` and `}`.
         case openBrace = 0x7B, closeBrace = 0x7D
     }
 
