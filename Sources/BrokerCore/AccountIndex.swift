@@ -55,9 +55,12 @@ struct AccountIndex: Sendable {
 
     /// Puts the opened `account` in place of the entry of `id`, unless a write has replaced that entry since `secrets` were read from it.
     mutating func replace(_ secrets: SealedSecrets, by account: Account, id: String) {
-        guard let current = sealed[id], current === secrets else { return }
+        guard let current = sealed.removeValue(forKey: id) else { return }
+        guard current === secrets else {
+            sealed[id] = current
+            return
+        }
         accounts[id] = account
-        sealed[id] = nil
         // A dictionary keeps its capacity when emptied; give the memory back.
         if sealed.isEmpty { sealed = [:] }
     }

@@ -7,7 +7,13 @@ extension EncryptedAccountCodec {
     /// copied into another record or field fails to open. Field names never
     /// contain `|`, so the last `|` always separates the field from the id.
     static func associatedData(accountID: String, field: String) -> [UInt8] {
-        Array("tb1|\(accountID)|\(field)".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(accountID.utf8.count + field.utf8.count + 5)
+        bytes += "tb1|".utf8
+        bytes += accountID.utf8
+        bytes.append(UInt8(ascii: "|"))
+        bytes += field.utf8
+        return bytes
     }
 
     /// `secret` sealed with the current key under a fresh random nonce.

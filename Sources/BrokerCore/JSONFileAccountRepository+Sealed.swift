@@ -1,4 +1,6 @@
 import Dispatch
+import Foundation
+import Glibc
 import Synchronization
 
 extension JSONFileAccountRepository {
@@ -37,33 +39,64 @@ extension JSONFileAccountRepository {
 
     /// Decrypts every account still sealed, in parallel batches, so later reads find them open; returns the errors of those that do not open.
     ///
-    /// The initializer runs this on a background queue right after loading
-    /// (100,000 accounts take a few hundred milliseconds of CPU). A record that
-    /// fails stays sealed, and its reads keep throwing the error returned here;
-    /// a write that replaced an entry meanwhile wins over its opening.
+    /// A record that fails stays sealed, and its reads keep throwing the error
+    /// returned here; a write that replaced an entry meanwhile wins over its
+    /// opening. The initializer does the same work in the background with
+    /// ``openSealedAccountsInBackground(threadCount:)``.
     @discardableResult
     public func openSealedAccounts() -> [StoreError] {
         let ids = index.withLock { $0.sealedIDs }
         let errors = Mutex<[StoreError]>([])
         let batchCount = (ids.count + Self.openingBatch - 1) / Self.openingBatch
         DispatchQueue.concurrentPerform(iterations: batchCount) { batch in
-            let slice = ids[(batch * Self.openingBatch)..<min((batch + 1) * Self.openingBatch, ids.count)]
-            let entries = index.withLock { index in slice.compactMap { id in index[id].map { (id, $0) } } }
-            var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
-            opened.reserveCapacity(entries.count)
-            var failed: [StoreError] = []
-            for (id, stored) in entries {
-                guard let secrets = stored.sealed else { continue }
-                do throws(StoreError) {
-                    opened.append((id, secrets, try secrets.open(into: stored.account, path: recordPath(id))))
-                } catch {
-                    failed.append(error)
-                }
-            }
-            cache(opened)
+            var keys = KeyCopies()
+            let failed = openBatch(ids[(batch * Self.openingBatch)..<min((batch + 1) * Self.openingBatch, ids.count)], keys: &keys)
             if !failed.isEmpty { errors.withLock { $0 += failed } }
         }
         return errors.withLock { $0 }.sorted { $0.description < $1.description }
+    }
+
+    /// Starts decrypting every account still sealed on `threadCount` threads of their own, and returns at once.
+    ///
+    /// 100,000 accounts take about 250 ms of CPU, spent at a lower priority
+    /// while the server starts and serves. Each thread opens with its own copy of the key bytes
+    /// (``KeyCopies``), or the threads would queue on one reference count.
+    /// Failures are left for reads to report. The last thread out hands the
+    /// memory of the sealed copies back to the system.
+    func openSealedAccountsInBackground(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        let work = BatchQueue(ids: index.withLock { $0.sealedIDs }, batchSize: Self.openingBatch)
+        guard !work.isEmpty else { return }
+        let threads = max(1, threadCount)
+        for _ in 0..<threads {
+            let thread = Thread { [self] in
+                // Below the HTTP workers and the rest of start-up (nice 5). On Linux
+                // each thread has its own nice value, so this lowers only this one.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+                var keys = KeyCopies()
+                while let batch = work.next() { _ = openBatch(batch, keys: &keys) }
+                if work.finishOne(of: threads) { HeapTrim.releaseFreeMemory() }
+            }
+            thread.name = "token-broker.open-sealed"
+            thread.start()
+        }
+    }
+
+    /// Opens the sealed accounts among `ids` and keeps them open; returns the errors of those that do not open.
+    private func openBatch(_ ids: ArraySlice<String>, keys: inout KeyCopies) -> [StoreError] {
+        let entries = index.withLock { index in ids.compactMap { id in index[id].map { (id, $0) } } }
+        var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
+        opened.reserveCapacity(entries.count)
+        var failed: [StoreError] = []
+        for (id, stored) in entries {
+            guard let secrets = stored.sealed else { continue }
+            do throws(StoreError) {
+                opened.append((id, secrets, try secrets.open(into: stored.account, path: recordPath(id), keys: &keys)))
+            } catch {
+                failed.append(error)
+            }
+        }
+        cache(opened)
+        return failed
     }
 
     /// Keeps each opened account in place of its sealed entry.
@@ -77,5 +110,34 @@ extension JSONFileAccountRepository {
     /// The path of the record of `id`, for error messages.
     private func recordPath(_ id: String) -> String {
         path(for: id) ?? accountsDirectory + "/" + id
+    }
+}
+
+/// Hands out consecutive batches of a list to several threads.
+private final class BatchQueue: Sendable {
+    private let ids: [String]
+    private let batchSize: Int
+    private let nextStart = Atomic<Int>(0)
+    private let finished = Atomic<Int>(0)
+
+    /// A queue over `ids` in batches of `batchSize`.
+    init(ids: [String], batchSize: Int) {
+        self.ids = ids
+        self.batchSize = batchSize
+    }
+
+    /// Whether there is nothing to hand out.
+    var isEmpty: Bool { ids.isEmpty }
+
+    /// The next batch, or nil when all have been handed out.
+    func next() -> ArraySlice<String>? {
+        let start = nextStart.wrappingAdd(batchSize, ordering: .relaxed).oldValue
+        guard start < ids.count else { return nil }
+        return ids[start..<min(start + batchSize, ids.count)]
+    }
+
+    /// Counts one of `count` workers as done; true for the last one.
+    func finishOne(of count: Int) -> Bool {
+        finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == count
     }
 }

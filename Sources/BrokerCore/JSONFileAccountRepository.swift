@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -34,8 +33,8 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// record. Blocks while loading, so call it before serving. Throws
     /// ``StoreError/corrupt(path:reason:)`` naming the first bad file (which is
     /// left untouched), or ``StoreError/unavailable(_:)`` when I/O fails.
-    /// Then, unless `openSealedInBackground` is false, decrypts the records
-    /// still sealed on a background queue (see ``openSealedAccounts()``).
+    /// Then, unless `openSealedInBackground` is false, starts decrypting the
+    /// records still sealed on a background thread (see ``openSealedAccounts()``).
     public init(directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
                 openSealedInBackground: Bool = true) throws(StoreError) {
         try DataDirectory.prepare(directory)
@@ -45,9 +44,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         self.codec = codec
         // The loader also removes the temporary files of interrupted writes, from the same listing.
         self.index = Mutex(try AccountDirectoryLoader.load(accountsDirectory, codec: codec))
-        if openSealedInBackground {
-            DispatchQueue.global(qos: .utility).async { [self] in _ = openSealedAccounts() }
-        }
+        if openSealedInBackground { openSealedAccountsInBackground() }
     }
 
     /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:)-(String,_,_)``.

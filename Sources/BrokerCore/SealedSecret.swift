@@ -23,11 +23,15 @@ struct SealedSecret: Sendable {
     /// `tb1|<account id>|<field>`, so a wrong key, a flipped bit or an envelope
     /// moved from another record or field all fail here, and nothing unverified
     /// is returned.
-    func open(accountID: String, field: String, path: @autoclosure () -> String) throws(StoreError) -> String {
+    ///
+    /// `keyBytes`, when given, are this key's bytes in a buffer of the caller's
+    /// own: threads opening in parallel then do not all count references on the
+    /// one shared buffer.
+    func open(accountID: String, field: String, path: @autoclosure () -> String, keyBytes: [UInt8]? = nil) throws(StoreError) -> String {
         let tagStart = sealed.count - ChaCha20Poly1305.tagByteCount
         let plaintext: [UInt8]
         do {
-            plaintext = try ChaCha20Poly1305.open(key: key.bytes, nonce: nonce,
+            plaintext = try ChaCha20Poly1305.open(key: keyBytes ?? key.bytes, nonce: nonce,
                                                   ciphertext: Array(sealed[..<tagStart]), tag: Array(sealed[tagStart...]),
                                                   aad: EncryptedAccountCodec.associatedData(accountID: accountID, field: field))
         } catch {

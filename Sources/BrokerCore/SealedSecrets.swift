@@ -27,16 +27,45 @@ final class SealedSecrets: Sendable {
 
     /// `account` with these secrets decrypted into it; throws ``StoreError/corrupt(path:reason:)`` naming `path` and the field that fails.
     func open(into account: Account, path: @autoclosure () -> String) throws(StoreError) -> Account {
+        try open(into: account, path: path) { _ in nil }
+    }
+
+    /// The same, with the key bytes taken from `keys`, the calling thread's own copies.
+    func open(into account: Account, path: @autoclosure () -> String, keys: inout KeyCopies) throws(StoreError) -> Account {
+        try open(into: account, path: path) { keys.bytes(of: $0) }
+    }
+
+    private func open(into account: Account, path: () -> String,
+                      keyBytes: (EncryptionKey) -> [UInt8]?) throws(StoreError) -> Account {
         typealias Key = EncryptedAccountRecordJSON.CodingKeys
         let id = account.id
         var account = account
-        account.accessToken = Secret(try accessToken.open(accountID: id, field: Key.accessToken.stringValue, path: path()))
-        account.refreshToken = try refreshToken.map { secret throws(StoreError) in
-            Secret(try secret.open(accountID: id, field: Key.refreshToken.stringValue, path: path()))
+        func open(_ secret: SealedSecret, _ field: Key) throws(StoreError) -> Secret {
+            Secret(try secret.open(accountID: id, field: field.stringValue, path: path(), keyBytes: keyBytes(secret.key)))
         }
-        account.tokenSecret = try tokenSecret.map { secret throws(StoreError) in
-            Secret(try secret.open(accountID: id, field: Key.tokenSecret.stringValue, path: path()))
-        }
+        account.accessToken = try open(accessToken, .accessToken)
+        account.refreshToken = try refreshToken.map { secret throws(StoreError) in try open(secret, .refreshToken) }
+        account.tokenSecret = try tokenSecret.map { secret throws(StoreError) in try open(secret, .tokenSecret) }
         return account
+    }
+}
+
+/// One thread's own copies of key bytes, by key id, so that parallel openers share no reference-counted buffer.
+struct KeyCopies {
+    private var copies: [String: [UInt8]] = [:]
+
+    /// An empty set of copies.
+    init() {}
+
+    /// The bytes of `key` in a buffer only this value holds.
+    mutating func bytes(of key: EncryptionKey) -> [UInt8] {
+        if let copy = copies[key.id] { return copy }
+        // `Array(key.bytes)` would share the buffer; building it byte by byte makes a new one.
+        let copy = [UInt8](unsafeUninitializedCapacity: key.bytes.count) { buffer, count in
+            for (index, byte) in key.bytes.enumerated() { buffer[index] = byte }
+            count = key.bytes.count
+        }
+        copies[key.id] = copy
+        return copy
     }
 }

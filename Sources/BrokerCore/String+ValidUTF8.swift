@@ -7,7 +7,8 @@ extension String {
     /// showed in profiles of start-up with 100,000 records.
     init?(validUTF8 bytes: UnsafeBufferPointer<UInt8>) {
         let text = String(decoding: bytes, as: UTF8.self)
-        guard text.utf8.elementsEqual(bytes) else { return nil }
+        // ASCII is always valid; only other text needs the comparison.
+        guard bytes.allSatisfy({ $0 < 0x80 }) || text.utf8.elementsEqual(bytes) else { return nil }
         self = text
     }
 }
