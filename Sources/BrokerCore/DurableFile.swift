@@ -106,6 +106,12 @@ public enum DurableFile {
     @discardableResult
     public static func removeStaleTemporaries(in directory: String) -> Int {
         guard let names = try? DirectoryListing.names(in: directory) else { return 0 }
+        return removeStaleTemporaries(in: directory, names: names)
+    }
+
+    /// Removes the temporary files among `names`, entries of `directory` the caller has listed; returns how many.
+    @discardableResult
+    static func removeStaleTemporaries(in directory: String, names: [String]) -> Int {
         var removed = 0
         for name in names where hasRandomSuffix(name, marker: temporaryMarker) {
             if unlink(directory + "/" + name) == 0 { removed += 1 }
@@ -141,6 +147,8 @@ public enum DurableFile {
 
     /// Whether `name` ends in `marker` followed by exactly sixteen lowercase hex digits.
     static func hasRandomSuffix(_ name: String, marker: String) -> Bool {
+        // Most names in a store are records ending in ".json": turn them away before copying anything.
+        guard let last = name.utf8.last, (0x30...0x39).contains(last) || (0x61...0x66).contains(last) else { return false }
         let bytes = Array(name.utf8)
         let markerBytes = Array(marker.utf8)
         guard bytes.count > markerBytes.count + 16 else { return false }

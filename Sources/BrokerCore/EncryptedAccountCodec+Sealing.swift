@@ -7,7 +7,13 @@ extension EncryptedAccountCodec {
     /// copied into another record or field fails to open. Field names never
     /// contain `|`, so the last `|` always separates the field from the id.
     static func associatedData(accountID: String, field: String) -> [UInt8] {
-        Array("tb1|\(accountID)|\(field)".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(accountID.utf8.count + field.utf8.count + 5)
+        bytes += "tb1|".utf8
+        bytes += accountID.utf8
+        bytes.append(UInt8(ascii: "|"))
+        bytes += field.utf8
+        return bytes
     }
 
     /// `secret` sealed with the current key under a fresh random nonce.
@@ -25,13 +31,25 @@ extension EncryptedAccountCodec {
     /// unmarked (earlier version) record every secret must be plaintext, so
     /// stripping the marker or a field's envelope cannot pass unnoticed.
     func open(_ value: EncryptedFieldValue, sealedRecord: Bool, accountID: String, field: String, path: String) throws(StoreError) -> String {
+        guard sealedRecord else { return try plaintext(value, field: field, path: path) }
+        return try envelope(value, field: field, path: path).open(accountID: accountID, field: field, path: path)
+    }
+
+    /// The secret of a record without the `encryption` marker, which must be plaintext.
+    func plaintext(_ value: EncryptedFieldValue, field: String, path: String) throws(StoreError) -> String {
+        switch value {
+        case .plaintext(let text): return text
+        case .sealed: throw .corrupt(path: path, reason: "\(field) is sealed but the record has no \"encryption\" field")
+        }
+    }
+
+    /// The envelope of a record marked encrypted, checked but not opened: sealed, with a key of the keyring and a well-formed nonce and ciphertext.
+    func envelope(_ value: EncryptedFieldValue, field: String, path: String) throws(StoreError) -> SealedSecret {
         func corrupt(_ reason: String) -> StoreError { .corrupt(path: path, reason: reason) }
         switch value {
-        case .plaintext(let text):
-            guard !sealedRecord else { throw corrupt("\(field) is plaintext in a record marked \"encryption\": \"\(Self.algorithm)\"") }
-            return text
+        case .plaintext:
+            throw corrupt("\(field) is plaintext in a record marked \"encryption\": \"\(Self.algorithm)\"")
         case .sealed(let envelope):
-            guard sealedRecord else { throw corrupt("\(field) is sealed but the record has no \"encryption\" field") }
             guard let key = keyring.key(id: envelope.kid) else {
                 throw corrupt("\(field) is sealed with key id \"\(envelope.kid)\", which \(keyring.source) does not hold "
                     + "(it holds \(keyring.ids.joined(separator: ", "))); list that key after the current one")
@@ -42,19 +60,7 @@ extension EncryptedAccountCodec {
             guard let sealed = Base64URL.decode(envelope.ct), sealed.count >= ChaCha20Poly1305.tagByteCount else {
                 throw corrupt("\(field) has a malformed ciphertext")
             }
-            let split = sealed.count - ChaCha20Poly1305.tagByteCount
-            let plaintext: [UInt8]
-            do {
-                plaintext = try ChaCha20Poly1305.open(key: key.bytes, nonce: nonce, ciphertext: Array(sealed[..<split]),
-                                                      tag: Array(sealed[split...]),
-                                                      aad: Self.associatedData(accountID: accountID, field: field))
-            } catch {
-                throw corrupt("cannot decrypt \(field) with key \"\(key.id)\": wrong key or tampered data")
-            }
-            guard let text = String(validating: plaintext, as: UTF8.self) else {
-                throw corrupt("\(field) does not decrypt to UTF-8 text")
-            }
-            return text
+            return SealedSecret(key: key, nonce: nonce, sealed: sealed)
         }
     }
 }

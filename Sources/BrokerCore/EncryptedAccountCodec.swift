@@ -15,7 +15,7 @@ import BrokerCrypto
 /// tampered bytes, an envelope moved from another record or field), throws
 /// ``StoreError/corrupt(path:reason:)`` naming the file and the field, so the
 /// repository stops start-up and overwrites nothing.
-public struct EncryptedAccountCodec: AccountRecordCodec {
+public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     /// The value of the record's `encryption` field.
     public static let algorithm = "chacha20-poly1305"
 
@@ -45,12 +45,41 @@ public struct EncryptedAccountCodec: AccountRecordCodec {
 
     /// The account in `bytes`, its secrets opened; throws ``StoreError/corrupt(path:reason:)`` naming `path` on any failure.
     public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+        try storedAccount(bytes, path: path).opened(path: path)
+    }
+
+    /// The account in `bytes` as the file store keeps it: checked in full, but its secrets not yet decrypted.
+    ///
+    /// A plaintext record of an earlier version is decoded at once. For a sealed
+    /// one every check but the decryption happens here (version, marker,
+    /// status, dates, id, and each envelope's key id, nonce and ciphertext
+    /// length), so a record that fails here would never have decoded; the
+    /// decryption runs in ``StoredAccount/opened(path:)``.
+    func storedAccount(_ bytes: [UInt8], path: @autoclosure () -> String) throws(StoreError) -> StoredAccount {
+        if let stored = AccountRecordScanner.storedAccount(bytes, keyring: keyring) { return stored }
+        return try checkedStoredAccount(bytes, path: path())
+    }
+
+    /// ``storedAccount(_:path:)`` the general way: the JSON model first (scanner or JSONDecoder), then every check.
+    ///
+    /// The reference for the scanner's fast path, and the source of every error message.
+    func checkedStoredAccount(_ bytes: [UInt8], path: String) throws(StoreError) -> StoredAccount {
+        typealias Key = EncryptedAccountRecordJSON.CodingKeys
         let stored = try Self.parse(bytes, path: path)
-        let accountID = Account.id(provider: stored.provider, uid: stored.uid)
-        let plain = try stored.plain { value, field throws(StoreError) in
-            try open(value, sealedRecord: stored.encryption != nil, accountID: accountID, field: field, path: path)
+        guard stored.encryption != nil else {
+            let plain = try stored.plain { value, field throws(StoreError) in try plaintext(value, field: field, path: path) }
+            return StoredAccount(try PlainJSONAccountCodec.account(from: plain, path: path))
         }
-        return try PlainJSONAccountCodec.account(from: plain, path: path)
+        let accessToken = try envelope(stored.accessToken, field: Key.accessToken.stringValue, path: path)
+        let refreshToken = try stored.refreshToken.map { value throws(StoreError) in
+            try envelope(value, field: Key.refreshToken.stringValue, path: path)
+        }
+        let tokenSecret = try stored.tokenSecret.map { value throws(StoreError) in
+            try envelope(value, field: Key.tokenSecret.stringValue, path: path)
+        }
+        let readable = try PlainJSONAccountCodec.account(from: stored.plain { _, _ throws(StoreError) in "" }, path: path)
+        return StoredAccount(readable: readable,
+                             sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
     }
 
     /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back
@@ -72,9 +101,14 @@ public struct EncryptedAccountCodec: AccountRecordCodec {
         }
     }
 
-    /// The record in `bytes`, checked for a supported version and encryption marker.
+    /// The record in `bytes` (read by ``AccountRecordScanner``, or by JSONDecoder when it declines), checked for a supported version and encryption marker.
     private static func parse(_ bytes: [UInt8], path: String) throws(StoreError) -> EncryptedAccountRecordJSON {
-        let stored = try JSONRecord.decode(EncryptedAccountRecordJSON.self, from: bytes, path: path)
+        let stored: EncryptedAccountRecordJSON
+        if let scanned = AccountRecordScanner.scan(bytes) {
+            stored = scanned
+        } else {
+            stored = try JSONRecord.decode(EncryptedAccountRecordJSON.self, from: bytes, path: path)
+        }
         guard stored.version == PlainJSONAccountCodec.version else {
             throw .corrupt(path: path, reason: "unsupported record version \(stored.version)")
         }

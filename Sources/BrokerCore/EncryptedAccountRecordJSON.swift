@@ -4,7 +4,7 @@
 /// only `access_token`, `refresh_token` and `token_secret` hold an envelope
 /// instead of a string, and `"encryption": "chacha20-poly1305"` marks the record.
 /// A record without the marker is a plaintext record of an earlier version.
-struct EncryptedAccountRecordJSON: Codable {
+struct EncryptedAccountRecordJSON: Codable, Equatable {
     /// The record format; 1, the same as plaintext records.
     var version: Int
     /// `chacha20-poly1305` when the secrets are sealed; absent in plaintext records.
@@ -39,7 +39,7 @@ struct EncryptedAccountRecordJSON: Codable {
     var status: String
 
     /// The snake_case field names on disk: ``AccountRecordJSON``'s and `encryption`.
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case version, encryption, id, provider, uid, scope, status
         case accessToken = "access_token"
         case tokenType = "token_type"
@@ -56,6 +56,28 @@ struct EncryptedAccountRecordJSON: Codable {
     var secrets: [(name: String, value: EncryptedFieldValue)] {
         [(CodingKeys.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret)]
             .compactMap { key, value in value.map { (key.stringValue, $0) } }
+    }
+
+    /// A record from its fields, as ``AccountRecordScanner`` found them.
+    init(version: Int, encryption: String?, id: String?, provider: String, uid: String, accessToken: EncryptedFieldValue,
+         tokenType: String?, scope: String?, refreshToken: EncryptedFieldValue?, tokenSecret: EncryptedFieldValue?,
+         screenName: String?, expiresAt: String?, createdAt: String, updatedAt: String, refreshedAt: String?, status: String) {
+        self.version = version
+        self.encryption = encryption
+        self.id = id
+        self.provider = provider
+        self.uid = uid
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.scope = scope
+        self.refreshToken = refreshToken
+        self.tokenSecret = tokenSecret
+        self.screenName = screenName
+        self.expiresAt = expiresAt
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.refreshedAt = refreshedAt
+        self.status = status
     }
 
     /// `plain` with each secret replaced by `seal(secret, field name)`.
@@ -76,6 +98,23 @@ struct EncryptedAccountRecordJSON: Codable {
         updatedAt = plain.updatedAt
         refreshedAt = plain.refreshedAt
         status = plain.status
+    }
+
+    /// The record as ``AccountRecordJSON`` reads it when every secret is plaintext (which ignores `encryption`); else nil.
+    var plaintextRecord: AccountRecordJSON? {
+        func text(_ value: EncryptedFieldValue?) -> String?? {
+            switch value {
+            case .none: .some(nil)
+            case .plaintext(let text)?: .some(text)
+            case .sealed?: .none
+            }
+        }
+        guard case .plaintext(let accessText) = accessToken, let refreshText = text(refreshToken),
+              let secretText = text(tokenSecret) else { return nil }
+        return AccountRecordJSON(
+            version: version, id: id, provider: provider, uid: uid, accessToken: accessText, tokenType: tokenType,
+            scope: scope, refreshToken: refreshText, tokenSecret: secretText, screenName: screenName, expiresAt: expiresAt,
+            createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status)
     }
 
     /// The plaintext record, each secret replaced by `open(value, field name)`.

@@ -11,6 +11,13 @@ import Synchronization
 /// writes share the final fsync of the directory (``SyncedDirectory``), and
 /// none returns before an fsync that began after its own rename.
 ///
+/// With ``EncryptedAccountCodec`` the secrets of sealed records are decrypted
+/// on first use, not at start: start-up opens one record per key id (so a
+/// wrong key still stops it), and a background pass opens the rest right
+/// after. A record that fails to open then (tampered) makes every read of it
+/// throw ``StoreError/corrupt(path:reason:)`` naming its file, never return
+/// garbage, and an update of it changes nothing.
+///
 /// One process should own a directory: another process's writes reach this
 /// one's memory only at its next start.
 public final class JSONFileAccountRepository: AccountRepository {
@@ -20,35 +27,40 @@ public final class JSONFileAccountRepository: AccountRepository {
     private let codec: any AccountRecordCodec
     /// Shares directory fsyncs among concurrent writes of different accounts (group commit).
     private let directorySync: SyncedDirectory
-    /// Every account by id: the acknowledged state of the files.
-    let index: Mutex<[String: Account]>
+    /// Every account by id: the acknowledged state of the files, some perhaps still sealed.
+    let index: Mutex<AccountIndex>
     private let locks = KeyedAsyncLock()
 
     /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.
     ///
-    /// Removes temporary files left by interrupted writes, then loads every
+    /// Removes temporary files left by interrupted writes and loads every
     /// record. Blocks while loading, so call it before serving. Throws
     /// ``StoreError/corrupt(path:reason:)`` naming the first bad file (which is
     /// left untouched), or ``StoreError/unavailable(_:)`` when I/O fails.
-    public init(directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec()) throws(StoreError) {
+    /// Then, unless `openSealedInBackground` is false, starts decrypting the
+    /// records still sealed on a background thread (see ``openSealedAccounts()``).
+    public init(directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+                openSealedInBackground: Bool = true) throws(StoreError) {
         try DataDirectory.prepare(directory)
         let accountsDirectory = directory + "/accounts"
         try DataDirectory.prepare(accountsDirectory)
-        DurableFile.removeStaleTemporaries(in: accountsDirectory)
         self.accountsDirectory = accountsDirectory
         directorySync = SyncedDirectory(accountsDirectory)
         self.codec = codec
+        // The loader also removes the temporary files of interrupted writes, from the same listing.
         self.index = Mutex(try AccountDirectoryLoader.load(accountsDirectory, codec: codec))
+        if openSealedInBackground { openSealedAccountsInBackground() }
     }
 
-    /// Opens the store under the file URL `directory`; see ``init(directory:codec:)-(String,_)``.
-    public convenience init(directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec()) throws(StoreError) {
-        try self.init(directory: directory.path, codec: codec)
+    /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:)-(String,_,_)``.
+    public convenience init(directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+                            openSealedInBackground: Bool = true) throws(StoreError) {
+        try self.init(directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground)
     }
 
-    /// The account with `id`, from memory.
+    /// The account with `id`, from memory; throws ``StoreError/corrupt(path:reason:)`` when its sealed secrets do not open.
     public func get(id: String) async throws -> Account? {
-        index.withLock { $0[id] }
+        try current(id)
     }
 
     /// Durably writes `account` to its file, then makes it visible.
@@ -57,7 +69,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         let record = try record(for: account)
         try await locks.withLock(id) {
             try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
-            index.withLock { $0[id] = record.stored }
+            index.withLock { $0.set(StoredAccount(record.stored), for: id) }
         }
     }
 
@@ -65,21 +77,20 @@ public final class JSONFileAccountRepository: AccountRepository {
     public func delete(id: String) async throws -> Account? {
         guard let path = path(for: id) else { return nil }
         return try await locks.withLock(id) {
-            guard let current = index.withLock({ $0[id] }) else { return nil }
+            guard let current = try current(id) else { return nil }
             try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
-            index.withLock { $0[id] = nil }
+            index.withLock { $0.remove(id) }
             return current
         }
     }
 
     /// Every account, or those of `provider`, sorted by id in UTF-8 byte order.
+    ///
+    /// Throws ``StoreError/corrupt(path:reason:)`` for the first selected account whose sealed secrets do not open.
     public func list(provider: String?) async throws -> [Account] {
-        let selected = index.withLock { table in
-            provider.map { wanted in table.filter { $0.value.provider == wanted }.map { ($0.key, $0.value) } }
-                ?? table.map { ($0.key, $0.value) }
-        }
+        let selected = index.withLock { $0.entries(provider: provider) }
         // Sorting on the stored keys avoids rebuilding `id` strings in every comparison.
-        return selected.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map(\.1)
+        return try open(selected.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
     }
 
     /// Applies `transform` to the account with `id` while holding that id's lock, and stores the result.
@@ -88,11 +99,11 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// A result with a different id is refused, since it would bypass the lock.
     public func update(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> Account? {
         try await locks.withLock(id) {
-            let current = index.withLock { $0[id] }
+            let current = try current(id)
             guard let next = try transform(current) else {
                 if current != nil, let path = path(for: id) {
                     try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
-                    index.withLock { $0[id] = nil }
+                    index.withLock { $0.remove(id) }
                 }
                 return nil
             }
@@ -102,13 +113,13 @@ public final class JSONFileAccountRepository: AccountRepository {
             if next == current { return current }
             let record = try record(for: next)
             try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
-            index.withLock { $0[id] = record.stored }
+            index.withLock { $0.set(StoredAccount(record.stored), for: id) }
             return record.stored
         }
     }
 
     /// The file path of account `id`, or nil when the id is too long for a file name.
-    private func path(for id: String) -> String? {
+    func path(for id: String) -> String? {
         StoreFileName.forAccount(id: id).map { accountsDirectory + "/" + $0 }
     }
 

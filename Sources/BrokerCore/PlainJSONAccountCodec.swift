@@ -18,7 +18,10 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
 
     /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
     public func decode(_ bytes: [UInt8], path: String) throws -> Account {
-        try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
+        if let scanned = AccountRecordScanner.scan(bytes), let record = scanned.plaintextRecord {
+            return try Self.account(from: record, path: path)
+        }
+        return try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
     }
 
     /// The account the record for `account` decodes to, without writing or parsing JSON: JSON keeps every string as is.

@@ -24,6 +24,26 @@ enum StoreFileName {
         return name.utf8.count <= maximumLength ? name : nil
     }
 
+    /// Whether `name` ends in ``recordExtension``, compared on bytes.
+    static func isRecordName(_ name: String) -> Bool {
+        name.utf8.count > recordExtension.utf8.count && name.utf8.suffix(recordExtension.utf8.count).elementsEqual(recordExtension.utf8)
+    }
+
+    /// Whether `name` is the file name of account `id`, as ``forAccount(id:)`` would make it, compared without building it.
+    static func isName(_ name: String, forAccount id: String) -> Bool {
+        var expected = name.utf8.makeIterator()
+        for byte in id.utf8 {
+            if isUnreserved(byte) {
+                guard expected.next() == byte else { return false }
+            } else {
+                guard expected.next() == UInt8(ascii: "%"), expected.next() == hexDigit(byte >> 4),
+                      expected.next() == hexDigit(byte & 0x0F) else { return false }
+            }
+        }
+        for byte in recordExtension.utf8 where expected.next() != byte { return false }
+        return expected.next() == nil && name.utf8.count <= maximumLength
+    }
+
     /// The account id a record file name stands for, or nil when `name` is not one this type would make.
     static func accountID(fileName name: String) -> String? {
         guard name.hasSuffix(recordExtension) else { return nil }
@@ -70,6 +90,10 @@ enum StoreFileName {
 
     private static func hex(_ nibble: UInt8) -> String {
         String(UnicodeScalar(nibble < 10 ? 0x30 + nibble : 0x37 + nibble))
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? 0x30 + nibble : 0x37 + nibble
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -57,24 +57,30 @@ struct Base64Codec: Sendable {
     /// Decodes `text`, or returns nil for any symbol outside the alphabet, misplaced or wrong
     /// padding, an impossible length, or non-zero pad bits (RFC 4648 §3.3, §3.5).
     func decode(_ text: String, padding: Padding) -> [UInt8]? {
-        var symbols = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { decode(symbols: $0, padding: padding) }
+    }
+
+    /// Decodes the ASCII `symbols`, with the rules of ``decode(_:padding:)``.
+    func decode(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> [UInt8]? {
+        var count = symbols.count
         var padCount = 0
-        while padCount < 2, symbols.last == UInt8(ascii: "=") {
-            symbols.removeLast()
+        while padCount < 2, count > 0, symbols[count - 1] == UInt8(ascii: "=") {
+            count -= 1
             padCount += 1
         }
         // RFC 4648 §3.2: with padding the encoded length is a multiple of 4.
         if padCount > 0 || padding == .required {
-            guard (symbols.count + padCount) % 4 == 0 else { return nil }
+            guard (count + padCount) % 4 == 0 else { return nil }
         }
-        let remainder = symbols.count % 4
+        let remainder = count % 4
         guard remainder != 1 else { return nil }
         if padCount > 0 { guard padCount == 4 - remainder else { return nil } }
         var out = [UInt8]()
-        out.reserveCapacity(symbols.count / 4 * 3 + 2)
+        out.reserveCapacity(count / 4 * 3 + 2)
         var group: UInt32 = 0
-        for (position, symbol) in symbols.enumerated() {
-            let value = reverse[Int(symbol)]
+        for position in 0..<count {
+            let value = reverse[Int(symbols[position])]
             guard value != 0xFF else { return nil }
             group = group << 6 | UInt32(value)
             if position % 4 == 3 {

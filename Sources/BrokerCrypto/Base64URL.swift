@@ -9,4 +9,9 @@ public enum Base64URL {
     public static func decode(_ text: String) -> [UInt8]? {
         Base64Codec.url.decode(text, padding: .optional)
     }
+
+    /// Decodes base64url given as ASCII bytes (a slice of a file, say), with the rules of ``decode(_:)``.
+    public static func decode(utf8 symbols: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        Base64Codec.url.decode(symbols: symbols, padding: .optional)
+    }
 }

@@ -28,6 +28,18 @@ struct StoreFileNameTests {
         }
     }
 
+    @Test func nameCheckAgreesWithTheNameItWouldMake() {
+        let long = "p:" + String(repeating: "a", count: 200)
+        for id in ids + [long] {
+            for name in ids.compactMap(StoreFileName.forAccount(id:)) + ["github%3a1.json", "github%3A1", "github%3A1.json.json", long + ".json", ""] {
+                #expect(StoreFileName.isName(name, forAccount: id) == (StoreFileName.forAccount(id: id) == name), "\(id) \(name)")
+            }
+        }
+        #expect(StoreFileName.isName("github%3A1.json", forAccount: "github:1"))
+        #expect(StoreFileName.isRecordName("github%3A1.json") && !StoreFileName.isRecordName(".json")
+            && !StoreFileName.isRecordName("github%3A1.json.tmp.0123456789abcdef"))
+    }
+
     @Test func overlongIDHasNoName() {
         #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 190)) != nil)
         #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 200)) == nil)

@@ -27,6 +27,14 @@ struct Base64URLTests {
         #expect(Base64URL.decode("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == octets)
     }
 
+    @Test("decoding from bytes answers as decoding from the string, valid or not", arguments: [
+        "", "Zg", "Zg==", "Zm9vYmFy", "-_-_", "Z", "Zg=", "Zg===", "Zm9v=", "+/+/", "Zg==Zg", "Zh", "Zm 9v", "=", "==",
+    ])
+    func bytesAgreeWithString(text: String) {
+        let fromBytes = Array(text.utf8).withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
+        #expect(fromBytes == Base64URL.decode(text))
+    }
+
     @Test("malformed input is rejected", arguments: [
         "Z",          // a single symbol cannot carry a byte
         "Zg=",        // padding present but short

@@ -1,0 +1,88 @@
+import BrokerCrypto
+import Foundation
+
+extension AccountRecordScanner {
+    /// The account in `bytes` as ``EncryptedAccountCodec/storedAccount(_:path:)`` would keep it, built straight from the bytes.
+    ///
+    /// The common case at start-up, and the fast one: only the strings the
+    /// account keeps are built; dates, the marker, the status and the envelopes
+    /// are read from the bytes. It returns nil for anything else (a plaintext
+    /// record, an escape in a member read as bytes, a key id the keyring does
+    /// not hold, anything the codec would reject), and the codec then takes its
+    /// general path, which gives the account or the error. So it may decline a
+    /// record, but it never accepts one differently.
+    static func storedAccount(_ bytes: [UInt8], keyring: EncryptionKeyring) -> StoredAccount? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var scanner = AccountRecordScanner(bytes: buffer)
+            return scanner.spans().flatMap { scanner.storedAccount(from: $0, keyring: keyring) }
+        }
+    }
+
+    /// The sealed account the spans describe, or nil when the record needs the general path.
+    func storedAccount(from spans: AccountRecordSpans, keyring: EncryptionKeyring) -> StoredAccount? {
+        guard spans.version == PlainJSONAccountCodec.version,
+              let marker = spans.encryption, !marker.escaped, Self.matches(raw(marker), EncryptedAccountCodec.algorithm),
+              let accessToken = spans.accessToken.flatMap({ sealed($0, keyring: keyring) }),
+              let refreshToken = optionalSealed(spans.refreshToken, keyring: keyring),
+              let tokenSecret = optionalSealed(spans.tokenSecret, keyring: keyring),
+              let status = spans.status.flatMap(status),
+              let createdAt = spans.createdAt.flatMap(date), let updatedAt = spans.updatedAt.flatMap(date),
+              let expiresAt = optionalDate(spans.expiresAt), let refreshedAt = optionalDate(spans.refreshedAt),
+              let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
+              let tokenType = optionalText(spans.tokenType), let scope = optionalText(spans.scope),
+              let screenName = optionalText(spans.screenName)
+        else { return nil }
+        let readable = Account(
+            provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
+            refreshToken: refreshToken.map { _ in Secret("") }, tokenSecret: tokenSecret.map { _ in Secret("") },
+            screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
+            refreshedAt: refreshedAt, status: status)
+        if let id = spans.id {
+            // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
+            let matches = id.escaped ? text(id).map { $0.utf8.elementsEqual(readable.id.utf8) } ?? false
+                                     : raw(id).elementsEqual(readable.id.utf8)
+            guard matches else { return nil }
+        }
+        return StoredAccount(readable: readable,
+                             sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
+    }
+
+    /// An envelope with a key of `keyring`, a 12-byte nonce and a ciphertext with room for its tag; else nil.
+    private func sealed(_ value: AccountRecordSpans.SecretValue, keyring: EncryptionKeyring) -> SealedSecret? {
+        guard case .sealed(let kid, let nonce, let ct) = value, !kid.escaped, !nonce.escaped, !ct.escaped,
+              let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) }),
+              let nonceBytes = Base64URL.decode(utf8: raw(nonce)), nonceBytes.count == ChaCha20Poly1305.nonceByteCount,
+              let sealedBytes = Base64URL.decode(utf8: raw(ct)), sealedBytes.count >= ChaCha20Poly1305.tagByteCount
+        else { return nil }
+        return SealedSecret(key: key, nonce: nonceBytes, sealed: sealedBytes)
+    }
+
+    /// An absent secret (nil inside) or a sealed one; nil when present but not acceptable.
+    private func optionalSealed(_ value: AccountRecordSpans.SecretValue?, keyring: EncryptionKeyring) -> SealedSecret?? {
+        guard let value else { return .some(nil) }
+        return sealed(value, keyring: keyring).map { .some($0) }
+    }
+
+    /// The status whose raw value the bytes spell.
+    private func status(_ span: AccountRecordSpans.Text) -> AccountStatus? {
+        guard !span.escaped else { return nil }
+        return AccountStatus.allCases.first { Self.matches(raw(span), $0.rawValue) }
+    }
+
+    /// The RFC 3339 date the bytes spell.
+    private func date(_ span: AccountRecordSpans.Text) -> Date? {
+        span.escaped ? nil : RFC3339Date.parse(utf8: raw(span))
+    }
+
+    /// An absent date (nil inside) or a valid one; nil when present but not a date.
+    private func optionalDate(_ span: AccountRecordSpans.Text?) -> Date?? {
+        guard let span else { return .some(nil) }
+        return date(span).map { .some($0) }
+    }
+
+    /// An absent string (nil inside) or its decoded text; nil when present but not valid.
+    private func optionalText(_ span: AccountRecordSpans.Text?) -> String?? {
+        guard let span else { return .some(nil) }
+        return text(span).map { .some($0) }
+    }
+}

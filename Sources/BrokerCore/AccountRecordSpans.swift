@@ -1,0 +1,40 @@
+/// Where each member of one record sits in the file's bytes, as ``AccountRecordScanner`` found it; nothing decoded yet.
+///
+/// A nil text is a member that was absent or `null`. Decoding happens in
+/// ``AccountRecordScanner/record(from:)`` (to the full JSON model) or in
+/// ``AccountRecordScanner/storedAccount(from:keyring:)`` (straight to the
+/// account), so start-up builds only the strings an account keeps.
+struct AccountRecordSpans {
+    /// A JSON string: its content between the quotes.
+    struct Text {
+        /// The bytes between the quotes, escapes not yet decoded.
+        var range: Range<Int>
+        /// Whether it holds a backslash escape, so that the raw bytes are not its value.
+        var escaped: Bool
+    }
+
+    /// A secret member: a plaintext string (records of earlier versions) or a sealed envelope.
+    enum SecretValue {
+        /// `"…"`.
+        case plaintext(Text)
+        /// `{"ct": …, "kid": …, "nonce": …}`.
+        case sealed(kid: Text, nonce: Text, ct: Text)
+    }
+
+    /// `version`.
+    var version: Int?
+    /// The string members.
+    var encryption, id, provider, uid, tokenType, scope, screenName: Text?
+    /// The date members, still RFC 3339 text.
+    var expiresAt, createdAt, updatedAt, refreshedAt: Text?
+    /// `status`.
+    var status: Text?
+    /// The secret members.
+    var accessToken, refreshToken, tokenSecret: SecretValue?
+
+    /// Whether every member a record requires is there (JSONDecoder would report the first missing one).
+    var hasRequiredMembers: Bool {
+        version != nil && provider != nil && uid != nil && accessToken != nil && createdAt != nil
+            && updatedAt != nil && status != nil
+    }
+}

@@ -1,0 +1,143 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+extension JSONFileAccountRepository {
+    /// How many accounts the background pass opens per turn of the index lock.
+    static let openingBatch = 512
+
+    /// The account with `id` from memory, its secrets decrypted (and kept so) when they were still sealed.
+    ///
+    /// Throws ``StoreError/corrupt(path:reason:)`` naming the file when they do
+    /// not open; the entry then stays sealed and its file untouched.
+    func current(_ id: String) throws(StoreError) -> Account? {
+        guard let stored = index.withLock({ $0[id] }) else { return nil }
+        guard let sealed = stored.sealed else { return stored.account }
+        let account = try sealed.open(into: stored.account, path: recordPath(id))
+        index.withLock { $0.replace(sealed, by: account, id: id) }
+        return account
+    }
+
+    /// The accounts of `selected` in order, sealed ones decrypted and kept so; throws for the first that does not open.
+    func open(_ selected: [(id: String, stored: StoredAccount)]) throws(StoreError) -> [Account] {
+        var accounts: [Account] = []
+        accounts.reserveCapacity(selected.count)
+        var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
+        defer { cache(opened) }
+        for (id, stored) in selected {
+            guard let sealed = stored.sealed else {
+                accounts.append(stored.account)
+                continue
+            }
+            let account = try sealed.open(into: stored.account, path: recordPath(id))
+            opened.append((id, sealed, account))
+            accounts.append(account)
+        }
+        return accounts
+    }
+
+    /// Decrypts every account still sealed, in parallel batches, so later reads find them open; returns the errors of those that do not open.
+    ///
+    /// A record that fails stays sealed, and its reads keep throwing the error
+    /// returned here; a write that replaced an entry meanwhile wins over its
+    /// opening. The initializer does the same work in the background with
+    /// ``openSealedAccountsInBackground(threadCount:)``.
+    @discardableResult
+    public func openSealedAccounts() -> [StoreError] {
+        let ids = index.withLock { $0.sealedIDs }
+        let errors = Mutex<[StoreError]>([])
+        let batchCount = (ids.count + Self.openingBatch - 1) / Self.openingBatch
+        DispatchQueue.concurrentPerform(iterations: batchCount) { batch in
+            var keys = KeyCopies()
+            let failed = openBatch(ids[(batch * Self.openingBatch)..<min((batch + 1) * Self.openingBatch, ids.count)], keys: &keys)
+            if !failed.isEmpty { errors.withLock { $0 += failed } }
+        }
+        return errors.withLock { $0 }.sorted { $0.description < $1.description }
+    }
+
+    /// Starts decrypting every account still sealed on `threadCount` threads of their own, and returns at once.
+    ///
+    /// 100,000 accounts take about 250 ms of CPU, spent at a lower priority
+    /// while the server starts and serves. Each thread opens with its own copy of the key bytes
+    /// (``KeyCopies``), or the threads would queue on one reference count.
+    /// Failures are left for reads to report. The last thread out hands the
+    /// memory of the sealed copies back to the system.
+    func openSealedAccountsInBackground(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        let work = BatchQueue(ids: index.withLock { $0.sealedIDs }, batchSize: Self.openingBatch)
+        guard !work.isEmpty else { return }
+        let threads = max(1, threadCount)
+        for _ in 0..<threads {
+            let thread = Thread { [self] in
+                // Below the HTTP workers and the rest of start-up (nice 5). On Linux
+                // each thread has its own nice value, so this lowers only this one.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+                var keys = KeyCopies()
+                while let batch = work.next() { _ = openBatch(batch, keys: &keys) }
+                if work.finishOne(of: threads) { HeapTrim.releaseFreeMemory() }
+            }
+            thread.name = "token-broker.open-sealed"
+            thread.start()
+        }
+    }
+
+    /// Opens the sealed accounts among `ids` and keeps them open; returns the errors of those that do not open.
+    private func openBatch(_ ids: ArraySlice<String>, keys: inout KeyCopies) -> [StoreError] {
+        let entries = index.withLock { index in ids.compactMap { id in index[id].map { (id, $0) } } }
+        var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
+        opened.reserveCapacity(entries.count)
+        var failed: [StoreError] = []
+        for (id, stored) in entries {
+            guard let secrets = stored.sealed else { continue }
+            do throws(StoreError) {
+                opened.append((id, secrets, try secrets.open(into: stored.account, path: recordPath(id), keys: &keys)))
+            } catch {
+                failed.append(error)
+            }
+        }
+        cache(opened)
+        return failed
+    }
+
+    /// Keeps each opened account in place of its sealed entry.
+    private func cache(_ opened: [(id: String, sealed: SealedSecrets, account: Account)]) {
+        guard !opened.isEmpty else { return }
+        index.withLock { index in
+            for entry in opened { index.replace(entry.sealed, by: entry.account, id: entry.id) }
+        }
+    }
+
+    /// The path of the record of `id`, for error messages.
+    private func recordPath(_ id: String) -> String {
+        path(for: id) ?? accountsDirectory + "/" + id
+    }
+}
+
+/// Hands out consecutive batches of a list to several threads.
+private final class BatchQueue: Sendable {
+    private let ids: [String]
+    private let batchSize: Int
+    private let nextStart = Atomic<Int>(0)
+    private let finished = Atomic<Int>(0)
+
+    /// A queue over `ids` in batches of `batchSize`.
+    init(ids: [String], batchSize: Int) {
+        self.ids = ids
+        self.batchSize = batchSize
+    }
+
+    /// Whether there is nothing to hand out.
+    var isEmpty: Bool { ids.isEmpty }
+
+    /// The next batch, or nil when all have been handed out.
+    func next() -> ArraySlice<String>? {
+        let start = nextStart.wrappingAdd(batchSize, ordering: .relaxed).oldValue
+        guard start < ids.count else { return nil }
+        return ids[start..<min(start + batchSize, ids.count)]
+    }
+
+    /// Counts one of `count` workers as done; true for the last one.
+    func finishOne(of count: Int) -> Bool {
+        finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == count
+    }
+}

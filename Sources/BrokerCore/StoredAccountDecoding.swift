@@ -1,0 +1,12 @@
+/// A codec that can hand the file store an account whose secrets stay sealed until it is first used.
+///
+/// Start-up with many records then pays for parsing and checks only; the
+/// ChaCha20-Poly1305 openings happen on first read (or in the background).
+protocol StoredAccountDecoding: AccountRecordCodec {
+    /// The account in `bytes`, checked in full except for the decryption of its secrets.
+    ///
+    /// `path` is built only for an error message. Throws
+    /// ``StoreError/corrupt(path:reason:)`` naming it for every record
+    /// ``AccountRecordCodec/decode(_:path:)`` would reject without decrypting.
+    func storedAccount(_ bytes: [UInt8], path: @autoclosure () -> String) throws(StoreError) -> StoredAccount
+}

@@ -1,0 +1,206 @@
+@testable import BrokerCore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// The hand-written record reader agrees with JSONDecoder on every record it accepts, and declines the rest.
+struct AccountRecordScannerTests {
+    private static let path = "/data/accounts/x.json"
+    /// Pieces of strings that need care in JSON: quotes, escapes, control characters, multi-byte and astral characters.
+    /// (U+FEFF never starts a string: Linux JSONSerialization, which `restyled` reads with, drops it there; JSONDecoder does not.)
+    private static let pieces = ["a", "Z", "0", "9", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "中",
+                                 "😀", "\u{2028}", "a\u{FEFF}", "%", ":", "{", "}", "[", ",", "null", "\\u0041", "tb1|"]
+
+    private static func text(_ random: inout SeededGenerator, minimum: Int = 0) -> String {
+        (0..<Int.random(in: minimum...10, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+    }
+
+    /// A date exactly representable in a Double, with or without a fraction, from 1970 to 2096.
+    private static func date(_ random: inout SeededGenerator) -> Date {
+        Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))
+            + [0, 0.5, 0.25, 0.125].randomElement(using: &random)!)
+    }
+
+    private static func account(_ random: inout SeededGenerator) -> Account {
+        func maybe<T>(_ make: (inout SeededGenerator) -> T) -> T? { Bool.random(using: &random) ? make(&random) : nil }
+        return Account(
+            provider: text(&random, minimum: 1), uid: text(&random, minimum: 1), accessToken: Secret(text(&random)),
+            tokenType: maybe { text(&$0) }, scope: maybe { text(&$0) }, refreshToken: maybe { Secret(text(&$0)) },
+            tokenSecret: maybe { Secret(text(&$0)) }, screenName: maybe { text(&$0) }, expiresAt: maybe(date),
+            createdAt: date(&random), updatedAt: date(&random), refreshedAt: maybe(date),
+            status: AccountStatus.allCases.randomElement(using: &random)!)
+    }
+
+    /// `bytes` rewritten in a random style: member order, spacing, escapes, and `null` for some absent optional members.
+    private static func restyled(_ bytes: [UInt8], _ random: inout SeededGenerator) throws -> (bytes: [UInt8], escapesASCII: Bool) {
+        var orderRandom = SeededGenerator(seed: random.next())
+        let order = Int.random(in: 0..<3, using: &random)
+        let parsed = try JSONText.from(bytes) { names in
+            order == 0 ? names.sorted() : order == 1 ? names.sorted().reversed() : names.shuffled(using: &orderRandom)
+        }
+        guard case .object(var members) = parsed else { throw StoreTestError("not an object") }
+        for name in ["scope", "token_type", "refresh_token", "token_secret", "screen_name", "expires_at", "refreshed_at"]
+        where !members.contains(where: { $0.name == name }) && Bool.random(using: &random) {
+            members.insert(JSONMember(name: name, value: .null), at: Int.random(in: 0...members.count, using: &random))
+        }
+        let style = JSONTextStyle(
+            escapeNonASCII: Bool.random(using: &random), escapeSlash: Bool.random(using: &random),
+            escapeEveryNthASCII: [0, 0, 0, 3, 11].randomElement(using: &random)!,
+            space: ["", " ", "\n  ", "\t\r\n "].randomElement(using: &random)!)
+        return (JSONText.object(members).bytes(style), style.escapeEveryNthASCII > 0)
+    }
+
+    private static func jsonDecoder(_ bytes: [UInt8]) -> EncryptedAccountRecordJSON? {
+        try? JSONDecoder().decode(EncryptedAccountRecordJSON.self, from: Data(bytes))
+    }
+
+    /// The key id, nonce and sealed bytes of each secret, for comparing two stored accounts.
+    private static func parts(_ sealed: SealedSecrets?) -> [[UInt8]] {
+        guard let sealed else { return [] }
+        return [sealed.accessToken, sealed.refreshToken, sealed.tokenSecret].flatMap { secret in
+            secret.map { [Array($0.key.id.utf8), $0.nonce, $0.sealed] } ?? [[]]
+        }
+    }
+
+    @Test func readsVariedRecordsExactlyAsJSONDecoder() throws {
+        let sealing = try EncryptedRecordFixtures.codec(EncryptedRecordFixtures.keyText())
+        for seed in 0..<400 {
+            var random = SeededGenerator(seed: UInt64(seed))
+            let account = Self.account(&random)
+            let written = Bool.random(using: &random) ? try sealing.encode(account) : try PlainJSONAccountCodec().encode(account)
+            for bytes in [written, try Self.restyled(written, &random).bytes] {
+                let expected = try #require(Self.jsonDecoder(bytes), "seed \(seed)")
+                #expect(AccountRecordScanner.scan(bytes) == expected, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test func anythingItAcceptsAfterARandomEditJSONDecoderReadsTheSame() throws {
+        let sealing = try EncryptedRecordFixtures.codec(EncryptedRecordFixtures.keyText())
+        var accepted = 0
+        for seed in 0..<3000 {
+            var random = SeededGenerator(seed: UInt64(seed))
+            var bytes = try Self.restyled(try sealing.encode(Self.account(&random)), &random).bytes
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let at = Int.random(in: 0..<bytes.count, using: &random)
+                let byte = [UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "1"),
+                            UInt8(ascii: "u"), UInt8(ascii: " "), 0x00, 0x80, 0xFF].randomElement(using: &random)!
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes.remove(at: at)
+                case 1: bytes.insert(byte, at: at)
+                default: bytes[at] = byte
+                }
+            }
+            guard let scanned = AccountRecordScanner.scan(bytes) else { continue }
+            accepted += 1
+            #expect(Self.jsonDecoder(bytes) == scanned, "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+        }
+        // Edits inside strings keep records valid often enough for this check to bite.
+        #expect(accepted > 100)
+    }
+
+    @Test(arguments: [
+        ("unknown member", #"{"extra":1,"#), ("repeated member", #"{"uid":"2","#), ("fraction", #"{"version":1.0,"#),
+        ("exponent", #"{"version":1e0,"#), ("leading zero", #"{"version":01,"#), ("negative", #"{"version":-1,"#),
+        ("string version", #"{"version":"1","#), ("escaped member name", #"{"\u0073cope":"s","#),
+        ("lone surrogate", #"{"scope":"\ud800","#), ("bad escape", #"{"scope":"\x41","#), ("null status", #"{"status":null,"#),
+        ("number for a string", #"{"scope":7,"#), ("envelope with an extra member", #"{"refresh_token":{"ct":"","kid":"k","nonce":"","x":""},"#),
+        ("envelope without nonce", #"{"refresh_token":{"ct":"","kid":"k"},"#), ("raw tab", "{\"scope\":\"a\tb\","),
+        ("byte order mark", "\u{FEFF}{"), ("array", "[{"),
+    ])
+    func declinesWhatItDoesNotReadAndTheCodecStillAnswersAsJSONDecoder(_ name: String, prefix: String) throws {
+        let record = #""access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00.5Z","version":1}"#
+        let bytes = Array((prefix + record + (prefix.hasPrefix("[") ? "]" : "")).utf8)
+        #expect(AccountRecordScanner.scan(bytes) == nil)
+        let viaCodec = Outcome { try PlainJSONAccountCodec().decode(bytes, path: Self.path) }
+        let viaDecoder = Outcome {
+            try PlainJSONAccountCodec.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: Self.path), path: Self.path)
+        }
+        #expect(viaCodec == viaDecoder)
+    }
+
+    @Test func declinesBrokenDocuments() {
+        let valid = #"{"access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00Z","version":1}"#
+        #expect(AccountRecordScanner.scan(Array(valid.utf8)) != nil)
+        for broken in ["", "{", valid.replacingOccurrences(of: ",\"status\":\"active\"", with: ""), valid + "x", valid + valid,
+                       valid.replacingOccurrences(of: "}", with: ",}"), String(valid.dropLast(3))] {
+            #expect(AccountRecordScanner.scan(Array(broken.utf8)) == nil, "\(broken)")
+        }
+        var invalidUTF8 = Array(valid.utf8)
+        invalidUTF8[invalidUTF8.firstIndex(of: UInt8(ascii: "g"))!] = 0xC3
+        #expect(AccountRecordScanner.scan(invalidUTF8) == nil)
+        #expect(Self.jsonDecoder(invalidUTF8) == nil)
+    }
+
+    @Test func everyMemberNameIsFoundAndNoOther() {
+        for key in EncryptedAccountRecordJSON.CodingKeys.allCases {
+            #expect(Array(key.stringValue.utf8).withUnsafeBufferPointer(AccountRecordScanner.key(named:)) == key)
+        }
+        for other in ["", "ids", "Version", "token", "access_tokens", "created-at", "ct"] {
+            #expect(Array(other.utf8).withUnsafeBufferPointer(AccountRecordScanner.key(named:)) == nil)
+        }
+    }
+
+    @Test func fastPathBuildsWhatTheGeneralPathBuilds() throws {
+        let (current, old) = (EncryptedRecordFixtures.keyText(), EncryptedRecordFixtures.keyText())
+        let reading = try EncryptedRecordFixtures.codec("k2:\(current),k1:\(old)")
+        let sealers = [reading, try EncryptedRecordFixtures.codec("k1:\(old)")]
+        var fast = 0
+        for seed in 0..<300 {
+            var random = SeededGenerator(seed: UInt64(seed))
+            let account = Self.account(&random)
+            let written = try sealers.randomElement(using: &random)!.encode(account)
+            let (bytes, escapesASCII) = try Bool.random(using: &random) ? (written, false) : Self.restyled(written, &random)
+            let general = try reading.checkedStoredAccount(bytes, path: Self.path)
+            let stored = try reading.storedAccount(bytes, path: Self.path)
+            #expect(stored.account == general.account && Self.parts(stored.sealed) == Self.parts(general.sealed), "seed \(seed)")
+            #expect(try stored.opened(path: Self.path) == account, "seed \(seed)")
+            if let direct = AccountRecordScanner.storedAccount(bytes, keyring: reading.keyring) {
+                fast += 1
+                #expect(direct.account == general.account && Self.parts(direct.sealed) == Self.parts(general.sealed))
+            } else {
+                // Only an escape in a member read as bytes (date, status, marker, envelope) sends a sealed record the general way.
+                #expect(escapesASCII, "seed \(seed) declined: \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(fast > 150)
+    }
+
+    @Test func fastPathLeavesPlaintextRecordsUnknownKeysAndBadEnvelopesToTheGeneralPath() throws {
+        let codec = try EncryptedRecordFixtures.codec("k1:\(EncryptedRecordFixtures.keyText())")
+        let plain = try PlainJSONAccountCodec().encode(.makeFull())
+        #expect(AccountRecordScanner.storedAccount(plain, keyring: codec.keyring) == nil)
+        #expect(try codec.storedAccount(plain, path: Self.path).sealed == nil)
+        let foreign = try EncryptedRecordFixtures.codec("k9:\(EncryptedRecordFixtures.keyText())").encode(.makeFull())
+        #expect(AccountRecordScanner.storedAccount(foreign, keyring: codec.keyring) == nil)
+        #expect(throws: StoreError.self) { _ = try codec.storedAccount(foreign, path: Self.path) }
+        let shortNonce = try EncryptedRecordFixtures.edit(try codec.encode(.makeFull())) { record in
+            var envelope = try EncryptedRecordFixtures.envelope(record, "token_secret")
+            envelope["nonce"] = "AAAA"
+            record["token_secret"] = envelope
+        }
+        #expect(AccountRecordScanner.storedAccount(shortNonce, keyring: codec.keyring) == nil)
+        #expect(throws: StoreError.corrupt(path: Self.path, reason: "token_secret has a malformed nonce")) {
+            _ = try codec.storedAccount(shortNonce, path: Self.path)
+        }
+        let otherID = try EncryptedRecordFixtures.edit(try codec.encode(.makeFull())) { $0["id"] = "twitter:1" }
+        #expect(AccountRecordScanner.storedAccount(otherID, keyring: codec.keyring) == nil)
+        #expect(throws: StoreError.corrupt(path: Self.path, reason: "id \"twitter:1\" does not match provider and uid (\"twitter:783214\")")) {
+            _ = try codec.storedAccount(otherID, path: Self.path)
+        }
+    }
+}
+
+/// What a decode gave: the account, or the error's description.
+private enum Outcome: Equatable {
+    case account(Account)
+    case failure(String)
+
+    init(_ decode: () throws -> Account) {
+        do {
+            self = .account(try decode())
+        } catch {
+            self = .failure("\(error)")
+        }
+    }
+}
