@@ -16,9 +16,6 @@ struct AccountIndex: Sendable {
         sealed.reserveCapacity(capacity)
     }
 
-    /// How many accounts it holds.
-    var count: Int { accounts.count }
-
     /// The entry of `id`, sealed or not.
     subscript(id: String) -> StoredAccount? {
         guard let account = accounts[id] else { return nil }

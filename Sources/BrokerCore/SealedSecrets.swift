@@ -20,11 +20,6 @@ final class SealedSecrets: Sendable {
         self.tokenSecret = tokenSecret
     }
 
-    /// Whether any secret is sealed with the key `keyID`.
-    func uses(keyID: String) -> Bool {
-        accessToken.key.id == keyID || refreshToken?.key.id == keyID || tokenSecret?.key.id == keyID
-    }
-
     /// `account` with these secrets decrypted into it; throws ``StoreError/corrupt(path:reason:)`` naming `path` and the field that fails.
     func open(into account: Account, path: @autoclosure () -> String) throws(StoreError) -> Account {
         try open(into: account, path: path) { _ in nil }
