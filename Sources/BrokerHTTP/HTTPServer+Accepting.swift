@@ -6,7 +6,15 @@ import Dispatch
 extension HTTPServer {
     /// Accepts until `EAGAIN`; runs on the accept queue.
     func acceptAll() {
+        // Evicted connections close later, on their worker queues. When those closes lag an eighth
+        // of the cap behind (a flood outrunning the workers), stop accepting for a moment: new
+        // clients wait in the kernel's backlog for the workers to catch up instead of being refused.
+        let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
         while true {
+            if openConnections >= ceiling {
+                pauseAccepting(for: 0.01)
+                return
+            }
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &address) {
@@ -35,14 +43,11 @@ extension HTTPServer {
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             Socket.setNoDelay(fd)
-            if openConnections >= configuration.maxConnections {
-                // A victim closes later, on its worker queue; if evictions in flight pile up past
-                // an eighth of the cap (a flood outrunning the workers), refuse outright.
-                let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
-                if openConnections >= ceiling || !evictLongestWaiting() {
-                    refuseOverCapacity(fd)
-                    continue
-                }
+            // At the cap a connection waiting on its client makes room; when every one is busy
+            // in a handler, the newcomer is refused with 503 at once.
+            if openConnections >= configuration.maxConnections && !evictLongestWaiting() {
+                refuseOverCapacity(fd)
+                continue
             }
             register(fd: fd, remoteAddress: Self.describe(address))
         }

@@ -158,7 +158,7 @@ public final class HTTPServer: @unchecked Sendable {
         connections.withLock { Array($0.values) }
     }
 
-    /// Suspends the accept source for a while (descriptor exhaustion).
+    /// Suspends the accept source for a while (descriptor exhaustion, or evictions still closing).
     func pauseAccepting(for seconds: Double) {
         guard let source = acceptSource, !acceptPaused else { return }
         acceptPaused = true
