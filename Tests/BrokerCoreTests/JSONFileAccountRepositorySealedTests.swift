@@ -1,6 +1,7 @@
 @testable import BrokerCore
 import BrokerTestSupport
 import Foundation
+import Glibc
 import Testing
 
 /// The encrypted file store opens sealed secrets on first use, yet a wrong key still stops start-up and a tampered record never reads as garbage.
@@ -100,6 +101,20 @@ struct JSONFileAccountRepositorySealedTests {
             #expect(FileProbe.names(directory + "/accounts").map { FileProbe.bytes(directory + "/accounts/" + $0) } == before)
             let right = try JSONFileAccountRepository(directory: directory, codec: try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(keyB)"))
             #expect(try await right.list(provider: nil).map(\.provider) == ["a", "b", "c"])
+        }
+    }
+
+    @Test func startUpLeavesAccessTimesAlone() async throws {
+        try await TemporaryDirectory.with { directory in
+            try Self.plant([.make(uid: "1")], codec: PlainJSONAccountCodec(), in: directory)
+            let path = directory + "/accounts/github%3A1.json"
+            // An access time before the modification time: under relatime (the usual mount) a read would update it.
+            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_500_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            _ = try JSONFileAccountRepository(directory: directory)
+            var status = stat()
+            #expect(stat(path, &status) == 0)
+            #expect(status.st_atim.tv_sec == 1_000_000_000)
         }
     }
 
