@@ -102,18 +102,27 @@ import Testing
         }
     }
 
+    /// The status of one `GET /healthz` on `client`, nil when the connection is closed.
+    private static func healthz(_ client: RawClient) async -> Int? {
+        client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        return await client.readResponse()?.status
+    }
+
+    /// `count` connections, opened one after another, each answered once and then left idle.
+    private static func idleConnections(_ count: Int, on server: HTTPServer) async throws -> [RawClient] {
+        var idle: [RawClient] = []
+        for _ in 0..<count {
+            let client = try RawClient(port: server.port)
+            #expect(await healthz(client) == 200)
+            idle.append(client)
+        }
+        return idle
+    }
+
     @Test func overTheConnectionCapIdleConnectionsMakeRoom() async throws {
         try await TestServer.with({ $0.maxConnections = 4 }) { server in
-            var idle: [RawClient] = []
-            for _ in 0..<4 {
-                let client = try RawClient(port: server.port)
-                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(await client.readResponse()?.status == 200)
-                idle.append(client)
-            }
-            let newcomer = try RawClient(port: server.port)
-            newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(await newcomer.readResponse()?.status == 200)
+            _ = try await Self.idleConnections(4, on: server)
+            #expect(await Self.healthz(try RawClient(port: server.port)) == 200)
             #expect(server.openConnections <= 4)
         }
     }
@@ -121,22 +130,12 @@ import Testing
     @Test func atTheCapTheLongestWaitingConnectionMakesRoomNotTheNewer() async throws {
         // More connections than one sample of the table would see: the choice must be global.
         try await TestServer.with({ $0.maxConnections = 150 }) { server in
-            var idle: [RawClient] = []
-            for _ in 0..<150 {
-                let client = try RawClient(port: server.port)
-                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(await client.readResponse()?.status == 200)
-                idle.append(client)
-            }
-            let newcomer = try RawClient(port: server.port)
-            newcomer.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(await newcomer.readResponse()?.status == 200)
+            let idle = try await Self.idleConnections(150, on: server)
+            #expect(await Self.healthz(try RawClient(port: server.port)) == 200)
             // The oldest idle connection was closed; the younger ones still answer.
-            idle[0].send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(await idle[0].readResponse() == nil)
+            #expect(await Self.healthz(idle[0]) == nil)
             for client in idle.dropFirst() {
-                client.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-                #expect(await client.readResponse()?.status == 200)
+                #expect(await Self.healthz(client) == 200)
             }
         }
     }
