@@ -4,15 +4,16 @@ import Synchronization
 
 /// Reads and validates every account file of a directory, in parallel, for start-up.
 ///
-/// The directory is listed in batches, and each batch is loaded on Dispatch's
-/// worker threads while the listing goes on. With a codec that can defer
+/// The directory is listed in batches, and each batch is loaded on
+/// ``LoadLanes`` (one thread per core, more when the reads wait on the disk)
+/// while the listing goes on. With a codec that can defer
 /// decryption (``StoredAccountDecoding``), sealed records are parsed and
 /// checked but their secrets stay sealed until first use, and one record per
 /// key id is opened here, so a wrong key still stops start-up. Start-up with
 /// 100,000 records is then bound by the `openat`/`read` system calls (see
 /// README, "Performance").
 enum AccountDirectoryLoader {
-    /// How many names are listed before they are handed to a worker.
+    /// How many names are listed before they are handed to a lane.
     static let batchSize = 1024
 
     /// Every account in `directory` by id, after removing the temporary files of interrupted writes.
@@ -29,29 +30,29 @@ enum AccountDirectoryLoader {
         defer { close(descriptor) }
         let deferring = codec as? any StoredAccountDecoding
         let state = LoadState(capacity: estimatedCount(descriptor))
-        let workers = DispatchGroup()
-        // Every batch handed out is waited for, even when listing fails, before the descriptor closes.
-        defer { workers.wait() }
-        try DirectoryListing.forEachBatch(in: directory, size: batchSize) { names in
-            DurableFile.removeStaleTemporaries(in: directory, names: names)
-            let records = names.filter(StoreFileName.isRecordName)
-            DispatchQueue.global(qos: .userInitiated).async(group: workers) {
-                var reader = RecordFileReader(directory: directory, descriptor: descriptor)
-                var loaded: [(id: String, name: String, stored: StoredAccount)] = []
-                loaded.reserveCapacity(records.count)
-                var errors: [StoreError] = []
-                for name in records {
-                    do throws(StoreError) {
-                        let (id, stored) = try loadOne(name, reader: &reader, codec: codec, deferring: deferring)
-                        loaded.append((id, name, stored))
-                    } catch {
-                        errors.append(error)
-                    }
+        let lanes = LoadLanes { records in
+            var reader = RecordFileReader(directory: directory, descriptor: descriptor)
+            var loaded: [(id: String, name: String, stored: StoredAccount)] = []
+            loaded.reserveCapacity(records.count)
+            var errors: [StoreError] = []
+            for name in records {
+                do throws(StoreError) {
+                    let (id, stored) = try loadOne(name, reader: &reader, codec: codec, deferring: deferring)
+                    loaded.append((id, name, stored))
+                } catch {
+                    errors.append(error)
                 }
-                state.merged.withLock { $0.add(loaded, errors: errors) }
+            }
+            state.merged.withLock { $0.add(loaded, errors: errors) }
+        }
+        do {
+            // Every batch handed out is waited for, even when listing fails, before the descriptor closes.
+            defer { lanes.finish() }
+            try DirectoryListing.forEachBatch(in: directory, size: batchSize) { names in
+                DurableFile.removeStaleTemporaries(in: directory, names: names)
+                lanes.add(names.filter(StoreFileName.isRecordName))
             }
         }
-        workers.wait()
         var result = state.merged.withLock { state in
             var taken = Merged()
             swap(&taken, &state)
