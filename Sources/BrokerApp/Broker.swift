@@ -19,6 +19,8 @@ public final class Broker: Sendable {
     let purgeTask = Mutex<Task<Void, Never>?>(nil)
     /// Renews due accounts in the background (off when `BROKER_REFRESH_INTERVAL` is 0).
     let backgroundRefresher: BackgroundRefresher
+    /// The file store's data directory lock, held until shutdown (nil with Redis, or when the directory is read-only).
+    let directoryLock: DataDirectoryLock?
 
     /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
     public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
@@ -32,6 +34,12 @@ public final class Broker: Sendable {
             throw ConfigurationError(variable: "BROKER_DATA_DIR", message: "\(error)")
         }
         let registry = try Self.loadProviders(c)
+        // Before the store is read: a second broker on the same files would diverge from the first.
+        do {
+            directoryLock = c.redisStore == nil ? try DataDirectoryLock.acquire(in: dataDirectory) : nil
+        } catch {
+            throw StartupError(message: "\(error)")
+        }
         let codec = try Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
         let flows: any FlowStore
@@ -125,6 +133,14 @@ public final class Broker: Sendable {
     /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
     public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
         try DataDirectory.prepare(c.dataDirectory)
+        // Never under a running broker, whose memory would keep the records as they were.
+        let lock: DataDirectoryLock?
+        do {
+            lock = try DataDirectoryLock.acquire(in: c.dataDirectory)
+        } catch {
+            throw StartupError(message: "\(error); stop it before rekeying")
+        }
+        defer { lock?.release() }
         let codec = try accountCodec(c, logger: logger)
         let repository = try JSONFileAccountRepository(directory: c.dataDirectory, codec: codec)
         let result = try await repository.rekey(codec: codec)
@@ -183,6 +199,7 @@ public final class Broker: Sendable {
         logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
                                              ("open_connections", .int(server.openConnections))])
         await server.shutdown(grace: configuration.shutdownGrace)
+        directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()
     }

@@ -55,6 +55,28 @@ import Testing
         #expect(await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200)
     }
 
+    /// Two brokers on one file store would each keep their own memory of it; the second is refused, and so is rekey.
+    @Test func aSecondBrokerOnTheSameDataDirectoryIsRefusedUntilTheFirstIsGone() async throws {
+        let dir = Self.tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let first = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
+        let pid = first.process.processIdentifier
+        let (status, text) = try await runBroker([], environment: ["BROKER_DATA_DIR": dir, "BROKER_PORT": "0"])
+        #expect(status == 1)
+        #expect(text.contains("is in use by another token-broker (pid \(pid))"))
+        let (rekeyStatus, rekeyText) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir])
+        #expect(rekeyStatus == 1)
+        #expect(rekeyText.contains("stop it before rekeying"))
+        #expect(await TestHTTP.send(port: first.port, target: "/readyz")?.status == 200)
+        // The kernel drops the lock with the process, even on kill -9: no stale lock to clean up.
+        first.signal(SIGKILL)
+        #expect(await first.waitForExit(timeout: 5) != nil)
+        let second = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
+        #expect(await TestHTTP.send(port: second.port, target: "/healthz")?.status == 200)
+        second.signal(SIGTERM)
+        #expect(await second.waitForExit(timeout: 5) == 0)
+    }
+
     @Test func invalidConfigurationExitsWithCode2NamingTheVariable() async throws {
         let (status, text) = try await runBroker([], environment: ["BROKER_PORT": "not-a-port"])
         #expect(status == 2)
