@@ -27,8 +27,9 @@ public final class DataDirectoryLock: Sendable {
     /// its store there either, and readiness reports that.
     public static func acquire(in directory: String) throws(DataDirectoryInUse) -> DataDirectoryLock? {
         let path = directory + "/" + fileName
-        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { fd = open(path, O_RDONLY | O_CLOEXEC) }
+        // Held open read-only (flock does not need more): a descriptor open for writing would
+        // stop the file system from being remounted read-only under the running broker.
+        let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
@@ -36,9 +37,13 @@ public final class DataDirectoryLock: Sendable {
             close(fd)
             throw DataDirectoryInUse(directory: directory, holderPID: holder)
         }
-        // The owner's pid, for the message another broker gets; a read-only file keeps the old one.
-        let pid = Array("\(getpid())\n".utf8)
-        if ftruncate(fd, 0) == 0 { _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
+        // The owner's pid, for the message another broker gets; on a read-only file system the old one stays.
+        let writer = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        if writer >= 0 {
+            let pid = Array("\(getpid())\n".utf8)
+            _ = pid.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+            close(writer)
+        }
         return DataDirectoryLock(descriptor: fd)
     }
 
