@@ -27,7 +27,9 @@ struct ProvidersFileEntry {
         let kind: ProviderKind?
         if let kindName {
             guard let parsed = ProviderKind(rawValue: kindName) else {
-                throw failure("kind", "unknown kind \"\(kindName)\"; expected oauth2, oauth1 or tmdb")
+                // Quote the file's text, not what a ${NAME} in it resolved to: that may be a secret.
+                let written = settings["kind"] as? String ?? kindName
+                throw failure("kind", "unknown kind \"\(written)\"; expected oauth2, oauth1 or tmdb")
             }
             kind = parsed
         } else {

@@ -138,6 +138,15 @@ struct ProviderRegistryTests {
         #expect(loadError(#"{"providers": {"github": {"kind": "oauth1"}}}"#)?.key == "kind")
     }
 
+    /// Found by FuzzDecoders: an unknown kind given by a `${NAME}` reference was quoted resolved, secret and all.
+    @Test func anUnknownKindFromAnEnvironmentReferenceIsQuotedAsWrittenNotResolved() throws {
+        let error = try #require(loadError(#"{"providers": {"corp": {"kind": "${CORP_SECRET}"}}}"#,
+                                           environment: ["CORP_SECRET": "s3cret-value-0123"]))
+        #expect(error.key == "kind")
+        #expect(error.description.contains("${CORP_SECRET}"))
+        #expect(!error.description.contains("s3cret-value-0123"))
+    }
+
     @Test func presetNamedInTheFileMustEndUpConfigured() throws {
         let error = try #require(loadError(#"{"providers": {"weibo": {"scopes": ["email"]}}}"#))
         #expect(error.provider == "weibo" && error.key == "client_id")
