@@ -10,16 +10,17 @@ import Synchronization
 /// only contend. After a reboot the same reads wait on the disk one at a time,
 /// and then many reads in flight are what helps: on this project's virtio
 /// disks, start-up with 100,000 records after dropping the page cache took
-/// 8.2–10.2 s with two threads and 3.6–3.9 s with up to 64 (16: 4.3–4.8 s),
-/// while the warm start stayed at 0.74–0.79 s (before: 0.81–0.87 s). So the lanes start at ``initial`` threads, and the first
-/// batch whose reads went to the disk for more than a quarter of its files
-/// (the thread's block input count, `getrusage(RUSAGE_THREAD)`) widens them to
-/// ``maximum``. Wall time against CPU time is no test: beside other work a
-/// lane also waits for a core. (Reading in inode order, tried too, made no
-/// difference.)
-/// Each lane is a serial queue: those overcommit, so each gets a thread, where
-/// Dispatch's global queue runs about one block per core and does not notice
-/// that its threads wait.
+/// 8.2–10.2 s with two threads and 3.3–3.9 s with up to 64 (16: 4.3–4.8 s;
+/// 192: no better), while the warm start went from 0.81–0.87 s to 0.74–0.79 s.
+///
+/// So the lanes start at ``initial`` threads, and the first batch whose reads
+/// went to the disk for more than a quarter of its files (the thread's block
+/// input count, `getrusage(RUSAGE_THREAD)`) widens them to ``maximum``. Wall
+/// time against CPU time is no test: beside other work a lane also waits for a
+/// core. (Reading in inode order, tried too, made no difference.) Each lane is
+/// a serial queue: those overcommit, so each gets a thread, where Dispatch's
+/// global queue runs about one block per core and does not notice that its
+/// threads wait.
 final class LoadLanes: Sendable {
     private struct State {
         var batches: [[String]] = []
@@ -58,7 +59,7 @@ final class LoadLanes: Sendable {
         group.wait()
     }
 
-    /// How many lanes were started (for tests and the log).
+    /// How many lanes were started (for tests).
     var laneCount: Int { state.withLock { $0.lanes } }
 
     private func startLane() {
