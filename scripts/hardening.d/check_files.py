@@ -39,6 +39,11 @@ def main():
             if rel == os.path.join("flows", "journal.jsonl"):
                 check_journal(rel, data, report)
                 continue
+            if rel == "broker.lock":
+                # The data directory lock: the last owner's pid, or empty if it was killed while writing it.
+                if data and not re.fullmatch(rb"[0-9]+\n", data):
+                    report["bad"].append(rel + ": not a pid")
+                continue
             if rel in ("broker-secret", "encryption-key"):
                 if not data:
                     report["bad"].append(rel + ": empty")
