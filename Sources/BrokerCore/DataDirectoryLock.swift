@@ -63,7 +63,8 @@ public final class DataDirectoryLock: Sendable {
         var buffer = [UInt8](repeating: 0, count: 32)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n > 0 else { return nil }
-        return Int32(String(decoding: buffer[..<n], as: UTF8.self).trimmingWhitespace)
+        // Written by `acquire` as digits and a newline.
+        return Int32(String(decoding: buffer[..<n].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }, as: UTF8.self))
     }
 }
 
@@ -78,15 +79,5 @@ public struct DataDirectoryInUse: Error, CustomStringConvertible {
         "the data directory \(directory) is in use by another token-broker"
             + (holderPID.map { " (pid \($0))" } ?? "")
             + ": one broker runs on a file store at a time; replicas share their state through Redis (BROKER_STORE=redis://…)"
-    }
-}
-
-private extension String {
-    /// Without leading and trailing spaces and newlines.
-    var trimmingWhitespace: String {
-        var s = Substring(self)
-        while let c = s.first, c == " " || c == "\n" || c == "\r" || c == "\t" { s = s.dropFirst() }
-        while let c = s.last, c == " " || c == "\n" || c == "\r" || c == "\t" { s = s.dropLast() }
-        return String(s)
     }
 }
