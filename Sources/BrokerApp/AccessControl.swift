@@ -45,7 +45,7 @@ struct AccessControl: Sendable {
             guard hasAPIKey(request) else { throw .unauthorized }
             return
         }
-        guard let session = session(request), session.accountIDs.contains(id) else { throw .unauthorized }
+        guard let session = session(request), session.holds(id) else { throw .unauthorized }
     }
 
     /// The `Set-Cookie` value for a session.

@@ -83,7 +83,7 @@ final class ConnectPageHandlers: Sendable {
             return refusal(request, "This form is out of date or did not come from the connect page. "
                            + "Open the page again and retry.")
         }
-        guard let id = form["id"], session.accountIDs.contains(id) else {
+        guard let id = form["id"], session.holds(id) else {
             logger.log(.warning, "disconnect refused", [("reason", .string("not_in_session"))])
             return refusal(request, "This browser did not connect that account, so it cannot disconnect it.")
         }
@@ -104,7 +104,7 @@ final class ConnectPageHandlers: Sendable {
                 return request.wantsHTML ? HTMLPage.failure(error, during: .disconnect).response(error.status) : error.response
             }
         }
-        session.accountIDs.removeAll { $0 == id }
+        session.accountIDs.removeAll { ExactKey.same($0, id) }
         session.issuedAt = Int(now().timeIntervalSince1970)
         var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", "/")])
         headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerCrypto
 import BrokerHTTP
 
@@ -17,9 +18,15 @@ struct SessionCookie: Equatable {
     /// Unix seconds when the cookie was last written.
     var issuedAt: Int
 
+    /// Whether this browser connected account `id`, compared as exact bytes: a canonically
+    /// equivalent spelling of another user's id is another account.
+    func holds(_ id: String) -> Bool {
+        accountIDs.contains { ExactKey.same($0, id) }
+    }
+
     /// Adds an id (most recent last), dropping the oldest past the cap.
     mutating func insert(_ id: String) {
-        accountIDs.removeAll { $0 == id }
+        accountIDs.removeAll { ExactKey.same($0, id) }
         accountIDs.append(id)
         if accountIDs.count > Self.maxAccounts { accountIDs.removeFirst(accountIDs.count - Self.maxAccounts) }
     }

@@ -6,9 +6,10 @@
 /// the background pass empties (and releases) soon after start-up.
 struct AccountIndex: Sendable {
     /// Every account by id; while ``sealed`` holds its id, its secrets are empty placeholders.
-    private(set) var accounts: [String: Account] = [:]
+    /// Keyed by exact bytes: two spellings of one name that Swift calls equal are two accounts.
+    private(set) var accounts: [ExactKey: Account] = [:]
     /// The secrets still sealed, by id.
-    private(set) var sealed: [String: SealedSecrets] = [:]
+    private(set) var sealed: [ExactKey: SealedSecrets] = [:]
 
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
@@ -18,9 +19,10 @@ struct AccountIndex: Sendable {
 
     /// The entry of `id`, sealed or not.
     subscript(id: String) -> StoredAccount? {
-        guard let account = accounts[id] else { return nil }
+        let key = ExactKey(id)
+        guard let account = accounts[key] else { return nil }
         // Once everything is open (the usual state), a read is one lookup.
-        guard !sealed.isEmpty, let secrets = sealed[id] else { return StoredAccount(account) }
+        guard !sealed.isEmpty, let secrets = sealed[key] else { return StoredAccount(account) }
         return StoredAccount(readable: account, sealed: secrets)
     }
 
@@ -28,36 +30,37 @@ struct AccountIndex: Sendable {
     func entries(provider: String?) -> [(id: String, stored: StoredAccount)] {
         var selected: [(id: String, stored: StoredAccount)] = []
         selected.reserveCapacity(provider == nil ? accounts.count : 0)
-        for (id, account) in accounts where provider == nil || account.provider == provider {
-            let secrets = sealed.isEmpty ? nil : sealed[id]
-            selected.append((id, secrets.map { StoredAccount(readable: account, sealed: $0) } ?? StoredAccount(account)))
+        for (key, account) in accounts where provider.map({ ExactKey.same(account.provider, $0) }) ?? true {
+            let secrets = sealed.isEmpty ? nil : sealed[key]
+            selected.append((key.string, secrets.map { StoredAccount(readable: account, sealed: $0) } ?? StoredAccount(account)))
         }
         return selected
     }
 
     /// The ids of the accounts still sealed.
-    var sealedIDs: [String] { Array(sealed.keys) }
+    var sealedIDs: [String] { sealed.keys.map(\.string) }
 
     /// Stores `stored` under `id`, replacing any entry.
     mutating func set(_ stored: StoredAccount, for id: String) {
-        accounts[id] = stored.account
-        sealed[id] = stored.sealed
+        accounts[ExactKey(id)] = stored.account
+        sealed[ExactKey(id)] = stored.sealed
     }
 
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
-        accounts[id] = nil
-        sealed[id] = nil
+        accounts[ExactKey(id)] = nil
+        sealed[ExactKey(id)] = nil
     }
 
     /// Puts the opened `account` in place of the entry of `id`, unless a write has replaced that entry since `secrets` were read from it.
     mutating func replace(_ secrets: SealedSecrets, by account: Account, id: String) {
-        guard let current = sealed.removeValue(forKey: id) else { return }
+        let key = ExactKey(id)
+        guard let current = sealed.removeValue(forKey: key) else { return }
         guard current === secrets else {
-            sealed[id] = current
+            sealed[key] = current
             return
         }
-        accounts[id] = account
+        accounts[key] = account
         // A dictionary keeps its capacity when emptied; give the memory back.
         if sealed.isEmpty { sealed = [:] }
     }

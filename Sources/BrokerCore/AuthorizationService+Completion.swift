@@ -77,7 +77,7 @@ extension AuthorizationService {
     /// `iss` is refused only when it is another configured provider's issuer.
     func checkIssuer(_ iss: String?, provider: ProviderConfiguration) throws(BrokerError) {
         guard let expected = provider.issuer, !expected.isEmpty else {
-            if let iss, registry.all.contains(where: { $0.name != provider.name && $0.issuer == iss }) {
+            if let iss, registry.all.contains(where: { !ExactKey.same($0.name, provider.name) && $0.issuer.map { ExactKey.same($0, iss) } == true }) {
                 throw .badRequest("The callback's iss names another provider than the one this authorization was started with")
             }
             return
@@ -88,7 +88,7 @@ extension AuthorizationService {
             }
             return
         }
-        guard iss == expected else {
+        guard ExactKey.same(iss, expected) else {
             throw .badRequest("The callback's iss does not name the provider this authorization was started with (RFC 9207)")
         }
     }

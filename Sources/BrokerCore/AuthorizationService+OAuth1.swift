@@ -59,7 +59,7 @@ extension AuthorizationService {
             try OAuth2Client.checkUsable(uid: known, step: "access_token")
             if provider.userURL != nil, let user = try await profile(client, grant.accessToken, tokenSecret) {
                 // The same credentials cannot name two users; a provider that says so is not trusted.
-                guard user.uid == known else {
+                guard ExactKey.same(user.uid, known) else {
                     throw .upstreamError(step: "user_info", reason: "the user response names another user than the access token")
                 }
                 screenName = user.screenName ?? screenName

@@ -8,8 +8,8 @@ import Synchronization
 /// expiry after the TTL on the injected clock), so code written against it
 /// behaves the same with several replicas on Redis.
 public final class InProcessRefreshLock: RefreshLock {
-    /// Who holds each key, and until when.
-    private let holders = Mutex<[String: (token: String, until: Date)]>([:])
+    /// Who holds each key (its exact bytes, like the account id in it), and until when.
+    private let holders = Mutex<[ExactKey: (token: String, until: Date)]>([:])
     private let now: @Sendable () -> Date
     private let makeToken: @Sendable () -> String
 
@@ -26,8 +26,8 @@ public final class InProcessRefreshLock: RefreshLock {
         let token = makeToken()
         let at = now()
         return holders.withLock { table -> String? in
-            if let holder = table[key], holder.until > at { return nil }
-            table[key] = (token, at.addingTimeInterval(ttl))
+            if let holder = table[ExactKey(key)], holder.until > at { return nil }
+            table[ExactKey(key)] = (token, at.addingTimeInterval(ttl))
             return token
         }
     }
@@ -36,8 +36,8 @@ public final class InProcessRefreshLock: RefreshLock {
     @discardableResult
     public func release(key: String, token: String) async -> Bool {
         holders.withLock { table -> Bool in
-            guard table[key]?.token == token else { return false }
-            table[key] = nil
+            guard let holder = table[ExactKey(key)], ExactKey.same(holder.token, token) else { return false }
+            table[ExactKey(key)] = nil
             return true
         }
     }

@@ -107,7 +107,7 @@ public final class JSONFileAccountRepository: AccountRepository {
                 }
                 return nil
             }
-            guard next.id == id else {
+            guard ExactKey.same(next.id, id) else {
                 throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
             }
             if next == current { return current }

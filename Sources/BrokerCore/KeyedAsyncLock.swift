@@ -7,19 +7,20 @@ import Synchronization
 /// release, so no waiter can be overtaken.
 final class KeyedAsyncLock: Sendable {
     /// For each held key, the tasks waiting for it in arrival order.
-    private let waiters = Mutex<[String: [CheckedContinuation<Void, Never>]]>([:])
+    private let waiters = Mutex<[ExactKey: [CheckedContinuation<Void, Never>]]>([:])
 
     /// Creates a lock with no key held.
     init() {}
 
     /// Runs `body` while holding the lock for `key`.
+    /// Keys are compared as exact bytes (``ExactKey``), like every identity in the broker.
     func withLock<T>(_ key: String, _ body: () async throws -> T) async rethrows -> T {
-        await acquire(key)
-        defer { release(key) }
+        await acquire(ExactKey(key))
+        defer { release(ExactKey(key)) }
         return try await body()
     }
 
-    private func acquire(_ key: String) async {
+    private func acquire(_ key: ExactKey) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let acquired = waiters.withLock { table -> Bool in
                 if table[key] == nil {
@@ -33,7 +34,7 @@ final class KeyedAsyncLock: Sendable {
         }
     }
 
-    private func release(_ key: String) {
+    private func release(_ key: ExactKey) {
         let next = waiters.withLock { table -> CheckedContinuation<Void, Never>? in
             guard var queue = table[key], !queue.isEmpty else {
                 table[key] = nil

@@ -1,11 +1,12 @@
 /// Every provider the broker knows: the presets, plus and merged with the providers file.
 public struct ProviderRegistry: Sendable {
-    private let providers: [String: ProviderConfiguration]
+    /// Keyed by the name's exact bytes, so a look-alike spelling never finds a provider.
+    private let providers: [ExactKey: ProviderConfiguration]
 
     /// Builds the registry from an explicit list, for tests and embedders; a later duplicate name wins.
     public init(providers: [ProviderConfiguration]) {
-        var table: [String: ProviderConfiguration] = [:]
-        for provider in providers { table[provider.name] = provider }
+        var table: [ExactKey: ProviderConfiguration] = [:]
+        for provider in providers { table[ExactKey(provider.name)] = provider }
         self.providers = table
     }
 
@@ -27,7 +28,7 @@ public struct ProviderRegistry: Sendable {
 
     /// The provider called `named`, or nil.
     public func provider(named: String) -> ProviderConfiguration? {
-        providers[named]
+        providers[ExactKey(named)]
     }
 
     /// Every provider, sorted by name.

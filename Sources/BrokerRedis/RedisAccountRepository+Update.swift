@@ -26,7 +26,7 @@ extension RedisAccountRepository {
                 do {
                     let current = try decode(try await watch(key, on: connection), key: key)
                     let next = try transform(current)
-                    if let next, next.id != id {
+                    if let next, !ExactKey.same(next.id, id) {
                         throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
                     }
                     return try await commit(from: current, to: next, on: connection).map { (current, $0) }

@@ -78,7 +78,7 @@ public final class RedisAccountRepository: AccountRepository {
             }
         }
         return try records.compactMap { id, value in
-            try decode(value, key: accountKey(id)).flatMap { provider == nil || $0.provider == provider ? $0 : nil }
+            try decode(value, key: accountKey(id)).flatMap { account in provider.map { ExactKey.same(account.provider, $0) } ?? true ? account : nil }
         }
     }
 
