@@ -89,7 +89,9 @@ public final class Broker: Sendable {
                                                 Self.log(event, to: logger)
                                             })
         backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
-            logger.log(.warning, "background refresh sweep failed", [("error", .string(error.code)), ("reason", .string(error.message))])
+            var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
+            if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
+            logger.log(.warning, "background refresh sweep failed", fields)
         }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,

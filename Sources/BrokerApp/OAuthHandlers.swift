@@ -192,7 +192,9 @@ final class OAuthHandlers: Sendable {
     private func failure(_ error: any Error, event: String?, negotiatingFor request: Request? = nil) -> Response {
         let brokerError = (error as? BrokerError) ?? .badRequest("The request could not be handled.")
         if let event {
-            logger.log(.warning, event, [("error", .string(brokerError.code)), ("reason", .string(brokerError.message))])
+            var fields: [(String, LogValue)] = [("error", .string(brokerError.code)), ("reason", .string(brokerError.message))]
+            if let detail = brokerError.logDetail { fields.append(("cause", .string(detail))) }
+            logger.log(.warning, event, fields)
         }
         guard let request else { return brokerError.response }
         // RFC 9110 §12.5.5: the answer depends on Accept, so shared caches must key on it.

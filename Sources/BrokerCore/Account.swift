@@ -81,9 +81,10 @@ public struct Account: Sendable, Equatable {
     ///
     /// RFC 6749 §5.1: `expires_in` is the lifetime in seconds from the time the
     /// response was generated; the caller passes its own (injected) clock reading.
-    /// A negative lifetime is treated as zero: the token is expired on arrival.
+    /// The lifetime is held to 0…``TokenGrant/maximumLifetime`` here too, so no caller can build a date
+    /// that the record format cannot write.
     public static func expiry(issuedAt: Date, expiresIn: Int?) -> Date? {
         guard let expiresIn else { return nil }
-        return issuedAt.addingTimeInterval(TimeInterval(max(0, expiresIn)))
+        return issuedAt.addingTimeInterval(TimeInterval(min(max(0, expiresIn), TokenGrant.maximumLifetime)))
     }
 }

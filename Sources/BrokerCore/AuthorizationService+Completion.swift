@@ -60,7 +60,7 @@ extension AuthorizationService {
         var uid = grant.uid
         var screenName = grant.screenName
         if let uid {
-            try OAuth2Client.checkUsable(uid: uid, step: "token_exchange")
+            try ProviderUserID.check(uid, step: "token_exchange")
         } else {
             let user = try await client.fetchUser(accessToken: grant.accessToken)
             uid = user.uid

@@ -56,7 +56,7 @@ extension AuthorizationService {
         var uid = grant.uid
         var screenName = grant.screenName
         if let known = uid {
-            try OAuth2Client.checkUsable(uid: known, step: "access_token")
+            try ProviderUserID.check(known, step: "access_token")
             if provider.userURL != nil, let user = try await profile(client, grant.accessToken, tokenSecret) {
                 // The same credentials cannot name two users; a provider that says so is not trusted.
                 guard ExactKey.same(user.uid, known) else {

@@ -83,6 +83,13 @@ public enum BrokerError: Error, Sendable, Equatable {
         }
     }
 
+    /// What a log line adds to ``message``: the store's own account of a storage failure
+    /// (an operation and a path, never a secret), which the API answer keeps generic.
+    public var logDetail: String? {
+        if case .storageUnavailable(let detail) = self { return detail }
+        return nil
+    }
+
     /// `token_exchange` as `token exchange`, for sentences.
     private static func stepName(_ step: String) -> String {
         String(step.map { $0 == "_" ? " " : $0 })

@@ -14,8 +14,7 @@ extension JSONFileAccountRepository {
     public func rekey(codec: EncryptedAccountCodec, concurrency: Int = AccountRekey.defaultConcurrency) async throws -> (rewritten: Int, total: Int) {
         let accounts = try await list(provider: nil)
         let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { account in
-            guard let name = StoreFileName.forAccount(id: account.id) else { return false }
-            let path = self.accountsDirectory + "/" + name
+            let path = self.path(for: account.id)
             guard try await Self.isStale(path, codec: codec), let current = try await self.get(id: account.id) else { return false }
             try await self.put(current)
             guard try await !Self.isStale(path, codec: codec) else {

@@ -109,7 +109,7 @@ extension JSONFileAccountRepository {
 
     /// The path of the record of `id`, for error messages.
     private func recordPath(_ id: String) -> String {
-        path(for: id) ?? accountsDirectory + "/" + id
+        path(for: id)
     }
 }
 

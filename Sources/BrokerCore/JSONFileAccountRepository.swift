@@ -75,7 +75,7 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     /// Durably removes the account's file, then forgets the account.
     public func delete(id: String) async throws -> Account? {
-        guard let path = path(for: id) else { return nil }
+        let path = path(for: id)
         return try await locks.withLock(id) {
             guard let current = try current(id) else { return nil }
             try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
@@ -101,7 +101,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         try await locks.withLock(id) {
             let current = try current(id)
             guard let next = try transform(current) else {
-                if current != nil, let path = path(for: id) {
+                if current != nil {
+                    let path = path(for: id)
                     try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
                     index.withLock { $0.remove(id) }
                 }
@@ -118,9 +119,9 @@ public final class JSONFileAccountRepository: AccountRepository {
         }
     }
 
-    /// The file path of account `id`, or nil when the id is too long for a file name.
-    func path(for id: String) -> String? {
-        StoreFileName.forAccount(id: id).map { accountsDirectory + "/" + $0 }
+    /// The file path of account `id`.
+    func path(for id: String) -> String {
+        accountsDirectory + "/" + StoreFileName.forAccount(id: id)
     }
 
     /// The file content for `account` and the account as it will read back after a restart.
@@ -128,10 +129,7 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
     /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
     private func record(for account: Account) throws -> (path: String, bytes: [UInt8], stored: Account) {
-        guard let path = path(for: account.id) else {
-            throw StoreError.unavailable(
-                "put account: id is too long for a file name (over \(StoreFileName.maximumLength) bytes once encoded)")
-        }
+        let path = path(for: account.id)
         return (path, try codec.encode(account), try codec.stored(account, path: path))
     }
 }

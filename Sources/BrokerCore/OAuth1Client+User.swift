@@ -23,7 +23,7 @@ extension OAuth1Client {
         guard let uid = ProviderValue.identifier(user[field]) ?? ProviderValue.identifier(user["id"]) else {
             throw .upstreamError(step: step, reason: "the user response has no \(field)")
         }
-        try OAuth2Client.checkUsable(uid: uid, step: step)
+        try ProviderUserID.check(uid, step: step)
         return (uid, ProviderValue.text(user["screen_name"]))
     }
 }

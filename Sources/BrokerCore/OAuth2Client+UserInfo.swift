@@ -30,17 +30,11 @@ extension OAuth2Client {
         guard let uid = ProviderValue.identifier(user[field]) else {
             throw .upstreamError(step: step, reason: "the user response has no \(field)")
         }
-        try Self.checkUsable(uid: uid, step: step)
+        try ProviderUserID.check(uid, step: step)
         let screenName = ["screen_name", "login", "name"].lazy.compactMap { ProviderValue.text(user[$0]) }.first
         return (uid, screenName)
     }
 
     /// The User-Agent sent to providers; GitHub's API refuses requests without one.
     static let userAgent = "token-broker"
-
-    /// Refuses a user id that cannot be part of an account id: empty, over 128 bytes, or with control characters.
-    static func checkUsable(uid: String, step: String) throws(BrokerError) {
-        let usable = !uid.isEmpty && uid.utf8.count <= 128 && uid.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
-        guard usable else { throw .upstreamError(step: step, reason: "the user id is empty, too long or has control characters") }
-    }
 }

@@ -17,10 +17,7 @@ public enum OAuth2ResponseValidator {
         }
         var expiresIn: Int?
         if let raw = fields["expires_in"], !(raw is NSNull) {
-            guard let seconds = ProviderValue.integer(raw) else {
-                throw .upstreamError(step: step, reason: "expires_in is not a whole number of seconds")
-            }
-            expiresIn = seconds
+            expiresIn = try lifetime(raw, field: "expires_in", step: step)
         }
         return TokenGrant(
             accessToken: Secret(accessToken),
@@ -31,6 +28,23 @@ public enum OAuth2ResponseValidator {
             uid: ProviderValue.identifier(fields["uid"]) ?? ProviderValue.identifier(fields["user_id"]),
             screenName: ProviderValue.text(fields["screen_name"])
         )
+    }
+
+    /// A token lifetime in seconds as the provider sent it, range-checked where it enters.
+    ///
+    /// RFC 6749 §5.1 says only "the lifetime in seconds". A negative lifetime is
+    /// refused (502 naming the field); one longer than
+    /// ``TokenGrant/maximumLifetime`` (ten years) is clamped to it, since some
+    /// providers write "does not expire" as `2147483647` or larger. Nothing past
+    /// this point sees a number that could overflow a date.
+    static func lifetime(_ raw: Any, field: String, step: String) throws(BrokerError) -> Int {
+        guard let seconds = ProviderValue.integer(raw) else {
+            throw .upstreamError(step: step, reason: "\(field) is not a whole number of seconds")
+        }
+        guard seconds >= 0 else {
+            throw .upstreamError(step: step, reason: "\(field) is negative")
+        }
+        return min(seconds, TokenGrant.maximumLifetime)
     }
 
     /// The JSON object in `response` (user info, revocation answers), after the same status, body and error-field checks.

@@ -14,9 +14,21 @@ public enum RFC3339Date {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The earliest instant a four-digit year can write: 0001-01-01T00:00:00Z.
+    public static let earliest = Date(timeIntervalSince1970: -62_135_596_800)
+    /// The latest instant written: 9999-12-31T23:59:59Z (a fraction could round up into year 10000).
+    public static let latest = Date(timeIntervalSince1970: 253_402_300_799)
+
     /// Appends the timestamp as UTF-8 bytes, without building strings (hot path of `/account`).
+    ///
+    /// A date outside ``earliest``…``latest`` (or not finite) is written as the
+    /// nearest end of that range: the integer conversions below would trap on it,
+    /// and a fifth year digit would not fit. Provider lifetimes are range-checked
+    /// where they enter, so this is a backstop, not a path taken.
     public static func append(_ date: Date, to out: inout [UInt8]) {
-        let interval = date.timeIntervalSince1970
+        var interval = date.timeIntervalSince1970
+        if !(interval >= earliest.timeIntervalSince1970) { interval = earliest.timeIntervalSince1970 }
+        if interval > latest.timeIntervalSince1970 { interval = latest.timeIntervalSince1970 }
         var seconds = Int(interval.rounded(.down))
         var millis = Int(((interval - Double(seconds)) * 1000).rounded())
         if millis == 1000 {

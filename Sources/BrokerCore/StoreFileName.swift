@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// Maps record keys to safe, unique file names, and back.
 enum StoreFileName {
     /// The extension of every record file.
@@ -6,11 +8,18 @@ enum StoreFileName {
     /// The longest record file name accepted, leaving room for a temporary suffix within NAME_MAX (255).
     static let maximumLength = 200
 
-    /// `<percent-encoded id>.json`, encoding every byte outside `[A-Za-z0-9._-]` as `%XX`; nil when too long.
+    /// The first byte of a digest name; percent-encoding writes `~` as `%7E`, so no encoded name starts with it.
+    static let digestMarker = UInt8(ascii: "~")
+
+    /// The record file name of account `id`: `<percent-encoded id>.json`, or a digest name when that is too long.
     ///
-    /// The mapping is injective, so two ids never share a file; an id always
-    /// contains `:` (encoded `%3A`), so a name is never `.`, `..` or a temporary.
-    static func forAccount(id: String) -> String? {
+    /// Every byte outside `[A-Za-z0-9._-]` is encoded as `%XX`, so the mapping
+    /// is injective and two ids never share a file; an id always contains `:`
+    /// (encoded `%3A`), so a name is never `.`, `..` or a temporary. An id whose
+    /// encoded name would pass ``maximumLength`` (uids up to 128 bytes of `/`,
+    /// `é` or CJK triple in size) is stored as `~<SHA-256 of the id, hex>.json`;
+    /// the record inside names the id, and the loader checks the two agree.
+    static func forAccount(id: String) -> String {
         var name = ""
         name.reserveCapacity(id.utf8.count + 5)
         for byte in id.utf8 {
@@ -19,9 +28,14 @@ enum StoreFileName {
             } else {
                 name += "%" + hex(byte >> 4) + hex(byte & 0x0F)
             }
+            if name.utf8.count + recordExtension.utf8.count > maximumLength { return digestName(id: id) }
         }
-        name += recordExtension
-        return name.utf8.count <= maximumLength ? name : nil
+        return name + recordExtension
+    }
+
+    /// `~<64 hex digits>.json`: the name of an id too long to encode.
+    static func digestName(id: String) -> String {
+        "~" + Hex.encode(SHA256.hash(Array(id.utf8))) + recordExtension
     }
 
     /// Whether `name` ends in ``recordExtension``, compared on bytes.
@@ -31,6 +45,7 @@ enum StoreFileName {
 
     /// Whether `name` is the file name of account `id`, as ``forAccount(id:)`` would make it, compared without building it.
     static func isName(_ name: String, forAccount id: String) -> Bool {
+        if name.utf8.first == digestMarker { return name == forAccount(id: id) }
         var expected = name.utf8.makeIterator()
         for byte in id.utf8 {
             if isUnreserved(byte) {
@@ -44,7 +59,8 @@ enum StoreFileName {
         return expected.next() == nil && name.utf8.count <= maximumLength
     }
 
-    /// The account id a record file name stands for, or nil when `name` is not one this type would make.
+    /// The account id a percent-encoded record file name stands for, or nil when `name` is not one
+    /// this type would make (a digest name does not say its id: the record does).
     static func accountID(fileName name: String) -> String? {
         guard name.hasSuffix(recordExtension) else { return nil }
         let encoded = Array(name.utf8.dropLast(recordExtension.utf8.count))
@@ -64,7 +80,7 @@ enum StoreFileName {
                 index += 1
             }
         }
-        guard let id = String(validating: bytes, as: UTF8.self), forAccount(id: id) == name else { return nil }
+        guard let id = String(validating: bytes, as: UTF8.self), ExactKey.same(forAccount(id: id), name) else { return nil }
         return id
     }
 

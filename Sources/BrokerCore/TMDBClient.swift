@@ -81,7 +81,7 @@ public struct TMDBClient: Sendable {
         guard let uid = ProviderValue.identifier(fields["id"]) else {
             throw .upstreamError(step: step, reason: "the account response has no id")
         }
-        try OAuth2Client.checkUsable(uid: uid, step: step)
+        try ProviderUserID.check(uid, step: step)
         return (uid, ProviderValue.text(fields["username"]))
     }
 

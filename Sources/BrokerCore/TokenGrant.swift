@@ -10,12 +10,15 @@ public struct TokenGrant: Sendable, Equatable {
     public var refreshToken: Secret?
     /// The OAuth 1.0a token secret.
     public var tokenSecret: Secret?
-    /// The lifetime of the access token in seconds, from when the response was generated.
+    /// The lifetime of the access token in seconds, from when the response was generated: 0…``maximumLifetime``.
     public var expiresIn: Int?
     /// The user's id when the token response carries it (Weibo `uid`, Twitter `user_id`).
     public var uid: String?
     /// The user's display name when the token response carries it (Twitter `screen_name`).
     public var screenName: String?
+
+    /// The longest lifetime kept, ten years in seconds; longer ones are clamped to it where they enter.
+    public static let maximumLifetime = 315_360_000
 
     /// Creates a grant; optional fields default to absent.
     public init(

@@ -20,6 +20,8 @@ struct EncryptedAccountCodecStorageTests {
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func concurrentUpdatesAreNotLost() async throws { try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
     @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
 
     @Test func noSecretIsInPlaintextAnywhereInTheDataDirectory() async throws {

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import BrokerTestSupport
 import Foundation
 import Glibc
@@ -21,6 +22,8 @@ struct JSONFileAccountRepositoryTests {
     @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
 
     // MARK: Files and permissions
 
@@ -79,13 +82,30 @@ struct JSONFileAccountRepositoryTests {
         }
     }
 
-    @Test func idTooLongForAFileNameIsRefusedAsUnavailable() async throws {
+    @Test func idTooLongToEscapeIsStoredUnderItsDigest() async throws {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory)
-            let account = Account.make(uid: String(repeating: "é", count: 100))
-            await #expect(throws: StoreError.self) { try await repository.put(account) }
-            #expect(try await repository.get(id: account.id) == nil)
-            #expect(FileProbe.names(repository.accountsDirectory).isEmpty)
+            let account = Account.make(uid: String(repeating: "\u{E9}", count: 64))
+            try await repository.put(account)
+            let name = "~" + Hex.encode(SHA256.hash(Array(account.id.utf8))) + ".json"
+            #expect(FileProbe.names(repository.accountsDirectory) == [name])
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
+        }
+    }
+
+    @Test func aDigestNamedRecordOfAnotherIDIsCorrupt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory)
+            let long = Account.make(uid: String(repeating: "/", count: 128))
+            try await repository.put(long)
+            try await repository.put(Account.make(uid: "1"))
+            let accounts = repository.accountsDirectory
+            let digestName = try #require(FileProbe.names(accounts).first { $0.hasPrefix("~") })
+            #expect(rename(accounts + "/github%3A1.json", accounts + "/" + digestName) == 0)
+            #expect(throws: StoreError.corrupt(path: accounts + "/" + digestName,
+                                               reason: "the file name does not match the account id \"github:1\"")) {
+                _ = try JSONFileAccountRepository(directory: directory)
+            }
         }
     }
 

@@ -8,7 +8,7 @@ struct StoreFileNameTests {
 
     @Test func accountNamesAreSafeAndRoundTrip() throws {
         for id in ids {
-            let name = try #require(StoreFileName.forAccount(id: id))
+            let name = StoreFileName.forAccount(id: id)
             #expect(name.hasSuffix(".json"))
             #expect(name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") })
             #expect(StoreFileName.accountID(fileName: name) == id)
@@ -17,7 +17,7 @@ struct StoreFileNameTests {
     }
 
     @Test func distinctIDsGetDistinctNames() {
-        let names = ids.compactMap(StoreFileName.forAccount(id:))
+        let names = ids.map(StoreFileName.forAccount(id:))
         #expect(names.count == ids.count)
         #expect(Set(names).count == ids.count)
     }
@@ -31,7 +31,7 @@ struct StoreFileNameTests {
     @Test func nameCheckAgreesWithTheNameItWouldMake() {
         let long = "p:" + String(repeating: "a", count: 200)
         for id in ids + [long] {
-            for name in ids.compactMap(StoreFileName.forAccount(id:)) + ["github%3a1.json", "github%3A1", "github%3A1.json.json", long + ".json", ""] {
+            for name in ids.map(StoreFileName.forAccount(id:)) + ["github%3a1.json", "github%3A1", "github%3A1.json.json", long + ".json", ""] {
                 #expect(StoreFileName.isName(name, forAccount: id) == (StoreFileName.forAccount(id: id) == name), "\(id) \(name)")
             }
         }
@@ -40,9 +40,28 @@ struct StoreFileNameTests {
             && !StoreFileName.isRecordName("github%3A1.json.tmp.0123456789abcdef"))
     }
 
-    @Test func overlongIDHasNoName() {
-        #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 190)) != nil)
-        #expect(StoreFileName.forAccount(id: "p:" + String(repeating: "a", count: 200)) == nil)
+    @Test func anIDTooLongToEscapeGetsADigestName() {
+        let fits = "p:" + String(repeating: "a", count: 190)
+        #expect(StoreFileName.forAccount(id: fits) == "p%3A" + String(repeating: "a", count: 190) + ".json")
+        let long = ["p:" + String(repeating: "a", count: 200), "github:" + String(repeating: "/", count: 128),
+                    "github:" + String(repeating: "\u{E9}", count: 64), "github:" + String(repeating: "\u{6F22}", count: 42)]
+        let names = long.map(StoreFileName.forAccount(id:))
+        for (id, name) in zip(long, names) {
+            #expect(name.hasPrefix("~") && name.hasSuffix(".json") && name.utf8.count == 70, "\(name)")
+            #expect(name.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "/") })
+            #expect(StoreFileName.isRecordName(name))
+            #expect(StoreFileName.isName(name, forAccount: id))
+            #expect(StoreFileName.accountID(fileName: name) == nil)  // the record names the id
+        }
+        #expect(Set(names).count == long.count)
+        // A digest name never stands for a short id, and a short id's name never starts with the marker.
+        #expect(!StoreFileName.isName(names[0], forAccount: "github:1"))
+        #expect(StoreFileName.forAccount(id: "p:~x") == "p%3A%7Ex.json")
+    }
+
+    @Test func composedAndDecomposedSpellingsGetDifferentNames() {
+        #expect(StoreFileName.forAccount(id: "p:caf\u{E9}") != StoreFileName.forAccount(id: "p:cafe\u{301}"))
+        #expect(!StoreFileName.isName(StoreFileName.forAccount(id: "p:caf\u{E9}"), forAccount: "p:cafe\u{301}"))
     }
 
     @Test func flowStatesMustBeBase64URLOf16To128() {

@@ -21,6 +21,8 @@ struct RedisAccountRepositoryTests {
     @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
 
     // MARK: Replicas
 

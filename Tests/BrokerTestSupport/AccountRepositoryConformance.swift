@@ -143,4 +143,61 @@ public enum AccountRepositoryConformance {
         #expect(try await repository.get(id: account.id) == nil)
         #expect(try await open().get(id: account.id) == nil)
     }
+
+    /// Ids that Swift calls equal but whose bytes differ (`café` composed and decomposed, `K` and U+212A
+    /// KELVIN SIGN) are separate accounts: each reads its own token, deleting one leaves the other, and a
+    /// restart brings back neither the deleted one nor a merged one.
+    public static func canonicallyEquivalentIDsAreDistinct(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let composed = Account.make(uid: "caf\u{E9}", accessToken: "token-of-composed")
+        let decomposed = Account.make(uid: "cafe\u{301}", accessToken: "token-of-decomposed")
+        let ascii = Account.make(uid: "Kay", accessToken: "token-of-ascii")
+        let kelvin = Account.make(uid: "\u{212A}ay", accessToken: "token-of-kelvin")
+        #expect(composed.id == decomposed.id)  // what Swift's String says, and why this suite exists
+        for account in [composed, decomposed, ascii, kelvin] { try await repository.put(account) }
+        #expect(try await repository.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
+        #expect(try await repository.get(id: decomposed.id)?.accessToken == Secret("token-of-decomposed"))
+        #expect(try await repository.get(id: kelvin.id)?.accessToken == Secret("token-of-kelvin"))
+        #expect(try await repository.list(provider: nil).count == 4)
+
+        #expect(try await repository.delete(id: decomposed.id)?.accessToken == Secret("token-of-decomposed"))
+        #expect(try await repository.get(id: decomposed.id) == nil)
+        #expect(try await repository.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
+        let updated = try await repository.update(id: ascii.id) { existing in
+            var next = existing
+            next?.scope = "changed"
+            return next
+        }
+        #expect(updated?.uid.utf8.elementsEqual("Kay".utf8) == true)
+        #expect(try await repository.get(id: kelvin.id)?.scope == "repo")
+
+        let reopened = try open()
+        let ids = try await reopened.list(provider: nil).map { Array($0.uid.utf8) }
+        #expect(ids.count == 3)
+        #expect(!ids.contains(Array("cafe\u{301}".utf8)))
+        #expect(try await reopened.get(id: decomposed.id) == nil)
+        #expect(try await reopened.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
+    }
+
+    /// Every uid a provider may send (up to 128 bytes of UTF-8: `/`, `@`, accented letters, CJK) can be stored, read back and
+    /// deleted, across a restart, even where its escaped form would not fit a file name.
+    public static func longestUIDsAreStorable(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let uids = [
+            String(repeating: "/", count: 128), String(repeating: "@", count: 128),
+            String(repeating: "\u{E9}", count: 64), String(repeating: "\u{6F22}", count: 42), String(repeating: "a", count: 128),
+        ]
+        for uid in uids {
+            try await repository.put(Account.make(uid: uid, accessToken: "token-\(uid.utf8.count)-\(uid.unicodeScalars.first!.value)"))
+        }
+        let reopened = try open()
+        for uid in uids {
+            let account = try #require(try await reopened.get(id: Account.id(provider: "github", uid: uid)))
+            #expect(account.uid.utf8.elementsEqual(uid.utf8))
+            #expect(account.accessToken == Secret("token-\(uid.utf8.count)-\(uid.unicodeScalars.first!.value)"))
+        }
+        #expect(try await reopened.list(provider: "github").count == uids.count)
+        #expect(try await reopened.delete(id: Account.id(provider: "github", uid: uids[0])) != nil)
+        #expect(try await open().list(provider: nil).count == uids.count - 1)
+    }
 }
