@@ -24,6 +24,10 @@ final class FakeOAuth2Server: Sendable {
         var accessTokens: [String] = []
         var revoked: [String] = []
         var issued = 0
+        /// When set, the code exchange answers with this JSON (a hostile or odd provider), after checking the code.
+        var exchangeBody: String?
+        /// What the user endpoint answers for a valid token.
+        var userBody = "{\"id\":4242,\"login\":\"ada\"}"
     }
 
     static let clientID = "acme-client-id"
@@ -72,7 +76,7 @@ final class FakeOAuth2Server: Sendable {
             guard request.headers["Authorization"]?.hasPrefix("Bearer ACME-ACCESS-SENTINEL-") == true else {
                 return Response.json(.unauthorized, "{\"message\":\"Bad credentials\"}")
             }
-            return Response.json(.ok, "{\"id\":4242,\"login\":\"ada\"}")
+            return Response.json(.ok, box.state.withLock { $0.userBody })
         }))
         router.add(.POST, "/revoke", .sync({ request in
             let form = URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self))
@@ -91,6 +95,10 @@ final class FakeOAuth2Server: Sendable {
                 return nil
             }
             s.exchanges += 1
+            if let fixed = s.exchangeBody {
+                s.issued += 1
+                return fixed.replacingOccurrences(of: "{{n}}", with: String(s.issued))
+            }
             return grantBody(&s, expiresIn: s.exchangeExpiresIn, withRefreshToken: s.issueRefreshTokens)
         }
         guard let body else { return error(.badRequest, "invalid_grant") }

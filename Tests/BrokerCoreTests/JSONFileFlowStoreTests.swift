@@ -18,6 +18,7 @@ struct JSONFileFlowStoreTests {
     @Test func sharedSuiteRestart() async throws { try await conformance(FlowStoreConformance.pendingFlowSurvivesRestart) }
     @Test func sharedSuitePurge() async throws { try await conformance(FlowStoreConformance.purgeRemovesOnlyExpiredFlows) }
     @Test func sharedSuiteMalformedState() async throws { try await conformance(FlowStoreConformance.malformedStateIsRefused) }
+    @Test func sharedSuiteLookAlikeState() async throws { try await conformance(FlowStoreConformance.lookAlikeStateTakesNothing) }
 
     @Test func flowIsTakenExactlyOnce() async throws {
         try await TemporaryDirectory.with { directory in

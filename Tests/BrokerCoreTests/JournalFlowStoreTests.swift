@@ -19,6 +19,9 @@ struct JournalFlowStoreTests {
     @Test(arguments: [true, false]) func takenExactlyOnce(durable: Bool) async throws {
         try await conformance(durable: durable, FlowStoreConformance.takenExactlyOnce)
     }
+    @Test func lookAlikeStateTakesNothing() async throws {
+        try await conformance(durable: false, FlowStoreConformance.lookAlikeStateTakesNothing)
+    }
     @Test(arguments: [true, false]) func concurrentTakesHaveOneWinner(durable: Bool) async throws {
         try await conformance(durable: durable, FlowStoreConformance.concurrentTakesHaveOneWinner)
     }

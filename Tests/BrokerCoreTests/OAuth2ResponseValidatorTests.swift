@@ -95,6 +95,25 @@ struct OAuth2ResponseValidatorTests {
         #expect(reason.contains("expires_in"))
     }
 
+    @Test(arguments: [("-1", "expires_in is negative"), ("\"-3600\"", "expires_in is negative"),
+                      ("-9223372036854775808", "expires_in is negative"),
+                      ("9223372036854775808", "expires_in is not a whole number of seconds"),
+                      ("99999999999999999999", "expires_in is not a whole number of seconds"),
+                      ("1e300", "expires_in is not a whole number of seconds"), ("3600.5", "expires_in is not a whole number of seconds"),
+                      ("true", "expires_in is not a whole number of seconds"), ("[3600]", "expires_in is not a whole number of seconds")])
+    func expiresInOutOfRangeIsNamed(value: String, reason expected: String) throws {
+        let body = #"{"access_token":"access-SENTINEL","expires_in":"# + value + "}"
+        #expect(failure(ProviderWire.response(200, "application/json", body)) == expected)
+    }
+
+    @Test(arguments: [("9223372036854775807", 315_360_000), ("\"9223372036854775807\"", 315_360_000), ("2147483647", 315_360_000),
+                      ("315360000", 315_360_000), ("0", 0), ("1e3", 1000)])
+    func expiresInBeyondTenYearsIsClamped(value: String, expected: Int) throws {
+        let body = #"{"access_token":"t","expires_in":"# + value + "}"
+        let grant = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, "application/json", body), step: Self.step)
+        #expect(grant.expiresIn == expected)
+    }
+
     @Test func weiboSuccessAsTextPlainIsRead() throws {
         let grant = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.weiboToken(accessToken: "2.00abc"), step: Self.step)
         #expect(grant.accessToken.value == "2.00abc")

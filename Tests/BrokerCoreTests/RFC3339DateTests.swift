@@ -4,6 +4,21 @@ import Testing
 
 /// The RFC 3339 formatter and parser, checked against Foundation's ISO 8601 formatter.
 struct RFC3339DateTests {
+    @Test func datesBeyondFourDigitYearsAreWrittenAsTheNearestEndInsteadOfTrapping() {
+        let latest = "9999-12-31T23:59:59Z", earliest = "0001-01-01T00:00:00Z"
+        #expect(RFC3339Date.format(RFC3339Date.latest) == latest)
+        #expect(RFC3339Date.format(RFC3339Date.earliest) == earliest)
+        for beyond in [Date(timeIntervalSince1970: 9.3e18), Date.fixture.addingTimeInterval(TimeInterval(Int.max)),
+                       Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: .infinity)] {
+            #expect(RFC3339Date.format(beyond) == latest)
+        }
+        for before in [Date(timeIntervalSince1970: -9.3e18), .distantPast, Date(timeIntervalSince1970: -.infinity),
+                       Date(timeIntervalSince1970: .nan)] {
+            #expect(RFC3339Date.format(before) == earliest)
+        }
+        #expect(RFC3339Date.parse(latest) == RFC3339Date.latest)
+    }
+
     @Test func formatsWholeSecondsWithoutFraction() {
         #expect(RFC3339Date.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
         #expect(RFC3339Date.format(.fixture) == "2026-11-30T08:00:00Z")

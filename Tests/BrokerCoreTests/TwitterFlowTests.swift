@@ -135,6 +135,20 @@ struct TwitterFlowTests {
         }
     }
 
+    @Test func aProfileNamingALookAlikeOfTheUserFailsTheFlow() async throws {
+        try await Self.with { broker in
+            // user_id=Kay in the access token answer; the profile says U+212A KELVIN SIGN + "ay", which Swift calls equal.
+            await broker.upstream.on(Self.accessTokenURL, respond: OAuth1ClientTests.form(
+                "oauth_token=\(Self.accessToken)&oauth_token_secret=\(Self.accessSecret)&user_id=Kay&screen_name=kay"))
+            await broker.upstream.on(Self.verifyURL, respond: UpstreamResponse(status: 200, headers: [("Content-Type", "application/json")],
+                                                                              body: Array(#"{"id_str":"\u212Aay","screen_name":"kay"}"#.utf8)))
+            let start = try await broker.begin("twitter")
+            let thrown = await brokerError { try await Self.complete(broker, start) }
+            #expect(thrown?.code == "upstream_error")
+            #expect(try await broker.accounts.list(provider: nil).isEmpty)
+        }
+    }
+
     @Test func withoutUserIDTheProfileNamesTheUser() async throws {
         try await Self.with { broker in
             await broker.upstream.on(Self.accessTokenURL, respond: OAuth1ClientTests.form(

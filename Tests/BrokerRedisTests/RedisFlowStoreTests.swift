@@ -25,6 +25,12 @@ struct RedisFlowStoreTests {
         }
     }
 
+    @Test func aLookAlikeStateTakesNothing() async throws {
+        try await RedisServer.with { server async throws in
+            try await FlowStoreConformance.lookAlikeStateTakesNothing { RedisFlowStore(client: server.client(), now: { .fixture }) }
+        }
+    }
+
     @Test func twentyConcurrentTakesAcrossTwoReplicasYieldExactlyOne() async throws {
         try await RedisServer.with { server async throws in
             let replicas = [

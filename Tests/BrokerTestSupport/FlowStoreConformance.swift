@@ -91,4 +91,16 @@ public enum FlowStoreConformance {
             await #expect(throws: StoreError.self) { try await store.put(PendingFlow.make(state: state)) }
         }
     }
+
+    /// A state spelled with a look-alike that Swift calls equal (U+212A KELVIN SIGN for `K`) takes nothing;
+    /// the exact state still takes its flow.
+    public static func lookAlikeStateTakesNothing(_ open: FlowStoreOpener) async throws {
+        let store = try open()
+        let flow = PendingFlow.make(state: "K" + PendingFlow.randomState())
+        try await store.put(flow)
+        let lookAlike = "\u{212A}" + flow.state.dropFirst()
+        #expect(lookAlike == flow.state)  // String equality is canonical equivalence
+        #expect(try await store.take(state: lookAlike, now: .fixture) == nil)
+        #expect(try await store.take(state: flow.state, now: .fixture) == flow)
+    }
 }

@@ -1,0 +1,40 @@
+@testable import BrokerApp
+import BrokerCore
+import BrokerHTTP
+import Testing
+
+/// Who may use an account is decided on exact bytes: the API key, and the account ids a browser's session lists.
+struct AccessControlIdentityTests {
+    static let secret = Array("cookie-secret-0123456789abcdef0123".utf8)
+    static let access = AccessControl(apiKey: Secret("Key-0123456789abcdef"), cookieSecret: secret, sessionMaxAge: 3600)
+
+    static func request(_ headers: [(String, String)]) -> Request {
+        let head = HTTPRequestHead(method: .GET, target: "/account", path: "/account", query: nil, version: .http1_1,
+                                   headers: HTTPHeaders(headers), keepAlive: true, expectContinue: false, framing: .none)
+        return Request(head: head)
+    }
+
+    static func browser(holding ids: [String]) -> Request {
+        let cookie = SessionCookie(accountIDs: ids, issuedAt: 1_796_025_600).encode(secret: secret)
+        return request([("Cookie", SessionCookie.name + "=" + cookie)])
+    }
+
+    @Test func anAPIKeySpelledWithALookAlikeIsRefused() {
+        #expect(Self.access.hasAPIKey(Self.request([("Authorization", "Bearer Key-0123456789abcdef")])))
+        // U+212A KELVIN SIGN is canonically equivalent to "K".
+        #expect(!Self.access.hasAPIKey(Self.request([("Authorization", "Bearer \u{212A}ey-0123456789abcdef")])))
+    }
+
+    @Test func aSessionHoldsOnlyTheExactIDsItConnected() throws {
+        let composed = "acme:caf\u{E9}", decomposed = "acme:cafe\u{301}"
+        let browser = Self.browser(holding: [composed])
+        #expect(throws: Never.self) { try Self.access.require(browser, mayUse: composed) }
+        #expect(throws: BrokerError.unauthorized) { try Self.access.require(browser, mayUse: decomposed) }
+        let decoded = try #require(Self.access.session(browser))
+        #expect(decoded.holds(composed) && !decoded.holds(decomposed))
+
+        var session = decoded
+        session.insert(decomposed)
+        #expect(session.accountIDs.count == 2)
+    }
+}
