@@ -10,8 +10,11 @@ import Foundation
 /// have is refused. The day name is not checked against the date, which the
 /// RFC does not ask of a recipient.
 public enum HTTPDate {
+    /// `day-name` (RFC 9110 §5.6.7), Monday first.
     static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    /// `day-name-l`, the RFC 850 form's full day names, Monday first.
     static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+    /// `month`, January first.
     static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The instant `text` names in any of the three formats, or nil when it is none of them.
