@@ -46,6 +46,7 @@ public final class Broker: Sendable {
         let cookieSecret: [UInt8]
         let storageCheck: @Sendable () async -> String?
         let refreshLock: any RefreshLock
+        let refreshBackoff: any RefreshBackoffStore
         do {
             if let url = c.redisStore {
                 // Shared state for several replicas (issue 7): accounts, flows and refresh locks in Redis.
@@ -54,6 +55,8 @@ public final class Broker: Sendable {
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
                 refreshLock = redis.lock
+                // One backoff for all replicas: N replicas make one provider call per backoff window, not N.
+                refreshBackoff = redis.backoff
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
@@ -67,6 +70,7 @@ public final class Broker: Sendable {
                 storageCheck = { await DataDirectory.probeWritable(dataDirectory) ? nil : "storage_not_writable" }
                 // One process owns the file store, so an in-process lock is enough for single-flight refresh.
                 refreshLock = InProcessRefreshLock(now: now)
+                refreshBackoff = InProcessRefreshBackoffStore(now: now)
             }
             cookieSecret = try c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
@@ -84,6 +88,7 @@ public final class Broker: Sendable {
         let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
                                             redirectURI: authorization.redirectURI, now: now,
                                             refreshPolicy: refreshPolicy, refreshLock: refreshLock,
+                                            refreshBackoff: refreshBackoff,
                                             onRefresh: { event in
                                                 refreshMetrics.record(event)
                                                 Self.log(event, to: logger)

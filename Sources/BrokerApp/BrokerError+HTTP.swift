@@ -17,6 +17,15 @@ extension BrokerError {
         }
     }
 
+    /// Whether a provider call failed or timed out: the errors a refresh backoff repeats, and that may carry `Retry-After`.
+    var isUpstreamFailure: Bool {
+        switch self {
+        case .upstreamError, .upstreamTimeout: return true
+        case .unknownProvider, .notFound, .providerNotConfigured, .storageUnavailable, .invalidReturnTo, .invalidState,
+             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .unauthorized: return false
+        }
+    }
+
     /// The JSON error response, with `Cache-Control: no-store` like every broker answer.
     var response: Response {
         var headers = HTTPHeaders()

@@ -123,14 +123,25 @@ final class OAuthHandlers: Sendable {
     }
 
     /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser; refreshed first when due.
+    ///
+    /// When the refresh failed upstream and the account now backs off, the
+    /// error answer carries `Retry-After` with the seconds until the broker will
+    /// try the provider again (RFC 9110 §10.2.3); asking sooner gets the same error.
     func account(_ request: Request) async -> Response {
+        var authorizedID: String?
         do {
             let id = try Self.accountID(request)
             try access.require(request, mayUse: id)
+            authorizedID = id
             let account = try await accounts.account(id: id)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
-            return failure(error, event: nil)
+            var response = failure(error, event: nil)
+            if let id = authorizedID, error.isUpstreamFailure,
+               let seconds = await accounts.retryAfter(accountID: id) {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
         }
     }
 

@@ -2,18 +2,28 @@ import Foundation
 
 extension AccountService {
     /// `account` with a fresh token when it was due, or as it is; a transient failure keeps a still-valid token.
+    ///
+    /// Every read respects the backoff, expired or not: a reader of an expired
+    /// token that calls the provider during a rate limit only prolongs it, so
+    /// it gets the last try's error instead, as if it had made that try.
     func refreshedIfDue(_ account: Account) async throws(BrokerError) -> Account {
-        let at = now()
-        guard refresher.isDue(account, at: at) else { return account }
-        // A reader of an expired token has nothing to fall back on, so it tries even while the account backs off.
-        let outcome = try await refresher.refresh(account, respectingBackoff: !account.isExpired(at: at))
-        switch outcome {
+        guard refresher.isDue(account, at: now()) else { return account }
+        switch try await refresher.refresh(account, respectingBackoff: true) {
         case .refreshed(let fresh), .unchanged(let fresh):
             return fresh
-        case .failed(let current, let error):
+        case .failed(let current, let error), .backingOff(let current, let error, _):
             if current.isExpired(at: now()) { throw error }
             return current
         }
+    }
+
+    /// Whole seconds until the next refresh try of `accountID` while it backs off, for a `Retry-After` answer; nil when it does not.
+    public func retryAfter(accountID: String) async -> Int? {
+        guard let notBefore = await refresher.retryNotBefore(accountID: accountID) else { return nil }
+        let seconds = notBefore.timeIntervalSince(now()).rounded(.up)
+        // The store's values are range-checked, but the conversion to Int must never trap.
+        guard seconds >= 1 else { return nil }
+        return Int(min(seconds, 86_400 * 365))
     }
 
     /// The status API clients see: `reauthorization_required`, `expired` (past expiry and not refreshable), else `active`.

@@ -36,9 +36,9 @@ public final class AccountService: Sendable {
 
     /// Creates the service; `redirectURI` is the broker's fixed callback URL.
     ///
-    /// `refreshLock` defaults to an in-process lock (one broker on the file
-    /// store); replicas pass the shared Redis one. `onRefresh` hears of every
-    /// refresh call to a provider, for logs and metrics.
+    /// `refreshLock` and `refreshBackoff` default to in-process ones (one
+    /// broker on the file store); replicas pass the shared Redis ones.
+    /// `onRefresh` hears of every refresh call to a provider, for logs and metrics.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
@@ -47,6 +47,7 @@ public final class AccountService: Sendable {
         now: @escaping @Sendable () -> Date,
         refreshPolicy: RefreshCoordinator.Policy = RefreshCoordinator.Policy(),
         refreshLock: (any RefreshLock)? = nil,
+        refreshBackoff: (any RefreshBackoffStore)? = nil,
         onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
@@ -57,7 +58,8 @@ public final class AccountService: Sendable {
         self.now = now
         refresher = RefreshCoordinator(
             accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
-            lock: refreshLock ?? InProcessRefreshLock(now: now), policy: refreshPolicy, now: now, onEvent: onRefresh)
+            lock: refreshLock ?? InProcessRefreshLock(now: now), backoffStore: refreshBackoff,
+            policy: refreshPolicy, now: now, onEvent: onRefresh)
     }
 
     /// The usable account with `id`, refreshed first when it expires within the margin.
@@ -65,7 +67,9 @@ public final class AccountService: Sendable {
     /// Refuses with notFound when absent, reauthorizationRequired when its
     /// status says so (or the refresh token was just rejected), expired after its
     /// expiry when it cannot be refreshed, and the upstream error when a refresh
-    /// failed and the old token has expired too. An expired account is treated
+    /// failed and the old token has expired too; while the account backs off
+    /// after such a failure, a read of its expired token gets that failure's
+    /// error at once, without calling the provider. An expired account is treated
     /// as absent but stays stored until a new authorization replaces it.
     public func account(id: String) async throws(BrokerError) -> Account {
         let found: Account?

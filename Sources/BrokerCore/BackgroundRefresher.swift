@@ -56,7 +56,7 @@ public final class BackgroundRefresher: Sendable {
             do {
                 switch try await service.refresher.refresh(account, respectingBackoff: true) {
                 case .refreshed: summary.refreshed += 1
-                case .unchanged: summary.skipped += 1
+                case .unchanged, .backingOff: summary.skipped += 1
                 case .failed: summary.failed += 1
                 }
             } catch {

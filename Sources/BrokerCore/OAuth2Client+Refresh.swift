@@ -14,10 +14,23 @@ extension OAuth2Client {
     /// exchange. A dead refresh token (see ``deadRefreshTokenErrors``) throws
     /// ``BrokerError/reauthorizationRequired``; a timeout, a 5xx, a transport
     /// failure or any other refusal throws an upstream error, which callers
-    /// treat as transient.
+    /// treat as transient. ``attemptRefresh(refreshToken:)`` also reports `Retry-After`.
     public func refresh(refreshToken: Secret) async throws(BrokerError) -> TokenGrant {
+        do {
+            return try await attemptRefresh(refreshToken: refreshToken)
+        } catch {
+            throw error.error
+        }
+    }
+
+    /// Trades `refreshToken` like ``refresh(refreshToken:)``, and on failure also hands back the provider's `Retry-After`.
+    ///
+    /// The field is kept from a 429 (RFC 6585 §4) or any 5xx answer (RFC 9110
+    /// §10.2.3 names 503; other server errors may send it too); on other
+    /// statuses it means something else or nothing, and is dropped.
+    public func attemptRefresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         let step = "token_refresh"
-        guard let tokenURL = provider.tokenURL else { throw notConfigured("token_url") }
+        guard let tokenURL = provider.tokenURL else { throw RefreshFailure(notConfigured("token_url")) }
         var form: [(String, String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
         var headers: [(String, String)] = [
             ("Content-Type", "application/x-www-form-urlencoded"),
@@ -28,12 +41,14 @@ extension OAuth2Client {
         addClientAuthentication(form: &form, headers: &headers)
         let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
         let sensitive = [refreshToken.value, provider.clientSecret?.value].compactMap { $0 }
+        var retryAfter: String?
         do throws(BrokerError) {
             let response = try await send(request, step: step)
+            if response.status == 429 || response.status >= 500 { retryAfter = response.header("Retry-After") }
             if Self.reportsDeadRefreshToken(response) { throw .reauthorizationRequired }
             return try OAuth2ResponseValidator.tokenGrant(from: response, step: step)
         } catch {
-            throw Self.redacting(sensitive, in: error)
+            throw RefreshFailure(Self.redacting(sensitive, in: error), retryAfter: retryAfter)
         }
     }
 

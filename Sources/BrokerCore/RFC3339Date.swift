@@ -94,7 +94,8 @@ public enum RFC3339Date {
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
     }
 
-    private static func daysIn(month: Int, year: Int) -> Int {
+    /// The days in `month` of `year` in the proleptic Gregorian calendar.
+    static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -103,7 +104,7 @@ public enum RFC3339Date {
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-    private static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
+    static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -113,7 +114,7 @@ public enum RFC3339Date {
     }
 
     /// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
-    private static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

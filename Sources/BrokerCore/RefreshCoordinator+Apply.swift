@@ -7,15 +7,16 @@ extension RefreshCoordinator {
         let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
         let grant: TokenGrant
         do {
-            grant = try await client.refresh(refreshToken: refreshToken)
-        } catch .reauthorizationRequired {
-            await clearBackoff(accountID: account.id)
-            report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
-            return try await markReauthorizationRequired(account.id, rejected: refreshToken)
+            grant = try await client.attemptRefresh(refreshToken: refreshToken)
         } catch {
-            await recordTransientFailure(accountID: account.id)
-            report(account, .failed(.transient, message: error.message))
-            return .failed(account, error)
+            if error.error == .reauthorizationRequired {
+                await clearBackoff(accountID: account.id)
+                report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
+                return try await markReauthorizationRequired(account.id, rejected: refreshToken)
+            }
+            await recordTransientFailure(accountID: account.id, error)
+            report(account, .failed(.transient, message: error.error.message))
+            return .failed(account, error.error)
         }
         let stored = try await store(grant, in: account.id, replacing: refreshToken)
         await clearBackoff(accountID: account.id)

@@ -7,9 +7,12 @@ extension RefreshCoordinator {
     }
 
     /// This process's one refresh of `initial`'s account, as a result so followers can share it.
-    nonisolated func lead(_ initial: Account) async -> Result<Outcome, BrokerError> {
+    nonisolated func lead(_ initial: Account, respectingBackoff: Bool) async -> Result<Outcome, BrokerError> {
         do {
-            return .success(try await leadAcrossReplicas(initial))
+            if respectingBackoff, let wait = await activeBackoff(accountID: initial.id) {
+                return .success(.backingOff(initial, lastError: wait.lastError, until: wait.notBefore))
+            }
+            return .success(try await leadAcrossReplicas(initial, respectingBackoff: respectingBackoff))
         } catch {
             return .failure(error)
         }
@@ -23,7 +26,7 @@ extension RefreshCoordinator {
     /// is free to take. The wait ends after twice the lock TTL at most; the
     /// lock has expired by then, so only a replica that keeps re-taking it
     /// makes this one give up with a transient failure.
-    nonisolated func leadAcrossReplicas(_ initial: Account) async throws(BrokerError) -> Outcome {
+    nonisolated func leadAcrossReplicas(_ initial: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
         let key = Self.lockKey(for: initial.id)
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(policy.lockTTL * 2)
@@ -33,7 +36,7 @@ extension RefreshCoordinator {
             if let token = try await acquireLock(key) {
                 let outcome: Outcome
                 do {
-                    outcome = try await refreshHoldingLock(initial)
+                    outcome = try await refreshHoldingLock(initial, respectingBackoff: respectingBackoff)
                 } catch {
                     await releaseLock(key, token: token)
                     throw error
@@ -47,10 +50,13 @@ extension RefreshCoordinator {
         }
     }
 
-    /// With the lock held: re-reads the account, since another replica may have just refreshed (and rotated) it, then calls the provider.
-    nonisolated func refreshHoldingLock(_ initial: Account) async throws(BrokerError) -> Outcome {
+    /// With the lock held: re-reads the account and its backoff, since another replica may have just refreshed (and rotated) it or failed, then calls the provider.
+    nonisolated func refreshHoldingLock(_ initial: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
         let fresh = try await read(initial.id)
         if let settled = try settledOutcome(fresh, comparedWith: initial) { return settled }
+        if respectingBackoff, let wait = await activeBackoff(accountID: fresh.id) {
+            return .backingOff(fresh, lastError: wait.lastError, until: wait.notBefore)
+        }
         guard let provider = refreshProvider(for: fresh), let refreshToken = fresh.refreshToken else { return .unchanged(fresh) }
         return try await callProvider(for: fresh, at: provider, presenting: refreshToken)
     }

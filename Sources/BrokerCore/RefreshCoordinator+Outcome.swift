@@ -1,17 +1,21 @@
+import Foundation
+
 extension RefreshCoordinator {
     /// What a refresh request came to, short of an error.
     public enum Outcome: Sendable, Equatable {
         /// A new token was issued, here or by another replica, or the account was re-authorized meanwhile; the account as stored now.
         case refreshed(Account)
-        /// Nothing was done: the account is not due, cannot be refreshed, or is backing off; the account as last read.
+        /// Nothing was done: the account is not due or cannot be refreshed; the account as last read.
         case unchanged(Account)
+        /// Nothing was done because the account backs off after transient failures: the account as last read, the last try's error, and when the next try may start.
+        case backingOff(Account, lastError: BrokerError, until: Date)
         /// The provider call failed transiently (timeout, 5xx, transport, other refusal); the account as stored, its tokens untouched.
         case failed(Account, BrokerError)
 
         /// The account this outcome carries.
         public var account: Account {
             switch self {
-            case .refreshed(let account), .unchanged(let account), .failed(let account, _): account
+            case .refreshed(let account), .unchanged(let account), .failed(let account, _), .backingOff(let account, _, _): account
             }
         }
     }

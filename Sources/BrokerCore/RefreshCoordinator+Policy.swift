@@ -11,17 +11,23 @@ extension RefreshCoordinator {
         public var pollInterval: Double
         /// Seconds to wait after the first transient failure; each further failure doubles it.
         public var backoffBase: TimeInterval
-        /// The longest wait between attempts after failures.
+        /// The longest wait between attempts after failures, unless the provider asks for longer.
         public var backoffCap: TimeInterval
+        /// The longest wait a provider's `Retry-After` can impose; longer values are clamped to it (default one hour).
+        public var retryAfterCap: TimeInterval
+
+        /// Seconds a shared backoff entry outlives its backoff, so that failures keep counting across the next try.
+        public static let backoffKeep: TimeInterval = 300
 
         /// Creates a policy; the defaults suit a 10-second upstream timeout.
         public init(margin: TimeInterval = 300, lockTTL: Double = 30, pollInterval: Double = 0.05,
-                    backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300) {
+                    backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300, retryAfterCap: TimeInterval = 3600) {
             self.margin = margin
             self.lockTTL = lockTTL
             self.pollInterval = pollInterval
             self.backoffBase = backoffBase
             self.backoffCap = backoffCap
+            self.retryAfterCap = max(0, retryAfterCap)
         }
 
         /// The wait after `failures` consecutive transient failures: base × 2^(failures − 1), at most the cap.
@@ -32,22 +38,52 @@ extension RefreshCoordinator {
         }
     }
 
-    /// Transient failures of one account in a row, and when it may be tried again.
-    struct Backoff: Sendable {
-        /// Consecutive transient failures.
-        var failures: Int
-        /// The earliest time of the next attempt that respects backoff.
-        var notBefore: Date
+    /// Counts a transient failure of `accountID` and pushes its next try back; returns the new backoff.
+    ///
+    /// The wait is the later of the exponential backoff and the provider's
+    /// `Retry-After` (RFC 9110 §10.2.3), the latter clamped to
+    /// ``Policy/retryAfterCap``; a `Retry-After` that does not parse is ignored.
+    /// The state goes to the shared store and to this process's copy; a store
+    /// that cannot be written leaves the copy to enforce the backoff here.
+    @discardableResult
+    func recordTransientFailure(accountID: String, _ failure: RefreshFailure) async -> RefreshBackoff {
+        let previous = await currentBackoff(accountID: accountID)
+        let at = now()
+        let failures = min(previous?.failures ?? 0, 1_000) + 1
+        var delay = policy.backoffDelay(afterFailures: failures)
+        if let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) {
+            delay = max(delay, min(policy.retryAfterCap, asked))
+        }
+        let state = RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
+        backoff[ExactKey(accountID)] = state
+        try? await backoffStore.record(state, for: accountID, at: at)
+        return state
     }
 
-    /// Counts a transient failure of `accountID` and pushes its next attempt back.
-    func recordTransientFailure(accountID: String) {
-        let failures = (backoff[accountID]?.failures ?? 0) + 1
-        backoff[accountID] = Backoff(failures: failures, notBefore: now().addingTimeInterval(policy.backoffDelay(afterFailures: failures)))
+    /// Forgets `accountID`'s failures after a success or a final answer, here and in the shared store.
+    func clearBackoff(accountID: String) async {
+        backoff[ExactKey(accountID)] = nil
+        try? await backoffStore.clear(accountID: accountID)
     }
 
-    /// Forgets `accountID`'s failures after a success or a final answer.
-    func clearBackoff(accountID: String) {
-        backoff[accountID] = nil
+    /// `accountID`'s backoff, lapsed or not, from the shared store.
+    ///
+    /// When the store cannot be read (Redis down or timing out), this
+    /// process's own last record stands in: refreshes are then held back only
+    /// by the failures this replica saw itself, and never blocked by the
+    /// outage. While Redis is down the Redis refresh lock cannot be taken
+    /// either, so no replica calls the provider meanwhile anyway.
+    func currentBackoff(accountID: String) async -> RefreshBackoff? {
+        do {
+            return try await backoffStore.backoff(for: accountID)
+        } catch {
+            return backoff[ExactKey(accountID)]
+        }
+    }
+
+    /// The backoff that holds `accountID` back at this moment, or nil when a try may start.
+    func activeBackoff(accountID: String) async -> RefreshBackoff? {
+        guard let current = await currentBackoff(accountID: accountID), current.isBackingOff(at: now()) else { return nil }
+        return current
     }
 }

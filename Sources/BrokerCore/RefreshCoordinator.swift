@@ -10,7 +10,10 @@ import Foundation
 /// and never calls the provider meanwhile (catalogue item 40, RFC 9700
 /// §4.14.2: presenting a rotated-out refresh token looks like theft and can
 /// revoke the whole grant). Transient failures put the account into an
-/// in-memory exponential backoff.
+/// exponential backoff, lengthened by the provider's `Retry-After`, that lives
+/// in a ``RefreshBackoffStore`` shared with the other replicas: while it lasts
+/// nobody calls the provider for that account, and readers of an expired token
+/// get the last try's error at once.
 public actor RefreshCoordinator {
     /// Where accounts live; results are written with its atomic `update`.
     nonisolated let accounts: any AccountRepository
@@ -22,6 +25,8 @@ public actor RefreshCoordinator {
     nonisolated let redirectURI: String
     /// The lock shared with other replicas.
     nonisolated let lock: any RefreshLock
+    /// The backoff shared with other replicas.
+    nonisolated let backoffStore: any RefreshBackoffStore
     /// Margin, lock TTL, polling and backoff settings.
     public nonisolated let policy: Policy
     /// The injected clock that decides expiry, due dates and backoff.
@@ -30,17 +35,21 @@ public actor RefreshCoordinator {
     nonisolated let onEvent: @Sendable (Event) -> Void
 
     /// The refresh running in this process for each account id.
-    var inFlight: [String: Task<Result<Outcome, BrokerError>, Never>] = [:]
-    /// Consecutive transient failures per account id, and when the next attempt may start.
-    var backoff: [String: Backoff] = [:]
+    var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
+    /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
+    var backoff: [ExactKey: RefreshBackoff] = [:]
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block.
+    ///
+    /// `backoffStore` defaults to one in this process (one broker on the file
+    /// store); replicas pass the shared Redis one.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
         upstream: any UpstreamClient,
         redirectURI: String,
         lock: any RefreshLock,
+        backoffStore: (any RefreshBackoffStore)? = nil,
         policy: Policy = Policy(),
         now: @escaping @Sendable () -> Date,
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
@@ -50,6 +59,7 @@ public actor RefreshCoordinator {
         self.upstream = upstream
         self.redirectURI = redirectURI
         self.lock = lock
+        self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy
         self.now = now
         self.onEvent = onEvent
@@ -70,25 +80,28 @@ public actor RefreshCoordinator {
 
     /// Refreshes `account` (as the caller read it) unless that is no longer needed; joins the refresh already running for it.
     ///
-    /// With `respectingBackoff`, an account whose last attempt failed
-    /// transiently is left alone (``Outcome/unchanged(_:)``) until its backoff
-    /// ends. Throws ``BrokerError/reauthorizationRequired`` when the refresh
-    /// token is dead, ``BrokerError/notFound`` when the account was deleted, and
-    /// a storage error when the store or the lock cannot be reached.
+    /// With `respectingBackoff`, an account whose last try failed transiently
+    /// is left alone until its backoff ends: ``Outcome/backingOff(_:lastError:until:)``
+    /// carries that try's error, and no provider is called. The backoff is
+    /// checked before the cross-replica lock and again once it is held, since
+    /// the replica that held it may have just failed. Throws
+    /// ``BrokerError/reauthorizationRequired`` when the refresh token is dead,
+    /// ``BrokerError/notFound`` when the account was deleted, and a storage
+    /// error when the store or the lock cannot be reached.
     public func refresh(_ account: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
-        let id = account.id
-        if let running = inFlight[id] { return try await running.value.get() }
-        if respectingBackoff, let wait = backoff[id], now() < wait.notBefore { return .unchanged(account) }
+        let key = ExactKey(account.id)
+        if let running = inFlight[key] { return try await running.value.get() }
         // A task of its own, not the caller's: a reader that goes away does not cancel the others' refresh.
-        let task = Task { await self.lead(account) }
-        inFlight[id] = task
+        let task = Task { await self.lead(account, respectingBackoff: respectingBackoff) }
+        inFlight[key] = task
         let result = await task.value
-        if inFlight[id] == task { inFlight[id] = nil }
+        if inFlight[key] == task { inFlight[key] = nil }
         return try result.get()
     }
 
-    /// When the next attempt for `accountID` may start after transient failures, or nil when it is not backing off.
-    public func retryNotBefore(accountID: String) -> Date? {
-        backoff[accountID]?.notBefore
+    /// When the next try for `accountID` may start while it backs off after transient failures, or nil when it is not backing off.
+    public func retryNotBefore(accountID: String) async -> Date? {
+        guard let current = await currentBackoff(accountID: accountID), current.isBackingOff(at: now()) else { return nil }
+        return current.notBefore
     }
 }

@@ -1,7 +1,7 @@
 import BrokerCore
 import Foundation
 
-/// The Redis-backed account repository, flow store and refresh lock over one client, as `BROKER_STORE=redis://…` selects them.
+/// The Redis-backed account repository, flow store, refresh lock and refresh backoff over one client, as `BROKER_STORE=redis://…` selects them.
 public struct RedisStores: Sendable {
     /// The shared client; its ``RedisClient/ping()`` is what readiness asks.
     public let client: RedisClient
@@ -11,6 +11,8 @@ public struct RedisStores: Sendable {
     public let flows: RedisFlowStore
     /// The single-flight refresh lock.
     public let lock: RedisLock
+    /// The refresh backoff shared by every replica.
+    public let backoff: RedisRefreshBackoffStore
 
     /// Creates the stores for `url`; nothing connects until the first call. `flowSealer` seals flow secrets.
     public init(
@@ -26,5 +28,6 @@ public struct RedisStores: Sendable {
         accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
         flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
+        backoff = RedisRefreshBackoffStore(client: client, keyPrefix: keyPrefix)
     }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// each refresh token works once and the refresh answer carries its successor (rotation can be switched off, as Google).
 final class FakeOAuth2Server: Sendable {
     /// How the token endpoint answers the refresh grant.
-    enum RefreshMode: Sendable { case ok, http500, invalidGrant }
+    enum RefreshMode: Sendable { case ok, http500, invalidGrant, rateLimited(retryAfter: String) }
 
     struct State {
         var exchanges = 0
@@ -116,6 +116,10 @@ final class FakeOAuth2Server: Sendable {
         case .ok: break
         case .http500: return Response(status: .internalServerError, body: Array("upstream trouble".utf8))
         case .invalidGrant: return error(.badRequest, "invalid_grant")
+        case .rateLimited(let retryAfter):
+            var headers = HTTPHeaders()
+            headers.add(name: "Retry-After", value: retryAfter)
+            return Response(status: HTTPStatus(429, "Too Many Requests"), headers: headers, body: Array("slow down".utf8))
         }
         let body = box.state.withLock { s -> String? in
             guard let presented = form["refresh_token"], s.validRefreshTokens.contains(presented) else {

@@ -137,11 +137,34 @@ import Testing
         #expect(!failed.body.contains("SENTINEL"))
         let metrics = try #require(await TestHTTP.send(port: s.broker.port, target: "/metrics")).body
         #expect(Self.metric(metrics, "broker_refresh_failures_total{provider=\"acme\",reason=\"transient\"}") == 2)
+        // The second failure in a row backs off 20 s, and the answer says so (RFC 9110 §10.2.3).
+        #expect(failed.header("Retry-After") == "20")
         s.provider.set { $0.refreshMode = .ok }
+        s.advance(20)
         let recovered = try #require(await s.read())
         #expect(recovered.status == 200)
         #expect(Self.field(recovered.body, "access_token") == "ACME-ACCESS-SENTINEL-3")
         #expect(!s.broker.log.contains("SENTINEL"))
+        await s.broker.stop()
+    }
+
+    @Test func aRateLimitedRefreshHoldsReadsOfTheExpiredTokenUntilRetryAfterPasses() async throws {
+        let s = try await Self.setUp { $0.refreshMode = .rateLimited(retryAfter: "120") }
+        s.advance(3601)
+        let first = try #require(await s.read())
+        #expect(first.status == 502)
+        #expect(first.body.contains("\"error\":\"upstream_error\"") && first.body.contains("HTTP 429"))
+        #expect(first.header("Retry-After") == "120")
+        s.advance(90)
+        let held = try #require(await s.read())
+        #expect(held.status == 502 && held.body == first.body)
+        #expect(held.header("Retry-After") == "30")
+        #expect(s.provider.refreshCalls == 1)
+        s.provider.set { $0.refreshMode = .ok }
+        s.advance(30)
+        let recovered = try #require(await s.read())
+        #expect(recovered.status == 200 && recovered.header("Retry-After") == nil)
+        #expect(s.provider.refreshCalls == 2)
         await s.broker.stop()
     }
 

@@ -126,8 +126,12 @@ struct AccountServiceRefreshTests {
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
             #expect(await brokerError { try await service.account(id: seeded.id) } == .upstreamTimeout(step: "token_refresh"))
-            // An expired token's reader tries again at once, backoff or not: it has nothing else to use.
+            // Inside the backoff an expired token's reader gets the last try's error at once, without a call.
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.response(503, nil, ""))
+            f.clock.advance(9)
+            #expect(await brokerError { try await service.account(id: seeded.id) } == .upstreamTimeout(step: "token_refresh"))
+            #expect(await f.refreshCalls().count == 1)
+            f.clock.advance(1)
             let refusal = await brokerError { try await service.account(id: seeded.id) }
             #expect(refusal?.code == "upstream_error")
             #expect(refusal?.message.contains("HTTP 503") == true)

@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+/// Where accounts' refresh backoff lives, so that every replica sharing a store honours the same backoff.
+///
+/// Only the holder of an account's ``RefreshLock`` records or clears its
+/// backoff, so the read-count-write of ``RefreshBackoff/failures`` needs no
+/// transaction of its own. ``InProcessRefreshBackoffStore`` serves a single
+/// broker on the file store; the Redis store provides one shared by replicas.
+public protocol RefreshBackoffStore: Sendable {
+    /// The backoff recorded for `accountID`, lapsed or not; nil when there is none.
+    func backoff(for accountID: String) async throws -> RefreshBackoff?
+    /// Records `backoff` for `accountID`; `now` is the recorder's clock reading, from which a store may let the entry expire.
+    func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws
+    /// Forgets `accountID`'s backoff after a success or a final answer.
+    func clear(accountID: String) async throws
+}
+
+/// A ``RefreshBackoffStore`` in this process's memory: enough when a single broker owns the store.
+///
+/// Like the Redis store, it forgets an entry once its backoff has ended and
+/// `keep` more seconds passed without another failure, so an account that
+/// fails again much later starts its backoff from the base again.
+public final class InProcessRefreshBackoffStore: RefreshBackoffStore {
+    /// Each account's backoff and when to forget it, by exact account id.
+    private let table = Mutex<[ExactKey: (backoff: RefreshBackoff, forgetAfter: Date)]>([:])
+    /// Seconds an entry outlives its backoff.
+    public let keep: TimeInterval
+    private let now: @Sendable () -> Date
+
+    /// Creates an empty table whose entries are forgotten `keep` seconds after their backoff ends, on `now`.
+    public init(keep: TimeInterval = RefreshCoordinator.Policy.backoffKeep, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.keep = max(0, keep)
+        self.now = now
+    }
+
+    /// The backoff of `accountID` unless it was forgotten.
+    public func backoff(for accountID: String) async -> RefreshBackoff? {
+        let at = now()
+        return table.withLock { entries in
+            guard let entry = entries[ExactKey(accountID)] else { return nil }
+            guard at < entry.forgetAfter else {
+                entries[ExactKey(accountID)] = nil
+                return nil
+            }
+            return entry.backoff
+        }
+    }
+
+    /// Records `backoff`, to be forgotten `keep` seconds after it ends; lapsed entries of other accounts go too.
+    public func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async {
+        table.withLock { entries in
+            entries = entries.filter { now < $0.value.forgetAfter }
+            entries[ExactKey(accountID)] = (backoff, backoff.notBefore.addingTimeInterval(keep))
+        }
+    }
+
+    /// Forgets `accountID`.
+    public func clear(accountID: String) async {
+        _ = table.withLock { $0.removeValue(forKey: ExactKey(accountID)) }
+    }
+}
