@@ -49,7 +49,7 @@ public final class Broker: Sendable {
         let refreshBackoff: any RefreshBackoffStore
         do {
             if let url = c.redisStore {
-                // Shared state for several replicas (issue 7): accounts, flows and refresh locks in Redis.
+                // Shared state for several replicas: accounts, flows and refresh locks in Redis.
                 let redis = RedisStores(url: url, codec: codec, flowSealer: codec, now: now)
                 accounts = redis.accounts
                 flows = redis.flows

@@ -30,7 +30,7 @@ enum BrokerRoutes {
         router.add(.DELETE, "/account", .async(oauth.delete))
         router.add(.GET, "/accounts", .async(oauth.list))
         router.get("/providers", oauth.providers)
-        // The page for people (issue 10); BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
+        // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
                                        cookies: oauth.cookies, publicURL: publicURL, logger: oauth.logger, now: oauth.now)

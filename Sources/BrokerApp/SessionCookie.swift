@@ -6,7 +6,7 @@ import BrokerHTTP
 ///
 /// Value: `base64url(payload) "." base64url(HMAC-SHA256(secret, payload))`, payload
 /// `v1|issuedAt|id1,id2,…` (account ids are `provider:uid`, percent-encoded for `,|`).
-/// A cookie whose MAC does not verify is ignored as if absent (catalogue item 38).
+/// A cookie whose MAC does not verify is ignored as if absent.
 struct SessionCookie: Equatable {
     /// The cookie's name.
     static let name = "tb_session"

@@ -11,7 +11,7 @@ public enum SignalHandling {
     /// Installs the handlers; keep the returned sources alive for the life of the process.
     ///
     /// The default action is ignored first: as PID 1 the kernel would drop SIGTERM
-    /// anyway without a handler (catalogue item 48), and elsewhere it would kill us
+    /// anyway without a handler, and elsewhere it would kill us
     /// before the graceful path runs.
     public static func install(broker: Broker, logger: BrokerLogger) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "token-broker.signals")

@@ -7,7 +7,7 @@ import Foundation
 /// concurrent readers cause one provider call and all get its token. Across
 /// replicas the task first takes the shared lock; a replica that cannot get it
 /// polls the repository until the holder's result shows up or the lock frees,
-/// and never calls the provider meanwhile (catalogue item 40, RFC 9700
+/// and never calls the provider meanwhile (RFC 9700
 /// §4.14.2: presenting a rotated-out refresh token looks like theft and can
 /// revoke the whole grant). Transient failures put the account into an
 /// exponential backoff, lengthened by the provider's `Retry-After`, that lives
