@@ -78,7 +78,7 @@ public final class Broker: Sendable {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
         }
         self.flows = flows
-        let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout)
+        let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now)

@@ -36,6 +36,8 @@ public struct BrokerConfiguration: Sendable {
     public var returnToAllowlist: [String] = []
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
+    /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
+    public var upstreamMaxBytes = URLSessionUpstreamClient.defaultMaxResponseBytes
     /// Seconds before expiry from which an account with a refresh token is refreshed (`BROKER_REFRESH_MARGIN`, 0 = at expiry).
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
@@ -85,6 +87,8 @@ public struct BrokerConfiguration: Sendable {
         c.maxPendingFlows = try read.integer("BROKER_MAX_PENDING_FLOWS", default: 50_000, range: 100...10_000_000)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
+        c.upstreamMaxBytes = try read.integer("BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
+                                              range: 1024...64 << 20)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
         if let store = read.raw("BROKER_STORE") {

@@ -108,7 +108,7 @@ public struct OAuth1Client: Sendable {
         [provider.clientSecret?.value].compactMap { $0 } + values
     }
 
-    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and other transport failures to an upstream error.
+    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and a transport failure or an oversized answer to an upstream error.
     func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
         do {
             return try await upstream.send(request)
@@ -116,6 +116,7 @@ public struct OAuth1Client: Sendable {
             switch error {
             case .timeout: throw .upstreamTimeout(step: step)
             case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
+            case .tooLarge: throw .upstreamError(step: step, reason: error.description)
             }
         }
     }

@@ -88,7 +88,7 @@ public struct OAuth2Client: Sendable {
         }
     }
 
-    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and any other transport failure to an upstream error.
+    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and a transport failure or an oversized answer to an upstream error.
     func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
         do {
             return try await upstream.send(request)
@@ -96,6 +96,7 @@ public struct OAuth2Client: Sendable {
             switch error {
             case .timeout: throw .upstreamTimeout(step: step)
             case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
+            case .tooLarge: throw .upstreamError(step: step, reason: error.description)
             }
         }
     }

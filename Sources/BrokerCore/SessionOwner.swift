@@ -5,12 +5,27 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// Owns the URLSession of a ``URLSessionUpstreamClient``, refuses redirects, and invalidates the session when released.
-final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
+/// Owns the URLSession of a ``URLSessionUpstreamClient``, reads each answer into a bounded buffer, refuses redirects,
+/// and invalidates the session when released.
+///
+/// Answers arrive through delegate callbacks rather than a completion handler, so a body past the
+/// cap is cut off as it streams in instead of being gathered whole first. The delegate receives
+/// bytes after content decoding (RFC 9110 §8.4), so the cap also bounds a small compressed answer
+/// that inflates to a large one.
+final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
+    /// One request in flight: whom to answer, how much it may read, and what has arrived so far.
+    private struct Transfer {
+        let continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>
+        let limit: Int
+        var body: [UInt8] = []
+    }
+
     // `nonisolated(unsafe)`: written once, under `lock`, on first use; URLSession itself is thread-safe.
     private nonisolated(unsafe) var storedSession: URLSession?
     private let configuration: URLSessionConfiguration
     private let lock = Mutex<Void>(())
+    /// The requests in flight by task identifier; whoever removes an entry (answer, deadline, cap) resumes its caller, once.
+    private let transfers = Mutex<[Int: Transfer]>([:])
 
     /// Where outbound deadlines fire.
     private static let deadlines = DispatchQueue(label: "token-broker.upstream-deadlines")
@@ -37,39 +52,80 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
         storedSession?.finishTasksAndInvalidate()
     }
 
-    /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass; cancelling the caller cancels the task.
+    /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass and with
+    /// ``UpstreamError/tooLarge(limit:)`` once the body passes `limit` bytes; cancelling the caller cancels the task.
     ///
     /// The deadline is enforced here rather than left to URLSession alone:
     /// FoundationNetworking on Linux rounds its timeouts down to whole seconds
     /// (0.5 s would become "no time at all").
-    func perform(_ request: URLRequest, timeout: Double) async -> Result<UpstreamResponse, UpstreamError> {
-        // Whichever comes first, the answer or the deadline, resumes the continuation; the other is ignored.
-        let state = Mutex<(task: URLSessionDataTask?, done: Bool)>((nil, false))
+    func perform(_ request: URLRequest, timeout: Double, limit: Int) async -> Result<UpstreamResponse, UpstreamError> {
+        let started = Mutex<URLSessionDataTask?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>) in
-                let finish = { @Sendable (result: Result<UpstreamResponse, UpstreamError>) in
-                    let first = state.withLock { current -> Bool in
-                        defer { current.done = true }
-                        return !current.done
-                    }
-                    if first { continuation.resume(returning: result) }
-                }
-                let task = session.dataTask(with: request) { data, response, error in
-                    finish(Self.outcome(data: data, response: response, error: error))
-                }
-                state.withLock { $0.task = task }
+                let task = session.dataTask(with: request)
+                let id = task.taskIdentifier
+                // Registered before `resume`, so the first callback finds it.
+                transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit) }
+                started.withLock { $0 = task }
                 task.resume()
                 // A serial queue of our own: Dispatch's global queue may be busy with blocking work.
                 Self.deadlines.asyncAfter(deadline: .now() + timeout) {
-                    finish(.failure(.timeout))
-                    state.withLock { $0.task }?.cancel()
+                    self.finish(id) { _ in .failure(.timeout) }
+                    task.cancel()
                 }
                 // A cancellation that arrived before the task was stored found nothing to cancel.
                 if Task.isCancelled { task.cancel() }
             }
         } onCancel: {
-            state.withLock { $0.task }?.cancel()
+            started.withLock { $0 }?.cancel()
         }
+    }
+
+    /// RFC 9110 §8.6: a declared length above the cap is refused before any of the body is read.
+    ///
+    /// FoundationNetworking ignores the disposition handed back, so the task is cancelled directly.
+    func urlSession(
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let id = dataTask.taskIdentifier
+        let declared = response.expectedContentLength
+        let refused = transfers.withLock { table -> Int? in
+            guard let limit = table[id]?.limit else { return nil }
+            if declared > Int64(limit) { return limit }
+            // Room for an honest declared body at once, so the buffer does not grow by doubling past the cap.
+            if declared > 0 { table[id]?.body.reserveCapacity(Int(declared)) }
+            return nil
+        }
+        guard let refused else {
+            completionHandler(.allow)
+            return
+        }
+        finish(id) { _ in .failure(.tooLarge(limit: refused)) }
+        completionHandler(.cancel)
+        dataTask.cancel()
+    }
+
+    /// Appends a piece of the (decoded) body, or cuts the transfer off once it would pass the cap.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let id = dataTask.taskIdentifier
+        let refused = transfers.withLock { table -> Int? in
+            guard let limit = table[id]?.limit, let count = table[id]?.body.count else { return nil }
+            if data.count > limit - count { return limit }
+            // Mutated in place through the optional chain: the buffer is never copied.
+            table[id]?.body.append(contentsOf: data)
+            return nil
+        }
+        guard let refused else { return }
+        finish(id) { _ in .failure(.tooLarge(limit: refused)) }
+        dataTask.cancel()
+    }
+
+    /// Hands the caller the answer, or an error that names no URL, when the task ends; a transfer already finished is left alone.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        finish(task.taskIdentifier) { Self.outcome(body: $0.body, response: task.response, error: error) }
     }
 
     /// RFC 9700 §4.11: never follow a redirect; the 3xx itself is handed back to the caller.
@@ -83,8 +139,29 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
         completionHandler(nil)
     }
 
-    /// Turns URLSession's completion arguments into a response, or an error that names no URL.
-    private static func outcome(data: Data?, response: URLResponse?, error: (any Error)?) -> Result<UpstreamResponse, UpstreamError> {
+    /// Hands a 401 back as the answer instead of answering its challenge: the broker sends no credentials a provider asks for this way.
+    ///
+    /// RFC 9110 §11.6.1: a token endpoint may answer 401 with `WWW-Authenticate` (RFC 6749 §5.2).
+    /// FoundationNetworking asks this question only once the whole answer has arrived, so the body
+    /// gathered so far is complete; without an answer here it would wait for credentials forever.
+    func urlSession(
+        _ session: URLSession,
+        task: URLSessionTask,
+        didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        finish(task.taskIdentifier) { Self.outcome(body: $0.body, response: task.response, error: nil) }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    /// Removes transfer `id` and resumes its caller with `result` of it; does nothing when another outcome came first.
+    private func finish(_ id: Int, _ result: (Transfer) -> Result<UpstreamResponse, UpstreamError>) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: id) }) else { return }
+        transfer.continuation.resume(returning: result(transfer))
+    }
+
+    /// Turns what the task ended with into a response, or an error that names no URL.
+    private static func outcome(body: [UInt8], response: URLResponse?, error: (any Error)?) -> Result<UpstreamResponse, UpstreamError> {
         if let error {
             return .failure(upstreamError(error))
         }
@@ -95,7 +172,7 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
         for (name, value) in http.allHeaderFields {
             headers.append((String(describing: name), String(describing: value)))
         }
-        return .success(UpstreamResponse(status: http.statusCode, headers: headers, body: data.map { [UInt8]($0) } ?? []))
+        return .success(UpstreamResponse(status: http.statusCode, headers: headers, body: body))
     }
 
     /// Maps a URLSession error to ``UpstreamError``; the message is a fixed phrase, never the error's own text (which may hold the URL).
@@ -110,9 +187,10 @@ final class SessionOwner: NSObject, URLSessionTaskDelegate, Sendable {
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
              .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             return .transport("TLS handshake failed")
-        case .badServerResponse: return .transport("malformed HTTP response")
         case .cancelled: return .transport("cancelled")
-        case .badURL, .unsupportedURL: return .transport("invalid URL")
+        // The URL was checked before the request went out, so libcurl reports these codes for an
+        // answer that is not HTTP/1.x at all: a status line that is not RFC 9112 §4's, or bare bytes.
+        case .badServerResponse, .badURL, .unsupportedURL: return .transport("malformed HTTP response")
         default: return .transport("URL error \(urlError.code.rawValue)")
         }
     }

@@ -3,21 +3,30 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// An ``UpstreamClient`` on URLSession: ephemeral, no cookies, no cache, no redirects, one overall timeout.
+/// An ``UpstreamClient`` on URLSession: ephemeral, no cookies, no cache, no redirects, one overall timeout, a bounded answer.
 ///
 /// RFC 9700 §4.11: token and user-info calls must not be redirected elsewhere,
 /// so a 3xx comes back as the response and fails validation as non-2xx.
+/// A provider's answer is read into memory only up to `maxResponseBytes`, so a
+/// hostile or broken provider cannot make the broker hold more than that per call.
 public struct URLSessionUpstreamClient: UpstreamClient {
     private let owner: SessionOwner
     private let timeout: Double
+    private let maxResponseBytes: Int
+
+    /// The default cap on an answer's body: token and user-info answers are a few kilobytes.
+    public static let defaultMaxResponseBytes = 1 << 20
 
     /// How many calls to one provider host may be in flight at once, each on its own connection.
     public static let connectionsPerHost = 64
 
-    /// Creates a client whose requests fail with ``UpstreamError/timeout`` after `timeout` seconds (default 10).
-    public init(timeout: Double = 10) {
+    /// Creates a client whose requests fail with ``UpstreamError/timeout`` after `timeout` seconds (default 10)
+    /// and with ``UpstreamError/tooLarge(limit:)`` when an answer's decoded body passes `maxResponseBytes`.
+    public init(timeout: Double = 10, maxResponseBytes: Int = defaultMaxResponseBytes) {
         precondition(timeout > 0, "URLSessionUpstreamClient: the timeout must be positive")
+        precondition(maxResponseBytes > 0, "URLSessionUpstreamClient: the answer cap must be positive")
         self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
         let configuration = URLSessionConfiguration.ephemeral
         // A backstop only: the exact deadline is SessionOwner's, since Linux rounds these down to whole seconds.
         configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
@@ -34,9 +43,11 @@ public struct URLSessionUpstreamClient: UpstreamClient {
         owner = SessionOwner(configuration: configuration)
     }
 
-    /// Sends `request` once and returns the response of any status; throws on timeout, transport failure or cancellation.
+    /// Sends `request` once and returns the response of any status; throws on timeout, transport failure,
+    /// an answer over the cap, or cancellation.
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
-        guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
             throw .transport("invalid URL")
         }
         var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout.rounded(.up) + 1)
@@ -45,10 +56,13 @@ public struct URLSessionUpstreamClient: UpstreamClient {
         for (name, value) in request.headers {
             urlRequest.addValue(value, forHTTPHeaderField: name)
         }
+        // RFC 9110 §12.5.3: ask for the body as is. FoundationNetworking still decodes a compressed
+        // answer, and the cap counts decoded bytes, so this only spares honest providers the work.
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if !request.body.isEmpty || request.method == "POST" {
             urlRequest.httpBody = Data(request.body)
         }
-        let result = await owner.perform(urlRequest, timeout: timeout)
+        let result = await owner.perform(urlRequest, timeout: timeout, limit: maxResponseBytes)
         return try result.get()
     }
 }

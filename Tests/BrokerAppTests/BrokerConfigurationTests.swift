@@ -14,6 +14,7 @@ import Testing
         #expect(c.shutdownGrace == 10)
         #expect(c.logFormat == .text)
         #expect(c.accessLog)
+        #expect(c.upstreamMaxBytes == 1_048_576)
     }
 
     @Test func readsEverySetting() throws {
@@ -21,7 +22,7 @@ import Testing
             "BROKER_HOST": "::", "BROKER_PORT": "0", "BROKER_DATA_DIR": "/tmp/x",
             "BROKER_MAX_CONNECTIONS": "50", "BROKER_HEADER_TIMEOUT": "2.5", "BROKER_IDLE_TIMEOUT": "5",
             "BROKER_MAX_BODY_BYTES": "2048", "BROKER_LOG_FORMAT": "json", "BROKER_ACCESS_LOG": "off",
-            "BROKER_SHUTDOWN_GRACE": "3",
+            "BROKER_SHUTDOWN_GRACE": "3", "BROKER_UPSTREAM_MAX_BYTES": "65536",
         ])
         #expect(c.server.host == "::")
         #expect(c.server.port == 0)
@@ -33,6 +34,13 @@ import Testing
         #expect(c.logFormat == .json)
         #expect(!c.accessLog)
         #expect(c.shutdownGrace == 3)
+        #expect(c.upstreamMaxBytes == 65536)
+    }
+
+    @Test(arguments: ["1024", "67108864"])
+    func acceptsTheEndsOfTheUpstreamAnswerCap(value: String) throws {
+        let c = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_MAX_BYTES": value])
+        #expect(c.upstreamMaxBytes == Int(value))
     }
 
     @Test(arguments: [
@@ -40,6 +48,8 @@ import Testing
         ("BROKER_HOST", "localhost"), ("BROKER_HOST", "1.2.3"), ("BROKER_MAX_CONNECTIONS", "0"),
         ("BROKER_HEADER_TIMEOUT", "0"), ("BROKER_IDLE_TIMEOUT", "soon"), ("BROKER_LOG_FORMAT", "xml"),
         ("BROKER_ACCESS_LOG", "maybe"), ("BROKER_SHUTDOWN_GRACE", "-3"), ("BROKER_MAX_BODY_BYTES", "1e9"),
+        ("BROKER_UPSTREAM_MAX_BYTES", "1023"), ("BROKER_UPSTREAM_MAX_BYTES", "67108865"), ("BROKER_UPSTREAM_MAX_BYTES", "1MiB"),
+        ("BROKER_UPSTREAM_MAX_BYTES", "-1"),
     ])
     func rejectsBadValuesNamingTheVariable(variable: String, value: String) {
         #expect(throws: ConfigurationError.self) {
