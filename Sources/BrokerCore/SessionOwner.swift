@@ -41,7 +41,7 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
     private var session: URLSession {
         lock.withLock { _ in
             if let existing = storedSession { return existing }
-            let created = URLSession(configuration: configuration, delegate: self, delegateQueue: nil)
+            let created = URLSession(configuration: configuration, delegate: self, delegateQueue: InlineDelegateQueue())
             storedSession = created
             return created
         }
@@ -104,8 +104,8 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
             return
         }
         finish(id) { _ in .failure(.tooLarge(limit: refused)) }
-        completionHandler(.cancel)
-        dataTask.cancel()
+        Self.deadlines.async { completionHandler(.cancel) }
+        Self.cancelLater(dataTask)
     }
 
     /// Appends a piece of the (decoded) body, or cuts the transfer off once it would pass the cap.
@@ -120,7 +120,14 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         }
         guard let refused else { return }
         finish(id) { _ in .failure(.tooLarge(limit: refused)) }
-        dataTask.cancel()
+        Self.cancelLater(dataTask)
+    }
+
+    /// Cancels `task` from a queue of our own: delegate calls run on URLSession's work queue
+    /// (see ``InlineDelegateQueue``), where `cancel()`, which waits on that queue, would deadlock.
+    /// Until the cancel lands, further pieces find no transfer and are dropped as they arrive.
+    private static func cancelLater(_ task: URLSessionTask) {
+        deadlines.async { task.cancel() }
     }
 
     /// Hands the caller the answer, or an error that names no URL, when the task ends; a transfer already finished is left alone.
@@ -151,7 +158,8 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         finish(task.taskIdentifier) { Self.outcome(body: $0.body, response: task.response, error: nil) }
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        // Answered from our own queue: cancelling the challenge cancels the task, which waits on URLSession's queue.
+        Self.deadlines.async { completionHandler(.cancelAuthenticationChallenge, nil) }
     }
 
     /// Removes transfer `id` and resumes its caller with `result` of it; does nothing when another outcome came first.
@@ -193,5 +201,24 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         case .badServerResponse, .badURL, .unsupportedURL: return .transport("malformed HTTP response")
         default: return .transport("URL error \(urlError.code.rawValue)")
         }
+    }
+}
+
+/// The delegate queue of ``SessionOwner``: runs each delegate call at once, on the thread that makes it.
+///
+/// FoundationNetworking hands every decoded piece of a body to the delegate queue
+/// as an operation and goes on reading; on an ordinary queue a compressed answer
+/// that inflates a thousandfold piles up there faster than the delegate can count
+/// it, so memory grows by hundreds of MiB before the cap is noticed. Run inline,
+/// each piece is counted (or dropped, past the cap) before libcurl produces the
+/// next, and memory stays within the cap plus one piece. The delegate methods
+/// only touch a Mutex-guarded table and resume continuations, so running them on
+/// URLSession's own queue blocks nothing.
+final class InlineDelegateQueue: OperationQueue, @unchecked Sendable {
+    // @unchecked: no state of its own beyond OperationQueue's, which is thread-safe.
+
+    /// Runs `block` now, on the calling thread.
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        block()
     }
 }
