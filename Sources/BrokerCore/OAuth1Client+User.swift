@@ -24,6 +24,6 @@ extension OAuth1Client {
             throw .upstreamError(step: step, reason: "the user response has no \(field)")
         }
         try ProviderUserID.check(uid, step: step)
-        return (uid, ProviderValue.text(user["screen_name"]))
+        return (uid, ProviderValue.displayName(user["screen_name"]))
     }
 }

@@ -87,11 +87,13 @@ public struct OAuth1Client: Sendable {
         guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
             throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
         }
+        try OAuth2ResponseValidator.checkToken(token, field: "oauth_token", step: step)
+        try OAuth2ResponseValidator.checkToken(secret, field: "oauth_token_secret", step: step)
         return TokenGrant(
             accessToken: Secret(token),
             tokenSecret: Secret(secret),
             uid: fields["user_id"].flatMap { $0.isEmpty ? nil : $0 },
-            screenName: fields["screen_name"].flatMap { $0.isEmpty ? nil : $0 }
+            screenName: ProviderValue.displayName(fields["screen_name"])
         )
     }
 

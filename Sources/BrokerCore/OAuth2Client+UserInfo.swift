@@ -31,7 +31,7 @@ extension OAuth2Client {
             throw .upstreamError(step: step, reason: "the user response has no \(field)")
         }
         try ProviderUserID.check(uid, step: step)
-        let screenName = ["screen_name", "login", "name"].lazy.compactMap { ProviderValue.text(user[$0]) }.first
+        let screenName = ["screen_name", "login", "name"].lazy.compactMap { ProviderValue.displayName(user[$0]) }.first
         return (uid, screenName)
     }
 

@@ -15,19 +15,43 @@ public enum OAuth2ResponseValidator {
         guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
             throw .upstreamError(step: step, reason: "HTTP \(response.status) response has no access_token")
         }
+        try checkToken(accessToken, field: "access_token", step: step)
+        let refreshToken = ProviderValue.text(fields["refresh_token"])
+        if let refreshToken { try checkToken(refreshToken, field: "refresh_token", step: step) }
+        let scope = ProviderValue.scope(fields["scope"])
+        if let scope, scope.utf8.count > maximumScopeBytes {
+            throw .upstreamError(step: step, reason: "scope is longer than \(maximumScopeBytes) bytes")
+        }
         var expiresIn: Int?
         if let raw = fields["expires_in"], !(raw is NSNull) {
             expiresIn = try lifetime(raw, field: "expires_in", step: step)
         }
         return TokenGrant(
             accessToken: Secret(accessToken),
-            tokenType: ProviderValue.text(fields["token_type"]),
-            scope: ProviderValue.scope(fields["scope"]),
-            refreshToken: ProviderValue.text(fields["refresh_token"]).map(Secret.init),
+            tokenType: ProviderValue.text(fields["token_type"]).flatMap { $0.utf8.count <= 64 ? $0 : nil },
+            scope: scope,
+            refreshToken: refreshToken.map(Secret.init),
             expiresIn: expiresIn,
             uid: ProviderValue.identifier(fields["uid"]) ?? ProviderValue.identifier(fields["user_id"]),
-            screenName: ProviderValue.text(fields["screen_name"])
+            screenName: ProviderValue.displayName(fields["screen_name"])
         )
+    }
+
+    /// The longest access or refresh token kept, in bytes: far above any provider's (JWTs with group claims
+    /// reach a few KiB), low enough that one answer cannot make every record it lands in large.
+    static let maximumTokenBytes = 16_384
+    /// The longest granted scope kept, in bytes.
+    static let maximumScopeBytes = 4_096
+
+    /// Refuses a token the broker could not hand on intact: over ``maximumTokenBytes`` or with control
+    /// characters (it becomes part of an `Authorization` header, RFC 6750 §2.1).
+    static func checkToken(_ token: String, field: String, step: String) throws(BrokerError) {
+        if token.utf8.count > maximumTokenBytes {
+            throw .upstreamError(step: step, reason: "\(field) is longer than \(maximumTokenBytes) bytes")
+        }
+        if token.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw .upstreamError(step: step, reason: "\(field) has control characters")
+        }
     }
 
     /// A token lifetime in seconds as the provider sent it, range-checked where it enters.

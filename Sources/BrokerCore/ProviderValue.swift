@@ -47,6 +47,17 @@ enum ProviderValue {
         }
     }
 
+    /// The longest display name kept, in UTF-8 bytes.
+    static let maximumDisplayNameBytes = 256
+
+    /// A display name (screen name, login, username) fit to store and show: 1–256 bytes without
+    /// control characters; anything else is dropped, since the name is only a courtesy to people.
+    static func displayName(_ value: Any?) -> String? {
+        guard let name = text(value), name.utf8.count <= maximumDisplayNameBytes,
+              name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }) else { return nil }
+        return name
+    }
+
     /// Whether `value` is JSON `false` or the string `"false"` (Weibo writes booleans as strings).
     static func isFalse(_ value: Any) -> Bool {
         if let string = value as? String { return string.lowercased() == "false" }

@@ -82,7 +82,7 @@ public struct TMDBClient: Sendable {
             throw .upstreamError(step: step, reason: "the account response has no id")
         }
         try ProviderUserID.check(uid, step: step)
-        return (uid, ProviderValue.text(fields["username"]))
+        return (uid, ProviderValue.displayName(fields["username"]))
     }
 
     /// Logs the session out: `DELETE /authentication/session` with `{"session_id"}`.

@@ -114,6 +114,23 @@ struct OAuth2ResponseValidatorTests {
         #expect(grant.expiresIn == expected)
     }
 
+    @Test func tokensAndScopesTooLongOrWithControlCharactersAreNamed() throws {
+        let long = String(repeating: "A", count: 16_385)
+        let cases = [
+            (#"{"access_token":""# + long + #""}"#, "access_token is longer than 16384 bytes"),
+            (#"{"access_token":"t","refresh_token":""# + long + #""}"#, "refresh_token is longer than 16384 bytes"),
+            (#"{"access_token":"tok\r\nX-Evil: 1"}"#, "access_token has control characters"),
+            (#"{"access_token":"t","scope":""# + String(repeating: "s ", count: 2_100) + #""}"#, "scope is longer than 4096 bytes"),
+        ]
+        for (body, expected) in cases {
+            #expect(failure(ProviderWire.response(200, "application/json", body)) == expected)
+        }
+        let fits = #"{"access_token":""# + String(long.dropFirst()) + #"","screen_name":""# + String(repeating: "n", count: 257) + #""}"#
+        let grant = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, "application/json", fits), step: Self.step)
+        #expect(grant.accessToken.value.utf8.count == 16_384)
+        #expect(grant.screenName == nil)  // a display name past 256 bytes is dropped, not stored
+    }
+
     @Test func weiboSuccessAsTextPlainIsRead() throws {
         let grant = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.weiboToken(accessToken: "2.00abc"), step: Self.step)
         #expect(grant.accessToken.value == "2.00abc")
