@@ -17,6 +17,13 @@ final class LocalHTTPServer: Sendable {
     /// Binds 127.0.0.1:0, reads the port back, and starts accepting on a background thread.
     init(reply: @escaping @Sendable (String) -> String?) throws {
         self.reply = reply
+        (listener, port) = try Self.listenOnLoopback(backlog: 16)
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// A socket listening on 127.0.0.1 with a port the kernel chose, and that port.
+    static func listenOnLoopback(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw StoreTestError("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -26,15 +33,15 @@ final class LocalHTTPServer: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0, listen(listener, 16) == 0 else { throw StoreTestError("bind/listen: errno \(errno)") }
+        guard bound == 0, listen(listener, backlog) == 0 else {
+            close(listener)
+            throw StoreTestError("bind/listen: errno \(errno)")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
-        self.listener = listener
-        port = UInt16(bigEndian: address.sin_port)
-        let thread = Thread { [self] in acceptLoop() }
-        thread.start()
+        return (listener, UInt16(bigEndian: address.sin_port))
     }
 
     /// Every request received so far, head and body as text.

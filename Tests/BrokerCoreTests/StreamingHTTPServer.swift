@@ -24,22 +24,7 @@ final class StreamingHTTPServer: Sendable {
 
     /// Binds 127.0.0.1:0 and serves the first connection on a background thread.
     init(head: String, piece: [UInt8], count: Int, chunked: Bool = false) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw StoreTestError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 4) == 0 else { throw StoreTestError("bind/listen: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        self.listener = listener
-        port = UInt16(bigEndian: address.sin_port)
+        (listener, port) = try LocalHTTPServer.listenOnLoopback(backlog: 4)
         let thread = Thread { [self] in serve(head: head, piece: piece, count: count, chunked: chunked) }
         thread.start()
     }
