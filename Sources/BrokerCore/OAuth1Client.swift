@@ -54,6 +54,11 @@ public struct OAuth1Client: Sendable {
         guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
             throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
         }
+        // The pending flow keeps this secret; a store without a key writes it as it is and reads a value
+        // that starts with the sealed prefix as sealed, so such a secret could not be read back.
+        guard !secret.hasPrefix(PendingFlowCodec.sealedPrefix) else {
+            throw .upstreamError(step: step, reason: "oauth_token_secret has the form of a sealed value")
+        }
         return (token, Secret(secret))
     }
 
