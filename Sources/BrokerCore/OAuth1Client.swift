@@ -136,8 +136,8 @@ public struct OAuth1Client: Sendable {
     /// The User-Agent sent to providers.
     static let userAgent = "token-broker"
 
-    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters.
+    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters (C0, DEL, C1).
     static func isUsableToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
     }
 }

@@ -102,6 +102,8 @@ struct OAuth1ClientTests {
     @Test(arguments: [
         ("oauth_token_secret=s&oauth_callback_confirmed=true", "the response has no usable oauth_token"),
         ("oauth_token=t&oauth_callback_confirmed=true", "the response has no oauth_token_secret"),
+        // A C1 control character (U+0085) is a control character like C0 and DEL.
+        ("oauth_token=t%C2%85&oauth_token_secret=s&oauth_callback_confirmed=true", "the response has no usable oauth_token"),
     ])
     func aRequestTokenAnswerWithoutItsCredentialsIsRefused(body: String, reason: String) async throws {
         let upstream = FakeUpstream()
