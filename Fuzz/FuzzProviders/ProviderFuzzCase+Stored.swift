@@ -27,9 +27,15 @@ extension ProviderFuzzCase {
         require(RFC3339Date.parse(text) == expiry, "an expiry that does not read back from its RFC 3339 text")
     }
 
-    /// The account's uid is one the broker accepts, its file name is bounded and its own, and the record round-trips.
+    /// The account's uid is one the broker accepts, its tokens are ones it can hand on, its file name is bounded
+    /// and its own, and the record round-trips.
     func checkStored(_ account: Account) {
         require(ProviderUserID.problem(with: account.uid) == nil, "a stored uid that ProviderUserID refuses")
+        for token in [account.accessToken, account.refreshToken, account.tokenSecret].compactMap({ $0?.value }) {
+            // The rule OAuth2ResponseValidator.checkToken states for every token the broker hands on.
+            require(!token.isEmpty && token.utf8.count <= OAuth2ResponseValidator.maximumTokenBytes, "a stored token of \(token.utf8.count) bytes")
+            require(!token.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "a stored token with control characters")
+        }
         let name = StoreFileName.forAccount(id: account.id)
         require(name.utf8.count <= StoreFileName.maximumLength, "an account file name of \(name.utf8.count) bytes")
         require(StoreFileName.isName(name, forAccount: account.id), "an account file name that is not the account's")
