@@ -37,6 +37,7 @@ let package = Package(
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
         .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
+        .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),

@@ -54,6 +54,11 @@ public struct OAuth1Client: Sendable {
         guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
             throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
         }
+        // The pending flow keeps this secret; a store without a key writes it as it is and reads a value
+        // that starts with the sealed prefix as sealed, so such a secret could not be read back.
+        guard !secret.hasPrefix(PendingFlowCodec.sealedPrefix) else {
+            throw .upstreamError(step: step, reason: "oauth_token_secret has the form of a sealed value")
+        }
         return (token, Secret(secret))
     }
 
@@ -131,8 +136,8 @@ public struct OAuth1Client: Sendable {
     /// The User-Agent sent to providers.
     static let userAgent = "token-broker"
 
-    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters.
+    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters (C0, DEL, C1).
     static func isUsableToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F }
+        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
     }
 }

@@ -102,6 +102,8 @@ struct OAuth1ClientTests {
     @Test(arguments: [
         ("oauth_token_secret=s&oauth_callback_confirmed=true", "the response has no usable oauth_token"),
         ("oauth_token=t&oauth_callback_confirmed=true", "the response has no oauth_token_secret"),
+        // A C1 control character (U+0085) is a control character like C0 and DEL.
+        ("oauth_token=t%C2%85&oauth_token_secret=s&oauth_callback_confirmed=true", "the response has no usable oauth_token"),
     ])
     func aRequestTokenAnswerWithoutItsCredentialsIsRefused(body: String, reason: String) async throws {
         let upstream = FakeUpstream()
@@ -109,6 +111,23 @@ struct OAuth1ClientTests {
         let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         #expect(thrown == .upstreamError(step: "request_token", reason: reason))
+    }
+
+    @Test func aRequestTokenSecretShapedLikeASealedValueIsRefusedBeforeTheFlowKeepsIt() async throws {
+        let secret = "sealed:v1:Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM"
+        // Why: a flow store without a key writes the secret as it is, then reads it back as a sealed value and fails.
+        let flow = PendingFlow(state: "s1234567890abcdef", provider: "twitter", binding: "api", requestToken: "t",
+                               requestTokenSecret: Secret(secret), createdAt: Date(timeIntervalSince1970: 0),
+                               expiresAt: Date(timeIntervalSince1970: 600))
+        #expect(throws: StoreError.self) { try PendingFlowCodec.decode(try PendingFlowCodec.encode(flow), path: "flow.json") }
+
+        let upstream = FakeUpstream()
+        await upstream.on("https://api.twitter.com/oauth/request_token",
+                          respond: Self.form("oauth_token=t&oauth_token_secret=\(secret)&oauth_callback_confirmed=true"))
+        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
+        #expect(thrown == .upstreamError(step: "request_token", reason: "oauth_token_secret has the form of a sealed value"))
+        #expect(thrown?.message.contains("Kd75W4") == false)
     }
 
     @Test(arguments: [

@@ -75,6 +75,8 @@ struct TMDBClientTests {
         (UpstreamResponse(status: 200, headers: [("Content-Type", "text/html")], body: Array("<html>maintenance</html>".utf8)),
          "the body is not JSON (text/html)"),
         (TMDBClientTests.json(#"{"success":true}"#), "the response has no usable session_id"),
+        // A C1 control character (U+0085) is a control character like C0 and DEL.
+        (TMDBClientTests.json(#"{"success":true,"session_id":"7919\u0085c641"}"#), "the response has no usable session_id"),
     ])
     func sessionErrorsCarryTheTMDBCodeButNotItsMessage(response: UpstreamResponse, reason: String) async throws {
         let upstream = FakeUpstream()
