@@ -6,9 +6,12 @@
 /// in composition (`é` as U+00E9 or as `e` + U+0301) are two users, as they
 /// are to the provider. What is refused is what cannot be shown or stored
 /// without ambiguity: an empty id, one over ``maximumBytes`` bytes of UTF-8,
-/// control characters (C0, DEL, C1) and the invisible bidirectional
-/// formatting characters that make one id display as another (Unicode UAX #9:
-/// U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069).
+/// control characters (C0, DEL, C1), the invisible bidirectional formatting
+/// characters that make one id display as another (Unicode UAX #9: U+061C,
+/// U+200E, U+200F, U+202A–U+202E, U+2066–U+2069), and the invisible word
+/// joiners that have no place inside an id (U+200B ZERO WIDTH SPACE, U+2060
+/// WORD JOINER, U+FEFF ZERO WIDTH NO-BREAK SPACE). The joiners U+200C and
+/// U+200D stay: scripts such as Persian and emoji sequences need them.
 public enum ProviderUserID {
     /// The longest accepted id, in UTF-8 bytes.
     public static let maximumBytes = 128
@@ -20,6 +23,7 @@ public enum ProviderUserID {
         for scalar in uid.unicodeScalars {
             if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return "has control characters" }
             if isBidiControl(scalar.value) { return "has bidirectional formatting characters" }
+            if scalar.value == 0x200B || scalar.value == 0x2060 || scalar.value == 0xFEFF { return "has invisible characters" }
         }
         return nil
     }
