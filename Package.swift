@@ -10,7 +10,6 @@ let strict: [SwiftSetting] = [
 
 let package = Package(
     name: "token-broker",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "token-broker", targets: ["token-broker"]),
     ],

@@ -5,6 +5,7 @@
 //   broker-bench fake-provider PORT        an auto-approving fake Weibo on 127.0.0.1:PORT until killed
 //   broker-bench providers-file PORT       print the providers file that points weibo at that fake
 //   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second
+//   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 import Dispatch
 import Foundation
 
@@ -41,6 +42,11 @@ case "flows":
         fail("usage: flows BROKER_PORT PROVIDER_PORT CONCURRENCY SECONDS")
     }
     FlowBench.run(brokerPort: b, providerPort: p, concurrency: c, seconds: s)
+case "parser":
+    guard args.count <= 2, let iterations = Int(args.count == 2 ? args[1] : "1000000"), iterations > 0 else {
+        fail("usage: parser [ITERATIONS]")
+    }
+    ParserBench.run(iterations: iterations)
 default:
-    fail("usage: broker-bench seed | store-scaling | fake-provider | providers-file | flows")
+    fail("usage: broker-bench seed | store-scaling | fake-provider | providers-file | flows | parser")
 }
