@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
-        // Configuration, routes, metrics, logging: wires transport to core.
+        // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
         .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
