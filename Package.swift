@@ -18,31 +18,33 @@ let package = Package(
         .target(name: "BrokerHTTP", swiftSettings: strict),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
         .target(name: "BrokerCrypto", swiftSettings: strict),
-        // OAuth flows, providers, accounts and their repositories. Knows no sockets.
+        // OAuth flows, providers, accounts, refresh, record codecs and store protocols. Knows no sockets, files or Dispatch.
         .target(name: "BrokerCore", dependencies: ["BrokerCrypto"], swiftSettings: strict),
+        // The JSON-file account repository, the flow journal and the data directory they share.
+        .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
-        // Configuration, routes, metrics, logging: wires transport to core.
-        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis"], swiftSettings: strict),
+        // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
+        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
-        .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
+        .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
 
         // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
-        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
+        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
         // a plain `swift build` compiles them into a stub that says so.
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: strict),
         .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
-        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
-        .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
+        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
+        .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
-        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerRedis", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@
 import Foundation
 import FuzzSupport
 @testable import BrokerCore
+@testable import BrokerFileStore
 
 /// What a successful step leaves behind: an account record or a pending flow, each checked as the store would keep it.
 extension ProviderFuzzCase {

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerCrypto
+import BrokerFileStore
 import BrokerHTTP
 import BrokerRedis
 import Dispatch

@@ -1,5 +1,3 @@
-import Glibc
-
 extension AccountRecordScanner {
     /// The record member named by the raw bytes `name`, or nil for a name the record does not have.
     ///
@@ -50,7 +48,8 @@ extension AccountRecordScanner {
     static func matches(_ name: UnsafeBufferPointer<UInt8>, _ expected: String) -> Bool {
         var expected = expected
         return expected.withUTF8 { wanted in
-            wanted.count == name.count && (name.isEmpty || memcmp(wanted.baseAddress!, name.baseAddress!, name.count) == 0)
+            // Member names are short: a plain loop costs no more than a call to memcmp.
+            wanted.elementsEqual(name)
         }
     }
 }

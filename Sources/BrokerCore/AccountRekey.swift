@@ -25,7 +25,7 @@ public enum AccountRekey {
     /// Runs `body` on every account, at most `concurrency` at a time, and counts the calls that returned true.
     ///
     /// The first error stops the run and is rethrown; writes already made stay.
-    static func count(
+    package static func count(
         _ accounts: [Account],
         concurrency: Int,
         _ body: @escaping @Sendable (Account) async throws -> Bool

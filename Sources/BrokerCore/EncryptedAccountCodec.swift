@@ -55,7 +55,7 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     /// status, dates, id, and each envelope's key id, nonce and ciphertext
     /// length), so a record that fails here would never have decoded; the
     /// decryption runs in ``StoredAccount/opened(path:)``.
-    func storedAccount(_ bytes: [UInt8], path: @autoclosure () -> String) throws(StoreError) -> StoredAccount {
+    package func storedAccount(_ bytes: [UInt8], path: @autoclosure () -> String) throws(StoreError) -> StoredAccount {
         if let stored = AccountRecordScanner.storedAccount(bytes, keyring: keyring) { return stored }
         return try checkedStoredAccount(bytes, path: path())
     }

@@ -20,5 +20,5 @@ public struct EncryptionKeyError: Error, Sendable, Equatable, CustomStringConver
     }
 
     /// The hint appended to key-format problems.
-    static let hint = "give 32 random bytes in base64, e.g. from `openssl rand -base64 32`, optionally as id:BASE64"
+    package static let hint = "give 32 random bytes in base64, e.g. from `openssl rand -base64 32`, optionally as id:BASE64"
 }

@@ -5,16 +5,16 @@ import Synchronization
 /// Holders of different keys run in parallel; holders of one key run one at a
 /// time in arrival order. The lock is handed straight to the next waiter on
 /// release, so no waiter can be overtaken.
-final class KeyedAsyncLock: Sendable {
+package final class KeyedAsyncLock: Sendable {
     /// For each held key, the tasks waiting for it in arrival order.
     private let waiters = Mutex<[ExactKey: [CheckedContinuation<Void, Never>]]>([:])
 
     /// Creates a lock with no key held.
-    init() {}
+    package init() {}
 
     /// Runs `body` while holding the lock for `key`.
     /// Keys are compared as exact bytes (``ExactKey``), like every identity in the broker.
-    func withLock<T>(_ key: String, _ body: () async throws -> T) async rethrows -> T {
+    package func withLock<T>(_ key: String, _ body: () async throws -> T) async rethrows -> T {
         await acquire(ExactKey(key))
         defer { release(ExactKey(key)) }
         return try await body()

@@ -23,7 +23,7 @@ public enum PendingFlowCodec {
     }
 
     /// The stored shape of `flow`, its secrets sealed when `sealer` is set.
-    static func record(for flow: PendingFlow, sealer: EncryptedAccountCodec?) -> PendingFlowJSON {
+    package static func record(for flow: PendingFlow, sealer: EncryptedAccountCodec?) -> PendingFlowJSON {
         func protect(_ secret: Secret?, _ field: String) -> String? {
             guard let secret else { return nil }
             guard let sealer else { return secret.value }
@@ -45,7 +45,7 @@ public enum PendingFlowCodec {
     }
 
     /// The flow a decoded `record` holds, its sealed secrets opened; errors name `path`.
-    static func flow(from record: PendingFlowJSON, path: String, sealer: EncryptedAccountCodec?) throws(StoreError) -> PendingFlow {
+    package static func flow(from record: PendingFlowJSON, path: String, sealer: EncryptedAccountCodec?) throws(StoreError) -> PendingFlow {
         guard record.version == version else {
             throw .corrupt(path: path, reason: "unsupported record version \(record.version)")
         }

@@ -1,25 +1,25 @@
 /// The on-disk shape of a pending flow, version 1.
-struct PendingFlowJSON: Codable, Equatable {
+package struct PendingFlowJSON: Codable, Equatable {
     /// The record format; 1 for this layout.
-    var version: Int
+    package var version: Int
     /// The flow key.
-    var state: String
+    package var state: String
     /// The provider key.
-    var provider: String
+    package var provider: String
     /// What binds the flow to one browser or caller.
-    var binding: String
+    package var binding: String
     /// `code_verifier` (PKCE), plaintext.
-    var codeVerifier: String?
+    package var codeVerifier: String?
     /// `request_token`.
-    var requestToken: String?
+    package var requestToken: String?
     /// `request_token_secret`, plaintext.
-    var requestTokenSecret: String?
+    package var requestTokenSecret: String?
     /// `return_to`.
-    var returnTo: String?
+    package var returnTo: String?
     /// `created_at`, RFC 3339.
-    var createdAt: String
+    package var createdAt: String
     /// `expires_at`, RFC 3339.
-    var expiresAt: String
+    package var expiresAt: String
 
     /// The snake_case field names on disk.
     enum CodingKeys: String, CodingKey {

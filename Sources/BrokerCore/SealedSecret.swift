@@ -1,9 +1,9 @@
 import BrokerCrypto
 
 /// One secret field of a sealed record, checked for shape when the record is read and decrypted only when it is used.
-struct SealedSecret: Sendable {
+package struct SealedSecret: Sendable {
     /// The key the envelope's `kid` names.
-    let key: EncryptionKey
+    package let key: EncryptionKey
     /// The 12-byte nonce.
     let nonce: [UInt8]
     /// The ciphertext followed by the 16-byte tag.

@@ -5,13 +5,13 @@
 /// so only the ChaCha20-Poly1305 opening waits until the account is first used.
 /// A class, so the file store can tell whether the entry it opened is still the
 /// one in its index.
-final class SealedSecrets: Sendable {
+package final class SealedSecrets: Sendable {
     /// The sealed `access_token`.
-    let accessToken: SealedSecret
+    package let accessToken: SealedSecret
     /// The sealed `refresh_token`, when the record has one.
-    let refreshToken: SealedSecret?
+    package let refreshToken: SealedSecret?
     /// The sealed `token_secret`, when the record has one.
-    let tokenSecret: SealedSecret?
+    package let tokenSecret: SealedSecret?
 
     /// Keeps the sealed secrets of one record.
     init(accessToken: SealedSecret, refreshToken: SealedSecret?, tokenSecret: SealedSecret?) {
@@ -21,12 +21,12 @@ final class SealedSecrets: Sendable {
     }
 
     /// `account` with these secrets decrypted into it; throws ``StoreError/corrupt(path:reason:)`` naming `path` and the field that fails.
-    func open(into account: Account, path: @autoclosure () -> String) throws(StoreError) -> Account {
+    package func open(into account: Account, path: @autoclosure () -> String) throws(StoreError) -> Account {
         try open(into: account, path: path) { _ in nil }
     }
 
     /// The same, with the key bytes taken from `keys`, the calling thread's own copies.
-    func open(into account: Account, path: @autoclosure () -> String, keys: inout KeyCopies) throws(StoreError) -> Account {
+    package func open(into account: Account, path: @autoclosure () -> String, keys: inout KeyCopies) throws(StoreError) -> Account {
         try open(into: account, path: path) { keys.bytes(of: $0) }
     }
 
@@ -46,14 +46,14 @@ final class SealedSecrets: Sendable {
 }
 
 /// One thread's own copies of key bytes, by key id, so that parallel openers share no reference-counted buffer.
-struct KeyCopies {
+package struct KeyCopies {
     private var copies: [String: [UInt8]] = [:]
 
     /// An empty set of copies.
-    init() {}
+    package init() {}
 
     /// The bytes of `key` in a buffer only this value holds.
-    mutating func bytes(of key: EncryptionKey) -> [UInt8] {
+    package mutating func bytes(of key: EncryptionKey) -> [UInt8] {
         if let copy = copies[key.id] { return copy }
         // `Array(key.bytes)` would share the buffer; building it byte by byte makes a new one.
         let copy = [UInt8](unsafeUninitializedCapacity: key.bytes.count) { buffer, count in

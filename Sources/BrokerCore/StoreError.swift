@@ -15,3 +15,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension StoreError {
+    /// The message without the case name: the text of ``unavailable(_:)`` or the reason of ``corrupt(path:reason:)``.
+    package var message: String {
+        switch self {
+        case .unavailable(let message): return message
+        case .corrupt(let path, let reason): return "\(path): \(reason)"
+        }
+    }
+}

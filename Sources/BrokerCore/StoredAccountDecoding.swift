@@ -2,7 +2,7 @@
 ///
 /// Start-up with many records then pays for parsing and checks only; the
 /// ChaCha20-Poly1305 openings happen on first read (or in the background).
-protocol StoredAccountDecoding: AccountRecordCodec {
+package protocol StoredAccountDecoding: AccountRecordCodec {
     /// The account in `bytes`, checked in full except for the decryption of its secrets.
     ///
     /// `path` is built only for an error message. Throws

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BrokerCore
 import BrokerCrypto
+import BrokerFileStore
 import BrokerRedis
 import Foundation
 

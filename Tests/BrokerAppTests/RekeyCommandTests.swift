@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerCrypto
+import BrokerFileStore
 import Foundation
 import Testing
 

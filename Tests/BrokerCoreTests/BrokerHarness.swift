@@ -1,4 +1,6 @@
 import BrokerCore
+import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 
 /// The core services on real JSON-file stores in a temporary directory, a fake provider and a hand-moved clock.

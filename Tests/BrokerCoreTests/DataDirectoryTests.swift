@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerFileStore
 import Foundation
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 @testable import BrokerCore
+@testable import BrokerFileStore
 import Foundation
 import Synchronization
 import Testing

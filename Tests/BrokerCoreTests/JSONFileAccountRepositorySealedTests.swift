@@ -1,4 +1,5 @@
 @testable import BrokerCore
+@testable import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Glibc

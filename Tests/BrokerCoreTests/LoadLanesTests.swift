@@ -1,4 +1,5 @@
 @testable import BrokerCore
+@testable import BrokerFileStore
 import Foundation
 import Glibc
 import Synchronization

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Synchronization

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerCrypto
+import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 @testable import BrokerCore
+@testable import BrokerFileStore
 import Testing
 
 /// Record keys map to safe, unique file names.

@@ -1,3 +1,4 @@
+import BrokerCore
 import Glibc
 
 /// Reads whole small files of one directory by name, reusing one buffer: the start-up path over many record files.

@@ -1,3 +1,4 @@
+import BrokerCore
 import Glibc
 
 /// The broker's data directory (`BROKER_DATA_DIR`): private to its owner, probed for writability, home of generated secrets.

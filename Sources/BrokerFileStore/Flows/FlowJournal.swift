@@ -1,3 +1,4 @@
+import BrokerCore
 import Glibc
 
 /// The state behind a ``JournalFlowStore``: the pending flows in memory and the append-only file that records them.

@@ -1,3 +1,4 @@
+import BrokerCore
 import Dispatch
 import Glibc
 import Synchronization

@@ -1,3 +1,5 @@
+import BrokerCore
+
 /// A directory whose entry changes (create, rename, unlink) are flushed by fsyncs shared among concurrent writers.
 ///
 /// Each ``sync()`` returns only after an fsync of the directory that began

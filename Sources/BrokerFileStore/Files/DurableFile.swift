@@ -1,3 +1,4 @@
+import BrokerCore
 import Glibc
 
 /// Whole-file writes that are atomic and durable: a reader or a crash sees the old bytes or the new, never a mix.
@@ -120,7 +121,7 @@ public enum DurableFile {
     }
 
     /// Flushes the directory entry changes (create, rename, unlink) of `directory` to disk.
-    static func syncDirectory(_ directory: String) throws(StoreError) {
+    package static func syncDirectory(_ directory: String) throws(StoreError) {
         let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .posix("open directory", directory) }
         defer { close(descriptor) }
@@ -140,13 +141,13 @@ public enum DurableFile {
     }
 
     /// Sixteen lowercase hex digits from the system's random generator (getrandom on Linux).
-    static func randomSuffix() -> String {
+    package static func randomSuffix() -> String {
         let digits = String(UInt64.random(in: .min ... .max), radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// Whether `name` ends in `marker` followed by exactly sixteen lowercase hex digits.
-    static func hasRandomSuffix(_ name: String, marker: String) -> Bool {
+    package static func hasRandomSuffix(_ name: String, marker: String) -> Bool {
         // Most names in a store are records ending in ".json": turn them away before copying anything.
         guard let last = name.utf8.last, (0x30...0x39).contains(last) || (0x61...0x66).contains(last) else { return false }
         let bytes = Array(name.utf8)
@@ -158,7 +159,7 @@ public enum DurableFile {
     }
 
     /// The directory part of `path`, or `.` for a bare name.
-    static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

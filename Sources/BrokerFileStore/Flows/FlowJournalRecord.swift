@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 
 /// One line of the flow journal: a flow that became pending, or a state that stopped being pending.

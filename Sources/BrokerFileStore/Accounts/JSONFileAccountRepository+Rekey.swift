@@ -1,3 +1,5 @@
+import BrokerCore
+
 extension JSONFileAccountRepository {
     /// Re-encrypts with `codec`'s current key every record that is plaintext or sealed with an older key.
     ///

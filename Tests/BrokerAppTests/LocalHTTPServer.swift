@@ -25,7 +25,7 @@ final class LocalHTTPServer: Sendable {
     /// A socket listening on 127.0.0.1 with a port the kernel chose, and that port.
     static func listenOnLoopback(backlog: Int32) throws -> (descriptor: Int32, port: UInt16) {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard listener >= 0 else { throw StoreTestError("socket: errno \(errno)") }
+        guard listener >= 0 else { throw SocketSetupError("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -35,7 +35,7 @@ final class LocalHTTPServer: Sendable {
         }
         guard bound == 0, listen(listener, backlog) == 0 else {
             close(listener)
-            throw StoreTestError("bind/listen: errno \(errno)")
+            throw SocketSetupError("bind/listen: errno \(errno)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
@@ -94,4 +94,10 @@ final class LocalHTTPServer: Sendable {
         }
         return String(decoding: data, as: UTF8.self)
     }
+}
+
+/// A loopback listener that could not be set up; the message names the call and errno.
+struct SocketSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

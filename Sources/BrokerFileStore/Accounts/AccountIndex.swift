@@ -1,3 +1,5 @@
+import BrokerCore
+
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
 /// Accounts sit inline in one dictionary, as before sealed records were opened

@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerCrypto
 
 extension EncryptionKeyring {

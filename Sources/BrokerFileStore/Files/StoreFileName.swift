@@ -1,12 +1,16 @@
+import BrokerCore
 import BrokerCrypto
 
 /// Maps record keys to safe, unique file names, and back.
-enum StoreFileName {
+package enum StoreFileName {
     /// The extension of every record file.
     static let recordExtension = ".json"
 
     /// The longest record file name accepted, leaving room for a temporary suffix within NAME_MAX (255).
     static let maximumLength = 200
+
+    /// The marker between a per-flow file name and the random suffix of its claimed copy (`<state>.json.taken.<random>`).
+    package static let takenFlowMarker = ".taken."
 
     /// The first byte of a digest name; percent-encoding writes `~` as `%7E`, so no encoded name starts with it.
     static let digestMarker = UInt8(ascii: "~")
@@ -88,7 +92,7 @@ enum StoreFileName {
     ///
     /// Anything else is refused before the file system is touched, so a state
     /// can never name a path outside the flows directory.
-    static func forFlow(state: String) -> String? {
+    package static func forFlow(state: String) -> String? {
         let bytes = state.utf8
         guard (16...128).contains(bytes.count),
               bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })

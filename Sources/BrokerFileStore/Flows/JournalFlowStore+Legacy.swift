@@ -1,5 +1,7 @@
+import BrokerCore
+
 extension JournalFlowStore {
-    /// Reads the per-flow files ``JSONFileFlowStore`` leaves in `directory` into `entries`.
+    /// Reads the per-flow files an earlier flow store left in `directory` (`<state>.json`) into `entries`.
     ///
     /// Returns every name to remove once the journal holds the imported flows
     /// (flow files and their claimed copies, which were already used once) and
@@ -9,7 +11,7 @@ extension JournalFlowStore {
         var names: [String] = []
         var unreadable = 0
         for name in try DirectoryListing.names(in: directory) {
-            if DurableFile.hasRandomSuffix(name, marker: JSONFileFlowStore.takenMarker) {
+            if DurableFile.hasRandomSuffix(name, marker: StoreFileName.takenFlowMarker) {
                 names.append(name)
                 continue
             }

@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 import Glibc
 import Synchronization
@@ -21,7 +22,7 @@ import Synchronization
 ///
 /// One process owns a data directory, as with ``JSONFileAccountRepository``:
 /// single use holds across this process's threads, not across processes.
-/// Flow files left by ``JSONFileFlowStore`` (`<state>.json`) are imported into
+/// Flow files left by the earlier one-file-per-flow store (`<state>.json`) are imported into
 /// the journal at start and removed.
 public final class JournalFlowStore: FlowStore {
     /// The journal's file name inside the flows directory.

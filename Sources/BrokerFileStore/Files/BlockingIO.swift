@@ -1,3 +1,4 @@
+import BrokerCore
 import Dispatch
 import Synchronization
 
@@ -8,7 +9,7 @@ import Synchronization
 /// cure on Linux: it is not overcommitting and runs only about one block per
 /// core at a time. Serial queues do overcommit, so this type spreads work over
 /// a fixed set of serial lanes in turn, and that many fsyncs can overlap.
-enum BlockingIO {
+package enum BlockingIO {
     /// How many blocking calls can be in flight at once.
     static let laneCount = 16
 
@@ -19,7 +20,7 @@ enum BlockingIO {
     private static let nextLane = Atomic<Int>(0)
 
     /// Runs `work` on an I/O lane and returns its result to the awaiting task.
-    static func run<T: Sendable>(_ work: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
         let lane = lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue & (laneCount - 1)]
         let result: Result<T, StoreError> = await withCheckedContinuation { continuation in
             lane.async {

@@ -1,3 +1,5 @@
+import BrokerCore
+import BrokerFileStore
 import Foundation
 import Glibc
 
@@ -6,9 +8,13 @@ import Glibc
 /// Taking a flow is atomic across threads and processes: the taker renames
 /// `S.json` to `S.json.taken.<random>` first, and rename(2) lets exactly one
 /// caller move the file. Only the winner reads and deletes it.
+///
+/// The broker keeps flows in ``JournalFlowStore``, which imports these files
+/// once; this store stays for tests, to leave such files behind and to
+/// compare stores against.
 public final class JSONFileFlowStore: FlowStore {
     /// The marker between a flow's file name and the random suffix of its claimed copy.
-    static let takenMarker = ".taken."
+    static let takenMarker = StoreFileName.takenFlowMarker
 
     /// The directory holding one `<state>.json` file per pending flow.
     public let flowsDirectory: String

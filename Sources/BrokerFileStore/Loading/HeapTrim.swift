@@ -1,3 +1,4 @@
+import BrokerCore
 import Glibc
 
 /// Returns the free memory of the C heap to the system (glibc's `malloc_trim`), when the C library has it.

@@ -1,3 +1,5 @@
+import BrokerCore
+
 /// The pending flows a flow journal describes, rebuilt from its bytes; no I/O.
 ///
 /// Lines are applied in order: a put makes its flow pending (replacing an

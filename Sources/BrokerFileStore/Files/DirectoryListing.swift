@@ -1,9 +1,10 @@
+import BrokerCore
 import Glibc
 
 /// Lists a directory's entry names with opendir/readdir, without Foundation's per-entry overhead.
-enum DirectoryListing {
+package enum DirectoryListing {
     /// The names in `directory`, without `.` and `..`, in no particular order.
-    static func names(in directory: String) throws(StoreError) -> [String] {
+    package static func names(in directory: String) throws(StoreError) -> [String] {
         var names: [String] = []
         try forEachBatch(in: directory, size: .max) { names += $0 }
         return names

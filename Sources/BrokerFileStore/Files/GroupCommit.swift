@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 
 /// Shares one fsync among concurrent writers that each need their own change on disk before they answer.

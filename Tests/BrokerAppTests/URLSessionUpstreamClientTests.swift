@@ -1,3 +1,4 @@
+import BrokerApp
 import BrokerCore
 import Foundation
 import Glibc
@@ -216,5 +217,25 @@ struct URLSessionUpstreamClientTests {
         #expect(response.status == 401)
         #expect(String(decoding: response.body, as: UTF8.self) == body)
         #expect(server.requests.count == 1)
+    }
+
+    @Test func hugeTokenAnswerIsAnUpstreamErrorNamingTheCap() async throws {
+        // A real client and socket: the cap lives in URLSessionUpstreamClient, not in the fake.
+        let piece = [UInt8](repeating: UInt8(ascii: " "), count: 64 << 10)
+        let server = try StreamingHTTPServer(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
+                                             piece: piece, count: 64, chunked: true)
+        defer { server.stop() }
+        let upstream = URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 64 << 10)
+        let environment = ["GOOGLE_CLIENT_ID": "google-id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "google-secret-SENTINEL"]
+        var provider = try #require(try ProviderRegistry.load(environment: environment, providersFile: nil).provider(named: "google"))
+        provider.tokenURL = server.url("/token")
+        let subject = OAuth2Client(provider: provider, redirectURI: "https://broker.example/callback", upstream: upstream)
+        do {
+            _ = try await subject.exchange(code: "code-SENTINEL", codeVerifier: nil)
+            Issue.record("expected an upstream error")
+        } catch {
+            #expect(error == .upstreamError(step: "token_exchange", reason: "the answer is larger than 65536 bytes"))
+            #expect(!error.message.contains("SENTINEL"))
+        }
     }
 }

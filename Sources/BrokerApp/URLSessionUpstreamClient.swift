@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
