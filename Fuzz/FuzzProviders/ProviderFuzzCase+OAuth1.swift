@@ -18,7 +18,7 @@ extension ProviderFuzzCase {
         }
         switch outcome {
         case .success(let temporary):
-            require(OAuth1Client.isUsableToken(temporary.token), "an unusable request token accepted")
+            require(ProviderCall.isUsableToken(temporary.token), "an unusable request token accepted")
             require(!temporary.secret.value.isEmpty, "an empty request token secret accepted")
             checkStoredFlow(provider: "twitter", requestToken: temporary.token, secret: temporary.secret)
         case .failure(let error):

@@ -29,7 +29,7 @@ extension ProviderFuzzCase {
         }
         switch outcome {
         case .success(let (session, uid, username)):
-            require(OAuth1Client.isUsableToken(session.value), "an unusable session id accepted")
+            require(ProviderCall.isUsableToken(session.value), "an unusable session id accepted")
             checkStored(account(provider: "tmdb", uid: uid, grant: TokenGrant(accessToken: session, screenName: username), screenName: username))
         case .failure(let error):
             checkRefusal(error, secrets: [ProviderFixtures.apiKey])

@@ -75,16 +75,9 @@ final class OAuthHandlers: Sendable {
     func callback(_ request: Request) async -> Response {
         var query: [String: String] = [:]
         for item in request.queryItems where query[item.name] == nil { query[item.name] = item.value }
-        // A provider that appends "?request_token=…" to a redirect_to that already has "?state=…"
-        // (TMDB may) leaves "S?request_token=…" in state: split it back into its parameters.
-        if let state = query["state"], let mark = state.firstIndex(of: "?") {
-            query["state"] = String(state[..<mark])
-            for item in URLEncodedForm.parse(String(state[state.index(after: mark)...])) where query[item.name] == nil {
-                query[item.name] = item.value
-            }
-        }
+        // The query goes to the provider's exchange as it came; the flow is found by the state's own part.
         let flow = request.cookies[Self.flowCookie].flatMap(Self.splitFlowCookie)
-        guard let state = query["state"] ?? flow?.state, !state.isEmpty else {
+        guard let state = query["state"].map(AuthorizationService.flowState(callbackState:)) ?? flow?.state, !state.isEmpty else {
             return failure(BrokerError.invalidState, event: "callback failed", negotiatingFor: request)
         }
         let proof = flow?.state == state ? flow?.nonce : nil

@@ -35,7 +35,7 @@ extension AccountService {
         case .reauthorizationRequired:
             return AccountStatus.reauthorizationRequired.rawValue
         case .active:
-            let refreshable = refresher.refreshProvider(for: account) != nil
+            let refreshable = refresher.refreshExchange(for: account) != nil
             return account.isExpired(at: now()) && !refreshable ? "expired" : AccountStatus.active.rawValue
         }
     }

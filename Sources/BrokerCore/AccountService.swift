@@ -25,10 +25,6 @@ public final class AccountService: Sendable {
     let immediateReader: (any ImmediateAccountReading)?
     /// The providers, for revocation endpoints.
     let registry: ProviderRegistry
-    /// The outbound client for revocation calls.
-    let upstream: any UpstreamClient
-    /// The broker's fixed callback URL.
-    let redirectURI: String
     /// The injected clock that decides expiry.
     let now: @Sendable () -> Date
     /// Refreshes tokens on read and for the background refresher, one refresh per account at a time.
@@ -53,8 +49,6 @@ public final class AccountService: Sendable {
         self.accounts = accounts
         self.immediateReader = accounts as? any ImmediateAccountReading
         self.registry = registry
-        self.upstream = upstream
-        self.redirectURI = redirectURI
         self.now = now
         refresher = RefreshCoordinator(
             accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
@@ -118,34 +112,15 @@ public final class AccountService: Sendable {
         return result
     }
 
-    /// Revokes at `provider`: nil when it has no revoke endpoint, else whether it worked and why not.
+    /// Revokes at `provider`: nil when its exchange cannot revoke, else whether it worked and why not.
     private func revoke(_ account: Account, at provider: ProviderConfiguration) async -> (Bool?, String?) {
-        switch provider.kind {
-        case .oauth2:
-            guard provider.revokeURL != nil else { return (nil, nil) }
-            if provider.revokeAuthenticatesClient, !provider.isConfigured {
-                return (false, BrokerError.providerNotConfigured(provider.name, missing: provider.missingSettings).message)
-            }
-            let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
-            do {
-                try await client.revoke(account: account)
-                return (true, nil)
-            } catch {
-                return (false, error.message)
-            }
-        case .oauth1:
-            // RFC 5849 defines no revocation, and the Twitter preset names no revoke endpoint.
-            return (nil, nil)
-        case .tmdb:
-            guard provider.isConfigured else {
-                return (false, BrokerError.providerNotConfigured(provider.name, missing: provider.missingSettings).message)
-            }
-            do {
-                try await TMDBClient(provider: provider, upstream: upstream).deleteSession(account.accessToken)
-                return (true, nil)
-            } catch {
-                return (false, error.message)
-            }
+        let exchange = refresher.context.exchange(for: provider)
+        guard exchange.capabilities.contains(.revoke) else { return (nil, nil) }
+        do {
+            try await exchange.revoke(account)
+            return (true, nil)
+        } catch {
+            return (false, error.message)
         }
     }
 }

@@ -15,8 +15,8 @@ public final class AuthorizationService: Sendable {
     let accounts: any AccountRepository
     /// Pending flows, each taken once.
     let flows: any FlowStore
-    /// The outbound client for provider calls.
-    let upstream: any UpstreamClient
+    /// What the providers' exchanges need from the broker: the outbound client, the redirect URI, the registry and the clock.
+    let context: ExchangeContext
     /// How long a flow lives, in seconds (`BROKER_FLOW_TTL`).
     let flowTTL: Double
     /// The origins return_to may point at.
@@ -41,13 +41,13 @@ public final class AuthorizationService: Sendable {
         self.registry = registry
         self.accounts = accounts
         self.flows = flows
-        self.upstream = upstream
         self.flowTTL = flowTTL
         self.allowlist = ReturnToAllowlist(returnToAllowlist)
         self.now = now
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.redirectURI = base + "/callback"
+        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now)
     }
 
     /// A fresh state: 256 random bits as 43 base64url characters (RFC 6749 §10.10 asks for at least 128).
@@ -70,7 +70,7 @@ public final class AuthorizationService: Sendable {
         return value
     }
 
-    /// Starts a flow at `provider`: a new state, PKCE or a request token as its kind needs, the flow stored with `binding`.
+    /// Starts a flow at `provider`: a new state, and what its kind's exchange needs kept (a PKCE verifier, a request token), stored with `binding`.
     ///
     /// `binding` is ``binding(forCookieNonce:)`` of the browser's flow cookie, or
     /// ``apiBinding`` for back-end-driven flows. Returns where to send the browser.
@@ -78,38 +78,34 @@ public final class AuthorizationService: Sendable {
         let provider = try configuredProvider(named: name)
         let returnTo = try validateReturnTo(returnTo)
         guard !binding.isEmpty else { throw .badRequest("The flow has no browser binding") }
-        switch provider.kind {
-        case .oauth2:
-            return try await beginOAuth2(provider, returnTo: returnTo, binding: binding)
-        case .oauth1:
-            return try await beginOAuth1(provider, returnTo: returnTo, binding: binding)
-        case .tmdb:
-            return try await beginTMDB(provider, returnTo: returnTo, binding: binding)
-        }
-    }
-
-    /// Stores an OAuth 2.0 flow and builds its authorize URL.
-    private func beginOAuth2(_ provider: ProviderConfiguration, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
         let state = Self.makeState()
-        let verifier = provider.pkce ? PKCE.makeVerifier() : nil
+        let start = try await context.exchange(for: provider).begin(state: state, binding: binding)
         let createdAt = now()
         let flow = PendingFlow(
             state: state,
             provider: provider.name,
             binding: binding,
-            codeVerifier: verifier.map(Secret.init),
+            codeVerifier: start.codeVerifier,
+            requestToken: start.requestToken,
+            requestTokenSecret: start.requestTokenSecret,
             returnTo: returnTo,
             createdAt: createdAt,
-            expiresAt: createdAt.addingTimeInterval(flowTTL)
+            expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
         )
         do {
             try await flows.put(flow)
         } catch {
             throw BrokerError.storage(error)
         }
-        let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
-        let url = client.authorizeURL(state: state, codeChallenge: verifier.map(PKCE.challenge(for:)))
-        return AuthorizationStart(authorizeURL: url, state: state, expiresAt: flow.expiresAt)
+        return AuthorizationStart(authorizeURL: start.authorizeURL, state: state, expiresAt: flow.expiresAt)
+    }
+
+    /// The state a callback's `state` parameter names: the part before any `?`.
+    ///
+    /// A state is base64url and never holds `?`; TMDB may append its own
+    /// parameters after one (the TMDB exchange reads them back from the query).
+    public static func flowState(callbackState: String) -> String {
+        callbackState.firstIndex(of: "?").map { String(callbackState[..<$0]) } ?? callbackState
     }
 
     /// The provider called `name` when it exists and is configured.

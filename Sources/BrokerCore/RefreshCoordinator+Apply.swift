@@ -1,13 +1,12 @@
 import Foundation
 
 extension RefreshCoordinator {
-    /// Calls the provider's refresh grant with `refreshToken` and stores what it says.
-    nonisolated func callProvider(for account: Account, at provider: ProviderConfiguration,
+    /// Calls the provider's refresh grant through `exchange` with `refreshToken` and stores what it says.
+    nonisolated func callProvider(for account: Account, with exchange: any ProviderExchange,
                                   presenting refreshToken: Secret) async throws(BrokerError) -> Outcome {
-        let client = OAuth2Client(provider: provider, redirectURI: redirectURI, upstream: upstream)
         let grant: TokenGrant
         do {
-            grant = try await client.attemptRefresh(refreshToken: refreshToken)
+            grant = try await exchange.refresh(refreshToken: refreshToken)
         } catch {
             if error.error == .reauthorizationRequired {
                 await clearBackoff(accountID: account.id)

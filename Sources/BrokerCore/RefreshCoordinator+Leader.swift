@@ -44,7 +44,7 @@ extension RefreshCoordinator {
                 await releaseLock(key, token: token)
                 return outcome
             }
-            guard clock.now < deadline else { return .failed(current, .upstreamTimeout(step: "token_refresh")) }
+            guard clock.now < deadline else { return .failed(current, .upstreamTimeout(step: ProviderStep.tokenRefresh.rawValue)) }
             try? await Task.sleep(for: .seconds(policy.pollInterval))
             current = try await read(initial.id)
         }
@@ -57,8 +57,8 @@ extension RefreshCoordinator {
         if respectingBackoff, let wait = await activeBackoff(accountID: fresh.id) {
             return .backingOff(fresh, lastError: wait.lastError, until: wait.notBefore)
         }
-        guard let provider = refreshProvider(for: fresh), let refreshToken = fresh.refreshToken else { return .unchanged(fresh) }
-        return try await callProvider(for: fresh, at: provider, presenting: refreshToken)
+        guard let exchange = refreshExchange(for: fresh), let refreshToken = fresh.refreshToken else { return .unchanged(fresh) }
+        return try await callProvider(for: fresh, with: exchange, presenting: refreshToken)
     }
 
     /// The outcome when `current` needs no refresh by this caller, or nil when it still does.

@@ -19,10 +19,8 @@ public actor RefreshCoordinator {
     nonisolated let accounts: any AccountRepository
     /// The providers, for token endpoints and client credentials.
     nonisolated let registry: ProviderRegistry
-    /// The outbound client.
-    nonisolated let upstream: any UpstreamClient
-    /// The broker's callback URL (the client needs it; the refresh grant does not send it).
-    nonisolated let redirectURI: String
+    /// What the providers' exchanges need: the outbound client, the callback URL (the refresh grant does not send it), the clock.
+    nonisolated let context: ExchangeContext
     /// The lock shared with other replicas.
     nonisolated let lock: any RefreshLock
     /// The backoff shared with other replicas.
@@ -56,8 +54,7 @@ public actor RefreshCoordinator {
     ) {
         self.accounts = accounts
         self.registry = registry
-        self.upstream = upstream
-        self.redirectURI = redirectURI
+        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now)
         self.lock = lock
         self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy
@@ -68,14 +65,14 @@ public actor RefreshCoordinator {
     /// Whether `account` should be refreshed at `now`: active, refreshable, and expiring within the margin.
     public nonisolated func isDue(_ account: Account, at now: Date) -> Bool {
         guard account.status == .active, let expiresAt = account.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= policy.margin && refreshProvider(for: account) != nil
+        return expiresAt.timeIntervalSince(now) <= policy.margin && refreshExchange(for: account) != nil
     }
 
-    /// The provider that can refresh `account`: it has a refresh token and its provider is a configured OAuth 2.0 one.
-    nonisolated func refreshProvider(for account: Account) -> ProviderConfiguration? {
-        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider),
-              provider.kind == .oauth2, provider.isConfigured else { return nil }
-        return provider
+    /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.
+    nonisolated func refreshExchange(for account: Account) -> (any ProviderExchange)? {
+        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider), provider.isConfigured else { return nil }
+        let exchange = context.exchange(for: provider)
+        return exchange.capabilities.contains(.refresh) ? exchange : nil
     }
 
     /// Refreshes `account` (as the caller read it) unless that is no longer needed; joins the refresh already running for it.

@@ -33,8 +33,8 @@ struct ByteExactIdentityTests {
         try await BrokerHarness.with { broker in
             var provider = ProviderConfiguration(name: "acme", kind: .oauth2)
             provider.issuer = "https://" + Self.composed + ".example"
-            #expect(throws: Never.self) { try broker.authorization.checkIssuer("https://" + Self.composed + ".example", provider: provider) }
-            #expect(throws: BrokerError.self) { try broker.authorization.checkIssuer("https://" + Self.decomposed + ".example", provider: provider) }
+            #expect(throws: Never.self) { try OAuth2Exchange.checkIssuer("https://" + Self.composed + ".example", provider: provider, among: broker.authorization.registry) }
+            #expect(throws: BrokerError.self) { try OAuth2Exchange.checkIssuer("https://" + Self.decomposed + ".example", provider: provider, among: broker.authorization.registry) }
         }
     }
 

@@ -34,30 +34,27 @@ public struct OAuth1Client: Sendable {
     /// `oauth_callback_confirmed=true`; without the confirmation the flow is aborted
     /// rather than downgraded to OAuth 1.0 (session fixation, Security Advisory 2009.1).
     public func requestTemporaryCredentials(callback: String) async throws(BrokerError) -> (token: String, secret: Secret) {
-        let step = "request_token"
-        guard let url = provider.requestTokenURL else { throw notConfigured("request_token_url") }
+        let step = ProviderStep.requestToken
+        guard let url = provider.requestTokenURL else { throw ProviderCall.notConfigured(provider, "request_token_url") }
         let header = signer(token: nil, tokenSecret: nil)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_callback", callback)])
-        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", Self.userAgent)])
-        let fields: [String: String]
-        do {
-            fields = try Self.formFields(of: try await send(request, step: step), step: step)
-        } catch {
-            throw OAuth2Client.redacting(sensitive(), in: error)
+        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
+        let fields = try await call.perform(request, step: step, secrets: sensitive()) { response throws(BrokerError) in
+            try Self.formFields(of: response, step: step.rawValue)
         }
         guard fields["oauth_callback_confirmed"] == "true" else {
-            throw .upstreamError(step: step, reason: "oauth_callback_confirmed is not true")
+            throw .upstreamError(step: step.rawValue, reason: "oauth_callback_confirmed is not true")
         }
-        guard let token = fields["oauth_token"], Self.isUsableToken(token) else {
-            throw .upstreamError(step: step, reason: "the response has no usable oauth_token")
+        guard let token = fields["oauth_token"], ProviderCall.isUsableToken(token) else {
+            throw .upstreamError(step: step.rawValue, reason: "the response has no usable oauth_token")
         }
         guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
-            throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
+            throw .upstreamError(step: step.rawValue, reason: "the response has no oauth_token_secret")
         }
         // The pending flow keeps this secret; a store without a key writes it as it is and reads a value
         // that starts with the sealed prefix as sealed, so such a secret could not be read back.
         guard !secret.hasPrefix(PendingFlowCodec.sealedPrefix) else {
-            throw .upstreamError(step: step, reason: "oauth_token_secret has the form of a sealed value")
+            throw .upstreamError(step: step.rawValue, reason: "oauth_token_secret has the form of a sealed value")
         }
         return (token, Secret(secret))
     }
@@ -75,25 +72,22 @@ public struct OAuth1Client: Sendable {
     /// form-encoded even when labelled `text/html`; `user_id` and `screen_name` are
     /// Twitter's additions and land in the grant's `uid` and `screenName`.
     public func requestTokenCredentials(requestToken: String, requestTokenSecret: Secret, verifier: String) async throws(BrokerError) -> TokenGrant {
-        let step = "access_token"
-        guard let url = provider.accessTokenURL else { throw notConfigured("access_token_url") }
+        let step = ProviderStep.accessToken
+        guard let url = provider.accessTokenURL else { throw ProviderCall.notConfigured(provider, "access_token_url") }
         let header = signer(token: requestToken, tokenSecret: requestTokenSecret.value)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_verifier", verifier)])
-        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", Self.userAgent)])
-        let fields: [String: String]
-        do {
-            fields = try Self.formFields(of: try await send(request, step: step), step: step)
-        } catch {
-            throw OAuth2Client.redacting(sensitive(requestToken, requestTokenSecret.value, verifier), in: error)
+        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
+        let fields = try await call.perform(request, step: step, secrets: sensitive(requestToken, requestTokenSecret.value, verifier)) {
+            response throws(BrokerError) in try Self.formFields(of: response, step: step.rawValue)
         }
         guard let token = fields["oauth_token"], !token.isEmpty else {
-            throw .upstreamError(step: step, reason: "the response has no oauth_token")
+            throw .upstreamError(step: step.rawValue, reason: "the response has no oauth_token")
         }
         guard let secret = fields["oauth_token_secret"], !secret.isEmpty else {
-            throw .upstreamError(step: step, reason: "the response has no oauth_token_secret")
+            throw .upstreamError(step: step.rawValue, reason: "the response has no oauth_token_secret")
         }
-        try OAuth2ResponseValidator.checkToken(token, field: "oauth_token", step: step)
-        try OAuth2ResponseValidator.checkToken(secret, field: "oauth_token_secret", step: step)
+        try OAuth2ResponseValidator.checkToken(token, field: "oauth_token", step: step.rawValue)
+        try OAuth2ResponseValidator.checkToken(secret, field: "oauth_token_secret", step: step.rawValue)
         return TokenGrant(
             accessToken: Secret(token),
             tokenSecret: Secret(secret),
@@ -115,29 +109,6 @@ public struct OAuth1Client: Sendable {
         [provider.clientSecret?.value].compactMap { $0 } + values
     }
 
-    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and a transport failure or an oversized answer to an upstream error.
-    func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
-        do {
-            return try await upstream.send(request)
-        } catch {
-            switch error {
-            case .timeout: throw .upstreamTimeout(step: step)
-            case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
-            case .tooLarge: throw .upstreamError(step: step, reason: error.description)
-            }
-        }
-    }
-
-    /// The error for a provider that lacks `key`.
-    func notConfigured(_ key: String) -> BrokerError {
-        .providerNotConfigured(provider.name, missing: [provider.settingNames[key] ?? key])
-    }
-
-    /// The User-Agent sent to providers.
-    static let userAgent = "token-broker"
-
-    /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters (C0, DEL, C1).
-    static func isUsableToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
-    }
+    /// The shared sending, step naming and redaction of provider calls.
+    var call: ProviderCall { ProviderCall(upstream: upstream) }
 }

@@ -29,26 +29,27 @@ extension OAuth2Client {
     /// §10.2.3 names 503; other server errors may send it too); on other
     /// statuses it means something else or nothing, and is dropped.
     public func attemptRefresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
-        let step = "token_refresh"
-        guard let tokenURL = provider.tokenURL else { throw RefreshFailure(notConfigured("token_url")) }
+        let step = ProviderStep.tokenRefresh
+        guard let tokenURL = provider.tokenURL else { throw RefreshFailure(ProviderCall.notConfigured(provider, "token_url")) }
         var form: [(String, String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
         var headers: [(String, String)] = [
             ("Content-Type", "application/x-www-form-urlencoded"),
             // GitHub answers form-encoded unless asked for JSON.
             ("Accept", "application/json"),
-            ("User-Agent", Self.userAgent),
+            ("User-Agent", ProviderCall.userAgent),
         ]
         addClientAuthentication(form: &form, headers: &headers)
         let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
         let sensitive = [refreshToken.value, provider.clientSecret?.value].compactMap { $0 }
         var retryAfter: String?
         do throws(BrokerError) {
-            let response = try await send(request, step: step)
-            if response.status == 429 || response.status >= 500 { retryAfter = response.header("Retry-After") }
-            if Self.reportsDeadRefreshToken(response) { throw .reauthorizationRequired }
-            return try OAuth2ResponseValidator.tokenGrant(from: response, step: step)
+            return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
+                if response.status == 429 || response.status >= 500 { retryAfter = response.header("Retry-After") }
+                if Self.reportsDeadRefreshToken(response) { throw .reauthorizationRequired }
+                return try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue)
+            }
         } catch {
-            throw RefreshFailure(Self.redacting(sensitive, in: error), retryAfter: retryAfter)
+            throw RefreshFailure(error, retryAfter: retryAfter)
         }
     }
 

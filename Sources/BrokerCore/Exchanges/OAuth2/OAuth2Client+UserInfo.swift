@@ -6,11 +6,11 @@ extension OAuth2Client {
     /// (RFC 6750 §2.1). The id is the configured field (`uid`, `id`, `sub`),
     /// accepted as a string or a whole number.
     public func fetchUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
-        let step = "user_info"
+        let step = ProviderStep.userInfo
         guard let userURL = provider.userURL else {
-            throw .upstreamError(step: step, reason: "the token response names no user and the provider has no user_url")
+            throw .upstreamError(step: step.rawValue, reason: "the token response names no user and the provider has no user_url")
         }
-        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", Self.userAgent)]
+        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)]
         let url: String
         if let parameter = provider.userTokenParameter {
             url = FormEncoding.url(userURL, adding: [(parameter, accessToken.value)])
@@ -20,21 +20,14 @@ extension OAuth2Client {
         }
         let request = UpstreamRequest(method: "GET", url: url, headers: headers)
         let field = provider.userIDField ?? "id"
-        let user: [String: Any]
-        do {
-            let response = try await send(request, step: step)
-            user = try OAuth2ResponseValidator.jsonObject(from: response, step: step)
-        } catch {
-            throw Self.redacting([accessToken.value], in: error)
+        let user = try await call.perform(request, step: step, secrets: [accessToken.value]) { response throws(BrokerError) in
+            try OAuth2ResponseValidator.jsonObject(from: response, step: step.rawValue)
         }
         guard let uid = ProviderValue.identifier(user[field]) else {
-            throw .upstreamError(step: step, reason: "the user response has no \(field)")
+            throw .upstreamError(step: step.rawValue, reason: "the user response has no \(field)")
         }
-        try ProviderUserID.check(uid, step: step)
+        try ProviderUserID.check(uid, step: step.rawValue)
         let screenName = ["screen_name", "login", "name"].lazy.compactMap { ProviderValue.displayName(user[$0]) }.first
         return (uid, screenName)
     }
-
-    /// The User-Agent sent to providers; GitHub's API refuses requests without one.
-    static let userAgent = "token-broker"
 }

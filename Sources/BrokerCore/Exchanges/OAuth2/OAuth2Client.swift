@@ -48,8 +48,8 @@ public struct OAuth2Client: Sendable {
     /// The client authenticates with `client_secret_post` or HTTP Basic
     /// (RFC 6749 §2.3.1); `code_verifier` is sent when the flow used PKCE.
     public func exchange(code: String, codeVerifier: String?) async throws(BrokerError) -> TokenGrant {
-        let step = "token_exchange"
-        guard let tokenURL = provider.tokenURL else { throw notConfigured("token_url") }
+        let step = ProviderStep.tokenExchange
+        guard let tokenURL = provider.tokenURL else { throw ProviderCall.notConfigured(provider, "token_url") }
         var form: [(String, String)] = [
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -60,16 +60,13 @@ public struct OAuth2Client: Sendable {
             ("Content-Type", "application/x-www-form-urlencoded"),
             // GitHub answers form-encoded unless asked for JSON.
             ("Accept", "application/json"),
-            ("User-Agent", Self.userAgent),
+            ("User-Agent", ProviderCall.userAgent),
         ]
         addClientAuthentication(form: &form, headers: &headers)
         let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
         let sensitive = [code, codeVerifier, provider.clientSecret?.value].compactMap { $0 }
-        do {
-            let response = try await send(request, step: step)
-            return try OAuth2ResponseValidator.tokenGrant(from: response, step: step)
-        } catch {
-            throw Self.redacting(sensitive, in: error)
+        return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
+            try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue)
         }
     }
 
@@ -88,32 +85,6 @@ public struct OAuth2Client: Sendable {
         }
     }
 
-    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and a transport failure or an oversized answer to an upstream error.
-    func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
-        do {
-            return try await upstream.send(request)
-        } catch {
-            switch error {
-            case .timeout: throw .upstreamTimeout(step: step)
-            case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
-            case .tooLarge: throw .upstreamError(step: step, reason: error.description)
-            }
-        }
-    }
-
-    /// The error for a provider that lacks `key`.
-    func notConfigured(_ key: String) -> BrokerError {
-        .providerNotConfigured(provider.name, missing: [provider.settingNames[key] ?? key])
-    }
-
-    /// `error` with each of `values` replaced in its reason: defence in depth should a provider echo one.
-    static func redacting(_ values: [String], in error: BrokerError) -> BrokerError {
-        guard case .upstreamError(let step, let reason) = error else { return error }
-        var cleaned = reason
-        // Values under 8 characters are no credential a provider issues, and replacing them would garble the sentence.
-        for value in values where value.count >= 8 {
-            cleaned = cleaned.replacingOccurrences(of: value, with: "<redacted>")
-        }
-        return .upstreamError(step: step, reason: cleaned)
-    }
+    /// The shared sending, step naming and redaction of provider calls.
+    var call: ProviderCall { ProviderCall(upstream: upstream) }
 }

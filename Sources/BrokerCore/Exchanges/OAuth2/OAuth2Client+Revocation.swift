@@ -7,7 +7,7 @@ extension OAuth2Client {
     /// token as `access_token` and answers `{"result":"true"}`.
     public func revoke(account: Account) async throws(BrokerError) {
         guard let revokeURL = provider.revokeURL else { return }
-        let step = "revoke"
+        let step = ProviderStep.revoke
         let parameter = provider.revokeTokenParameter
         var form: [(String, String)]
         if parameter == "token", let refreshToken = account.refreshToken {
@@ -20,18 +20,15 @@ extension OAuth2Client {
         var headers: [(String, String)] = [
             ("Content-Type", "application/x-www-form-urlencoded"),
             ("Accept", "application/json"),
-            ("User-Agent", Self.userAgent),
+            ("User-Agent", ProviderCall.userAgent),
         ]
         if provider.revokeAuthenticatesClient {
             addClientAuthentication(form: &form, headers: &headers)
         }
         let request = UpstreamRequest(method: "POST", url: revokeURL, headers: headers, body: FormEncoding.body(form))
         let sensitive = [account.accessToken.value, account.refreshToken?.value, provider.clientSecret?.value].compactMap { $0 }
-        do {
-            let response = try await send(request, step: step)
-            try OAuth2ResponseValidator.checkRevocation(response, step: step)
-        } catch {
-            throw Self.redacting(sensitive, in: error)
+        try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
+            try OAuth2ResponseValidator.checkRevocation(response, step: step.rawValue)
         }
     }
 }

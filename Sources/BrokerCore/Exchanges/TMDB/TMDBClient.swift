@@ -44,14 +44,14 @@ public struct TMDBClient: Sendable {
 
     /// Step 1: `GET /authentication/token/new`; checks `success`, `request_token` and `expires_at`.
     public func createRequestToken() async throws(BrokerError) -> String {
-        let step = "request_token"
+        let step = ProviderStep.requestToken
         let fields = try await call("GET", "/authentication/token/new", step: step)
-        try Self.requireSuccess(fields, step: step)
+        try Self.requireSuccess(fields, step: step.rawValue)
         guard let token = ProviderValue.text(fields["request_token"]), Self.isPlainToken(token) else {
-            throw .upstreamError(step: step, reason: "the response has no usable request_token")
+            throw .upstreamError(step: step.rawValue, reason: "the response has no usable request_token")
         }
         guard ProviderValue.text(fields["expires_at"]) != nil else {
-            throw .upstreamError(step: step, reason: "the response has no expires_at")
+            throw .upstreamError(step: step.rawValue, reason: "the response has no expires_at")
         }
         return token
     }
@@ -65,38 +65,38 @@ public struct TMDBClient: Sendable {
 
     /// Step 3: `POST /authentication/session/new` with `{"request_token"}`; returns the session id.
     public func createSession(requestToken: String) async throws(BrokerError) -> Secret {
-        let step = "session"
+        let step = ProviderStep.session
         let fields = try await call("POST", "/authentication/session/new", json: ["request_token": requestToken], step: step)
-        try Self.requireSuccess(fields, step: step)
-        guard let session = ProviderValue.text(fields["session_id"]), OAuth1Client.isUsableToken(session) else {
-            throw .upstreamError(step: step, reason: "the response has no usable session_id")
+        try Self.requireSuccess(fields, step: step.rawValue)
+        guard let session = ProviderValue.text(fields["session_id"]), ProviderCall.isUsableToken(session) else {
+            throw .upstreamError(step: step.rawValue, reason: "the response has no usable session_id")
         }
         return Secret(session)
     }
 
     /// Step 4: `GET /account?session_id=…`; returns the numeric `id` as text and the `username`.
     public func fetchAccount(sessionID: Secret) async throws(BrokerError) -> (uid: String, username: String?) {
-        let step = "account"
+        let step = ProviderStep.account
         let fields = try await call("GET", "/account", query: [("session_id", sessionID.value)], step: step, sensitive: [sessionID.value])
         guard let uid = ProviderValue.identifier(fields["id"]) else {
-            throw .upstreamError(step: step, reason: "the account response has no id")
+            throw .upstreamError(step: step.rawValue, reason: "the account response has no id")
         }
-        try ProviderUserID.check(uid, step: step)
+        try ProviderUserID.check(uid, step: step.rawValue)
         return (uid, ProviderValue.displayName(fields["username"]))
     }
 
     /// Logs the session out: `DELETE /authentication/session` with `{"session_id"}`.
     public func deleteSession(_ sessionID: Secret) async throws(BrokerError) {
-        let step = "revoke"
+        let step = ProviderStep.revoke
         let fields = try await call("DELETE", "/authentication/session", json: ["session_id": sessionID.value], step: step,
                                     sensitive: [sessionID.value])
-        try Self.requireSuccess(fields, step: step)
+        try Self.requireSuccess(fields, step: step.rawValue)
     }
 
     /// Sends one API call with the key and returns the checked JSON object.
     func call(_ method: String, _ path: String, query: [(String, String)] = [], json: [String: String]? = nil,
-              step: String, sensitive: [String] = []) async throws(BrokerError) -> [String: Any] {
-        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", OAuth1Client.userAgent)]
+              step: ProviderStep, sensitive: [String] = []) async throws(BrokerError) -> [String: Any] {
+        var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)]
         var pairs = query
         if usesBearer {
             headers.append(("Authorization", "Bearer " + (provider.apiKey?.value ?? "")))
@@ -109,23 +109,8 @@ public struct TMDBClient: Sendable {
             body = Self.encodeJSON(json)
         }
         let request = UpstreamRequest(method: method, url: FormEncoding.url(baseURL + path, adding: pairs), headers: headers, body: body)
-        do {
-            return try Self.checkedObject(of: try await send(request, step: step), step: step)
-        } catch {
-            throw OAuth2Client.redacting(sensitive + [provider.apiKey?.value].compactMap { $0 }, in: error)
-        }
-    }
-
-    /// Sends `request`, mapping a timeout to ``BrokerError/upstreamTimeout(step:)`` and a transport failure or an oversized answer to an upstream error.
-    func send(_ request: UpstreamRequest, step: String) async throws(BrokerError) -> UpstreamResponse {
-        do {
-            return try await upstream.send(request)
-        } catch {
-            switch error {
-            case .timeout: throw .upstreamTimeout(step: step)
-            case .transport(let message): throw .upstreamError(step: step, reason: "transport error: \(message)")
-            case .tooLarge: throw .upstreamError(step: step, reason: error.description)
-            }
+        return try await ProviderCall(upstream: upstream).perform(request, step: step, secrets: sensitive + [provider.apiKey?.value].compactMap { $0 }) {
+            response throws(BrokerError) in try Self.checkedObject(of: response, step: step.rawValue)
         }
     }
 

@@ -1,0 +1,90 @@
+import BrokerCrypto
+import Foundation
+
+/// The OAuth 2.0 authorization code grant (RFC 6749 §4.1) for one provider: PKCE where it supports it, refresh, and revocation where it has an endpoint.
+struct OAuth2Exchange: ProviderExchange {
+    /// The provider (`kind: oauth2`).
+    let provider: ProviderConfiguration
+    /// The broker around the exchange.
+    let context: ExchangeContext
+
+    /// The client that speaks to the provider.
+    var client: OAuth2Client {
+        OAuth2Client(provider: provider, redirectURI: context.redirectURI, upstream: context.upstream)
+    }
+
+    /// Refresh always; revocation when the provider names a revoke endpoint; PKCE when configured.
+    var capabilities: ExchangeCapabilities {
+        var capabilities: ExchangeCapabilities = [.refresh]
+        if provider.revokeURL != nil { capabilities.insert(.revoke) }
+        if provider.pkce { capabilities.insert(.pkce) }
+        return capabilities
+    }
+
+    /// A PKCE verifier when the provider uses PKCE, and the authorize URL carrying the state and its S256 challenge.
+    func begin(state: String, binding: String) async throws(BrokerError) -> ExchangeStart {
+        let verifier = provider.pkce ? PKCE.makeVerifier() : nil
+        let url = client.authorizeURL(state: state, codeChallenge: verifier.map(PKCE.challenge(for:)))
+        return ExchangeStart(authorizeURL: url, codeVerifier: verifier.map(Secret.init))
+    }
+
+    /// Checks the query, exchanges the code and names the user.
+    ///
+    /// Order: state echoed in the query → issuer (`iss`) → provider error in
+    /// the query → code → exchange → user.
+    func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
+        // RFC 6749 §4.1.2 and §10.12: the provider echoes the state in the redirect. A flow found only
+        // through the flow cookie would let a planted `/callback?code=…` without state ride this
+        // browser's flow (login CSRF where there is no PKCE); the echoed state must be the flow's.
+        guard let echoed = query["state"], ConstantTime.equals(echoed, flow.state) else { throw .invalidState }
+        try Self.checkIssuer(query["iss"], provider: provider, among: context.registry)
+        // RFC 6749 §4.1.2.1: an `error` parameter means no code was issued; nothing is exchanged.
+        if query["error"] != nil { throw .accessDenied }
+        guard let code = query["code"], !code.isEmpty else { throw .badRequest("The callback has neither a code nor an error") }
+        let client = self.client
+        let grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
+        if let uid = grant.uid {
+            try ProviderUserID.check(uid, step: ProviderStep.tokenExchange.rawValue)
+            return ExchangeCompletion(grant: grant, uid: uid, screenName: grant.screenName)
+        }
+        let user = try await client.fetchUser(accessToken: grant.accessToken)
+        return ExchangeCompletion(grant: grant, uid: user.uid, screenName: grant.screenName ?? user.screenName)
+    }
+
+    /// The refresh grant, with the provider's `Retry-After` on failure.
+    func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
+        try await client.attemptRefresh(refreshToken: refreshToken)
+    }
+
+    /// Revokes at the revoke endpoint; refuses without a call when that endpoint wants client credentials the provider lacks.
+    func revoke(_ account: Account) async throws(BrokerError) {
+        if provider.revokeAuthenticatesClient, !provider.isConfigured {
+            throw .providerNotConfigured(provider.name, missing: provider.missingSettings)
+        }
+        try await client.revoke(account: account)
+    }
+
+    /// Refuses a callback whose `iss` names another authorization server than `provider`, before any provider call.
+    ///
+    /// RFC 9207 §2.4 and RFC 9700 §4.4 (mix-up): `iss` must equal the provider's
+    /// configured issuer by simple string comparison (RFC 3986 §6.2.1); a provider
+    /// that always sends `iss` must have sent it. Without a configured issuer, an
+    /// `iss` is refused only when it is another configured provider's issuer.
+    static func checkIssuer(_ iss: String?, provider: ProviderConfiguration, among registry: ProviderRegistry) throws(BrokerError) {
+        guard let expected = provider.issuer, !expected.isEmpty else {
+            if let iss, registry.all.contains(where: { !ExactKey.same($0.name, provider.name) && $0.issuer.map { ExactKey.same($0, iss) } == true }) {
+                throw .badRequest("The callback's iss names another provider than the one this authorization was started with")
+            }
+            return
+        }
+        guard let iss else {
+            guard !provider.requiresIssuerParameter else {
+                throw .badRequest("The callback lacks the iss parameter this provider always sends (RFC 9207)")
+            }
+            return
+        }
+        guard ExactKey.same(iss, expected) else {
+            throw .badRequest("The callback's iss does not name the provider this authorization was started with (RFC 9207)")
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// What one provider kind does to turn a browser's approval into tokens: begin, complete, and where it can, refresh and revoke.
+///
+/// One implementation per ``ProviderKind``, each in its own folder with its
+/// clients, wire formats and response checks; ``ExchangeRegistry`` maps a kind
+/// to its exchange. The services around it own what every kind shares: state,
+/// browser binding, the pending flow, storage and the refresh schedule.
+protocol ProviderExchange: Sendable {
+    /// What this provider can do beyond begin and complete; callers ask before they refresh or revoke.
+    var capabilities: ExchangeCapabilities { get }
+
+    /// Prepares the authorize step for a new flow whose state is `state`: the URL to send the browser to and what the flow must keep.
+    ///
+    /// `binding` is the flow's binding, ``AuthorizationService/apiBinding`` for a
+    /// flow driven by a back end. May call the provider (temporary credentials,
+    /// a request token); stores nothing.
+    func begin(state: String, binding: String) async throws(BrokerError) -> ExchangeStart
+
+    /// Checks the raw callback query against `flow` and trades it for tokens and the user they belong to.
+    ///
+    /// `flow` was taken, is unexpired and its binding matched. Every provider
+    /// check happens here; a refusal found in the query makes no provider call.
+    func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion
+
+    /// Trades `refreshToken` for new tokens; only called when ``capabilities`` holds ``ExchangeCapabilities/refresh``.
+    ///
+    /// On failure the error comes with the provider's `Retry-After`, when it sent one.
+    func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant
+
+    /// Revokes `account`'s grant at the provider; only called when ``capabilities`` holds ``ExchangeCapabilities/revoke``.
+    func revoke(_ account: Account) async throws(BrokerError)
+}
+
+extension ProviderExchange {
+    /// A kind without a refresh grant is never asked for one; should it be, it refuses without calling anyone.
+    func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
+        throw RefreshFailure(.badRequest("This provider has no refresh grant"))
+    }
+
+    /// A kind without revocation is never asked for one; should it be, it refuses without calling anyone.
+    func revoke(_ account: Account) async throws(BrokerError) {
+        throw .badRequest("This provider has no revocation")
+    }
+}

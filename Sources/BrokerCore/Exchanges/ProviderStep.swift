@@ -1,0 +1,23 @@
+/// The provider call an upstream error came from, named in error messages and logs.
+///
+/// The raw value is what ``BrokerError/upstreamError(step:reason:)`` and
+/// ``BrokerError/upstreamTimeout(step:)`` carry, so messages read the same
+/// whichever exchange made the call.
+public enum ProviderStep: String, Sendable, CaseIterable {
+    /// OAuth 2.0 code for tokens (RFC 6749 §4.1.3).
+    case tokenExchange = "token_exchange"
+    /// The provider's user endpoint, naming the account.
+    case userInfo = "user_info"
+    /// OAuth 2.0 refresh grant (RFC 6749 §6).
+    case tokenRefresh = "token_refresh"
+    /// Revocation at the provider: RFC 7009, Weibo's `revokeoauth2`, or TMDB's session logout.
+    case revoke
+    /// OAuth 1.0a temporary credentials (RFC 5849 §2.1), or TMDB's request token.
+    case requestToken = "request_token"
+    /// OAuth 1.0a token credentials (RFC 5849 §2.3).
+    case accessToken = "access_token"
+    /// TMDB's session creation from an approved request token.
+    case session
+    /// TMDB's account lookup for a session.
+    case account
+}
