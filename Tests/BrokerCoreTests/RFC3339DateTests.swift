@@ -19,6 +19,12 @@ struct RFC3339DateTests {
         #expect(RFC3339Date.parse(latest) == RFC3339Date.latest)
     }
 
+    @Test func logTimestampsAlwaysCarryMilliseconds() {
+        #expect(RFC3339Date.formatWithMillis(.fixture) == "2026-11-30T08:00:00.000Z")
+        #expect(RFC3339Date.formatWithMillis(Date.fixture.addingTimeInterval(0.25)) == "2026-11-30T08:00:00.250Z")
+        #expect(RFC3339Date.parse(RFC3339Date.formatWithMillis(.fixture)) == .fixture)
+    }
+
     @Test func formatsWholeSecondsWithoutFraction() {
         #expect(RFC3339Date.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
         #expect(RFC3339Date.format(.fixture) == "2026-11-30T08:00:00Z")

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import BrokerCore
 import BrokerHTTP
+import Foundation
 
 /// Structured log lines: `text` for a terminal, `json` (one object a line) for collectors.
 ///
@@ -24,7 +26,7 @@ public struct BrokerLogger: Sendable {
     public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
         var line = ""
         line.reserveCapacity(128)
-        let ts = Timestamp.nowRFC3339Millis()
+        let ts = RFC3339Date.formatWithMillis(Date())
         switch format {
         case .json:
             line += "{\"ts\":\"\(ts)\",\"level\":\"\(level.rawValue)\",\"msg\":"
@@ -95,22 +97,5 @@ public enum LogValue: Sendable {
         guard decimals > 0 else { return String(whole) }
         let fracText = String(frac)
         return "\(whole).\(String(repeating: "0", count: decimals - fracText.count))\(fracText)"
-    }
-}
-
-/// Wall-clock timestamps for log lines.
-enum Timestamp {
-    /// Now as `2026-11-30T08:00:00.123Z`.
-    static func nowRFC3339Millis() -> String {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        var t = ts.tv_sec
-        var parts = tm()
-        gmtime_r(&t, &parts)
-        func pad(_ n: Int32, _ width: Int) -> String {
-            let s = String(n)
-            return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-        }
-        return "\(parts.tm_year + 1900)-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(ts.tv_nsec / 1_000_000), 3))Z"
     }
 }

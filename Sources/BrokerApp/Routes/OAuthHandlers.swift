@@ -40,7 +40,7 @@ final class OAuthHandlers: Sendable {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
             let start = try await authorization.begin(provider: provider, returnTo: request.query("return_to"),
-                                                      binding: Self.binding(for: nonce))
+                                                      binding: AuthorizationService.binding(forCookieNonce: nonce))
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("browser"))])
             var headers = Self.noStore()
             headers.add(name: "Location", value: start.authorizeURL)
@@ -206,10 +206,6 @@ final class OAuthHandlers: Sendable {
                                          : brokerError.response
         response.headers.add(name: "Vary", value: "Accept")
         return response
-    }
-
-    static func binding(for nonce: String) -> String {
-        Hex.encode(SHA256.hash(Array(nonce.utf8)))
     }
 
     static func splitFlowCookie(_ value: String) -> (state: String, nonce: String)? {

@@ -14,6 +14,14 @@ public enum RFC3339Date {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// The UTC timestamp for `date` with milliseconds always written (`.000` too): log lines line up.
+    public static func formatWithMillis(_ date: Date) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(date, to: &bytes, alwaysMillis: true)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The earliest instant a four-digit year can write: 0001-01-01T00:00:00Z.
     public static let earliest = Date(timeIntervalSince1970: -62_135_596_800)
     /// The latest instant written: 9999-12-31T23:59:59Z (a fraction could round up into year 10000).
@@ -25,7 +33,7 @@ public enum RFC3339Date {
     /// nearest end of that range: the integer conversions below would trap on it,
     /// and a fifth year digit would not fit. Provider lifetimes are range-checked
     /// where they enter, so this is a backstop, not a path taken.
-    public static func append(_ date: Date, to out: inout [UInt8]) {
+    public static func append(_ date: Date, to out: inout [UInt8], alwaysMillis: Bool = false) {
         var interval = date.timeIntervalSince1970
         if !(interval >= earliest.timeIntervalSince1970) { interval = earliest.timeIntervalSince1970 }
         if interval > latest.timeIntervalSince1970 { interval = latest.timeIntervalSince1970 }
@@ -50,7 +58,7 @@ public enum RFC3339Date {
         }
         digits(year, 4); out.append(0x2D); digits(month, 2); out.append(0x2D); digits(day, 2); out.append(0x54)
         digits(secondOfDay / 3600, 2); out.append(0x3A); digits(secondOfDay / 60 % 60, 2); out.append(0x3A); digits(secondOfDay % 60, 2)
-        if millis != 0 { out.append(0x2E); digits(millis, 3) }
+        if millis != 0 || alwaysMillis { out.append(0x2E); digits(millis, 3) }
         out.append(0x5A)
     }
 
