@@ -15,7 +15,7 @@ let package = Package(
     ],
     targets: [
         // HTTP/1.1 transport: sockets, parser state machine, connections, router.
-        .target(name: "BrokerHTTP", swiftSettings: strict),
+        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
         .target(name: "BrokerCrypto", swiftSettings: strict),
         // OAuth flows, providers, accounts, refresh, record codecs and store protocols. Knows no sockets, files or Dispatch.
@@ -40,7 +40,7 @@ let package = Package(
         .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
         .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
 
-        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP"], swiftSettings: strict),
+        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),

@@ -44,7 +44,7 @@ import Testing
 
     /// A query value, percent-encoded.
     static func encoded(_ value: String) -> String {
-        URLEncodedForm.encode(value)
+        PercentEncoding.rfc3986(value)
     }
 
     static func accounts(_ s: Setup) async -> String {

@@ -1,3 +1,4 @@
+import BrokerCrypto
 import BrokerCore
 
 /// An in-process provider: answers each request by the longest matching URL prefix and records every request.

@@ -1,3 +1,4 @@
+import BrokerCrypto
 import BrokerCore
 import Foundation
 import Testing

@@ -33,7 +33,7 @@ struct SessionCookie: Equatable {
 
     /// Signs and encodes the cookie value.
     func encode(secret: [UInt8]) -> String {
-        let ids = accountIDs.map { URLEncodedForm.encode($0) }.joined(separator: ",")
+        let ids = accountIDs.map { PercentEncoding.rfc3986($0) }.joined(separator: ",")
         let payload = Array("v1|\(issuedAt)|\(ids)".utf8)
         let mac = HMAC.sha256(key: secret, message: payload)
         return Base64URL.encode(payload) + "." + Base64URL.encode(mac)
@@ -47,7 +47,7 @@ struct SessionCookie: Equatable {
               ConstantTime.equals(mac, HMAC.sha256(key: secret, message: payload)) else { return nil }
         let fields = String(decoding: payload, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0] == "v1", let issuedAt = Int(fields[1]) else { return nil }
-        let ids = fields[2].split(separator: ",").map { URLEncodedForm.decode($0.utf8) }
+        let ids = fields[2].split(separator: ",").map { PercentEncoding.formDecodeLeniently($0.utf8) }
         return SessionCookie(accountIDs: ids, issuedAt: issuedAt)
     }
 }

@@ -1,3 +1,4 @@
+import BrokerCrypto
 import BrokerCore
 import BrokerHTTP
 
@@ -124,7 +125,7 @@ struct ConnectPage {
 
     /// `/authorize?provider=NAME`, escaped for an attribute.
     static func authorizeHref(_ provider: String) -> String {
-        HTMLPage.escape("/authorize?provider=" + URLEncodedForm.encode(provider))
+        HTMLPage.escape("/authorize?provider=" + PercentEncoding.rfc3986(provider))
     }
 
     /// `provider:uid` split at the first colon.

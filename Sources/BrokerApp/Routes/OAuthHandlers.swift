@@ -92,7 +92,7 @@ final class OAuthHandlers: Sendable {
             headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
             if let returnTo {
                 let separator = returnTo.contains("?") ? "&" : "?"
-                headers.add(name: "Location", value: returnTo + separator + "account=" + URLEncodedForm.encode(account.id))
+                headers.add(name: "Location", value: returnTo + separator + "account=" + PercentEncoding.rfc3986(account.id))
                 return Response(status: .found, headers: headers)
             }
             if request.wantsHTML {

@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// Builds `application/x-www-form-urlencoded` bodies and query strings for provider calls.
 ///
 /// Names and values are percent-encoded with RFC 3986's unreserved set kept
@@ -6,7 +8,7 @@
 enum FormEncoding {
     /// `a=1&b=2` from ordered pairs.
     static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { PercentEncoding.rfc3986($0.0) + "=" + PercentEncoding.rfc3986($0.1) }.joined(separator: "&")
+        PercentEncoding.encodeForm(pairs)
     }
 
     /// The form body bytes of `pairs`.

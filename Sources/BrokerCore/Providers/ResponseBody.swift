@@ -1,3 +1,4 @@
+import BrokerCrypto
 import Foundation
 
 /// A provider's response body, sniffed rather than trusted by content type.

@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 extension OAuth1Signer {
     /// Parses an `Authorization: OAuth k="v", …` value into decoded pairs, leaving out `realm`; nil if malformed.
     ///

@@ -1,3 +1,4 @@
+import BrokerCrypto
 import Foundation
 
 /// Talks TMDB API v3 session authentication: request token, approval page, session, account, logout.

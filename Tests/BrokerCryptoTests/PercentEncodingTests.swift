@@ -1,4 +1,4 @@
-@testable import BrokerCore
+@testable import BrokerCrypto
 import Testing
 
 /// RFC 5849 §3.6 encoding and form decoding as providers' bodies and queries need them.
@@ -85,5 +85,14 @@ struct PercentEncodingTests {
     @Test("header decoding keeps '+' as '+'")
     func percentDecodeWithoutPlus() {
         #expect(PercentEncoding.percentDecode("a+b%2B", plusIsSpace: false) == "a+b+")
+    }
+
+    @Test func strictAndLenientDecodingAreNamedChoices() {
+        let text = "a=%ZZ&b=caf%C3%A9&c=%FF&d=1+2"
+        #expect(PercentEncoding.parseForm(text, .strict).map(\.name) == ["b", "d"])
+        let lenient = PercentEncoding.parseForm(text, .lenient)
+        #expect(lenient.map(\.value) == ["%ZZ", "caf\u{E9}", "\u{FFFD}", "1 2"])
+        #expect(PercentEncoding.formDecodeLeniently(Array("%4".utf8)) == "%4")
+        #expect(PercentEncoding.encodeForm([("a b", "x&y")]) == "a%20b=x%26y")
     }
 }

@@ -1,5 +1,18 @@
-/// Percent-encoding as OAuth 1.0a signs it (RFC 5849 §3.6) and form decoding as providers answer.
+/// Percent-encoding, the one implementation: encoding as RFC 3986 §2.3 and OAuth 1.0a (RFC 5849 §3.6)
+/// want it, and `application/x-www-form-urlencoded` decoding in two named choices.
+///
+/// ``Decoding/strict`` refuses a malformed `%` escape or invalid UTF-8 (provider answers, where a
+/// damaged value must not become a different one); ``Decoding/lenient`` keeps a malformed escape
+/// as it is and replaces invalid UTF-8 with U+FFFD, as WHATWG URL §5.1 does for a browser's query.
 public enum PercentEncoding {
+    /// How strictly ``parseForm(_:_:)`` decodes.
+    public enum Decoding: Sendable {
+        /// A pair whose name or value has a malformed escape or invalid UTF-8 is dropped.
+        case strict
+        /// Malformed escapes are kept as written; invalid UTF-8 becomes U+FFFD.
+        case lenient
+    }
+
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
     /// Encodes `s` for OAuth 1.0a: UTF-8 first, unreserved `A-Z a-z 0-9 - . _ ~` kept, every other byte as `%XX`.
@@ -28,11 +41,51 @@ public enum PercentEncoding {
         percentDecode(s, plusIsSpace: true)
     }
 
+    /// Encodes pairs as `a=b&c=d`, each name and value with ``rfc3986(_:)``.
+    public static func encodeForm(_ pairs: [(String, String)]) -> String {
+        pairs.map { rfc3986($0.0) + "=" + rfc3986($0.1) }.joined(separator: "&")
+    }
+
+    /// Decodes one name or value leniently: `+` is a space, a valid `%XX` a byte, anything else kept as written.
+    @inlinable
+    public static func formDecodeLeniently<S: Collection>(_ bytes: S) -> String where S.Element == UInt8 {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var i = bytes.startIndex
+        while i != bytes.endIndex {
+            let b = bytes[i]
+            if b == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if b == UInt8(ascii: "%"),
+                      let h = bytes.index(i, offsetBy: 1, limitedBy: bytes.endIndex), h != bytes.endIndex,
+                      let l = bytes.index(h, offsetBy: 1, limitedBy: bytes.endIndex), l != bytes.endIndex,
+                      let hi = hexValue(bytes[h]), let lo = hexValue(bytes[l]) {
+                out.append(hi << 4 | lo)
+                i = l
+            } else {
+                out.append(b)
+            }
+            i = bytes.index(after: i)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Splits a form body or query such as `a=b&c=d` into decoded pairs, keeping order and repeats.
     ///
     /// Empty pairs (`a=1&&b=2`) are skipped, a pair without `=` has an empty value, and only the
-    /// first `=` separates name from value. A pair whose name or value does not decode is dropped.
-    public static func parseForm(_ s: String) -> [(name: String, value: String)] {
+    /// first `=` separates name from value. Strictly, a pair whose name or value does not decode is dropped.
+    public static func parseForm(_ s: String, _ decoding: Decoding = .strict) -> [(name: String, value: String)] {
+        if decoding == .lenient {
+            var pairs: [(name: String, value: String)] = []
+            for segment in s.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+                if let eq = segment.firstIndex(of: UInt8(ascii: "=")) {
+                    pairs.append((formDecodeLeniently(segment[..<eq]), formDecodeLeniently(segment[segment.index(after: eq)...])))
+                } else {
+                    pairs.append((formDecodeLeniently(segment), ""))
+                }
+            }
+            return pairs
+        }
         var pairs: [(name: String, value: String)] = []
         for pair in s.split(separator: "&", omittingEmptySubsequences: true) {
             let name: Substring, value: Substring
@@ -50,7 +103,7 @@ public enum PercentEncoding {
     }
 
     /// Decodes `%XX` escapes (either hex case); `+` becomes a space only when `plusIsSpace` is true.
-    static func percentDecode(_ s: String, plusIsSpace: Bool) -> String? {
+    public static func percentDecode(_ s: String, plusIsSpace: Bool) -> String? {
         let input = Array(s.utf8)
         var bytes = [UInt8]()
         bytes.reserveCapacity(input.count)
@@ -86,7 +139,8 @@ public enum PercentEncoding {
     }
 
     /// Returns the value of one hex digit in either case, or nil.
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    @usableFromInline
+    static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
