@@ -59,8 +59,7 @@ extension JSONFileAccountRepository {
 
     /// Starts decrypting every account still sealed on `threadCount` threads of their own, and returns at once.
     ///
-    /// 100,000 accounts take about 250 ms of CPU, spent at a lower priority
-    /// while the server starts and serves. Each thread opens with its own copy of the key bytes
+    /// The work is spent at a lower priority while the server starts and serves. Each thread opens with its own copy of the key bytes
     /// (``KeyCopies``), or the threads would queue on one reference count.
     /// Failures are left for reads to report. The last thread out hands the
     /// memory of the sealed copies back to the system.

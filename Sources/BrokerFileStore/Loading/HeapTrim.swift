@@ -5,7 +5,7 @@ import Glibc
 ///
 /// Start-up with 100,000 sealed records builds a transient copy of every
 /// envelope; once they are opened and freed, glibc keeps the pages unless
-/// asked, and the process would stay about 30 MiB larger than it needs to.
+/// asked, and the process would stay larger than it needs to.
 /// `malloc_trim` is not in the Glibc module map, so it is looked up by name;
 /// with another C library (or none found) this does nothing.
 enum HeapTrim {

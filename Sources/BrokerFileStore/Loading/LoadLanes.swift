@@ -18,7 +18,7 @@ import Synchronization
 /// went to the disk for more than a quarter of its files (the thread's block
 /// input count, `getrusage(RUSAGE_THREAD)`) widens them to ``maximum``. Wall
 /// time against CPU time is no test: beside other work a lane also waits for a
-/// core. (Reading in inode order, tried too, made no difference.) Each lane is
+/// core. Each lane is
 /// a serial queue: those overcommit, so each gets a thread, where Dispatch's
 /// global queue runs about one block per core and does not notice that its
 /// threads wait.

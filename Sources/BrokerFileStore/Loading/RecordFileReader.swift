@@ -26,9 +26,8 @@ struct RecordFileReader {
     ///
     /// With `relatime`, the first read of a file written since it was last read
     /// updates its access time: at start-up that dirtied (and journalled) the
-    /// inode of every record written since the previous start, 16% of the CPU
-    /// of a start right after 100,000 writes (perf: `touch_atime`,
-    /// `ext4_dirty_inode`). Only the files' owner (or CAP_FOWNER) may ask;
+    /// inode of every record written since the previous start (`touch_atime`,
+    /// `ext4_dirty_inode` in a profile; figures in docs/performance.md). Only the files' owner (or CAP_FOWNER) may ask;
     /// anyone else gets EPERM, and the reader then opens without it.
     #if os(Linux) && (arch(x86_64) || arch(arm64))
     private static let noAccessTime: Int32 = 0o1000000

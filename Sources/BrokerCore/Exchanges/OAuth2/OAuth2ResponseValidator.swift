@@ -2,7 +2,7 @@ import Foundation
 
 /// The guard at every step of a provider call: each check that fails is named, and nothing the provider sent is echoed.
 ///
-/// Order (seed 004): transport errors are thrown by the client before this runs;
+/// Order: transport errors are thrown by the client before this runs;
 /// then a 2xx status, a non-empty body, a JSON object (or a form-encoded body,
 /// GitHub's default), no provider error fields even with HTTP 200 (`error`,
 /// Weibo's numeric or string `error_code`), and finally the wanted key.
