@@ -101,7 +101,7 @@ public final class Broker: Sendable {
         }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
-                                  cookies: CookieHeader(secure: c.publicURL.lowercased().hasPrefix("https:")),
+                                  cookies: CookieHeader(publicURL: c.publicURL),
                                   flowTTL: c.flowTTL, logger: logger, now: now)
         let readiness = Readiness(storageCheck: storageCheck)
         self.readiness = readiness

@@ -3,14 +3,26 @@ import BrokerApp
 import Dispatch
 import Foundation
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let command = arguments.first ?? "serve"
-let usage = """
-    usage: token-broker [serve | healthcheck | rekey | version | help]
-      serve         run the broker (default); settings come from BROKER_* environment variables
-      healthcheck   exit 0 when /healthz on the configured port answers 200, else 1
-      rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
-    """
+let command: BrokerCommand
+switch BrokerCommand.parse(Array(CommandLine.arguments.dropFirst())) {
+case .success(let parsed):
+    command = parsed
+case .failure(let error):
+    FileHandle.standardError.write(Data("token-broker: \(error)\n\(BrokerCommand.usage)\n".utf8))
+    exit(2)
+}
+
+// Commands that need no configuration run before it is read: help never depends on the environment.
+switch command {
+case .help:
+    print(BrokerCommand.usage)
+    exit(0)
+case .version:
+    print("token-broker 0.1.0")
+    exit(0)
+case .serve, .healthcheck, .rekey:
+    break
+}
 
 let configuration: BrokerConfiguration
 do {
@@ -21,11 +33,13 @@ do {
 }
 
 switch command {
-case "serve":
+case .serve, .help, .version:
     break
-case "healthcheck":
-    exit(HealthCheck.run(configuration: configuration))
-case "rekey":
+case .healthcheck:
+    let (status, reason) = HealthCheck.check(configuration: configuration)
+    if let reason { FileHandle.standardError.write(Data("token-broker healthcheck: \(reason)\n".utf8)) }
+    exit(status)
+case .rekey:
     let logger = BrokerLogger(format: configuration.logFormat)
     do {
         let result = try await Broker.rekey(configuration: configuration, logger: logger)
@@ -38,15 +52,6 @@ case "rekey":
         logger.flush()
         exit(error is ConfigurationError ? 2 : 1)
     }
-case "version", "--version":
-    print("token-broker 0.1.0")
-    exit(0)
-case "help", "--help", "-h":
-    print(usage)
-    exit(0)
-default:
-    FileHandle.standardError.write(Data("token-broker: unknown command \"\(command)\"\n\(usage)\n".utf8))
-    exit(2)
 }
 
 let logger = BrokerLogger(format: configuration.logFormat)

@@ -3,6 +3,11 @@ import Testing
 
 /// Configuration comes from the environment in one place, and every bad value names its variable.
 @Suite struct BrokerConfigurationTests {
+    @Test func theDocumentedDefaultStoreCanBeNamed() throws {
+        #expect(try BrokerConfiguration.from(environment: ["BROKER_STORE": "files"]).redisStore == nil)
+        #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: ["BROKER_STORE": "file"]) }
+    }
+
     @Test func defaultsWhenNothingIsSet() throws {
         let c = try BrokerConfiguration.from(environment: [:])
         #expect(c.server.host == "127.0.0.1")

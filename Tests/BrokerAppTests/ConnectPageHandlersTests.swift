@@ -70,6 +70,29 @@ import Testing
         await s.broker.stop()
     }
 
+    @Test func underAPublicPathEveryCookieLinkAndRedirectCarriesThePath() async throws {
+        // A proxy serves the broker at /broker and strips the prefix: the broker sees /callback, the browser /broker/callback.
+        let s = try WeiboFlowTests.setUp(environment: ["BROKER_PUBLIC_URL": "http://127.0.0.1:8080/broker"])
+        let browser = s.browser
+        let start = try #require(await browser.authorize("provider=weibo"))
+        let flowCookie = try #require(start.headers("Set-Cookie").first { $0.hasPrefix("tb_flow=") })
+        #expect(flowCookie.contains("; Path=/broker/callback;"))
+        #expect(start.header("Location")?.contains("redirect_uri=http%3A%2F%2F127.0.0.1%3A8080%2Fbroker%2Fcallback") == true)
+        let location = try #require(start.header("Location"))
+        let callback = try #require(await browser.visitProvider(location))
+        #expect(callback.hasPrefix("/broker/callback?"))
+        let done = try #require(await browser.get(String(callback.dropFirst("/broker".count)), headers: Self.html))
+        #expect(done.status == 303)
+        #expect(done.header("Location") == "/broker/")
+        #expect(done.headers("Set-Cookie").contains { $0.hasPrefix("tb_session=") && $0.contains("; Path=/broker;") })
+        #expect(done.headers("Set-Cookie").contains { $0.hasPrefix("tb_flow=;") && $0.contains("; Path=/broker/callback;") })
+        let page = try await Self.page(browser)
+        #expect(page.body.contains("href=\"/broker/authorize?provider=weibo\""))
+        #expect(page.body.contains("action=\"/broker/disconnect\""))
+        #expect(!page.body.contains("href=\"/authorize"))
+        await s.broker.stop()
+    }
+
     @Test func aBrowserCallbackReturnsToThePageWhichListsTheAccountOnce() async throws {
         let s = try WeiboFlowTests.setUp()
         s.weibo.set { $0.expiresIn = 3 * 3600 }

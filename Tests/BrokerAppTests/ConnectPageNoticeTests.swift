@@ -37,7 +37,7 @@ import Testing
     }
 
     @Test func theCookieIsShortLivedHttpOnlyAndSiteWide() {
-        let header = ConnectPageNotice(kind: .connected, accountID: "weibo:1").setCookie(secret: Self.secret, cookies: CookieHeader(secure: true))
+        let header = ConnectPageNotice(kind: .connected, accountID: "weibo:1").setCookie(secret: Self.secret, cookies: CookieHeader(publicURL: "https://broker.example"))
         #expect(header.hasPrefix("tb_notice="))
         #expect(header.contains("; Path=/;") && header.contains("Max-Age=60") && header.contains("HttpOnly")
                 && header.contains("SameSite=Lax") && header.hasSuffix("; Secure"))

@@ -14,10 +14,11 @@ import Testing
         var browser: Browser { Browser(brokerPort: broker.port, providerPort: weibo.server.port) }
     }
 
-    static func setUp(now: @escaping @Sendable () -> Date = { Date() }, dataDirectory: String? = nil) throws -> Setup {
+    static func setUp(now: @escaping @Sendable () -> Date = { Date() }, dataDirectory: String? = nil,
+                      environment extra: [String: String] = [:]) throws -> Setup {
         let weibo = try FakeWeibo(clientSecret: clientSecret)
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
-                                       environment: ["FAKE_WEIBO_SECRET": clientSecret],
+                                       environment: ["FAKE_WEIBO_SECRET": clientSecret].merging(extra) { $1 },
                                        dataDirectory: dataDirectory, now: now)
         return Setup(weibo: weibo, broker: broker)
     }

@@ -91,11 +91,12 @@ public struct BrokerConfiguration: Sendable {
                                               range: 1024...64 << 20)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
-        if let store = read.raw("BROKER_STORE") {
+        // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.
+        if let store = read.raw("BROKER_STORE"), store != "files" {
             do {
                 c.redisStore = try RedisURL(parsing: store)
             } catch {
-                throw ConfigurationError(variable: "BROKER_STORE", message: "must be redis://[user:password@]host:port[/db]: \(error.reason)")
+                throw ConfigurationError(variable: "BROKER_STORE", message: "must be files or redis://[user:password@]host:port[/db]: \(error.reason)")
             }
         }
         c.environment = env

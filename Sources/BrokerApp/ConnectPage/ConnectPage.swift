@@ -39,6 +39,8 @@ struct ConnectPage {
     var notice: ConnectPageNotice?
     /// Set when the page was opened at another loopback address than `BROKER_PUBLIC_URL`, where sign-ins cannot finish.
     var publicURLHint: String?
+    /// The path the broker is served under (`BROKER_PUBLIC_URL`'s), put before every link and form action.
+    var basePath = ""
 
     /// The document.
     func page() -> HTMLPage {
@@ -65,19 +67,19 @@ struct ConnectPage {
         // Connectable providers first: they are what a visitor came for.
         let ordered = providers.filter(\.missing.isEmpty) + providers.filter { !$0.missing.isEmpty }
         html += "<section aria-labelledby=\"providers-heading\">\n<h2 id=\"providers-heading\">Connect an account</h2>\n"
-        html += "<ul class=\"list providers\">\n" + ordered.map(Self.providerHTML).joined() + "</ul>\n"
+        html += "<ul class=\"list providers\">\n" + ordered.map(providerHTML).joined() + "</ul>\n"
         html += "<p class=\"fine\">Only accounts connected in this browser are listed above. "
             + "Apps read tokens from <code>/account</code> with the API key.</p>\n</section>"
         return HTMLPage(title: "token-broker", body: html)
     }
 
     /// One provider's row: a Connect link, or a disabled button described by the settings it lacks.
-    private static func providerHTML(_ provider: ProviderItem) -> String {
-        let name = HTMLPage.escape(displayName(provider.name))
+    private func providerHTML(_ provider: ProviderItem) -> String {
+        let name = HTMLPage.escape(Self.displayName(provider.name))
         let key = HTMLPage.escape(provider.name)
         guard !provider.missing.isEmpty else {
             return "<li class=\"provider\" data-provider=\"\(key)\"><span class=\"name\">\(name)</span>"
-                + "<a class=\"button\" href=\"\(authorizeHref(provider.name))\">Connect \(name)</a></li>\n"
+                + "<a class=\"button\" href=\"\(Self.authorizeHref(provider.name, basePath: basePath))\">Connect \(name)</a></li>\n"
         }
         let settings = provider.missing.map { "<code>\(HTMLPage.escape($0))</code>" }
         let list = settings.count == 1 ? settings[0] : settings.dropLast().joined(separator: ", ") + " and " + settings.last!
@@ -96,10 +98,10 @@ struct ConnectPage {
         var status = "<span class=\"badge \(badgeClass)\">\(HTMLPage.escape(state.rawValue))</span>"
         if account.status.label != state.rawValue { status += " " + HTMLPage.escape(account.status.label) }
         let reconnectClass = state == .active ? "button secondary" : "button"
-        var actions = "<a class=\"\(reconnectClass)\" href=\"\(Self.authorizeHref(account.provider))\" "
+        var actions = "<a class=\"\(reconnectClass)\" href=\"\(Self.authorizeHref(account.provider, basePath: basePath))\" "
             + "aria-label=\"Reconnect \(provider) account \(who)\">Reconnect</a>"
         if let csrfToken {
-            actions += "<form method=\"post\" action=\"/disconnect\">"
+            actions += "<form method=\"post\" action=\"\(HTMLPage.escape(basePath))/disconnect\">"
                 + "<input type=\"hidden\" name=\"id\" value=\"\(HTMLPage.escape(account.id))\">"
                 + "<input type=\"hidden\" name=\"csrf\" value=\"\(HTMLPage.escape(csrfToken))\">"
                 + "<button type=\"submit\" class=\"button danger\" aria-label=\"Disconnect \(provider) account \(who)\">"
@@ -123,9 +125,9 @@ struct ConnectPage {
         return "<p class=\"notice ok\" role=\"status\">\(text)</p>\n"
     }
 
-    /// `/authorize?provider=NAME`, escaped for an attribute.
-    static func authorizeHref(_ provider: String) -> String {
-        HTMLPage.escape("/authorize?provider=" + PercentEncoding.rfc3986(provider))
+    /// `BASE/authorize?provider=NAME`, escaped for an attribute.
+    static func authorizeHref(_ provider: String, basePath: String = "") -> String {
+        HTMLPage.escape(basePath + "/authorize?provider=" + PercentEncoding.rfc3986(provider))
     }
 
     /// `provider:uid` split at the first colon.

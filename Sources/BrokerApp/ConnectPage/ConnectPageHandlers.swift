@@ -70,7 +70,8 @@ final class ConnectPageHandlers: Sendable {
             accounts: items,
             csrfToken: session == nil ? nil : request.cookies[SessionCookie.name].map { csrf.token(session: $0) },
             notice: notice,
-            publicURLHint: ConnectPage.publicURLHint(requestHost: request.headers["Host"], publicURL: publicURL))
+            publicURLHint: ConnectPage.publicURLHint(requestHost: request.headers["Host"], publicURL: publicURL),
+            basePath: cookies.basePath)
         return page.page().response(.ok, extra: extra)
     }
 
@@ -106,7 +107,7 @@ final class ConnectPageHandlers: Sendable {
         }
         session.accountIDs.removeAll { ExactKey.same($0, id) }
         session.issuedAt = Int(now().timeIntervalSince1970)
-        var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", "/")])
+        var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", cookies.basePath + "/")])
         headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
         headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: kind, accountID: id)
             .setCookie(secret: access.cookieSecret, cookies: cookies))

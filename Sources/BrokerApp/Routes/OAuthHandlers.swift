@@ -99,7 +99,7 @@ final class OAuthHandlers: Sendable {
                 // A person in a browser: back to the connect page, which says once what happened.
                 headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: .connected, accountID: account.id)
                     .setCookie(secret: access.cookieSecret, cookies: cookies))
-                headers.add(name: "Location", value: "/")
+                headers.add(name: "Location", value: cookies.basePath + "/")
                 return Response(status: .seeOther, headers: headers)
             }
             headers.add(name: "Vary", value: "Accept")

@@ -1,0 +1,63 @@
+/// The sub-command and flags `token-broker` was started with, read before anything else so that
+/// `--help` never starts, changes or even configures anything.
+public enum BrokerCommand: Equatable, Sendable {
+    /// Run the broker (the default).
+    case serve
+    /// Ask the configured port for `/healthz` and exit 0 or 1.
+    case healthcheck
+    /// Re-encrypt every stored account with the current key, then exit.
+    case rekey
+    /// Print the version.
+    case version
+    /// Print the usage of the named command, or of all of them.
+    case help(String?)
+
+    /// The commands by name, in the order the usage lists them.
+    static let names = ["serve", "healthcheck", "rekey", "version", "help"]
+
+    /// The usage text: every command, one line each.
+    public static let usage = """
+        usage: token-broker [serve | healthcheck | rekey | version | help] [--help]
+          serve         run the broker (default); settings come from BROKER_* environment variables
+          healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
+          rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
+          version       print the version
+          help          print this text (also --help or -h after any command)
+        """
+
+    /// Why the arguments were refused; the message names the argument and ends with the usage.
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        /// The sentence for stderr.
+        public let description: String
+    }
+
+    /// Reads `arguments` (without the program name): `--help`/`-h` anywhere wins; an unknown
+    /// command, an unknown flag or an argument a command does not take is a usage error (exit 2).
+    public static func parse(_ arguments: [String]) -> Result<BrokerCommand, UsageError> {
+        let first = arguments.first
+        let named = first.map { !$0.hasPrefix("-") } ?? false
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            return .success(.help(named ? first : nil))
+        }
+        guard let first else { return .success(.serve) }
+        if first == "--version" { return arguments.count == 1 ? .success(.version) : .failure(extra(arguments[1])) }
+        guard named else { return .failure(UsageError(description: "unknown flag \"\(first)\"")) }
+        let rest = arguments.dropFirst()
+        switch first {
+        case "serve", "healthcheck", "rekey", "version":
+            if let unexpected = rest.first { return .failure(extra(unexpected)) }
+            return .success(first == "serve" ? .serve : first == "healthcheck" ? .healthcheck : first == "rekey" ? .rekey : .version)
+        case "help":
+            guard rest.count <= 1 else { return .failure(extra(rest[rest.startIndex + 1])) }
+            if let topic = rest.first, !names.contains(topic) { return .failure(UsageError(description: "unknown command \"\(topic)\"")) }
+            return .success(.help(rest.first))
+        default:
+            return .failure(UsageError(description: "unknown command \"\(first)\""))
+        }
+    }
+
+    /// The error for an argument the command does not take.
+    private static func extra(_ argument: String) -> UsageError {
+        UsageError(description: argument.hasPrefix("-") ? "unknown flag \"\(argument)\"" : "unexpected argument \"\(argument)\"")
+    }
+}

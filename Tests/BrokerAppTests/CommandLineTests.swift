@@ -1,0 +1,48 @@
+@testable import BrokerApp
+import Foundation
+import Glibc
+import Testing
+
+/// The command line: help never does anything else, unknown flags and arguments are refused, the healthcheck says why.
+struct CommandLineTests {
+    @Test(arguments: [
+        ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey),
+        (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
+        (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
+        (["rekey", "--bogus", "--help"], .help("rekey")),
+    ])
+    func commandsParse(arguments: [String], expected: BrokerCommand) throws {
+        #expect(try BrokerCommand.parse(arguments).get() == expected)
+    }
+
+    @Test(arguments: [
+        (["bogus"], "unknown command \"bogus\""), (["--bogus"], "unknown flag \"--bogus\""),
+        (["rekey", "--dry"], "unknown flag \"--dry\""), (["serve", "now"], "unexpected argument \"now\""),
+        (["help", "bogus"], "unknown command \"bogus\""), (["version", "2"], "unexpected argument \"2\""),
+    ])
+    func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
+        #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }
+    }
+
+    @Test func helpAfterRekeyPrintsHelpAndTouchesNoDataDirectory() async throws {
+        let directory = NSTemporaryDirectory() + "cli-help-" + UUID().uuidString
+        // An environment that would fail to configure: help must not read it.
+        let environment = ["BROKER_DATA_DIR": directory, "BROKER_PORT": "not-a-port"]
+        for arguments in [["rekey", "--help"], ["serve", "--help"], ["-h"]] {
+            let (status, stderr) = try await runBroker(arguments, environment: environment)
+            #expect(status == 0, "\(arguments): \(stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        let (status, stderr) = try await runBroker(["serve", "--bogus"], environment: environment)
+        #expect(status == 2)
+        #expect(stderr.contains("unknown flag \"--bogus\"") && stderr.contains("usage: token-broker"))
+    }
+
+    @Test func aFailedHealthcheckSaysWhy() async throws {
+        let port = try LocalHTTPServer.listenOnLoopback(backlog: 1)
+        close(port.descriptor)  // a port nobody listens on any more
+        let (status, stderr) = try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(port.port), "BROKER_HOST": "127.0.0.1"])
+        #expect(status == 1)
+        #expect(stderr.contains("cannot connect to 127.0.0.1:\(port.port)"))
+    }
+}
