@@ -375,7 +375,13 @@ def check_compose(report, root, binary, documented):
     services = model.get("services", {})
     report.check("default profile runs only `broker`", default_services == ["broker"], " ".join(default_services))
     scale = sorted(n for n, s in services.items() if "scale" in (s.get("profiles") or []))
-    report.check("scale profile: broker-a, broker-b, redis", scale == ["broker-a", "broker-b", "redis"], " ".join(scale))
+    report.check("scale profile: broker-a, broker-b, lb, redis", scale == ["broker-a", "broker-b", "lb", "redis"], " ".join(scale))
+    lb = services.get("lb", {})
+    lb_ports = [p.get("published") for p in lb.get("ports", [])]
+    announced = {str((services.get(n, {}).get("environment") or {}).get("BROKER_PUBLIC_URL", "")) for n in ("broker-a", "broker-b")}
+    report.check("scale profile: the load balancer listens where the replicas' BROKER_PUBLIC_URL points",
+                 announced == {"http://localhost:8090"} and "8090" in [str(p) for p in lb_ports],
+                 f"public URLs {sorted(announced)}, lb ports {lb_ports}")
 
     grace = float(documented.get("BROKER_SHUTDOWN_GRACE") or 10)
     for name in ("broker", "broker-a", "broker-b"):
