@@ -12,13 +12,8 @@ extension AuthorizationService {
     /// names the user → store. Every refusal before the trade makes no provider call.
     public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (account: Account, returnTo: String?) {
         let takenAt = now()
-        let taken: PendingFlow?
-        do {
-            // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
-            taken = try await flows.take(state: state, now: takenAt)
-        } catch {
-            throw BrokerError.storage(error)
-        }
+        // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
+        let taken: PendingFlow? = try await BrokerError.fromStore { try await flows.take(state: state, now: takenAt) }
         guard let flow = taken, !flow.isExpired(at: takenAt) else { throw .invalidState }
         guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
         let provider = try configuredProvider(named: flow.provider)
@@ -44,9 +39,8 @@ extension AuthorizationService {
     func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> Account {
         let issuedAt = now()
         let id = Account.id(provider: provider, uid: uid)
-        let stored: Account?
-        do {
-            stored = try await accounts.update(id: id) { existing in
+        let stored: Account? = try await BrokerError.fromStore {
+            try await accounts.update(id: id) { existing in
                 Account(
                     provider: provider,
                     uid: uid,
@@ -64,8 +58,6 @@ extension AuthorizationService {
                     status: .active
                 )
             }
-        } catch {
-            throw BrokerError.storage(error)
         }
         guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
         return stored

@@ -92,11 +92,7 @@ public final class AuthorizationService: Sendable {
             createdAt: createdAt,
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
         )
-        do {
-            try await flows.put(flow)
-        } catch {
-            throw BrokerError.storage(error)
-        }
+        try await BrokerError.fromStore { try await flows.put(flow) }
         return AuthorizationStart(authorizeURL: start.authorizeURL, state: state, expiresAt: flow.expiresAt)
     }
 

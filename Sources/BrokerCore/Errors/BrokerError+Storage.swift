@@ -10,4 +10,14 @@ extension BrokerError {
         default: .storageUnavailable("store operation failed: \(type(of: error))")
         }
     }
+
+    /// Runs a store operation, mapping whatever it throws with ``storage(_:)``: the one place a
+    /// repository, flow store or lock failure becomes a broker error.
+    static func fromStore<T>(_ operation: () async throws -> T) async throws(BrokerError) -> T {
+        do {
+            return try await operation()
+        } catch {
+            throw storage(error)
+        }
+    }
 }

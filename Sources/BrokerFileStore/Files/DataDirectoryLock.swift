@@ -32,9 +32,18 @@ public final class DataDirectoryLock: Sendable {
         // stop the file system from being remounted read-only under the running broker.
         let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
+        // A lock this very process holds is one being released: a child that this process forks
+        // keeps the descriptor (and so the lock) from fork until exec, a moment in which an earlier
+        // broker of this process may have let go. That is waited out, for two seconds at most.
+        var patience = 200
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             if errno == EINTR { continue }
             let holder = Self.holder(fd)
+            if holder == getpid(), patience > 0 {
+                patience -= 1
+                usleep(10_000)
+                continue
+            }
             close(fd)
             throw DataDirectoryInUse(directory: directory, holderPID: holder)
         }
