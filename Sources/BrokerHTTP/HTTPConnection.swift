@@ -52,9 +52,12 @@ final class HTTPConnection: @unchecked Sendable {
         self.server = server
         timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
         machine = HTTPConnectionStateMachine(limits: server.configuration.limits, timeouts: timeouts,
-                                             remoteAddress: remoteAddress, now: Monotonic.now())
+                                             remoteAddress: remoteAddress, date: HTTPConnection.date, now: Monotonic.now())
         publish()
     }
+
+    /// The `Date` field value for responses: the process-wide cache of the current second.
+    private static let date: @Sendable () -> [UInt8] = { HTTPDateCache.shared.current() }
 
     // MARK: The server's interface
 

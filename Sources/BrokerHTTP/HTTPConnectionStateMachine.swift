@@ -5,7 +5,8 @@
 /// answered, the socket took some output, the peer closed, a deadline passed, the
 /// connection was chosen for eviction, the server is shutting down) with the current
 /// monotonic time in nanoseconds, and does what the returned action says. The machine
-/// owns the parser, the output buffer and the one deadline in force.
+/// owns the parser (its collaborator for framing), the output buffer and the one
+/// deadline in force; it reads no clock, the `Date` field's value is injected too.
 ///
 /// States and their legal transitions:
 ///
@@ -195,11 +196,16 @@ struct HTTPConnectionStateMachine {
     private var bodyBytesBuffered = false
     /// The peer's address, handed to handlers with each request.
     private let remoteAddress: String?
+    /// The `Date` field value for the next response (RFC 9110 §6.6.1); injected, so the
+    /// machine itself reads no clock and tests get fixed bytes.
+    private let date: @Sendable () -> [UInt8]
 
     /// A connection accepted at `now`: idle, the idle deadline running from the accept.
-    init(limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil, now: UInt64) {
+    init(limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
+         date: @escaping @Sendable () -> [UInt8], now: UInt64) {
         parser = HTTPParser(limits: limits)
         self.remoteAddress = remoteAddress
+        self.date = date
         self.timeouts = timeouts
         deadline = Deadline(kind: .idle, at: now &+ timeouts.idle)
     }
@@ -457,7 +463,8 @@ struct HTTPConnectionStateMachine {
         let closing = close || draining || peerClosed
         // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
         let keepAlive10 = !closing && head?.version.minor == 0
-        ResponseEncoder.encode(response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10, into: &output)
+        ResponseEncoder.encode(response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
+                               date: date(), into: &output)
         if closing {
             state = .closing
             disarm()
