@@ -274,7 +274,7 @@ final class HTTPConnection: @unchecked Sendable {
         case .none:
             break
         case .write(let completed):
-            if let completed { record(completed) }
+            record(completed)
             flush()
         case .parseBuffered:
             // Output drained after back-pressure: answer what is still buffered.

@@ -157,8 +157,8 @@ struct HTTPConnectionStateMachine {
     enum Action {
         /// Nothing.
         case none
-        /// Send the unsent output.
-        case write(Completed?)
+        /// Record the response just queued (a 408 or 503), then send the unsent output.
+        case write(Completed)
         /// Parse the bytes kept from before, then write what that produced.
         case parseBuffered
         /// Start read events again.

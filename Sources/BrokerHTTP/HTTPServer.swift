@@ -20,7 +20,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Receives per-request and server events.
     public let observer: (any HTTPServerObserver)?
 
-    let workers: [HTTPWorker]
+    /// The serial queues connections are spread over, each with its scratch buffer and counters.
+    private let workers: [HTTPWorker]
     private let acceptQueue = DispatchQueue(label: "token-broker.http.accept", qos: .userInitiated)
     private let sweepQueue = DispatchQueue(label: "token-broker.http.sweep")
     private let connections = Mutex<[Int: HTTPConnection]>([:])
@@ -285,11 +286,11 @@ public final class HTTPServer: @unchecked Sendable {
     /// Idle keep-alive connections, heads and bodies still arriving and unread responses
     /// all qualify, the longest wait first, so a flood of slow clients cannot lock out a
     /// new client (or a health probe) that sends its request at once. Connections whose
-    /// handler is running are never chosen. Scanning every connection on each accept at a
-    /// cap of 10,000 slowed accepting enough to drop probes' SYNs, and a sample of the
-    /// table (tried before) picked fresh connections once the old ones in it were gone,
-    /// a probe among them; so one scan ranks the oldest waiting connections and the next
-    /// accepts take them in turn (`HTTPServer.evictionCandidates`), scanning again when they run out.
+    /// handler is running are never chosen. Scanning every connection on each accept slows
+    /// accepting at a large cap, and a sample of the table picks fresh connections (a probe
+    /// among them) once the old ones in it are gone; so one scan ranks the oldest waiting
+    /// connections and the next accepts take them in turn (`evictionCandidates`), scanning
+    /// again when they run out.
     private func evictLongestWaiting() -> Bool {
         var scanned = false
         while true {
@@ -315,7 +316,6 @@ public final class HTTPServer: @unchecked Sendable {
         evictionCandidates = waiting.suffix(keep).map(\.connection)
     }
 }
-
 
 /// Facts about the machine.
 enum System {

@@ -191,7 +191,7 @@ import Testing
         var m = Self.make()
         _ = m.feed("GET / HTTP/1.1\r\nX: ", at: Self.t0)
         guard case .none = m.deadlinePassed(now: Self.t0 + 10 * Self.second - 1) else { Issue.record("early"); return }
-        guard case .write(let completed?) = m.deadlinePassed(now: Self.t0 + 10 * Self.second) else { Issue.record("no 408"); return }
+        guard case .write(let completed) = m.deadlinePassed(now: Self.t0 + 10 * Self.second) else { Issue.record("no 408"); return }
         #expect(completed.status == 408 && completed.method == "-")
         guard case .closing = m.state else { Issue.record("state \(m.state)"); return }
         let out = m.takeOutput()
@@ -204,7 +204,7 @@ import Testing
         #expect(m.feed("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc", at: t1).isReadMore)
         guard case .readingBody = m.state else { Issue.record("state \(m.state)"); return }
         #expect(m.deadline == Deadline(kind: .body, at: t1 + 30 * Self.second))
-        guard case .write(let completed?) = m.deadlinePassed(now: t1 + 30 * Self.second) else { Issue.record("no 408"); return }
+        guard case .write(let completed) = m.deadlinePassed(now: t1 + 30 * Self.second) else { Issue.record("no 408"); return }
         #expect(completed.status == 408 && completed.path == "/echo" && completed.seconds == 30)
         #expect(m.takeOutput().hasPrefix("HTTP/1.1 408 "))
     }
@@ -275,7 +275,7 @@ import Testing
     @Test func anEvictedSlowRequestGets503() {
         var m = Self.make()
         _ = m.feed("GET / HTTP/1.1\r\nX-Drip: ", at: Self.t0)
-        guard case .write(let completed?) = m.evict(chosenWithDeadline: m.deadline.at, now: Self.t0 + 1) else { Issue.record("no 503"); return }
+        guard case .write(let completed) = m.evict(chosenWithDeadline: m.deadline.at, now: Self.t0 + 1) else { Issue.record("no 503"); return }
         #expect(completed.status == 503)
         let out = m.takeOutput()
         #expect(out.hasPrefix("HTTP/1.1 503 ") && out.contains("over_capacity") && out.contains("Connection: close\r\n"))
