@@ -35,6 +35,10 @@
 /// arrive while earlier answers are still being sent: while the socket refuses output the
 /// write deadline replaces the state's own, and more than 256 KiB unsent stops parsing
 /// (back-pressure) until the socket takes it.
+///
+/// Arming a deadline is not an action: the machine keeps the one deadline in force in
+/// `deadline`, and the driver publishes it after each event for the sweeper to poll, so
+/// no event needs to return more than one action.
 struct HTTPConnectionStateMachine {
     /// Where the connection is in its request cycle; see the type's documentation for transitions.
     enum State {

@@ -40,6 +40,22 @@ import Testing
         #expect(m.deadline == Deadline(kind: .header, at: t1 + 10 * Self.second))
     }
 
+    @Test func aCompleteHeadMovesFromTheHeaderDeadlineToTheBodyDeadline() throws {
+        var m = Self.make()
+        let request = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n"
+        #expect(m.feed(String(request.prefix(10)), at: Self.t0).isReadMore)
+        let t1 = Self.t0 + 4 * Self.second
+        #expect(m.feed(request + "a", at: t1).isReadMore)
+        guard case .readingBody(let head) = m.state else { Issue.record("state \(m.state)"); return }
+        #expect(head.path == "/echo")
+        #expect(m.deadline == Deadline(kind: .body, at: t1 + 30 * Self.second))
+        // The body completes: the handler gets it, and the time counts from the head's first byte.
+        let done = try #require(m.feed("bc", at: t1).request)
+        #expect(done.body == Array("abc".utf8))
+        let answered = m.handlerFinished(Self.ok(), route: 0, now: t1)
+        #expect(answered?.seconds == 4)
+    }
+
     @Test func aWholeRequestCallsTheHandlerWithNoDeadlineRunning() throws {
         var m = Self.make()
         let request = try #require(m.feed("GET /healthz?x=1 HTTP/1.1\r\nHost: a\r\n\r\n", at: Self.t0).request)
@@ -243,6 +259,23 @@ import Testing
         #expect(m.deadline == Deadline(kind: .header, at: t1 + 10 * Self.second))
     }
 
+    @Test func aWriteThatCompletesDuringAHandlerLeavesNoDeadline() throws {
+        var m = Self.make()
+        let two = Array("GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /slow HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
+        let (first, used) = m.parse(two, at: Self.t0)
+        guard case .callHandler = first else { Issue.record("\(first)"); return }
+        _ = m.handlerFinished(Self.ok(), route: 0, now: Self.t0)
+        m.writeBlocked(now: Self.t0)
+        #expect(m.deadline.kind == .write)
+        // The second request's handler runs while the first answer waits for the socket; no
+        // deadline runs during a handler (the next flush that blocks arms the write deadline again).
+        #expect(m.parse(Array(two[used...]), at: Self.t0).action.request?.head.path == "/slow")
+        #expect(m.deadline == .none)
+        _ = m.takeOutput()
+        guard case .none = m.writeCompleted(now: Self.t0 + 1) else { Issue.record("parses during a handler"); return }
+        #expect(m.deadline == .none)
+    }
+
     @Test func muchUnsentOutputPausesParsingUntilTheSocketTakesIt() throws {
         var m = Self.make()
         _ = try #require(m.feed("GET /big HTTP/1.1\r\nHost: a\r\n\r\n", at: Self.t0).request)
@@ -345,6 +378,14 @@ import Testing
         #expect(m.takeOutput().contains("Connection: close\r\n"))
         guard case .halfCloseAndClose = m.writeCompleted(now: Self.t0) else { Issue.record("no close"); return }
         #expect(m.isClosed)
+    }
+
+    @Test func endOfInputWhileClosingClosesAtOnce() throws {
+        var m = Self.make()
+        _ = try #require(m.feed("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", at: Self.t0).request)
+        _ = m.handlerFinished(Self.ok(), route: 0, now: Self.t0)
+        guard case .close = m.peerClosedInput() else { Issue.record("not closed"); return }
+        #expect(m.isClosed && !m.hasUnsentOutput)
     }
 
     @Test func aHandlerAnswerAfterTheConnectionClosedIsDropped() throws {
