@@ -4,212 +4,213 @@ import Glibc
 import Dispatch
 import Synchronization
 
-/// One accepted TCP connection: reads, parses, dispatches to handlers and writes, in order.
+/// One accepted TCP connection: the Dispatch sources, `recv` and `send` that carry out what its
+/// `HTTPConnectionStateMachine` decides.
 ///
-/// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial). The
-/// sweeper and the accept queue read `deadline`, `deadlineKind` and `evictionPending`, which
-/// are atomics, from other queues and hop onto `worker.queue` before acting.
+/// The server talks to a connection only through `start`, `checkDeadline`, `waitingSince`,
+/// `requestEviction`, `beginShutdown` and `forceClose`; each hops onto the connection's worker
+/// queue itself, or reads only atomics.
+///
+/// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial). The sweeper
+/// and the accept queue read the published deadline and `evictionPending`, which are atomics,
+/// and hop onto `worker.queue` before acting.
 final class HTTPConnection: @unchecked Sendable {
-    /// Where the connection is in its request cycle.
-    enum Phase {
-        /// Between requests: no byte of the next one yet (keep-alive idle deadline).
-        case idle
-        /// Some bytes of a head have arrived (header deadline from the first byte).
-        case head
-        /// The head is complete and the body is arriving (body deadline).
-        case body
-        /// A handler is running; reading is paused so requests stay in order.
-        case handling
-        /// The last response is written and our side is shut; unread input is drained until EOF.
-        case lingering
-        /// The descriptor is closed or about to be.
-        case closed
-    }
-
-    /// What the current deadline means when it passes.
-    enum DeadlineKind: UInt8 { case none, idle, header, body, write, linger }
-
-    let fd: Int32
+    /// The key of this connection in the server's table.
     let id: Int
-    let remoteAddress: String?
-    let worker: HTTPWorker
+    private let fd: Int32
+    private let worker: HTTPWorker
     /// The server, held strongly: a handler may still run after the caller released the server without
     /// a shutdown, and its answer needs the server. The cycle ends when the connection closes and the
     /// server forgets it.
-    let server: HTTPServer
+    private let server: HTTPServer
+    private let timeouts: HTTPConnectionStateMachine.Timeouts
 
-    /// Monotonic nanoseconds when the current deadline passes; 0 when none.
-    let deadline = Atomic<UInt64>(0)
-    /// The kind of the current deadline, as `DeadlineKind.rawValue`.
-    let deadlineKind = Atomic<UInt8>(0)
+    /// The machine's deadline, published for the sweeper and the accept queue: when it passes
+    /// (monotonic ns, 0 when none) and its kind (`Deadline.Kind.rawValue`).
+    private let deadlineAt = Atomic<UInt64>(0)
+    private let deadlineKind = Atomic<UInt8>(0)
     /// Set by the accept queue when it picks this connection to close at the cap; cleared on the worker queue.
-    let evictionPending = Atomic<Bool>(false)
+    private let evictionPending = Atomic<Bool>(false)
 
-    var phase: Phase = .idle
-    var parser: HTTPParser
-    var inbound: [UInt8] = []
-    var pending: [UInt8] = []
-    var pendingOffset = 0
-    var closeAfterWrite = false
-    var peerClosed = false
-    var head: HTTPRequestHead?
-    var requestStart: UInt64 = 0
-    var readSource: (any DispatchSourceRead)?
-    var writeSource: (any DispatchSourceWrite)?
-    var readSuspended = false
-    var writeArmed = false
-    var liveSources = 0
+    private var machine: HTTPConnectionStateMachine
+    /// The deadline last stored in the atomics.
+    private var published = HTTPConnectionStateMachine.Deadline.none
+    /// Bytes received and not yet consumed by the machine (only leftovers of a partial request).
+    private var inbound: [UInt8] = []
+    private var readSource: (any DispatchSourceRead)?
+    private var writeSource: (any DispatchSourceWrite)?
+    private var readSuspended = false
+    private var writeArmed = false
+    private var liveSources = 0
 
+    /// A connection accepted now; its idle deadline runs from the accept, so at the cap a
+    /// connection its worker has not started yet (a burst) can make room too.
     init(fd: Int32, id: Int, remoteAddress: String?, worker: HTTPWorker, server: HTTPServer) {
         self.fd = fd
         self.id = id
-        self.remoteAddress = remoteAddress
         self.worker = worker
         self.server = server
-        self.parser = HTTPParser(limits: server.configuration.limits)
+        timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
+        machine = HTTPConnectionStateMachine(limits: server.configuration.limits, timeouts: timeouts,
+                                             remoteAddress: remoteAddress, date: HTTPConnection.date, now: Monotonic.now())
+        publish()
     }
 
-    /// Starts reading; called once, on the worker queue (the idle deadline was set at accept).
+    /// The `Date` field value for responses: the process-wide cache of the current second.
+    private static let date: @Sendable () -> [UInt8] = { HTTPDateCache.shared.current() }
+
+    // MARK: The server's interface
+
+    /// Starts reading on the worker queue; called once.
     func start() {
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
-        source.setEventHandler { [unowned self] in self.onReadable() }
-        source.setCancelHandler { [self] in self.sourceCancelled() }
-        liveSources += 1
-        readSource = source
-        source.activate()
+        worker.queue.async { [self] in
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
+            source.setEventHandler { [unowned self] in self.onReadable() }
+            source.setCancelHandler { [self] in self.sourceCancelled() }
+            liveSources += 1
+            readSource = source
+            source.activate()
+        }
+    }
+
+    /// Called by the sweeper: when the published deadline has passed, the machine hears of it on the worker queue.
+    func checkDeadline(now: UInt64) {
+        let at = deadlineAt.load(ordering: .relaxed)
+        guard at != 0 && now >= at else { return }
+        worker.queue.async { [self] in execute(machine.deadlinePassed(now: now)) }
+    }
+
+    /// Monotonic nanoseconds since the connection began waiting on its client, or nil while the
+    /// server works on it or it is already chosen for eviction.
+    ///
+    /// Read from the accept queue; the deadline and its kind are two atomics, so a torn pair only
+    /// skews the choice of one victim.
+    var waitingSince: UInt64? {
+        let at = deadlineAt.load(ordering: .relaxed)
+        guard at != 0, !evictionPending.load(ordering: .relaxed) else { return nil }
+        let kind = HTTPConnectionStateMachine.Deadline.Kind(rawValue: deadlineKind.load(ordering: .relaxed)) ?? .none
+        return HTTPConnectionStateMachine.waitingSince(.init(kind: kind, at: at), timeouts: timeouts)
+    }
+
+    /// Asks the connection to make room at the cap; false when it no longer waits on its client
+    /// or another accept already chose it. The machine decides on the worker queue, and does
+    /// nothing if the connection moved on since.
+    func requestEviction() -> Bool {
+        guard waitingSince != nil,
+              evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        else { return false }
+        let expected = deadlineAt.load(ordering: .relaxed)
+        worker.queue.async { [self] in
+            defer { evictionPending.store(false, ordering: .relaxed) }
+            execute(machine.evict(chosenWithDeadline: expected, now: Monotonic.now()))
+        }
+        return true
+    }
+
+    /// The server is shutting down: an idle connection closes, a busy one closes after its response.
+    func beginShutdown() {
+        worker.queue.async { [self] in execute(machine.serverShuttingDown()) }
+    }
+
+    /// Closes the connection whatever it is doing (the shutdown grace ran out); a late handler's answer is dropped.
+    func forceClose() {
+        worker.queue.async { [self] in execute(machine.close()) }
     }
 
     // MARK: Reading
 
     private func onReadable() {
-        guard phase != .closed else { return }
+        guard !machine.isClosed else { return }
         let buffer = worker.readBuffer
         let n = recv(fd, buffer.baseAddress, buffer.count, 0)
         if n > 0 {
-            if phase == .lingering { return }
+            // Closing or lingering: drain and discard.
+            if machine.discardsInput { return }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
             if inbound.isEmpty {
-                let used = process(bytes)
-                if used < n, phase != .lingering, phase != .closed {
+                let used = feed(bytes)
+                if used < n, !machine.discardsInput {
                     inbound.append(contentsOf: bytes[used...])
                 }
             } else {
                 inbound.append(contentsOf: bytes)
-                processInbound()
+                feedInbound()
             }
             flush()
         } else if n == 0 {
-            peerClosed = true
             pauseReading()
-            if phase == .lingering || (phase != .handling && pending.count == pendingOffset) {
-                close()
-            }
+            execute(machine.peerClosedInput())
         } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-            close()
+            execute(machine.close())
         }
     }
 
-    /// Parses what `inbound` holds, dropping what was consumed.
-    func processInbound() {
+    /// Feeds what `inbound` holds to the machine, dropping what was consumed.
+    private func feedInbound() {
         guard !inbound.isEmpty else { return }
-        let used = inbound.withUnsafeBytes { process($0) }
-        if phase == .lingering || phase == .closed {
+        let used = inbound.withUnsafeBytes { feed($0) }
+        if machine.discardsInput {
             inbound = []
         } else if used > 0 {
             inbound.removeFirst(used)
         }
     }
 
-    /// Feeds bytes to the parser and acts on its events; returns how many were consumed.
-    private func process(_ bytes: UnsafeRawBufferPointer) -> Int {
+    /// Feeds bytes to the machine and carries out its actions; returns how many were consumed.
+    private func feed(_ bytes: UnsafeRawBufferPointer) -> Int {
         var offset = 0
+        defer { publish() }
         while true {
-            switch phase {
-            case .idle, .head, .body: break
-            case .handling, .lingering, .closed: return offset
-            }
-            // Back-pressure: stop answering pipelined requests while much output is unsent.
-            if pending.count - pendingOffset > 256 * 1024 { return offset }
-            let (event, used) = parser.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            let (action, used) = machine.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]), now: Monotonic.now())
             offset += used
-            switch event {
-            case .needMore:
-                if phase == .idle && !parser.isIdle {
-                    phase = .head
-                    requestStart = Monotonic.now()
-                    setDeadline(.header, after: server.configuration.headerTimeout, from: requestStart)
-                }
+            switch action {
+            case .readMore, .pause:
                 return offset
-            case .head(let h):
-                if phase == .idle { requestStart = Monotonic.now() }
-                head = h
-                if h.framing == .none {
-                    phase = .body  // `.end` follows at once
-                } else {
-                    phase = .body
-                    setDeadline(.body, after: server.configuration.bodyTimeout)
-                    if h.expectContinue && !answerExpectation(h, bodyBytesBuffered: offset < bytes.count) {
-                        return bytes.count
-                    }
-                }
-            case .end(let body):
-                guard let h = head else { return bytes.count }
-                dispatch(Request(head: h, body: body, remoteAddress: remoteAddress))
-            case .error(let error):
-                if phase == .idle { requestStart = Monotonic.now() }
-                respond(Response.error(error.status, code: error.code, message: error.message),
-                        method: head?.method.rawValue ?? "-", path: head?.path ?? "-", route: nil,
-                        close: true, includeBody: true)
+            case .discardRest:
                 return bytes.count
+            case .callHandler(let request):
+                if !callHandler(request) { return offset }
+            case .checkExpectation(let head):
+                // RFC 9110 §10.1.1: no 100 Continue for a request that will be refused anyway.
+                switch server.router.resolve(head.method, head.path) {
+                case .notFound, .methodNotAllowed:
+                    let failure = server.routingFailure(for: head)
+                    record(machine.expectationRefused(failure.response, route: failure.route, now: Monotonic.now()))
+                case .handler:
+                    machine.expectationAccepted()
+                }
+            case .responded(let completed):
+                record(completed)
             }
         }
     }
 
-    /// RFC 9110 §10.1.1: send 100 Continue, unless the request will be refused anyway.
-    private func answerExpectation(_ h: HTTPRequestHead, bodyBytesBuffered: Bool) -> Bool {
-        switch server.router.resolve(h.method, h.path) {
-        case .notFound, .methodNotAllowed:
-            let response = server.routingFailure(for: h)
-            respond(response.response, method: h.method.rawValue, path: h.path, route: response.route,
-                    close: true, includeBody: h.method != .HEAD)
-            return false
-        case .handler:
-            if !bodyBytesBuffered { pending.append(contentsOf: ResponseEncoder.continueResponse) }
-            return true
-        }
-    }
+    // MARK: Handlers
 
-    // MARK: Dispatching
-
-    private func dispatch(_ request: Request) {
+    /// Runs the route's handler; true when it answered at once, false when it runs as a task.
+    private func callHandler(_ request: Request) -> Bool {
         let h = request.head
-        let includeBody = h.method != .HEAD
         switch server.router.resolve(h.method, h.path) {
         case .handler(.sync(let handler), let route):
-            respond(handler(request), method: h.method.rawValue, path: h.path, route: route,
-                    close: !h.keepAlive, includeBody: includeBody)
+            handlerFinished(handler(request), route: route)
         case .handler(.fastPath(let fast, let slow), let route):
-            if let response = fast(request) {
-                respond(response, method: h.method.rawValue, path: h.path, route: route,
-                        close: !h.keepAlive, includeBody: includeBody)
-            } else {
+            guard let response = fast(request) else {
                 runAsync(slow, request, route: route)
+                return false
             }
+            handlerFinished(response, route: route)
         case .handler(.async(let handler), let route):
             runAsync(handler, request, route: route)
+            return false
         case .notFound, .methodNotAllowed:
             let failure = server.routingFailure(for: h)
-            respond(failure.response, method: h.method.rawValue, path: h.path, route: failure.route,
-                    close: !h.keepAlive, includeBody: includeBody)
+            handlerFinished(failure.response, route: failure.route)
         }
+        return true
     }
 
     /// Runs a handler that may wait as a task; reading pauses so pipelined answers stay in order.
     private func runAsync(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
-        let h = request.head
-        let includeBody = h.method != .HEAD
-        phase = .handling
-        clearDeadline()
         pauseReading()
         let queue = worker.queue
         Task {
@@ -217,30 +218,164 @@ final class HTTPConnection: @unchecked Sendable {
             queue.async {
                 // Shutdown closes a connection whose handler outlives the grace: a closed
                 // connection drops the answer.
-                guard self.phase != .closed else { return }
-                self.respond(response, method: h.method.rawValue, path: h.path, route: route,
-                             close: !h.keepAlive, includeBody: includeBody)
-                self.continueAfterHandler()
+                guard !self.machine.isClosed else { return }
+                self.handlerFinished(response, route: route)
+                self.feedInbound()
+                self.flush()
+                self.execute(self.machine.readingAction)
             }
         }
     }
 
-    /// Encodes a response into the output buffer, records it, and moves to the next phase.
-    private func respond(_ response: Response, method: String, path: String, route: Int?, close: Bool, includeBody: Bool) {
-        let closing = close || server.isDraining || peerClosed
-        let keepAlive10 = !closing && head?.version.minor == 0
-        ResponseEncoder.encode(response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10, into: &pending)
-        let seconds = Double(Monotonic.now() &- requestStart) / 1e9
-        worker.metrics.withLock { $0.record(route: route, status: response.status.code, seconds: seconds) }
-        server.observer?.requestCompleted(method: method, path: path, status: response.status.code, seconds: seconds)
-        head = nil
-        if closing {
-            closeAfterWrite = true
-            phase = .lingering
-            clearDeadline()
-        } else {
-            phase = .idle
-            setDeadline(.idle, after: server.configuration.idleTimeout)
+    /// Hands the machine a handler's response, and records it.
+    private func handlerFinished(_ response: Response, route: Int?) {
+        // The shutdown event may still be on its way to this queue; the flag is already set.
+        if server.isDraining && !machine.draining { _ = machine.serverShuttingDown() }
+        if let completed = machine.handlerFinished(response, route: route, now: Monotonic.now()) {
+            record(completed)
         }
+    }
+
+    private func record(_ c: HTTPConnectionStateMachine.Completed) {
+        worker.metrics.withLock { $0.record(route: c.route, status: c.status, seconds: c.seconds) }
+        server.observer?.requestCompleted(method: c.method, path: c.path, status: c.status, seconds: c.seconds)
+    }
+
+    // MARK: Writing
+
+    /// Writes as much output as the socket takes; arms the write source for the rest.
+    private func flush() {
+        guard !machine.isClosed else { return }
+        while machine.hasUnsentOutput {
+            let n = machine.withUnsentOutput { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 {
+                machine.wrote(n)
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                armWrite()
+                machine.writeBlocked(now: Monotonic.now())
+                publish()
+                return
+            } else {
+                execute(machine.close())
+                return
+            }
+        }
+        disarmWrite()
+        execute(machine.writeCompleted(now: Monotonic.now()))
+    }
+
+    // MARK: Actions
+
+    /// Carries out one of the machine's actions, then publishes its deadline.
+    private func execute(_ action: HTTPConnectionStateMachine.Action) {
+        switch action {
+        case .none:
+            break
+        case .write(let completed):
+            record(completed)
+            flush()
+        case .parseBuffered:
+            // Output drained after back-pressure: answer what is still buffered.
+            if !inbound.isEmpty {
+                feedInbound()
+                if machine.hasUnsentOutput { flush() }
+            }
+        case .resumeReading:
+            resumeReading()
+        case .pauseReading:
+            pauseReading()
+        case .halfCloseAndDrain:
+            Glibc.shutdown(fd, Int32(SHUT_WR))
+            resumeReading()
+        case .halfCloseAndClose:
+            Glibc.shutdown(fd, Int32(SHUT_WR))
+            tearDown()
+        case .close:
+            tearDown()
+        }
+        publish()
+    }
+
+    /// Stores the machine's deadline in the atomics when it changed.
+    private func publish() {
+        let deadline = machine.deadline
+        guard deadline != published else { return }
+        published = deadline
+        deadlineKind.store(deadline.kind.rawValue, ordering: .relaxed)
+        deadlineAt.store(deadline.at, ordering: .relaxed)
+    }
+
+    private func armWrite() {
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: worker.queue)
+            source.setEventHandler { [unowned self] in self.flush() }
+            source.setCancelHandler { [self] in self.sourceCancelled() }
+            liveSources += 1
+            writeSource = source
+            writeArmed = true
+            source.activate()
+        } else if !writeArmed {
+            writeArmed = true
+            writeSource?.resume()
+        }
+    }
+
+    private func disarmWrite() {
+        if writeArmed, let source = writeSource {
+            writeArmed = false
+            source.suspend()
+        }
+    }
+
+    /// Stops read events (a handler runs, or the peer closed).
+    private func pauseReading() {
+        if !readSuspended, let source = readSource {
+            readSuspended = true
+            source.suspend()
+        }
+    }
+
+    /// Starts read events again, unless the peer's input has ended.
+    private func resumeReading() {
+        if readSuspended, !machine.peerClosed, let source = readSource {
+            readSuspended = false
+            source.resume()
+        }
+    }
+
+    /// The machine closed: cancels the sources (the descriptor is closed once both are gone) and leaves the server's table.
+    private func tearDown() {
+        if let source = readSource {
+            if readSuspended { readSuspended = false; source.resume() }
+            source.cancel()
+        }
+        if let source = writeSource {
+            if !writeArmed { writeArmed = true; source.resume() }
+            source.cancel()
+        }
+        inbound = []
+        server.connectionClosed(self)
+    }
+
+    /// A source's cancel handler ran; the last one closes the descriptor, exactly once.
+    private func sourceCancelled() {
+        liveSources -= 1
+        if liveSources == 0 {
+            readSource = nil
+            writeSource = nil
+            Glibc.close(fd)
+        }
+    }
+}
+
+/// The monotonic clock in nanoseconds (CLOCK_MONOTONIC), for deadlines and latency.
+enum Monotonic {
+    /// Nanoseconds since an arbitrary fixed point; never goes back.
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 }

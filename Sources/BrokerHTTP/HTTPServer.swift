@@ -20,7 +20,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Receives per-request and server events.
     public let observer: (any HTTPServerObserver)?
 
-    let workers: [HTTPWorker]
+    /// The serial queues connections are spread over, each with its scratch buffer and counters.
+    private let workers: [HTTPWorker]
     private let acceptQueue = DispatchQueue(label: "token-broker.http.accept", qos: .userInitiated)
     private let sweepQueue = DispatchQueue(label: "token-broker.http.sweep")
     private let connections = Mutex<[Int: HTTPConnection]>([:])
@@ -34,10 +35,10 @@ public final class HTTPServer: @unchecked Sendable {
     private var sweepTimer: (any DispatchSourceTimer)?
     private var nextID = 0
     /// Connections to close at the cap, the longest waiting last; accept queue only.
-    var evictionCandidates: [HTTPConnection] = []
+    private var evictionCandidates: [HTTPConnection] = []
     /// Refusals at the cap not yet reported, and when the last report went out (monotonic ns); accept queue only.
-    var refusedSinceLog = 0
-    var lastRefusalLog: UInt64 = 0
+    private var refusedSinceLog = 0
+    private var lastRefusalLog: UInt64 = 0
 
     /// Creates a server; nothing listens until `start()`.
     public init(configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil) {
@@ -84,18 +85,12 @@ public final class HTTPServer: @unchecked Sendable {
                 acceptSource = nil
             }
         }
-        for connection in connections.withLock({ Array($0.values) }) {
-            connection.worker.queue.async {
-                if connection.phase == .idle { connection.close() }
-            }
-        }
+        for connection in allConnections() { connection.beginShutdown() }
         let end = Monotonic.now() &+ UInt64(max(grace, 0) * 1e9)
         while openConnections > 0 && Monotonic.now() < end {
             try? await Task.sleep(nanoseconds: 20_000_000)
         }
-        for connection in connections.withLock({ Array($0.values) }) {
-            connection.worker.queue.async { connection.close() }
-        }
+        for connection in allConnections() { connection.forceClose() }
         while openConnections > 0 && Monotonic.now() < end &+ 1_000_000_000 {
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
@@ -136,30 +131,18 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    var listenDescriptor: Int32 { listenFD }
-    var sweepQueueForTimer: DispatchQueue { sweepQueue }
-
-    func installSweeper(_ timer: any DispatchSourceTimer) {
-        sweepQueue.sync { sweepTimer = timer }
-    }
-
-    func takeNextID() -> Int {
-        nextID += 1
-        return nextID
-    }
-
-    func insert(_ connection: HTTPConnection) {
+    private func insert(_ connection: HTTPConnection) {
         connections.withLock { $0[connection.id] = connection }
         openCount.wrappingAdd(1, ordering: .relaxed)
         acceptedCount.wrappingAdd(1, ordering: .relaxed)
     }
 
-    func allConnections() -> [HTTPConnection] {
+    private func allConnections() -> [HTTPConnection] {
         connections.withLock { Array($0.values) }
     }
 
     /// Suspends the accept source for a while (descriptor exhaustion, or evictions still closing).
-    func pauseAccepting(for seconds: Double) {
+    private func pauseAccepting(for seconds: Double) {
         guard let source = acceptSource, !acceptPaused else { return }
         acceptPaused = true
         source.suspend()
@@ -171,8 +154,171 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// Forgets a connection that closed; called once per connection, on its worker queue.
     func connectionClosed(_ connection: HTTPConnection) {
         let removed = connections.withLock { $0.removeValue(forKey: connection.id) }
         if removed != nil { openCount.wrappingSubtract(1, ordering: .relaxed) }
     }
+
+    // MARK: Accepting
+
+    /// Accepts until `EAGAIN`; runs on the accept queue.
+    private func acceptAll() {
+        // Evicted connections close later, on their worker queues. When those closes lag an eighth
+        // of the cap behind (a flood outrunning the workers), stop accepting for a moment: new
+        // clients wait in the kernel's backlog for the workers to catch up instead of being refused.
+        let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
+        while true {
+            if openConnections >= ceiling {
+                pauseAccepting(for: 0.01)
+                return
+            }
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept(listenFD, $0, &length)
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EAGAIN, EWOULDBLOCK:
+                    return
+                case EINTR, ECONNABORTED, EPROTO:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors: stay up, stop the level-triggered source from
+                    // spinning, and try again shortly (connections may close meanwhile).
+                    observer?.serverEvent(level: "error", message: "accept failed: \(String(cString: strerror(errno))); pausing accepts for 100 ms")
+                    pauseAccepting(for: 0.1)
+                    return
+                default:
+                    observer?.serverEvent(level: "error", message: "accept failed: \(String(cString: strerror(errno)))")
+                    return
+                }
+            }
+            // accept4 is hidden behind _GNU_SOURCE; set the flags the portable way.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            Socket.setNoDelay(fd)
+            // At the cap a connection waiting on its client makes room; when every one is busy
+            // in a handler, the newcomer is refused with 503 at once.
+            if openConnections >= configuration.maxConnections && !evictLongestWaiting() {
+                refuseOverCapacity(fd)
+                continue
+            }
+            register(fd: fd, remoteAddress: Self.describe(address))
+        }
+    }
+
+    private func register(fd: Int32, remoteAddress: String?) {
+        nextID += 1
+        let connection = HTTPConnection(fd: fd, id: nextID, remoteAddress: remoteAddress,
+                                        worker: workers[nextID % workers.count], server: self)
+        insert(connection)
+        connection.start()
+    }
+
+    /// At the cap: answers 503 at once and closes, rather than leaving the client hanging.
+    private func refuseOverCapacity(_ fd: Int32) {
+        var out: [UInt8] = []
+        ResponseEncoder.encode(
+            Response.error(.serviceUnavailable, code: "over_capacity", message: "Too many connections; try again."),
+            includeBody: true, close: true, keepAliveHTTP10: false, into: &out)
+        _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+        Glibc.close(fd)
+        // A flood must not become a flood of log lines: at most one line a second, with the count.
+        refusedSinceLog += 1
+        let now = Monotonic.now()
+        guard now &- lastRefusalLog >= 1_000_000_000 || lastRefusalLog == 0 else { return }
+        observer?.serverEvent(level: "warning",
+                              message: "connection cap \(configuration.maxConnections) reached; refused \(refusedSinceLog) connection(s) since the last report")
+        refusedSinceLog = 0
+        lastRefusalLog = now
+    }
+
+    /// Renders a peer address as `ip` or `ipv6`.
+    private static func describe(_ address: sockaddr_storage) -> String? {
+        var address = address
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        switch Int32(address.ss_family) {
+        case AF_INET:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                    var a = sin.pointee.sin_addr
+                    guard inet_ntop(AF_INET, &a, &text, socklen_t(text.count)) != nil else { return nil }
+                    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                }
+            }
+        case AF_INET6:
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                    var a = sin6.pointee.sin6_addr
+                    guard inet_ntop(AF_INET6, &a, &text, socklen_t(text.count)) != nil else { return nil }
+                    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+                }
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// Starts the timer that checks every connection's deadline.
+    private func startSweeper() {
+        let c = configuration
+        let shortest = [c.headerTimeout, c.bodyTimeout, c.writeTimeout, c.idleTimeout].min() ?? 1
+        let interval = min(max(shortest / 4, 0.05), 0.5)
+        let timer = DispatchSource.makeTimerSource(queue: sweepQueue)
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(10))
+        timer.setEventHandler { [unowned self] in self.sweep() }
+        sweepQueue.sync { sweepTimer = timer }
+        timer.activate()
+    }
+
+    private func sweep() {
+        let now = Monotonic.now()
+        for connection in allConnections() { connection.checkDeadline(now: now) }
+    }
+
+    /// Makes room at the cap by closing a connection that waits on its client; false when none waits.
+    ///
+    /// Idle keep-alive connections, heads and bodies still arriving and unread responses
+    /// all qualify, the longest wait first, so a flood of slow clients cannot lock out a
+    /// new client (or a health probe) that sends its request at once. Connections whose
+    /// handler is running are never chosen. Scanning every connection on each accept slows
+    /// accepting at a large cap, and a sample of the table picks fresh connections (a probe
+    /// among them) once the old ones in it are gone; so one scan ranks the oldest waiting
+    /// connections and the next accepts take them in turn (`evictionCandidates`), scanning
+    /// again when they run out.
+    private func evictLongestWaiting() -> Bool {
+        var scanned = false
+        while true {
+            if evictionCandidates.isEmpty {
+                guard !scanned else { return false }
+                scanned = true
+                rankEvictionCandidates()
+            }
+            guard let victim = evictionCandidates.popLast() else { return false }
+            // Ranked a while ago: skip one that has since been served, closed or chosen.
+            if victim.requestEviction() { return true }
+        }
+    }
+
+    /// Ranks the connections waiting on their clients, the longest wait last, keeping an eighth of the cap (at least 64).
+    private func rankEvictionCandidates() {
+        var waiting: [(since: UInt64, connection: HTTPConnection)] = []
+        for connection in allConnections() {
+            if let since = connection.waitingSince { waiting.append((since, connection)) }
+        }
+        waiting.sort { $0.since > $1.since }
+        let keep = max(64, configuration.maxConnections / 8)
+        evictionCandidates = waiting.suffix(keep).map(\.connection)
+    }
+}
+
+/// Facts about the machine.
+enum System {
+    /// Online processors.
+    static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 }

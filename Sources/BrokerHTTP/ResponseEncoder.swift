@@ -6,15 +6,17 @@ enum ResponseEncoder {
     ///   - includeBody: false for HEAD, where `Content-Length` still gives the GET length.
     ///   - close: adds `Connection: close`; the caller closes after writing.
     ///   - keepAliveHTTP10: adds `Connection: keep-alive` for an HTTP/1.0 client that asked for it.
+    ///   - date: the `Date` field value (RFC 9110 §6.6.1), by default the current second.
     static func encode(
-        _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool, into out: inout [UInt8]
+        _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool,
+        date: [UInt8] = HTTPDateCache.shared.current(), into out: inout [UInt8]
     ) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status.code, into: &out)
         out.append(0x20)
         out.append(contentsOf: response.status.reason.utf8)
         out.append(contentsOf: "\r\nDate: ".utf8)
-        out.append(contentsOf: HTTPDateCache.shared.current())
+        out.append(contentsOf: date)
         let status = response.status.code
         // RFC 9110 §8.6: no Content-Length in 1xx and 204 responses.
         if status != 204 && status >= 200 {

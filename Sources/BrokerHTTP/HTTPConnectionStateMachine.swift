@@ -1,0 +1,490 @@
+/// The life of one HTTP/1.1 connection as a pure state machine: events in, actions out, no I/O.
+///
+/// The driver (`HTTPConnection`) owns the socket, the Dispatch sources and the bytes
+/// received but not yet consumed; it reports what happened (bytes arrived, a handler
+/// answered, the socket took some output, the peer closed, a deadline passed, the
+/// connection was chosen for eviction, the server is shutting down) with the current
+/// monotonic time in nanoseconds, and does what the returned action says. The machine
+/// owns the parser (its collaborator for framing), the output buffer and the one
+/// deadline in force; it reads no clock, the `Date` field's value is injected too.
+///
+/// States and their legal transitions:
+///
+/// - `idle`: between requests, no byte of the next one yet; idle deadline.
+///   → `readingHead` on a first byte; → `readingBody` when a whole head arrives at once;
+///   → `closing` on a framing error; → `closed` at the idle deadline, on eviction, on
+///   shutdown or on end of input.
+/// - `readingHead`: some bytes of a head have arrived; a total header deadline runs from
+///   the first byte (RFC 9112 §2.2 leaves it to us; nginx's `client_header_timeout`).
+///   → `readingBody` when the head is complete; → `closing` on a framing error, at the
+///   deadline (408) or on eviction (503).
+/// - `readingBody`: the head is complete and its body is arriving; body deadline.
+///   → `inHandler` when the body is complete; → `closing` on a framing error, a refused
+///   `Expect: 100-continue`, at the deadline (408) or on eviction (503).
+/// - `inHandler`: a handler is running; input is not parsed, so pipelined requests are
+///   answered in order, and no deadline runs. → `idle` when it answers on a keep-alive
+///   connection; → `closing` when it answers and the connection must close.
+/// - `closing`: the last response is queued; input is discarded. → `lingering` when the
+///   output is written; → `closed` on end of input or at the write deadline.
+/// - `lingering`: our side is shut (FIN sent); input is drained and discarded so the peer
+///   reads the response rather than a reset (nginx's lingering close). → `closed` on end of
+///   input or at the linger deadline.
+/// - `closed`: terminal; every event is ignored.
+///
+/// Writing runs beside the read states, because HTTP/1.1 pipelining lets the next request
+/// arrive while earlier answers are still being sent: while the socket refuses output the
+/// write deadline replaces the state's own, and more than 256 KiB unsent stops parsing
+/// (back-pressure) until the socket takes it.
+///
+/// Arming a deadline is not an action: the machine keeps the one deadline in force in
+/// `deadline`, and the driver publishes it after each event for the sweeper to poll, so
+/// no event needs to return more than one action.
+struct HTTPConnectionStateMachine {
+    /// Where the connection is in its request cycle; see the type's documentation for transitions.
+    enum State {
+        /// Between requests: no byte of the next one yet.
+        case idle
+        /// Some bytes of a head have arrived.
+        case readingHead
+        /// The head is complete and the body is arriving.
+        case readingBody(HTTPRequestHead)
+        /// A handler is running for this request.
+        case inHandler(HTTPRequestHead)
+        /// The last response is queued; the connection closes once it is written.
+        case closing
+        /// Our side is shut; unread input is drained until end of input.
+        case lingering
+        /// The connection is closed.
+        case closed
+    }
+
+    /// When the deadline in force passes, and what it means then.
+    struct Deadline: Equatable, Sendable {
+        /// What a deadline means when it passes.
+        enum Kind: UInt8, Sendable {
+            /// No deadline runs.
+            case none
+            /// Keep-alive idle time (RFC 9112 §9.5): close.
+            case idle
+            /// Total time for a request head: 408 and close.
+            case header
+            /// Total time for a request body: 408 and close.
+            case body
+            /// Time for the socket to take refused output: close.
+            case write
+            /// Time to drain input after our FIN: close.
+            case linger
+        }
+
+        /// What the deadline means.
+        var kind: Kind
+        /// Monotonic nanoseconds when it passes; 0 with `.none`.
+        var at: UInt64
+
+        /// No deadline.
+        static let none = Deadline(kind: .none, at: 0)
+    }
+
+    /// The time each deadline allows, in nanoseconds.
+    struct Timeouts: Sendable {
+        /// Total time for a head, from its first byte.
+        var header: UInt64
+        /// Total time for a body, from the end of its head.
+        var body: UInt64
+        /// Time for the socket to take output it refused.
+        var write: UInt64
+        /// Keep-alive idle time.
+        var idle: UInt64
+        /// Time to drain input after our FIN.
+        var linger: UInt64
+
+        /// The server's configured timeouts, and a two-second linger.
+        init(_ c: HTTPServerConfiguration) {
+            self.init(header: c.headerTimeout, body: c.bodyTimeout, write: c.writeTimeout, idle: c.idleTimeout, linger: 2)
+        }
+
+        /// Timeouts given in seconds; negative values count as zero.
+        init(header: Double, body: Double, write: Double, idle: Double, linger: Double) {
+            func ns(_ seconds: Double) -> UInt64 { UInt64(max(seconds, 0) * 1e9) }
+            self.header = ns(header)
+            self.body = ns(body)
+            self.write = ns(write)
+            self.idle = ns(idle)
+            self.linger = ns(linger)
+        }
+
+        /// The time `kind` allows; 0 for `.none`.
+        func allowed(_ kind: Deadline.Kind) -> UInt64 {
+            switch kind {
+            case .none: return 0
+            case .idle: return idle
+            case .header: return header
+            case .body: return body
+            case .write: return write
+            case .linger: return linger
+            }
+        }
+    }
+
+    /// A response the machine queued, for metrics and the access log.
+    struct Completed: Sendable {
+        /// The request method, or `-` when no head was parsed.
+        var method: String
+        /// The request path, or `-` when no head was parsed.
+        var path: String
+        /// The route index for metrics; nil for unmatched requests and framing errors.
+        var route: Int?
+        /// The status sent.
+        var status: Int
+        /// Seconds from the request's first byte (or the end of the previous one) to the response.
+        var seconds: Double
+    }
+
+    /// What the driver does after `parse`.
+    enum ParseAction {
+        /// Every usable byte is consumed; keep reading.
+        case readMore
+        /// Stop parsing and keep the unconsumed bytes (a handler runs, or too much output is unsent).
+        case pause
+        /// Drop the unconsumed bytes: the connection is closing and reads no more requests.
+        case discardRest
+        /// Run the route's handler (reading pauses while it waits) and report `handlerFinished`.
+        case callHandler(Request)
+        /// RFC 9110 §10.1.1: decide whether the route takes this request before its body is
+        /// read; report `expectationAccepted` or `expectationRefused`, then parse again.
+        case checkExpectation(HTTPRequestHead)
+        /// An error response was queued (a framing error): record it, then parse again.
+        case responded(Completed)
+    }
+
+    /// What the driver does after a write, a deadline, an eviction or a lifecycle event.
+    enum Action {
+        /// Nothing.
+        case none
+        /// Record the response just queued (a 408 or 503), then send the unsent output.
+        case write(Completed)
+        /// Parse the bytes kept from before, then write what that produced.
+        case parseBuffered
+        /// Start read events again.
+        case resumeReading
+        /// Stop read events.
+        case pauseReading
+        /// Shut our side for writing (FIN after the last response) and keep reading to drain.
+        case halfCloseAndDrain
+        /// Shut our side for writing, then close (the peer already closed; the machine is closed).
+        case halfCloseAndClose
+        /// Close the connection.
+        case close
+    }
+
+    /// Unsent output above which parsing stops until the socket takes some.
+    static let backPressureLimit = 256 * 1024
+
+    /// The current state.
+    private(set) var state: State = .idle
+    /// The deadline in force; the driver publishes it for the sweeper.
+    private(set) var deadline: Deadline
+    /// Whether the peer's end of input has been read.
+    private(set) var peerClosed = false
+    /// Whether the server is shutting down; every later response closes its connection.
+    private(set) var draining = false
+    /// The collaborator that turns bytes into requests.
+    private var parser: HTTPParser
+    private let timeouts: Timeouts
+    /// Encoded output; bytes before `outputOffset` are sent.
+    private var output: [UInt8] = []
+    private var outputOffset = 0
+    /// When the current request began (its first byte, or the end of the previous response).
+    private var requestStart: UInt64 = 0
+    /// Whether body bytes followed a head that expects 100-continue in the same read.
+    private var bodyBytesBuffered = false
+    /// The peer's address, handed to handlers with each request.
+    private let remoteAddress: String?
+    /// The `Date` field value for the next response (RFC 9110 §6.6.1); injected, so the
+    /// machine itself reads no clock and tests get fixed bytes.
+    private let date: @Sendable () -> [UInt8]
+
+    /// A connection accepted at `now`: idle, the idle deadline running from the accept.
+    init(limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
+         date: @escaping @Sendable () -> [UInt8], now: UInt64) {
+        parser = HTTPParser(limits: limits)
+        self.remoteAddress = remoteAddress
+        self.date = date
+        self.timeouts = timeouts
+        deadline = Deadline(kind: .idle, at: now &+ timeouts.idle)
+    }
+
+    /// Whether the connection is closed.
+    var isClosed: Bool {
+        if case .closed = state { return true }
+        return false
+    }
+
+    /// Whether output is waiting to be sent.
+    var hasUnsentOutput: Bool { outputOffset < output.count }
+
+    /// Whether received bytes are thrown away unread (the connection is closing or closed).
+    var discardsInput: Bool {
+        switch state {
+        case .idle, .readingHead, .readingBody, .inHandler: return false
+        case .closing, .lingering, .closed: return true
+        }
+    }
+
+    /// Whether read events should run after a handler answered and buffered input was parsed.
+    var readingAction: Action {
+        switch state {
+        case .idle, .readingHead, .readingBody: return peerClosed ? .close : .resumeReading
+        case .inHandler, .closing, .lingering, .closed: return .none
+        }
+    }
+
+    /// Calls `body` with the output not yet sent; report what the socket took with `wrote`.
+    func withUnsentOutput<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        output.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[outputOffset...])) }
+    }
+
+    // MARK: Events: input
+
+    /// Bytes arrived: parses from `bytes` (which start at the first byte not consumed yet)
+    /// until the driver has something to do; returns it and how many bytes were consumed.
+    mutating func parse(_ bytes: UnsafeRawBufferPointer, now: UInt64) -> (action: ParseAction, consumed: Int) {
+        var offset = 0
+        while true {
+            switch state {
+            case .idle, .readingHead, .readingBody: break
+            case .inHandler: return (.pause, offset)
+            case .closing, .lingering, .closed: return (.discardRest, offset)
+            }
+            if output.count - outputOffset > Self.backPressureLimit { return (.pause, offset) }
+            let (event, used) = parser.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            offset += used
+            switch event {
+            case .needMore:
+                if case .idle = state, !parser.isIdle {
+                    state = .readingHead
+                    requestStart = now
+                    arm(.header, from: now)
+                }
+                return (.readMore, offset)
+            case .head(let head):
+                if case .idle = state { requestStart = now }
+                state = .readingBody(head)
+                // A bodiless request's `.end` follows at once; its deadline is left as it is.
+                if head.framing != .none {
+                    arm(.body, from: now)
+                    if head.expectContinue {
+                        bodyBytesBuffered = offset < bytes.count
+                        return (.checkExpectation(head), offset)
+                    }
+                }
+            case .end(let body):
+                guard case .readingBody(let head) = state else { return (.discardRest, bytes.count) }
+                state = .inHandler(head)
+                disarm()
+                return (.callHandler(Request(head: head, body: body, remoteAddress: remoteAddress)), offset)
+            case .error(let error):
+                if case .idle = state { requestStart = now }
+                let head = Self.head(of: state)
+                let completed = queue(Response.error(error.status, code: error.code, message: error.message),
+                                      head: head, route: nil, close: true, includeBody: true, now: now)
+                return (.responded(completed), offset)
+            }
+        }
+    }
+
+    /// The route takes the request that expects 100-continue: send `100 Continue`, unless
+    /// body bytes already came with the head (the client did not wait).
+    mutating func expectationAccepted() {
+        if !bodyBytesBuffered { output.append(contentsOf: ResponseEncoder.continueResponse) }
+    }
+
+    /// The route refuses the request that expects 100-continue: send the final status
+    /// without reading the body, and close (RFC 9110 §10.1.1).
+    mutating func expectationRefused(_ response: Response, route: Int?, now: UInt64) -> Completed {
+        let head = Self.head(of: state)
+        return queue(response, head: head, route: route, close: true, includeBody: head?.method != .HEAD, now: now)
+    }
+
+    /// The handler answered: queue the response; the connection stays open when the
+    /// request allows it (RFC 9112 §9.3), we are not draining and the peer has not closed.
+    mutating func handlerFinished(_ response: Response, route: Int?, now: UInt64) -> Completed? {
+        guard case .inHandler(let head) = state else { return nil }
+        return queue(response, head: head, route: route, close: !head.keepAlive,
+                     includeBody: head.method != .HEAD, now: now)
+    }
+
+    /// The peer's end of input was read.
+    mutating func peerClosedInput() -> Action {
+        peerClosed = true
+        switch state {
+        case .closing, .lingering:
+            return close()
+        case .idle, .readingHead, .readingBody:
+            return hasUnsentOutput ? .pauseReading : close()
+        case .inHandler:
+            return .pauseReading
+        case .closed:
+            return .none
+        }
+    }
+
+    // MARK: Events: output
+
+    /// The socket took `count` more bytes of output.
+    mutating func wrote(_ count: Int) {
+        outputOffset += count
+    }
+
+    /// The socket refused more output: the write deadline runs from now.
+    mutating func writeBlocked(now: UInt64) {
+        arm(.write, from: now)
+    }
+
+    /// All output is sent: a closing connection half-closes and lingers; a blocked write's
+    /// deadline gives way to the state's own; kept input may be parsed again.
+    mutating func writeCompleted(now: UInt64) -> Action {
+        if output.capacity > 16 * 1024 { output = [] } else { output.removeAll(keepingCapacity: true) }
+        outputOffset = 0
+        switch state {
+        case .closing:
+            if peerClosed {
+                _ = close()
+                return .halfCloseAndClose
+            }
+            state = .lingering
+            arm(.linger, from: now)
+            return .halfCloseAndDrain
+        case .closed:
+            return .none
+        case .idle, .readingHead, .readingBody, .inHandler, .lingering:
+            break
+        }
+        if deadline.kind == .write {
+            switch state {
+            case .readingHead: arm(.header, from: requestStart)
+            case .readingBody: arm(.body, from: now)
+            case .inHandler: disarm()
+            case .idle, .closing, .lingering, .closed: arm(.idle, from: now)
+            }
+        }
+        switch state {
+        case .idle, .readingHead, .readingBody: return .parseBuffered
+        case .inHandler, .closing, .lingering, .closed: return .none
+        }
+    }
+
+    // MARK: Events: time and the server
+
+    /// The sweeper saw the deadline pass: a head or body still arriving gets 408 and a
+    /// close (a total deadline, not an idle timer); otherwise the connection closes.
+    mutating func deadlinePassed(now: UInt64) -> Action {
+        guard deadline.at != 0, now >= deadline.at else { return .none }
+        switch deadline.kind {
+        case .none:
+            return .none
+        case .header, .body:
+            // RFC 9110 §15.5.9: 408 for a request not received in time.
+            let failure = Response.error(.requestTimeout, code: "request_timeout",
+                                         message: "The request was not received in time.")
+            return .write(queueFinal(failure, now: now))
+        case .idle, .write, .linger:
+            return close()
+        }
+    }
+
+    /// The server chose this connection to make room at the connection cap, when its
+    /// deadline was `expected`; nothing happens if the connection moved on since.
+    ///
+    /// A request still arriving gets `503 over_capacity` and a close, so a slow client
+    /// answers for the room, not the next client; an idle, unread or lingering connection
+    /// is just closed.
+    mutating func evict(chosenWithDeadline expected: UInt64, now: UInt64) -> Action {
+        guard deadline.at == expected else { return .none }
+        switch deadline.kind {
+        case .header, .body:
+            let response = Response.error(.serviceUnavailable, code: "over_capacity",
+                                          message: "The server is at its connection limit and this request was too slow.")
+            return .write(queueFinal(response, now: now))
+        case .idle, .write, .linger:
+            return close()
+        case .none:
+            return .none
+        }
+    }
+
+    /// The server began shutting down: an idle connection closes now; any other finishes
+    /// its request and closes after the response.
+    mutating func serverShuttingDown() -> Action {
+        draining = true
+        switch state {
+        case .idle: return close()
+        case .readingHead, .readingBody, .inHandler, .closing, .lingering, .closed: return .none
+        }
+    }
+
+    /// The connection closes (an I/O error, the grace after shutdown ran out, or an action
+    /// said so); terminal. Returns `.close` the first time, `.none` after.
+    mutating func close() -> Action {
+        if case .closed = state { return .none }
+        state = .closed
+        disarm()
+        output = []
+        outputOffset = 0
+        return .close
+    }
+
+    /// Monotonic nanoseconds since a connection with `deadline` began waiting on its client,
+    /// or nil while the server works on it (no deadline).
+    ///
+    /// Waiting means idle, a head or body still arriving, a response not being read, or a
+    /// lingering close; the longest-waiting connection is the one to evict at the cap.
+    static func waitingSince(_ deadline: Deadline, timeouts: Timeouts) -> UInt64? {
+        guard deadline.at != 0, deadline.kind != .none else { return nil }
+        return deadline.at &- timeouts.allowed(deadline.kind)
+    }
+
+    // MARK: Private
+
+    private static func head(of state: State) -> HTTPRequestHead? {
+        switch state {
+        case .readingBody(let head), .inHandler(let head): return head
+        case .idle, .readingHead, .closing, .lingering, .closed: return nil
+        }
+    }
+
+    /// Queues a final error response for a deadline or an eviction and closes after it.
+    private mutating func queueFinal(_ response: Response, now: UInt64) -> Completed {
+        disarm()
+        let head = Self.head(of: state)
+        return queue(response, head: head, route: nil, close: true, includeBody: true, now: now)
+    }
+
+    /// Encodes a response into the output and moves on: to `idle` with the idle deadline,
+    /// or to `closing` when the connection must close (RFC 9112 §9.6: `Connection: close`).
+    private mutating func queue(_ response: Response, head: HTTPRequestHead?, route: Int?, close: Bool,
+                                includeBody: Bool, now: UInt64) -> Completed {
+        let closing = close || draining || peerClosed
+        // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
+        let keepAlive10 = !closing && head?.version.minor == 0
+        ResponseEncoder.encode(response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
+                               date: date(), into: &output)
+        if closing {
+            state = .closing
+            disarm()
+        } else {
+            state = .idle
+            arm(.idle, from: now)
+        }
+        return Completed(method: head?.method.rawValue ?? "-", path: head?.path ?? "-", route: route,
+                         status: response.status.code, seconds: Double(now &- requestStart) / 1e9)
+    }
+
+    private mutating func arm(_ kind: Deadline.Kind, from start: UInt64) {
+        deadline = Deadline(kind: kind, at: start &+ timeouts.allowed(kind))
+    }
+
+    private mutating func disarm() {
+        deadline = .none
+    }
+}
