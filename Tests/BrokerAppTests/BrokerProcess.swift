@@ -40,7 +40,7 @@ final class BrokerProcess: @unchecked Sendable {
         stderrPipe.fileHandleForReading.readabilityHandler = { handle in
             buffer.append(handle.availableData)
         }
-        try process.run()
+        try ProcessLaunch.run(process)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let range = output.text.range(of: "\"port\":") {
@@ -97,7 +97,7 @@ func runBroker(_ arguments: [String], environment: [String: String]) async throw
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

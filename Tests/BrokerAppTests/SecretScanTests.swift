@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -202,7 +203,7 @@ import Testing
             let (o, e) = (out, err)
             outPipe.fileHandleForReading.readabilityHandler = { o.append($0.availableData) }
             errPipe.fileHandleForReading.readabilityHandler = { e.append($0.availableData) }
-            try process.run()
+            try ProcessLaunch.run(process)
             let deadline = Date().addingTimeInterval(10)
             while Date() < deadline, process.isRunning {
                 if let range = err.text.range(of: "\"port\":"), let p = Int(err.text[range.upperBound...].prefix { $0.isNumber }), p > 0 {

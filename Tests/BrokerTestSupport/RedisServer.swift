@@ -117,7 +117,7 @@ public final class RedisServer: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try ProcessLaunch.run(process)
         self.process = process
         let port = self.port
         for _ in 0..<200 {
