@@ -19,7 +19,7 @@ import Testing
         let metrics = try #require(await TestHTTP.send(port: broker.port, target: "/metrics"))
         #expect(metrics.status == 200)
         #expect(metrics.body.contains("broker_http_requests_total{route=\"/healthz\",status=\"2xx\"} 1"))
-        #expect(metrics.body.contains("broker_http_request_duration_seconds_bucket{le=\"+Inf\"}"))
+        #expect(metrics.body.contains("broker_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"}"))
         // The scrape's own connection is open; earlier ones may still be finishing their close.
         let open = metrics.body.split(separator: "\n").first { $0.hasPrefix("broker_http_open_connections ") }
         #expect(open.flatMap { Int($0.split(separator: " ")[1]) }.map { $0 >= 1 } == true)

@@ -141,7 +141,11 @@ import Testing
             #expect(snapshot.requests[healthz][1] == 1)
             #expect(snapshot.requests[snapshot.routes.count - 1][3] == 1)
             #expect(snapshot.openConnections == 1)
-            #expect(snapshot.latencyCounts.reduce(0, +) == 2)
+            #expect(snapshot.latencyCounts.joined().reduce(0, +) == 2)
+            // One histogram per route: the probe and the 404 are observed apart.
+            #expect(snapshot.latencyCounts[healthz].reduce(0, +) == 1)
+            #expect(snapshot.latencyCounts[snapshot.routes.count - 1].reduce(0, +) == 1)
+            #expect(snapshot.latencySum.count == snapshot.routes.count)
         }
     }
 

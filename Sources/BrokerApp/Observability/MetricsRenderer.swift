@@ -17,17 +17,20 @@ enum MetricsRenderer {
                 out += "broker_http_requests_total{route=\"\(escape(route))\",status=\"\(c + 1)xx\"} \(http.requests[r][c])\n"
             }
         }
-        out += "# HELP broker_http_request_duration_seconds Time from a request's first byte to its response.\n"
+        out += "# HELP broker_http_request_duration_seconds Time from a request's first byte to its response, by route.\n"
         out += "# TYPE broker_http_request_duration_seconds histogram\n"
-        var cumulative: UInt64 = 0
-        for (i, bound) in http.latencyBounds.enumerated() {
-            cumulative += http.latencyCounts[i]
-            out += "broker_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        for (r, route) in http.routes.enumerated() where http.latencyCounts[r].contains(where: { $0 > 0 }) {
+            let label = "route=\"\(escape(route))\""
+            var cumulative: UInt64 = 0
+            for (i, bound) in http.latencyBounds.enumerated() {
+                cumulative += http.latencyCounts[r][i]
+                out += "broker_http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(cumulative)\n"
+            }
+            cumulative += http.latencyCounts[r][http.latencyBounds.count]
+            out += "broker_http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(cumulative)\n"
+            out += "broker_http_request_duration_seconds_sum{\(label)} \(http.latencySum[r])\n"
+            out += "broker_http_request_duration_seconds_count{\(label)} \(cumulative)\n"
         }
-        cumulative += http.latencyCounts[http.latencyBounds.count]
-        out += "broker_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "broker_http_request_duration_seconds_sum \(http.latencySum)\n"
-        out += "broker_http_request_duration_seconds_count \(cumulative)\n"
         out += "# HELP broker_http_open_connections Connections open now.\n"
         out += "# TYPE broker_http_open_connections gauge\n"
         out += "broker_http_open_connections \(http.openConnections)\n"

@@ -100,20 +100,22 @@ public final class HTTPServer: @unchecked Sendable {
     /// Counters for `/metrics`, summed over the workers.
     public func metricsSnapshot() -> HTTPMetricsSnapshot {
         var requests = Array(repeating: UInt64(0), count: (router.routes.count + 1) * 5)
-        var latency = Array(repeating: UInt64(0), count: HTTPMetricsShard.bounds.count + 1)
-        var sum = 0.0
+        let width = HTTPMetricsShard.bounds.count + 1
+        var latency = Array(repeating: UInt64(0), count: (router.routes.count + 1) * width)
+        var sums = Array(repeating: 0.0, count: router.routes.count + 1)
         for worker in workers {
             worker.metrics.withLock { shard in
                 for i in requests.indices { requests[i] &+= shard.requests[i] }
                 for i in latency.indices { latency[i] &+= shard.latencyCounts[i] }
-                sum += shard.latencySum
+                for i in sums.indices { sums[i] += shard.latencySums[i] }
             }
         }
         let labels = router.paths + ["unmatched"]
         return HTTPMetricsSnapshot(
             routes: labels,
             requests: labels.indices.map { Array(requests[$0 * 5..<$0 * 5 + 5]) },
-            latencyBounds: HTTPMetricsShard.bounds, latencyCounts: latency, latencySum: sum,
+            latencyBounds: HTTPMetricsShard.bounds,
+            latencyCounts: labels.indices.map { Array(latency[$0 * width..<($0 + 1) * width]) }, latencySum: sums,
             openConnections: openConnections, acceptedConnections: acceptedCount.load(ordering: .relaxed))
     }
 

@@ -1,6 +1,9 @@
 import Synchronization
 
-/// Request counts by route and status class, and a latency histogram, for `/metrics`.
+/// Request counts by route and status class, and a latency histogram per route, for `/metrics`.
+///
+/// One histogram per route keeps sub-millisecond token reads apart from callbacks that wait
+/// seconds on a provider; the route set is the router's, so the label set stays bounded.
 public struct HTTPMetricsSnapshot: Sendable {
     /// Route labels; the last one is `"unmatched"` (404s and framing errors).
     public var routes: [String]
@@ -8,10 +11,10 @@ public struct HTTPMetricsSnapshot: Sendable {
     public var requests: [[UInt64]]
     /// Upper bounds of the latency buckets in seconds (the `+Inf` bucket is implied).
     public var latencyBounds: [Double]
-    /// Non-cumulative counts per bucket; one more entry than `latencyBounds` for `+Inf`.
-    public var latencyCounts: [UInt64]
-    /// Sum of all observed latencies in seconds.
-    public var latencySum: Double
+    /// `latencyCounts[route]`: non-cumulative counts per bucket, one more entry than `latencyBounds` for `+Inf`.
+    public var latencyCounts: [[UInt64]]
+    /// `latencySum[route]`: the sum of that route's observed latencies in seconds.
+    public var latencySum: [Double]
     /// Connections open now.
     public var openConnections: Int
     /// Connections accepted since start.
@@ -23,14 +26,16 @@ struct HTTPMetricsShard {
     static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     var requests: [UInt64]
+    /// Route-major: route `r`'s buckets are `r * (bounds.count + 1) ..< (r + 1) * (bounds.count + 1)`.
     var latencyCounts: [UInt64]
-    var latencySum: Double = 0
+    var latencySums: [Double]
     let routeCount: Int
 
     init(routeCount: Int) {
         self.routeCount = routeCount
         requests = Array(repeating: 0, count: (routeCount + 1) * 5)
-        latencyCounts = Array(repeating: 0, count: Self.bounds.count + 1)
+        latencyCounts = Array(repeating: 0, count: (routeCount + 1) * (Self.bounds.count + 1))
+        latencySums = Array(repeating: 0, count: routeCount + 1)
     }
 
     mutating func record(route: Int?, status: Int, seconds: Double) {
@@ -39,7 +44,7 @@ struct HTTPMetricsShard {
         requests[r * 5 + c] &+= 1
         var b = 0
         while b < Self.bounds.count && seconds > Self.bounds[b] { b += 1 }
-        latencyCounts[b] &+= 1
-        latencySum += seconds
+        latencyCounts[r * (Self.bounds.count + 1) + b] &+= 1
+        latencySums[r] += seconds
     }
 }
