@@ -3,13 +3,25 @@ import BrokerApp
 import Dispatch
 import Foundation
 
+/// Reports a failure before the broker runs and exits with `status`: one JSON log line when
+/// BROKER_LOG_FORMAT=json (so every line the process writes parses), else a sentence on stderr.
+func fail(_ message: String, _ reason: String, status: Int32, usage: Bool = false) -> Never {
+    if ProcessInfo.processInfo.environment["BROKER_LOG_FORMAT"] == "json" {
+        let logger = BrokerLogger(format: .json)
+        logger.log(.error, message, [("reason", .string(reason))])
+        logger.flush()
+    } else {
+        FileHandle.standardError.write(Data("token-broker: \(message): \(reason)\n\(usage ? BrokerCommand.usage + "\n" : "")".utf8))
+    }
+    exit(status)
+}
+
 let command: BrokerCommand
 switch BrokerCommand.parse(Array(CommandLine.arguments.dropFirst())) {
 case .success(let parsed):
     command = parsed
 case .failure(let error):
-    FileHandle.standardError.write(Data("token-broker: \(error)\n\(BrokerCommand.usage)\n".utf8))
-    exit(2)
+    fail("invalid arguments", "\(error)", status: 2, usage: true)
 }
 
 // Commands that need no configuration run before it is read: help never depends on the environment.
@@ -20,7 +32,7 @@ case .help:
 case .version:
     print("token-broker 0.1.0")
     exit(0)
-case .serve, .healthcheck, .rekey:
+case .serve, .healthcheck, .rekey, .configCheck:
     break
 }
 
@@ -28,16 +40,22 @@ let configuration: BrokerConfiguration
 do {
     configuration = try BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
 } catch {
-    FileHandle.standardError.write(Data("token-broker: invalid configuration: \(error)\n".utf8))
-    exit(2)
+    fail("invalid configuration", "\(error)", status: 2)
 }
 
 switch command {
 case .serve, .help, .version:
     break
+case .configCheck:
+    do {
+        print(try ConfigCheck.report(configuration))
+        exit(0)
+    } catch {
+        fail("invalid configuration", "\(error)", status: 2)
+    }
 case .healthcheck:
     let (status, reason) = HealthCheck.check(configuration: configuration)
-    if let reason { FileHandle.standardError.write(Data("token-broker healthcheck: \(reason)\n".utf8)) }
+    if let reason { fail("healthcheck failed", reason, status: status) }
     exit(status)
 case .rekey:
     let logger = BrokerLogger(format: configuration.logFormat)

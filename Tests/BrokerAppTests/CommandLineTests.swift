@@ -9,7 +9,7 @@ struct CommandLineTests {
         ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey),
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
-        (["rekey", "--bogus", "--help"], .help("rekey")),
+        (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
     ])
     func commandsParse(arguments: [String], expected: BrokerCommand) throws {
         #expect(try BrokerCommand.parse(arguments).get() == expected)
@@ -19,6 +19,8 @@ struct CommandLineTests {
         (["bogus"], "unknown command \"bogus\""), (["--bogus"], "unknown flag \"--bogus\""),
         (["rekey", "--dry"], "unknown flag \"--dry\""), (["serve", "now"], "unexpected argument \"now\""),
         (["help", "bogus"], "unknown command \"bogus\""), (["version", "2"], "unexpected argument \"2\""),
+        (["config"], "config needs a sub-command: config check"), (["config", "show"], "unexpected argument \"show\""),
+        (["config", "check", "now"], "unexpected argument \"now\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }
@@ -44,5 +46,32 @@ struct CommandLineTests {
         let (status, stderr) = try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(port.port), "BROKER_HOST": "127.0.0.1"])
         #expect(status == 1)
         #expect(stderr.contains("cannot connect to 127.0.0.1:\(port.port)"))
+    }
+
+    @Test func configCheckShowsTheResolvedSettingsAndNoSecret() throws {
+        let secret = "api-key-SENTINEL-0123456789"
+        let configuration = try BrokerConfiguration.from(environment: [
+            "BROKER_API_KEY": secret, "BROKER_PUBLIC_URL": "https://broker.example/base", "GITHUB_CLIENT_ID": "id",
+        ])
+        let report = try ConfigCheck.report(configuration)
+        #expect(report.contains("BROKER_API_KEY") && report.contains("  set\n"))
+        #expect(report.contains("https://broker.example/base/callback"))
+        #expect(report.contains("provider github") && report.contains("not configured (set GITHUB_CLIENT_SECRET)"))
+        #expect(!report.contains("SENTINEL"))
+        let badKey = try BrokerConfiguration.from(environment: ["BROKER_ENCRYPTION_KEY": "not base64"])
+        #expect(throws: ConfigurationError.self) { try ConfigCheck.report(badKey) }
+    }
+
+    @Test func withJSONLogsEveryStartUpErrorIsAJSONLine() async throws {
+        for arguments in [["serve"], ["--bogus"], ["config", "check"]] {
+            let (status, stderr) = try await runBroker(arguments, environment: ["BROKER_LOG_FORMAT": "json", "BROKER_PORT": "not-a-port"])
+            #expect(status == 2)
+            let lines = stderr.split(separator: "\n")
+            #expect(!lines.isEmpty)
+            for line in lines {
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["level"] as? String == "error", "\(line)")
+            }
+        }
     }
 }

@@ -7,20 +7,23 @@ public enum BrokerCommand: Equatable, Sendable {
     case healthcheck
     /// Re-encrypt every stored account with the current key, then exit.
     case rekey
+    /// Validate the environment and the providers file and print the resolved configuration without secrets.
+    case configCheck
     /// Print the version.
     case version
     /// Print the usage of the named command, or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "healthcheck", "rekey", "version", "help"]
+    static let names = ["serve", "healthcheck", "rekey", "config", "version", "help"]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | healthcheck | rekey | version | help] [--help]
+        usage: token-broker [serve | healthcheck | rekey | config check | version | help] [--help]
           serve         run the broker (default); settings come from BROKER_* environment variables
           healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
           rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
+          config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
           version       print the version
           help          print this text (also --help or -h after any command)
         """
@@ -47,6 +50,12 @@ public enum BrokerCommand: Equatable, Sendable {
         case "serve", "healthcheck", "rekey", "version":
             if let unexpected = rest.first { return .failure(extra(unexpected)) }
             return .success(first == "serve" ? .serve : first == "healthcheck" ? .healthcheck : first == "rekey" ? .rekey : .version)
+        case "config":
+            guard rest.first == "check" else {
+                return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))
+            }
+            if let unexpected = rest.dropFirst().first { return .failure(extra(unexpected)) }
+            return .success(.configCheck)
         case "help":
             guard rest.count <= 1 else { return .failure(extra(rest[rest.startIndex + 1])) }
             if let topic = rest.first, !names.contains(topic) { return .failure(UsageError(description: "unknown command \"\(topic)\"")) }

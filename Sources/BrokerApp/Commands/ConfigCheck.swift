@@ -1,0 +1,41 @@
+import BrokerCore
+
+/// `token-broker config check`: reads the environment and the providers file as `serve` would,
+/// and prints the resolved configuration with every secret shown only as set or unset.
+public enum ConfigCheck {
+    /// The report for `configuration`, one `name: value` line each, then one line per provider;
+    /// throws the first problem (naming its variable) as `serve` would at start-up.
+    public static func report(_ configuration: BrokerConfiguration) throws -> String {
+        let c = configuration
+        let registry = try Broker.loadProviders(c)
+        if let key = c.environment["BROKER_ENCRYPTION_KEY"] {
+            do {
+                _ = try EncryptionKeyring.parse(key)
+            } catch {
+                throw ConfigurationError(variable: "BROKER_ENCRYPTION_KEY", message: "\(error)")
+            }
+        }
+        func set(_ value: Any?) -> String { value == nil ? "unset" : "set" }
+        var lines: [(String, String)] = [
+            ("BROKER_HOST", c.server.host), ("BROKER_PORT", String(c.server.port)),
+            ("BROKER_PUBLIC_URL", c.publicURL), ("redirect URI", c.publicURL + "/callback"),
+            ("BROKER_STORE", c.redisStore.map { "\($0)" } ?? "files"),
+            ("BROKER_DATA_DIR", c.dataDirectory),
+            ("BROKER_API_KEY", set(c.apiKey)), ("BROKER_SECRET", set(c.secret)),
+            ("BROKER_ENCRYPTION_KEY", set(c.environment["BROKER_ENCRYPTION_KEY"])),
+            ("BROKER_PROVIDERS_FILE", c.providersFile ?? "unset"),
+            ("BROKER_RETURN_TO_ALLOWLIST", c.returnToAllowlist.isEmpty ? "empty" : c.returnToAllowlist.joined(separator: ",")),
+            ("BROKER_FLOW_TTL", "\(c.flowTTL) s"), ("BROKER_MAX_PENDING_FLOWS", String(c.maxPendingFlows)),
+            ("BROKER_UPSTREAM_TIMEOUT", "\(c.upstreamTimeout) s"), ("BROKER_UPSTREAM_MAX_BYTES", String(c.upstreamMaxBytes)),
+            ("BROKER_REFRESH_MARGIN", "\(c.refreshMargin) s"), ("BROKER_REFRESH_INTERVAL", "\(c.refreshInterval) s"),
+            ("BROKER_LOG_FORMAT", c.logFormat.rawValue), ("BROKER_ACCESS_LOG", c.accessLog ? "on" : "off"),
+            ("BROKER_SHUTDOWN_GRACE", "\(c.shutdownGrace) s"),
+        ]
+        for provider in registry.all {
+            let state = provider.isConfigured ? "configured" : "not configured (set \(provider.missingSettings.joined(separator: ", ")))"
+            lines.append(("provider \(provider.name)", "\(provider.kind.rawValue), \(state)"))
+        }
+        let width = lines.map(\.0.count).max() ?? 0
+        return lines.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
+    }
+}
