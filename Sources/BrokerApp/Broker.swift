@@ -35,6 +35,7 @@ public final class Broker: Sendable {
             throw ConfigurationError(variable: "BROKER_DATA_DIR", message: "\(error)")
         }
         let registry = try Self.loadProviders(c)
+        _ = ProcessMetrics.startTime  // taken now, at start-up, rather than at the first scrape
         // Before the store is read: a second broker on the same files would diverge from the first.
         do {
             directoryLock = c.redisStore == nil ? try DataDirectoryLock.acquire(in: dataDirectory) : nil

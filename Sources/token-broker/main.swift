@@ -30,7 +30,7 @@ case .help:
     print(BrokerCommand.usage)
     exit(0)
 case .version:
-    print("token-broker 0.1.0")
+    print("token-broker \(BrokerVersion.current)")
     exit(0)
 case .serve, .healthcheck, .rekey, .configCheck:
     break

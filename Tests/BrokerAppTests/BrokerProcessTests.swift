@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import BrokerApp
 import Glibc
 #endif
 import Foundation
@@ -20,6 +21,13 @@ import Testing
         #expect(metrics.status == 200)
         #expect(metrics.body.contains("broker_http_requests_total{route=\"/healthz\",status=\"2xx\"} 1"))
         #expect(metrics.body.contains("broker_http_request_duration_seconds_bucket{route=\"/healthz\",le=\"+Inf\"}"))
+        #expect(metrics.body.contains("broker_build_info{version=\"\(BrokerVersion.current)\"} 1"))
+        let gauge = { (name: String) in
+            metrics.body.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ")[1]) }
+        }
+        #expect((gauge("process_resident_memory_bytes") ?? 0) > 1_000_000)
+        #expect((gauge("process_open_fds") ?? 0) >= 3)
+        #expect(abs((gauge("process_start_time_seconds") ?? 0) - Date().timeIntervalSince1970) < 600)
         // The scrape's own connection is open; earlier ones may still be finishing their close.
         let open = metrics.body.split(separator: "\n").first { $0.hasPrefix("broker_http_open_connections ") }
         #expect(open.flatMap { Int($0.split(separator: " ")[1]) }.map { $0 >= 1 } == true)

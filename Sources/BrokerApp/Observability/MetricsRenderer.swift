@@ -41,6 +41,7 @@ enum MetricsRenderer {
         out += "# TYPE broker_ready gauge\n"
         out += "broker_ready \(ready ? 1 : 0)\n"
         out += renderRefresh(refresh)
+        out += ProcessMetrics.render()
         return out
     }
 
