@@ -1,5 +1,5 @@
-#if canImport(Glibc)
 import BrokerApp
+#if canImport(Glibc)
 import Glibc
 #endif
 import Foundation
