@@ -104,7 +104,13 @@ public final class Broker: Sendable {
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
                                   cookies: CookieHeader(publicURL: c.publicURL),
                                   flowTTL: c.flowTTL, logger: logger, now: now)
-        let readiness = Readiness(storageCheck: storageCheck)
+        let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
+            if let problem {
+                logger.log(.warning, "not ready", [("reason", .string(problem))])
+            } else {
+                logger.log(.info, "ready")
+            }
+        }
         self.readiness = readiness
         let metricsSource = ServerBox()
         let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth)
