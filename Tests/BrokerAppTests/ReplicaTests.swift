@@ -106,9 +106,12 @@ import Testing
         #expect(await browser.authorize("provider=weibo")?.status == 503)
         try await c.redis.restart()
         // The brokers reconnect by themselves; the append-only file kept the account.
+        // Each replica reconnects on its own backoff: wait for both.
         var recovered = false
         for _ in 0..<50 where !recovered {
-            recovered = await TestHTTP.send(port: c.b.port, target: "/readyz")?.status == 200
+            let a = await TestHTTP.send(port: c.a.port, target: "/readyz")?.status
+            let b = await TestHTTP.send(port: c.b.port, target: "/readyz")?.status
+            recovered = a == 200 && b == 200
             if !recovered { try await Task.sleep(nanoseconds: 100_000_000) }
         }
         #expect(recovered)
