@@ -7,7 +7,7 @@
 # Two stages: compile with the Swift toolchain the project is tested with
 # (6.3.1 on Debian bookworm), then copy the one binary into debian:bookworm-slim
 # with only what it loads at run time. scripts/container-check checks this file
-# and runs the binary the way this image does; README.md ("Running it in a container") explains
+# and runs the binary the way this image does; docs/deployment.md explains
 # the variables, the volume and the probes.
 
 # ---- build ---------------------------------------------------------------------

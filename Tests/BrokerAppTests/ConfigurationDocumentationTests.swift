@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Every variable the code reads is documented in README.md and .env.example, and nothing documented there is never read.
+/// Every variable the code reads is documented in docs/configuration.md and .env.example, and nothing documented there is never read.
 struct ConfigurationDocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let pattern = try! NSRegularExpression(pattern: "(BROKER|WEIBO|GITHUB|GOOGLE|TWITTER|TMDB)_[A-Z_]*[A-Z]")
@@ -35,7 +35,7 @@ struct ConfigurationDocumentationTests {
         return found
     }
 
-    @Test(arguments: ["README.md", ".env.example"])
+    @Test(arguments: ["docs/configuration.md", ".env.example"])
     func everyVariableTheCodeReadsIsDocumented(file: String) throws {
         let code = try Self.read()
         #expect(code.contains("BROKER_PORT") && code.contains("BROKER_STORE"))

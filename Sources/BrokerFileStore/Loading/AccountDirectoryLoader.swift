@@ -12,7 +12,7 @@ import Synchronization
 /// checked but their secrets stay sealed until first use, and one record per
 /// key id is opened here, so a wrong key still stops start-up. Start-up with
 /// 100,000 records is then bound by the `openat`/`read` system calls (see
-/// README, "Performance").
+/// docs/performance.md).
 enum AccountDirectoryLoader {
     /// How many names are listed before they are handed to a lane.
     static let batchSize = 1024
