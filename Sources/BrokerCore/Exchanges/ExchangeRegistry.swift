@@ -8,4 +8,13 @@ enum ExchangeRegistry {
         case .tmdb: TMDBSessionExchange(provider: provider, context: context)
         }
     }
+
+    /// The providers-file keys of the settings `provider`'s kind needs and `provider` lacks, in the kind's fixed order.
+    static func missingKeys(in provider: ProviderConfiguration) -> [String] {
+        switch provider.kind {
+        case .oauth2: OAuth2Settings.missingKeys(in: provider)
+        case .oauth1: OAuth1Settings.missingKeys(in: provider)
+        case .tmdb: TMDBSettings.missingKeys(in: provider)
+        }
+    }
 }
