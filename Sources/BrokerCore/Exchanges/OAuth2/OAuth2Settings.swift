@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// What an OAuth 2.0 provider must and may have, checked once: the client credentials and the two endpoints are never absent here.
 ///
 /// Built from a ``ProviderConfiguration`` by ``init(_:)``, which refuses a
@@ -12,6 +14,19 @@ public struct OAuth2Settings: Sendable {
         public let secret: Secret
         /// How the broker authenticates at the token endpoint.
         public let authentication: ClientAuthentication
+
+        /// Adds the credentials the way ``authentication`` asks: form fields, or an HTTP Basic header.
+        func add(to form: inout [(String, String)], headers: inout [(String, String)]) {
+            switch authentication {
+            case .clientSecretPost:
+                form.append(("client_id", id))
+                form.append(("client_secret", secret.value))
+            case .clientSecretBasic:
+                // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined and base64-encoded.
+                let joined = PercentEncoding.rfc3986(id) + ":" + PercentEncoding.rfc3986(secret.value)
+                headers.append(("Authorization", "Basic " + Base64.encode(Array(joined.utf8))))
+            }
+        }
     }
 
     /// The provider key, for example `github`.
