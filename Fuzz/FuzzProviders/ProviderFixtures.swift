@@ -57,6 +57,15 @@ enum ProviderFixtures {
         return provider
     }
 
+    /// The settings `make` builds from `provider`; the presets here are complete, so a refusal is a broken fixture.
+    static func settings<Settings>(_ provider: ProviderConfiguration, _ make: (ProviderConfiguration) throws -> Settings) -> Settings {
+        do {
+            return try make(provider)
+        } catch {
+            fatalError("FuzzProviders: \(provider.name) is not configured: \(error)")
+        }
+    }
+
     /// The presets the steps use, made once.
     static let weibo = preset("weibo")
     /// GitHub, for the user endpoint.

@@ -6,7 +6,7 @@ import FuzzSupport
 extension ProviderFuzzCase {
     /// A client with a fixed nonce and the fixed clock, so every signature is repeatable.
     var oauth1Client: OAuth1Client {
-        OAuth1Client(provider: ProviderFixtures.twitter, upstream: upstream, nonce: { "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg" },
+        OAuth1Client(settings: ProviderFixtures.settings(ProviderFixtures.twitter, OAuth1Settings.init), upstream: upstream, nonce: { "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg" },
                      timestamp: { Int(ProviderFixtures.now.timeIntervalSince1970) })
     }
 

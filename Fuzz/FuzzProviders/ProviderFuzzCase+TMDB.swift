@@ -5,7 +5,7 @@ import FuzzSupport
 /// TMDB v3 session authentication: request token, session (and the account after it), account.
 extension ProviderFuzzCase {
     /// A TMDB client against the fake provider.
-    var tmdbClient: TMDBClient { TMDBClient(provider: ProviderFixtures.tmdb, upstream: upstream) }
+    var tmdbClient: TMDBClient { TMDBClient(settings: ProviderFixtures.settings(ProviderFixtures.tmdb, TMDBSettings.init), upstream: upstream) }
 
     /// A request token fit for a URL path that the pending flow keeps intact, or a refusal without the API key.
     func checkTMDBRequestToken() {

@@ -229,7 +229,7 @@ struct URLSessionUpstreamClientTests {
         let environment = ["GOOGLE_CLIENT_ID": "google-id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "google-secret-SENTINEL"]
         var provider = try #require(try ProviderRegistry.load(environment: environment, providersFile: nil).provider(named: "google"))
         provider.tokenURL = server.url("/token")
-        let subject = OAuth2Client(provider: provider, redirectURI: "https://broker.example/callback", upstream: upstream)
+        let subject = OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: "https://broker.example/callback", upstream: upstream)
         do {
             _ = try await subject.exchange(code: "code-SENTINEL", codeVerifier: nil)
             Issue.record("expected an upstream error")

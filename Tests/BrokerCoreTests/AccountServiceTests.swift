@@ -113,6 +113,26 @@ struct AccountServiceTests {
         }
     }
 
+    /// An account outlives its provider's settings: what can still be revoked is, the rest is reported or skipped, and all is deleted.
+    @Test func deleteAtAProviderThatLostItsSettings() async throws {
+        try await BrokerHarness.with(environment: [:]) { broker in
+            let weibo = try await seed(broker)
+            let weiboResult = try await broker.accountService.delete(id: weibo.id)
+            // Weibo's revoke endpoint takes no client credentials, so it needs none of the missing settings.
+            #expect(weiboResult.revoked == true)
+            let revoke = try #require(await broker.upstream.requests(to: "https://api.weibo.com/oauth2/revokeoauth2").first)
+            #expect(revoke.form == ["access_token": "weibo-access-SENTINEL"])
+            let tmdb = try await seed(broker, provider: "tmdb", uid: "1")
+            let tmdbResult = try await broker.accountService.delete(id: tmdb.id)
+            #expect(tmdbResult.revoked == false)
+            #expect(tmdbResult.revokeError?.contains("TMDB_API_KEY") == true, "\(String(describing: tmdbResult.revokeError))")
+            let twitter = try await seed(broker, provider: "twitter", uid: "2")
+            #expect(try await broker.accountService.delete(id: twitter.id).revoked == nil)
+            #expect(await broker.upstream.requests.count == 1)
+            for account in [weibo, tmdb, twitter] { #expect(try await broker.accounts.get(id: account.id) == nil) }
+        }
+    }
+
     @Test func deleteOfAnUnknownAccountIsNotFound() async throws {
         try await BrokerHarness.with { broker in
             let refusal5 = await brokerError { try await broker.accountService.delete(id: "google:404") }

@@ -31,8 +31,10 @@ struct ByteExactIdentityTests {
 
     @Test func anIssuerIsComparedAsBytes() async throws {
         try await BrokerHarness.with { broker in
-            var provider = ProviderConfiguration(name: "acme", kind: .oauth2)
-            provider.issuer = "https://" + Self.composed + ".example"
+            var configuration = ProviderConfiguration(name: "acme", kind: .oauth2, clientID: "acme-client", clientSecret: Secret("acme-secret"),
+                                                      authorizeURL: "https://acme.example/authorize", tokenURL: "https://acme.example/token")
+            configuration.issuer = "https://" + Self.composed + ".example"
+            let provider = try OAuth2Settings(configuration)
             #expect(throws: Never.self) { try OAuth2Exchange.checkIssuer("https://" + Self.composed + ".example", provider: provider, among: broker.authorization.registry) }
             #expect(throws: BrokerError.self) { try OAuth2Exchange.checkIssuer("https://" + Self.decomposed + ".example", provider: provider, among: broker.authorization.registry) }
         }

@@ -50,7 +50,7 @@ struct OAuth1ClientTests {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token", respond: Self.form(
             "oauth_token=8ldIZyxQeVrFZXFOZH5tAwj6vzJYuLQpl0WUEYtWc&oauth_token_secret=x6qpRnlEmW9JbQn4PQVVeVG8ZLPEx6A0TOebgwcuA&oauth_callback_confirmed=true"))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream,
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream,
                                   nonce: { "QP70eNmVz8jvdPevU3oJD2AfF7R7odC2XJcn4XlZJqk" }, timestamp: { 1_272_323_042 })
         let temporary = try await client.requestTemporaryCredentials(callback: "http://localhost:3005/the_dance/process_callback?service_provider_id=11")
         #expect(temporary.token == "8ldIZyxQeVrFZXFOZH5tAwj6vzJYuLQpl0WUEYtWc")
@@ -70,7 +70,7 @@ struct OAuth1ClientTests {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/access_token", respond: Self.form(
             "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU&user_id=6253282&screen_name=twitterapi"))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream,
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream,
                                   nonce: { "9zWH6qe0qG7Lc1telCn7FhUbLyVdjEaL3MO5uHxn8" }, timestamp: { 1_272_323_047 })
         let grant = try await client.requestTokenCredentials(
             requestToken: "8ldIZyxQeVrFZXFOZH5tAwj6vzJYuLQpl0WUEYtWc",
@@ -95,7 +95,7 @@ struct OAuth1ClientTests {
     func anUnconfirmedCallbackAbortsTheFlow(body: String) async throws {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token", respond: Self.form(body))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         #expect(thrown == .upstreamError(step: "request_token", reason: "oauth_callback_confirmed is not true"))
     }
@@ -109,7 +109,7 @@ struct OAuth1ClientTests {
     func aRequestTokenAnswerWithoutItsCredentialsIsRefused(body: String, reason: String) async throws {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token", respond: Self.form(body))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         #expect(thrown == .upstreamError(step: "request_token", reason: reason))
     }
@@ -125,7 +125,7 @@ struct OAuth1ClientTests {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token",
                           respond: Self.form("oauth_token=t&oauth_token_secret=\(secret)&oauth_callback_confirmed=true"))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         #expect(thrown == .upstreamError(step: "request_token", reason: "oauth_token_secret has the form of a sealed value"))
         #expect(thrown?.message.contains("Kd75W4") == false)
@@ -152,7 +152,7 @@ struct OAuth1ClientTests {
     func twitterErrorsNameTheStepAndCodeButEchoNothing(response: UpstreamResponse, reason: String) async throws {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/access_token", respond: response)
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError {
             try await client.requestTokenCredentials(requestToken: "request-token", requestTokenSecret: Secret("request-secret-SENTINEL"),
                                                      verifier: "verifier-SENTINEL")
@@ -166,16 +166,16 @@ struct OAuth1ClientTests {
     @Test func aTimeoutIsReportedForTheStep() async throws {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token", fail: .timeout)
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         let thrown = await brokerError { try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         #expect(thrown == .upstreamTimeout(step: "request_token"))
     }
 
-    @Test func authorizeURLCarriesOnlyTheTokenAndCanBeSwitchedToAuthenticate() {
+    @Test func authorizeURLCarriesOnlyTheTokenAndCanBeSwitchedToAuthenticate() throws {
         let upstream = FakeUpstream()
-        let plain = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let plain = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         #expect(plain.authorizeURL(requestToken: "Z6eEdO8MOmk394Woz") == "https://api.twitter.com/oauth/authorize?oauth_token=Z6eEdO8MOmk394Woz")
-        let signIn = OAuth1Client(provider: Self.twitter { $0.authenticateURL = "https://api.twitter.com/oauth/authenticate" },
+        let signIn = OAuth1Client(settings: try OAuth1Settings(Self.twitter { $0.authenticateURL = "https://api.twitter.com/oauth/authenticate" }),
                                   upstream: upstream, timestamp: { 1 })
         #expect(signIn.authorizeURL(requestToken: "a b+c") == "https://api.twitter.com/oauth/authenticate?oauth_token=a%20b%2Bc")
     }
@@ -185,7 +185,7 @@ struct OAuth1ClientTests {
         await upstream.on("https://api.twitter.com/1.1/account/verify_credentials.json", respond: UpstreamResponse(
             status: 200, headers: [("Content-Type", "application/json;charset=utf-8")],
             body: Array(#"{"id":9007199254740993,"id_str":"9007199254740993","name":"Sean Cook","screen_name":"theSeanCook"}"#.utf8)))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1_318_622_958 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1_318_622_958 })
         let user = try await client.fetchUser(token: Secret("370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb"),
                                               tokenSecret: Secret("LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE"))
         #expect(user.uid == "9007199254740993")
@@ -201,7 +201,7 @@ struct OAuth1ClientTests {
     @Test func everyRequestGetsAFreshNonce() async throws {
         let upstream = FakeUpstream()
         await upstream.on("https://api.twitter.com/oauth/request_token", respond: Self.form("oauth_token=t&oauth_token_secret=s&oauth_callback_confirmed=true"))
-        let client = OAuth1Client(provider: Self.twitter(), upstream: upstream, timestamp: { 1 })
+        let client = OAuth1Client(settings: try OAuth1Settings(Self.twitter()), upstream: upstream, timestamp: { 1 })
         for _ in 0..<3 { _ = try await client.requestTemporaryCredentials(callback: "https://broker.example/callback") }
         let nonces = await upstream.requests.compactMap { Self.oauthParameters($0)["oauth_nonce"] }
         #expect(nonces.count == 3)

@@ -11,7 +11,7 @@ struct OAuth2ClientTests {
     private func client(_ name: String, upstream: FakeUpstream = FakeUpstream(), edit: (inout ProviderConfiguration) -> Void = { _ in }) throws -> OAuth2Client {
         var provider = try #require(try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil).provider(named: name))
         edit(&provider)
-        return OAuth2Client(provider: provider, redirectURI: Self.redirectURI, upstream: upstream)
+        return OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: Self.redirectURI, upstream: upstream)
     }
 
     /// The query items of `url`, decoded, in order.

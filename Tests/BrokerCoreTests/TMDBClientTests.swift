@@ -27,7 +27,7 @@ struct TMDBClientTests {
     @Test func requestTokenIsFetchedWithTheKeyAsAQueryParameter() async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/token/new", respond: Self.tokenNew)
-        let token = try await TMDBClient(provider: Self.tmdb(), upstream: upstream).createRequestToken()
+        let token = try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).createRequestToken()
         #expect(token == "ff5c7eeb5a8870efe3cd7fc5c282cffd26800ecd")
         let request = try #require(await upstream.requests.first)
         #expect(request.method == "GET")
@@ -38,9 +38,9 @@ struct TMDBClientTests {
     @Test func aReadAccessTokenIsSentAsBearerAndNeverInTheURL() async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/token/new", respond: Self.tokenNew)
-        let client = TMDBClient(provider: Self.tmdb(key: Self.readAccessToken), upstream: upstream)
+        let client = TMDBClient(settings: try TMDBSettings(Self.tmdb(key: Self.readAccessToken)), upstream: upstream)
         #expect(client.usesBearer)
-        #expect(!TMDBClient(provider: Self.tmdb(), upstream: upstream).usesBearer)
+        #expect(!TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).usesBearer)
         _ = try await client.createRequestToken()
         let request = try #require(await upstream.requests.first)
         #expect(request.url == Self.base + "/authentication/token/new")
@@ -58,7 +58,7 @@ struct TMDBClientTests {
     func aRequestTokenAnswerIsCheckedField(body: String, reason: String) async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/token/new", respond: Self.json(body))
-        let thrown = await brokerError { try await TMDBClient(provider: Self.tmdb(), upstream: upstream).createRequestToken() }
+        let thrown = await brokerError { try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).createRequestToken() }
         #expect(thrown == .upstreamError(step: "request_token", reason: reason))
     }
 
@@ -82,7 +82,7 @@ struct TMDBClientTests {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/session/new", respond: response)
         let thrown = await brokerError {
-            try await TMDBClient(provider: Self.tmdb(), upstream: upstream).createSession(requestToken: "ff5c7eeb5a8870efe3cd7fc5c282cffd26800ecd")
+            try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).createSession(requestToken: "ff5c7eeb5a8870efe3cd7fc5c282cffd26800ecd")
         }
         #expect(thrown == .upstreamError(step: "session", reason: reason))
         for echoed in ["Invalid", "denied", "maintenance", "SENTNL"] {
@@ -94,7 +94,7 @@ struct TMDBClientTests {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/session/new",
                           respond: Self.json(#"{"success":true,"session_id":"79191836ddaa0da3df76a5ffef6f07ad6ab0c641"}"#))
-        let session = try await TMDBClient(provider: Self.tmdb(), upstream: upstream).createSession(requestToken: "6bc047b88f669d1fb86574f06381005d93d3517a")
+        let session = try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).createSession(requestToken: "6bc047b88f669d1fb86574f06381005d93d3517a")
         #expect(session.value == "79191836ddaa0da3df76a5ffef6f07ad6ab0c641")
         let request = try #require(await upstream.requests.first)
         #expect(request.method == "POST")
@@ -107,7 +107,7 @@ struct TMDBClientTests {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/account", respond: Self.json(
             #"{"avatar":{"gravatar":{"hash":"c9e9fc152ee756a900db85757c29815d"},"tmdb":{"avatar_path":null}},"id":548,"iso_639_1":"en","iso_3166_1":"CA","name":"Travis Bell","include_adult":false,"username":"travisbell"}"#))
-        let account = try await TMDBClient(provider: Self.tmdb(), upstream: upstream).fetchAccount(sessionID: Secret("session-SENTINEL"))
+        let account = try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).fetchAccount(sessionID: Secret("session-SENTINEL"))
         #expect(account.uid == "548")
         #expect(account.username == "travisbell")
         let request = try #require(await upstream.requests.first)
@@ -118,14 +118,14 @@ struct TMDBClientTests {
     @Test func anAccountWithoutAnIDIsRefused() async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/account", respond: Self.json(#"{"username":"travisbell"}"#))
-        let thrown = await brokerError { try await TMDBClient(provider: Self.tmdb(), upstream: upstream).fetchAccount(sessionID: Secret("s")) }
+        let thrown = await brokerError { try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).fetchAccount(sessionID: Secret("s")) }
         #expect(thrown == .upstreamError(step: "account", reason: "the account response has no id"))
     }
 
     @Test func deletingASessionSendsItInAJSONBody() async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/session", respond: Self.json(#"{"success":true}"#))
-        try await TMDBClient(provider: Self.tmdb(), upstream: upstream).deleteSession(Secret("2629f70fb498edc263a0adb99118ac41f0053e8c"))
+        try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).deleteSession(Secret("2629f70fb498edc263a0adb99118ac41f0053e8c"))
         let request = try #require(await upstream.requests.first)
         #expect(request.method == "DELETE")
         #expect(request.url == Self.base + "/authentication/session?api_key=" + Self.apiKey)
@@ -133,24 +133,24 @@ struct TMDBClientTests {
         #expect(body == ["session_id": "2629f70fb498edc263a0adb99118ac41f0053e8c"])
 
         await upstream.on(Self.base + "/authentication/session", respond: Self.json(#"{"status_code":6,"status_message":"Invalid id","success":false}"#, status: 404))
-        let thrown = await brokerError { try await TMDBClient(provider: Self.tmdb(), upstream: upstream).deleteSession(Secret("s")) }
+        let thrown = await brokerError { try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).deleteSession(Secret("s")) }
         #expect(thrown == .upstreamError(step: "revoke", reason: "HTTP 404 (not a 2xx status) with TMDB status_code 6"))
     }
 
-    @Test func approvalURLPutsTheTokenInThePathAndEncodesRedirectTo() {
+    @Test func approvalURLPutsTheTokenInThePathAndEncodesRedirectTo() throws {
         let upstream = FakeUpstream()
         let redirect = "https://broker.example/callback?state=abc-_123"
-        let preset = TMDBClient(provider: Self.tmdb(), upstream: upstream)
+        let preset = TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream)
         #expect(preset.approvalURL(requestToken: "ff5c7e", redirectTo: redirect)
             == "https://www.themoviedb.org/authenticate/ff5c7e?redirect_to=https%3A%2F%2Fbroker.example%2Fcallback%3Fstate%3Dabc-_123")
-        let moved = TMDBClient(provider: Self.tmdb { $0.authenticateURL = "http://127.0.0.1:9/authenticate/" }, upstream: upstream)
+        let moved = TMDBClient(settings: try TMDBSettings(Self.tmdb { $0.authenticateURL = "http://127.0.0.1:9/authenticate/" }), upstream: upstream)
         #expect(moved.approvalURL(requestToken: "ff5c7e", redirectTo: redirect).hasPrefix("http://127.0.0.1:9/authenticate/ff5c7e?redirect_to="))
     }
 
     @Test func aTimeoutIsReportedForTheStep() async throws {
         let upstream = FakeUpstream()
         await upstream.on(Self.base + "/authentication/token/new", fail: .timeout)
-        let thrown = await brokerError { try await TMDBClient(provider: Self.tmdb(), upstream: upstream).createRequestToken() }
+        let thrown = await brokerError { try await TMDBClient(settings: try TMDBSettings(Self.tmdb()), upstream: upstream).createRequestToken() }
         #expect(thrown == .upstreamTimeout(step: "request_token"))
     }
 }

@@ -94,12 +94,11 @@ public final class AccountService: Sendable {
         return result
     }
 
-    /// Revokes at `provider`: nil when its exchange cannot revoke, else whether it worked and why not.
+    /// Revokes at `provider`: nil when it has no revocation, else whether it worked and why not.
     private func revoke(_ account: Account, at provider: ProviderConfiguration) async -> (Bool?, String?) {
-        let exchange = refresher.context.exchange(for: provider)
-        guard exchange.capabilities.contains(.revoke) else { return (nil, nil) }
-        do {
-            try await exchange.revoke(account)
+        do throws(BrokerError) {
+            guard let revocation = try refresher.context.revocation(for: provider) else { return (nil, nil) }
+            try await revocation(account)
             return (true, nil)
         } catch {
             return (false, error.message)

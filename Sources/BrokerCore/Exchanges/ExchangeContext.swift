@@ -11,8 +11,13 @@ struct ExchangeContext: Sendable {
     /// The injected clock.
     let now: @Sendable () -> Date
 
-    /// The exchange for `provider`, as ``ExchangeRegistry`` maps its kind.
-    func exchange(for provider: ProviderConfiguration) -> any ProviderExchange {
-        ExchangeRegistry.exchange(for: provider, in: self)
+    /// The exchange for `provider`, as ``ExchangeRegistry`` maps its kind; throws when the provider lacks a setting its kind needs.
+    func exchange(for provider: ProviderConfiguration) throws(BrokerError) -> any ProviderExchange {
+        try ExchangeRegistry.exchange(for: provider, in: self)
+    }
+
+    /// How to revoke `provider`'s accounts, as ``ExchangeRegistry/revocation(for:in:)`` finds it; nil when it has no revocation.
+    func revocation(for provider: ProviderConfiguration) throws(BrokerError) -> ExchangeRegistry.Revocation? {
+        try ExchangeRegistry.revocation(for: provider, in: self)
     }
 }

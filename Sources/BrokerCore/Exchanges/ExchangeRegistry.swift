@@ -1,11 +1,44 @@
-/// The one place that maps a ``ProviderKind`` to its exchange; a new kind is a folder under `Exchanges/` and one line here.
+/// The one place that maps a ``ProviderKind`` to its exchange and its settings; a new kind is a folder under `Exchanges/` and a case in each switch here.
 enum ExchangeRegistry {
-    /// The exchange that speaks `provider`'s kind, for `provider`.
-    static func exchange(for provider: ProviderConfiguration, in context: ExchangeContext) -> any ProviderExchange {
+    /// How an account is revoked at its provider.
+    typealias Revocation = @Sendable (Account) async throws(BrokerError) -> Void
+
+    /// The exchange that speaks `provider`'s kind, built from the kind's settings.
+    ///
+    /// Throws ``BrokerError/providerNotConfigured(_:missing:)`` naming every
+    /// setting the kind needs and `provider` lacks.
+    static func exchange(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> any ProviderExchange {
         switch provider.kind {
-        case .oauth2: OAuth2Exchange(provider: provider, context: context)
-        case .oauth1: OAuth1Exchange(provider: provider, context: context)
-        case .tmdb: TMDBSessionExchange(provider: provider, context: context)
+        case .oauth2: OAuth2Exchange(settings: try OAuth2Settings(provider), context: context)
+        case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: context)
+        case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: context)
+        }
+    }
+
+    /// How to revoke `provider`'s accounts, needing only what revocation needs: nil when the provider has no revocation.
+    ///
+    /// An account can outlive its provider's settings. An OAuth 2.0 endpoint that
+    /// takes no client credentials still revokes then; one that does, and a TMDB
+    /// logout, throws ``BrokerError/providerNotConfigured(_:missing:)``.
+    static func revocation(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> Revocation? {
+        switch provider.kind {
+        case .oauth2:
+            guard let revocation = try OAuth2Revocation.of(provider) else { return nil }
+            let call = ProviderCall(upstream: context.upstream)
+            return { account throws(BrokerError) in try await revocation.revoke(account, through: call) }
+        case .oauth1:
+            return nil
+        case .tmdb:
+            return TMDBSessionExchange(settings: try TMDBSettings(provider), context: context).revoke
+        }
+    }
+
+    /// The providers-file keys of the settings `provider`'s kind needs and `provider` lacks, in the kind's fixed order.
+    static func missingKeys(in provider: ProviderConfiguration) -> [String] {
+        switch provider.kind {
+        case .oauth2: OAuth2Settings.missingKeys(in: provider)
+        case .oauth1: OAuth1Settings.missingKeys(in: provider)
+        case .tmdb: TMDBSettings.missingKeys(in: provider)
         }
     }
 }

@@ -50,11 +50,6 @@ struct ProviderCall: Sendable {
         return .upstreamError(step: step, reason: cleaned)
     }
 
-    /// The error for `provider` lacking the setting `key`, named as the operator sets it.
-    static func notConfigured(_ provider: ProviderConfiguration, _ key: String) -> BrokerError {
-        .providerNotConfigured(provider.name, missing: [provider.settingNames[key] ?? key])
-    }
-
     /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters (C0, DEL, C1).
     static func isUsableToken(_ token: String) -> Bool {
         !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }

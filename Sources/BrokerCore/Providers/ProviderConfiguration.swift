@@ -103,23 +103,16 @@ public struct ProviderConfiguration: Sendable {
     }
 
     /// The settings this provider still needs, as the operator names them (`WEIBO_CLIENT_ID`, `token_url`); empty when configured.
+    ///
+    /// The kind's settings type (``OAuth2Settings``, ``OAuth1Settings``,
+    /// ``TMDBSettings``) holds the rule; this reads it without building one.
     public var missingSettings: [String] {
-        requiredSettings.filter { $0.value?.isEmpty ?? true }.map { settingNames[$0.key] ?? $0.key }
+        missingSettingKeys.map { settingNames[$0] ?? $0 }
     }
 
     /// Whether every setting the provider's kind needs is present.
-    public var isConfigured: Bool { missingSettings.isEmpty }
+    public var isConfigured: Bool { missingSettingKeys.isEmpty }
 
-    /// The settings the provider's kind needs, keyed by their providers-file names, in a fixed order.
-    var requiredSettings: [(key: String, value: String?)] {
-        switch kind {
-        case .oauth2:
-            [("client_id", clientID), ("client_secret", clientSecret?.value), ("authorize_url", authorizeURL), ("token_url", tokenURL)]
-        case .oauth1:
-            [("client_id", clientID), ("client_secret", clientSecret?.value), ("request_token_url", requestTokenURL),
-             ("authorize_url", authorizeURL), ("access_token_url", accessTokenURL)]
-        case .tmdb:
-            [("api_key", apiKey?.value), ("api_base_url", apiBaseURL), ("authorize_url", authorizeURL)]
-        }
-    }
+    /// The providers-file keys of the settings the provider's kind needs and lacks, in the kind's fixed order.
+    var missingSettingKeys: [String] { ExchangeRegistry.missingKeys(in: self) }
 }

@@ -78,7 +78,7 @@ struct ProvidersFileEntry {
 
     /// A provider named in the file must be usable: every setting its kind needs is present after merging.
     private func checkComplete(_ c: ProviderConfiguration, isPreset: Bool) throws(ProviderConfigurationError) {
-        if let missing = c.requiredSettings.first(where: { $0.value?.isEmpty ?? true })?.key {
+        if let missing = c.missingSettingKeys.first {
             if let variable = c.settingNames[missing] {
                 throw failure(missing, "missing: set \(variable) or give \"\(missing)\"")
             }

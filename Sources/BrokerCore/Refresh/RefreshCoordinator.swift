@@ -70,8 +70,8 @@ public actor RefreshCoordinator {
 
     /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.
     nonisolated func refreshExchange(for account: Account) -> (any ProviderExchange)? {
-        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider), provider.isConfigured else { return nil }
-        let exchange = context.exchange(for: provider)
+        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider),
+              let exchange = try? context.exchange(for: provider) else { return nil }
         return exchange.capabilities.contains(.refresh) ? exchange : nil
     }
 

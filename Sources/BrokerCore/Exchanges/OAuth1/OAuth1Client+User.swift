@@ -6,7 +6,7 @@ extension OAuth1Client {
     /// Query parameters in `user_url` are signed too (RFC 5849 §3.4.1.3.1).
     public func fetchUser(token: Secret, tokenSecret: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
         let step = ProviderStep.userInfo
-        guard let url = provider.userURL else {
+        guard let url = settings.userURL else {
             throw .upstreamError(step: step.rawValue, reason: "the access token response names no user and the provider has no user_url")
         }
         let header = signer(token: token.value, tokenSecret: tokenSecret.value).authorizationHeader(method: "GET", url: url)
@@ -16,7 +16,7 @@ extension OAuth1Client {
         let user = try await call.perform(request, step: step, secrets: sensitive(token.value, tokenSecret.value)) { response throws(BrokerError) in
             try Self.jsonObject(of: response, step: step.rawValue)
         }
-        let field = provider.userIDField ?? "id"
+        let field = settings.userIDField
         guard let uid = ProviderValue.identifier(user[field]) ?? ProviderValue.identifier(user["id"]) else {
             throw .upstreamError(step: step.rawValue, reason: "the user response has no \(field)")
         }

@@ -6,8 +6,8 @@ import Foundation
 /// come from injected closures. Errors name the failed check and never carry the
 /// consumer secret, a token secret, the verifier or a provider's body.
 public struct OAuth1Client: Sendable {
-    /// The provider this client talks to (`kind: oauth1`).
-    public let provider: ProviderConfiguration
+    /// The settings of the provider this client talks to.
+    public let settings: OAuth1Settings
     /// The outbound client.
     let upstream: any UpstreamClient
     /// Makes the `oauth_nonce` of each request.
@@ -17,12 +17,12 @@ public struct OAuth1Client: Sendable {
 
     /// Creates a client; `timestamp` is the injected clock in Unix seconds, `nonce` defaults to 160 random bits.
     public init(
-        provider: ProviderConfiguration,
+        settings: OAuth1Settings,
         upstream: any UpstreamClient,
         nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
         timestamp: @escaping @Sendable () -> Int
     ) {
-        self.provider = provider
+        self.settings = settings
         self.upstream = upstream
         self.nonce = nonce
         self.timestamp = timestamp
@@ -35,7 +35,7 @@ public struct OAuth1Client: Sendable {
     /// rather than downgraded to OAuth 1.0 (session fixation, Security Advisory 2009.1).
     public func requestTemporaryCredentials(callback: String) async throws(BrokerError) -> (token: String, secret: Secret) {
         let step = ProviderStep.requestToken
-        guard let url = provider.requestTokenURL else { throw ProviderCall.notConfigured(provider, "request_token_url") }
+        let url = settings.requestTokenURL
         let header = signer(token: nil, tokenSecret: nil)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_callback", callback)])
         let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
@@ -63,7 +63,7 @@ public struct OAuth1Client: Sendable {
     ///
     /// RFC 5849 §2.2: only the temporary token goes here, never `oauth_callback`.
     public func authorizeURL(requestToken: String) -> String {
-        FormEncoding.url(provider.authenticateURL ?? provider.authorizeURL ?? "", adding: [("oauth_token", requestToken)])
+        FormEncoding.url(settings.authenticateURL ?? settings.authorizeURL, adding: [("oauth_token", requestToken)])
     }
 
     /// Exchanges the verifier for token credentials with a signed `POST access_token` (RFC 5849 §2.3).
@@ -73,7 +73,7 @@ public struct OAuth1Client: Sendable {
     /// Twitter's additions and land in the grant's `uid` and `screenName`.
     public func requestTokenCredentials(requestToken: String, requestTokenSecret: Secret, verifier: String) async throws(BrokerError) -> TokenGrant {
         let step = ProviderStep.accessToken
-        guard let url = provider.accessTokenURL else { throw ProviderCall.notConfigured(provider, "access_token_url") }
+        let url = settings.accessTokenURL
         let header = signer(token: requestToken, tokenSecret: requestTokenSecret.value)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_verifier", verifier)])
         let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
@@ -99,14 +99,14 @@ public struct OAuth1Client: Sendable {
     /// A signer with the consumer credentials and, when given, a token and its secret.
     func signer(token: String?, tokenSecret: String?) -> OAuth1Signer {
         let credentials = OAuth1Credentials(
-            consumerKey: provider.clientID ?? "", consumerSecret: provider.clientSecret?.value ?? "",
+            consumerKey: settings.consumerKey, consumerSecret: settings.consumerSecret.value,
             token: token, tokenSecret: tokenSecret)
         return OAuth1Signer(credentials: credentials, nonce: nonce, timestamp: timestamp)
     }
 
     /// The consumer secret plus `values`: what an error reason must never repeat.
     func sensitive(_ values: String...) -> [String] {
-        [provider.clientSecret?.value].compactMap { $0 } + values
+        [settings.consumerSecret.value] + values
     }
 
     /// The shared sending, step naming and redaction of provider calls.

@@ -6,15 +6,15 @@ import Foundation
 /// RFC 5849 defines no refresh and no revocation, and the Twitter preset names
 /// no revoke endpoint, so this exchange has neither.
 struct OAuth1Exchange: ProviderExchange {
-    /// The provider (`kind: oauth1`).
-    let provider: ProviderConfiguration
+    /// The provider's settings (`kind: oauth1`).
+    let settings: OAuth1Settings
     /// The broker around the exchange.
     let context: ExchangeContext
 
     /// A client whose timestamps come from the injected clock.
     var client: OAuth1Client {
         let now = context.now
-        return OAuth1Client(provider: provider, upstream: context.upstream, timestamp: { Int(now().timeIntervalSince1970) })
+        return OAuth1Client(settings: settings, upstream: context.upstream, timestamp: { Int(now().timeIntervalSince1970) })
     }
 
     /// Neither refresh nor revocation.
@@ -56,7 +56,7 @@ struct OAuth1Exchange: ProviderExchange {
         }
         try ProviderUserID.check(known, step: ProviderStep.accessToken.rawValue)
         var screenName = grant.screenName
-        if provider.userURL != nil, let user = try await profile(client, grant.accessToken, tokenSecret) {
+        if settings.userURL != nil, let user = try await profile(client, grant.accessToken, tokenSecret) {
             // The same credentials cannot name two users; a provider that says so is not trusted.
             guard ExactKey.same(user.uid, known) else {
                 throw .upstreamError(step: ProviderStep.userInfo.rawValue, reason: "the user response names another user than the access token")

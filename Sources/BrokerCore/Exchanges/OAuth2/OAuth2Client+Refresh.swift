@@ -30,7 +30,6 @@ extension OAuth2Client {
     /// statuses it means something else or nothing, and is dropped.
     public func attemptRefresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         let step = ProviderStep.tokenRefresh
-        guard let tokenURL = provider.tokenURL else { throw RefreshFailure(ProviderCall.notConfigured(provider, "token_url")) }
         var form: [(String, String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
         var headers: [(String, String)] = [
             ("Content-Type", "application/x-www-form-urlencoded"),
@@ -38,9 +37,9 @@ extension OAuth2Client {
             ("Accept", "application/json"),
             ("User-Agent", ProviderCall.userAgent),
         ]
-        addClientAuthentication(form: &form, headers: &headers)
-        let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
-        let sensitive = [refreshToken.value, provider.clientSecret?.value].compactMap { $0 }
+        settings.credentials.add(to: &form, headers: &headers)
+        let request = UpstreamRequest(method: "POST", url: settings.tokenURL, headers: headers, body: FormEncoding.body(form))
+        let sensitive = [refreshToken.value, settings.credentials.secret.value]
         var retryAfter: String?
         do throws(BrokerError) {
             return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in

@@ -7,19 +7,19 @@ extension OAuth2Client {
     /// accepted as a string or a whole number.
     public func fetchUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
         let step = ProviderStep.userInfo
-        guard let userURL = provider.userURL else {
+        guard let userURL = settings.userURL else {
             throw .upstreamError(step: step.rawValue, reason: "the token response names no user and the provider has no user_url")
         }
         var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)]
         let url: String
-        if let parameter = provider.userTokenParameter {
+        if let parameter = settings.userTokenParameter {
             url = FormEncoding.url(userURL, adding: [(parameter, accessToken.value)])
         } else {
             url = userURL
             headers.append(("Authorization", "Bearer " + accessToken.value))
         }
         let request = UpstreamRequest(method: "GET", url: url, headers: headers)
-        let field = provider.userIDField ?? "id"
+        let field = settings.userIDField
         let user = try await call.perform(request, step: step, secrets: [accessToken.value]) { response throws(BrokerError) in
             try OAuth2ResponseValidator.jsonObject(from: response, step: step.rawValue)
         }

@@ -7,16 +7,16 @@ import Foundation
 /// the failed check and, by construction, never carry the code, the verifier,
 /// the client secret or a token.
 public struct OAuth2Client: Sendable {
-    /// The provider this client talks to.
-    public let provider: ProviderConfiguration
+    /// The settings of the provider this client talks to.
+    public let settings: OAuth2Settings
     /// The fixed redirect URI, sent byte for byte in the authorize URL and the token request (RFC 6749 §4.1.3).
     public let redirectURI: String
     /// The outbound client.
     let upstream: any UpstreamClient
 
-    /// Creates a client for `provider` that redirects back to `redirectURI` and calls out through `upstream`.
-    public init(provider: ProviderConfiguration, redirectURI: String, upstream: any UpstreamClient) {
-        self.provider = provider
+    /// Creates a client for the provider `settings` describe that redirects back to `redirectURI` and calls out through `upstream`.
+    public init(settings: OAuth2Settings, redirectURI: String, upstream: any UpstreamClient) {
+        self.settings = settings
         self.redirectURI = redirectURI
         self.upstream = upstream
     }
@@ -27,20 +27,20 @@ public struct OAuth2Client: Sendable {
     /// with `code_challenge_method=S256` (never `plain`, RFC 9700 §2.1.1).
     public func authorizeURL(state: String, codeChallenge: String?) -> String {
         var pairs: [(String, String)] = [
-            ("client_id", provider.clientID ?? ""),
+            ("client_id", settings.credentials.id),
             ("redirect_uri", redirectURI),
             ("response_type", "code"),
         ]
-        if !provider.scopes.isEmpty {
-            pairs.append(("scope", provider.scopes.joined(separator: provider.scopeSeparator)))
+        if !settings.scopes.isEmpty {
+            pairs.append(("scope", settings.scopes.joined(separator: settings.scopeSeparator)))
         }
         pairs.append(("state", state))
         if let codeChallenge {
             pairs.append(("code_challenge", codeChallenge))
             pairs.append(("code_challenge_method", PKCE.method))
         }
-        pairs.append(contentsOf: provider.extraAuthorizeParameters)
-        return FormEncoding.url(provider.authorizeURL ?? "", adding: pairs)
+        pairs.append(contentsOf: settings.extraAuthorizeParameters)
+        return FormEncoding.url(settings.authorizeURL, adding: pairs)
     }
 
     /// Exchanges an authorization code for tokens with a form POST (RFC 6749 §4.1.3), asking for JSON.
@@ -49,7 +49,6 @@ public struct OAuth2Client: Sendable {
     /// (RFC 6749 §2.3.1); `code_verifier` is sent when the flow used PKCE.
     public func exchange(code: String, codeVerifier: String?) async throws(BrokerError) -> TokenGrant {
         let step = ProviderStep.tokenExchange
-        guard let tokenURL = provider.tokenURL else { throw ProviderCall.notConfigured(provider, "token_url") }
         var form: [(String, String)] = [
             ("grant_type", "authorization_code"),
             ("code", code),
@@ -62,27 +61,19 @@ public struct OAuth2Client: Sendable {
             ("Accept", "application/json"),
             ("User-Agent", ProviderCall.userAgent),
         ]
-        addClientAuthentication(form: &form, headers: &headers)
-        let request = UpstreamRequest(method: "POST", url: tokenURL, headers: headers, body: FormEncoding.body(form))
-        let sensitive = [code, codeVerifier, provider.clientSecret?.value].compactMap { $0 }
+        settings.credentials.add(to: &form, headers: &headers)
+        let request = UpstreamRequest(method: "POST", url: settings.tokenURL, headers: headers, body: FormEncoding.body(form))
+        let sensitive = [code, codeVerifier, settings.credentials.secret.value].compactMap { $0 }
         return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
             try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue)
         }
     }
 
-    /// Adds the client credentials the provider's ``ClientAuthentication`` asks for.
-    func addClientAuthentication(form: inout [(String, String)], headers: inout [(String, String)]) {
-        let id = provider.clientID ?? ""
-        let secret = provider.clientSecret?.value ?? ""
-        switch provider.clientAuthentication {
-        case .clientSecretPost:
-            form.append(("client_id", id))
-            form.append(("client_secret", secret))
-        case .clientSecretBasic:
-            // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined and base64-encoded.
-            let credentials = PercentEncoding.rfc3986(id) + ":" + PercentEncoding.rfc3986(secret)
-            headers.append(("Authorization", "Basic " + Base64.encode(Array(credentials.utf8))))
-        }
+    /// Revokes the account's grant at the provider; does nothing when the provider has no revoke endpoint.
+    ///
+    /// ``OAuth2Revocation/revoke(_:through:)`` builds the request (RFC 7009 §2.1).
+    public func revoke(account: Account) async throws(BrokerError) {
+        try await settings.revocation?.revoke(account, through: call)
     }
 
     /// The shared sending, step naming and redaction of provider calls.

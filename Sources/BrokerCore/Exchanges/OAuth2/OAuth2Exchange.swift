@@ -3,27 +3,27 @@ import Foundation
 
 /// The OAuth 2.0 authorization code grant (RFC 6749 §4.1) for one provider: PKCE where it supports it, refresh, and revocation where it has an endpoint.
 struct OAuth2Exchange: ProviderExchange {
-    /// The provider (`kind: oauth2`).
-    let provider: ProviderConfiguration
+    /// The provider's settings (`kind: oauth2`).
+    let settings: OAuth2Settings
     /// The broker around the exchange.
     let context: ExchangeContext
 
     /// The client that speaks to the provider.
     var client: OAuth2Client {
-        OAuth2Client(provider: provider, redirectURI: context.redirectURI, upstream: context.upstream)
+        OAuth2Client(settings: settings, redirectURI: context.redirectURI, upstream: context.upstream)
     }
 
     /// Refresh always; revocation when the provider names a revoke endpoint; PKCE when configured.
     var capabilities: ExchangeCapabilities {
         var capabilities: ExchangeCapabilities = [.refresh]
-        if provider.revokeURL != nil { capabilities.insert(.revoke) }
-        if provider.pkce { capabilities.insert(.pkce) }
+        if settings.revocation != nil { capabilities.insert(.revoke) }
+        if settings.pkce { capabilities.insert(.pkce) }
         return capabilities
     }
 
     /// A PKCE verifier when the provider uses PKCE, and the authorize URL carrying the state and its S256 challenge.
     func begin(state: String, binding: String) async throws(BrokerError) -> ExchangeStart {
-        let verifier = provider.pkce ? PKCE.makeVerifier() : nil
+        let verifier = settings.pkce ? PKCE.makeVerifier() : nil
         let url = client.authorizeURL(state: state, codeChallenge: verifier.map(PKCE.challenge(for:)))
         return ExchangeStart(authorizeURL: url, codeVerifier: verifier.map(Secret.init))
     }
@@ -37,7 +37,7 @@ struct OAuth2Exchange: ProviderExchange {
         // through the flow cookie would let a planted `/callback?code=…` without state ride this
         // browser's flow (login CSRF where there is no PKCE); the echoed state must be the flow's.
         guard let echoed = query["state"], ConstantTime.equals(echoed, flow.state) else { throw .invalidState }
-        try Self.checkIssuer(query["iss"], provider: provider, among: context.registry)
+        try Self.checkIssuer(query["iss"], provider: settings, among: context.registry)
         // RFC 6749 §4.1.2.1: an `error` parameter means no code was issued; nothing is exchanged.
         if query["error"] != nil { throw .accessDenied }
         guard let code = query["code"], !code.isEmpty else { throw .badRequest("The callback has neither a code nor an error") }
@@ -56,11 +56,8 @@ struct OAuth2Exchange: ProviderExchange {
         try await client.attemptRefresh(refreshToken: refreshToken)
     }
 
-    /// Revokes at the revoke endpoint; refuses without a call when that endpoint wants client credentials the provider lacks.
+    /// Revokes at the revoke endpoint, with client credentials when the endpoint takes them.
     func revoke(_ account: Account) async throws(BrokerError) {
-        if provider.revokeAuthenticatesClient, !provider.isConfigured {
-            throw .providerNotConfigured(provider.name, missing: provider.missingSettings)
-        }
         try await client.revoke(account: account)
     }
 
@@ -70,7 +67,7 @@ struct OAuth2Exchange: ProviderExchange {
     /// configured issuer by simple string comparison (RFC 3986 §6.2.1); a provider
     /// that always sends `iss` must have sent it. Without a configured issuer, an
     /// `iss` is refused only when it is another configured provider's issuer.
-    static func checkIssuer(_ iss: String?, provider: ProviderConfiguration, among registry: ProviderRegistry) throws(BrokerError) {
+    static func checkIssuer(_ iss: String?, provider: OAuth2Settings, among registry: ProviderRegistry) throws(BrokerError) {
         guard let expected = provider.issuer, !expected.isEmpty else {
             if let iss, registry.all.contains(where: { !ExactKey.same($0.name, provider.name) && $0.issuer.map { ExactKey.same($0, iss) } == true }) {
                 throw .badRequest("The callback's iss names another provider than the one this authorization was started with")

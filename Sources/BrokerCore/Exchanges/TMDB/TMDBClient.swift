@@ -7,27 +7,23 @@ import Foundation
 /// or as `Authorization: Bearer` when the key is an API Read Access Token (a JWT).
 /// Errors carry TMDB's `status_code`, never its body, the key or a session id.
 public struct TMDBClient: Sendable {
-    /// The provider this client talks to (`kind: tmdb`).
-    public let provider: ProviderConfiguration
+    /// The settings of the provider this client talks to.
+    public let settings: TMDBSettings
     /// The outbound client.
     let upstream: any UpstreamClient
 
-    /// The v3 API root when the provider names none.
-    public static let defaultAPIBaseURL = "https://api.themoviedb.org/3"
-    /// The approval page root when the provider names none.
-    public static let defaultAuthenticateURL = "https://www.themoviedb.org/authenticate"
     /// How long TMDB keeps an unused request token: 60 minutes (v3 "How do I generate a session id?").
     public static let requestTokenLifetime: Double = 3600
 
-    /// Creates a client for `provider` that calls out through `upstream`.
-    public init(provider: ProviderConfiguration, upstream: any UpstreamClient) {
-        self.provider = provider
+    /// Creates a client for the provider `settings` describe that calls out through `upstream`.
+    public init(settings: TMDBSettings, upstream: any UpstreamClient) {
+        self.settings = settings
         self.upstream = upstream
     }
 
     /// The API root without a trailing slash.
     var baseURL: String {
-        var base = provider.apiBaseURL ?? Self.defaultAPIBaseURL
+        var base = settings.apiBaseURL
         while base.hasSuffix("/") { base.removeLast() }
         return base
     }
@@ -36,7 +32,8 @@ public struct TMDBClient: Sendable {
     ///
     /// A v3 API key is 32 hex digits, so the two shapes cannot be confused.
     public var usesBearer: Bool {
-        guard let key = provider.apiKey?.value, key.hasPrefix("eyJ") else { return false }
+        let key = settings.apiKey.value
+        guard key.hasPrefix("eyJ") else { return false }
         let segments = key.split(separator: ".", omittingEmptySubsequences: false)
         return segments.count == 3 && segments.allSatisfy { segment in
             !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
@@ -59,7 +56,7 @@ public struct TMDBClient: Sendable {
 
     /// Step 2: `{authenticate_url}/{request_token}?redirect_to=…`, where the user approves and TMDB sends the browser back.
     public func approvalURL(requestToken: String, redirectTo: String) -> String {
-        var root = provider.authenticateURL ?? provider.authorizeURL ?? Self.defaultAuthenticateURL
+        var root = settings.authenticateURL ?? settings.authorizeURL
         while root.hasSuffix("/") { root.removeLast() }
         return FormEncoding.url(root + "/" + PercentEncoding.rfc3986(requestToken), adding: [("redirect_to", redirectTo)])
     }
@@ -100,9 +97,9 @@ public struct TMDBClient: Sendable {
         var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)]
         var pairs = query
         if usesBearer {
-            headers.append(("Authorization", "Bearer " + (provider.apiKey?.value ?? "")))
+            headers.append(("Authorization", "Bearer " + settings.apiKey.value))
         } else {
-            pairs.append(("api_key", provider.apiKey?.value ?? ""))
+            pairs.append(("api_key", settings.apiKey.value))
         }
         var body: [UInt8] = []
         if let json {
@@ -110,7 +107,7 @@ public struct TMDBClient: Sendable {
             body = Self.encodeJSON(json)
         }
         let request = UpstreamRequest(method: method, url: FormEncoding.url(baseURL + path, adding: pairs), headers: headers, body: body)
-        return try await ProviderCall(upstream: upstream).perform(request, step: step, secrets: sensitive + [provider.apiKey?.value].compactMap { $0 }) {
+        return try await ProviderCall(upstream: upstream).perform(request, step: step, secrets: sensitive + [settings.apiKey.value]) {
             response throws(BrokerError) in try Self.checkedObject(of: response, step: step.rawValue)
         }
     }

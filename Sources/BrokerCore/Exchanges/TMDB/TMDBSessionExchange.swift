@@ -7,13 +7,13 @@ import Foundation
 /// and the request token is kept in the flow, so only this browser can use it.
 /// The session id is the account's token; it has no expiry and no refresh.
 struct TMDBSessionExchange: ProviderExchange {
-    /// The provider (`kind: tmdb`).
-    let provider: ProviderConfiguration
+    /// The provider's settings (`kind: tmdb`).
+    let settings: TMDBSettings
     /// The broker around the exchange.
     let context: ExchangeContext
 
     /// The client that speaks to TMDB.
-    var client: TMDBClient { TMDBClient(provider: provider, upstream: context.upstream) }
+    var client: TMDBClient { TMDBClient(settings: settings, upstream: context.upstream) }
 
     /// Revocation (session logout); no refresh.
     var capabilities: ExchangeCapabilities { [.revoke] }
@@ -55,9 +55,8 @@ struct TMDBSessionExchange: ProviderExchange {
         return ExchangeCompletion(grant: TokenGrant(accessToken: session, screenName: user.username), uid: user.uid, screenName: user.username)
     }
 
-    /// Logs the session out; refuses without a call when the provider lacks its API key.
+    /// Logs the session out.
     func revoke(_ account: Account) async throws(BrokerError) {
-        guard provider.isConfigured else { throw .providerNotConfigured(provider.name, missing: provider.missingSettings) }
         try await client.deleteSession(account.accessToken)
     }
 

@@ -1,0 +1,98 @@
+import BrokerCrypto
+
+/// What an OAuth 2.0 provider must and may have, checked once: the client credentials and the two endpoints are never absent here.
+///
+/// Built from a ``ProviderConfiguration`` by ``init(_:)``, which refuses a
+/// provider missing any of `client_id`, `client_secret`, `authorize_url` and
+/// `token_url`, so the exchange and its client read no optionals at call time.
+public struct OAuth2Settings: Sendable {
+    /// The client id and secret and how they reach the token endpoint (RFC 6749 §2.3.1).
+    public struct Credentials: Sendable {
+        /// The client id.
+        public let id: String
+        /// The client secret.
+        public let secret: Secret
+        /// How the broker authenticates at the token endpoint.
+        public let authentication: ClientAuthentication
+
+        /// Adds the credentials the way ``authentication`` asks: form fields, or an HTTP Basic header.
+        func add(to form: inout [(String, String)], headers: inout [(String, String)]) {
+            switch authentication {
+            case .clientSecretPost:
+                form.append(("client_id", id))
+                form.append(("client_secret", secret.value))
+            case .clientSecretBasic:
+                // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined and base64-encoded.
+                let joined = PercentEncoding.rfc3986(id) + ":" + PercentEncoding.rfc3986(secret.value)
+                headers.append(("Authorization", "Basic " + Base64.encode(Array(joined.utf8))))
+            }
+        }
+    }
+
+    /// The provider key, for example `github`.
+    public let name: String
+    /// The client credentials.
+    public let credentials: Credentials
+    /// Where the browser is sent to authorize.
+    public let authorizeURL: String
+    /// The token endpoint.
+    public let tokenURL: String
+    /// The endpoint that names the user when the token response does not; nil when the provider has none.
+    public let userURL: String?
+    /// The top-level field of the user response that holds the stable user id; `id` unless configured.
+    public let userIDField: String
+    /// When set, the user endpoint gets the access token as this query parameter instead of a Bearer header.
+    public let userTokenParameter: String?
+    /// The revocation endpoint and how to call it; nil when the provider has none.
+    public let revocation: OAuth2Revocation?
+    /// The scopes requested at authorization.
+    public let scopes: [String]
+    /// What joins the scopes (RFC 6749 §3.3).
+    public let scopeSeparator: String
+    /// Whether to send a PKCE S256 challenge (RFC 7636).
+    public let pkce: Bool
+    /// Parameters added to every authorize URL, in order.
+    public let extraAuthorizeParameters: [(String, String)]
+    /// The authorization server's issuer identifier (RFC 9207 §2); nil when unknown.
+    public let issuer: String?
+    /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3).
+    public let requiresIssuerParameter: Bool
+
+    /// The settings of `provider`; throws ``BrokerError/providerNotConfigured(_:missing:)`` naming every missing required setting.
+    public init(_ provider: ProviderConfiguration) throws(BrokerError) {
+        var required = RequiredSettings(provider)
+        self.init(provider, reading: &required)
+        try required.check()
+    }
+
+    /// The providers-file keys of the settings `provider` lacks to be an OAuth 2.0 provider, in a fixed order.
+    static func missingKeys(in provider: ProviderConfiguration) -> [String] {
+        var required = RequiredSettings(provider)
+        _ = Self(provider, reading: &required)
+        return required.missingKeys
+    }
+
+    /// Reads `provider` through `required`, the one statement of what OAuth 2.0 requires.
+    private init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
+        let credentials = Credentials(id: required.text("client_id", provider.clientID),
+                                      secret: required.secret("client_secret", provider.clientSecret),
+                                      authentication: provider.clientAuthentication)
+        authorizeURL = required.text("authorize_url", provider.authorizeURL)
+        tokenURL = required.text("token_url", provider.tokenURL)
+        name = provider.name
+        self.credentials = credentials
+        userURL = provider.userURL
+        userIDField = provider.userIDField ?? "id"
+        userTokenParameter = provider.userTokenParameter
+        revocation = provider.revokeURL.map {
+            OAuth2Revocation(url: $0, tokenParameter: provider.revokeTokenParameter,
+                             credentials: provider.revokeAuthenticatesClient ? credentials : nil)
+        }
+        scopes = provider.scopes
+        scopeSeparator = provider.scopeSeparator
+        pkce = provider.pkce
+        extraAuthorizeParameters = provider.extraAuthorizeParameters
+        issuer = provider.issuer
+        requiresIssuerParameter = provider.requiresIssuerParameter
+    }
+}
