@@ -99,7 +99,13 @@ struct ProviderRegistryTests {
     @Test(arguments: ["", "{", "not json", "{\"providers\": {\"acme\": }}"])
     func malformedJSONStopsStartUp(file: String) throws {
         let error = try #require(loadError(file))
-        #expect(error == ProviderConfigurationError(provider: nil, key: nil, message: "not valid JSON"))
+        #expect(error.provider == nil && error.key == nil && error.message.hasPrefix("not valid JSON"))
+    }
+
+    @Test func aJSONMistakeIsPlacedByLineAndColumn() throws {
+        let file = "{\"providers\": {\"acme\": {\"kind\": \"oauth2\",\n  \"client_id\": \"x\",, }}}"
+        let error = try #require(loadError(file))
+        #expect(error.message == "not valid JSON (line 2, column 20)")
     }
 
     @Test func wrongShapesNameWhereTheyAre() throws {

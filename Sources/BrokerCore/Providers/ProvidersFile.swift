@@ -38,13 +38,27 @@ enum ProvidersFile {
         return result
     }
 
+    /// Where in `bytes` the JSON parser stopped, as a 1-based line and column, when its error says
+    /// ("… around character N."): the operator can go straight to the mistake.
+    static func position(of error: any Error, in bytes: [UInt8]) -> (line: Int, column: Int)? {
+        guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String,
+              let range = text.range(of: "character ") else { return nil }
+        let digits = text[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
+        guard let offset = Int(digits), offset >= 0, offset <= bytes.count else { return nil }
+        let before = bytes[..<offset]
+        let line = before.reduce(1) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
+        return (line, offset - lineStart + 1)
+    }
+
     /// The `providers` object of the file.
     private static func providerTable(from bytes: [UInt8]) throws(ProviderConfigurationError) -> [String: Any] {
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
         } catch {
-            throw ProviderConfigurationError(provider: nil, key: nil, message: "not valid JSON")
+            let place = Self.position(of: error, in: bytes).map { " (line \($0.line), column \($0.column))" } ?? ""
+            throw ProviderConfigurationError(provider: nil, key: nil, message: "not valid JSON\(place)")
         }
         guard let root = parsed as? [String: Any] else {
             throw ProviderConfigurationError(provider: nil, key: nil, message: "the top level must be an object with a \"providers\" object")
