@@ -5,7 +5,7 @@
 /// (the consumer secret), `request_token_url`, `authorize_url` and
 /// `access_token_url` (RFC 5849 §2), so the exchange and its client read no
 /// optionals at call time.
-public struct OAuth1Settings: Sendable {
+public struct OAuth1Settings: ProviderKindSettings, Sendable {
     /// The consumer key.
     public let consumerKey: String
     /// The consumer secret.
@@ -23,22 +23,10 @@ public struct OAuth1Settings: Sendable {
     /// The top-level field of the user response that holds the stable user id; `id` unless configured.
     public let userIDField: String
 
-    /// The settings of `provider`; throws ``BrokerError/providerNotConfigured(_:missing:)`` naming every missing required setting.
-    public init(_ provider: ProviderConfiguration) throws(BrokerError) {
-        var required = RequiredSettings(provider)
-        self.init(provider, reading: &required)
-        try required.check()
-    }
 
-    /// The providers-file keys of the settings `provider` lacks to be an OAuth 1.0a provider, in a fixed order.
-    static func missingKeys(in provider: ProviderConfiguration) -> [String] {
-        var required = RequiredSettings(provider)
-        _ = Self(provider, reading: &required)
-        return required.missingKeys
-    }
 
     /// Reads `provider` through `required`, the one statement of what OAuth 1.0a requires.
-    private init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
+    package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
         consumerKey = required.text("client_id", provider.clientID)
         consumerSecret = required.secret("client_secret", provider.clientSecret)
         requestTokenURL = required.text("request_token_url", provider.requestTokenURL)

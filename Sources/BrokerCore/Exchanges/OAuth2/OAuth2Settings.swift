@@ -5,7 +5,7 @@ import BrokerCrypto
 /// Built from a ``ProviderConfiguration`` by ``init(_:)``, which refuses a
 /// provider missing any of `client_id`, `client_secret`, `authorize_url` and
 /// `token_url`, so the exchange and its client read no optionals at call time.
-public struct OAuth2Settings: Sendable {
+public struct OAuth2Settings: ProviderKindSettings, Sendable {
     /// The client id and secret and how they reach the token endpoint (RFC 6749 §2.3.1).
     public struct Credentials: Sendable {
         /// The client id.
@@ -58,22 +58,10 @@ public struct OAuth2Settings: Sendable {
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3).
     public let requiresIssuerParameter: Bool
 
-    /// The settings of `provider`; throws ``BrokerError/providerNotConfigured(_:missing:)`` naming every missing required setting.
-    public init(_ provider: ProviderConfiguration) throws(BrokerError) {
-        var required = RequiredSettings(provider)
-        self.init(provider, reading: &required)
-        try required.check()
-    }
 
-    /// The providers-file keys of the settings `provider` lacks to be an OAuth 2.0 provider, in a fixed order.
-    static func missingKeys(in provider: ProviderConfiguration) -> [String] {
-        var required = RequiredSettings(provider)
-        _ = Self(provider, reading: &required)
-        return required.missingKeys
-    }
 
     /// Reads `provider` through `required`, the one statement of what OAuth 2.0 requires.
-    private init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
+    package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
         let credentials = Credentials(id: required.text("client_id", provider.clientID),
                                       secret: required.secret("client_secret", provider.clientSecret),
                                       authentication: provider.clientAuthentication)
