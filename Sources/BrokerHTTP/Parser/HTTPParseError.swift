@@ -1,7 +1,6 @@
 /// Why a request could not be framed; every case is answered and then the connection closes.
 ///
-/// The catalogue (shared/reference/http-reliability-security.md, items 1–20) and
-/// RFC 9112 give the status for each case.
+/// RFC 9112 and RFC 9110 give the status for each case.
 public struct HTTPParseError: Error, Sendable, Equatable {
     /// The status the server answers with.
     public let status: HTTPStatus

@@ -5,7 +5,7 @@
 /// the event is not `.needMore`. Each request yields `.head` and then `.end`; an
 /// `.error` is final. While the head is incomplete nothing is consumed, but the
 /// parser remembers how far it scanned: every byte is examined once, and every
-/// limit holds on the bytes received so far, however they were split (hyper #4081).
+/// limit holds on the bytes received so far, however they were split.
 public struct HTTPParser: Sendable {
     /// What one call to `parse` found.
     public enum Event: Sendable {
