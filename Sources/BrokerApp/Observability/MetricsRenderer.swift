@@ -31,15 +31,9 @@ enum MetricsRenderer {
             out += "broker_http_request_duration_seconds_sum{\(label)} \(http.latencySum[r])\n"
             out += "broker_http_request_duration_seconds_count{\(label)} \(cumulative)\n"
         }
-        out += "# HELP broker_http_open_connections Connections open now.\n"
-        out += "# TYPE broker_http_open_connections gauge\n"
-        out += "broker_http_open_connections \(http.openConnections)\n"
-        out += "# HELP broker_http_connections_accepted_total Connections accepted since start.\n"
-        out += "# TYPE broker_http_connections_accepted_total counter\n"
-        out += "broker_http_connections_accepted_total \(http.acceptedConnections)\n"
-        out += "# HELP broker_ready Whether the broker is ready for traffic (1) or not (0).\n"
-        out += "# TYPE broker_ready gauge\n"
-        out += "broker_ready \(ready ? 1 : 0)\n"
+        out += single("broker_http_open_connections", .gauge, "Connections open now.", http.openConnections)
+        out += single("broker_http_connections_accepted_total", .counter, "Connections accepted since start.", http.acceptedConnections)
+        out += single("broker_ready", .gauge, "Whether the broker is ready for traffic (1) or not (0).", ready ? 1 : 0)
         out += renderRefresh(refresh)
         out += ProcessMetrics.render()
         return out
@@ -61,6 +55,14 @@ enum MetricsRenderer {
             }
         }
         return out
+    }
+
+    /// The Prometheus metric types used here.
+    enum MetricType: String { case gauge, counter }
+
+    /// One metric without labels: its `# HELP` and `# TYPE` lines and its sample.
+    static func single(_ name: String, _ type: MetricType, _ help: String, _ value: some CustomStringConvertible) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type.rawValue)\n\(name) \(value)\n"
     }
 
     /// Label values escape backslash, quote and newline.

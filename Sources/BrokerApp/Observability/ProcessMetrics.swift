@@ -34,18 +34,13 @@ struct ProcessMetrics {
         out += "# TYPE broker_build_info gauge\n"
         out += "broker_build_info{version=\"\(BrokerVersion.current)\"} 1\n"
         if let bytes = residentBytes() {
-            out += "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-            out += "# TYPE process_resident_memory_bytes gauge\n"
-            out += "process_resident_memory_bytes \(bytes)\n"
+            out += MetricsRenderer.single("process_resident_memory_bytes", .gauge, "Resident memory size in bytes.", bytes)
         }
         if let descriptors = openDescriptors() {
-            out += "# HELP process_open_fds Number of open file descriptors.\n"
-            out += "# TYPE process_open_fds gauge\n"
-            out += "process_open_fds \(descriptors)\n"
+            out += MetricsRenderer.single("process_open_fds", .gauge, "Number of open file descriptors.", descriptors)
         }
-        out += "# HELP process_start_time_seconds Start time of the process since the Unix epoch in seconds.\n"
-        out += "# TYPE process_start_time_seconds gauge\n"
-        out += "process_start_time_seconds \(Int(startTime))\n"
+        out += MetricsRenderer.single("process_start_time_seconds", .gauge,
+                                      "Start time of the process since the Unix epoch in seconds.", Int(startTime))
         return out
     }
 }
