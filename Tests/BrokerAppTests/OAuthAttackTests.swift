@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// Attacks on the OAuth surface over real sockets: mix-up between two providers, the `iss`
-/// parameter (RFC 9207), CSRF on `/callback`, and tampered session cookies (catalogue items 25–26, 33, 38).
+/// parameter (RFC 9207), CSRF on `/callback`, and tampered session cookies.
 @Suite struct OAuthAttackTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-attacks"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]

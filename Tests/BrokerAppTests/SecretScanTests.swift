@@ -8,8 +8,8 @@ import Synchronization
 import Testing
 
 /// Every flow of the real executable run with sentinel secrets; then stdout, stderr, every
-/// response body and `Location` header, and the data directory are searched for them
-/// (catalogue item 37). Also: no-store and no-referrer headers, and API key look-alikes refused.
+/// response body and `Location` header, and the data directory are searched for them.
+/// Also: no-store and no-referrer headers, and API key look-alikes refused.
 @Suite(.serialized) struct SecretScanTests {
     static let weiboSecret = "WEIBO-CLIENT-SECRET-SENTINEL-scan-0123456789"
     static let acmeSecret = "ACME-CLIENT-SECRET-SENTINEL-scan-0123456789"

@@ -1,7 +1,7 @@
 import BrokerHTTP
 import Testing
 
-/// RFC 9112 §5 field lines and §3.2 Host (catalogue items 1–6).
+/// RFC 9112 §5 field lines and §3.2 Host.
 struct HTTPParserHeaderTests {
     static let rejected: [RawCase] = [
         // Whitespace before the colon (RFC 9112 §5.1, catalogue 3).

@@ -1,7 +1,7 @@
 import BrokerHTTP
 import Testing
 
-/// RFC 9112 §3: request line, methods, request-target forms and versions (catalogue items 17, 18).
+/// RFC 9112 §3: request line, methods, request-target forms and versions.
 struct HTTPParserRequestLineTests {
     static let rejected: [RawCase] = [
         // Methods (RFC 9112 §3, catalogue 18).

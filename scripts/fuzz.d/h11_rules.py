@@ -111,7 +111,7 @@ OURS_STRICTER = [
     # Catalogue item 4 / RFC 9112 §5.2: obs-fold is refused, not unfolded as h11 does.
     ("obs-fold", "Folded header lines are not accepted", lambda seg, o: any(
         line[:1] in (b" ", b"\t") for line in lines(head_of(seg))[1:])),
-    # Catalogue item 5 / RFC 9110 §5.5: control bytes in a field value; h11 allows them (h11 issue 57).
+    # RFC 9110 §5.5: control bytes in a field value; h11 allows them (h11 issue 57).
     ("control-in-value", "A header field value contains a control byte",
      lambda seg, o: any(CTL_IN_VALUE.search(v) for _, v in fields(seg))),
     # Catalogue item 2 / RFC 9112 §3.2: an invalid Host value is 400; h11 only counts Host fields.
