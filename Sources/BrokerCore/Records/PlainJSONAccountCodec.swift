@@ -21,7 +21,7 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
         if let scanned = AccountRecordScanner.scan(bytes), let record = scanned.plaintextRecord {
             return try Self.account(from: record, path: path)
         }
-        return try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
+        return try Self.account(from: JSONRecord.decode(AccountRecord<String>.self, from: bytes, path: path), path: path)
     }
 
     /// The account the record for `account` decodes to, without writing or parsing JSON: JSON keeps every string as is.
@@ -30,9 +30,10 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     }
 
     /// The version 1 record for `account`, secrets in plaintext; ``EncryptedAccountCodec`` seals them afterwards.
-    static func record(for account: Account) -> AccountRecordJSON {
-        AccountRecordJSON(
+    static func record(for account: Account) -> AccountRecord<String> {
+        AccountRecord(
             version: Self.version,
+            encryption: nil,
             id: account.id,
             provider: account.provider,
             uid: account.uid,
@@ -51,7 +52,7 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     }
 
     /// The account in a parsed record, after checking its version, status, dates and id.
-    static func account(from record: AccountRecordJSON, path: String) throws(StoreError) -> Account {
+    static func account(from record: AccountRecord<String>, path: String) throws(StoreError) -> Account {
         guard record.version == Self.version else {
             throw StoreError.corrupt(path: path, reason: "unsupported record version \(record.version)")
         }
