@@ -192,12 +192,12 @@ public enum AccountRepositoryConformance {
         }
         let reopened = try open()
         for uid in uids {
-            let account = try #require(try await reopened.get(id: Account.id(provider: "github", uid: uid)))
+            let account = try #require(try await reopened.get(id: AccountID(provider: "github", uid: uid).string))
             #expect(account.uid.utf8.elementsEqual(uid.utf8))
             #expect(account.accessToken == Secret("token-\(uid.utf8.count)-\(uid.unicodeScalars.first!.value)"))
         }
         #expect(try await reopened.list(provider: "github").count == uids.count)
-        #expect(try await reopened.delete(id: Account.id(provider: "github", uid: uids[0])) != nil)
+        #expect(try await reopened.delete(id: AccountID(provider: "github", uid: uids[0]).string) != nil)
         #expect(try await open().list(provider: nil).count == uids.count - 1)
     }
 }

@@ -38,7 +38,7 @@ extension AuthorizationService {
     /// none: Google, for one, issues it only at the first consent.
     func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> Account {
         let issuedAt = now()
-        let id = Account.id(provider: provider, uid: uid)
+        let id = AccountID(provider: provider, uid: uid).string
         let stored: Account? = try await BrokerError.fromStore {
             try await accounts.update(id: id) { existing in
                 Account(
