@@ -121,9 +121,9 @@ public enum AccountRepositoryConformance {
         #expect(abs(after.refreshedAt!.timeIntervalSince(full.refreshedAt!)) < 0.001)
     }
 
-    /// `update` returning nil deletes; a throwing transform changes nothing; a missing id passes nil.
+    /// `update` returning nil deletes; a throwing transform changes nothing and its error comes back as thrown; a missing id passes nil.
     public static func updateEdgeCases(_ open: RepositoryOpener) async throws {
-        struct Refused: Error {}
+        let refused = StoreError.unavailable("refused by the transform")
         let repository = try open()
         let account = Account.make(uid: "7")
         let created = try await repository.update(id: account.id) { current in
@@ -134,8 +134,8 @@ public enum AccountRepositoryConformance {
         #expect(try await repository.list(provider: nil).isEmpty)
 
         try await repository.put(account)
-        await #expect(throws: Refused.self) {
-            _ = try await repository.update(id: account.id) { _ in throw Refused() }
+        await #expect(throws: refused) {
+            _ = try await repository.update(id: account.id) { _ throws(StoreError) in throw refused }
         }
         #expect(try await repository.get(id: account.id) == account)
 

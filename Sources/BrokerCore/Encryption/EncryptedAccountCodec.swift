@@ -35,7 +35,7 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     }
 
     /// The JSON document for `account` with its secrets sealed, ending in a newline.
-    public func encode(_ account: Account) throws -> [UInt8] {
+    public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
         let id = account.id
         var record = PlainJSONAccountCodec.record(for: account).mapSecrets { secret, field in
             EncryptedFieldValue.sealed(seal(secret, accountID: id, field: field.stringValue))
@@ -45,7 +45,7 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     }
 
     /// The account in `bytes`, its secrets opened; throws ``StoreError/corrupt(path:reason:)`` naming `path` on any failure.
-    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+    public func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> Account {
         try storedAccount(bytes, path: path).opened(path: path)
     }
 
@@ -78,7 +78,7 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
 
     /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back
     /// unchanged, so this is the plain record's account, without sealing, JSON or opening.
-    public func stored(_ account: Account, path: String) throws -> Account {
+    public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try PlainJSONAccountCodec().stored(account, path: path)
     }
 

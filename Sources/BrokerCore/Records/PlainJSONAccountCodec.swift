@@ -12,12 +12,12 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     public init() {}
 
     /// The JSON document for `account`, ending in a newline.
-    public func encode(_ account: Account) throws -> [UInt8] {
+    public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
         try JSONRecord.encode(Self.record(for: account))
     }
 
     /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
-    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+    public func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> Account {
         if let scanned = AccountRecordScanner.scan(bytes), let record = scanned.plaintextRecord {
             return try Self.account(from: record, path: path)
         }
@@ -25,7 +25,7 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     }
 
     /// The account the record for `account` decodes to, without writing or parsing JSON: JSON keeps every string as is.
-    public func stored(_ account: Account, path: String) throws -> Account {
+    public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try Self.account(from: Self.record(for: account), path: path)
     }
 
