@@ -1,4 +1,5 @@
 import BrokerCore
+@testable import BrokerFileStore
 import Foundation
 import Testing
 
@@ -71,6 +72,28 @@ struct AccountRecordCompatibilityTests {
             #expect(try fresh.encode(fixture.account) == fixture.sealed, "\(fixture.name)")
             let again = try AccountRecordFixtures.sealingCodec(firstNonce: fixture.firstNonce)
             #expect(try again.encode(again.decode(fixture.sealed, path: Self.path)) == fixture.sealed, "\(fixture.name)")
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func theFileStoreReadsRecordsOfTheEarlierVersionAndWritesThemBackUnchanged(sealed: Bool) async throws {
+        try await TemporaryDirectory.with { directory in
+            let accounts = directory + "/accounts"
+            try FileManager.default.createDirectory(atPath: accounts, withIntermediateDirectories: true)
+            func path(_ account: Account) -> String { accounts + "/" + StoreFileName.forAccount(id: account.id) }
+            for fixture in Self.cases {
+                try Data(sealed ? fixture.sealed : fixture.plain).write(to: URL(fileURLWithPath: path(fixture.account)))
+            }
+            // Nonces count from 1 across the puts below, in the order the sealed fixtures were written.
+            let codec: any AccountRecordCodec = sealed ? try AccountRecordFixtures.sealingCodec(firstNonce: 1) : PlainJSONAccountCodec()
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            for fixture in Self.cases {
+                Self.expectSameFields(try #require(try await repository.get(id: fixture.account.id)), fixture.account, fixture.name)
+            }
+            for fixture in Self.cases { try await repository.put(fixture.account) }
+            for fixture in Self.cases {
+                #expect(FileProbe.bytes(path(fixture.account)) == (sealed ? fixture.sealed : fixture.plain), "\(fixture.name)")
+            }
         }
     }
 }
