@@ -86,6 +86,16 @@ import Testing
         #expect(!Self.make().page().render().contains("role=\"status\""))
     }
 
+    @Test func noticesSplitTheAccountIDAtItsFirstColonByte() {
+        let colons = Self.make(notice: ConnectPageNotice(kind: .connected, accountID: "github:a:b")).page().render()
+        #expect(colons.contains("Connected GitHub account a:b.</p>"))
+        // ":" followed by a combining mark is one Character; the split still finds the colon.
+        let mark = Self.make(notice: ConnectPageNotice(kind: .connected, accountID: "github:\u{301}x")).page().render()
+        #expect(mark.contains("Connected GitHub account \u{301}x.</p>"))
+        let bare = Self.make(notice: ConnectPageNotice(kind: .connected, accountID: "github")).page().render()
+        #expect(bare.contains("Connected GitHub account .</p>"))
+    }
+
     @Test func theInlineSheetIsExactlyWhatThePolicyHashes() throws {
         let html = Self.make().page().render()
         let start = try #require(html.range(of: "<style>"))

@@ -50,8 +50,8 @@ struct AccountRecordScannerTests {
         return (JSONText.object(members).bytes(style), style.escapeEveryNthASCII > 0)
     }
 
-    private static func jsonDecoder(_ bytes: [UInt8]) -> EncryptedAccountRecordJSON? {
-        try? JSONDecoder().decode(EncryptedAccountRecordJSON.self, from: Data(bytes))
+    private static func jsonDecoder(_ bytes: [UInt8]) -> AccountRecord<EncryptedFieldValue>? {
+        try? JSONDecoder().decode(AccountRecord<EncryptedFieldValue>.self, from: Data(bytes))
     }
 
     /// The key id, nonce and sealed bytes of each secret, for comparing two stored accounts.
@@ -114,7 +114,7 @@ struct AccountRecordScannerTests {
         #expect(AccountRecordScanner.scan(bytes) == nil)
         let viaCodec = Outcome { try PlainJSONAccountCodec().decode(bytes, path: Self.path) }
         let viaDecoder = Outcome {
-            try PlainJSONAccountCodec.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: Self.path), path: Self.path)
+            try PlainJSONAccountCodec.account(from: JSONRecord.decode(AccountRecord<String>.self, from: bytes, path: Self.path), path: Self.path)
         }
         #expect(viaCodec == viaDecoder)
     }
@@ -133,7 +133,7 @@ struct AccountRecordScannerTests {
     }
 
     @Test func everyMemberNameIsFoundAndNoOther() {
-        for key in EncryptedAccountRecordJSON.CodingKeys.allCases {
+        for key in AccountRecordField.allCases {
             #expect(Array(key.stringValue.utf8).withUnsafeBufferPointer(AccountRecordScanner.key(named:)) == key)
         }
         for other in ["", "ids", "Version", "token", "access_tokens", "created-at", "ct"] {

@@ -7,7 +7,7 @@ import Testing
 struct AccountTests {
     @Test func idIsProviderColonUID() {
         #expect(Account.make(provider: "spotify", uid: "abc:def").id == "spotify:abc:def")
-        #expect(Account.id(provider: "github", uid: "7") == "github:7")
+        #expect(AccountID(provider: "github", uid: "7").string == "github:7")
     }
 
     @Test func expiryIsIssueTimePlusExpiresIn() {

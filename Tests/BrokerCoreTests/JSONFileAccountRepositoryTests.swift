@@ -177,10 +177,10 @@ struct JSONFileAccountRepositoryTests {
             try FileProbe.plant("not a directory", at: accounts)
             var replacement = original
             replacement.accessToken = Secret("replacement-SENTINEL")
-            do {
+            do throws(StoreError) {
                 try await repository.put(replacement)
                 Issue.record("put into a broken directory succeeded")
-            } catch let error as StoreError {
+            } catch {
                 guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
                 #expect(message.contains(accounts))
                 #expect(!message.contains("SENTINEL"))

@@ -121,9 +121,9 @@ public enum AccountRepositoryConformance {
         #expect(abs(after.refreshedAt!.timeIntervalSince(full.refreshedAt!)) < 0.001)
     }
 
-    /// `update` returning nil deletes; a throwing transform changes nothing; a missing id passes nil.
+    /// `update` returning nil deletes; a throwing transform changes nothing and its error comes back as thrown; a missing id passes nil.
     public static func updateEdgeCases(_ open: RepositoryOpener) async throws {
-        struct Refused: Error {}
+        let refused = StoreError.unavailable("refused by the transform")
         let repository = try open()
         let account = Account.make(uid: "7")
         let created = try await repository.update(id: account.id) { current in
@@ -134,8 +134,8 @@ public enum AccountRepositoryConformance {
         #expect(try await repository.list(provider: nil).isEmpty)
 
         try await repository.put(account)
-        await #expect(throws: Refused.self) {
-            _ = try await repository.update(id: account.id) { _ in throw Refused() }
+        await #expect(throws: refused) {
+            _ = try await repository.update(id: account.id) { _ throws(StoreError) in throw refused }
         }
         #expect(try await repository.get(id: account.id) == account)
 
@@ -192,12 +192,12 @@ public enum AccountRepositoryConformance {
         }
         let reopened = try open()
         for uid in uids {
-            let account = try #require(try await reopened.get(id: Account.id(provider: "github", uid: uid)))
+            let account = try #require(try await reopened.get(id: AccountID(provider: "github", uid: uid).string))
             #expect(account.uid.utf8.elementsEqual(uid.utf8))
             #expect(account.accessToken == Secret("token-\(uid.utf8.count)-\(uid.unicodeScalars.first!.value)"))
         }
         #expect(try await reopened.list(provider: "github").count == uids.count)
-        #expect(try await reopened.delete(id: Account.id(provider: "github", uid: uids[0])) != nil)
+        #expect(try await reopened.delete(id: AccountID(provider: "github", uid: uids[0]).string) != nil)
         #expect(try await open().list(provider: nil).count == uids.count - 1)
     }
 }

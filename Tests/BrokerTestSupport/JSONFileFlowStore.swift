@@ -50,9 +50,9 @@ public final class JSONFileFlowStore: FlowStore {
     }
 
     /// Durably writes `flow`; a state that is not 16–128 base64url characters is refused.
-    public func put(_ flow: PendingFlow) async throws {
+    public func put(_ flow: PendingFlow) async throws(StoreError) {
         guard let name = StoreFileName.forFlow(state: flow.state) else {
-            throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
         let path = flowsDirectory + "/" + name
         let bytes = try PendingFlowCodec.encode(flow, sealer: sealer)
@@ -64,7 +64,7 @@ public final class JSONFileFlowStore: FlowStore {
     ///
     /// A malformed state returns nil without touching the file system. A flow
     /// whose file does not parse is removed and reported as corrupt.
-    public func take(state: String, now: Date) async throws -> PendingFlow? {
+    public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard let name = StoreFileName.forFlow(state: state) else { return nil }
         let path = flowsDirectory + "/" + name
         let sync = durable
@@ -73,13 +73,13 @@ public final class JSONFileFlowStore: FlowStore {
         }
         let flow = try PendingFlowCodec.decode(claimed, path: path, sealer: sealer)
         guard flow.state == state else {
-            throw StoreError.corrupt(path: path, reason: "the file name does not match the flow's state")
+            throw .corrupt(path: path, reason: "the file name does not match the flow's state")
         }
         return flow.isExpired(at: now) ? nil : flow
     }
 
     /// Removes every flow expired at `now`, and every flow file that does not parse; returns how many.
-    public func purgeExpired(now: Date) async throws -> Int {
+    public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         let directory = flowsDirectory
         let sync = durable
         let sealer = self.sealer

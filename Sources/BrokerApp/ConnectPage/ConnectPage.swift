@@ -130,10 +130,10 @@ struct ConnectPage {
         HTMLPage.escape(basePath + "/authorize?provider=" + PercentEncoding.rfc3986(provider))
     }
 
-    /// `provider:uid` split at the first colon.
+    /// The provider and uid to show for `id`, split by ``AccountID``; an id without `:` shows whole, as the provider.
     static func split(_ id: String) -> (provider: String, uid: String) {
-        guard let colon = id.firstIndex(of: ":") else { return (id, "") }
-        return (String(id[..<colon]), String(id[id.index(after: colon)...]))
+        guard let parsed = AccountID(id) else { return (id, "") }
+        return (parsed.provider, parsed.uid)
     }
 
     /// How a provider is named to people: the preset brands, else the key itself.

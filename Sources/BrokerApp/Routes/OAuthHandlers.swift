@@ -216,7 +216,7 @@ final class OAuthHandlers: Sendable {
     static func accountID(_ request: Request) throws(BrokerError) -> String {
         if let id = request.query("id"), !id.isEmpty { return id }
         if let provider = request.query("provider"), let uid = request.query("uid"), !provider.isEmpty, !uid.isEmpty {
-            return Account.id(provider: provider, uid: uid)
+            return AccountID(provider: provider, uid: uid).string
         }
         throw .badRequest("Give the account as id=PROVIDER:UID or as provider=P&uid=U.")
     }

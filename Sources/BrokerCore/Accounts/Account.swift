@@ -32,8 +32,8 @@ public struct Account: Sendable, Equatable {
     /// Whether the tokens are usable or the user must authorize again.
     public var status: AccountStatus
 
-    /// The repository key: `provider:uid`.
-    public var id: String { Account.id(provider: provider, uid: uid) }
+    /// The repository key: `provider:uid`, as ``AccountID`` builds it.
+    public var id: String { AccountID(provider: provider, uid: uid).string }
 
     /// Creates an account; optional fields default to absent and the status to active.
     public init(
@@ -64,11 +64,6 @@ public struct Account: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.refreshedAt = refreshedAt
         self.status = status
-    }
-
-    /// The id an account of `provider` and `uid` has: `provider:uid`.
-    public static func id(provider: String, uid: String) -> String {
-        "\(provider):\(uid)"
     }
 
     /// Whether the access token has expired at `now`; a token without an expiry never does.

@@ -66,7 +66,8 @@ public final class AccountService: Sendable {
     /// error at once, without calling the provider. An expired account is treated
     /// as absent but stays stored until a new authorization replaces it.
     public func account(id: String) async throws(BrokerError) -> Account {
-        let found: Account? = try await BrokerError.fromStore { try await accounts.get(id: id) }
+        let found: Account?
+        do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard var account = found else { throw .notFound }
         switch account.status {
         case .reauthorizationRequired: throw .reauthorizationRequired
@@ -79,18 +80,19 @@ public final class AccountService: Sendable {
 
     /// Every stored account, or those of `provider`, sorted by id; expired ones included.
     public func list(provider: String?) async throws(BrokerError) -> [Account] {
-        return try await BrokerError.fromStore { try await accounts.list(provider: provider) }
+        do { return try await accounts.list(provider: provider) } catch { throw BrokerError(error) }
     }
 
     /// Revokes the account at its provider when it has a revoke endpoint (best effort), then deletes it locally, always.
     public func delete(id: String) async throws(BrokerError) -> DeletionResult {
-        let found: Account? = try await BrokerError.fromStore { try await accounts.get(id: id) }
+        let found: Account?
+        do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let account = found else { throw .notFound }
         var result = DeletionResult(account: account, revoked: nil, revokeError: nil)
         if let provider = registry.provider(named: account.provider) {
             (result.revoked, result.revokeError) = await revoke(account, at: provider)
         }
-        _ = try await BrokerError.fromStore { try await accounts.delete(id: id) }
+        do { _ = try await accounts.delete(id: id) } catch { throw BrokerError(error) }
         return result
     }
 

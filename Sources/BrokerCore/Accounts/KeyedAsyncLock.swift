@@ -14,7 +14,9 @@ package final class KeyedAsyncLock: Sendable {
 
     /// Runs `body` while holding the lock for `key`.
     /// Keys are compared as exact bytes (``ExactKey``), like every identity in the broker.
-    package func withLock<T>(_ key: String, _ body: () async throws -> T) async rethrows -> T {
+    /// Whatever `body` throws propagates with its own type. Callers spell that type on the closure
+    /// (`{ () async throws(StoreError) in … }`): Swift 6 infers a throwing closure's error type as `any Error`.
+    package func withLock<T, Failure: Error>(_ key: String, _ body: () async throws(Failure) -> T) async throws(Failure) -> T {
         await acquire(ExactKey(key))
         defer { release(ExactKey(key)) }
         return try await body()

@@ -13,7 +13,8 @@ extension AuthorizationService {
     public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (account: Account, returnTo: String?) {
         let takenAt = now()
         // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
-        let taken: PendingFlow? = try await BrokerError.fromStore { try await flows.take(state: state, now: takenAt) }
+        let taken: PendingFlow?
+        do { taken = try await flows.take(state: state, now: takenAt) } catch { throw BrokerError(error) }
         guard let flow = taken, !flow.isExpired(at: takenAt) else { throw .invalidState }
         guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
         let provider = try configuredProvider(named: flow.provider)
@@ -38,9 +39,10 @@ extension AuthorizationService {
     /// none: Google, for one, issues it only at the first consent.
     func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> Account {
         let issuedAt = now()
-        let id = Account.id(provider: provider, uid: uid)
-        let stored: Account? = try await BrokerError.fromStore {
-            try await accounts.update(id: id) { existing in
+        let id = AccountID(provider: provider, uid: uid).string
+        let stored: Account?
+        do {
+            stored = try await accounts.update(id: id) { existing in
                 Account(
                     provider: provider,
                     uid: uid,
@@ -58,6 +60,8 @@ extension AuthorizationService {
                     status: .active
                 )
             }
+        } catch {
+            throw BrokerError(error)
         }
         guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
         return stored

@@ -92,7 +92,7 @@ public final class AuthorizationService: Sendable {
             createdAt: createdAt,
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
         )
-        try await BrokerError.fromStore { try await flows.put(flow) }
+        do { try await flows.put(flow) } catch { throw BrokerError(error) }
         return AuthorizationStart(authorizeURL: start.authorizeURL, state: state, expiresAt: flow.expiresAt)
     }
 

@@ -35,16 +35,17 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     }
 
     /// The JSON document for `account` with its secrets sealed, ending in a newline.
-    public func encode(_ account: Account) throws -> [UInt8] {
-        let plain = PlainJSONAccountCodec.record(for: account)
-        let record = EncryptedAccountRecordJSON(plain, encryption: Self.algorithm) { secret, field in
-            .sealed(seal(secret, accountID: account.id, field: field))
+    public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
+        let id = account.id
+        var record = PlainJSONAccountCodec.record(for: account).mapSecrets { secret, field in
+            EncryptedFieldValue.sealed(seal(secret, accountID: id, field: field.stringValue))
         }
+        record.encryption = Self.algorithm
         return try JSONRecord.encode(record)
     }
 
     /// The account in `bytes`, its secrets opened; throws ``StoreError/corrupt(path:reason:)`` naming `path` on any failure.
-    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+    public func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> Account {
         try storedAccount(bytes, path: path).opened(path: path)
     }
 
@@ -64,27 +65,20 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     ///
     /// The reference for the scanner's fast path, and the source of every error message.
     func checkedStoredAccount(_ bytes: [UInt8], path: String) throws(StoreError) -> StoredAccount {
-        typealias Key = EncryptedAccountRecordJSON.CodingKeys
         let stored = try Self.parse(bytes, path: path)
         guard stored.encryption != nil else {
-            let plain = try stored.plain { value, field throws(StoreError) in try plaintext(value, field: field, path: path) }
+            let plain = try stored.mapSecrets { value, field throws(StoreError) in try plaintext(value, field: field.stringValue, path: path) }
             return StoredAccount(try PlainJSONAccountCodec.account(from: plain, path: path))
         }
-        let accessToken = try envelope(stored.accessToken, field: Key.accessToken.stringValue, path: path)
-        let refreshToken = try stored.refreshToken.map { value throws(StoreError) in
-            try envelope(value, field: Key.refreshToken.stringValue, path: path)
-        }
-        let tokenSecret = try stored.tokenSecret.map { value throws(StoreError) in
-            try envelope(value, field: Key.tokenSecret.stringValue, path: path)
-        }
-        let readable = try PlainJSONAccountCodec.account(from: stored.plain { _, _ throws(StoreError) in "" }, path: path)
-        return StoredAccount(readable: readable,
-                             sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
+        let envelopes = try stored.mapSecrets { value, field throws(StoreError) in try envelope(value, field: field.stringValue, path: path) }
+        let readable = try PlainJSONAccountCodec.account(from: stored.mapSecrets { _, _ in "" }, path: path)
+        return StoredAccount(readable: readable, sealed: SealedSecrets(
+            accessToken: envelopes.accessToken, refreshToken: envelopes.refreshToken, tokenSecret: envelopes.tokenSecret))
     }
 
     /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back
     /// unchanged, so this is the plain record's account, without sealing, JSON or opening.
-    public func stored(_ account: Account, path: String) throws -> Account {
+    public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try PlainJSONAccountCodec().stored(account, path: path)
     }
 
@@ -102,12 +96,12 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     }
 
     /// The record in `bytes` (read by ``AccountRecordScanner``, or by JSONDecoder when it declines), checked for a supported version and encryption marker.
-    private static func parse(_ bytes: [UInt8], path: String) throws(StoreError) -> EncryptedAccountRecordJSON {
-        let stored: EncryptedAccountRecordJSON
+    private static func parse(_ bytes: [UInt8], path: String) throws(StoreError) -> AccountRecord<EncryptedFieldValue> {
+        let stored: AccountRecord<EncryptedFieldValue>
         if let scanned = AccountRecordScanner.scan(bytes) {
             stored = scanned
         } else {
-            stored = try JSONRecord.decode(EncryptedAccountRecordJSON.self, from: bytes, path: path)
+            stored = try JSONRecord.decode(AccountRecord<EncryptedFieldValue>.self, from: bytes, path: path)
         }
         guard stored.version == PlainJSONAccountCodec.version else {
             throw .corrupt(path: path, reason: "unsupported record version \(stored.version)")

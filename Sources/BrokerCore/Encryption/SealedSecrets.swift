@@ -32,10 +32,9 @@ package final class SealedSecrets: Sendable {
 
     private func open(into account: Account, path: () -> String,
                       keyBytes: (EncryptionKey) -> [UInt8]?) throws(StoreError) -> Account {
-        typealias Key = EncryptedAccountRecordJSON.CodingKeys
         let id = account.id
         var account = account
-        func open(_ secret: SealedSecret, _ field: Key) throws(StoreError) -> Secret {
+        func open(_ secret: SealedSecret, _ field: AccountRecordField) throws(StoreError) -> Secret {
             Secret(try secret.open(accountID: id, field: field.stringValue, path: path(), keyBytes: keyBytes(secret.key)))
         }
         account.accessToken = try open(accessToken, .accessToken)

@@ -1,19 +1,19 @@
 /// Turns an account into a whole file's bytes and back: the seam where encryption at rest plugs in.
 public protocol AccountRecordCodec: Sendable {
     /// The complete file content for `account`.
-    func encode(_ account: Account) throws -> [UInt8]
+    func encode(_ account: Account) throws(StoreError) -> [UInt8]
     /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` naming `path` when they do not parse.
-    func decode(_ bytes: [UInt8], path: String) throws -> Account
+    func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> Account
     /// The account as `decode(encode(account))` returns it (dates kept to the millisecond), so memory matches a restart.
     ///
     /// The default does that round trip; a codec that can get there without
     /// encoding, sealing, opening and parsing again does.
-    func stored(_ account: Account, path: String) throws -> Account
+    func stored(_ account: Account, path: String) throws(StoreError) -> Account
 }
 
 extension AccountRecordCodec {
     /// `decode(encode(account))`.
-    public func stored(_ account: Account, path: String) throws -> Account {
+    public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try decode(encode(account), path: path)
     }
 }

@@ -1,7 +1,7 @@
 /// Reads an account record without `JSONDecoder`, so that start-up with many records stays fast.
 ///
 /// It accepts one JSON object (RFC 8259) holding the record's own members,
-/// each at most once, with the value types ``EncryptedAccountRecordJSON``
+/// each at most once, with the value types ``AccountRecord`` with ``EncryptedFieldValue`` secrets
 /// declares: strings with any escapes, `null` for an optional member, a
 /// non-negative integer `version`, and `{"ct", "kid", "nonce"}` envelopes for
 /// the secrets. For anything else (an unknown or repeated member, a fraction or
@@ -10,7 +10,7 @@
 /// messages stay the reference: the scanner is faster, never more lenient.
 struct AccountRecordScanner {
     /// A member name of the record.
-    typealias Key = EncryptedAccountRecordJSON.CodingKeys
+    typealias Key = AccountRecordField
 
     /// The record file's bytes.
     let bytes: UnsafeBufferPointer<UInt8>
@@ -18,7 +18,7 @@ struct AccountRecordScanner {
     var position = 0
 
     /// The record in `bytes`, or nil when they are outside the subset this scanner reads.
-    static func scan(_ bytes: [UInt8]) -> EncryptedAccountRecordJSON? {
+    static func scan(_ bytes: [UInt8]) -> AccountRecord<EncryptedFieldValue>? {
         bytes.withUnsafeBufferPointer { buffer in
             var scanner = AccountRecordScanner(bytes: buffer)
             return scanner.spans().flatMap(scanner.record(from:))
@@ -47,7 +47,7 @@ struct AccountRecordScanner {
     }
 
     /// The full JSON model of the record, every string decoded; nil when one is not valid (bad escape, invalid UTF-8).
-    func record(from spans: AccountRecordSpans) -> EncryptedAccountRecordJSON? {
+    func record(from spans: AccountRecordSpans) -> AccountRecord<EncryptedFieldValue>? {
         func optional(_ span: AccountRecordSpans.Text?) -> String?? {
             guard let span else { return .some(nil) }
             return text(span).map { .some($0) }
@@ -75,7 +75,7 @@ struct AccountRecordScanner {
               let screenName = optional(spans.screenName), let expiresAt = optional(spans.expiresAt),
               let refreshedAt = optional(spans.refreshedAt)
         else { return nil }
-        return EncryptedAccountRecordJSON(
+        return AccountRecord(
             version: version, encryption: encryption, id: id, provider: provider, uid: uid, accessToken: accessToken,
             tokenType: tokenType, scope: scope, refreshToken: refreshToken, tokenSecret: tokenSecret, screenName: screenName,
             expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status)

@@ -3,12 +3,20 @@ import Foundation
 /// Shared JSON encoding and decoding for stored records, with error reasons that never quote stored values.
 enum JSONRecord {
     /// Pretty-printed JSON with sorted keys and unescaped slashes, ending in a newline.
-    static func encode(_ value: some Encodable) throws -> [UInt8] {
+    ///
+    /// Records hold only strings and integers, which always encode; should the
+    /// encoder refuse anyway, the store reports ``StoreError/unavailable(_:)``
+    /// naming the error's type, never a value.
+    static func encode(_ value: some Encodable) throws(StoreError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        var bytes = [UInt8](try encoder.encode(value))
-        bytes.append(0x0A)
-        return bytes
+        do {
+            var bytes = [UInt8](try encoder.encode(value))
+            bytes.append(0x0A)
+            return bytes
+        } catch {
+            throw .unavailable("encode record: \(type(of: error))")
+        }
     }
 
     /// The value in `bytes`, or ``StoreError/corrupt(path:reason:)`` naming `path` and what is wrong.

@@ -13,7 +13,7 @@ public enum PendingFlowCodec {
     static let sealedPrefix = "sealed:v1:"
 
     /// The JSON document for `flow`.
-    public static func encode(_ flow: PendingFlow, sealer: EncryptedAccountCodec? = nil) throws -> [UInt8] {
+    public static func encode(_ flow: PendingFlow, sealer: EncryptedAccountCodec? = nil) throws(StoreError) -> [UInt8] {
         try JSONRecord.encode(record(for: flow, sealer: sealer))
     }
 

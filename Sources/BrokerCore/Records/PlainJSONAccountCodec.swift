@@ -12,27 +12,28 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     public init() {}
 
     /// The JSON document for `account`, ending in a newline.
-    public func encode(_ account: Account) throws -> [UInt8] {
+    public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
         try JSONRecord.encode(Self.record(for: account))
     }
 
     /// The account in `bytes`; throws ``StoreError/corrupt(path:reason:)`` when they are not a valid version 1 record.
-    public func decode(_ bytes: [UInt8], path: String) throws -> Account {
+    public func decode(_ bytes: [UInt8], path: String) throws(StoreError) -> Account {
         if let scanned = AccountRecordScanner.scan(bytes), let record = scanned.plaintextRecord {
             return try Self.account(from: record, path: path)
         }
-        return try Self.account(from: JSONRecord.decode(AccountRecordJSON.self, from: bytes, path: path), path: path)
+        return try Self.account(from: JSONRecord.decode(AccountRecord<String>.self, from: bytes, path: path), path: path)
     }
 
     /// The account the record for `account` decodes to, without writing or parsing JSON: JSON keeps every string as is.
-    public func stored(_ account: Account, path: String) throws -> Account {
+    public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try Self.account(from: Self.record(for: account), path: path)
     }
 
     /// The version 1 record for `account`, secrets in plaintext; ``EncryptedAccountCodec`` seals them afterwards.
-    static func record(for account: Account) -> AccountRecordJSON {
-        AccountRecordJSON(
+    static func record(for account: Account) -> AccountRecord<String> {
+        AccountRecord(
             version: Self.version,
+            encryption: nil,
             id: account.id,
             provider: account.provider,
             uid: account.uid,
@@ -51,7 +52,7 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
     }
 
     /// The account in a parsed record, after checking its version, status, dates and id.
-    static func account(from record: AccountRecordJSON, path: String) throws(StoreError) -> Account {
+    static func account(from record: AccountRecord<String>, path: String) throws(StoreError) -> Account {
         guard record.version == Self.version else {
             throw StoreError.corrupt(path: path, reason: "unsupported record version \(record.version)")
         }

@@ -7,13 +7,14 @@ import Synchronization
 /// backoff, so the read-count-write of ``RefreshBackoff/failures`` needs no
 /// transaction of its own. ``InProcessRefreshBackoffStore`` serves a single
 /// broker on the file store; the Redis store provides one shared by replicas.
+/// Every failure is a ``StoreError``.
 public protocol RefreshBackoffStore: Sendable {
     /// The backoff recorded for `accountID`, lapsed or not; nil when there is none.
-    func backoff(for accountID: String) async throws -> RefreshBackoff?
+    func backoff(for accountID: String) async throws(StoreError) -> RefreshBackoff?
     /// Records `backoff` for `accountID`; `now` is the recorder's clock reading, from which a store may let the entry expire.
-    func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws
+    func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws(StoreError)
     /// Forgets `accountID`'s backoff after a success or a final answer.
-    func clear(accountID: String) async throws
+    func clear(accountID: String) async throws(StoreError)
 }
 
 /// A ``RefreshBackoffStore`` in this process's memory: enough when a single broker owns the store.

@@ -32,8 +32,9 @@ extension RefreshCoordinator {
     /// re-authorization that landed meanwhile is newer and stands.
     nonisolated func store(_ grant: TokenGrant, in id: String, replacing used: Secret) async throws(BrokerError) -> Account {
         let issuedAt = now()
-        let stored: Account? = try await BrokerError.fromStore {
-            try await accounts.update(id: id) { existing in
+        let stored: Account?
+        do {
+            stored = try await accounts.update(id: id) { existing in
                 guard var account = existing, account.refreshToken == used else { return existing }
                 account.accessToken = grant.accessToken
                 account.tokenType = grant.tokenType ?? account.tokenType
@@ -45,6 +46,8 @@ extension RefreshCoordinator {
                 account.status = .active
                 return account
             }
+        } catch {
+            throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
         return stored
@@ -56,13 +59,16 @@ extension RefreshCoordinator {
     /// re-authorized meanwhile comes back as refreshed.
     nonisolated func markReauthorizationRequired(_ id: String, rejected: Secret) async throws(BrokerError) -> Outcome {
         let at = now()
-        let stored: Account? = try await BrokerError.fromStore {
-            try await accounts.update(id: id) { existing in
+        let stored: Account?
+        do {
+            stored = try await accounts.update(id: id) { existing in
                 guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
                 account.status = .reauthorizationRequired
                 account.updatedAt = at
                 return account
             }
+        } catch {
+            throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
         if stored.status == .reauthorizationRequired { throw .reauthorizationRequired }

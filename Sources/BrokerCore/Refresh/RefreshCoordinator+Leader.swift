@@ -74,14 +74,15 @@ extension RefreshCoordinator {
 
     /// The stored account `id`; notFound when it was deleted.
     nonisolated func read(_ id: String) async throws(BrokerError) -> Account {
-        let found: Account? = try await BrokerError.fromStore { try await accounts.get(id: id) }
+        let found: Account?
+        do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let found else { throw .notFound }
         return found
     }
 
     /// Takes the lock for ``Policy/lockTTL``; a lock store that cannot answer is a storage failure.
     nonisolated func acquireLock(_ key: String) async throws(BrokerError) -> String? {
-        return try await BrokerError.fromStore { try await lock.acquire(key: key, ttl: policy.lockTTL) }
+        do { return try await lock.acquire(key: key, ttl: policy.lockTTL) } catch { throw BrokerError(error) }
     }
 
     /// Gives the lock back; if that fails, its TTL frees it.

@@ -13,14 +13,15 @@ extension JSONFileAccountRepository {
     ///
     /// Like ``AccountRekey/run(repository:concurrency:)`` it reads each account
     /// just before writing it, so run it before serving, as `token-broker rekey` does.
-    public func rekey(codec: EncryptedAccountCodec, concurrency: Int = AccountRekey.defaultConcurrency) async throws -> (rewritten: Int, total: Int) {
+    public func rekey(codec: EncryptedAccountCodec,
+                      concurrency: Int = AccountRekey.defaultConcurrency) async throws(StoreError) -> (rewritten: Int, total: Int) {
         let accounts = try await list(provider: nil)
-        let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { account in
+        let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { (account) async throws(StoreError) in
             let path = self.path(for: account.id)
             guard try await Self.isStale(path, codec: codec), let current = try await self.get(id: account.id) else { return false }
             try await self.put(current)
             guard try await !Self.isStale(path, codec: codec) else {
-                throw StoreError.unavailable("rekey \(path): the record was not sealed with key \"\(codec.keyring.current.id)\"; "
+                throw .unavailable("rekey \(path): the record was not sealed with key \"\(codec.keyring.current.id)\"; "
                     + "open the repository with the same EncryptedAccountCodec")
             }
             return true

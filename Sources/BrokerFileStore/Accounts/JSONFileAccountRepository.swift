@@ -60,24 +60,24 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 
     /// The account with `id`, from memory; throws ``StoreError/corrupt(path:reason:)`` when its sealed secrets do not open.
-    public func get(id: String) async throws -> Account? {
+    public func get(id: String) async throws(StoreError) -> Account? {
         try current(id)
     }
 
     /// Durably writes `account` to its file, then makes it visible.
-    public func put(_ account: Account) async throws {
+    public func put(_ account: Account) async throws(StoreError) {
         let id = account.id
         let record = try record(for: account)
-        try await locks.withLock(id) {
+        try await locks.withLock(id) { () async throws(StoreError) in
             try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
         }
     }
 
     /// Durably removes the account's file, then forgets the account.
-    public func delete(id: String) async throws -> Account? {
+    public func delete(id: String) async throws(StoreError) -> Account? {
         let path = path(for: id)
-        return try await locks.withLock(id) {
+        return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             guard let current = try current(id) else { return nil }
             try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
             index.withLock { $0.remove(id) }
@@ -88,7 +88,7 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// Every account, or those of `provider`, sorted by id in UTF-8 byte order.
     ///
     /// Throws ``StoreError/corrupt(path:reason:)`` for the first selected account whose sealed secrets do not open.
-    public func list(provider: String?) async throws -> [Account] {
+    public func list(provider: String?) async throws(StoreError) -> [Account] {
         let selected = index.withLock { $0.entries(provider: provider) }
         // Sorting on the stored keys avoids rebuilding `id` strings in every comparison.
         return try open(selected.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
@@ -98,8 +98,8 @@ public final class JSONFileAccountRepository: AccountRepository {
     ///
     /// An unchanged result writes nothing; a nil result deletes the account.
     /// A result with a different id is refused, since it would bypass the lock.
-    public func update(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> Account? {
-        try await locks.withLock(id) {
+    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
+        try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             let current = try current(id)
             guard let next = try transform(current) else {
                 if current != nil {
@@ -110,7 +110,7 @@ public final class JSONFileAccountRepository: AccountRepository {
                 return nil
             }
             guard ExactKey.same(next.id, id) else {
-                throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
+                throw .unavailable("update of account \(id): the transform returned account \(next.id)")
             }
             if next == current { return current }
             let record = try record(for: next)
@@ -129,7 +129,7 @@ public final class JSONFileAccountRepository: AccountRepository {
     ///
     /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
     /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
-    private func record(for account: Account) throws -> (path: String, bytes: [UInt8], stored: Account) {
+    private func record(for account: Account) throws(StoreError) -> (path: String, bytes: [UInt8], stored: Account) {
         let path = path(for: account.id)
         return (path, try codec.encode(account), try codec.stored(account, path: path))
     }

@@ -96,9 +96,9 @@ public final class JournalFlowStore: FlowStore {
     }
 
     /// Records `flow`; a state that is not 16–128 base64url characters is refused.
-    public func put(_ flow: PendingFlow) async throws {
+    public func put(_ flow: PendingFlow) async throws(StoreError) {
         guard StoreFileName.forFlow(state: flow.state) != nil else {
-            throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
         let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         try await perform { () throws(StoreError) in
@@ -113,7 +113,7 @@ public final class JournalFlowStore: FlowStore {
     }
 
     /// Removes and returns the flow for `state`; nil when absent, expired at `now` (removed too), or `state` is malformed.
-    public func take(state: String, now: Date) async throws -> PendingFlow? {
+    public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard StoreFileName.forFlow(state: state) != nil else { return nil }
         // RFC 6749 §10.12: a state is good for one callback; the journal's lock picks the one taker.
         let flow = try await perform { () throws(StoreError) -> PendingFlow? in
@@ -130,7 +130,7 @@ public final class JournalFlowStore: FlowStore {
     }
 
     /// Removes every flow expired at `now` and returns how many.
-    public func purgeExpired(now: Date) async throws -> Int {
+    public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         try await perform { () throws(StoreError) -> Int in
             let (count, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> (Int, UInt64) in
                 let expired = journal.entries.filter { $0.value.flow.isExpired(at: now) }.map(\.key)

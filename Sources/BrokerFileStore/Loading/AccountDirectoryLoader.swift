@@ -94,14 +94,7 @@ enum AccountDirectoryLoader {
         if let deferring {
             stored = try deferring.storedAccount(bytes, path: directory + "/" + name)
         } else {
-            let path = directory + "/" + name
-            do {
-                stored = StoredAccount(try codec.decode(bytes, path: path))
-            } catch let error as StoreError {
-                throw error
-            } catch {
-                throw .corrupt(path: path, reason: String(describing: error))
-            }
+            stored = StoredAccount(try codec.decode(bytes, path: directory + "/" + name))
         }
         let id = stored.account.id
         guard StoreFileName.isName(name, forAccount: id) else {

@@ -2,7 +2,7 @@ import BrokerCore
 
 extension RedisAccountRepository {
     /// Removes the account with `id` and its index entries in one transaction; returns it, or nil when there was none.
-    public func delete(id: String) async throws -> Account? {
+    public func delete(id: String) async throws(StoreError) -> Account? {
         try await apply(id: id) { _ in nil }.previous
     }
 
@@ -14,20 +14,21 @@ extension RedisAccountRepository {
     /// is refused. An error thrown by `transform` propagates and changes nothing.
     /// `transform` runs while a pooled connection is held, so it must not call
     /// this repository itself.
-    public func update(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> Account? {
+    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
         try await apply(id: id, transform).stored
     }
 
     /// The `WATCH`/`MULTI`/`EXEC` loop behind ``update(id:_:)`` and ``delete(id:)``: the account before and as stored after.
-    private func apply(id: String, _ transform: @Sendable (Account?) throws -> Account?) async throws -> (previous: Account?, stored: Account?) {
+    private func apply(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?
+    ) async throws(StoreError) -> (previous: Account?, stored: Account?) {
         let key = accountKey(id)
         for _ in 0..<Self.maximumAttempts {
-            let outcome: (previous: Account?, stored: Account?)? = try await client.withConnection { connection in
-                do {
+            let outcome = try await client.withConnection { (connection) async throws(StoreError) -> (previous: Account?, stored: Account?)? in
+                do throws(StoreError) {
                     let current = try decode(try await watch(key, on: connection), key: key)
                     let next = try transform(current)
                     if let next, !ExactKey.same(next.id, id) {
-                        throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
+                        throw .unavailable("update of account \(id): the transform returned account \(next.id)")
                     }
                     return try await commit(from: current, to: next, on: connection).map { (current, $0) }
                 } catch {
@@ -38,7 +39,7 @@ extension RedisAccountRepository {
             }
             if let result = outcome { return result }
         }
-        throw StoreError.unavailable("update of account \(id): \(Self.maximumAttempts) attempts in a row lost to concurrent writers")
+        throw .unavailable("update of account \(id): \(Self.maximumAttempts) attempts in a row lost to concurrent writers")
     }
 
     /// Sends `WATCH key` and `GET key` and returns the `GET` reply.
@@ -55,7 +56,7 @@ extension RedisAccountRepository {
     /// Writes `next` in place of `current` under the `WATCH` already set.
     ///
     /// Returns `.some(stored)` once done (`stored` as it reads back, nil when deleted) or `nil` on a conflict.
-    private func commit(from current: Account?, to next: Account?, on connection: RedisConnection) async throws -> Account?? {
+    private func commit(from current: Account?, to next: Account?, on connection: RedisConnection) async throws(StoreError) -> Account?? {
         let commands: [RedisCommand]
         let stored: Account?
         switch (current, next) {

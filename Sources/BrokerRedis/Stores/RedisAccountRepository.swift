@@ -29,14 +29,14 @@ public final class RedisAccountRepository: AccountRepository {
     }
 
     /// The account with `id`, read from Redis.
-    public func get(id: String) async throws -> Account? {
+    public func get(id: String) async throws(StoreError) -> Account? {
         let key = accountKey(id)
         let reply = try await run { () async throws(RedisError) in try await self.client.command("GET", key) }
         return try decode(reply, key: key)
     }
 
     /// Writes `account` and its index entries in one transaction.
-    public func put(_ account: Account) async throws {
+    public func put(_ account: Account) async throws(StoreError) {
         let bytes = try codec.encode(account)
         let commands = writeCommands(account, bytes: bytes, replacing: nil)
         let outcome = try await run { () async throws(RedisError) in
@@ -48,7 +48,7 @@ public final class RedisAccountRepository: AccountRepository {
             }
         }
         guard case .committed = outcome else {
-            throw StoreError.unavailable("put account \(account.id): the transaction was aborted twice")
+            throw .unavailable("put account \(account.id): the transaction was aborted twice")
         }
     }
 
@@ -56,7 +56,7 @@ public final class RedisAccountRepository: AccountRepository {
     ///
     /// Reads the index set, then the records in batches; an id whose record
     /// vanished meanwhile, or belongs to another provider, is left out.
-    public func list(provider: String?) async throws -> [Account] {
+    public func list(provider: String?) async throws(StoreError) -> [Account] {
         let index = provider.map(providerIndexKey) ?? indexKey
         let records = try await run { () async throws(RedisError) -> [(String, RESPValue)] in
             try await self.client.withConnection { (connection) async throws(RedisError) in
@@ -77,9 +77,14 @@ public final class RedisAccountRepository: AccountRepository {
                 return records
             }
         }
-        return try records.compactMap { id, value in
-            try decode(value, key: accountKey(id)).flatMap { account in provider.map { ExactKey.same(account.provider, $0) } ?? true ? account : nil }
+        // A loop, not compactMap: compactMap rethrows, which Swift treats as throwing `any Error`.
+        var accounts: [Account] = []
+        for (id, value) in records {
+            guard let account = try decode(value, key: accountKey(id)) else { continue }
+            if let provider, !ExactKey.same(account.provider, provider) { continue }
+            accounts.append(account)
         }
+        return accounts
     }
 
     /// The key of account `id`.
@@ -115,14 +120,14 @@ public final class RedisAccountRepository: AccountRepository {
     }
 
     /// The account in a `GET` reply, nil for a missing key; bytes that do not decode are ``StoreError/corrupt(path:reason:)``.
-    func decode(_ reply: RESPValue, key: String) throws -> Account? {
+    func decode(_ reply: RESPValue, key: String) throws(StoreError) -> Account? {
         switch reply {
         case .bulk(nil):
             return nil
         case .bulk(let bytes?):
             return try codec.decode(bytes, path: "redis key \(key)")
         case .simpleString, .error, .integer, .array:
-            throw StoreError.unavailable("redis: GET \(key) did not return a string")
+            throw .unavailable("redis: GET \(key) did not return a string")
         }
     }
 

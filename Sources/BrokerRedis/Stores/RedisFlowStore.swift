@@ -30,9 +30,9 @@ public final class RedisFlowStore: FlowStore {
     /// Stores `flow` until its `expiresAt`; refuses a state that is not 16–128 base64url characters or is already pending.
     ///
     /// A flow already expired by the store's clock is not stored: a take could only ever answer nil.
-    public func put(_ flow: PendingFlow) async throws {
+    public func put(_ flow: PendingFlow) async throws(StoreError) {
         guard Self.isWellFormed(state: flow.state) else {
-            throw StoreError.unavailable("put flow: the state is not 16 to 128 base64url characters")
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
         let ttl = (flow.expiresAt.timeIntervalSince(now()) * 1000).rounded(.up)
         guard ttl >= 1 else { return }
@@ -49,12 +49,12 @@ public final class RedisFlowStore: FlowStore {
         }
         // SET … NX answers nil when the key exists: two flows must never share a state.
         guard reply == .simpleString("OK") else {
-            throw StoreError.unavailable("put flow: a pending flow with this state already exists")
+            throw .unavailable("put flow: a pending flow with this state already exists")
         }
     }
 
     /// Removes and returns the flow for `state` with `GETDEL`; nil when absent, expired at `now`, or `state` is malformed.
-    public func take(state: String, now: Date) async throws -> PendingFlow? {
+    public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard Self.isWellFormed(state: state) else { return nil }
         let key = key(state)
         let reply: RESPValue
@@ -66,13 +66,13 @@ public final class RedisFlowStore: FlowStore {
         guard let bytes = reply.bytes else { return nil }
         let flow = try PendingFlowCodec.decode(bytes, path: "redis key \(key)", sealer: sealer)
         guard flow.state == state else {
-            throw StoreError.corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
+            throw .corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
         }
         return flow.isExpired(at: now) ? nil : flow
     }
 
     /// Returns 0: Redis removes each flow itself when its TTL runs out.
-    public func purgeExpired(now: Date) async throws -> Int {
+    public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         0
     }
 

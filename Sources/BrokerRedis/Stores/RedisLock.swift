@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerCrypto
 
 /// A lock across replicas: `SET key token NX PX ttl` to take it, a compare-and-delete script to give it back.
@@ -26,18 +27,28 @@ public final class RedisLock: Sendable {
 
     /// Takes the lock `key` for `ttl` seconds (rounded up to whole milliseconds); returns the owner's token, or nil when held by someone.
     ///
-    /// `ttl` must be positive and finite.
-    public func acquire(key: String, ttl: Double) async throws(RedisError) -> String? {
+    /// `ttl` must be positive and finite. A Redis failure throws ``StoreError/unavailable(_:)``, as every store does.
+    public func acquire(key: String, ttl: Double) async throws(StoreError) -> String? {
         precondition(ttl.isFinite && ttl > 0, "RedisLock.acquire: ttl must be a positive number of seconds")
         let milliseconds = String(Int(min((ttl * 1000).rounded(.up), 1e15)))
         let token = makeToken()
-        let reply = try await client.command("SET", lockKey(key), token, "NX", "PX", milliseconds)
+        let reply: RESPValue
+        do {
+            reply = try await client.command("SET", lockKey(key), token, "NX", "PX", milliseconds)
+        } catch {
+            throw error.storeError
+        }
         return reply == .simpleString("OK") ? token : nil
     }
 
     /// Releases the lock `key` if `token` still owns it; returns whether it did.
-    public func release(key: String, token: String) async throws(RedisError) -> Bool {
-        let reply = try await client.command("EVAL", Self.releaseScript, "1", lockKey(key), token)
+    public func release(key: String, token: String) async throws(StoreError) -> Bool {
+        let reply: RESPValue
+        do {
+            reply = try await client.command("EVAL", Self.releaseScript, "1", lockKey(key), token)
+        } catch {
+            throw error.storeError
+        }
         return reply.integer == 1
     }
 

@@ -26,7 +26,7 @@ public final class RedisRefreshBackoffStore: RefreshBackoffStore {
     }
 
     /// The backoff of `accountID` with `GET`; nil when absent, expired or undecodable; a Redis failure throws.
-    public func backoff(for accountID: String) async throws -> RefreshBackoff? {
+    public func backoff(for accountID: String) async throws(StoreError) -> RefreshBackoff? {
         let reply: RESPValue
         do {
             reply = try await client.command("GET", key(accountID))
@@ -37,7 +37,7 @@ public final class RedisRefreshBackoffStore: RefreshBackoffStore {
     }
 
     /// Writes `backoff` with a TTL from `now` to its end plus ``keep`` (at least 1 ms).
-    public func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws {
+    public func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws(StoreError) {
         let milliseconds = ((backoff.notBefore.timeIntervalSince(now) + keep) * 1000).rounded(.up)
         guard milliseconds.isFinite else { return }
         let ttl = String(Int(min(max(milliseconds, 1), 1e15)))
@@ -50,7 +50,7 @@ public final class RedisRefreshBackoffStore: RefreshBackoffStore {
     }
 
     /// Deletes `accountID`'s key.
-    public func clear(accountID: String) async throws {
+    public func clear(accountID: String) async throws(StoreError) {
         do {
             _ = try await client.command("DEL", key(accountID))
         } catch {

@@ -1,0 +1,108 @@
+/// The stored shape of an account, version 1, generic over how its secrets are written.
+///
+/// ``PlainJSONAccountCodec`` writes `AccountRecord<String>`, every secret in
+/// plaintext and no `encryption` member. ``EncryptedAccountCodec`` writes
+/// `AccountRecord<EncryptedFieldValue>`: `access_token`, `refresh_token` and
+/// `token_secret` hold envelopes and `"encryption": "chacha20-poly1305"` marks
+/// the record; it reads plaintext records of earlier versions through the same
+/// type. Every other member has one name and one meaning in both, so a member
+/// is added here once (and to ``AccountRecordScanner``, which reads the same members).
+/// ``EncryptedAccountCodec`` also maps a record to its checked envelopes (``SealedSecret``) with ``mapSecrets(_:)``.
+struct AccountRecord<SecretField> {
+    /// The members' names on disk.
+    typealias CodingKeys = AccountRecordField
+
+    /// The record format; 1 for this layout, plaintext or sealed.
+    var version: Int
+    /// `chacha20-poly1305` when the secrets are sealed; absent in plaintext records.
+    var encryption: String?
+    /// `provider:uid`, checked against the two fields when present.
+    var id: String?
+    /// The provider key.
+    var provider: String
+    /// The user's id at the provider.
+    var uid: String
+    /// `access_token`.
+    var accessToken: SecretField
+    /// `token_type`.
+    var tokenType: String?
+    /// The granted scope.
+    var scope: String?
+    /// `refresh_token`.
+    var refreshToken: SecretField?
+    /// `token_secret` (OAuth 1.0a).
+    var tokenSecret: SecretField?
+    /// `screen_name`.
+    var screenName: String?
+    /// `expires_at`, RFC 3339.
+    var expiresAt: String?
+    /// `created_at`, RFC 3339.
+    var createdAt: String
+    /// `updated_at`, RFC 3339.
+    var updatedAt: String
+    /// `refreshed_at`, RFC 3339.
+    var refreshedAt: String?
+    /// `active` or `reauthorization_required`.
+    var status: String
+
+    /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`.
+    var secrets: [(field: AccountRecordField, value: SecretField)] {
+        [(AccountRecordField.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret)]
+            .compactMap { field, value in value.map { (field, $0) } }
+    }
+
+    /// The same record with each secret replaced by `transform(secret, its member)`, in the order of ``secrets``.
+    func mapSecrets<NewSecret, Failure: Error>(
+        _ transform: (SecretField, AccountRecordField) throws(Failure) -> NewSecret
+    ) throws(Failure) -> AccountRecord<NewSecret> {
+        AccountRecord<NewSecret>(
+            version: version,
+            encryption: encryption,
+            id: id,
+            provider: provider,
+            uid: uid,
+            accessToken: try transform(accessToken, .accessToken),
+            tokenType: tokenType,
+            scope: scope,
+            refreshToken: try refreshToken.map { value throws(Failure) in try transform(value, .refreshToken) },
+            tokenSecret: try tokenSecret.map { value throws(Failure) in try transform(value, .tokenSecret) },
+            screenName: screenName,
+            expiresAt: expiresAt,
+            createdAt: createdAt,
+            updatedAt: updatedAt,
+            refreshedAt: refreshedAt,
+            status: status
+        )
+    }
+}
+
+extension AccountRecord: Encodable where SecretField: Encodable {}
+extension AccountRecord: Decodable where SecretField: Decodable {}
+extension AccountRecord: Equatable where SecretField: Equatable {}
+
+extension AccountRecord<EncryptedFieldValue> {
+    /// The record with plaintext secrets when every secret is plaintext (`encryption` kept as read); else nil.
+    var plaintextRecord: AccountRecord<String>? {
+        try? mapSecrets { value, _ throws(SealedSecretFound) in
+            guard case .plaintext(let text) = value else { throw SealedSecretFound() }
+            return text
+        }
+    }
+}
+
+/// Stops ``AccountRecord/plaintextRecord`` at the first sealed secret.
+private struct SealedSecretFound: Error {}
+
+/// A member of an account record, by its snake_case name on disk.
+enum AccountRecordField: String, CodingKey, CaseIterable {
+    case version, encryption, id, provider, uid, scope, status
+    case accessToken = "access_token"
+    case tokenType = "token_type"
+    case refreshToken = "refresh_token"
+    case tokenSecret = "token_secret"
+    case screenName = "screen_name"
+    case expiresAt = "expires_at"
+    case createdAt = "created_at"
+    case updatedAt = "updated_at"
+    case refreshedAt = "refreshed_at"
+}

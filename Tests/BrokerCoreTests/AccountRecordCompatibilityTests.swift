@@ -1,0 +1,99 @@
+import BrokerCore
+@testable import BrokerFileStore
+import Foundation
+import Testing
+
+/// Records written by earlier versions still read the same, and the codecs still write them byte for byte.
+struct AccountRecordCompatibilityTests {
+    private static let path = "/data/accounts/fixture.json"
+
+    /// The fixtures by name: the account, its plain record and its sealed record with the first nonce used.
+    private static let cases: [(name: String, account: Account, plain: [UInt8], sealed: [UInt8], firstNonce: UInt8)] = [
+        ("full", AccountRecordFixtures.full, AccountRecordFixtures.plainFull, AccountRecordFixtures.sealedFull, 1),
+        ("minimal", AccountRecordFixtures.minimal, AccountRecordFixtures.plainMinimal, AccountRecordFixtures.sealedMinimal, 4),
+        ("odd", AccountRecordFixtures.odd, AccountRecordFixtures.plainOdd, AccountRecordFixtures.sealedOdd, 5),
+    ]
+
+    /// Every field of `decoded` equals `expected`'s; dates to the millisecond the format keeps, strings byte for byte.
+    private static func expectSameFields(_ decoded: Account, _ expected: Account, _ name: String) {
+        func bytes(_ text: String?) -> [UInt8]? { text.map { Array($0.utf8) } }
+        func close(_ lhs: Date?, _ rhs: Date?) -> Bool {
+            switch (lhs, rhs) {
+            case (nil, nil): true
+            case (let lhs?, let rhs?): abs(lhs.timeIntervalSince(rhs)) < 0.001
+            default: false
+            }
+        }
+        #expect(bytes(decoded.provider) == bytes(expected.provider), "\(name)")
+        #expect(bytes(decoded.uid) == bytes(expected.uid), "\(name)")
+        #expect(bytes(decoded.id) == bytes(expected.id), "\(name)")
+        #expect(bytes(decoded.accessToken.value) == bytes(expected.accessToken.value), "\(name)")
+        #expect(bytes(decoded.tokenType) == bytes(expected.tokenType), "\(name)")
+        #expect(bytes(decoded.scope) == bytes(expected.scope), "\(name)")
+        #expect(bytes(decoded.refreshToken?.value) == bytes(expected.refreshToken?.value), "\(name)")
+        #expect(bytes(decoded.tokenSecret?.value) == bytes(expected.tokenSecret?.value), "\(name)")
+        #expect(bytes(decoded.screenName) == bytes(expected.screenName), "\(name)")
+        #expect(close(decoded.expiresAt, expected.expiresAt), "\(name)")
+        #expect(close(decoded.createdAt, expected.createdAt), "\(name)")
+        #expect(close(decoded.updatedAt, expected.updatedAt), "\(name)")
+        #expect(close(decoded.refreshedAt, expected.refreshedAt), "\(name)")
+        #expect(decoded.status == expected.status, "\(name)")
+    }
+
+    @Test func plainRecordsOfTheEarlierVersionDecodeFieldForField() throws {
+        for fixture in Self.cases {
+            let decoded = try PlainJSONAccountCodec().decode(fixture.plain, path: Self.path)
+            Self.expectSameFields(decoded, fixture.account, fixture.name)
+        }
+    }
+
+    @Test func sealedRecordsOfTheEarlierVersionDecodeFieldForField() throws {
+        let codec = try AccountRecordFixtures.sealingCodec(firstNonce: 1)
+        for fixture in Self.cases {
+            Self.expectSameFields(try codec.decode(fixture.sealed, path: Self.path), fixture.account, fixture.name)
+            // A plaintext record of the earlier version reads the same through the sealing codec.
+            Self.expectSameFields(try codec.decode(fixture.plain, path: Self.path), fixture.account, fixture.name)
+            #expect(try codec.needsRekey(fixture.sealed, path: Self.path) == false)
+            #expect(try codec.needsRekey(fixture.plain, path: Self.path) == true)
+        }
+    }
+
+    @Test func plainRecordsReEncodeByteForByte() throws {
+        let codec = PlainJSONAccountCodec()
+        for fixture in Self.cases {
+            #expect(try codec.encode(fixture.account) == fixture.plain, "\(fixture.name)")
+            #expect(try codec.encode(codec.decode(fixture.plain, path: Self.path)) == fixture.plain, "\(fixture.name)")
+        }
+    }
+
+    @Test func sealedRecordsReEncodeByteForByteWithTheSameNonces() throws {
+        for fixture in Self.cases {
+            let fresh = try AccountRecordFixtures.sealingCodec(firstNonce: fixture.firstNonce)
+            #expect(try fresh.encode(fixture.account) == fixture.sealed, "\(fixture.name)")
+            let again = try AccountRecordFixtures.sealingCodec(firstNonce: fixture.firstNonce)
+            #expect(try again.encode(again.decode(fixture.sealed, path: Self.path)) == fixture.sealed, "\(fixture.name)")
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func theFileStoreReadsRecordsOfTheEarlierVersionAndWritesThemBackUnchanged(sealed: Bool) async throws {
+        try await TemporaryDirectory.with { directory in
+            let accounts = directory + "/accounts"
+            try FileManager.default.createDirectory(atPath: accounts, withIntermediateDirectories: true)
+            func path(_ account: Account) -> String { accounts + "/" + StoreFileName.forAccount(id: account.id) }
+            for fixture in Self.cases {
+                try Data(sealed ? fixture.sealed : fixture.plain).write(to: URL(fileURLWithPath: path(fixture.account)))
+            }
+            // Nonces count from 1 across the puts below, in the order the sealed fixtures were written.
+            let codec: any AccountRecordCodec = sealed ? try AccountRecordFixtures.sealingCodec(firstNonce: 1) : PlainJSONAccountCodec()
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            for fixture in Self.cases {
+                Self.expectSameFields(try #require(try await repository.get(id: fixture.account.id)), fixture.account, fixture.name)
+            }
+            for fixture in Self.cases { try await repository.put(fixture.account) }
+            for fixture in Self.cases {
+                #expect(FileProbe.bytes(path(fixture.account)) == (sealed ? fixture.sealed : fixture.plain), "\(fixture.name)")
+            }
+        }
+    }
+}
