@@ -63,15 +63,16 @@ enum StoreBench {
         return 0
     }
 
-    /// For each size: open (start-up) time, the time to decrypt every sealed record, RSS, mean durable write and mean read.
+    /// For each size: open (start-up) time, the time to decrypt every sealed record, RSS, mean durable write, mean read,
+    /// and the count by status that every `/metrics` scrape makes.
     ///
     /// The store is opened without its background decrypting pass, which is
     /// then run and timed on its own, so reads and writes are measured on the
     /// steady state a running broker reaches (the pass shares the index lock
     /// and would otherwise be timed with the first reads).
     static func scaling(root: String, sizes: [Int]) async throws {
-        print("| accounts | open ms | decrypt all ms | RSS after open MiB | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| accounts | open ms | decrypt all ms | RSS after open MiB | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) | count by status µs (median of 21) |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
         var costs: [Int: (write: Double, read: Double)] = [:]
         for size in sizes {
             let dir = root + "/store-\(size)"
@@ -102,7 +103,15 @@ enum StoreBench {
             }
             let readUS = passes.sorted()[passes.count / 2]
             for i in 0..<200 { _ = try await repo.delete(id: "weibo:\(size + i)") }
-            print(String(format: "| %d | %.0f | %.0f | %.1f | %.0f | %.2f |", size, openMS, decryptMS, rss, writeUS, readUS))
+            var counts: [Double] = []
+            for _ in 0..<21 {
+                let t3 = Date()
+                let counted = try await repo.statusCounts(at: now)
+                counts.append(Date().timeIntervalSince(t3) * 1e6)
+                precondition(counted.active + counted.expired + counted.reauthorizationRequired == size)
+            }
+            let countUS = counts.sorted()[counts.count / 2]
+            print(String(format: "| %d | %.0f | %.0f | %.1f | %.0f | %.2f | %.0f |", size, openMS, decryptMS, rss, writeUS, readUS, countUS))
             costs[size] = (writeUS, readUS)
         }
         guard let base = costs[1000], let largest = sizes.max(), largest > 1000, let top = costs[largest] else { return }

@@ -42,6 +42,17 @@ import Testing
         #expect(c.upstreamMaxBytes == 65536)
     }
 
+    @Test(arguments: [
+        ("127.0.0.1:9090", ListenAddress(host: "127.0.0.1", port: 9090)), ("0.0.0.0:0", ListenAddress(host: "0.0.0.0", port: 0)),
+        ("[::]:9100", ListenAddress(host: "::", port: 9100)), ("[::1]:9090", ListenAddress(host: "::1", port: 9090)),
+    ])
+    func readsTheMetricsAddress(value: String, address: ListenAddress) throws {
+        let c = try BrokerConfiguration.from(environment: ["BROKER_METRICS_ADDR": value])
+        #expect(c.metricsAddress == address)
+        #expect(c.metricsAddress?.description == value)
+        #expect(try BrokerConfiguration.from(environment: [:]).metricsAddress == nil)
+    }
+
     @Test(arguments: ["1024", "67108864"])
     func acceptsTheEndsOfTheUpstreamAnswerCap(value: String) throws {
         let c = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_MAX_BYTES": value])
@@ -55,6 +66,9 @@ import Testing
         ("BROKER_ACCESS_LOG", "maybe"), ("BROKER_SHUTDOWN_GRACE", "-3"), ("BROKER_MAX_BODY_BYTES", "1e9"),
         ("BROKER_UPSTREAM_MAX_BYTES", "1023"), ("BROKER_UPSTREAM_MAX_BYTES", "67108865"), ("BROKER_UPSTREAM_MAX_BYTES", "1MiB"),
         ("BROKER_UPSTREAM_MAX_BYTES", "-1"),
+        ("BROKER_METRICS_ADDR", "9090"), ("BROKER_METRICS_ADDR", "localhost:9090"), ("BROKER_METRICS_ADDR", "::1:9090"),
+        ("BROKER_METRICS_ADDR", "127.0.0.1:70000"), ("BROKER_METRICS_ADDR", "127.0.0.1:"), ("BROKER_METRICS_ADDR", "[127.0.0.1]:9090"),
+        ("BROKER_METRICS_ADDR", "127.0.0.1:8080"),
     ])
     func rejectsBadValuesNamingTheVariable(variable: String, value: String) {
         #expect(throws: ConfigurationError.self) {

@@ -25,6 +25,7 @@ struct JSONFileAccountRepositoryTests {
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
     @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
+    @Test func statusCountsFollowWrites() async throws { try await conformance(AccountRepositoryConformance.statusCountsFollowWrites) }
 
     // MARK: Files and permissions
 

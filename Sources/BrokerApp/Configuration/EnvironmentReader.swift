@@ -74,6 +74,27 @@ struct EnvironmentReader {
         return value
     }
 
+    /// `host:port` with a numeric host (IPv6 in brackets) and a port from 0 to 65535; nil when unset.
+    func address(_ name: String) throws(ConfigurationError) -> ListenAddress? {
+        guard let text = raw(name) else { return nil }
+        let problem = ConfigurationError(variable: name, message: "must be a numeric address and a port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw problem
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            guard host.contains(":") else { throw problem }
+        } else if host.contains(":") {
+            // An IPv6 address needs its brackets, or the port could not be told apart.
+            throw problem
+        }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 else { throw problem }
+        return ListenAddress(host: host, port: port)
+    }
+
     /// A secret of at least `minimumLength` characters; the message never shows the value.
     func secret(_ name: String, minimumLength: Int) throws(ConfigurationError) -> Secret? {
         guard let text = raw(name) else { return nil }

@@ -3,7 +3,8 @@ import BrokerHTTP
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers) -> Router {
+    /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
+    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -14,15 +15,7 @@ enum BrokerRoutes {
             }
             return Response.json(.ok, "{\"status\":\"ready\"}")
         }))
-        router.add(.GET, "/metrics", .async({ _ in
-            guard let snapshot = metrics.snapshot() else {
-                return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
-            }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
-            let text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
-            return Response(status: .ok, headers: headers, body: Array(text.utf8))
-        }))
+        if let metrics { router.add(.GET, "/metrics", metrics) }
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))

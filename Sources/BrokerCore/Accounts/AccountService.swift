@@ -34,7 +34,8 @@ public final class AccountService: Sendable {
     ///
     /// `refreshLock` and `refreshBackoff` default to in-process ones (one
     /// broker on the file store); replicas pass the shared Redis ones.
-    /// `onRefresh` hears of every refresh call to a provider, for logs and metrics.
+    /// `onRefresh` hears of every refresh call to a provider, for logs and metrics;
+    /// `providerCalls` of every refresh and revocation call's duration and outcome.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
@@ -44,6 +45,7 @@ public final class AccountService: Sendable {
         refreshPolicy: RefreshCoordinator.Policy = RefreshCoordinator.Policy(),
         refreshLock: (any RefreshLock)? = nil,
         refreshBackoff: (any RefreshBackoffStore)? = nil,
+        providerCalls: (any ProviderCallObserver)? = nil,
         onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
@@ -53,7 +55,7 @@ public final class AccountService: Sendable {
         refresher = RefreshCoordinator(
             accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
             lock: refreshLock ?? InProcessRefreshLock(now: now), backoffStore: refreshBackoff,
-            policy: refreshPolicy, now: now, onEvent: onRefresh)
+            policy: refreshPolicy, now: now, providerCalls: providerCalls, onEvent: onRefresh)
     }
 
     /// The usable account with `id`, refreshed first when it expires within the margin.
@@ -75,6 +77,13 @@ public final class AccountService: Sendable {
         account = try await refreshedIfDue(account)
         if account.isExpired(at: now()) { throw .expired }
         return account
+    }
+
+    /// Every stored account counted by status now, or nil when the repository cannot count them cheaply (see ``AccountStatusCounting``).
+    public func statusCounts() async throws(BrokerError) -> AccountStatusCounts? {
+        guard let counter = accounts as? any AccountStatusCounting else { return nil }
+        let at = now()
+        return try await BrokerError.fromStore { try await counter.statusCounts(at: at) }
     }
 
     /// Every stored account, or those of `provider`, sorted by id; expired ones included.

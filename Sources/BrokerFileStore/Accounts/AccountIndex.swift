@@ -1,4 +1,5 @@
 import BrokerCore
+import Foundation
 
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
@@ -37,6 +38,13 @@ struct AccountIndex: Sendable {
             selected.append((key.string, secrets.map { StoredAccount(readable: account, sealed: $0) } ?? StoredAccount(account)))
         }
         return selected
+    }
+
+    /// Every account counted by status at `now`: one pass over memory; sealed secrets stay sealed (a placeholder marks a refresh token).
+    func statusCounts(at now: Date) -> AccountStatusCounts {
+        var counts = AccountStatusCounts()
+        for account in accounts.values { counts.add(account, at: now) }
+        return counts
     }
 
     /// The ids of the accounts still sealed.

@@ -135,6 +135,13 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 }
 
+extension JSONFileAccountRepository: AccountStatusCounting {
+    /// Counted from the in-memory index, which holds every account's status, expiry and whether it has a refresh token; nothing is decrypted or read from disk.
+    public func statusCounts(at now: Date) async throws -> AccountStatusCounts {
+        index.withLock { $0.statusCounts(at: now) }
+    }
+}
+
 extension JSONFileAccountRepository: ImmediateAccountReading {
     public func getNow(id: String) -> Account? {
         // A record whose secrets do not open answers nil here; get(id:) then throws the error naming its file.
