@@ -105,9 +105,12 @@ public final class Broker: Sendable {
             logger.log(.warning, "background refresh sweep failed", fields)
         }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
+        let cookies = CookieHeader(publicURL: c.publicURL)
+        let appearance = PageAppearance(title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
+                                        basePath: cookies.basePath,
+                                        iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
-                                  cookies: CookieHeader(publicURL: c.publicURL),
-                                  flowTTL: c.flowTTL, logger: logger, now: now)
+                                  cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, now: now)
         let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])

@@ -53,6 +53,15 @@ import Testing
         #expect(try BrokerConfiguration.from(environment: [:]).metricsAddress == nil)
     }
 
+    @Test func readsThePageTitleAndAccent() throws {
+        let c = try BrokerConfiguration.from(environment: ["BROKER_PAGE_TITLE": "Acme <Accounts> ✓", "BROKER_PAGE_ACCENT": "#6A1B9A"])
+        #expect(c.pageTitle == "Acme <Accounts> ✓")
+        #expect(c.pageAccent == "#6a1b9a")
+        let defaults = try BrokerConfiguration.from(environment: [:])
+        #expect(defaults.pageTitle == "token-broker")
+        #expect(defaults.pageAccent == nil)
+    }
+
     @Test(arguments: ["1024", "67108864"])
     func acceptsTheEndsOfTheUpstreamAnswerCap(value: String) throws {
         let c = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_MAX_BYTES": value])
@@ -69,6 +78,9 @@ import Testing
         ("BROKER_METRICS_ADDR", "9090"), ("BROKER_METRICS_ADDR", "localhost:9090"), ("BROKER_METRICS_ADDR", "::1:9090"),
         ("BROKER_METRICS_ADDR", "127.0.0.1:70000"), ("BROKER_METRICS_ADDR", "127.0.0.1:"), ("BROKER_METRICS_ADDR", "[127.0.0.1]:9090"),
         ("BROKER_METRICS_ADDR", "127.0.0.1:8080"),
+        ("BROKER_PAGE_ACCENT", "0b57d0"), ("BROKER_PAGE_ACCENT", "#0b57d"), ("BROKER_PAGE_ACCENT", "#0b57dz"),
+        ("BROKER_PAGE_ACCENT", "blue"), ("BROKER_PAGE_ACCENT", "#0b57d0;}"), ("BROKER_PAGE_TITLE", "a\u{1B}[31m"),
+        ("BROKER_PAGE_TITLE", "line\nbreak"), ("BROKER_PAGE_TITLE", String(repeating: "x", count: 81)), ("BROKER_PAGE_TITLE", "   "),
     ])
     func rejectsBadValuesNamingTheVariable(variable: String, value: String) {
         #expect(throws: ConfigurationError.self) {

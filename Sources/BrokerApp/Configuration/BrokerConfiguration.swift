@@ -46,6 +46,10 @@ public struct BrokerConfiguration: Sendable {
     public var redisStore: RedisURL?
     /// Where `/metrics` is served on a listener of its own (`BROKER_METRICS_ADDR`); nil serves it on the main port.
     public var metricsAddress: ListenAddress?
+    /// The connect page's heading and the name its pages go by (`BROKER_PAGE_TITLE`).
+    public var pageTitle = "token-broker"
+    /// The colour of the connect page's buttons and links as `#rrggbb`, lowercase (`BROKER_PAGE_ACCENT`); nil keeps the default.
+    public var pageAccent: String?
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -105,6 +109,8 @@ public struct BrokerConfiguration: Sendable {
         if let metrics = c.metricsAddress, metrics.port != 0, metrics.port == c.server.port {
             throw ConfigurationError(variable: "BROKER_METRICS_ADDR", message: "must use another port than BROKER_PORT (\(metrics.port))")
         }
+        c.pageTitle = try read.text("BROKER_PAGE_TITLE", default: "token-broker", maximumLength: 80)
+        c.pageAccent = try read.hexColour("BROKER_PAGE_ACCENT")
         c.environment = env
         return c
     }

@@ -26,8 +26,10 @@ enum BrokerRoutes {
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
-                                       cookies: oauth.cookies, publicURL: publicURL, logger: oauth.logger, now: oauth.now)
+                                       cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
+                                       logger: oauth.logger, now: oauth.now)
         router.add(.GET, "/", .async(page.page))
+        router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
         router.add(.POST, "/disconnect", .async(page.disconnect))
         return router
     }

@@ -103,6 +103,12 @@ public final class AccountService: Sendable {
         return result
     }
 
+    /// Whether ``delete(id:)`` of an account of `provider` asks the provider to revoke it (it has a revocation the broker can call).
+    public func revokes(provider name: String) -> Bool {
+        guard let provider = registry.provider(named: name) else { return false }
+        return ((try? refresher.context.revocation(for: provider)) ?? nil) != nil
+    }
+
     /// Revokes at `provider`: nil when it has no revocation, else whether it worked and why not.
     private func revoke(_ account: Account, at provider: ProviderConfiguration) async -> (Bool?, String?) {
         do throws(BrokerError) {
