@@ -81,6 +81,10 @@ import Testing
         account.canReconnect = false
         let html = Self.make(accounts: [account]).page().render()
         #expect(html.contains("<span class=\"name\">GitHub<span class=\"sub\">"))
+        var iconic = Self.account()
+        iconic.iconURL = "https://cdn.example/w.png"
+        #expect(Self.make(accounts: [iconic]).page().render().contains(
+            "<span class=\"name\"><img class=\"icon\" src=\"https://cdn.example/w.png\" alt=\"\" width=\"24\" height=\"24\">Weibo<span class=\"sub\">"))
         #expect(!html.contains("Reconnect"))
         #expect(html.contains("href=\"/disconnect?id=github%3A7\""))
     }

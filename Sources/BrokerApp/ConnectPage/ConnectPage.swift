@@ -34,6 +34,8 @@ struct ConnectPage {
         var status: ConnectPageStatus
         /// Whether its provider is configured, so Reconnect can work.
         var canReconnect = true
+        /// Its provider's icon, when the provider is configured with one.
+        var iconURL: String? = nil
     }
 
     /// The configured providers, in the registry's order.
@@ -86,9 +88,7 @@ struct ConnectPage {
     /// One provider's row: its icon and name, and a Connect link.
     private func providerHTML(_ provider: ProviderItem) -> String {
         let name = HTMLPage.escape(provider.displayName)
-        // The icon is decoration beside the name, so it has no text of its own.
-        let icon = provider.iconURL.map { "<img class=\"icon\" src=\"\(HTMLPage.escape($0))\" alt=\"\" width=\"24\" height=\"24\">" } ?? ""
-        return "<li class=\"provider\" data-provider=\"\(HTMLPage.escape(provider.name))\"><span class=\"name\">\(icon)\(name)</span>"
+        return "<li class=\"provider\" data-provider=\"\(HTMLPage.escape(provider.name))\"><span class=\"name\">\(Self.icon(provider.iconURL))\(name)</span>"
             + "<a class=\"button\" href=\"\(authorizeHref(provider.name))\">Connect \(name)</a></li>\n"
     }
 
@@ -111,7 +111,7 @@ struct ConnectPage {
         let confirm = HTMLPage.escape(appearance.basePath + "/disconnect?id=" + PercentEncoding.rfc3986(account.id))
         actions += "<a class=\"button danger\" href=\"\(confirm)\" aria-label=\"Disconnect \(provider) account \(who)\">Disconnect</a>"
         return "<li class=\"account\" data-account=\"\(HTMLPage.escape(account.id))\" data-status=\"\(HTMLPage.escape(state.rawValue))\">"
-            + "<span class=\"name\">\(provider)<span class=\"sub\">\(sub)user id \(HTMLPage.escape(account.uid))</span></span>"
+            + "<span class=\"name\">\(Self.icon(account.iconURL))\(provider)<span class=\"sub\">\(sub)user id \(HTMLPage.escape(account.uid))</span></span>"
             + "<span class=\"state\">\(status)</span><span class=\"actions\">\(actions)</span></li>\n"
     }
 
@@ -126,6 +126,11 @@ struct ConnectPage {
             + "the access; you can remove the app in your account settings at the provider."
         }
         return "<p class=\"notice ok\" role=\"status\">\(text)</p>\n"
+    }
+
+    /// A provider's icon before its name; the name says it all, so the image has no text of its own.
+    private static func icon(_ url: String?) -> String {
+        url.map { "<img class=\"icon\" src=\"\(HTMLPage.escape($0))\" alt=\"\" width=\"24\" height=\"24\">" } ?? ""
     }
 
     /// `BASE/authorize?provider=NAME`, escaped for an attribute.

@@ -53,11 +53,11 @@ final class ConnectPageHandlers: Sendable {
                 items.append(ConnectPage.AccountItem(
                     id: id, provider: account.provider, uid: account.uid, screenName: account.screenName,
                     status: ConnectPageStatus.make(status: account.status, expiresAt: account.expiresAt, now: now()),
-                    canReconnect: isConfigured(account.provider)))
+                    canReconnect: isConfigured(account.provider), iconURL: icon(of: account.provider)))
             } catch {
                 if let status = ConnectPageStatus.make(refusal: error) {
                     items.append(ConnectPage.AccountItem(id: id, provider: provider, uid: uid, screenName: nil, status: status,
-                                                         canReconnect: isConfigured(provider)))
+                                                         canReconnect: isConfigured(provider), iconURL: icon(of: provider)))
                 } else if error != .notFound {
                     // Deleted elsewhere (notFound) just drops out of the list; anything else is a real failure.
                     logger.log(.warning, "connect page failed", [("error", .string(error.code))])
@@ -102,6 +102,11 @@ final class ConnectPageHandlers: Sendable {
     /// Every provider key the registry knows, with the name people see.
     var displayNames: [String: String] {
         Dictionary(registry.all.map { ($0.name, $0.displayedName) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The icon of `provider` when it is configured (the page's policy allows only the configured providers' icons).
+    private func icon(of provider: String) -> String? {
+        registry.provider(named: provider).flatMap { $0.isConfigured ? $0.iconURL : nil }
     }
 
     /// Whether `provider` exists and has every setting its kind needs.
