@@ -20,27 +20,30 @@ public struct AccountStatusCounts: Sendable, Equatable {
         self.reauthorizationRequired = reauthorizationRequired
     }
 
-    /// Adds one account with these facts; the one statement of which status it counts under.
-    public mutating func add(status: AccountStatus, expiresAt: Date?, hasRefreshToken: Bool, at now: Date) {
-        switch status {
-        case .reauthorizationRequired:
-            reauthorizationRequired += 1
-        case .active:
-            if let expiresAt, expiresAt <= now, !hasRefreshToken { expired += 1 } else { active += 1 }
-        }
+    /// The moment `account` starts to count as expired: its expiry when it is active, has one and holds no
+    /// refresh token; nil when it never does. The one statement of the rule, for every way of counting.
+    public static func expiryThatCounts(_ account: Account) -> Date? {
+        guard account.status == .active, account.refreshToken == nil else { return nil }
+        return account.expiresAt
     }
 
-    /// Adds `account`.
+    /// Adds `account` as it stands at `now`.
     public mutating func add(_ account: Account, at now: Date) {
-        add(status: account.status, expiresAt: account.expiresAt, hasRefreshToken: account.refreshToken != nil, at: now)
+        if account.status == .reauthorizationRequired {
+            reauthorizationRequired += 1
+        } else if let expiry = Self.expiryThatCounts(account), expiry <= now {
+            expired += 1
+        } else {
+            active += 1
+        }
     }
 }
 
 /// A repository that counts its accounts by status cheaply: without opening a sealed secret and without reading every record.
 ///
-/// `/metrics` asks on every scrape, so an implementation answers from memory
-/// (the file store's index) or from counts it keeps up to date as it writes
-/// (Redis), never by listing and decoding the accounts.
+/// `/metrics` asks on every scrape, so an implementation answers from counts it
+/// keeps up to date as it writes (the file store in memory, Redis beside the
+/// records), never by listing and decoding the accounts.
 public protocol AccountStatusCounting: Sendable {
     /// Every stored account counted by status at `now`.
     func statusCounts(at now: Date) async throws -> AccountStatusCounts

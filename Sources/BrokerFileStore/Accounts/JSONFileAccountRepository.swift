@@ -136,7 +136,7 @@ public final class JSONFileAccountRepository: AccountRepository {
 }
 
 extension JSONFileAccountRepository: AccountStatusCounting {
-    /// Counted from the in-memory index, which holds every account's status, expiry and whether it has a refresh token; nothing is decrypted or read from disk.
+    /// Counted from the tally the in-memory index keeps with every write (``AccountStatusTally``); nothing is decrypted, read from disk or visited one by one.
     public func statusCounts(at now: Date) async throws -> AccountStatusCounts {
         index.withLock { $0.statusCounts(at: now) }
     }

@@ -53,8 +53,8 @@ extension RedisAccountRepository: AccountStatusCounting {
             return [RedisCommand("SADD", reauthorizationKey, id), RedisCommand("ZREM", expiringKey, id)]
         case .active:
             var commands = [RedisCommand("SREM", reauthorizationKey, id)]
-            if let expiresAt = account.expiresAt, account.refreshToken == nil {
-                commands.append(RedisCommand("ZADD", expiringKey, Self.score(expiresAt), id))
+            if let expiry = AccountStatusCounts.expiryThatCounts(account) {
+                commands.append(RedisCommand("ZADD", expiringKey, Self.score(expiry), id))
             } else {
                 commands.append(RedisCommand("ZREM", expiringKey, id))
             }
