@@ -16,6 +16,8 @@ public final class Broker: Sendable {
     /// Ready or not, and why.
     public let readiness: Readiness
     let server: HTTPServer
+    /// The listener that serves only `/metrics` (`BROKER_METRICS_ADDR`); nil when `/metrics` is on the main port.
+    let metricsServer: HTTPServer?
     let flows: any FlowStore
     let purgeTask = Mutex<Task<Void, Never>?>(nil)
     /// Renews due accounts in the background (off when `BROKER_REFRESH_INTERVAL` is 0).
@@ -81,18 +83,20 @@ public final class Broker: Sendable {
         }
         self.flows = flows
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
+        let metrics = BrokerMetrics(providers: registry.all.filter(\.isConfigured).map(\.name))
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
-            flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now)
-        let refreshMetrics = RefreshMetrics()
+            flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
+            providerCalls: metrics.providerCalls, onFlow: metrics.flows.record)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
         let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
         let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
                                             redirectURI: authorization.redirectURI, now: now,
                                             refreshPolicy: refreshPolicy, refreshLock: refreshLock,
                                             refreshBackoff: refreshBackoff,
+                                            providerCalls: metrics.providerCalls,
                                             onRefresh: { event in
-                                                refreshMetrics.record(event)
+                                                metrics.refresh.record(event)
                                                 Self.log(event, to: logger)
                                             })
         backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
@@ -101,9 +105,12 @@ public final class Broker: Sendable {
             logger.log(.warning, "background refresh sweep failed", fields)
         }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
+        let cookies = CookieHeader(publicURL: c.publicURL)
+        let appearance = PageAppearance(title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
+                                        basePath: cookies.basePath,
+                                        iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
         let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
-                                  cookies: CookieHeader(publicURL: c.publicURL),
-                                  flowTTL: c.flowTTL, logger: logger, now: now)
+                                  cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, now: now)
         let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
@@ -112,11 +119,22 @@ public final class Broker: Sendable {
             }
         }
         self.readiness = readiness
-        let metricsSource = ServerBox()
-        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth)
+        // With a metrics listener of its own, /metrics is served there only, so the main port need not expose it.
+        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService)
+        let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth)
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
-        metricsSource.set(server)
+        metrics.server.set(server)
+        metricsServer = c.metricsAddress.map { address in
+            var router = Router()
+            router.add(.GET, "/metrics", metricsHandler)
+            // A scraper or two: a small cap and one worker; scrapes stay out of the access log.
+            let configuration = HTTPServerConfiguration(
+                host: address.host, port: address.port, backlog: 64, maxConnections: 64, limits: c.server.limits,
+                headerTimeout: c.server.headerTimeout, bodyTimeout: c.server.bodyTimeout, writeTimeout: c.server.writeTimeout,
+                idleTimeout: c.server.idleTimeout, workerCount: 1)
+            return HTTPServer(configuration: configuration, router: router)
+        }
         if c.apiKey == nil {
             logger.log(.warning, "BROKER_API_KEY is not set: /accounts, POST /authorize and API-key access to /account answer 401")
         }
@@ -180,6 +198,12 @@ public final class Broker: Sendable {
     /// Starts listening; the bound port is `port` afterwards.
     public func start() throws {
         try server.start()
+        do {
+            try metricsServer?.start()
+        } catch {
+            Task { [server] in await server.shutdown(grace: 0) }
+            throw StartupError(message: "cannot listen for /metrics on \(configuration.metricsAddress.map { "\($0)" } ?? ""): \(error)")
+        }
         let flows = self.flows
         let logger = self.logger
         // Expired pending flows are removed once a minute; take() refuses them anyway.
@@ -199,11 +223,14 @@ public final class Broker: Sendable {
             ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
             ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
             ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
-        ])
+        ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
 
     /// The bound port.
     public var port: Int { server.port }
+
+    /// The bound port of the `/metrics` listener, or nil when `/metrics` is served on ``port``.
+    public var metricsPort: Int? { metricsServer?.port }
 
     /// Graceful stop: readiness turns 503, the listener closes, in-flight requests finish,
     /// idle connections close; returns within the configured grace period.
@@ -214,6 +241,8 @@ public final class Broker: Sendable {
         logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
                                              ("open_connections", .int(server.openConnections))])
         await server.shutdown(grace: configuration.shutdownGrace)
+        // Scrapes go on while the main port drains, so the drain itself can be watched.
+        await metricsServer?.shutdown(grace: 1)
         directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()
@@ -225,11 +254,4 @@ public struct StartupError: Error, CustomStringConvertible {
     /// What went wrong.
     public let message: String
     public var description: String { message }
-}
-
-/// Lets a route read the server it is served by (metrics), which exists only after the router.
-final class ServerBox: Sendable {
-    private let server = Mutex<HTTPServer?>(nil)
-    func set(_ value: HTTPServer) { server.withLock { $0 = value } }
-    func snapshot() -> HTTPMetricsSnapshot? { server.withLock { $0 }?.metricsSnapshot() }
 }

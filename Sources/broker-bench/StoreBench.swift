@@ -35,6 +35,26 @@ enum StoreBench {
         }
     }
 
+    /// What `/metrics` pays to count the accounts in the Redis at `url` by status: the first count after the
+    /// counts were dropped (it indexes every record once, as after an upgrade), then the median of 21 scrapes.
+    static func countRedis(_ url: String, keyDirectory: String) async throws -> (firstMS: Double, scrapeMS: Double, counted: Int) {
+        try DataDirectory.prepare(keyDirectory)
+        let (keyring, _) = try EncryptionKeyring.loadOrGenerate(
+            environmentValue: ProcessInfo.processInfo.environment["BROKER_ENCRYPTION_KEY"], dataDirectory: keyDirectory)
+        let stores = RedisStores(url: try RedisURL(parsing: url), codec: EncryptedAccountCodec(keyring: keyring), poolSize: 2)
+        _ = try await stores.client.command("DEL", "tb:census:reauthorization_required", "tb:census:expiring", "tb:census:ready")
+        let t0 = Date()
+        let first = try await stores.accounts.statusCounts(at: Date())
+        let firstMS = Date().timeIntervalSince(t0) * 1000
+        var scrapes: [Double] = []
+        for _ in 0..<21 {
+            let t1 = Date()
+            _ = try await stores.accounts.statusCounts(at: Date())
+            scrapes.append(Date().timeIntervalSince(t1) * 1000)
+        }
+        return (firstMS, scrapes.sorted()[scrapes.count / 2], first.active + first.expired + first.reauthorizationRequired)
+    }
+
     static func account(_ i: Int, now: Date) -> Account {
         Account(provider: "weibo", uid: String(i), accessToken: Secret("2.00bench-token-\(i)"), tokenType: "bearer",
                 expiresAt: now.addingTimeInterval(157_679_999), createdAt: now, updatedAt: now)
@@ -63,15 +83,16 @@ enum StoreBench {
         return 0
     }
 
-    /// For each size: open (start-up) time, the time to decrypt every sealed record, RSS, mean durable write and mean read.
+    /// For each size: open (start-up) time, the time to decrypt every sealed record, RSS, mean durable write, mean read,
+    /// and the count by status that every `/metrics` scrape makes.
     ///
     /// The store is opened without its background decrypting pass, which is
     /// then run and timed on its own, so reads and writes are measured on the
     /// steady state a running broker reaches (the pass shares the index lock
     /// and would otherwise be timed with the first reads).
     static func scaling(root: String, sizes: [Int]) async throws {
-        print("| accounts | open ms | decrypt all ms | RSS after open MiB | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) |")
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| accounts | open ms | decrypt all ms | RSS after open MiB | first count by status ms | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) | count by status µs (median of 21) |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         var costs: [Int: (write: Double, read: Double)] = [:]
         for size in sizes {
             let dir = root + "/store-\(size)"
@@ -88,6 +109,10 @@ enum StoreBench {
             precondition(failures.isEmpty, "sealed records did not open: \(failures)")
             let rss = Double(rssKB()) / 1024
             let now = Date()
+            // The first count sorts the expiries the load appended; later writes keep them in order.
+            let tCount = Date()
+            _ = try await repo.statusCounts(at: now)
+            let firstCountMS = Date().timeIntervalSince(tCount) * 1000
             let t1 = Date()
             for i in 0..<200 { try await repo.put(account(size + i, now: now)) }
             let writeUS = Date().timeIntervalSince(t1) / 200 * 1e6
@@ -102,7 +127,16 @@ enum StoreBench {
             }
             let readUS = passes.sorted()[passes.count / 2]
             for i in 0..<200 { _ = try await repo.delete(id: "weibo:\(size + i)") }
-            print(String(format: "| %d | %.0f | %.0f | %.1f | %.0f | %.2f |", size, openMS, decryptMS, rss, writeUS, readUS))
+            var counts: [Double] = []
+            for _ in 0..<21 {
+                let t3 = Date()
+                let counted = try await repo.statusCounts(at: now)
+                counts.append(Date().timeIntervalSince(t3) * 1e6)
+                precondition(counted.active + counted.expired + counted.reauthorizationRequired == size)
+            }
+            let countUS = counts.sorted()[counts.count / 2]
+            print(String(format: "| %d | %.0f | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f |", size, openMS, decryptMS, rss, firstCountMS,
+                         writeUS, readUS, countUS))
             costs[size] = (writeUS, readUS)
         }
         guard let base = costs[1000], let largest = sizes.max(), largest > 1000, let top = costs[largest] else { return }

@@ -1,7 +1,8 @@
 // broker-bench: load and scaling tools for scripts/bench (not part of the service).
 //   broker-bench seed DIR COUNT            write COUNT sealed accounts weibo:0… into DIR
 //   broker-bench seed-redis URL COUNT DIR  the same into Redis (the key comes from DIR or BROKER_ENCRYPTION_KEY)
-//   broker-bench store-scaling ROOT SIZES  open/write/read cost of the file store at each size (comma list)
+//   broker-bench count-redis URL DIR       cost of counting the accounts in Redis by status (/metrics), first and per scrape
+//   broker-bench store-scaling ROOT SIZES  open/write/read/count cost of the file store at each size (comma list)
 //   broker-bench fake-provider PORT        an auto-approving fake Weibo on 127.0.0.1:PORT until killed
 //   broker-bench providers-file PORT       print the providers file that points weibo at that fake
 //   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second
@@ -26,6 +27,10 @@ case "seed-redis":
     let t0 = Date()
     try await StoreBench.seedRedis(args[1], count: count, keyDirectory: args[3])
     print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
+case "count-redis":
+    guard args.count == 3 else { fail("usage: count-redis redis://HOST:PORT/DB KEY_DIR") }
+    let (first, scrape, counted) = try await StoreBench.countRedis(args[1], keyDirectory: args[2])
+    print(String(format: "counted=%d first_ms=%.1f scrape_ms=%.2f", counted, first, scrape))
 case "store-scaling":
     guard args.count == 3 else { fail("usage: store-scaling ROOT 1,1000,10000,100000") }
     try await StoreBench.scaling(root: args[1], sizes: args[2].split(separator: ",").compactMap { Int($0) })
@@ -48,5 +53,5 @@ case "parser":
     }
     ParserBench.run(iterations: iterations)
 default:
-    fail("usage: broker-bench seed | store-scaling | fake-provider | providers-file | flows | parser")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | fake-provider | providers-file | flows | parser")
 }

@@ -42,6 +42,26 @@ import Testing
         #expect(c.upstreamMaxBytes == 65536)
     }
 
+    @Test(arguments: [
+        ("127.0.0.1:9090", ListenAddress(host: "127.0.0.1", port: 9090)), ("0.0.0.0:0", ListenAddress(host: "0.0.0.0", port: 0)),
+        ("[::]:9100", ListenAddress(host: "::", port: 9100)), ("[::1]:9090", ListenAddress(host: "::1", port: 9090)),
+    ])
+    func readsTheMetricsAddress(value: String, address: ListenAddress) throws {
+        let c = try BrokerConfiguration.from(environment: ["BROKER_METRICS_ADDR": value])
+        #expect(c.metricsAddress == address)
+        #expect(c.metricsAddress?.description == value)
+        #expect(try BrokerConfiguration.from(environment: [:]).metricsAddress == nil)
+    }
+
+    @Test func readsThePageTitleAndAccent() throws {
+        let c = try BrokerConfiguration.from(environment: ["BROKER_PAGE_TITLE": "Acme <Accounts> ✓", "BROKER_PAGE_ACCENT": "#6A1B9A"])
+        #expect(c.pageTitle == "Acme <Accounts> ✓")
+        #expect(c.pageAccent == "#6a1b9a")
+        let defaults = try BrokerConfiguration.from(environment: [:])
+        #expect(defaults.pageTitle == "token-broker")
+        #expect(defaults.pageAccent == nil)
+    }
+
     @Test(arguments: ["1024", "67108864"])
     func acceptsTheEndsOfTheUpstreamAnswerCap(value: String) throws {
         let c = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_MAX_BYTES": value])
@@ -55,6 +75,12 @@ import Testing
         ("BROKER_ACCESS_LOG", "maybe"), ("BROKER_SHUTDOWN_GRACE", "-3"), ("BROKER_MAX_BODY_BYTES", "1e9"),
         ("BROKER_UPSTREAM_MAX_BYTES", "1023"), ("BROKER_UPSTREAM_MAX_BYTES", "67108865"), ("BROKER_UPSTREAM_MAX_BYTES", "1MiB"),
         ("BROKER_UPSTREAM_MAX_BYTES", "-1"),
+        ("BROKER_METRICS_ADDR", "9090"), ("BROKER_METRICS_ADDR", "localhost:9090"), ("BROKER_METRICS_ADDR", "::1:9090"),
+        ("BROKER_METRICS_ADDR", "127.0.0.1:70000"), ("BROKER_METRICS_ADDR", "127.0.0.1:"), ("BROKER_METRICS_ADDR", "[127.0.0.1]:9090"),
+        ("BROKER_METRICS_ADDR", "127.0.0.1:8080"),
+        ("BROKER_PAGE_ACCENT", "0b57d0"), ("BROKER_PAGE_ACCENT", "#0b57d"), ("BROKER_PAGE_ACCENT", "#0b57dz"),
+        ("BROKER_PAGE_ACCENT", "blue"), ("BROKER_PAGE_ACCENT", "#0b57d0;}"), ("BROKER_PAGE_TITLE", "a\u{1B}[31m"),
+        ("BROKER_PAGE_TITLE", "line\nbreak"), ("BROKER_PAGE_TITLE", String(repeating: "x", count: 81)), ("BROKER_PAGE_TITLE", "   "),
     ])
     func rejectsBadValuesNamingTheVariable(variable: String, value: String) {
         #expect(throws: ConfigurationError.self) {

@@ -3,15 +3,17 @@ import BrokerCore
 import Foundation
 import Testing
 
-/// `POST /disconnect`: only with this browser's session and the page's token; otherwise 403 and nothing deleted.
+/// Disconnect: `GET /disconnect` only asks; `POST /disconnect` deletes, only with this browser's session and the
+/// confirmation's token; otherwise 403 and nothing deleted.
 @Suite struct ConnectPageDisconnectTests {
     typealias H = ConnectPageHandlersTests
 
-    /// A broker with the account connected in `browser`; returns the page's CSRF token.
-    static func connected(_ s: WeiboFlowTests.Setup, _ browser: Browser) async throws -> String {
+    /// A broker with the account connected in `browser`; returns the confirmation page's CSRF token.
+    static func connected(_ s: WeiboFlowTests.Setup, _ browser: Browser, uid: String = "3733034601") async throws -> String {
         _ = try await H.connect(browser)
         let page = try await H.page(browser)
-        return try #require(H.csrf(in: page.body))
+        #expect(page.body.contains("href=\"/disconnect?id=weibo%3A\(uid)\""))
+        return try #require(H.csrf(in: try await H.confirmation(browser, id: "weibo:" + uid).body))
     }
 
     static func stillStored(_ s: WeiboFlowTests.Setup) async -> Bool {
@@ -61,7 +63,7 @@ import Testing
         // The other browser connects an account of its own, so it has a session and a valid token.
         s.weibo.set { $0.uid = "42" }
         let other = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
-        let otherToken = try await Self.connected(s, other)
+        let otherToken = try await Self.connected(s, other, uid: "42")
         let reply = try #require(await H.disconnect(other, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + otherToken))
         #expect(reply.status == 403)
         #expect(reply.body.contains("This browser did not connect that account"))
@@ -86,12 +88,35 @@ import Testing
         await s.broker.stop()
     }
 
-    @Test func disconnectIsNeverAGet() async throws {
+    @Test func theDisconnectLinkOnlyAsks() async throws {
         let s = try WeiboFlowTests.setUp()
-        let token = try await Self.connected(s, s.browser)
-        let reply = try #require(await s.browser.get("/disconnect?id=weibo%3A3733034601&csrf=" + token, headers: H.html))
-        #expect(reply.status == 405)
+        let browser = s.browser
+        let token = try await Self.connected(s, browser)
+        let reply = try await H.confirmation(browser)
+        #expect(reply.status == 200)
+        H.expectPageHeaders(reply)
+        #expect(reply.body.contains("<h1>Disconnect Weibo account 3733034601?</h1>"))
+        #expect(reply.body.contains("asks Weibo to revoke the access it granted"))
+        #expect(reply.body.contains("<input type=\"hidden\" name=\"csrf\" value=\"\(token)\">"))
+        #expect(reply.body.contains("<a class=\"button secondary\" href=\"/\">Cancel</a>"))
+        // Asking again, even with a token in the query, deletes nothing.
+        #expect(await browser.get("/disconnect?id=weibo%3A3733034601&csrf=" + token, headers: H.html)?.status == 200)
+        #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
+        await s.broker.stop()
+    }
+
+    @Test func theConfirmationIsOnlyForThisBrowsersAccounts() async throws {
+        let s = try WeiboFlowTests.setUp()
+        let browser = s.browser
+        _ = try await Self.connected(s, browser)
+        let other = try await H.confirmation(browser, id: "weibo:42")
+        #expect(other.status == 403)
+        #expect(other.body.contains("This browser did not connect that account"))
+        #expect(!other.body.contains("name=\"csrf\""))
+        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        #expect(try await H.confirmation(stranger).status == 403)
+        #expect(try #require(await browser.get("/disconnect", headers: H.html)).status == 403)
         await s.broker.stop()
     }
 

@@ -31,15 +31,20 @@ struct BrokerHarness {
     let authorization: AuthorizationService
     let accountService: AccountService
 
-    /// Runs `body` with fresh stores under a temporary directory and the default provider answers installed.
-    static func with(environment: [String: String] = environment, _ body: (BrokerHarness) async throws -> Void) async throws {
+    /// Runs `body` with fresh stores under a temporary directory and the default provider answers installed;
+    /// `providerCalls` and `onFlow` hear what the services report for metrics.
+    static func with(environment: [String: String] = environment, providerCalls: (any ProviderCallObserver)? = nil,
+                     onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in },
+                     _ body: (BrokerHarness) async throws -> Void) async throws {
         try await TemporaryDirectory.with { directory in
-            let harness = try await BrokerHarness(directory: directory, environment: environment)
+            let harness = try await BrokerHarness(directory: directory, environment: environment,
+                                                  providerCalls: providerCalls, onFlow: onFlow)
             try await body(harness)
         }
     }
 
-    private init(directory: String, environment: [String: String]) async throws {
+    private init(directory: String, environment: [String: String], providerCalls: (any ProviderCallObserver)?,
+                 onFlow: @escaping @Sendable (FlowEvent) -> Void) async throws {
         accounts = try JSONFileAccountRepository(directory: directory)
         flows = try JSONFileFlowStore(directory: directory)
         upstream = FakeUpstream()
@@ -47,10 +52,11 @@ struct BrokerHarness {
         registry = try ProviderRegistry.load(environment: environment, providersFile: nil)
         authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream,
-            publicURL: Self.publicURL, flowTTL: Self.flowTTL, returnToAllowlist: [Self.allowedOrigin], now: clock.function)
+            publicURL: Self.publicURL, flowTTL: Self.flowTTL, returnToAllowlist: [Self.allowedOrigin], now: clock.function,
+            providerCalls: providerCalls, onFlow: onFlow)
         accountService = AccountService(
             accounts: accounts, registry: registry, upstream: upstream,
-            redirectURI: authorization.redirectURI, now: clock.function)
+            redirectURI: authorization.redirectURI, now: clock.function, providerCalls: providerCalls)
         await upstream.on("https://api.weibo.com/oauth2/access_token", respond: ProviderWire.weiboToken(accessToken: Self.weiboAccessToken))
         await upstream.on("https://api.weibo.com/2/account/get_uid.json", respond: ProviderWire.weiboUID("3733034601", asNumber: false))
         await upstream.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.weiboRevoked)

@@ -25,6 +25,47 @@ struct JSONFileAccountRepositoryTests {
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
     @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
+    @Test func statusCountsFollowWrites() async throws { try await conformance(AccountRepositoryConformance.statusCountsFollowWrites) }
+
+    /// The kept counts agree with counting every account by hand, through random writes, a restart (a load appends
+    /// unsorted expiries) and the writes after it, at moments before, at and after the expiries.
+    @Test func keptStatusCountsAgreeWithCountingEveryAccount() async throws {
+        try await TemporaryDirectory.with { directory in
+            var generator = SystemRandomNumberGenerator()
+            func randomAccount() -> Account {
+                var account = Account.make(uid: String(Int.random(in: 0..<40, using: &generator)))
+                account.expiresAt = Bool.random(using: &generator) ? Date.fixture.addingTimeInterval(Double(Int.random(in: -3...3, using: &generator)) * 60) : nil
+                if Bool.random(using: &generator) { account.refreshToken = Secret("refresh") }
+                if Int.random(in: 0..<4, using: &generator) == 0 { account.status = .reauthorizationRequired }
+                return account
+            }
+            func check(_ repository: JSONFileAccountRepository) async throws {
+                let all = try await repository.list(provider: nil)
+                for minutes in -4...4 {
+                    let at = Date.fixture.addingTimeInterval(Double(minutes) * 60)
+                    var expected = AccountStatusCounts()
+                    for account in all { expected.add(account, at: at) }
+                    #expect(try await repository.statusCounts(at: at) == expected)
+                }
+            }
+            var repository = try JSONFileAccountRepository(directory: directory + "/data")
+            // Writes before a store's first count append; writes after it insert in order: both, in every round.
+            for _ in 0..<3 {
+                for _ in 0..<2 {
+                    for _ in 0..<40 {
+                        if Int.random(in: 0..<5, using: &generator) == 0 {
+                            _ = try await repository.delete(id: Account.make(uid: String(Int.random(in: 0..<40, using: &generator))).id)
+                        } else {
+                            try await repository.put(randomAccount())
+                        }
+                    }
+                    try await check(repository)
+                }
+                repository = try JSONFileAccountRepository(directory: directory + "/data")
+            }
+            try await check(repository)
+        }
+    }
 
     // MARK: Files and permissions
 

@@ -188,4 +188,55 @@ struct ProviderRegistryTests {
         #expect(registry.provider(named: "google")?.revokeURL == nil)
         #expect(registry.provider(named: "google")?.userURL == "https://openidconnect.googleapis.com/v1/userinfo")
     }
+
+    @Test func presetsHaveTheNamesPeopleKnowThemBy() throws {
+        let registry = try load(nil)
+        let names = Dictionary(uniqueKeysWithValues: registry.all.map { ($0.name, $0.displayedName) })
+        #expect(names == ["github": "GitHub", "google": "Google", "tmdb": "TheMovieDB", "twitter": "Twitter", "weibo": "Weibo"])
+        #expect(registry.all.allSatisfy { $0.iconURL == nil })
+    }
+
+    @Test func theFileNamesAndIconsProviders() throws {
+        let env = ["GITHUB_CLIENT_ID": "i", "GITHUB_CLIENT_SECRET": "s", "ACME_NAME": "Acme ID"]
+        let file = #"""
+            {"providers": {
+              "github": {"display_name": "GitHub Enterprise", "icon_url": "https://github.example/favicon.png"},
+              "weibo": {"client_id": "i", "client_secret": "s", "display_name": null, "icon_url": "data:image/svg+xml;base64,PHN2Zy8+"},
+              "acme": {"kind": "oauth2", "client_id": "i", "client_secret": "s", "authorize_url": "https://id.acme/a",
+                       "token_url": "https://id.acme/t", "user_url": "https://id.acme/u", "display_name": "${ACME_NAME}"}
+            }}
+            """#
+        let registry = try load(file, environment: env)
+        #expect(registry.provider(named: "github")?.displayedName == "GitHub Enterprise")
+        #expect(registry.provider(named: "github")?.iconURL == "https://github.example/favicon.png")
+        #expect(registry.provider(named: "weibo")?.displayedName == "weibo")
+        #expect(registry.provider(named: "weibo")?.iconURL == "data:image/svg+xml;base64,PHN2Zy8+")
+        #expect(registry.provider(named: "acme")?.displayedName == "Acme ID")
+        #expect(registry.provider(named: "acme")?.iconURL == nil)
+    }
+
+    @Test func badNamesAndIconsNameTheirKey() throws {
+        let env = ["GITHUB_CLIENT_ID": "i", "GITHUB_CLIENT_SECRET": "s"]
+        let long = String(repeating: "A", count: 32 * 1024)
+        let cases: [(String, String)] = [
+            (#""display_name": """#, "display_name"),
+            (#""display_name": "   ""#, "display_name"),
+            (#""display_name": "Git\nHub""#, "display_name"),
+            (#""display_name": "Git\u202eHub""#, "display_name"),
+            (#""display_name": "\#(String(repeating: "x", count: 65))""#, "display_name"),
+            (#""display_name": 7"#, "display_name"),
+            (#""icon_url": "http://github.example/i.png""#, "icon_url"),
+            (#""icon_url": "https://user:pw@github.example/i.png""#, "icon_url"),
+            (#""icon_url": "https:///i.png""#, "icon_url"),
+            (#""icon_url": "javascript:alert(1)""#, "icon_url"),
+            (#""icon_url": "data:text/html,<script>alert(1)</script>""#, "icon_url"),
+            (#""icon_url": "data:image/png;base64""#, "icon_url"),
+            (#""icon_url": "https://github.example/a b.png""#, "icon_url"),
+            (#""icon_url": "data:image/png;base64,\#(long)""#, "icon_url"),
+        ]
+        for (setting, key) in cases {
+            let error = loadError(#"{"providers": {"github": {\#(setting)}}}"#, environment: env)
+            #expect(error?.provider == "github" && error?.key == key, "\(setting) gave \(String(describing: error))")
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import BrokerTestSupport
 @testable import BrokerRedis
 import Foundation
@@ -23,6 +24,7 @@ struct RedisAccountRepositoryTests {
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
     @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
+    @Test func statusCountsFollowWrites() async throws { try await conformance(AccountRepositoryConformance.statusCountsFollowWrites) }
 
     // MARK: Replicas
 
@@ -114,6 +116,30 @@ struct RedisAccountRepositoryTests {
             #expect(try await blue.list(provider: nil).map(\.id) == ["github:1"])
             #expect(try await green.list(provider: "github").map(\.id) == ["github:2"])
             #expect(try await client.command("EXISTS", "blue:account:github:1", "blue:accounts", "blue:accounts:github") == .integer(3))
+        }
+    }
+
+    @Test func accountsWrittenBeforeTheStatusCountsAreCountedOnceThenKeptUpToDate() async throws {
+        try await RedisServer.with { server async throws in
+            let client = server.client()
+            // Sealed records: the count reads status and expiry without opening a secret.
+            let keyring = try EncryptionKeyring.parse(Base64.encode(SecureRandom.bytes(32)))
+            let repository = RedisAccountRepository(client: client, codec: EncryptedAccountCodec(keyring: keyring))
+            var expired = Account.make(uid: "1")
+            expired.expiresAt = Date.fixture.addingTimeInterval(-1)
+            var dead = Account.makeFull()
+            dead.status = .reauthorizationRequired
+            for account in [expired, dead, Account.make(uid: "2")] { try await repository.put(account) }
+            // As an older version left them: records and indexes, no counts.
+            _ = try await client.command("DEL", "tb:census:reauthorization_required", "tb:census:expiring", "tb:census:ready")
+            let counts = try await repository.statusCounts(at: .fixture)
+            #expect(counts == AccountStatusCounts(active: 1, expired: 1, reauthorizationRequired: 1))
+            #expect(try await client.command("EXISTS", "tb:census:ready") == .integer(1))
+            let score = try #require(try await client.command("ZSCORE", "tb:census:expiring", expired.id).string.flatMap(Double.init))
+            #expect(abs(score - expired.expiresAt!.timeIntervalSince1970) < 0.001)
+            // From then on the writes keep them: no second pass.
+            _ = try await repository.delete(id: dead.id)
+            #expect(try await repository.statusCounts(at: .fixture) == AccountStatusCounts(active: 1, expired: 1, reauthorizationRequired: 0))
         }
     }
 

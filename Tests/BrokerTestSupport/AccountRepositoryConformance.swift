@@ -200,4 +200,49 @@ public enum AccountRepositoryConformance {
         #expect(try await reopened.delete(id: AccountID(provider: "github", uid: uids[0]).string) != nil)
         #expect(try await open().list(provider: nil).count == uids.count - 1)
     }
+
+    /// Status counts follow every write and delete, and survive a restart: reauthorization, expiry without a
+    /// refresh token, and a refresh token keeping a past-expiry account active.
+    public static func statusCountsFollowWrites(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let counter = try #require(repository as? any AccountStatusCounting, "the repository cannot count accounts by status")
+        #expect(try await counter.statusCounts(at: .fixture) == AccountStatusCounts())
+        let lasting = Account.make(uid: "1")
+        var expiring = Account.make(uid: "2")
+        expiring.expiresAt = Date.fixture.addingTimeInterval(60)
+        var refreshable = Account.make(uid: "3")
+        refreshable.expiresAt = Date.fixture.addingTimeInterval(-60)
+        refreshable.refreshToken = Secret("refresh-3")
+        var dead = Account.make(uid: "4")
+        dead.expiresAt = Date.fixture.addingTimeInterval(-60)
+        dead.status = .reauthorizationRequired
+        for account in [lasting, expiring, refreshable, dead] { try await repository.put(account) }
+        #expect(try await counter.statusCounts(at: .fixture) == AccountStatusCounts(active: 3, expired: 0, reauthorizationRequired: 1))
+        let later = Date.fixture.addingTimeInterval(60)
+        #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 1, reauthorizationRequired: 1))
+
+        // Authorized again: active, with an expiry an hour on.
+        _ = try await repository.update(id: dead.id) { current in
+            var next = current
+            next?.status = .active
+            next?.expiresAt = Date.fixture.addingTimeInterval(3600)
+            return next
+        }
+        #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 3, expired: 1, reauthorizationRequired: 0))
+        // Refreshed: a refresh token keeps it active past its expiry.
+        _ = try await repository.update(id: expiring.id) { current in
+            var next = current
+            next?.refreshToken = Secret("refresh-2")
+            return next
+        }
+        #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 4, expired: 0, reauthorizationRequired: 0))
+        _ = try await repository.delete(id: lasting.id)
+        _ = try await repository.update(id: refreshable.id) { _ in nil }
+        var revoked = Account.make(uid: "5")
+        revoked.status = .reauthorizationRequired
+        try await repository.put(revoked)
+        #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
+        let reopened = try #require(try open() as? any AccountStatusCounting)
+        #expect(try await reopened.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
+    }
 }

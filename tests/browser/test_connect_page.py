@@ -2,15 +2,20 @@
 
 Starts the real token-broker binary with the weibo preset pointed at a fake Weibo
 that auto-approves, then, as a person would: opens /, clicks Connect, lands back
-on the page with the account listed, clicks Disconnect and sees it gone. Every
-step saves a screenshot into test-output/browser/ and fails on any browser
-console error or Content-Security-Policy violation.
+on the page with the account listed, clicks Disconnect, cancels on the
+confirmation page, clicks Disconnect again, confirms and sees it gone. Then the
+same through a real nginx that serves the broker under /broker/ and strips the
+prefix (nginx_subpath.py). Every step saves a screenshot into
+test-output/browser/ (the page and the confirmation at 1280 and 390 pixels
+wide) and fails on any browser console error or Content-Security-Policy violation.
 
 Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--out DIR]
+(nginx must be installed; scripts/browser-test installs it.)
 Prints "N passed, N failed" last; exits 1 when anything failed.
 """
 
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -30,13 +35,20 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_weibo import TOKEN_MARK, UID, FakeWeibo  # noqa: E402
+from nginx_subpath import PREFIX, Nginx, test_subpath_through_nginx  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 API_KEY = "browser-test-api-key-0123456789"
 CLIENT_SECRET = "WEIBO-CLIENT-SECRET-SENTINEL-0123456789"
 ACCOUNT_ID = "weibo:" + UID
 SECRETS = [TOKEN_MARK, CLIENT_SECRET, "WEIBO-CODE-SENTINEL", API_KEY]
+# A 24-pixel icon inline, so the page shows one without reaching the network (the policy allows data: images).
+ICON = "data:image/svg+xml;base64," + base64.b64encode(
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><circle cx="12" cy="12" r="11" fill="#e6162d"/>'
+    b'<ellipse cx="10.5" cy="14" rx="6" ry="4.5" fill="#fff"/><circle cx="11" cy="14" r="2" fill="#1b1f24"/></svg>').decode()
+WIDE, PHONE = (1280, 800), (390, 844)
 
 
 def free_port():
@@ -54,20 +66,24 @@ def find(names):
 
 
 class Broker:
-    """The real token-broker process on a free port, talking to the fake provider."""
+    """The real token-broker process on a free port, talking to the fake provider.
 
-    def __init__(self, binary, fake, out):
+    `public_url` is where browsers reach it (its own address unless a proxy stands in front)."""
+
+    def __init__(self, binary, fake, out, public_url=None, name="broker"):
         self.root = tempfile.mkdtemp(prefix="broker-browser-")
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
+        self.public_url = public_url or self.base
         providers = os.path.join(self.root, "providers.json")
+        entry = dict(fake.providers_entry(), icon_url=ICON)
         with open(providers, "w") as f:
-            json.dump({"providers": {"weibo": fake.providers_entry()}}, f)
+            json.dump({"providers": {"weibo": entry}}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.root,
-               "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
+               "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.public_url,
                "BROKER_DATA_DIR": os.path.join(self.root, "data"), "BROKER_PROVIDERS_FILE": providers,
                "BROKER_API_KEY": API_KEY, "FAKE_WEIBO_SECRET": CLIENT_SECRET, "BROKER_UPSTREAM_TIMEOUT": "5"}
-        self.log_path = os.path.join(out, "broker.log")
+        self.log_path = os.path.join(out, name + ".log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
@@ -99,7 +115,7 @@ class Broker:
 class Session:
     """One headless Chromium with its console log, and the checks every step shares."""
 
-    def __init__(self, out, width=1000, height=700):
+    def __init__(self, out, width=WIDE[0], height=WIDE[1]):
         options = webdriver.ChromeOptions()
         options.binary_location = find(["chromium", "chromium-browser"])
         for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
@@ -172,15 +188,21 @@ def test_page_headers_forbid_everything_but_the_inline_sheet(ctx):
     assert "http://" not in body.replace(ctx["broker"].base, ""), "the page references another origin"
 
 
+def disconnect_link(driver):
+    return accounts(driver)[0].find_element(By.XPATH, ".//a[normalize-space()='Disconnect']")
+
+
 def test_connect_then_disconnect(ctx):
     s, broker, fake, d = ctx["session"], ctx["broker"], ctx["fake"], ctx["session"].driver
     d.get(broker.base + "/")
     assert d.title == "token-broker"
     assert d.find_element(By.TAG_NAME, "h1").text == "token-broker"
     assert d.find_elements(By.ID, "no-accounts"), "a new browser should see no account"
-    github = d.find_element(By.CSS_SELECTOR, "li[data-provider=github] button")
-    assert not github.is_enabled(), "an unconfigured provider must be disabled"
-    assert "GITHUB_CLIENT_ID" in d.find_element(By.ID, "need-github").text
+    # Presets without credentials are hidden from visitors; the configured one shows its name and icon.
+    assert [p.get_attribute("data-provider") for p in d.find_elements(By.CSS_SELECTOR, "li.provider")] == ["weibo"]
+    assert not d.find_elements(By.CSS_SELECTOR, "[data-provider=github], button[disabled]")
+    icon = d.find_element(By.CSS_SELECTOR, "li[data-provider=weibo] img.icon")
+    assert icon.get_attribute("alt") == "" and d.execute_script("return arguments[0].naturalWidth", icon) > 0, "the icon did not load"
     s.check_clean("open /")
     s.shot("01-start")
 
@@ -201,14 +223,28 @@ def test_connect_then_disconnect(ctx):
     assert not d.find_elements(By.CSS_SELECTOR, "[role=status]"), "the notice must show only once"
     s.check_clean("reload")
 
-    rows[0] = accounts(d)[0]
-    rows[0].find_element(By.XPATH, ".//button[normalize-space()='Disconnect']").click()
-    s.wait(lambda d: d.find_elements(By.ID, "no-accounts"), "the account gone after Disconnect")
+    # Disconnect asks first; Cancel goes back and changes nothing.
+    disconnect_link(d).click()
+    s.wait(lambda d: "/disconnect?id=" in d.current_url, "the confirmation page")
+    assert d.find_element(By.TAG_NAME, "h1").text == "Disconnect Weibo account %s?" % UID
+    assert "asks Weibo to revoke" in d.find_element(By.CSS_SELECTOR, ".lead").text
+    s.check_clean("confirmation")
+    s.shot("03-confirm")
+    d.find_element(By.LINK_TEXT, "Cancel").click()
+    s.wait(lambda d: d.current_url == broker.base + "/" and accounts(d), "the page again after Cancel")
+    assert fake.count("revoke") == 0 and [a["id"] for a in broker.api("/accounts")["accounts"]] == [ACCOUNT_ID]
+    s.check_clean("after Cancel")
+
+    disconnect_link(d).click()
+    s.wait(lambda d: "/disconnect?id=" in d.current_url, "the confirmation page again")
+    d.find_element(By.XPATH, "//button[normalize-space()='Disconnect']").click()
+    s.wait(lambda d: d.find_elements(By.ID, "no-accounts"), "the account gone after confirming")
+    assert d.current_url == broker.base + "/"
     assert "Disconnected Weibo account %s." % UID in d.find_element(By.CSS_SELECTOR, "[role=status]").text
     assert fake.count("revoke") == 1, "Disconnect must revoke at the provider"
     assert broker.api("/accounts")["accounts"] == []
     s.check_clean("after Disconnect")
-    s.shot("03-disconnected")
+    s.shot("04-disconnected")
 
 
 def test_keyboard_reaches_every_action(ctx):
@@ -216,8 +252,7 @@ def test_keyboard_reaches_every_action(ctx):
     d.get(ctx["broker"].base + "/")
     d.find_element(By.LINK_TEXT, "Connect Weibo").click()
     s.wait(lambda d: accounts(d), "the account listed")
-    body = d.find_element(By.TAG_NAME, "body")
-    body.click()
+    # Freshly loaded: focus is on the document, so the first Tab goes to the first control.
     reached = []
     for _ in range(12):
         d.switch_to.active_element.send_keys(Keys.TAB)
@@ -231,13 +266,26 @@ def test_keyboard_reaches_every_action(ctx):
     for wanted in ["Connect Weibo", "Reconnect Weibo account " + UID, "Disconnect Weibo account " + UID]:
         assert wanted in names, "Tab never reaches %r: %s" % (wanted, names)
     assert all(o != "none" for _, o in reached), "a focused control shows no outline: %s" % reached
-    # Enter on the focused Disconnect button submits it, as a click would.
-    for _ in range(12):
-        element = d.switch_to.active_element
-        if element.get_attribute("aria-label") == "Disconnect Weibo account " + UID:
-            element.send_keys(Keys.ENTER)
-            break
-        element.send_keys(Keys.TAB)
+
+    def press_enter_on(label):
+        for _ in range(12):
+            element = d.switch_to.active_element
+            if (element.get_attribute("aria-label") or element.text) == label:
+                element.send_keys(Keys.ENTER)
+                return
+            element.send_keys(Keys.TAB)
+        raise AssertionError("Tab never reaches %r" % label)
+
+    # Enter on the focused Disconnect link opens the confirmation, and Enter on its button deletes.
+    press_enter_on("Disconnect Weibo account " + UID)
+    s.wait(lambda d: "/disconnect?id=" in d.current_url, "the confirmation page")
+    d.switch_to.active_element.send_keys(Keys.TAB)
+    focused = [d.switch_to.active_element.text]
+    d.switch_to.active_element.send_keys(Keys.TAB)
+    focused.append(d.switch_to.active_element.text)
+    assert focused == ["Disconnect", "Cancel"], "the confirmation's controls in Tab order: %s" % focused
+    d.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+    press_enter_on("Disconnect")
     s.wait(lambda d: d.find_elements(By.ID, "no-accounts"), "the account gone after Enter on Disconnect")
     s.check_clean("keyboard")
 
@@ -257,28 +305,46 @@ def luminance(c):
     return 0.2126 * channel(c[0]) + 0.7152 * channel(c[1]) + 0.0722 * channel(c[2])
 
 
-def test_phone_width_and_contrast(ctx):
-    s, d = ctx["session"], ctx["session"].driver
-    d.get(ctx["broker"].base + "/")
-    d.find_element(By.LINK_TEXT, "Connect Weibo").click()
-    s.wait(lambda d: accounts(d), "the account listed")
-    s.viewport(1000, 700)
-    s.shot("connect-page")
+def low_contrast(driver):
+    """Visible text below 4.5:1 against its background."""
     low = []
-    for text, fg, back in d.execute_script(CONTRAST_JS, "h1,h2,p,.name,.sub,.state,.badge,.button,code"):
+    for text, fg, back in driver.execute_script(CONTRAST_JS, "h1,h2,p,.name,.sub,.state,.badge,.button,code"):
         l1, l2 = sorted([luminance(fg), luminance(back)], reverse=True)
         ratio = (l1 + 0.05) / (l2 + 0.05)
         if ratio < 4.5:
             low.append((text, round(ratio, 2)))
-    assert not low, "text below 4.5:1 contrast: %s" % low
-    s.viewport(390, 844)
-    d.refresh()
+    return low
+
+
+def check_layout(s, d, what):
+    """No sideways scrolling, and every button and button-styled link at least 44 pixels tall."""
     width = d.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
-    assert width[0] <= width[1], "the page scrolls sideways on a phone: %s" % width
-    button = accounts(d)[0].find_element(By.XPATH, ".//button[normalize-space()='Disconnect']")
-    assert button.size["height"] >= 44, "touch target too small: %s" % button.size
-    s.check_clean("phone width")
-    s.shot("04-phone")
+    assert width[0] <= width[1], "%s scrolls sideways: %s" % (what, width)
+    for button in d.find_elements(By.CSS_SELECTOR, ".button"):
+        assert button.size["height"] >= 44, "%s: touch target too small: %s %s" % (what, button.text, button.size)
+    low = low_contrast(d)
+    assert not low, "%s: text below 4.5:1 contrast: %s" % (what, low)
+
+
+def test_wide_and_phone_widths_and_contrast(ctx):
+    """The page and the confirmation at 1280 and at 390 pixels: readable, no sideways scroll, big enough to tap."""
+    s, d = ctx["session"], ctx["session"].driver
+    d.get(ctx["broker"].base + "/")
+    d.find_element(By.LINK_TEXT, "Connect Weibo").click()
+    s.wait(lambda d: accounts(d), "the account listed")
+    for (width, height), suffix in [(WIDE, ""), (PHONE, "-390")]:
+        s.viewport(width, height)
+        d.get(ctx["broker"].base + "/")
+        s.wait(lambda d: accounts(d), "the page at %d px" % width)
+        check_layout(s, d, "the page at %d px" % width)
+        s.check_clean("page at %d px" % width)
+        s.shot("connect-page" + suffix)
+        disconnect_link(d).click()
+        s.wait(lambda d: "/disconnect?id=" in d.current_url, "the confirmation at %d px" % width)
+        check_layout(s, d, "the confirmation at %d px" % width)
+        s.check_clean("confirmation at %d px" % width)
+        s.shot("confirm" + suffix)
+    s.viewport(*WIDE)
 
 
 def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
@@ -302,8 +368,26 @@ def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
 
 
 TESTS = [test_console_check_sees_csp_violations, test_page_headers_forbid_everything_but_the_inline_sheet,
-         test_connect_then_disconnect, test_keyboard_reaches_every_action, test_phone_width_and_contrast,
+         test_connect_then_disconnect, test_keyboard_reaches_every_action, test_wide_and_phone_widths_and_contrast,
          test_denied_sign_in_shows_a_page_with_a_way_back]
+
+
+def run(tests, out, ctx):
+    """Runs each test in a fresh browser (no cookie or console entry carries over); returns (passed, failed)."""
+    passed, failed = 0, 0
+    for test in tests:
+        session = Session(out)
+        try:
+            test(dict(ctx, session=session))
+            passed += 1
+            print("PASS", test.__name__, flush=True)
+        except Exception:
+            failed += 1
+            print("FAIL", test.__name__, flush=True)
+            traceback.print_exc()
+        finally:
+            session.quit()
+    return passed, failed
 
 
 def main():
@@ -318,31 +402,37 @@ def main():
     if not os.access(args.binary, os.X_OK):
         sys.exit("browser test: %s is missing; run swift build first" % args.binary)
     fake = FakeWeibo(CLIENT_SECRET)
-    broker = Broker(args.binary, fake, args.out)
+    logs = []
     passed, failed = 0, 0
     try:
-        for test in TESTS:
-            # A fresh browser per test: no cookie or console entry carries over.
-            session = Session(args.out)
-            try:
-                test({"session": session, "broker": broker, "fake": fake})
-                passed += 1
-                print("PASS", test.__name__, flush=True)
-            except Exception:
-                failed += 1
-                print("FAIL", test.__name__, flush=True)
-                traceback.print_exc()
-            finally:
-                session.quit()
+        broker = Broker(args.binary, fake, args.out)
+        logs.append(broker.log_path)
+        try:
+            passed, failed = run(TESTS, args.out, {"broker": broker, "fake": fake})
+        finally:
+            broker.stop()
+        # The same page under /broker/ behind a real nginx that strips the prefix.
+        nginx_port = free_port()
+        sub = Broker(args.binary, fake, args.out, public_url="http://127.0.0.1:%d%s" % (nginx_port, PREFIX), name="broker-subpath")
+        logs.append(sub.log_path)
+        nginx = None
+        try:
+            nginx = Nginx(nginx_port, sub.port, args.out)
+            more = run([test_subpath_through_nginx], args.out, {"broker": sub, "nginx": nginx, "fake": fake})
+            passed, failed = passed + more[0], failed + more[1]
+        finally:
+            if nginx:
+                nginx.stop()
+            sub.stop()
     finally:
-        broker.stop()
         fake.stop()
-    with open(broker.log_path) as f:
-        log = f.read()
-    for secret in SECRETS:
-        if secret in log:
-            failed += 1
-            print("FAIL the broker log contains a secret (%s)" % secret)
+    for path in logs:
+        with open(path) as f:
+            log = f.read()
+        for secret in SECRETS:
+            if secret in log:
+                failed += 1
+                print("FAIL %s contains a secret (%s)" % (os.path.basename(path), secret))
     print("screenshots in %s" % args.out)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -30,6 +30,8 @@ public enum ConfigCheck {
             ("BROKER_REFRESH_MARGIN", "\(c.refreshMargin) s"), ("BROKER_REFRESH_INTERVAL", "\(c.refreshInterval) s"),
             ("BROKER_LOG_FORMAT", c.logFormat.rawValue), ("BROKER_ACCESS_LOG", c.accessLog ? "on" : "off"),
             ("BROKER_SHUTDOWN_GRACE", "\(c.shutdownGrace) s"),
+            ("BROKER_PAGE_TITLE", c.pageTitle), ("BROKER_PAGE_ACCENT", c.pageAccent ?? "#0b57d0 (default)"),
+            ("BROKER_METRICS_ADDR", c.metricsAddress.map { "\($0) (/metrics only there)" } ?? "unset (/metrics on the main port)"),
         ]
         for provider in registry.all {
             let state = provider.isConfigured ? "configured" : "not configured (set \(provider.missingSettings.joined(separator: ", ")))"

@@ -44,6 +44,12 @@ public struct BrokerConfiguration: Sendable {
     public var refreshInterval: Double = 60
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
     public var redisStore: RedisURL?
+    /// Where `/metrics` is served on a listener of its own (`BROKER_METRICS_ADDR`); nil serves it on the main port.
+    public var metricsAddress: ListenAddress?
+    /// The connect page's heading and the name its pages go by (`BROKER_PAGE_TITLE`).
+    public var pageTitle = "token-broker"
+    /// The colour of the connect page's buttons and links as `#rrggbb`, lowercase (`BROKER_PAGE_ACCENT`); nil keeps the default.
+    public var pageAccent: String?
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -99,9 +105,32 @@ public struct BrokerConfiguration: Sendable {
                 throw ConfigurationError(variable: "BROKER_STORE", message: "must be files or redis://[user:password@]host:port[/db]: \(error.reason)")
             }
         }
+        c.metricsAddress = try read.address("BROKER_METRICS_ADDR")
+        if let metrics = c.metricsAddress, metrics.port != 0, metrics.port == c.server.port {
+            throw ConfigurationError(variable: "BROKER_METRICS_ADDR", message: "must use another port than BROKER_PORT (\(metrics.port))")
+        }
+        c.pageTitle = try read.text("BROKER_PAGE_TITLE", default: "token-broker", maximumLength: 80)
+        c.pageAccent = try read.hexColour("BROKER_PAGE_ACCENT")
         c.environment = env
         return c
     }
+}
+
+/// A numeric address and a TCP port to listen on, as `BROKER_METRICS_ADDR` gives them (`127.0.0.1:9090`, `[::]:9090`).
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    /// A numeric IPv4 or IPv6 address, without brackets.
+    public var host: String
+    /// The port; 0 picks a free one.
+    public var port: Int
+
+    /// Creates an address.
+    public init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
+    /// `host:port`, with an IPv6 address in brackets (RFC 3986 §3.2.2).
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// A configuration value that cannot be used; start-up stops with exit code 2.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import BrokerCore
+import BrokerCrypto
 import Foundation
 
 /// Typed reads of environment variables, each failing with a `ConfigurationError` naming the variable.
@@ -72,6 +73,46 @@ struct EnvironmentReader {
             throw ConfigurationError(variable: name, message: "must be a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, got \"\(value)\"")
         }
         return value
+    }
+
+    /// `host:port` with a numeric host (IPv6 in brackets) and a port from 0 to 65535; nil when unset.
+    func address(_ name: String) throws(ConfigurationError) -> ListenAddress? {
+        guard let text = raw(name) else { return nil }
+        let problem = ConfigurationError(variable: name, message: "must be a numeric address and a port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
+            throw problem
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            guard host.contains(":") else { throw problem }
+        } else if host.contains(":") {
+            // An IPv6 address needs its brackets, or the port could not be told apart.
+            throw problem
+        }
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 else { throw problem }
+        return ListenAddress(host: host, port: port)
+    }
+
+    /// Text shown to people: at most `maximumLength` characters, no control characters, not blank.
+    func text(_ name: String, default fallback: String, maximumLength: Int) throws(ConfigurationError) -> String {
+        guard let text = raw(name) else { return fallback }
+        let controls = text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+        guard !controls, text.count <= maximumLength, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ConfigurationError(variable: name, message: "must be 1 to \(maximumLength) characters of plain text without control characters")
+        }
+        return text
+    }
+
+    /// A colour written `#rrggbb` (hex digits), returned lowercase; nil when unset.
+    func hexColour(_ name: String) throws(ConfigurationError) -> String? {
+        guard let text = raw(name) else { return nil }
+        guard text.utf8.count == 7, text.hasPrefix("#"), Hex.decode(String(text.dropFirst())) != nil else {
+            throw ConfigurationError(variable: name, message: "must be a colour written #rrggbb, such as #0b57d0, got \"\(text)\"")
+        }
+        return text.lowercased()
     }
 
     /// A secret of at least `minimumLength` characters; the message never shows the value.

@@ -2,11 +2,12 @@ import BrokerCore
 import BrokerHTTP
 import Foundation
 
-/// `GET /` (the connect page) and `POST /disconnect` (its Disconnect buttons).
+/// `GET /` (the connect page), `GET /disconnect` (the confirmation its Disconnect links lead to) and `POST /disconnect` (the confirmation's form).
 ///
-/// The page lists the accounts of this browser's session cookie; Disconnect needs
-/// that session and the page's anti-forgery token, deletes the account through
-/// `AccountService.delete` (which revokes it at the provider) and 303s back to `/`.
+/// The page lists the accounts of this browser's session cookie. Disconnect
+/// first asks on a page of its own, whose form carries the anti-forgery token;
+/// the POST needs that session and token, deletes the account through
+/// `AccountService.delete` (which revokes it at the provider) and 303s back to the page.
 final class ConnectPageHandlers: Sendable {
     /// Reads (with expiry decided by the clock) and deletes accounts.
     let accounts: AccountService
@@ -18,6 +19,8 @@ final class ConnectPageHandlers: Sendable {
     let cookies: CookieHeader
     /// `BROKER_PUBLIC_URL`, where every sign-in returns.
     let publicURL: String
+    /// The title, colours and public path of the pages.
+    let appearance: PageAppearance
     /// Where refusals and deletions are logged, never with a token.
     let logger: BrokerLogger
     /// The injected clock for status labels and the session's issue time.
@@ -25,12 +28,13 @@ final class ConnectPageHandlers: Sendable {
 
     /// Creates the handlers over the same services as the OAuth surface.
     init(accounts: AccountService, registry: ProviderRegistry, access: AccessControl, cookies: CookieHeader,
-         publicURL: String, logger: BrokerLogger, now: @escaping @Sendable () -> Date) {
+         publicURL: String, appearance: PageAppearance, logger: BrokerLogger, now: @escaping @Sendable () -> Date) {
         self.accounts = accounts
         self.registry = registry
         self.access = access
         self.cookies = cookies
         self.publicURL = publicURL
+        self.appearance = appearance
         self.logger = logger
         self.now = now
     }
@@ -48,14 +52,16 @@ final class ConnectPageHandlers: Sendable {
                 let account = try await accounts.account(id: id)
                 items.append(ConnectPage.AccountItem(
                     id: id, provider: account.provider, uid: account.uid, screenName: account.screenName,
-                    status: ConnectPageStatus.make(status: account.status, expiresAt: account.expiresAt, now: now())))
+                    status: ConnectPageStatus.make(status: account.status, expiresAt: account.expiresAt, now: now()),
+                    canReconnect: isConfigured(account.provider), iconURL: icon(of: account.provider)))
             } catch {
                 if let status = ConnectPageStatus.make(refusal: error) {
-                    items.append(ConnectPage.AccountItem(id: id, provider: provider, uid: uid, screenName: nil, status: status))
+                    items.append(ConnectPage.AccountItem(id: id, provider: provider, uid: uid, screenName: nil, status: status,
+                                                         canReconnect: isConfigured(provider), iconURL: icon(of: provider)))
                 } else if error != .notFound {
                     // Deleted elsewhere (notFound) just drops out of the list; anything else is a real failure.
                     logger.log(.warning, "connect page failed", [("error", .string(error.code))])
-                    return HTMLPage.failure(error, during: .view).response(error.status)
+                    return HTMLPage.failure(error, during: .view, appearance: appearance).response(error.status)
                 }
             }
         }
@@ -66,13 +72,46 @@ final class ConnectPageHandlers: Sendable {
             extra.add(name: "Set-Cookie", value: cookies.clear(ConnectPageNotice.cookieName, path: "/"))
         }
         let page = ConnectPage(
-            providers: registry.all.map { ConnectPage.ProviderItem(name: $0.name, missing: $0.missingSettings) },
+            providers: registry.all.filter(\.isConfigured).map {
+                ConnectPage.ProviderItem(name: $0.name, displayName: $0.displayedName, iconURL: $0.iconURL)
+            },
             accounts: items,
-            csrfToken: session == nil ? nil : request.cookies[SessionCookie.name].map { csrf.token(session: $0) },
+            displayNames: displayNames,
             notice: notice,
-            publicURLHint: ConnectPage.publicURLHint(requestHost: request.headers["Host"], publicURL: publicURL),
-            basePath: cookies.basePath)
+            // Under a path the broker is behind a proxy, whose Host it cannot judge; the hint is for direct visits.
+            publicURLHint: appearance.basePath.isEmpty
+                ? ConnectPage.publicURLHint(requestHost: request.headers["Host"], publicURL: publicURL) : nil,
+            appearance: appearance)
         return page.page().response(.ok, extra: extra)
+    }
+
+    /// `GET /disconnect?id=ID`: the confirmation page, for an account this browser connected; 403 otherwise. Deletes nothing.
+    func confirmDisconnect(_ request: Request) async -> Response {
+        guard let cookie = request.cookies[SessionCookie.name], let session = access.session(request),
+              let id = request.query("id"), session.holds(id) else {
+            return refusal(request, "This browser did not connect that account, so it cannot disconnect it.")
+        }
+        let (provider, uid) = ConnectPage.split(id)
+        // Named as the page names it; a read that fails (already deleted, expired) still lets the person confirm.
+        let screenName = try? await accounts.account(id: id).screenName
+        let page = DisconnectConfirmation(accountID: id, providerName: displayNames[provider] ?? provider, who: screenName ?? uid,
+                                          revokes: accounts.revokes(provider: provider), csrfToken: csrf.token(session: cookie), appearance: appearance)
+        return page.page().response(.ok)
+    }
+
+    /// Every provider key the registry knows, with the name people see.
+    var displayNames: [String: String] {
+        Dictionary(registry.all.map { ($0.name, $0.displayedName) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The icon of `provider` when it is configured (the page's policy allows only the configured providers' icons).
+    private func icon(of provider: String) -> String? {
+        registry.provider(named: provider).flatMap { $0.isConfigured ? $0.iconURL : nil }
+    }
+
+    /// Whether `provider` exists and has every setting its kind needs.
+    private func isConfigured(_ provider: String) -> Bool {
+        registry.provider(named: provider)?.isConfigured ?? false
     }
 
     /// `POST /disconnect` with form fields `id` and `csrf`: 403 and nothing deleted unless both check out.
@@ -102,12 +141,13 @@ final class ConnectPageHandlers: Sendable {
             // Already gone (deleted through the API): dropping it from the session is all that is left.
             guard error == .notFound else {
                 logger.log(.warning, "disconnect failed", [("account", .string(id)), ("error", .string(error.code))])
-                return request.wantsHTML ? HTMLPage.failure(error, during: .disconnect).response(error.status) : error.response
+                return request.wantsHTML ? HTMLPage.failure(error, during: .disconnect, appearance: appearance).response(error.status)
+                                         : error.response
             }
         }
         session.accountIDs.removeAll { ExactKey.same($0, id) }
         session.issuedAt = Int(now().timeIntervalSince1970)
-        var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", cookies.basePath + "/")])
+        var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", appearance.home)])
         headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
         headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: kind, accountID: id)
             .setCookie(secret: access.cookieSecret, cookies: cookies))
@@ -123,8 +163,8 @@ final class ConnectPageHandlers: Sendable {
         let body = """
             <h1>The account was not disconnected</h1>
             <p class="notice error" role="alert">\(HTMLPage.escape(message))</p>
-            <p><a class="button" href="/">Back to token-broker</a></p>
+            <p>\(HTMLPage.backLink(appearance))</p>
             """
-        return HTMLPage(title: "Not disconnected · token-broker", body: body).response(.forbidden)
+        return HTMLPage(title: "Not disconnected · " + appearance.title, body: body, appearance: appearance).response(.forbidden)
     }
 }

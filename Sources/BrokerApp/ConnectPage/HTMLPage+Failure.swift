@@ -11,10 +11,10 @@ extension HTMLPage {
         case view
     }
 
-    /// The page a browser gets instead of the API's JSON error: what happened in plain words and a way back to `/`.
+    /// The page a browser gets instead of the API's JSON error: what happened in plain words and a way back to the connect page.
     ///
     /// Only the error's own sentences appear, which never hold a token, code or provider body.
-    static func failure(_ error: BrokerError, during attempt: Attempt) -> HTMLPage {
+    static func failure(_ error: BrokerError, during attempt: Attempt, appearance: PageAppearance) -> HTMLPage {
         let headline = switch attempt {
         case .connect: "The account was not connected"
         case .disconnect: "The account was not disconnected"
@@ -24,10 +24,15 @@ extension HTMLPage {
             <h1>\(escape(headline))</h1>
             <p class="notice error" role="alert">\(escape(explanation(error)))</p>
             <p>\(escape(advice(error)))</p>
-            <p><a class="button" href="/">Back to token-broker</a></p>
+            <p>\(backLink(appearance))</p>
             <p class="fine">Error code: <code>\(escape(error.code))</code></p>
             """
-        return HTMLPage(title: headline + " · token-broker", body: body)
+        return HTMLPage(title: headline + " · " + appearance.title, body: body, appearance: appearance)
+    }
+
+    /// `Back to TITLE`: a button to the connect page, under the public path.
+    static func backLink(_ appearance: PageAppearance) -> String {
+        "<a class=\"button\" href=\"\(escape(appearance.home))\">Back to \(escape(appearance.title))</a>"
     }
 
     /// What happened, in the words of someone who just clicked a button.

@@ -1,12 +1,16 @@
-import BrokerCrypto
-
 extension HTMLPage {
-    /// The only style of every page, inlined so the page loads nothing else.
+    /// The only style of every page, inlined so the page loads nothing else, in `accent`'s colours.
     ///
-    /// Colours are picked for WCAG 2.2 AA contrast (text ≥ 4.5:1 on its background);
+    /// Colours are picked for WCAG 2.2 AA contrast (text ≥ 4.5:1 on its background,
+    /// ``PageAccent`` keeps the accent's);
     /// controls are at least 44 px tall for touch, and focus is always visible.
-    static let stylesheet = """
-        :root{color-scheme:light}
+    static func stylesheet(_ accent: PageAccent) -> String {
+        ":root{color-scheme:light;--accent:\(accent.fill);--on-accent:\(accent.onFill);--accent-text:\(accent.text);"
+            + "--accent-hover:\(accent.hover);--accent-tint:\(accent.tint)}\n" + rules
+    }
+
+    /// Every rule of the stylesheet after the colours.
+    private static let rules = """
         *{box-sizing:border-box}
         html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
         body{margin:0;background:#f4f5f7;color:#1b1f24;\
@@ -15,7 +19,7 @@ extension HTMLPage {
         h1{font-size:1.75rem;line-height:1.2;margin:.5rem 0 .5rem}
         h2{font-size:1.125rem;margin:2rem 0 .75rem}
         p{margin:.5rem 0}
-        a{color:#0b57d0}
+        a{color:var(--accent-text)}
         code{font:.875em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#e9ecef;\
         padding:.1em .3em;border-radius:4px;overflow-wrap:anywhere}
         .lead{color:#3d4550;max-width:38rem}
@@ -24,20 +28,21 @@ extension HTMLPage {
         border-top:1px solid #e3e6ea}
         .list>li:first-child{border-top:0}
         .name{flex:1 1 10rem;font-weight:600;min-width:0}
+        .icon{width:1.5rem;height:1.5rem;margin-right:.5rem;vertical-align:-.375rem;object-fit:contain}
         .sub{display:block;font-weight:400;color:#4a525c;font-size:.9375rem;overflow-wrap:anywhere}
         .state{flex:0 1 auto;color:#3d4550}
         .actions{display:flex;flex-wrap:wrap;gap:.5rem}
-        .actions form{margin:0;display:flex}
         .button{display:inline-flex;align-items:center;justify-content:center;min-height:2.75rem;\
-        padding:.5rem 1.1rem;border:1px solid #0b57d0;border-radius:8px;background:#0b57d0;color:#fff;\
+        padding:.5rem 1.1rem;border:1px solid var(--accent);border-radius:8px;background:var(--accent);color:var(--on-accent);\
         font:inherit;font-weight:600;text-decoration:none;cursor:pointer}
-        .button:hover{background:#0842a0;border-color:#0842a0}
-        .button.secondary{background:#fff;color:#0b57d0}
-        .button.secondary:hover{background:#eef3fd}
+        .button:hover{background:var(--accent-hover);border-color:var(--accent-hover)}
+        .button.secondary{background:#fff;color:var(--accent-text)}
+        .button.secondary:hover{background:var(--accent-tint)}
         .button.danger{background:#fff;color:#b3261e;border-color:#b3261e}
         .button.danger:hover{background:#fcefee}
-        .button[disabled]{min-height:2.25rem;padding:.25rem .9rem;background:#e9ecef;border-color:#c4c9d0;color:#4a525c;\
-        font-weight:500;cursor:not-allowed}
+        .button.destructive{background:#b3261e;border-color:#b3261e;color:#fff}
+        .button.destructive:hover{background:#8c1d18;border-color:#8c1d18}
+        .confirm{margin:1.5rem 0 0}
         a:focus-visible,button:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}
         .badge{display:inline-block;margin-right:.35rem;padding:.05rem .6rem;border:1px solid;border-radius:999px;\
         font-size:.875rem;font-weight:600}
@@ -53,7 +58,4 @@ extension HTMLPage {
         @media (max-width:32rem){h1{font-size:1.5rem}.actions{flex:1 1 100%}.actions>*{flex:1 1 0}\
         .actions .button{width:100%}}
         """
-
-    /// The CSP source that allows exactly `stylesheet`: `'sha256-<base64 of its SHA-256>'` (CSP Level 3 §2.3.1).
-    static let styleSource = "'sha256-" + Base64.encode(SHA256.hash(Array(stylesheet.utf8))) + "'"
 }

@@ -3,7 +3,8 @@ import BrokerHTTP
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers) -> Router {
+    /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
+    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -14,15 +15,7 @@ enum BrokerRoutes {
             }
             return Response.json(.ok, "{\"status\":\"ready\"}")
         }))
-        router.add(.GET, "/metrics", .async({ _ in
-            guard let snapshot = metrics.snapshot() else {
-                return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
-            }
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
-            let text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
-            return Response(status: .ok, headers: headers, body: Array(text.utf8))
-        }))
+        if let metrics { router.add(.GET, "/metrics", metrics) }
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
@@ -33,8 +26,10 @@ enum BrokerRoutes {
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
-                                       cookies: oauth.cookies, publicURL: publicURL, logger: oauth.logger, now: oauth.now)
+                                       cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
+                                       logger: oauth.logger, now: oauth.now)
         router.add(.GET, "/", .async(page.page))
+        router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
         router.add(.POST, "/disconnect", .async(page.disconnect))
         return router
     }

@@ -13,6 +13,8 @@ final class OAuthHandlers: Sendable {
     let registry: ProviderRegistry
     let access: AccessControl
     let cookies: CookieHeader
+    /// The title, colours and public path of the error pages browsers get.
+    let appearance: PageAppearance
     let flowTTL: Double
     let logger: BrokerLogger
     let now: @Sendable () -> Date
@@ -21,12 +23,14 @@ final class OAuthHandlers: Sendable {
     static let flowCookie = "tb_flow"
 
     init(authorization: AuthorizationService, accounts: AccountService, registry: ProviderRegistry, access: AccessControl,
-         cookies: CookieHeader, flowTTL: Double, logger: BrokerLogger, now: @escaping @Sendable () -> Date) {
+         cookies: CookieHeader, appearance: PageAppearance = .standard, flowTTL: Double, logger: BrokerLogger,
+         now: @escaping @Sendable () -> Date) {
         self.authorization = authorization
         self.accounts = accounts
         self.registry = registry
         self.access = access
         self.cookies = cookies
+        self.appearance = appearance
         self.flowTTL = flowTTL
         self.logger = logger
         self.now = now
@@ -99,7 +103,7 @@ final class OAuthHandlers: Sendable {
                 // A person in a browser: back to the connect page, which says once what happened.
                 headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: .connected, accountID: account.id)
                     .setCookie(secret: access.cookieSecret, cookies: cookies))
-                headers.add(name: "Location", value: cookies.basePath + "/")
+                headers.add(name: "Location", value: appearance.home)
                 return Response(status: .seeOther, headers: headers)
             }
             headers.add(name: "Vary", value: "Accept")
@@ -202,7 +206,7 @@ final class OAuthHandlers: Sendable {
         }
         guard let request else { return brokerError.response }
         // RFC 9110 §12.5.5: the answer depends on Accept, so shared caches must key on it.
-        var response = request.wantsHTML ? HTMLPage.failure(brokerError, during: .connect).response(brokerError.status)
+        var response = request.wantsHTML ? HTMLPage.failure(brokerError, during: .connect, appearance: appearance).response(brokerError.status)
                                          : brokerError.response
         response.headers.add(name: "Vary", value: "Accept")
         return response

@@ -34,7 +34,8 @@ public final class AccountService: Sendable {
     ///
     /// `refreshLock` and `refreshBackoff` default to in-process ones (one
     /// broker on the file store); replicas pass the shared Redis ones.
-    /// `onRefresh` hears of every refresh call to a provider, for logs and metrics.
+    /// `onRefresh` hears of every refresh call to a provider, for logs and metrics;
+    /// `providerCalls` of every refresh and revocation call's duration and outcome.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
@@ -44,6 +45,7 @@ public final class AccountService: Sendable {
         refreshPolicy: RefreshCoordinator.Policy = RefreshCoordinator.Policy(),
         refreshLock: (any RefreshLock)? = nil,
         refreshBackoff: (any RefreshBackoffStore)? = nil,
+        providerCalls: (any ProviderCallObserver)? = nil,
         onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
@@ -53,7 +55,7 @@ public final class AccountService: Sendable {
         refresher = RefreshCoordinator(
             accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
             lock: refreshLock ?? InProcessRefreshLock(now: now), backoffStore: refreshBackoff,
-            policy: refreshPolicy, now: now, onEvent: onRefresh)
+            policy: refreshPolicy, now: now, providerCalls: providerCalls, onEvent: onRefresh)
     }
 
     /// The usable account with `id`, refreshed first when it expires within the margin.
@@ -78,6 +80,13 @@ public final class AccountService: Sendable {
         return account
     }
 
+    /// Every stored account counted by status now, or nil when the repository cannot count them cheaply (see ``AccountStatusCounting``).
+    public func statusCounts() async throws(BrokerError) -> AccountStatusCounts? {
+        guard let counter = accounts as? any AccountStatusCounting else { return nil }
+        let at = now()
+        do { return try await counter.statusCounts(at: at) } catch { throw BrokerError(error) }
+    }
+
     /// Every stored account, or those of `provider`, sorted by id; expired ones included.
     public func list(provider: String?) async throws(BrokerError) -> [Account] {
         do { return try await accounts.list(provider: provider) } catch { throw BrokerError(error) }
@@ -94,6 +103,12 @@ public final class AccountService: Sendable {
         }
         do { _ = try await accounts.delete(id: id) } catch { throw BrokerError(error) }
         return result
+    }
+
+    /// Whether ``delete(id:)`` of an account of `provider` asks the provider to revoke it (it has a revocation the broker can call).
+    public func revokes(provider name: String) -> Bool {
+        guard let provider = registry.provider(named: name) else { return false }
+        return ((try? refresher.context.revocation(for: provider)) ?? nil) != nil
     }
 
     /// Revokes at `provider`: nil when it has no revocation, else whether it worked and why not.

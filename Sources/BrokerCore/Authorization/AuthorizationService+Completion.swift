@@ -10,17 +10,30 @@ extension AuthorizationService {
     /// it came. Order: take the flow (single use) → missing or expired → binding
     /// → the provider kind's exchange checks the query, trades it for tokens and
     /// names the user → store. Every refusal before the trade makes no provider call.
+    ///
+    /// ``onFlow`` hears of the outcome: completed or failed under the flow's
+    /// provider, or unmatched when the state names no pending flow.
     public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (account: Account, returnTo: String?) {
         let takenAt = now()
         // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
         let taken: PendingFlow?
         do { taken = try await flows.take(state: state, now: takenAt) } catch { throw BrokerError(error) }
-        guard let flow = taken, !flow.isExpired(at: takenAt) else { throw .invalidState }
-        guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
-        let provider = try configuredProvider(named: flow.provider)
-        let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
-        let account = try await store(completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
-        return (account, flow.returnTo)
+        guard let flow = taken else {
+            onFlow(.unmatched)
+            throw .invalidState
+        }
+        do throws(BrokerError) {
+            guard !flow.isExpired(at: takenAt) else { throw BrokerError.invalidState }
+            guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw BrokerError.invalidState }
+            let provider = try configuredProvider(named: flow.provider)
+            let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
+            let account = try await store(completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
+            onFlow(.completed(provider: flow.provider))
+            return (account, flow.returnTo)
+        } catch {
+            onFlow(.failed(provider: flow.provider, error: error))
+            throw error
+        }
     }
 
     /// Whether `proof` (the flow cookie's nonce) hashes to the flow's binding, compared in constant time.

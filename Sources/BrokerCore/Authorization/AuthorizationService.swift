@@ -23,11 +23,16 @@ public final class AuthorizationService: Sendable {
     let allowlist: ReturnToAllowlist
     /// The injected clock for flow creation, expiry and account timestamps.
     let now: @Sendable () -> Date
+    /// Hears what became of each sign-in, for metrics.
+    let onFlow: @Sendable (FlowEvent) -> Void
 
     /// The fixed redirect URI: the public URL without a trailing slash, plus `/callback` (RFC 9700 §4.1).
     public let redirectURI: String
 
     /// Creates the service; `flowTTL` is in seconds, `returnToAllowlist` holds origins such as `https://app.example`.
+    ///
+    /// `providerCalls` hears of every call to a provider and `onFlow` of every
+    /// sign-in started, completed or failed, for metrics; neither may block.
     public init(
         registry: ProviderRegistry,
         accounts: any AccountRepository,
@@ -36,7 +41,9 @@ public final class AuthorizationService: Sendable {
         publicURL: String,
         flowTTL: Double,
         returnToAllowlist: [String],
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date,
+        providerCalls: (any ProviderCallObserver)? = nil,
+        onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in }
     ) {
         self.registry = registry
         self.accounts = accounts
@@ -44,10 +51,12 @@ public final class AuthorizationService: Sendable {
         self.flowTTL = flowTTL
         self.allowlist = ReturnToAllowlist(returnToAllowlist)
         self.now = now
+        self.onFlow = onFlow
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.redirectURI = base + "/callback"
-        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now)
+        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
+                                       observer: providerCalls)
     }
 
     /// A fresh state: 256 random bits as 43 base64url characters (RFC 6749 §10.10 asks for at least 128).
@@ -74,7 +83,21 @@ public final class AuthorizationService: Sendable {
     ///
     /// `binding` is ``binding(forCookieNonce:)`` of the browser's flow cookie, or
     /// ``apiBinding`` for back-end-driven flows. Returns where to send the browser.
+    /// A provider the registry knows hears of the start or the failure; a name
+    /// the registry does not know is refused without reaching ``onFlow``.
     public func begin(provider name: String, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
+        do {
+            let start = try await start(provider: name, returnTo: returnTo, binding: binding)
+            onFlow(.started(provider: name))
+            return start
+        } catch {
+            if let known = registry.provider(named: name) { onFlow(.failed(provider: known.name, error: error)) }
+            throw error
+        }
+    }
+
+    /// ``begin(provider:returnTo:binding:)`` without the report.
+    private func start(provider name: String, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
         let provider = try configuredProvider(named: name)
         let returnTo = try validateReturnTo(returnTo)
         guard !binding.isEmpty else { throw .badRequest("The flow has no browser binding") }

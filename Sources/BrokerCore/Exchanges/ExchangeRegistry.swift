@@ -8,10 +8,11 @@ enum ExchangeRegistry {
     /// Throws ``BrokerError/providerNotConfigured(_:missing:)`` naming every
     /// setting the kind needs and `provider` lacks.
     static func exchange(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> any ProviderExchange {
-        switch provider.kind {
-        case .oauth2: OAuth2Exchange(settings: try OAuth2Settings(provider), context: context)
-        case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: context)
-        case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: context)
+        let scoped = context.scoped(to: provider.name)
+        return switch provider.kind {
+        case .oauth2: OAuth2Exchange(settings: try OAuth2Settings(provider), context: scoped)
+        case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: scoped)
+        case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: scoped)
         }
     }
 
@@ -21,10 +22,11 @@ enum ExchangeRegistry {
     /// takes no client credentials still revokes then; one that does, and a TMDB
     /// logout, throws ``BrokerError/providerNotConfigured(_:missing:)``.
     static func revocation(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> Revocation? {
+        let context = context.scoped(to: provider.name)
         switch provider.kind {
         case .oauth2:
             guard let revocation = try OAuth2Revocation.of(provider) else { return nil }
-            let call = ProviderCall(upstream: context.upstream)
+            let call = context.call
             return { account throws(BrokerError) in try await revocation.revoke(account, through: call) }
         case .oauth1:
             return nil

@@ -50,6 +50,13 @@ public struct ProviderConfiguration: Sendable {
     public var issuer: String? = nil
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3); a callback without it is then refused.
     public var requiresIssuerParameter: Bool = false
+    /// How the connect page names the provider to people (`GitHub`); nil shows ``name``.
+    public var displayName: String?
+    /// The provider's icon on the connect page: an `https:` or `data:image/…` URL; nil shows none.
+    public var iconURL: String?
+
+    /// The name people see: ``displayName``, else the key.
+    public var displayedName: String { displayName ?? name }
 
     /// Creates a configuration; everything but the name and kind defaults to absent or the OAuth 2.0 norm.
     public init(
@@ -75,7 +82,8 @@ public struct ProviderConfiguration: Sendable {
         apiKey: Secret? = nil,
         apiBaseURL: String? = nil,
         authenticateURL: String? = nil,
-        settingNames: [String: String] = [:]
+        settingNames: [String: String] = [:],
+        displayName: String? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -100,6 +108,7 @@ public struct ProviderConfiguration: Sendable {
         self.apiBaseURL = apiBaseURL
         self.authenticateURL = authenticateURL
         self.settingNames = settingNames
+        self.displayName = displayName
     }
 
     /// The settings this provider still needs, as the operator names them (`WEIBO_CLIENT_ID`, `token_url`); empty when configured.

@@ -35,7 +35,8 @@ public enum ProviderPresets {
         revokeTokenParameter: "access_token",
         revokeAuthenticatesClient: false,
         scopeSeparator: ",",
-        settingNames: ["client_id": "WEIBO_CLIENT_ID", "client_secret": "WEIBO_CLIENT_SECRET"]
+        settingNames: ["client_id": "WEIBO_CLIENT_ID", "client_secret": "WEIBO_CLIENT_SECRET"],
+        displayName: "Weibo"
     )
 
     /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07).
@@ -47,7 +48,8 @@ public enum ProviderPresets {
         userIDField: "id",
         scopes: ["read:user"],
         pkce: true,
-        settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"]
+        settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
+        displayName: "GitHub"
     )
 
     /// Google: PKCE S256, offline access with consent (so a refresh token is issued each time), `sub` from OpenID userinfo.
@@ -62,7 +64,8 @@ public enum ProviderPresets {
         scopes: ["openid", "email", "profile"],
         pkce: true,
         extraAuthorizeParameters: [("access_type", "offline"), ("prompt", "consent")],
-        settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"]
+        settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"],
+        displayName: "Google"
     )
 
     /// Twitter OAuth 1.0a: consumer key and secret, three endpoints, `verify_credentials` for the profile.
@@ -77,7 +80,8 @@ public enum ProviderPresets {
         userIDField: "id_str",
         requestTokenURL: "https://api.twitter.com/oauth/request_token",
         accessTokenURL: "https://api.twitter.com/oauth/access_token",
-        settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"]
+        settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"],
+        displayName: "Twitter"
     )
 
     /// TMDB API v3 session authentication: API key (or read access token), approval page, `/account` for the user id.
@@ -86,6 +90,7 @@ public enum ProviderPresets {
         authorizeURL: "https://www.themoviedb.org/authenticate",
         userIDField: "id",
         apiBaseURL: "https://api.themoviedb.org/3",
-        settingNames: ["api_key": "TMDB_API_KEY"]
+        settingNames: ["api_key": "TMDB_API_KEY"],
+        displayName: "TheMovieDB"
     )
 }

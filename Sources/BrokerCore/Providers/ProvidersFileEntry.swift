@@ -11,12 +11,14 @@ struct ProvidersFileEntry {
 
     /// The merged configuration; throws naming this provider and the first bad or missing key.
     func configuration() throws(ProviderConfigurationError) -> ProviderConfiguration {
-        if let unknown = settings.keys.sorted().first(where: { !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) }) {
+        if let unknown = settings.keys.sorted().first(where: { !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0)
+                                                                         && !Self.displayKeys.contains($0) }) {
             throw failure(unknown, "unknown key")
         }
         var configuration = try base()
         try apply(to: &configuration)
         try applyIssuer(to: &configuration)
+        try applyDisplay(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }

@@ -40,7 +40,8 @@ public actor RefreshCoordinator {
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block.
     ///
     /// `backoffStore` defaults to one in this process (one broker on the file
-    /// store); replicas pass the shared Redis one.
+    /// store); replicas pass the shared Redis one. `providerCalls` hears of
+    /// every refresh and revocation call, for metrics.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
@@ -50,11 +51,13 @@ public actor RefreshCoordinator {
         backoffStore: (any RefreshBackoffStore)? = nil,
         policy: Policy = Policy(),
         now: @escaping @Sendable () -> Date,
+        providerCalls: (any ProviderCallObserver)? = nil,
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) {
         self.accounts = accounts
         self.registry = registry
-        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now)
+        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
+                                       observer: providerCalls)
         self.lock = lock
         self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy

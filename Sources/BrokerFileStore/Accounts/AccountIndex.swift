@@ -1,4 +1,5 @@
 import BrokerCore
+import Foundation
 
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
@@ -12,6 +13,8 @@ struct AccountIndex: Sendable {
     private(set) var accounts: [ExactKey: Account] = [:]
     /// The secrets still sealed, by id.
     private(set) var sealed: [ExactKey: SealedSecrets] = [:]
+    /// The accounts counted by status, kept with every change.
+    private var tally = AccountStatusTally()
 
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
@@ -39,18 +42,25 @@ struct AccountIndex: Sendable {
         return selected
     }
 
+    /// Every account counted by status at `now`, from the tally (a sealed account's placeholder marks its refresh token).
+    mutating func statusCounts(at now: Date) -> AccountStatusCounts {
+        tally.counts(total: accounts.count, at: now)
+    }
+
     /// The ids of the accounts still sealed.
     var sealedIDs: [String] { sealed.keys.map(\.string) }
 
     /// Stores `stored` under `id`, replacing any entry.
     mutating func set(_ stored: StoredAccount, for id: String) {
-        accounts[ExactKey(id)] = stored.account
+        let previous = accounts.updateValue(stored.account, forKey: ExactKey(id))
+        if let previous { tally.remove(previous) }
+        tally.add(stored.account)
         sealed[ExactKey(id)] = stored.sealed
     }
 
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
-        accounts[ExactKey(id)] = nil
+        if let previous = accounts.removeValue(forKey: ExactKey(id)) { tally.remove(previous) }
         sealed[ExactKey(id)] = nil
     }
 
@@ -62,6 +72,7 @@ struct AccountIndex: Sendable {
             sealed[key] = current
             return
         }
+        // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
         accounts[key] = account
         // A dictionary keeps its capacity when emptied; give the memory back.
         if sealed.isEmpty { sealed = [:] }

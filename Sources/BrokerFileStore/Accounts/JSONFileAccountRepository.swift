@@ -135,6 +135,13 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 }
 
+extension JSONFileAccountRepository: AccountStatusCounting {
+    /// Counted from the tally the in-memory index keeps with every write (``AccountStatusTally``); nothing is decrypted, read from disk or visited one by one.
+    public func statusCounts(at now: Date) async throws(StoreError) -> AccountStatusCounts {
+        index.withLock { $0.statusCounts(at: now) }
+    }
+}
+
 extension JSONFileAccountRepository: ImmediateAccountReading {
     public func getNow(id: String) -> Account? {
         // A record whose secrets do not open answers nil here; get(id:) then throws the error naming its file.

@@ -4,8 +4,9 @@ import BrokerCore
 ///
 /// Each account is one string key `<prefix>account:<id>` holding the codec's
 /// bytes (so an encrypting codec plugs in exactly as for files), listed in the
-/// set `<prefix>accounts` and in `<prefix>accounts:<provider>`. The record and
-/// both index entries change together in one `MULTI`/`EXEC`; `update` and
+/// set `<prefix>accounts` and in `<prefix>accounts:<provider>`. The record,
+/// both index entries and the status counts kept for `/metrics` change
+/// together in one `MULTI`/`EXEC`; `update` and
 /// `delete` read under `WATCH` and retry when another writer came first, so
 /// concurrent updates from any number of processes are applied one after
 /// another. Nothing is cached: every read asks Redis, so replicas see each
@@ -107,7 +108,7 @@ public final class RedisAccountRepository: AccountRepository {
         if let previous, previous.provider != account.provider {
             commands.append(RedisCommand("SREM", providerIndexKey(previous.provider), account.id))
         }
-        return commands
+        return commands + censusCommands(for: account)
     }
 
     /// The commands that remove `account` and its index entries.
@@ -116,7 +117,7 @@ public final class RedisAccountRepository: AccountRepository {
             RedisCommand("DEL", accountKey(account.id)),
             RedisCommand("SREM", indexKey, account.id),
             RedisCommand("SREM", providerIndexKey(account.provider), account.id),
-        ]
+        ] + censusRemovalCommands(account.id)
     }
 
     /// The account in a `GET` reply, nil for a missing key; bytes that do not decode are ``StoreError/corrupt(path:reason:)``.

@@ -8,8 +8,8 @@ import Foundation
 public struct OAuth1Client: Sendable {
     /// The settings of the provider this client talks to.
     public let settings: OAuth1Settings
-    /// The outbound client.
-    let upstream: any UpstreamClient
+    /// The shared sending, step naming, redaction and reporting of provider calls.
+    let call: ProviderCall
     /// Makes the `oauth_nonce` of each request.
     let nonce: @Sendable () -> String
     /// Makes the `oauth_timestamp` of each request, in seconds since 1970.
@@ -22,8 +22,14 @@ public struct OAuth1Client: Sendable {
         nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
         timestamp: @escaping @Sendable () -> Int
     ) {
+        self.init(settings: settings, call: ProviderCall(upstream: upstream), nonce: nonce, timestamp: timestamp)
+    }
+
+    /// Creates a client whose calls go through `call` (an exchange's, which reports them).
+    init(settings: OAuth1Settings, call: ProviderCall, nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
+         timestamp: @escaping @Sendable () -> Int) {
         self.settings = settings
-        self.upstream = upstream
+        self.call = call
         self.nonce = nonce
         self.timestamp = timestamp
     }
@@ -108,7 +114,4 @@ public struct OAuth1Client: Sendable {
     func sensitive(_ values: String...) -> [String] {
         [settings.consumerSecret.value] + values
     }
-
-    /// The shared sending, step naming and redaction of provider calls.
-    var call: ProviderCall { ProviderCall(upstream: upstream) }
 }

@@ -14,7 +14,7 @@ struct OAuth1Exchange: ProviderExchange {
     /// A client whose timestamps come from the injected clock.
     var client: OAuth1Client {
         let now = context.now
-        return OAuth1Client(settings: settings, upstream: context.upstream, timestamp: { Int(now().timeIntervalSince1970) })
+        return OAuth1Client(settings: settings, call: context.call, timestamp: { Int(now().timeIntervalSince1970) })
     }
 
     /// Neither refresh nor revocation.

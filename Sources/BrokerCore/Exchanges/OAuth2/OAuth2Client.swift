@@ -11,14 +11,19 @@ public struct OAuth2Client: Sendable {
     public let settings: OAuth2Settings
     /// The fixed redirect URI, sent byte for byte in the authorize URL and the token request (RFC 6749 §4.1.3).
     public let redirectURI: String
-    /// The outbound client.
-    let upstream: any UpstreamClient
+    /// The shared sending, step naming, redaction and reporting of provider calls.
+    let call: ProviderCall
 
     /// Creates a client for the provider `settings` describe that redirects back to `redirectURI` and calls out through `upstream`.
     public init(settings: OAuth2Settings, redirectURI: String, upstream: any UpstreamClient) {
+        self.init(settings: settings, redirectURI: redirectURI, call: ProviderCall(upstream: upstream, provider: settings.name))
+    }
+
+    /// Creates a client whose calls go through `call` (an exchange's, which reports them).
+    init(settings: OAuth2Settings, redirectURI: String, call: ProviderCall) {
         self.settings = settings
         self.redirectURI = redirectURI
-        self.upstream = upstream
+        self.call = call
     }
 
     /// The URL to send the browser to: `client_id`, `redirect_uri`, `response_type=code`, scope, state, PKCE, extra parameters.
@@ -75,7 +80,4 @@ public struct OAuth2Client: Sendable {
     public func revoke(account: Account) async throws(BrokerError) {
         try await settings.revocation?.revoke(account, through: call)
     }
-
-    /// The shared sending, step naming and redaction of provider calls.
-    var call: ProviderCall { ProviderCall(upstream: upstream) }
 }

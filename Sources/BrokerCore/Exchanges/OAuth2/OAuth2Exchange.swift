@@ -10,7 +10,7 @@ struct OAuth2Exchange: ProviderExchange {
 
     /// The client that speaks to the provider.
     var client: OAuth2Client {
-        OAuth2Client(settings: settings, redirectURI: context.redirectURI, upstream: context.upstream)
+        OAuth2Client(settings: settings, redirectURI: context.redirectURI, call: context.call)
     }
 
     /// Refresh always; revocation when the provider names a revoke endpoint; PKCE when configured.

@@ -9,16 +9,21 @@ import Foundation
 public struct TMDBClient: Sendable {
     /// The settings of the provider this client talks to.
     public let settings: TMDBSettings
-    /// The outbound client.
-    let upstream: any UpstreamClient
+    /// The shared sending, step naming, redaction and reporting of provider calls.
+    let providerCall: ProviderCall
 
     /// How long TMDB keeps an unused request token: 60 minutes (v3 "How do I generate a session id?").
     public static let requestTokenLifetime: Double = 3600
 
     /// Creates a client for the provider `settings` describe that calls out through `upstream`.
     public init(settings: TMDBSettings, upstream: any UpstreamClient) {
+        self.init(settings: settings, call: ProviderCall(upstream: upstream))
+    }
+
+    /// Creates a client whose calls go through `call` (an exchange's, which reports them).
+    init(settings: TMDBSettings, call: ProviderCall) {
         self.settings = settings
-        self.upstream = upstream
+        self.providerCall = call
     }
 
     /// The API root without a trailing slash.
@@ -107,7 +112,7 @@ public struct TMDBClient: Sendable {
             body = Self.encodeJSON(json)
         }
         let request = UpstreamRequest(method: method, url: FormEncoding.url(baseURL + path, adding: pairs), headers: headers, body: body)
-        return try await ProviderCall(upstream: upstream).perform(request, step: step, secrets: sensitive + [settings.apiKey.value]) {
+        return try await providerCall.perform(request, step: step, secrets: sensitive + [settings.apiKey.value]) {
             response throws(BrokerError) in try Self.checkedObject(of: response, step: step.rawValue)
         }
     }

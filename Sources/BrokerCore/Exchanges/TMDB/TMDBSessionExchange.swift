@@ -13,7 +13,7 @@ struct TMDBSessionExchange: ProviderExchange {
     let context: ExchangeContext
 
     /// The client that speaks to TMDB.
-    var client: TMDBClient { TMDBClient(settings: settings, upstream: context.upstream) }
+    var client: TMDBClient { TMDBClient(settings: settings, call: context.call) }
 
     /// Revocation (session logout); no refresh.
     var capabilities: ExchangeCapabilities { [.revoke] }

@@ -1,0 +1,57 @@
+import BrokerCore
+import BrokerHTTP
+import Synchronization
+
+/// Everything `/metrics` reports, and the handler that renders it on the main port or the metrics listener.
+///
+/// Counters are kept here as events happen; the account gauge and readiness
+/// are read at scrape time (see ``AccountStatusCounting`` for why that is cheap).
+final class BrokerMetrics: Sendable {
+    /// The main server, whose request counters are reported (set once it exists).
+    let server = ServerBox()
+    /// Token refresh calls and failures by provider.
+    let refresh = RefreshMetrics()
+    /// Durations and failures of every provider call by provider and step.
+    let providerCalls = ProviderCallMetrics()
+    /// Sign-ins started, completed and failed by provider.
+    let flows: FlowMetrics
+
+    /// Metrics whose per-provider series start at zero for each of `providers`.
+    init(providers: [String]) {
+        flows = FlowMetrics(providers: providers)
+    }
+
+    /// The whole exposition text, or nil while the server does not exist yet.
+    func render(readiness: Readiness, accounts: AccountService) async -> String? {
+        guard let http = server.snapshot() else { return nil }
+        let ready = await readiness.check() == nil
+        var out = MetricsRenderer.renderHTTP(http)
+        out += MetricsRenderer.single("broker_ready", .gauge, "Whether the broker is ready for traffic (1) or not (0).", ready ? 1 : 0)
+        out += MetricsRenderer.renderRefresh(refresh.snapshot())
+        out += providerCalls.render()
+        out += flows.render()
+        // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
+        if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
+        out += ProcessMetrics.render()
+        return out
+    }
+
+    /// `GET /metrics`: 200 with the text, or 503 while starting.
+    func handler(readiness: Readiness, accounts: AccountService) -> Router.Handler {
+        .async({ [self] _ in
+            guard let text = await render(readiness: readiness, accounts: accounts) else {
+                return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
+            }
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
+            return Response(status: .ok, headers: headers, body: Array(text.utf8))
+        })
+    }
+}
+
+/// Lets the metrics read the server they are served by, which exists only after its router.
+final class ServerBox: Sendable {
+    private let server = Mutex<HTTPServer?>(nil)
+    func set(_ value: HTTPServer) { server.withLock { $0 = value } }
+    func snapshot() -> HTTPMetricsSnapshot? { server.withLock { $0 }?.metricsSnapshot() }
+}

@@ -1,0 +1,15 @@
+/// What became of one sign-in, as ``AuthorizationService`` reports it for metrics.
+///
+/// Providers are named only as the registry (or a stored flow) names them,
+/// never as a request spelled them, so the set of names a listener sees is
+/// bounded by the configuration.
+public enum FlowEvent: Sendable, Equatable {
+    /// A flow was stored and the browser sent to the provider.
+    case started(provider: String)
+    /// A callback completed a flow and the account was stored.
+    case completed(provider: String)
+    /// Starting or completing a flow of a known provider failed; ``BrokerError/code`` is the reason.
+    case failed(provider: String, error: BrokerError)
+    /// A callback's state matched no pending flow: unknown, already used, or purged after expiry.
+    case unmatched
+}
