@@ -60,7 +60,7 @@ struct ProviderRegistryTests {
         #expect(github.clientAuthentication == .clientSecretBasic)
         #expect(github.authorizeURL == "https://github.example/login/oauth/authorize")
         #expect(github.tokenURL == "https://github.com/login/oauth/access_token")
-        #expect(github.userIDField == "id")
+        #expect(github.userIDFields == ["id"])
         #expect(!github.pkce)
     }
 
@@ -78,7 +78,7 @@ struct ProviderRegistryTests {
         #expect(acme.kind == .oauth2)
         #expect(acme.isConfigured)
         #expect(acme.clientSecret?.value == "acme-secret-SENTINEL")
-        #expect(acme.userIDField == "user_id")
+        #expect(acme.userIDFields == ["user_id"])
         #expect(acme.pkce)
         #expect(acme.scopeSeparator == " ")
         #expect(acme.clientAuthentication == .clientSecretPost)

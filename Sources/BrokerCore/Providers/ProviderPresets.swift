@@ -29,7 +29,7 @@ public enum ProviderPresets {
         authorizeURL: "https://api.weibo.com/oauth2/authorize",
         tokenURL: "https://api.weibo.com/oauth2/access_token",
         userURL: "https://api.weibo.com/2/account/get_uid.json",
-        userIDField: "uid",
+        userIDFields: ["uid"],
         userTokenParameter: "access_token",
         revokeURL: "https://api.weibo.com/oauth2/revokeoauth2",
         revokeTokenParameter: "access_token",
@@ -44,7 +44,7 @@ public enum ProviderPresets {
         authorizeURL: "https://github.com/login/oauth/authorize",
         tokenURL: "https://github.com/login/oauth/access_token",
         userURL: "https://api.github.com/user",
-        userIDField: "id",
+        userIDFields: ["id"],
         scopes: ["read:user"],
         pkce: true,
         settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"]
@@ -56,7 +56,7 @@ public enum ProviderPresets {
         authorizeURL: "https://accounts.google.com/o/oauth2/v2/auth",
         tokenURL: "https://oauth2.googleapis.com/token",
         userURL: "https://openidconnect.googleapis.com/v1/userinfo",
-        userIDField: "sub",
+        userIDFields: ["sub"],
         revokeURL: "https://oauth2.googleapis.com/revoke",
         revokeAuthenticatesClient: false,
         scopes: ["openid", "email", "profile"],
@@ -74,7 +74,7 @@ public enum ProviderPresets {
         name: "twitter", kind: .oauth1,
         authorizeURL: "https://api.twitter.com/oauth/authorize",
         userURL: "https://api.twitter.com/1.1/account/verify_credentials.json?include_entities=false&skip_status=true",
-        userIDField: "id_str",
+        userIDFields: ["id_str"],
         requestTokenURL: "https://api.twitter.com/oauth/request_token",
         accessTokenURL: "https://api.twitter.com/oauth/access_token",
         settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"]
@@ -84,7 +84,7 @@ public enum ProviderPresets {
     static let tmdb = ProviderConfiguration(
         name: "tmdb", kind: .tmdb,
         authorizeURL: "https://www.themoviedb.org/authenticate",
-        userIDField: "id",
+        userIDFields: ["id"],
         apiBaseURL: "https://api.themoviedb.org/3",
         settingNames: ["api_key": "TMDB_API_KEY"]
     )

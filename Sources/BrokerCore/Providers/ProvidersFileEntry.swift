@@ -44,7 +44,7 @@ struct ProvidersFileEntry {
         guard let kind else {
             throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oauth1\" or \"tmdb\"")
         }
-        return ProviderConfiguration(name: provider, kind: kind, userIDField: "id")
+        return ProviderConfiguration(name: provider, kind: kind, userIDFields: ["id"])
     }
 
     /// Overrides every field whose key the entry has.
@@ -60,7 +60,7 @@ struct ProvidersFileEntry {
         if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
         if settings["api_base_url"] != nil { c.apiBaseURL = try url("api_base_url") }
         if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
-        if settings["user_id_field"] != nil { c.userIDField = try parameterName("user_id_field") }
+        if settings["user_id_field"] != nil { c.userIDFields = try parameterName("user_id_field").map { [$0] } ?? [] }
         if settings["user_token_param"] != nil { c.userTokenParameter = try parameterName("user_token_param") }
         if settings["revoke_token_param"] != nil { c.revokeTokenParameter = try parameterName("revoke_token_param") ?? "token" }
         if let value = try bool("revoke_client_auth") { c.revokeAuthenticatesClient = value }
