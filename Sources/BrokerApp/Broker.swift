@@ -173,7 +173,8 @@ public final class Broker: Sendable {
         do {
             return try ProviderRegistry.load(environment: c.environment, providersFile: file)
         } catch {
-            throw ConfigurationError(variable: "BROKER_PROVIDERS_FILE", message: "\(error)")
+            // A preset's endpoint variable (MICROSOFT_TENANT) is named itself; anything else is the file's.
+            throw ConfigurationError(variable: error.variable ?? "BROKER_PROVIDERS_FILE", message: "\(error)")
         }
     }
 

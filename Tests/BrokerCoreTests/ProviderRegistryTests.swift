@@ -19,7 +19,9 @@ struct ProviderRegistryTests {
 
     @Test func presetsWithoutCredentialsAreListedButNameTheirVariables() throws {
         let registry = try load(nil)
-        #expect(registry.all.map(\.name) == ["github", "google", "tmdb", "twitter", "weibo"])
+        #expect(registry.all.map(\.name) == ProviderPresets.names)
+        #expect(ProviderPresets.names.count == 25)
+        #expect(registry.all.allSatisfy { !$0.isConfigured })
         let weibo = try #require(registry.provider(named: "weibo"))
         #expect(!weibo.isConfigured)
         #expect(weibo.missingSettings == ["WEIBO_CLIENT_ID", "WEIBO_CLIENT_SECRET"])
@@ -83,7 +85,7 @@ struct ProviderRegistryTests {
         #expect(acme.scopeSeparator == " ")
         #expect(acme.clientAuthentication == .clientSecretPost)
         #expect(acme.extraAuthorizeParameters.map { "\($0.0)=\($0.1)" } == ["audience=api", "prompt=login"])
-        #expect(registry.all.map(\.name) == ["acme", "github", "google", "tmdb", "twitter", "weibo"])
+        #expect(registry.all.map(\.name) == (["acme"] + ProviderPresets.names).sorted())
     }
 
     @Test func missingEnvironmentVariableNamesProviderKeyAndVariable() throws {
