@@ -120,9 +120,11 @@ public final class Broker: Sendable {
         if c.apiKey == nil {
             logger.log(.warning, "BROKER_API_KEY is not set: /accounts, POST /authorize and API-key access to /account answer 401")
         }
-        for provider in registry.all where !provider.isConfigured {
-            logger.log(.info, "provider not configured", [("provider", .string(provider.name)),
-                                                          ("missing", .string(provider.missingSettings.joined(separator: ",")))])
+        // One line for all: most of the catalogue's presets are unconfigured on any one broker, and that is no news.
+        let unconfigured = registry.all.filter { !$0.isConfigured }.map(\.name)
+        if !unconfigured.isEmpty {
+            logger.log(.info, "providers not configured", [("count", .int(unconfigured.count)),
+                                                           ("providers", .string(unconfigured.joined(separator: ",")))])
         }
     }
 
