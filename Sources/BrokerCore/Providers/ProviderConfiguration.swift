@@ -51,7 +51,7 @@ public struct ProviderConfiguration: Sendable {
     public var issuer: String? = nil
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3); a callback without it is then refused.
     public var requiresIssuerParameter: Bool = false
-    /// The OAuth 2.0 token answer's layout and the user endpoint's request: where the tokens and the user are, how to ask.
+    /// Where the OAuth 2.0 token answer keeps the tokens and names the user.
     public var tokenAnswer = TokenAnswerLayout()
     /// How the user endpoint is called, when the token answer does not name the user.
     public var userRequest = UserInfoRequest()
