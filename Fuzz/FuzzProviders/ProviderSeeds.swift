@@ -146,7 +146,7 @@ enum ProviderSeeds {
         (200, json, #"{"active":true,"hub_id":62515.0,"user_id":123456}"#),
         (200, json, #"{"active":true,"hub_id":18446744073709551616,"user_id":1}"#),
         (200, json, #"{"active":false}"#),
-        (400, "*/*", #"{"category":"VALIDATION_ERROR","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf","message":"Token is invalid"}"#),
+        (400, json, #"{"category":"VALIDATION_ERROR","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf","message":"Token is invalid"}"#),
     ]
 
     /// `expires_in` values found from outside: the largest Int64, negative, a float past any integer, digits past any integer.
