@@ -10,8 +10,9 @@ import Testing
 /// The preset keeps its real endpoints: ``HostRewritingUpstream`` sends each
 /// call to the fake as `/<host><path>`, so a wrong host, path, parameter,
 /// header, body format or client authentication is a violation the fake
-/// records and refuses.
-@Suite struct CatalogueEndToEndTests {
+/// records and refuses. The cases run one at a time: each starts a broker and a
+/// provider, and forty at once would crowd the timing-sensitive suites beside them.
+@Suite(.serialized) struct CatalogueEndToEndTests {
     static let clientSecret = "CATALOGUE-CLIENT-SECRET-SENTINEL-0123456789"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
