@@ -47,6 +47,8 @@ enum ProviderFixtures {
         "GOOGLE_CLIENT_ID": "go-client", "GOOGLE_CLIENT_SECRET": clientSecret,
         "TWITTER_CONSUMER_KEY": "tw-key", "TWITTER_CONSUMER_SECRET": consumerSecret,
         "TMDB_API_KEY": apiKey,
+        "SLACK_CLIENT_ID": "2141029472.691202649728", "SLACK_CLIENT_SECRET": clientSecret,
+        "HUBSPOT_CLIENT_ID": "hs-client", "HUBSPOT_CLIENT_SECRET": clientSecret,
     ]
 
     /// The preset called `name`, with the credentials above.
@@ -76,5 +78,9 @@ enum ProviderFixtures {
     static let twitter = preset("twitter")
     /// TMDB, for v3 session authentication.
     static let tmdb = preset("tmdb")
+    /// Slack, for a token answer read under a path.
+    static let slack = preset("slack")
+    /// HubSpot, for an introspection endpoint read through paths.
+    static let hubspot = preset("hubspot")
 }
 #endif

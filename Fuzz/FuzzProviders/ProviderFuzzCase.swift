@@ -31,6 +31,10 @@ struct ProviderFuzzCase {
         case tmdbSession
         /// TMDB account.
         case tmdbAccount
+        /// OAuth 2.0 code exchange with Slack: tokens under `authed_user`, a user id joined from two paths.
+        case catalogueExchange
+        /// OAuth 2.0 user endpoint of HubSpot: RFC 7662 introspection, a user id joined from two paths.
+        case catalogueUserInfo
     }
 
     /// The step this input runs.
@@ -63,6 +67,8 @@ struct ProviderFuzzCase {
         case .tmdbRequestToken: checkTMDBRequestToken()
         case .tmdbSession: checkTMDBSession()
         case .tmdbAccount: checkTMDBAccount()
+        case .catalogueExchange: checkCatalogueExchange()
+        case .catalogueUserInfo: checkCatalogueUserInfo()
         }
     }
 

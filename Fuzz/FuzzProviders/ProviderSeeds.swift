@@ -99,6 +99,11 @@ enum ProviderSeeds {
             add(.tmdbSession, status, type, body)
             add(.tmdbAccount, status, type, body)
         }
+        for (status, type, body) in slackAnswers { add(.catalogueExchange, status, type, body) }
+        for (status, type, body) in hubspotAnswers { add(.catalogueUserInfo, status, type, body) }
+        for uid in hostileUIDs {
+            add(.catalogueExchange, 200, json, #"{"ok":true,"authed_user":{"id":"\#(uid)","access_token":"xoxp-1"},"team":{"id":"T1"}}"#)
+        }
         return seeds
     }
 
@@ -121,6 +126,27 @@ enum ProviderSeeds {
         (400, json, #"{"error":"invalid_request"}"#),
         (503, "text/html;charset=utf-8", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
         (204, nil, ""),
+    ]
+
+    /// Slack's `oauth.v2.access`: a user token, a bot-only install, rotation, `ok:false`, a colon in a joined part, a fraction.
+    static let slackAnswers: [(Int, String?, String)] = [
+        (200, json, #"{"ok":true,"app_id":"A0KRD7HC3","authed_user":{"id":"U1234","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T9TK3CUKW","name":"Slack Softball Team"},"enterprise":null,"is_enterprise_install":false}"#),
+        (200, json, #"{"ok":true,"access_token":"xoxb-17653672481","token_type":"bot","scope":"commands","bot_user_id":"U0KRQLJ9H","authed_user":{"id":"U1234"},"team":{"id":"T9TK3CUKW"}}"#),
+        (200, json, #"{"ok":true,"authed_user":{"id":"U1234","access_token":"xoxe.xoxp-1","refresh_token":"xoxe-1-abc","expires_in":43200,"token_type":"user"},"team":{"id":"T9TK3CUKW"}}"#),
+        (200, json, #"{"ok":false,"error":"invalid_code"}"#),
+        (200, json, #"{"ok":true,"authed_user":{"id":"U:1","access_token":"xoxp-1"},"team":{"id":"T1"}}"#),
+        (200, json, #"{"ok":true,"authed_user":{"id":1.5,"access_token":"xoxp-1"},"team":{"id":"T1"}}"#),
+        (200, json, #"{"ok":true,"authed_user":{"id":"U1","access_token":"xoxp-1"},"team":null,"enterprise":{"id":"E1"}}"#),
+    ]
+
+    /// HubSpot's introspection answers: the documented one, ids as strings, a fraction, a number past 64 bits, inactive.
+    static let hubspotAnswers: [(Int, String?, String)] = [
+        (200, json, #"{"active":true,"token_use":"access_token","hub_id":62515,"user_id":123456,"user":"test@hubspot.com","hub_domain":"demo.hubapi.com","app_id":456,"scopes":["oauth"],"expires_in":1754,"token_type":"access"}"#),
+        (200, json, #"{"active":true,"hub_id":"62515","user_id":"123456"}"#),
+        (200, json, #"{"active":true,"hub_id":62515.0,"user_id":123456}"#),
+        (200, json, #"{"active":true,"hub_id":18446744073709551616,"user_id":1}"#),
+        (200, json, #"{"active":false}"#),
+        (400, json, #"{"category":"VALIDATION_ERROR","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf","message":"Token is invalid"}"#),
     ]
 
     /// `expires_in` values found from outside: the largest Int64, negative, a float past any integer, digits past any integer.

@@ -138,9 +138,11 @@ public final class Broker: Sendable {
         if c.apiKey == nil {
             logger.log(.warning, "BROKER_API_KEY is not set: /accounts, POST /authorize and API-key access to /account answer 401")
         }
-        for provider in registry.all where !provider.isConfigured {
-            logger.log(.info, "provider not configured", [("provider", .string(provider.name)),
-                                                          ("missing", .string(provider.missingSettings.joined(separator: ",")))])
+        // One line for all: most of the catalogue's presets are unconfigured on any one broker, and that is no news.
+        let unconfigured = registry.all.filter { !$0.isConfigured }.map(\.name)
+        if !unconfigured.isEmpty {
+            logger.log(.info, "providers not configured", [("count", .int(unconfigured.count)),
+                                                           ("providers", .string(unconfigured.joined(separator: ",")))])
         }
     }
 
@@ -191,7 +193,8 @@ public final class Broker: Sendable {
         do {
             return try ProviderRegistry.load(environment: c.environment, providersFile: file)
         } catch {
-            throw ConfigurationError(variable: "BROKER_PROVIDERS_FILE", message: "\(error)")
+            // A preset's endpoint variable (MICROSOFT_TENANT) is named itself; anything else is the file's.
+            throw ConfigurationError(variable: error.variable ?? "BROKER_PROVIDERS_FILE", message: "\(error)")
         }
     }
 

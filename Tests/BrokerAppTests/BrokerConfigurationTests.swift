@@ -8,6 +8,17 @@ import Testing
         #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: ["BROKER_STORE": "file"]) }
     }
 
+    @Test func aPresetsEndpointVariableIsNamedWhenItsValueCannotStandInAURL() throws {
+        let c = try BrokerConfiguration.from(environment: ["GITLAB_URL": "gitlab.example.com/evil?x"])
+        do {
+            _ = try Broker.loadProviders(c)
+            Issue.record("an unfit GITLAB_URL was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.variable == "GITLAB_URL")
+            #expect(error.description.hasPrefix("GITLAB_URL: preset \"gitlab\": must be an absolute http or https URL"))
+        }
+    }
+
     @Test func defaultsWhenNothingIsSet() throws {
         let c = try BrokerConfiguration.from(environment: [:])
         #expect(c.server.host == "127.0.0.1")

@@ -12,7 +12,7 @@ final class BrokerHarness: @unchecked Sendable {
     static let apiKey = "test-api-key-0123456789abcdef"
 
     init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
-         now: @escaping @Sendable () -> Date = { Date() }) throws {
+         upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         let root = NSTemporaryDirectory() + "broker-e2e-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         self.dataDirectory = dataDirectory ?? root + "/data"
@@ -29,7 +29,7 @@ final class BrokerHarness: @unchecked Sendable {
         let configuration = try BrokerConfiguration.from(environment: env)
         let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND, 0o600)
         let logger = BrokerLogger(format: .json, writer: LogWriter(fd: fd))
-        broker = try Broker(configuration: configuration, logger: logger, now: now)
+        broker = try Broker(configuration: configuration, logger: logger, upstream: upstream, now: now)
         try broker.start()
     }
 

@@ -1,10 +1,19 @@
+import BrokerCore
 import Foundation
 import Testing
 
 /// Every variable the code reads is documented in docs/configuration.md and .env.example, and nothing documented there is never read.
+///
+/// The code's variables are the `BROKER_…` names it quotes and every variable a
+/// preset reads (``ProviderPresets/environmentVariables``). A document may name
+/// the catalogue's credentials once as `<NAME>_CLIENT_ID` and `<NAME>_CLIENT_SECRET`
+/// followed, on the same line, by each `NAME` in backticks; that line documents
+/// each name it lists, and only those.
 struct ConfigurationDocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let pattern = try! NSRegularExpression(pattern: "(BROKER|WEIBO|GITHUB|GOOGLE|TWITTER|TMDB)_[A-Z_]*[A-Z]")
+    /// The prefixes of the variables the broker reads: its own and each preset's.
+    static let prefixes = ["BROKER"] + Set(ProviderPresets.environmentVariables.map { String($0.prefix { $0 != "_" }) }).sorted()
+    static let pattern = try! NSRegularExpression(pattern: "(" + prefixes.joined(separator: "|") + ")_[A-Z_]*[A-Z]")
 
     /// The variable names in `text`; with `quoted`, only those written as Swift string literals (`"BROKER_PORT"`).
     static func names(in text: String, quoted: Bool) -> Set<String> {
@@ -21,11 +30,23 @@ struct ConfigurationDocumentationTests {
             }
             found.insert(String(text[name]))
         }
+        return found.union(quoted ? [] : patternNames(in: text))
+    }
+
+    /// The names a `<NAME>_SUFFIX` line documents: each suffix it uses with each `` `NAME` `` it lists.
+    static func patternNames(in text: String) -> Set<String> {
+        var found: Set<String> = []
+        for line in text.split(separator: "\n") where line.contains("<NAME>_") {
+            let suffixes = line.components(separatedBy: "<NAME>_").dropFirst().map { $0.prefix { $0.isUppercase || $0 == "_" } }
+            let listed = line.components(separatedBy: "`").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+                .filter { !$0.isEmpty && $0.allSatisfy { $0.isUppercase && $0.isASCII } }
+            for name in listed { for suffix in suffixes { found.insert(name + "_" + suffix) } }
+        }
         return found
     }
 
     static func read() throws -> Set<String> {
-        var found: Set<String> = []
+        var found = Set(ProviderPresets.environmentVariables)
         let enumerator = FileManager.default.enumerator(atPath: root.appendingPathComponent("Sources").path)
         while let item = enumerator?.nextObject() as? String {
             guard item.hasSuffix(".swift") else { continue }
@@ -38,9 +59,15 @@ struct ConfigurationDocumentationTests {
     @Test(arguments: ["docs/configuration.md", ".env.example"])
     func everyVariableTheCodeReadsIsDocumented(file: String) throws {
         let code = try Self.read()
-        #expect(code.contains("BROKER_PORT") && code.contains("BROKER_STORE"))
+        #expect(code.contains("BROKER_PORT") && code.contains("BROKER_STORE") && code.contains("SLACK_CLIENT_SECRET"))
         let documented = Self.names(in: try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8), quoted: false)
         #expect(code.subtracting(documented).sorted() == [], "read by the code but missing from \(file)")
         #expect(documented.subtracting(code).sorted() == [], "in \(file) but never read")
+    }
+
+    @Test func aPatternLineDocumentsExactlyTheNamesItLists() {
+        let line = "| `<NAME>_CLIENT_ID`, `<NAME>_CLIENT_SECRET` | unset | `<NAME>` one of `ASANA`, `ZOOM` |"
+        #expect(Self.patternNames(in: line) == ["ASANA_CLIENT_ID", "ASANA_CLIENT_SECRET", "ZOOM_CLIENT_ID", "ZOOM_CLIENT_SECRET"])
+        #expect(Self.patternNames(in: "`ASANA_CLIENT_ID` and `ZOOM`") == [])
     }
 }

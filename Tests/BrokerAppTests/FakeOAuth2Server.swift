@@ -1,9 +1,11 @@
+import BrokerCore
 import BrokerHTTP
 import Foundation
 import Synchronization
 
 /// An in-process OAuth 2.0 provider on a real socket, with refresh tokens (RFC 6749 §6) as GitHub Apps issue them:
 /// each refresh token works once and the refresh answer carries its successor (rotation can be switched off, as Google).
+/// A ``Dialect`` makes it speak one real provider's wire format instead (the catalogue's end-to-end tests).
 final class FakeOAuth2Server: Sendable {
     /// How the token endpoint answers the refresh grant.
     enum RefreshMode: Sendable { case ok, http500, invalidGrant, rateLimited(retryAfter: String) }
@@ -28,70 +30,112 @@ final class FakeOAuth2Server: Sendable {
         var exchangeBody: String?
         /// What the user endpoint answers for a valid token.
         var userBody = "{\"id\":4242,\"login\":\"ada\"}"
+        /// The PKCE challenge each code was issued with.
+        var challenges: [String: String] = [:]
+        /// Every demand of the dialect the broker missed, in order.
+        var violations: [String] = []
     }
 
     static let clientID = "acme-client-id"
     let clientSecret: String
+    let dialect: Dialect
     let server: HTTPServer
     let box: StateBox
 
     /// Holds the fake's counters and modes; route closures share it.
     final class StateBox: Sendable {
         let state = Mutex(State())
+
+        /// Records `refusal` as a violation and answers it in the dialect's error shape.
+        func refuse(_ refusal: Refusal, _ dialect: Dialect) -> Response {
+            state.withLock { $0.violations.append(refusal.reason) }
+            return Response(status: refusal.status, headers: HTTPHeaders([("Content-Type", "application/json")]),
+                            body: Array(dialect.errorAnswer(refusal.code).1.utf8))
+        }
     }
 
-    /// Starts on 127.0.0.1:0; `clientSecret` is what the broker must present.
-    init(clientSecret: String) throws {
+    /// Starts on 127.0.0.1:0; `clientSecret` is what the broker must present, `dialect` how it must present it.
+    init(clientSecret: String, dialect: Dialect = .standard) throws {
         self.clientSecret = clientSecret
+        self.dialect = dialect
         let box = StateBox()
+        box.state.withLock {
+            $0.userBody = dialect.userAnswer
+            $0.exchangeExpiresIn = dialect.expiresIn ?? 3600
+            $0.refreshExpiresIn = dialect.expiresIn ?? 3600
+            $0.issueRefreshTokens = dialect.issuesRefreshTokens
+        }
         self.box = box
         var router = Router()
-        router.add(.GET, "/authorize", .sync({ request in
+        router.add(.GET, dialect.authorizePath, .sync({ request in
             guard request.query("client_id") == FakeOAuth2Server.clientID, let redirect = request.query("redirect_uri"),
                   let state = request.query("state") else {
                 return Response.json(.badRequest, "{\"error\":\"invalid_request\"}")
             }
+            if let problem = dialect.authorizeProblem(request) { return box.refuse(Refusal(problem), dialect) }
             let code = box.state.withLock { s -> String in
                 s.issued += 1
                 let code = "ACME-CODE-SENTINEL-\(s.issued)"
                 s.codes[code] = redirect
+                s.challenges[code] = request.query("code_challenge")
                 return code
             }
             return Response(status: .found, headers: HTTPHeaders([("Location", "\(redirect)?code=\(code)&state=\(state)")]))
         }))
         let secret = clientSecret
-        router.add(.POST, "/token", .async({ request in
-            let form = Dictionary(URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)).map { ($0.name, $0.value) },
-                                  uniquingKeysWith: { a, _ in a })
-            guard form["client_id"] == FakeOAuth2Server.clientID, form["client_secret"] == secret else {
-                return FakeOAuth2Server.error(.unauthorized, "invalid_client")
+        let grant: Router.Handler = .async({ request in
+            if let problem = dialect.headerProblem(request) { return box.refuse(Refusal(problem), dialect) }
+            let form: [String: String]
+            switch dialect.tokenParameters(request, clientSecret: secret) {
+            case .success(let parameters): form = parameters
+            case .failure(let refusal): return box.refuse(refusal, dialect)
             }
             switch form["grant_type"] {
-            case "authorization_code": return FakeOAuth2Server.exchange(form, box)
-            case "refresh_token": return await FakeOAuth2Server.refresh(form, box)
+            case "authorization_code" where request.path == dialect.tokenPath: return FakeOAuth2Server.exchange(form, box, dialect)
+            case "refresh_token": return await FakeOAuth2Server.refresh(form, box, dialect)
             default: return FakeOAuth2Server.error(.badRequest, "unsupported_grant_type")
             }
-        }))
-        router.add(.GET, "/user", .sync({ request in
-            guard request.headers["Authorization"]?.hasPrefix("Bearer ACME-ACCESS-SENTINEL-") == true else {
-                return Response.json(.unauthorized, "{\"message\":\"Bad credentials\"}")
-            }
-            return Response.json(.ok, box.state.withLock { $0.userBody })
-        }))
-        router.add(.POST, "/revoke", .sync({ request in
-            let form = URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self))
-            let token = form.first { $0.name == "token" }?.value ?? ""
-            box.state.withLock { $0.revoked.append(token) }
-            return Response(status: .ok)
-        }))
+        })
+        router.add(.POST, dialect.tokenPath, grant)
+        if let refreshPath = dialect.refreshPath { router.add(.POST, refreshPath, grant) }
+        if let userPath = dialect.userPath {
+            let user: Router.Handler = .sync({ request in
+                if let problem = dialect.headerProblem(request) { return box.refuse(Refusal(problem), dialect) }
+                switch dialect.askedToken(request, clientSecret: secret) {
+                case .failure(let refusal): return box.refuse(refusal, dialect)
+                case .success(let token) where token.hasPrefix("ACME-ACCESS-SENTINEL-"): return Response.json(.ok, box.state.withLock { $0.userBody })
+                case .success: return Response.json(.unauthorized, "{\"message\":\"Bad credentials\"}")
+                }
+            })
+            router.add(.GET, userPath, user)
+            router.add(.POST, userPath, user)
+        }
+        if let revokePath = dialect.revokePath {
+            router.add(.POST, revokePath, .sync({ request in
+                if let problem = dialect.headerProblem(request) { return box.refuse(Refusal(problem), dialect) }
+                switch dialect.revokedToken(request, clientSecret: secret) {
+                case .failure(let refusal): return box.refuse(refusal, dialect)
+                case .success(let token): box.state.withLock { $0.revoked.append(token) }
+                }
+                let answer = dialect.revokeAnswer
+                return Response(status: answer.status, headers: HTTPHeaders(answer.body == nil ? [] : [("Content-Type", "application/json")]),
+                                body: Array((answer.body ?? "").utf8))
+            }))
+        }
         server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0), router: router)
         try server.start()
     }
 
     /// The authorization-code grant: a fresh access token and, unless switched off, a refresh token.
-    private static func exchange(_ form: [String: String], _ box: StateBox) -> Response {
+    private static func exchange(_ form: [String: String], _ box: StateBox, _ dialect: Dialect) -> Response {
         let body = box.state.withLock { s -> String? in
             guard let code = form["code"], let redirect = s.codes.removeValue(forKey: code), form["redirect_uri"] == redirect else {
+                return nil
+            }
+            // RFC 7636 §4.6: the verifier must hash to the challenge the code was issued with.
+            let challenge = s.challenges.removeValue(forKey: code)
+            guard challenge == form["code_verifier"].map(PKCE.challenge(for:)) else {
+                s.violations.append("token: code_verifier does not match the code_challenge")
                 return nil
             }
             s.exchanges += 1
@@ -99,14 +143,14 @@ final class FakeOAuth2Server: Sendable {
                 s.issued += 1
                 return fixed.replacingOccurrences(of: "{{n}}", with: String(s.issued))
             }
-            return grantBody(&s, expiresIn: s.exchangeExpiresIn, withRefreshToken: s.issueRefreshTokens)
+            return grantBody(&s, dialect, expiresIn: s.exchangeExpiresIn, withRefreshToken: s.issueRefreshTokens, refreshing: false)
         }
-        guard let body else { return error(.badRequest, "invalid_grant") }
+        guard let body else { return dialectError(dialect, "invalid_grant") }
         return json(body)
     }
 
     /// The refresh grant: counted, optionally slow or failing; an unknown or used refresh token is `invalid_grant`.
-    private static func refresh(_ form: [String: String], _ box: StateBox) async -> Response {
+    private static func refresh(_ form: [String: String], _ box: StateBox, _ dialect: Dialect) async -> Response {
         let (mode, delay) = box.state.withLock { s in
             s.refreshCalls += 1
             return (s.refreshMode, s.refreshDelay)
@@ -115,7 +159,7 @@ final class FakeOAuth2Server: Sendable {
         switch mode {
         case .ok: break
         case .http500: return Response(status: .internalServerError, body: Array("upstream trouble".utf8))
-        case .invalidGrant: return error(.badRequest, "invalid_grant")
+        case .invalidGrant: return dialectError(dialect, "invalid_grant")
         case .rateLimited(let retryAfter):
             var headers = HTTPHeaders()
             headers.add(name: "Retry-After", value: retryAfter)
@@ -127,24 +171,29 @@ final class FakeOAuth2Server: Sendable {
                 return nil
             }
             if s.rotate { s.validRefreshTokens.remove(presented) }
-            return grantBody(&s, expiresIn: s.refreshExpiresIn, withRefreshToken: s.rotate)
+            return grantBody(&s, dialect, expiresIn: s.refreshExpiresIn, withRefreshToken: s.rotate, refreshing: true)
         }
-        guard let body else { return error(.badRequest, "invalid_grant") }
+        guard let body else { return dialectError(dialect, "invalid_grant") }
         return json(body)
     }
 
-    private static func grantBody(_ s: inout State, expiresIn: Int, withRefreshToken: Bool) -> String {
+    private static func grantBody(_ s: inout State, _ dialect: Dialect, expiresIn: Int, withRefreshToken: Bool, refreshing: Bool) -> String {
         s.issued += 1
         let access = "ACME-ACCESS-SENTINEL-\(s.issued)"
         s.accessTokens.append(access)
-        var body = "{\"access_token\":\"\(access)\",\"token_type\":\"bearer\",\"expires_in\":\(expiresIn)"
+        var refresh: String?
         if withRefreshToken {
-            let refresh = "ACME-REFRESH-SENTINEL-\(s.issued)"
-            s.validRefreshTokens.insert(refresh)
+            refresh = "ACME-REFRESH-SENTINEL-\(s.issued)"
+            s.validRefreshTokens.insert(refresh!)
             s.currentRefreshToken = refresh
-            body += ",\"refresh_token\":\"\(refresh)\""
         }
-        return body + "}"
+        return dialect.answer(Dialect.Issued(accessToken: access, refreshToken: refresh, expiresIn: expiresIn, refreshing: refreshing))
+    }
+
+    /// A refused grant in the dialect's error shape (RFC 6749 §5.2 for the standard one).
+    private static func dialectError(_ dialect: Dialect, _ code: String) -> Response {
+        let (status, body) = dialect.errorAnswer(code)
+        return Response(status: status, headers: HTTPHeaders([("Content-Type", "application/json")]), body: Array(body.utf8))
     }
 
     private static func json(_ body: String) -> Response {
@@ -163,6 +212,7 @@ final class FakeOAuth2Server: Sendable {
     var accessTokens: [String] { box.state.withLock { $0.accessTokens } }
     var currentRefreshToken: String? { box.state.withLock { $0.currentRefreshToken } }
     var revoked: [String] { box.state.withLock { $0.revoked } }
+    var violations: [String] { box.state.withLock { $0.violations } }
     func set(_ change: @Sendable (inout State) -> Void) { box.state.withLock { change(&$0) } }
 
     /// The providers-file entry of a custom OAuth 2.0 provider `acme` pointing at this fake.

@@ -14,8 +14,9 @@ public struct ProviderConfiguration: Sendable {
     public var tokenURL: String?
     /// The endpoint that names the user when the token response does not.
     public var userURL: String?
-    /// The top-level field of the user response that holds the stable user id (`id`, `sub`, `uid`).
-    public var userIDField: String?
+    /// The JSON paths (``ProviderJSONPath``) of the stable user id in the user response (`id`, `sub`, `uid`); several
+    /// values are joined with `:` (HubSpot's `hub_id` and `user_id`). Empty means `id`.
+    public var userIDFields: [String]
     /// When set, the user endpoint gets the access token as this query parameter instead of a Bearer header (Weibo: `access_token`).
     public var userTokenParameter: String?
     /// The revocation endpoint, or nil when the provider has none.
@@ -57,6 +58,26 @@ public struct ProviderConfiguration: Sendable {
 
     /// The name people see: ``displayName``, else the key.
     public var displayedName: String { displayName ?? name }
+    /// Where the OAuth 2.0 token answer keeps the tokens and names the user.
+    public var tokenAnswer = TokenAnswerLayout()
+    /// How the user endpoint is called, when the token answer does not name the user.
+    public var userRequest = UserInfoRequest()
+    /// How the token endpoint wants its body (Notion and Atlassian: JSON).
+    public var tokenRequestFormat: ProviderRequestFormat = .form
+    /// Where refresh requests go when not to the token endpoint (Figma's `oauth/refresh`).
+    public var refreshURL: String? = nil
+    /// Whether every refresh answer carries the next refresh token and spends the one presented (RFC 9700 §4.14.2).
+    public var refreshTokenRotates: Bool = false
+    /// The authorize parameter that carries the scopes: `scope` (RFC 6749 §3.3), or Slack's `user_scope` for a user token.
+    public var scopeParameter: String = "scope"
+    /// How the revocation request carries the token.
+    public var revocationStyle: RevocationStyle = .form
+    /// Whether revocation names the access token even when the account holds a refresh token (Twitch, Zoom and Slack revoke access tokens).
+    public var revokesAccessToken: Bool = false
+    /// Whether a revocation without client authentication still sends `client_id` (Twitch).
+    public var revokeSendsClientID: Bool = false
+    /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
+    public var requestHeaders: [(String, String)] = []
 
     /// Creates a configuration; everything but the name and kind defaults to absent or the OAuth 2.0 norm.
     public init(
@@ -67,7 +88,7 @@ public struct ProviderConfiguration: Sendable {
         authorizeURL: String? = nil,
         tokenURL: String? = nil,
         userURL: String? = nil,
-        userIDField: String? = nil,
+        userIDFields: [String] = [],
         userTokenParameter: String? = nil,
         revokeURL: String? = nil,
         revokeTokenParameter: String = "token",
@@ -92,7 +113,7 @@ public struct ProviderConfiguration: Sendable {
         self.authorizeURL = authorizeURL
         self.tokenURL = tokenURL
         self.userURL = userURL
-        self.userIDField = userIDField
+        self.userIDFields = userIDFields
         self.userTokenParameter = userTokenParameter
         self.revokeURL = revokeURL
         self.revokeTokenParameter = revokeTokenParameter

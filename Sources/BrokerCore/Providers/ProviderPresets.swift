@@ -1,11 +1,19 @@
 /// The built-in providers with their real endpoints, and the environment variables that hold their credentials.
 ///
-/// Endpoints and wire details are those of `reference/providers.md` §1–§4.
+/// Each preset is one ``ProviderConfiguration``: the endpoints, scopes and
+/// quirks its provider documents, as data the providers file can state too.
+/// The catalogue (`ProviderPresets+Catalogue*.swift`) cites each provider's
+/// documentation in docs/providers.md. A preset is enabled by its two
+/// credential variables alone (`SLACK_CLIENT_ID`, `SLACK_CLIENT_SECRET`); one
+/// without them is listed as unconfigured and costs nothing.
 public enum ProviderPresets {
-    /// The preset names: `github`, `google`, `tmdb`, `twitter`, `weibo`.
+    /// The preset names, sorted.
     public static var names: [String] { all.map(\.name).sorted() }
 
-    /// The preset called `name`, with credentials read from `environment`, or nil when there is none.
+    /// The preset called `name`, with credentials and endpoint variables read from `environment`, or nil when there is none.
+    ///
+    /// An endpoint variable that is unfit leaves its placeholder in the URLs;
+    /// ``checkVariables(in:)`` refuses such an environment at start-up first.
     public static func preset(named name: String, environment: [String: String]) -> ProviderConfiguration? {
         guard var preset = all.first(where: { $0.name == name }) else { return nil }
         for (key, variable) in preset.settingNames {
@@ -17,11 +25,50 @@ public enum ProviderPresets {
             default: break
             }
         }
+        for variable in variables[name] ?? [] {
+            guard let value = variable.value(in: environment) else { continue }
+            let placeholder = "{" + variable.name + "}"
+            func fill(_ url: String?) -> String? { url?.replacingOccurrences(of: placeholder, with: value) }
+            preset.authorizeURL = fill(preset.authorizeURL)
+            preset.tokenURL = fill(preset.tokenURL)
+            preset.refreshURL = fill(preset.refreshURL)
+            preset.userURL = fill(preset.userURL)
+            preset.revokeURL = fill(preset.revokeURL)
+        }
         return preset
     }
 
-    /// Every preset without credentials.
-    static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb]
+    /// Refuses an endpoint variable (`MICROSOFT_TENANT`, `GITLAB_URL`, `SALESFORCE_LOGIN_HOST`) whose value cannot stand in a URL.
+    static func checkVariables(in environment: [String: String]) throws(ProviderConfigurationError) {
+        for name in variables.keys.sorted() {
+            for variable in variables[name] ?? [] {
+                guard let given = environment[variable.variable], !given.isEmpty, let problem = variable.problem(with: given) else { continue }
+                throw ProviderConfigurationError(provider: name, key: nil, message: problem, variable: variable.variable)
+            }
+        }
+    }
+
+    /// Every environment variable a preset reads (credentials and endpoint variables), sorted.
+    public static var environmentVariables: [String] {
+        let credentials = all.flatMap(\.settingNames.values)
+        let endpoints = variables.values.flatMap { $0.map(\.variable) }
+        return Set(credentials + endpoints).sorted()
+    }
+
+    /// Every preset without credentials, its URLs still holding their `{placeholders}`.
+    static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb] + catalogue
+
+    /// The endpoint variables of the presets that have any, by preset name.
+    static let variables: [String: [PresetVariable]] = [
+        "microsoft": [PresetVariable(name: "tenant", variable: "MICROSOFT_TENANT", defaultValue: "common", shape: .pathSegment)],
+        "gitlab": [PresetVariable(name: "base_url", variable: "GITLAB_URL", defaultValue: "https://gitlab.com", shape: .baseURL)],
+        "salesforce": [PresetVariable(name: "login_host", variable: "SALESFORCE_LOGIN_HOST", defaultValue: "login.salesforce.com", shape: .host)],
+    ]
+
+    /// The credential variables `<PREFIX>_CLIENT_ID` and `<PREFIX>_CLIENT_SECRET`.
+    static func credentials(_ prefix: String) -> [String: String] {
+        ["client_id": prefix + "_CLIENT_ID", "client_secret": prefix + "_CLIENT_SECRET"]
+    }
 
     /// Sina Weibo: comma-separated scopes, no PKCE, `uid` in the token response, `get_uid.json` otherwise.
     static let weibo = ProviderConfiguration(
@@ -29,7 +76,7 @@ public enum ProviderPresets {
         authorizeURL: "https://api.weibo.com/oauth2/authorize",
         tokenURL: "https://api.weibo.com/oauth2/access_token",
         userURL: "https://api.weibo.com/2/account/get_uid.json",
-        userIDField: "uid",
+        userIDFields: ["uid"],
         userTokenParameter: "access_token",
         revokeURL: "https://api.weibo.com/oauth2/revokeoauth2",
         revokeTokenParameter: "access_token",
@@ -45,7 +92,7 @@ public enum ProviderPresets {
         authorizeURL: "https://github.com/login/oauth/authorize",
         tokenURL: "https://github.com/login/oauth/access_token",
         userURL: "https://api.github.com/user",
-        userIDField: "id",
+        userIDFields: ["id"],
         scopes: ["read:user"],
         pkce: true,
         settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
@@ -58,7 +105,7 @@ public enum ProviderPresets {
         authorizeURL: "https://accounts.google.com/o/oauth2/v2/auth",
         tokenURL: "https://oauth2.googleapis.com/token",
         userURL: "https://openidconnect.googleapis.com/v1/userinfo",
-        userIDField: "sub",
+        userIDFields: ["sub"],
         revokeURL: "https://oauth2.googleapis.com/revoke",
         revokeAuthenticatesClient: false,
         scopes: ["openid", "email", "profile"],
@@ -77,7 +124,7 @@ public enum ProviderPresets {
         name: "twitter", kind: .oauth1,
         authorizeURL: "https://api.twitter.com/oauth/authorize",
         userURL: "https://api.twitter.com/1.1/account/verify_credentials.json?include_entities=false&skip_status=true",
-        userIDField: "id_str",
+        userIDFields: ["id_str"],
         requestTokenURL: "https://api.twitter.com/oauth/request_token",
         accessTokenURL: "https://api.twitter.com/oauth/access_token",
         settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"],
@@ -88,7 +135,7 @@ public enum ProviderPresets {
     static let tmdb = ProviderConfiguration(
         name: "tmdb", kind: .tmdb,
         authorizeURL: "https://www.themoviedb.org/authenticate",
-        userIDField: "id",
+        userIDFields: ["id"],
         apiBaseURL: "https://api.themoviedb.org/3",
         settingNames: ["api_key": "TMDB_API_KEY"],
         displayName: "TheMovieDB"

@@ -10,14 +10,17 @@ public struct ProviderRegistry: Sendable {
         self.providers = table
     }
 
-    /// Presets (weibo, github, google, twitter, tmdb) with credentials from `environment`, then the providers file over them.
+    /// Presets (``ProviderPresets``) with credentials from `environment`, then the providers file over them.
     ///
-    /// Credentials: `WEIBO_CLIENT_ID`/`WEIBO_CLIENT_SECRET`, `GITHUB_…`, `GOOGLE_…`,
-    /// `TWITTER_CONSUMER_KEY`/`TWITTER_CONSUMER_SECRET`, `TMDB_API_KEY`. A preset
-    /// without them stays listed but unconfigured. `providersFile` is the file's
-    /// bytes, or nil when there is none; a malformed file or an incomplete
-    /// provider in it throws an error naming the provider and key.
+    /// Credentials: `WEIBO_CLIENT_ID`/`WEIBO_CLIENT_SECRET`, `SLACK_…` and so on
+    /// for every OAuth 2.0 preset, `TWITTER_CONSUMER_KEY`/`TWITTER_CONSUMER_SECRET`,
+    /// `TMDB_API_KEY`. A preset without them stays listed but unconfigured. An
+    /// endpoint variable (`MICROSOFT_TENANT`, `GITLAB_URL`, `SALESFORCE_LOGIN_HOST`)
+    /// that cannot stand in a URL throws an error naming it. `providersFile` is
+    /// the file's bytes, or nil when there is none; a malformed file or an
+    /// incomplete provider in it throws an error naming the provider and key.
     public static func load(environment: [String: String], providersFile: [UInt8]?) throws(ProviderConfigurationError) -> ProviderRegistry {
+        try ProviderPresets.checkVariables(in: environment)
         var list = ProviderPresets.names.compactMap { ProviderPresets.preset(named: $0, environment: environment) }
         if let providersFile {
             let fromFile = try ProvidersFile.configurations(from: providersFile, environment: environment)

@@ -30,6 +30,27 @@ enum ProviderValue {
         return wholeNumber(value)
     }
 
+    /// An identifier given as a non-empty string or a JSON integer, as text; nil for anything else.
+    ///
+    /// The strict variant of ``identifier(_:)``: a number with a fraction or an
+    /// exponent (`4242.0`, `1e3`) and one too large for 64 bits, which
+    /// JSONSerialization reads as a Double or a Decimal, are refused rather than
+    /// rounded, so the id is the provider's digits exactly.
+    static func exactIdentifier(_ value: Any) -> String? {
+        if let string = value as? String {
+            return string.isEmpty ? nil : string
+        }
+        guard let number = value as? NSNumber else { return nil }
+        switch String(cString: number.objCType) {
+        case "c", "d", "f":
+            return nil  // a boolean, or a number read through Double or Decimal
+        case "Q", "L", "I", "S", "C":
+            return String(number.uint64Value)
+        default:
+            return String(number.int64Value)
+        }
+    }
+
     /// The decimal digits of a whole JSON number, read without passing large integers through Double.
     private static func wholeNumber(_ value: Any) -> String? {
         guard let number = value as? NSNumber else { return nil }

@@ -11,14 +11,17 @@ struct ProvidersFileEntry {
 
     /// The merged configuration; throws naming this provider and the first bad or missing key.
     func configuration() throws(ProviderConfigurationError) -> ProviderConfiguration {
-        if let unknown = settings.keys.sorted().first(where: { !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0)
-                                                                         && !Self.displayKeys.contains($0) }) {
+        if let unknown = settings.keys.sorted().first(where: {
+            !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
+                && !Self.displayKeys.contains($0)
+        }) {
             throw failure(unknown, "unknown key")
         }
         var configuration = try base()
         try apply(to: &configuration)
         try applyIssuer(to: &configuration)
         try applyDisplay(to: &configuration)
+        try applyOAuth2(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }
@@ -46,7 +49,7 @@ struct ProvidersFileEntry {
         guard let kind else {
             throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oauth1\" or \"tmdb\"")
         }
-        return ProviderConfiguration(name: provider, kind: kind, userIDField: "id")
+        return ProviderConfiguration(name: provider, kind: kind, userIDFields: ["id"])
     }
 
     /// Overrides every field whose key the entry has.
@@ -62,10 +65,15 @@ struct ProvidersFileEntry {
         if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
         if settings["api_base_url"] != nil { c.apiBaseURL = try url("api_base_url") }
         if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
-        if settings["user_id_field"] != nil { c.userIDField = try parameterName("user_id_field") }
+        if settings["user_id_field"] != nil {
+            c.userIDFields = try paths("user_id_field") ?? []
+            if c.kind != .oauth2, c.userIDFields.count > 1 {
+                throw failure("user_id_field", "an \(c.kind.rawValue) provider reads one field; several joined into one id are for oauth2")
+            }
+        }
         if settings["user_token_param"] != nil { c.userTokenParameter = try parameterName("user_token_param") }
         if settings["revoke_token_param"] != nil { c.revokeTokenParameter = try parameterName("revoke_token_param") ?? "token" }
-        if let value = try bool("revoke_client_auth") { c.revokeAuthenticatesClient = value }
+        if settings["revoke_client_auth"] != nil { try applyRevokeClientAuth(to: &c) }
         if let value = try bool("pkce") { c.pkce = value }
         if settings["scopes"] != nil { c.scopes = try scopes() }
         if settings["scope_separator"] != nil { c.scopeSeparator = try string("scope_separator") ?? " " }
@@ -86,9 +94,9 @@ struct ProvidersFileEntry {
             }
             throw failure(missing, "missing; a custom \(c.kind.rawValue) provider needs it")
         }
-        // A custom OAuth 2.0 provider cannot be assumed to put the user id in its token response.
-        if !isPreset, c.kind == .oauth2, c.userURL == nil {
-            throw failure("user_url", "missing; a custom oauth2 provider needs the endpoint that names the user")
+        // A custom OAuth 2.0 provider cannot be assumed to put the user id in its token response unless it says where.
+        if !isPreset, c.kind == .oauth2, c.userURL == nil, c.tokenAnswer.userIDFields?.isEmpty ?? true {
+            throw failure("user_url", "missing; a custom oauth2 provider needs the endpoint that names the user, or token_user_id_field")
         }
     }
 

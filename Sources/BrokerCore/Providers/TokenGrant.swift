@@ -16,6 +16,8 @@ public struct TokenGrant: Sendable, Equatable {
     public var uid: String?
     /// The user's display name when the token response carries it (Twitter `screen_name`).
     public var screenName: String?
+    /// Whether a refresh answer without a new refresh token spent the one presented, so none is kept (rotating providers).
+    public var presentedRefreshTokenSpent: Bool = false
 
     /// The longest lifetime kept, ten years in seconds; longer ones are clamped to it where they enter.
     public static let maximumLifetime = 315_360_000

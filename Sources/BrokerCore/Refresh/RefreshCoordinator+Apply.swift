@@ -26,7 +26,8 @@ extension RefreshCoordinator {
     /// Writes the new tokens atomically, unless the account changed hands meanwhile.
     ///
     /// RFC 6749 §6: a new refresh token replaces the old one, which is never
-    /// used again; without one (Google) the old one stays. `expires_in` counts
+    /// used again; without one (Google) the old one stays, unless the provider
+    /// rotates refresh tokens and so spent it (``TokenGrant/presentedRefreshTokenSpent``). `expires_in` counts
     /// from the injected clock's reading (RFC 6749 §5.1). The write happens only
     /// while the record still holds the refresh token that was presented: a
     /// re-authorization that landed meanwhile is newer and stands.
@@ -39,7 +40,7 @@ extension RefreshCoordinator {
                 account.accessToken = grant.accessToken
                 account.tokenType = grant.tokenType ?? account.tokenType
                 account.scope = grant.scope ?? account.scope
-                account.refreshToken = grant.refreshToken ?? used
+                account.refreshToken = grant.refreshToken ?? (grant.presentedRefreshTokenSpent ? nil : used)
                 account.expiresAt = Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn)
                 account.refreshedAt = issuedAt
                 account.updatedAt = issuedAt

@@ -34,6 +34,6 @@ public struct OAuth1Settings: ProviderKindSettings, Sendable {
         accessTokenURL = required.text("access_token_url", provider.accessTokenURL)
         authenticateURL = provider.authenticateURL
         userURL = provider.userURL
-        userIDField = provider.userIDField ?? "id"
+        userIDField = provider.userIDFields.first ?? "id"
     }
 }

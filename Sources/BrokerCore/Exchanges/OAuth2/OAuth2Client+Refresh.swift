@@ -3,14 +3,16 @@ extension OAuth2Client {
     ///
     /// RFC 6749 §5.2: `invalid_grant` covers a refresh token that is invalid,
     /// expired, revoked or issued to another client. GitHub names a dead GitHub
-    /// App refresh token `bad_refresh_token` (and answers with HTTP 200).
-    static let deadRefreshTokenErrors: Set<String> = ["invalid_grant", "bad_refresh_token"]
+    /// App refresh token `bad_refresh_token`, Slack's `oauth.v2.access`
+    /// `invalid_refresh_token` (both with HTTP 200).
+    static let deadRefreshTokenErrors: Set<String> = ["invalid_grant", "bad_refresh_token", "invalid_refresh_token"]
 
     /// Trades `refreshToken` for a new access token (RFC 6749 §6).
     ///
-    /// A form POST of `grant_type=refresh_token` and `refresh_token`, with the
-    /// same client authentication as the code exchange and no `scope` (the
-    /// grant keeps its scope). The answer passes the same validator as the code
+    /// A POST of `grant_type=refresh_token` and `refresh_token` to the refresh
+    /// endpoint (the token endpoint unless the provider has its own), with the
+    /// same client authentication and body format as the code exchange and no
+    /// `scope` (the grant keeps its scope). The answer passes the same validator as the code
     /// exchange. A dead refresh token (see ``deadRefreshTokenErrors``) throws
     /// ``BrokerError/reauthorizationRequired``; a timeout, a 5xx, a transport
     /// failure or any other refusal throws an upstream error, which callers
@@ -30,32 +32,28 @@ extension OAuth2Client {
     /// statuses it means something else or nothing, and is dropped.
     public func attemptRefresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         let step = ProviderStep.tokenRefresh
-        var form: [(String, String)] = [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)]
-        var headers: [(String, String)] = [
-            ("Content-Type", "application/x-www-form-urlencoded"),
-            // GitHub answers form-encoded unless asked for JSON.
-            ("Accept", "application/json"),
-            ("User-Agent", ProviderCall.userAgent),
-        ]
-        settings.credentials.add(to: &form, headers: &headers)
-        let request = UpstreamRequest(method: "POST", url: settings.tokenURL, headers: headers, body: FormEncoding.body(form))
+        let request = tokenRequest(url: settings.refreshURL, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)])
         let sensitive = [refreshToken.value, settings.credentials.secret.value]
+        let layout = settings.tokenAnswer
         var retryAfter: String?
         do throws(BrokerError) {
             return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
                 if response.status == 429 || response.status >= 500 { retryAfter = response.header("Retry-After") }
                 if Self.reportsDeadRefreshToken(response) { throw .reauthorizationRequired }
-                return try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue)
+                return try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue, layout: layout)
             }
         } catch {
             throw RefreshFailure(error, retryAfter: retryAfter)
         }
     }
 
-    /// Whether a non-5xx answer carries an `error` naming a dead refresh token; a 5xx is the provider's trouble, not the token's.
+    /// Whether a non-5xx answer names a dead refresh token; a 5xx is the provider's trouble, not the token's.
+    ///
+    /// The name is the `error` field (RFC 6749 §5.2), or the `code` of an error
+    /// object (`{"object":"error","code":"invalid_grant"}`, Notion's shape).
     static func reportsDeadRefreshToken(_ response: UpstreamResponse) -> Bool {
-        guard response.status < 500, let fields = ResponseBody(response.body).fields(acceptForm: true),
-              let error = fields["error"] as? String else { return false }
-        return deadRefreshTokenErrors.contains(error)
+        guard response.status < 500, let fields = ResponseBody(response.body).fields(acceptForm: true) else { return false }
+        let error = fields["error"] as? String ?? (fields["object"] as? String == "error" ? fields["code"] as? String : nil)
+        return error.map(deadRefreshTokenErrors.contains) ?? false
     }
 }

@@ -26,7 +26,7 @@ public struct OAuth2Client: Sendable {
         self.call = call
     }
 
-    /// The URL to send the browser to: `client_id`, `redirect_uri`, `response_type=code`, scope, state, PKCE, extra parameters.
+    /// The URL to send the browser to: `client_id`, `redirect_uri`, `response_type=code`, scope (as the provider names it), state, PKCE, extra parameters.
     ///
     /// RFC 6749 §4.1.1 for the parameters; RFC 7636 §4.3 for `code_challenge`
     /// with `code_challenge_method=S256` (never `plain`, RFC 9700 §2.1.1).
@@ -37,7 +37,7 @@ public struct OAuth2Client: Sendable {
             ("response_type", "code"),
         ]
         if !settings.scopes.isEmpty {
-            pairs.append(("scope", settings.scopes.joined(separator: settings.scopeSeparator)))
+            pairs.append((settings.scopeParameter, settings.scopes.joined(separator: settings.scopeSeparator)))
         }
         pairs.append(("state", state))
         if let codeChallenge {
@@ -48,10 +48,11 @@ public struct OAuth2Client: Sendable {
         return FormEncoding.url(settings.authorizeURL, adding: pairs)
     }
 
-    /// Exchanges an authorization code for tokens with a form POST (RFC 6749 §4.1.3), asking for JSON.
+    /// Exchanges an authorization code for tokens with a POST (RFC 6749 §4.1.3), asking for JSON.
     ///
     /// The client authenticates with `client_secret_post` or HTTP Basic
-    /// (RFC 6749 §2.3.1); `code_verifier` is sent when the flow used PKCE.
+    /// (RFC 6749 §2.3.1); `code_verifier` is sent when the flow used PKCE. The
+    /// body is a form, or the same parameters as a JSON object where the provider wants that.
     public func exchange(code: String, codeVerifier: String?) async throws(BrokerError) -> TokenGrant {
         let step = ProviderStep.tokenExchange
         var form: [(String, String)] = [
@@ -60,18 +61,25 @@ public struct OAuth2Client: Sendable {
             ("redirect_uri", redirectURI),
         ]
         if let codeVerifier { form.append(("code_verifier", codeVerifier)) }
+        let request = tokenRequest(url: settings.tokenURL, form: form)
+        let sensitive = [code, codeVerifier, settings.credentials.secret.value].compactMap { $0 }
+        let layout = settings.tokenAnswer
+        return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
+            try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue, layout: layout)
+        }
+    }
+
+    /// A POST of `form` and the client credentials to `url`, in the provider's request format, asking for JSON.
+    func tokenRequest(url: String, form: [(String, String)]) -> UpstreamRequest {
+        var form = form
         var headers: [(String, String)] = [
-            ("Content-Type", "application/x-www-form-urlencoded"),
+            ("Content-Type", settings.tokenRequestFormat.contentType),
             // GitHub answers form-encoded unless asked for JSON.
             ("Accept", "application/json"),
             ("User-Agent", ProviderCall.userAgent),
         ]
         settings.credentials.add(to: &form, headers: &headers)
-        let request = UpstreamRequest(method: "POST", url: settings.tokenURL, headers: headers, body: FormEncoding.body(form))
-        let sensitive = [code, codeVerifier, settings.credentials.secret.value].compactMap { $0 }
-        return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
-            try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue)
-        }
+        return UpstreamRequest(method: "POST", url: url, headers: settings.headers(headers), body: settings.tokenRequestFormat.body(form))
     }
 
     /// Revokes the account's grant at the provider; does nothing when the provider has no revoke endpoint.

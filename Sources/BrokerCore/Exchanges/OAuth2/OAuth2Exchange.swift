@@ -47,13 +47,24 @@ struct OAuth2Exchange: ProviderExchange {
             try ProviderUserID.check(uid, step: ProviderStep.tokenExchange.rawValue)
             return ExchangeCompletion(grant: grant, uid: uid, screenName: grant.screenName)
         }
+        if settings.userURL == nil, let fields = settings.tokenAnswer.userIDFields, !fields.isEmpty {
+            // The provider names its users only in the token answer (Slack, Notion, Strava), and this one did not.
+            throw .upstreamError(step: ProviderStep.tokenExchange.rawValue,
+                                 reason: "the token response has no \(fields.joined(separator: " and "))")
+        }
         let user = try await client.fetchUser(accessToken: grant.accessToken)
         return ExchangeCompletion(grant: grant, uid: user.uid, screenName: grant.screenName ?? user.screenName)
     }
 
     /// The refresh grant, with the provider's `Retry-After` on failure.
+    ///
+    /// Where refresh tokens rotate, an answer without a new one leaves the
+    /// account without any: the presented one is spent (RFC 9700 §4.14.2), and
+    /// keeping it would only earn an `invalid_grant` at the next refresh.
     func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
-        try await client.attemptRefresh(refreshToken: refreshToken)
+        var grant = try await client.attemptRefresh(refreshToken: refreshToken)
+        if settings.refreshTokenRotates, grant.refreshToken == nil { grant.presentedRefreshTokenSpent = true }
+        return grant
     }
 
     /// Revokes at the revoke endpoint, with client credentials when the endpoint takes them.

@@ -7,11 +7,16 @@ import Foundation
 /// GitHub's default), no provider error fields even with HTTP 200 (`error`,
 /// Weibo's numeric or string `error_code`), and finally the wanted key.
 public enum OAuth2ResponseValidator {
-    /// The token grant in `response`, or ``BrokerError/upstreamError(step:reason:)`` naming the failed check.
+    /// The token grant in `response`, laid out as `layout` says, or ``BrokerError/upstreamError(step:reason:)`` naming the failed check.
     ///
-    /// RFC 6749 §5.1: `access_token` is required; `expires_in`, when present, is a number of seconds.
-    public static func tokenGrant(from response: UpstreamResponse, step: String) throws(BrokerError) -> TokenGrant {
-        let fields = try checkedFields(of: response, step: step, acceptForm: true)
+    /// RFC 6749 §5.1: `access_token` is required; `expires_in`, when present, is
+    /// a number of seconds. The tokens are read from the object at
+    /// ``TokenAnswerLayout/tokensAt`` when it holds an `access_token` (Slack's
+    /// `authed_user`), else from the top level; the user is read from the whole answer.
+    public static func tokenGrant(from response: UpstreamResponse, step: String,
+                                  layout: TokenAnswerLayout = TokenAnswerLayout()) throws(BrokerError) -> TokenGrant {
+        let answer = try checkedFields(of: response, step: step, acceptForm: true)
+        let fields = tokenFields(in: answer, at: layout.tokensAt)
         guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
             throw .upstreamError(step: step, reason: "HTTP \(response.status) response has no access_token")
         }
@@ -32,9 +37,24 @@ public enum OAuth2ResponseValidator {
             scope: scope,
             refreshToken: refreshToken.map(Secret.init),
             expiresIn: expiresIn,
-            uid: ProviderValue.identifier(fields["uid"]) ?? ProviderValue.identifier(fields["user_id"]),
-            screenName: ProviderValue.displayName(fields["screen_name"])
+            uid: userID(in: answer, layout: layout),
+            screenName: ProviderValue.displayName(layout.userNameField.map { ProviderJSONPath($0).value(in: answer) } ?? answer["screen_name"])
         )
+    }
+
+    /// The object holding the tokens: the one at `path` when it has an `access_token`, else the whole answer.
+    static func tokenFields(in answer: [String: Any], at path: String?) -> [String: Any] {
+        guard let path, let object = ProviderJSONPath(path).value(in: answer) as? [String: Any],
+              let token = object["access_token"], !ProviderValue.isNull(token) else { return answer }
+        return object
+    }
+
+    /// The user the answer names: at the layout's paths (exact ids only), or by default `uid`, else `user_id`.
+    static func userID(in answer: [String: Any], layout: TokenAnswerLayout) -> String? {
+        guard let fields = layout.userIDFields else {
+            return ProviderValue.identifier(answer["uid"]) ?? ProviderValue.identifier(answer["user_id"])
+        }
+        return ProviderJSONPath.userID(at: fields.map(ProviderJSONPath.init), in: answer)
     }
 
     /// The longest access or refresh token kept, in bytes: far above any provider's (JWTs with group claims

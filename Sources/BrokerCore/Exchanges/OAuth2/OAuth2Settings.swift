@@ -37,28 +37,52 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     public let authorizeURL: String
     /// The token endpoint.
     public let tokenURL: String
+    /// Where refresh requests go: the token endpoint unless the provider has its own (Figma).
+    public let refreshURL: String
+    /// How the token endpoint wants its body.
+    public let tokenRequestFormat: ProviderRequestFormat
+    /// Where the token answer keeps the tokens and names the user.
+    public let tokenAnswer: TokenAnswerLayout
+    /// Whether every refresh answer carries the next refresh token and spends the one presented.
+    public let refreshTokenRotates: Bool
     /// The endpoint that names the user when the token response does not; nil when the provider has none.
     public let userURL: String?
-    /// The top-level field of the user response that holds the stable user id; `id` unless configured.
-    public let userIDField: String
+    /// The JSON paths of the stable user id in the user response, their values joined with `:`; `id` unless configured.
+    public let userIDFields: [ProviderJSONPath]
     /// When set, the user endpoint gets the access token as this query parameter instead of a Bearer header.
     public let userTokenParameter: String?
+    /// How the user endpoint is asked.
+    public let userRequest: UserInfoRequest
     /// The revocation endpoint and how to call it; nil when the provider has none.
     public let revocation: OAuth2Revocation?
     /// The scopes requested at authorization.
     public let scopes: [String]
     /// What joins the scopes (RFC 6749 §3.3).
     public let scopeSeparator: String
+    /// The authorize parameter carrying the scopes: `scope`, or Slack's `user_scope`.
+    public let scopeParameter: String
     /// Whether to send a PKCE S256 challenge (RFC 7636).
     public let pkce: Bool
     /// Parameters added to every authorize URL, in order.
     public let extraAuthorizeParameters: [(String, String)]
+    /// Header fields added to every call to the provider, replacing the broker's own of the same name.
+    public let requestHeaders: [(String, String)]
     /// The authorization server's issuer identifier (RFC 9207 §2); nil when unknown.
     public let issuer: String?
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3).
     public let requiresIssuerParameter: Bool
 
+    /// `base` with ``requestHeaders`` applied: a configured field replaces the one of the same name (compared case-insensitively), others are added.
+    func headers(_ base: [(String, String)]) -> [(String, String)] {
+        OAuth2Settings.merging(requestHeaders, into: base)
+    }
 
+    /// `base` with `extra` applied: a field of `extra` replaces the one of the same name in `base`, others are added.
+    static func merging(_ extra: [(String, String)], into base: [(String, String)]) -> [(String, String)] {
+        guard !extra.isEmpty else { return base }
+        let replaced = Set(extra.map { $0.0.lowercased() })
+        return base.filter { !replaced.contains($0.0.lowercased()) } + extra
+    }
 
     /// Reads `provider` through `required`, the one statement of what OAuth 2.0 requires.
     package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
@@ -69,17 +93,21 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         tokenURL = required.text("token_url", provider.tokenURL)
         name = provider.name
         self.credentials = credentials
+        refreshURL = provider.refreshURL ?? tokenURL
+        tokenRequestFormat = provider.tokenRequestFormat
+        tokenAnswer = provider.tokenAnswer
+        refreshTokenRotates = provider.refreshTokenRotates
         userURL = provider.userURL
-        userIDField = provider.userIDField ?? "id"
+        userIDFields = (provider.userIDFields.isEmpty ? ["id"] : provider.userIDFields).map(ProviderJSONPath.init)
         userTokenParameter = provider.userTokenParameter
-        revocation = provider.revokeURL.map {
-            OAuth2Revocation(url: $0, tokenParameter: provider.revokeTokenParameter,
-                             credentials: provider.revokeAuthenticatesClient ? credentials : nil)
-        }
+        userRequest = provider.userRequest
+        revocation = OAuth2Revocation.of(provider, credentials: credentials)
         scopes = provider.scopes
         scopeSeparator = provider.scopeSeparator
+        scopeParameter = provider.scopeParameter
         pkce = provider.pkce
         extraAuthorizeParameters = provider.extraAuthorizeParameters
+        requestHeaders = provider.requestHeaders
         issuer = provider.issuer
         requiresIssuerParameter = provider.requiresIssuerParameter
     }

@@ -1,0 +1,155 @@
+@testable import BrokerApp
+import BrokerCore
+import Foundation
+import Synchronization
+import Testing
+
+/// Every preset of the catalogue, enabled by its two credential variables alone, through connect → read → refresh →
+/// revoke against a fake that speaks its provider's wire format, over real sockets.
+///
+/// The preset keeps its real endpoints: ``HostRewritingUpstream`` sends each
+/// call to the fake as `/<host><path>`, so a wrong host, path, parameter,
+/// header, body format or client authentication is a violation the fake
+/// records and refuses. The cases run one at a time: each starts a broker and a
+/// provider, and forty at once would crowd the timing-sensitive suites beside them.
+@Suite(.serialized) struct CatalogueEndToEndTests {
+    static let clientSecret = "CATALOGUE-CLIENT-SECRET-SENTINEL-0123456789"
+    static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
+
+    /// The broker's injected clock, moved by hand.
+    final class Clock: Sendable {
+        private let current = Mutex(Date(timeIntervalSince1970: 1_796_025_600))
+        var now: Date { current.withLock { $0 } }
+        func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    }
+
+    struct Setup {
+        let catalogue: CatalogueCase
+        let provider: FakeOAuth2Server
+        let broker: BrokerHarness
+        let clock: Clock
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.server.port) }
+        var accountPath: String {
+            "/account?id=" + (AccountID(provider: catalogue.preset, uid: catalogue.uid).string
+                .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        }
+        func read() async -> TestHTTP.Reply? { await TestHTTP.send(port: broker.port, target: accountPath, headers: CatalogueEndToEndTests.api) }
+
+        /// Browser → broker → the fake's authorize page (at the preset's real host and path) → broker callback.
+        func connect() async -> TestHTTP.Reply? {
+            let browser = self.browser  // one cookie jar for the whole dance
+            guard let start = await browser.authorize("provider=" + catalogue.preset), start.status == 302,
+                  let location = start.header("Location").flatMap(URLComponents.init(string:)), let host = location.host,
+                  let query = location.percentEncodedQuery,
+                  let approved = await TestHTTP.send(port: provider.server.port, target: "/" + host + location.percentEncodedPath + "?" + query),
+                  let back = approved.header("Location").flatMap(URL.init(string:)) else { return nil }
+            return await browser.get(back.path + (back.query.map { "?" + $0 } ?? ""))
+        }
+    }
+
+    /// A broker whose environment holds the preset's two credential variables (and any endpoint variable) and nothing about the provider.
+    static func setUp(_ catalogue: CatalogueCase) throws -> Setup {
+        let provider = try FakeOAuth2Server(clientSecret: clientSecret, dialect: catalogue.dialect)
+        provider.set { $0.rotate = catalogue.rotates }
+        let clock = Clock()
+        let prefix = catalogue.preset.uppercased()
+        let environment = catalogue.environment.merging([
+            prefix + "_CLIENT_ID": FakeOAuth2Server.clientID, prefix + "_CLIENT_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0",
+        ]) { $1 }
+        let broker = try BrokerHarness(providersJSON: "{\"providers\": {}}", environment: environment,
+                                       upstream: HostRewritingUpstream(port: provider.server.port), now: { clock.now })
+        return Setup(catalogue: catalogue, provider: provider, broker: broker, clock: clock)
+    }
+
+    static func field(_ body: String, _ name: String) -> String? {
+        guard let range = body.range(of: "\"\(name)\":") else { return nil }
+        let rest = body[range.upperBound...]
+        if rest.hasPrefix("\"") { return String(rest.dropFirst().prefix { $0 != "\"" }) }
+        return String(rest.prefix { $0 != "," && $0 != "}" })
+    }
+
+    @Test(arguments: CatalogueCase.all)
+    func connectReadRefreshAndRevoke(_ catalogue: CatalogueCase) async throws {
+        let s = try Self.setUp(catalogue)
+        let dialect = catalogue.dialect
+
+        // Connect: the account is the provider's user, named where the preset says.
+        let connected = try #require(await s.connect())
+        #expect(connected.status == 200, "\(catalogue.preset): \(connected.body) \(s.provider.violations)")
+        let first = try #require(await s.read())
+        #expect(first.status == 200, "\(first.body)")
+        #expect(Self.field(first.body, "access_token") == s.provider.accessTokens.first)
+        #expect(Self.field(first.body, "screen_name") == catalogue.screenName)
+        // What the account holds, and so what revocation must name, as refreshes move on.
+        var heldAccess = s.provider.accessTokens.last
+        var heldRefresh = s.provider.currentRefreshToken
+
+        // Refresh: due when the token nears its end; a rotated refresh token is the one presented next.
+        if let lifetime = dialect.expiresIn, dialect.issuesRefreshTokens {
+            for round in 1...2 {
+                s.clock.advance(TimeInterval(lifetime) - 100)
+                let refreshed = try #require(await s.read())
+                #expect(refreshed.status == 200, "\(catalogue.preset) refresh \(round): \(refreshed.body)")
+                #expect(Self.field(refreshed.body, "access_token") == s.provider.accessTokens.last)
+                #expect(s.provider.refreshCalls == round)
+                heldAccess = s.provider.accessTokens.last
+                heldRefresh = s.provider.currentRefreshToken
+            }
+            #expect(s.provider.stalePresentations == 0)
+        } else if dialect.issuesRefreshTokens {
+            // No expires_in: the broker never knows the token is due, so the refresh grant is tried through the client.
+            let preset = try #require(ProviderPresets.preset(named: catalogue.preset, environment: s.broker.environment))
+            let client = OAuth2Client(settings: try OAuth2Settings(preset), redirectURI: "http://localhost:8080/callback",
+                                      upstream: HostRewritingUpstream(port: s.provider.server.port))
+            let grant = try await client.refresh(refreshToken: Secret(try #require(s.provider.currentRefreshToken)))
+            #expect(grant.accessToken.value == s.provider.accessTokens.last)
+            #expect(Self.field(try #require(await s.read()).body, "expires_at") == "null")
+        } else {
+            s.clock.advance(TimeInterval(dialect.expiresIn ?? 0) + 1)
+            #expect(try #require(await s.read()).status == 410)
+        }
+
+        // Revoke: DELETE names the token the provider revokes, the way it wants it named.
+        let tokenAtDeletion = dialect.revokesAccessToken || !dialect.issuesRefreshTokens ? heldAccess : heldRefresh
+        let deleted = try #require(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: s.accountPath, headers: Self.api))
+        #expect(deleted.status == 204, "\(catalogue.preset): \(deleted.body)")
+        #expect(s.provider.revoked == (dialect.revokePath == nil ? [] : [tokenAtDeletion ?? "-"]))
+        #expect(try #require(await s.read()).status == 404)
+
+        #expect(s.provider.violations == [])
+        #expect(!s.broker.log.contains("SENTINEL"))
+        await s.broker.stop()
+    }
+
+    @Test(arguments: CatalogueCase.all.filter { $0.dialect.expiresIn != nil && $0.dialect.issuesRefreshTokens })
+    func aDeadRefreshTokenInTheProvidersErrorShape(_ catalogue: CatalogueCase) async throws {
+        let s = try Self.setUp(catalogue)
+        #expect(try #require(await s.connect()).status == 200)
+        s.provider.set { $0.refreshMode = .invalidGrant }
+        s.clock.advance(TimeInterval(catalogue.dialect.expiresIn ?? 0) + 1)
+        let reply = try #require(await s.read())
+        if catalogue.namesDeadRefreshTokens {
+            #expect(reply.status == 410 && reply.body.contains("reauthorization_required"), "\(catalogue.preset): \(reply.status) \(reply.body)")
+        } else {
+            // The provider names a dead refresh token in a shape the broker does not read as one: a transient failure.
+            #expect(reply.status == 502 && reply.body.contains("upstream_error"), "\(catalogue.preset): \(reply.body)")
+        }
+        #expect(!reply.body.contains("SENTINEL"))
+        await s.broker.stop()
+    }
+
+    @Test func theTwoCredentialVariablesAloneConfigureEachPreset() throws {
+        for name in ProviderPresets.names {
+            let preset = try #require(ProviderPresets.preset(named: name, environment: [:]))
+            let variables = preset.settingNames.values.sorted()
+            #expect(preset.missingSettings.sorted() == variables, "\(name)")
+            let environment = Dictionary(uniqueKeysWithValues: variables.map { ($0, "value-\($0)") })
+            #expect(ProviderPresets.preset(named: name, environment: environment)?.isConfigured == true, "\(name)")
+        }
+        for catalogue in CatalogueCase.all {
+            let prefix = catalogue.preset.uppercased()
+            #expect(ProviderPresets.preset(named: catalogue.preset, environment: [:])?.missingSettings == [prefix + "_CLIENT_ID", prefix + "_CLIENT_SECRET"])
+        }
+        #expect(Set(CatalogueCase.all.map(\.preset)) == Set(ProviderPresets.names).subtracting(["github", "google", "tmdb", "twitter", "weibo"]))
+    }
+}
