@@ -23,11 +23,15 @@ public final class AuthorizationService: Sendable {
     let allowlist: ReturnToAllowlist
     /// The injected clock for flow creation, expiry and account timestamps.
     let now: @Sendable () -> Date
+    /// Told of every account connected or reconnected and every sign-in that failed at the callback; nil records nothing.
+    let events: (any EventSink)?
 
     /// The fixed redirect URI: the public URL without a trailing slash, plus `/callback` (RFC 9700 §4.1).
     public let redirectURI: String
 
     /// Creates the service; `flowTTL` is in seconds, `returnToAllowlist` holds origins such as `https://app.example`.
+    ///
+    /// `events` hears of each completed or failed callback before it is answered.
     public init(
         registry: ProviderRegistry,
         accounts: any AccountRepository,
@@ -36,7 +40,8 @@ public final class AuthorizationService: Sendable {
         publicURL: String,
         flowTTL: Double,
         returnToAllowlist: [String],
-        now: @escaping @Sendable () -> Date
+        now: @escaping @Sendable () -> Date,
+        events: (any EventSink)? = nil
     ) {
         self.registry = registry
         self.accounts = accounts
@@ -44,6 +49,7 @@ public final class AuthorizationService: Sendable {
         self.flowTTL = flowTTL
         self.allowlist = ReturnToAllowlist(returnToAllowlist)
         self.now = now
+        self.events = events
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.redirectURI = base + "/callback"
