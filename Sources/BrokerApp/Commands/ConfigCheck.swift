@@ -31,6 +31,7 @@ public enum ConfigCheck {
             ("BROKER_LOG_FORMAT", c.logFormat.rawValue), ("BROKER_ACCESS_LOG", c.accessLog ? "on" : "off"),
             ("BROKER_SHUTDOWN_GRACE", "\(c.shutdownGrace) s"),
         ]
+        lines += WebhookSettings.report(c.webhooks)
         for provider in registry.all {
             let state = provider.isConfigured ? "configured" : "not configured (set \(provider.missingSettings.joined(separator: ", ")))"
             lines.append(("provider \(provider.name)", "\(provider.kind.rawValue), \(state)"))

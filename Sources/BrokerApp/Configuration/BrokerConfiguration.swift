@@ -44,6 +44,8 @@ public struct BrokerConfiguration: Sendable {
     public var refreshInterval: Double = 60
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
     public var redisStore: RedisURL?
+    /// Where events about accounts are sent, signed and retried (`BROKER_WEBHOOK_*`); nil sends none.
+    public var webhooks: WebhookSettings?
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -99,6 +101,7 @@ public struct BrokerConfiguration: Sendable {
                 throw ConfigurationError(variable: "BROKER_STORE", message: "must be files or redis://[user:password@]host:port[/db]: \(error.reason)")
             }
         }
+        c.webhooks = try WebhookSettings.read(read)
         c.environment = env
         return c
     }

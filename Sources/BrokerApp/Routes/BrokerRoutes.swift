@@ -3,7 +3,8 @@ import BrokerHTTP
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers) -> Router {
+    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers,
+                     webhooks: WebhookHandlers) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -20,7 +21,8 @@ enum BrokerRoutes {
             }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
-            let text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
+            var text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
+            if let machinery = webhooks.webhooks { text += await machinery.renderMetrics() }
             return Response(status: .ok, headers: headers, body: Array(text.utf8))
         }))
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
@@ -30,6 +32,8 @@ enum BrokerRoutes {
         router.add(.DELETE, "/account", .async(oauth.delete))
         router.add(.GET, "/accounts", .async(oauth.list))
         router.get("/providers", oauth.providers)
+        router.add(.GET, "/webhooks", .async(webhooks.list))
+        router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
