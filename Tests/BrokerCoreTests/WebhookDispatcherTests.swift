@@ -19,16 +19,6 @@ struct WebhookDispatcherTests {
         var count: Int { all.withLock { $0.count } }
     }
 
-    /// Polls `condition` every 10 ms for up to `seconds`.
-    static func eventually(_ seconds: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return try await condition()
-    }
-
     static func with(policy: WebhookRetryPolicy = WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60),
                      urls: [String] = [url],
                      _ body: (JournalWebhookOutbox, FakeUpstream, WebhookDispatcher, Reports) async throws -> Void) async throws {
@@ -61,7 +51,7 @@ struct WebhookDispatcherTests {
         try await Self.with { outbox, upstream, dispatcher, reports in
             await upstream.on(Self.url, respond: UpstreamResponse(status: 204))
             try await Self.record(outbox, dispatcher)
-            #expect(await Self.eventually { reports.count == 1 })
+            #expect(await eventually { reports.count == 1 })
             #expect(reports.results == [.delivered])
             #expect(try await outbox.stats().pending == 0)
             let request = try #require(await upstream.requests.first)
@@ -85,7 +75,7 @@ struct WebhookDispatcherTests {
                 return n <= 2 ? .success(UpstreamResponse(status: 500)) : n == 3 ? .failure(.timeout) : .success(UpstreamResponse(status: 200))
             }
             try await Self.record(outbox, dispatcher)
-            #expect(await Self.eventually { reports.count == 4 })
+            #expect(await eventually { reports.count == 4 })
             #expect(reports.results.last == .delivered)
             let requests = await upstream.requests
             #expect(requests.count == 4)
@@ -99,7 +89,7 @@ struct WebhookDispatcherTests {
         try await Self.with(policy: WebhookRetryPolicy(base: 0.05, cap: 0.1, retryFor: 0.3)) { outbox, upstream, dispatcher, reports in
             await upstream.on(Self.url, fail: .transport("connection refused"))
             try await Self.record(outbox, dispatcher)
-            #expect(await Self.eventually { reports.results.last == .dropped })
+            #expect(await eventually { reports.results.last == .dropped })
             let listing = try await outbox.list(limit: 10)
             #expect(listing.pending.isEmpty && listing.dropped.count == 1)
             let dropped = try #require(listing.dropped.first)
@@ -107,7 +97,7 @@ struct WebhookDispatcherTests {
             await upstream.on(Self.url, respond: UpstreamResponse(status: 200))
             #expect(try await outbox.replay(id: dropped.eventID, now: Date()) == 1)
             dispatcher.wake()
-            #expect(await Self.eventually { reports.results.last == .delivered })
+            #expect(await eventually { reports.results.last == .delivered })
             #expect(try await outbox.stats() == WebhookOutboxStats(pending: 0, dropped: 0, oldestPendingEnqueuedAt: nil))
         }
     }
@@ -121,7 +111,7 @@ struct WebhookDispatcherTests {
                 failures.withLock { $0 += 1; return $0 } <= 2 ? .success(UpstreamResponse(status: 503)) : .success(UpstreamResponse(status: 200))
             }
             try await Self.record(outbox, dispatcher, urls: [Self.url, other])
-            #expect(await Self.eventually { reports.results.filter { $0 == .delivered }.count == 2 })
+            #expect(await eventually { reports.results.filter { $0 == .delivered }.count == 2 })
             #expect(await upstream.requests(to: Self.url).count == 1)
             #expect(await upstream.requests(to: other).count == 3)
         }
@@ -130,7 +120,7 @@ struct WebhookDispatcherTests {
     @Test func aDeliveryToAURLNoLongerConfiguredIsDroppedUnsent() async throws {
         try await Self.with { outbox, upstream, dispatcher, reports in
             try await Self.record(outbox, dispatcher, urls: ["https://removed.example/in"])
-            #expect(await Self.eventually { reports.count == 1 })
+            #expect(await eventually { reports.count == 1 })
             #expect(reports.results == [.dropped])
             #expect(await upstream.requests.isEmpty)
         }
