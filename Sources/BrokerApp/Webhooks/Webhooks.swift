@@ -87,6 +87,7 @@ struct LoggedEventSink: EventSink {
     /// Where failures are told.
     let logger: BrokerLogger
 
+    /// Records through the inner sink; logs at ERROR what it could not record.
     func record(_ type: BrokerEventType, _ data: BrokerEventData) async throws(StoreError) {
         do {
             try await inner.record(type, data)

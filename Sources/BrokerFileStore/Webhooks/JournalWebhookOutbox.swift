@@ -62,6 +62,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         state = Mutex(State(journal: try OutboxJournal(path: journalPath, entries: entries, compactionThreshold: compactionThreshold)))
     }
 
+    /// Appends a put line for each delivery; returns once an fdatasync that began after the write has ended.
     public func append(_ deliveries: [WebhookDelivery]) async throws(StoreError) {
         guard !deliveries.isEmpty else { return }
         try await BlockingIO.run { () throws(StoreError) in
@@ -76,6 +77,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Leases the earliest due deliveries not leased now; the leases live in memory only.
     public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
         return state.withLock { state in
@@ -94,6 +96,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Appends a done line and forgets the delivery (not synced: a crash repeats the delivery at worst).
     public func complete(_ lease: WebhookLease) async throws(StoreError) {
         try await perform { (state: inout State) throws(StoreError) in
             // Delivered is delivered, whoever holds the lease now.
@@ -102,6 +105,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Appends the updated delivery when the lease is still this one (not synced: a crash brings the attempt forward at worst).
     public func reschedule(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
         try await perform { (state: inout State) throws(StoreError) in
             guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
@@ -110,6 +114,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Appends the dropped delivery when the lease is still this one, then forgets dropped deliveries past their keeping.
     public func drop(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
         try await perform { (state: inout State) throws(StoreError) in
             guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
@@ -119,6 +124,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Pending deliveries earliest due first, dropped ones latest first, from memory.
     public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
         state.withLock { state in
             let all = state.journal.entries.values.map(\.delivery)
@@ -131,6 +137,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Appends the replayed deliveries and syncs: an operator was told it is done.
     public func replay(id: String, now: Date) async throws(StoreError) -> Int {
         let ids = OutboxJournalRecord.isDeliveryID(id) ? [id] : WebhookDelivery.ids(ofEvent: id)
         return try await BlockingIO.run { () throws(StoreError) -> Int in
@@ -157,6 +164,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Counts from memory.
     public func stats() async throws(StoreError) -> WebhookOutboxStats {
         state.withLock { Self.stats(of: $0.journal.entries.values.map(\.delivery)) }
     }

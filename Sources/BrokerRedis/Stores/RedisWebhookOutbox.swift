@@ -34,12 +34,18 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         prefix = keyPrefix + "webhooks:"
     }
 
+    /// Pending ids by next attempt (or lease end), in milliseconds.
     var dueKey: String { prefix + "due" }
+    /// Pending ids by enqueue time, in milliseconds.
     var pendingKey: String { prefix + "pending" }
+    /// Dropped ids by drop time, in milliseconds.
     var droppedKey: String { prefix + "dropped" }
+    /// The prefix of delivery records.
     var deliveryPrefix: String { prefix + "d:" }
+    /// The prefix of lease tokens.
     var leasePrefix: String { prefix + "lease:" }
 
+    /// Writes the records and their index entries in one `MULTI`/`EXEC`.
     public func append(_ deliveries: [WebhookDelivery]) async throws(StoreError) {
         guard !deliveries.isEmpty else { return }
         var commands: [RedisCommand] = []
@@ -56,6 +62,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         guard case .committed = outcome else { throw StoreError.unavailable("append webhook deliveries: the transaction was aborted") }
     }
 
+    /// Leases due deliveries with ``claimScript``; every replica may call it at once, each delivery goes to one.
     public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
         let leaseMilliseconds = max(1, Int((lease * 1000).rounded(.up)))
@@ -73,6 +80,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         return leases
     }
 
+    /// Deletes the record, its lease and its index entries in one `MULTI`/`EXEC`.
     public func complete(_ lease: WebhookLease) async throws(StoreError) {
         let id = lease.delivery.id
         // Delivered is delivered, whoever holds the lease now.
@@ -83,6 +91,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         ], what: "complete webhook delivery \(id)")
     }
 
+    /// Stores the updated record and due time with ``rescheduleScript``, only under this lease.
     public func reschedule(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
         _ = try await script(Self.rescheduleScript, keys: [dueKey],
                              arguments: [Array(updated.id.utf8), Array(lease.token.utf8), try updated.encoded(),
@@ -90,6 +99,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
                                          Array(deliveryPrefix.utf8), Array(leasePrefix.utf8)])
     }
 
+    /// Moves the delivery to `dropped` with ``dropScript``, only under this lease, and prunes old dropped ones.
     public func drop(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
         let at = updated.droppedAt ?? Date()
         let cutoff = at.addingTimeInterval(-WebhookRetention.droppedFor)
@@ -99,6 +109,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
                                          Array(Self.milliseconds(cutoff).utf8), Array(String(WebhookRetention.droppedCount).utf8)])
     }
 
+    /// The first pending ids by due time and the latest dropped ones, then their records.
     public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
         let count = String(max(1, limit) - 1)
         let replies = try await run { () async throws(RedisError) in
@@ -113,6 +124,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
                                     dropped: dropped, stats: try await stats())
     }
 
+    /// Rewrites each record found as due now with ``replayScript``, which checks it did not change meanwhile.
     public func replay(id: String, now: Date) async throws(StoreError) -> Int {
         let ids = id.contains(".") ? [id] : WebhookDelivery.ids(ofEvent: id)
         var count = 0
@@ -132,6 +144,7 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         return count
     }
 
+    /// `ZCARD`s and the oldest pending score, in one pipeline.
     public func stats() async throws(StoreError) -> WebhookOutboxStats {
         let replies = try await run { () async throws(RedisError) in
             try await self.client.pipeline(commands: [
