@@ -2,7 +2,8 @@
 """A webhook receiver for the hardening scripts: checks each request's Broker-Signature and records it.
 
 Every POST is appended to the records file as one JSON line, flushed at once:
-  {"id": ..., "type": ..., "account": ..., "valid": true|false, "status": 200|500}
+  {"id": ..., "type": ..., "account": ..., "valid": true|false, "status": 200|500, "created_at": ..., "at": ...}
+A request whose body ended early (its sender was killed mid-request) is recorded as {"truncated": true}.
 valid: the v1 signature is the HMAC-SHA256 of "<t>.<body>" under the secret, t is at most 5 minutes
 old, and Broker-Event-Id is the body's id. With --fail-rate P a request is answered 500 with
 probability P (the broker retries it), else 200.
@@ -46,7 +47,13 @@ def main():
         protocol_version = "HTTP/1.1"
 
         def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            length = int(self.headers.get("Content-Length", "0"))
+            body = self.rfile.read(length)
+            if len(body) < length:
+                # The sender died mid-request (kill -9): nobody will read an answer. Noted, never judged.
+                with lock:
+                    records.write(json.dumps({"truncated": True, "at": time.time()}) + "\n")
+                return
             try:
                 event = json.loads(body)
             except ValueError:
