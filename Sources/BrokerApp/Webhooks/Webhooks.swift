@@ -44,8 +44,12 @@ final class Webhooks: Sendable {
                 metrics.record(report)
                 Self.log(report, to: logger)
             },
-            onClaimFailure: { error in
-                logger.log(.warning, "webhook outbox cannot be read; delivery waits", [("error", .string(error.message))])
+            onOutboxUnreadable: { error in
+                if let error {
+                    logger.log(.warning, "webhook outbox cannot be read; delivery waits", [("error", .string(error.message))])
+                } else {
+                    logger.log(.info, "webhook outbox readable again; delivery resumes")
+                }
             })
         self.dispatcher = dispatcher
         sink = LoggedEventSink(inner: OutboxEventSink(outbox: outbox, urls: settings.urls, types: settings.events,

@@ -12,6 +12,8 @@ final class WakeSignal: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         /// Which wait the waiter is, so an old timer cannot end a later wait.
         var generation: UInt64 = 0
+        /// The timeout of the current wait, cancelled when the wait ends otherwise.
+        var timer: Task<Void, Never>?
     }
 
     private let state = Mutex(State())
@@ -21,14 +23,16 @@ final class WakeSignal: Sendable {
 
     /// Wakes the waiter, or the next wait when nobody waits now.
     func signal() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+        let (waiter, timer) = state.withLock { s -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
             guard let waiter = s.waiter else {
                 s.pending = true
-                return nil
+                return (nil, nil)
             }
             s.waiter = nil
-            return waiter
+            defer { s.timer = nil }
+            return (waiter, s.timer)
         }
+        timer?.cancel()
         waiter?.resume()
     }
 
@@ -51,9 +55,13 @@ final class WakeSignal: Sendable {
                     continuation.resume()
                     return
                 }
-                Task {
-                    try? await Task.sleep(for: .seconds(timeout))
+                let timer = Task {
+                    // A cancelled sleep means the wait already ended.
+                    guard (try? await Task.sleep(for: .seconds(timeout))) != nil else { return }
                     self.end(generation: generation)
+                }
+                state.withLock { s in
+                    if s.generation == generation && s.waiter != nil { s.timer = timer } else { timer.cancel() }
                 }
             }
         } onCancel: {
@@ -63,11 +71,13 @@ final class WakeSignal: Sendable {
 
     /// Resumes the waiter when it is still wait `generation` (any wait when nil).
     private func end(generation: UInt64?) {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            guard let waiter = s.waiter, generation == nil || generation == s.generation else { return nil }
+        let (waiter, timer) = state.withLock { s -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard let waiter = s.waiter, generation == nil || generation == s.generation else { return (nil, nil) }
             s.waiter = nil
-            return waiter
+            defer { s.timer = nil }
+            return (waiter, s.timer)
         }
+        timer?.cancel()
         waiter?.resume()
     }
 }

@@ -79,8 +79,8 @@ public final class WebhookDispatcher: Sendable {
     let random: @Sendable () -> Double
     /// Told about every attempt's outcome; must not block.
     let onReport: @Sendable (Report) -> Void
-    /// Told when the outbox cannot be read; must not block.
-    let onClaimFailure: @Sendable (StoreError) -> Void
+    /// Told when the outbox stops answering claims (with the error) and when it answers again (nil), once each; must not block.
+    let onOutboxUnreadable: @Sendable (StoreError?) -> Void
 
     private let signal = WakeSignal()
     private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -95,14 +95,14 @@ public final class WebhookDispatcher: Sendable {
                 now: @escaping @Sendable () -> Date = { Date() },
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                 onReport: @escaping @Sendable (Report) -> Void = { _ in },
-                onClaimFailure: @escaping @Sendable (StoreError) -> Void = { _ in }) {
+                onOutboxUnreadable: @escaping @Sendable (StoreError?) -> Void = { _ in }) {
         self.outbox = outbox
         self.upstream = upstream
         self.settings = settings
         self.now = now
         self.random = random
         self.onReport = onReport
-        self.onClaimFailure = onClaimFailure
+        self.onOutboxUnreadable = onOutboxUnreadable
     }
 
     /// Starts the loop in a task of its own; does nothing when it runs already.
@@ -138,16 +138,24 @@ public final class WebhookDispatcher: Sendable {
 
     /// Leases what is due while there is room, then sleeps until woken or the poll interval passes.
     private func run() async {
+        var unreadable = false
         while !Task.isCancelled {
             let room = settings.concurrency - attemptsInFlight
             if room > 0 {
                 do throws(StoreError) {
                     let leases = try await outbox.claim(limit: room, now: now(), lease: settings.lease)
+                    if unreadable {
+                        unreadable = false
+                        onOutboxUnreadable(nil)
+                    }
                     for lease in leases { launch(lease) }
                     // A full batch may have left more due behind it.
                     if leases.count == room { continue }
                 } catch {
-                    onClaimFailure(error)
+                    if !unreadable && !Task.isCancelled {
+                        unreadable = true
+                        onOutboxUnreadable(error)
+                    }
                 }
             }
             await signal.wait(timeout: settings.pollInterval)
