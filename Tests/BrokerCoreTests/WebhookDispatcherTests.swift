@@ -1,4 +1,4 @@
-import BrokerCore
+@testable import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
 import BrokerTestSupport
@@ -150,5 +150,42 @@ struct WebhookDispatcherTests {
         let late = Date.fixture.addingTimeInterval(86_400 - 5)
         #expect(policy.nextAttempt(after: delivery, attempts: 30, now: late, random: { 0.5 }) == Date.fixture.addingTimeInterval(86_400))
         #expect(policy.nextAttempt(after: delivery, attempts: 31, now: Date.fixture.addingTimeInterval(86_400), random: { 0.5 }) == nil)
+    }
+}
+
+extension WebhookDispatcherTests {
+    @Test func oneAccountsEventsTakenTogetherGoOutInOrderAndWaitForAnEarlierRetry() async throws {
+        try await Self.with { outbox, upstream, dispatcher, reports in
+            let calls = Mutex(0)
+            await upstream.on(Self.url) { _ in
+                calls.withLock { $0 += 1; return $0 } == 1 ? .success(UpstreamResponse(status: 500)) : .success(UpstreamResponse(status: 200))
+            }
+            let at = Date()
+            let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
+            let second = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
+            let other = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(3), account: "acme:other", url: Self.url, at: at)
+            try await outbox.append([second, other, first])
+            dispatcher.wake()
+            #expect(await eventually { reports.results.filter { $0 == .delivered }.count == 3 })
+            let sent = await upstream.requests.compactMap { $0.header("Broker-Event-Id") }.filter { $0 != other.eventID }
+            #expect(sent == [first.eventID, first.eventID, second.eventID])
+            #expect(try await outbox.stats().pending == 0)
+        }
+    }
+
+    @Test func groupsAreByAccountAndURLInTheOrderRecorded() {
+        let at = Date.fixture
+        func lease(_ n: Int, account: String?, url: String = Self.url, offset: Double) -> WebhookLease {
+            WebhookLease(delivery: WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(n), account: account, url: url,
+                                                                     at: at.addingTimeInterval(offset)), token: "t")
+        }
+        let groups = WebhookDispatcher.inOrder([
+            lease(1, account: "a", offset: 2), lease(2, account: "b", offset: 0), lease(3, account: "a", offset: 1),
+            lease(4, account: "a", url: "https://other.example/in", offset: 0), lease(5, account: nil, offset: 0), lease(6, account: nil, offset: 0),
+        ])
+        #expect(groups.map { $0.map(\.delivery.eventID) } == [
+            [3, 1].map(WebhookOutboxConformance.eventID), [WebhookOutboxConformance.eventID(2)], [WebhookOutboxConformance.eventID(4)],
+            [WebhookOutboxConformance.eventID(5)], [WebhookOutboxConformance.eventID(6)],
+        ])
     }
 }

@@ -3,9 +3,11 @@ import Synchronization
 
 /// Sends the outbox's due deliveries to their receivers, signed, and settles each by what the receiver answered.
 ///
-/// One loop leases due deliveries (up to ``Settings/concurrency`` in flight)
-/// and sends each in a task of its own through the outbound client, so a slow
-/// receiver holds only its own delivery. A 2xx answer completes the delivery;
+/// One loop leases due deliveries (up to ``Settings/concurrency`` tasks in
+/// flight) and sends them through the outbound client, the deliveries of one
+/// account to one URL in a task of their own, one after another in the order
+/// recorded, so a slow receiver holds only its own deliveries and an account's
+/// events of one batch arrive in order. A 2xx answer completes the delivery;
 /// any other answer, a timeout or a transport failure reschedules it by the
 /// ``WebhookRetryPolicy``, until the policy gives up and the delivery is
 /// dropped. A delivery whose settling cannot be written (store down) keeps its
@@ -148,7 +150,7 @@ public final class WebhookDispatcher: Sendable {
                         unreadable = false
                         onOutboxUnreadable(nil)
                     }
-                    for lease in leases { launch(lease) }
+                    for group in Self.inOrder(leases) { launch(group) }
                     // A full batch may have left more due behind it.
                     if leases.count == room { continue }
                 } catch {
@@ -163,19 +165,56 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Runs one attempt in a task of its own, tracked so ``stop()`` can cancel it.
-    private func launch(_ lease: WebhookLease) {
+    private func launch(_ group: [WebhookLease]) {
         let id = nextTaskID.wrappingAdd(1, ordering: .relaxed).oldValue
         inFlight.withLock { table in
             table[id] = Task { [self] in
-                await attempt(lease)
+                await attemptInOrder(group)
                 _ = inFlight.withLock { $0.removeValue(forKey: id) }
                 signal.signal()
             }
         }
     }
 
-    /// Sends one delivery and settles it; a cancelled attempt (shutdown) is left to its lease.
-    func attempt(_ lease: WebhookLease) async {
+    /// `leases` (earliest due first) in groups of one account and one URL, each in the order recorded; groups in order of their first lease.
+    ///
+    /// A group is sent one delivery after another, so a receiver gets an
+    /// account's events of one batch in the order they happened.
+    static func inOrder(_ leases: [WebhookLease]) -> [[WebhookLease]] {
+        var groups: [[WebhookLease]] = []
+        var index: [String: Int] = [:]
+        for lease in leases {
+            // A delivery without an account (a failed sign-in) is a group of its own.
+            let key = lease.delivery.accountID.map { "\($0)\u{0}\(lease.delivery.url)" } ?? "\u{1}" + lease.delivery.id
+            if let at = index[key] {
+                groups[at].append(lease)
+            } else {
+                index[key] = groups.count
+                groups.append([lease])
+            }
+        }
+        return groups.map { $0.sorted { ($0.delivery.enqueuedAt, $0.delivery.id) < ($1.delivery.enqueuedAt, $1.delivery.id) } }
+    }
+
+    /// Sends a group one delivery after another; when one is to be retried, the later ones wait for that retry without an attempt counted.
+    func attemptInOrder(_ group: [WebhookLease]) async {
+        var waitUntil: Date?
+        for lease in group {
+            if Task.isCancelled { return }
+            if let waitUntil {
+                var deferred = lease.delivery
+                deferred.nextAttemptAt = max(deferred.nextAttemptAt, waitUntil)
+                // Settled by its lease; if that fails the lease runs out and it is due then anyway.
+                try? await outbox.reschedule(lease, as: deferred)
+                continue
+            }
+            if case .retrying(let next) = await attempt(lease) { waitUntil = next }
+        }
+    }
+
+    /// Sends one delivery and settles it; a cancelled attempt (shutdown) is left to its lease. Returns how it was settled.
+    @discardableResult
+    func attempt(_ lease: WebhookLease) async -> Report.Result? {
         let delivery = lease.delivery
         let started = ContinuousClock.now
         let failure: String?
@@ -184,7 +223,7 @@ public final class WebhookDispatcher: Sendable {
         } else {
             failure = "the URL is no longer configured"
         }
-        if Task.isCancelled { return }
+        if Task.isCancelled { return nil }
         let elapsed = started.duration(to: .now)
         let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var report = Report(delivery: delivery, result: .delivered, failure: failure, duration: duration)
@@ -192,7 +231,7 @@ public final class WebhookDispatcher: Sendable {
             guard let failure else {
                 try await outbox.complete(lease)
                 onReport(report)
-                return
+                return .delivered
             }
             var updated = delivery
             updated.attempts += 1
@@ -213,6 +252,7 @@ public final class WebhookDispatcher: Sendable {
             report.storeError = error
         }
         onReport(report)
+        return report.result
     }
 
     /// POSTs the delivery's body with its signature; nil when the receiver answered 2xx, else why not.
