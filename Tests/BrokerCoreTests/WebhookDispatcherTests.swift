@@ -189,3 +189,28 @@ extension WebhookDispatcherTests {
         ])
     }
 }
+
+extension WebhookDispatcherTests {
+    @Test func deliveriesALeaseWouldNotCoverAreGivenBackDueNow() async throws {
+        try await TemporaryDirectory.with { directory in
+            let outbox = try JournalWebhookOutbox(directory: directory)
+            let upstream = FakeUpstream()
+            await upstream.on(Self.url, respond: UpstreamResponse(status: 200))
+            var settings = WebhookDispatcher.Settings(secret: Self.secret, urls: [Self.url],
+                                                      policy: WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60), attemptTimeout: 1)
+            // A lease too short for a second attempt: the first is sent, the second given back untouched.
+            settings.lease = 1.5
+            let dispatcher = WebhookDispatcher(outbox: outbox, upstream: upstream, settings: settings)
+            let at = Date()
+            let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
+            let second = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
+            try await outbox.append([first, second])
+            let leases = try await outbox.claim(limit: 10, now: Date(), lease: settings.lease)
+            await dispatcher.attemptInOrder(leases)
+            #expect(await upstream.requests.count == 1)
+            let pending = try await outbox.list(limit: 10).pending
+            #expect(pending.map(\.id) == [second.id] && pending.first?.attempts == 0)
+            #expect(try await outbox.claim(limit: 10, now: Date(), lease: 5).map(\.delivery.id) == [second.id])
+        }
+    }
+}

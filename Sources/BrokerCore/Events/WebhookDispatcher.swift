@@ -26,6 +26,8 @@ public final class WebhookDispatcher: Sendable {
         public var urls: [String]
         /// Backoff and giving up.
         public var policy: WebhookRetryPolicy
+        /// Seconds one attempt may take (`BROKER_WEBHOOK_TIMEOUT`).
+        public var attemptTimeout: Double
         /// Seconds a lease lasts: longer than one attempt, so another replica takes over only from one that died.
         public var lease: Double
         /// The most deliveries in flight at once.
@@ -39,6 +41,7 @@ public final class WebhookDispatcher: Sendable {
             self.secret = secret
             self.urls = urls
             self.policy = policy
+            self.attemptTimeout = attemptTimeout
             lease = attemptTimeout + 10
             self.concurrency = max(1, concurrency)
             self.pollInterval = pollInterval ?? min(1, max(0.02, policy.base / 2))
@@ -197,13 +200,19 @@ public final class WebhookDispatcher: Sendable {
     }
 
     /// Sends a group one delivery after another; when one is to be retried, the later ones wait for that retry without an attempt counted.
+    ///
+    /// The leases were all taken at the start: once another attempt might
+    /// outlast them, the rest are given back, due now, for the next claim.
     func attemptInOrder(_ group: [WebhookLease]) async {
+        let started = ContinuousClock.now
         var waitUntil: Date?
-        for lease in group {
+        for (index, lease) in group.enumerated() {
             if Task.isCancelled { return }
-            if let waitUntil {
+            let elapsed = started.duration(to: .now)
+            let leaseLeft = settings.lease - (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            if waitUntil != nil || (index > 0 && leaseLeft < settings.attemptTimeout + 1) {
                 var deferred = lease.delivery
-                deferred.nextAttemptAt = max(deferred.nextAttemptAt, waitUntil)
+                if let waitUntil { deferred.nextAttemptAt = max(deferred.nextAttemptAt, waitUntil) }
                 // Settled by its lease; if that fails the lease runs out and it is due then anyway.
                 try? await outbox.reschedule(lease, as: deferred)
                 continue
