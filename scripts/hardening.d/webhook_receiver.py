@@ -8,7 +8,10 @@ valid: the v1 signature is the HMAC-SHA256 of "<t>.<body>" under the secret, t i
 old, and Broker-Event-Id is the body's id. With --fail-rate P a request is answered 500 with
 probability P (the broker retries it), else 200.
 
-Usage: webhook_receiver.py --secret S --records FILE (--port N | --port-file FILE) [--fail-rate P]
+With --sample DIR the first request with a valid signature is also kept as DIR/body.json (raw body)
+and DIR/signature (its Broker-Signature), for checking the README's shell verification against it.
+
+Usage: webhook_receiver.py --secret S --records FILE (--port N | --port-file FILE) [--fail-rate P] [--sample DIR]
 """
 import argparse
 import hashlib
@@ -38,6 +41,7 @@ def main():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--port-file")
     p.add_argument("--fail-rate", type=float, default=0.0)
+    p.add_argument("--sample")
     args = p.parse_args()
     secret = args.secret.encode()
     lock = threading.Lock()
@@ -65,6 +69,11 @@ def main():
                     "valid": valid, "status": status, "created_at": event.get("created_at"), "at": time.time()}
             with lock:
                 records.write(json.dumps(line) + "\n")
+                if valid and args.sample and not os.path.exists(os.path.join(args.sample, "signature")):
+                    with open(os.path.join(args.sample, "body.json"), "wb") as f:
+                        f.write(body)
+                    with open(os.path.join(args.sample, "signature"), "w") as f:
+                        f.write(self.headers.get("Broker-Signature", ""))
             self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()
