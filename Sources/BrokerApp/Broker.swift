@@ -24,6 +24,8 @@ public final class Broker: Sendable {
     let backgroundRefresher: BackgroundRefresher
     /// The file store's data directory lock, held until shutdown (nil with Redis, or when the directory is read-only).
     let directoryLock: DataDirectoryLock?
+    /// The webhook outbox, sink and dispatcher; nil when `BROKER_WEBHOOK_URL` is unset.
+    let webhooks: Webhooks?
 
     /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
     public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
@@ -51,6 +53,7 @@ public final class Broker: Sendable {
         let storageCheck: @Sendable () async -> String?
         let refreshLock: any RefreshLock
         let refreshBackoff: any RefreshBackoffStore
+        var redisClient: RedisClient?
         do {
             if let url = c.redisStore {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
@@ -61,6 +64,7 @@ public final class Broker: Sendable {
                 refreshLock = redis.lock
                 // One backoff for all replicas: N replicas make one provider call per backoff window, not N.
                 refreshBackoff = redis.backoff
+                redisClient = redis.client
             } else {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
@@ -82,12 +86,20 @@ public final class Broker: Sendable {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
         }
         self.flows = flows
+        do {
+            // The outbox lives in the store the accounts live in: the data directory, or Redis.
+            webhooks = try c.webhooks.map { settings throws(StoreError) in
+                try Webhooks(settings: settings, redis: redisClient, dataDirectory: dataDirectory, logger: logger, now: now)
+            }
+        } catch {
+            throw StartupError(message: "cannot open the webhook outbox in \(dataDirectory): \(error)")
+        }
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(providers: registry.all.filter(\.isConfigured).map(\.name))
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
-            providerCalls: metrics.providerCalls, onFlow: metrics.flows.record)
+            providerCalls: metrics.providerCalls, onFlow: metrics.flows.record, events: webhooks?.sink)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
         let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
         let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
@@ -98,7 +110,8 @@ public final class Broker: Sendable {
                                             onRefresh: { event in
                                                 metrics.refresh.record(event)
                                                 Self.log(event, to: logger)
-                                            })
+                                            },
+                                            events: webhooks?.sink)
         backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
             var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
             if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
@@ -120,8 +133,9 @@ public final class Broker: Sendable {
         }
         self.readiness = readiness
         // With a metrics listener of its own, /metrics is served there only, so the main port need not expose it.
-        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService)
-        let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth)
+        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService, webhooks: webhooks)
+        let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
+                                       webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }))
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
         metrics.server.set(server)
@@ -220,12 +234,14 @@ public final class Broker: Sendable {
         }
         purgeTask.withLock { $0 = task }
         backgroundRefresher.start()
+        webhooks?.dispatcher.start()
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
             ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
             ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
             ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
             ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
+            ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
         ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
 
@@ -246,6 +262,8 @@ public final class Broker: Sendable {
         await server.shutdown(grace: configuration.shutdownGrace)
         // Scrapes go on while the main port drains, so the drain itself can be watched.
         await metricsServer?.shutdown(grace: 1)
+        // Deliveries cut off here stay pending and go out after the next start.
+        await webhooks?.dispatcher.stop()
         directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()

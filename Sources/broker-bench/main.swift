@@ -7,6 +7,7 @@
 //   broker-bench providers-file PORT       print the providers file that points weibo at that fake
 //   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
+//   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
 import Dispatch
 import Foundation
 
@@ -52,6 +53,11 @@ case "parser":
         fail("usage: parser [ITERATIONS]")
     }
     ParserBench.run(iterations: iterations)
+case "outbox":
+    guard args.count == 4, let seconds = Double(args[2]), let concurrency = Int(args[3]), concurrency > 0 else {
+        fail("usage: outbox DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY")
+    }
+    try await OutboxBench.run(target: args[1], seconds: seconds, concurrency: concurrency)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | fake-provider | providers-file | flows | parser")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | fake-provider | providers-file | flows | parser | outbox")
 }

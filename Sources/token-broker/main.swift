@@ -32,7 +32,7 @@ case .help:
 case .version:
     print("token-broker \(BrokerVersion.current)")
     exit(0)
-case .serve, .healthcheck, .rekey, .configCheck:
+case .serve, .healthcheck, .rekey, .configCheck, .webhooks:
     break
 }
 
@@ -53,6 +53,11 @@ case .configCheck:
     } catch {
         fail("invalid configuration", "\(error)", status: 2)
     }
+case .webhooks(let webhooks):
+    let (status, output) = await webhooks.run(configuration: configuration)
+    if status != 0 { fail("webhooks failed", output, status: status) }
+    print(output)
+    exit(0)
 case .healthcheck:
     let (status, reason) = HealthCheck.check(configuration: configuration)
     if let reason { fail("healthcheck failed", reason, status: status) }

@@ -10,6 +10,8 @@ struct CommandLineTests {
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
         (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
+        (["webhooks", "list"], .webhooks(.list)), (["webhooks", "replay", "evt_ab.0"], .webhooks(.replay("evt_ab.0"))),
+        (["webhooks", "--help"], .help("webhooks")),
     ])
     func commandsParse(arguments: [String], expected: BrokerCommand) throws {
         #expect(try BrokerCommand.parse(arguments).get() == expected)
@@ -21,6 +23,10 @@ struct CommandLineTests {
         (["help", "bogus"], "unknown command \"bogus\""), (["version", "2"], "unexpected argument \"2\""),
         (["config"], "config needs a sub-command: config check"), (["config", "show"], "unexpected argument \"show\""),
         (["config", "check", "now"], "unexpected argument \"now\""),
+        (["webhooks"], "webhooks needs a sub-command: webhooks list or webhooks replay ID"),
+        (["webhooks", "show"], "unexpected argument \"show\""), (["webhooks", "list", "all"], "unexpected argument \"all\""),
+        (["webhooks", "replay"], "webhooks replay needs the delivery or event id"),
+        (["webhooks", "replay", "a", "b"], "unexpected argument \"b\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }

@@ -62,7 +62,8 @@ struct RedisFlowStoreTests {
             let flow = Self.makeFlow(lifetime: 600)
             try await store.put(flow)
             let remaining = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
-            #expect((499_000...500_000).contains(remaining), "PTTL \(remaining)")
+            // 500 s from the injected clock; the slack is the wall time between SET and PTTL on a loaded machine.
+            #expect((490_000...500_000).contains(remaining), "PTTL \(remaining)")
         }
     }
 
@@ -73,7 +74,8 @@ struct RedisFlowStoreTests {
             let start = Date()
             let flow = PendingFlow(state: PendingFlow.randomState(), provider: "github", binding: "b", createdAt: start, expiresAt: start.addingTimeInterval(1.0))
             try await store.put(flow)
-            #expect(try await client.command("EXISTS", "tb:flow:\(flow.state)") == .integer(1))
+            let ttl = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
+            #expect((1...1_000).contains(ttl) || ttl == -2, "PTTL \(ttl): set to the flow's expiry, or already gone")
             var gone = false
             for _ in 0..<60 where !gone {
                 try await Task.sleep(nanoseconds: 50_000_000)

@@ -20,7 +20,7 @@ struct RedisRefreshBackoffStoreTests {
             try await store.record(state, for: "google:1", at: Date.fixture)
             #expect(try await store.backoff(for: "google:1") == state)
             let ttl = try #require(try await client.command("PTTL", "tb:backoff:google:1").integer)
-            #expect((419_000...420_000).contains(ttl), "PTTL \(ttl)")
+            #expect((410_000...420_000).contains(ttl), "PTTL \(ttl)")
             let raw = try #require(try await client.command("GET", "tb:backoff:google:1").string)
             #expect(!raw.contains("SENTINEL") && raw.contains("token_refresh"))
             try await store.clear(accountID: "google:1")

@@ -5,6 +5,8 @@ accounts/*.json   JSON objects with provider, uid and a sealed access_token (cha
 flows/journal.jsonl  one JSON object a line: {"put": {flow with a state}} or {"take": state}; only the
                   last line may be torn (no newline: a write a kill cut short, ignored at start-up)
 flows/*.json      JSON objects with a state (per-flow files of older versions, imported at start-up)
+webhooks/outbox.jsonl  one JSON object a line: {"put": {webhook delivery with an id and a body}} or {"done": id};
+                  only the last line may be torn
 broker-secret, encryption-key   non-empty
 A torn last journal line is counted ("torn"), not an error. Temporary files (*.tmp.<16 hex>) and claimed flows (*.taken.<16 hex>) are counted, not parsed:
 they are never read as records, and start-up removes those in accounts/ and flows/.
@@ -22,7 +24,7 @@ LEFTOVER = re.compile(r"\.(tmp|taken)\.[0-9a-f]{16}$")
 def main():
     root = sys.argv[1]
     sentinels = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--no-sentinel"]
-    report = {"accounts": 0, "flows": 0, "torn": 0, "leftovers": 0, "root_leftovers": 0, "bad": [], "plaintext": []}
+    report = {"accounts": 0, "flows": 0, "deliveries": 0, "torn": 0, "leftovers": 0, "root_leftovers": 0, "bad": [], "plaintext": []}
     for directory, _, names in os.walk(root):
         for name in names:
             path = os.path.join(directory, name)
@@ -38,6 +40,9 @@ def main():
                 continue
             if rel == os.path.join("flows", "journal.jsonl"):
                 check_journal(rel, data, report)
+                continue
+            if rel == os.path.join("webhooks", "outbox.jsonl"):
+                check_outbox(rel, data, report)
                 continue
             if rel == "broker.lock":
                 # The data directory lock: the last owner's pid, or empty if it was killed while writing it.
@@ -90,6 +95,30 @@ def check_journal(rel, data, report):
         else:
             report["bad"].append(f"{rel}:{number}: neither a put nor a take")
     report["flows"] += len(pending)
+
+
+def check_outbox(rel, data, report):
+    """Counts the deliveries the webhook outbox holds; every complete line must be a put or a done."""
+    lines = data.split(b"\n")
+    if lines.pop():
+        report["torn"] += 1
+    live = set()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            report["bad"].append(f"{rel}:{number}: {e}")
+            continue
+        put, done = (record.get("put"), record.get("done")) if isinstance(record, dict) else (None, None)
+        if isinstance(put, dict) and put.get("id") and isinstance(put.get("body"), str) and done is None:
+            live.add(put["id"])
+        elif isinstance(done, str) and put is None:
+            live.discard(done)
+        else:
+            report["bad"].append(f"{rel}:{number}: neither a put nor a done")
+    report["deliveries"] += len(live)
 
 
 if __name__ == "__main__":

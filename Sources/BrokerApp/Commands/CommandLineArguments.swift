@@ -9,21 +9,25 @@ public enum BrokerCommand: Equatable, Sendable {
     case rekey
     /// Validate the environment and the providers file and print the resolved configuration without secrets.
     case configCheck
+    /// Ask the running broker for its webhook outbox, or to replay a delivery.
+    case webhooks(WebhooksCommand)
     /// Print the version.
     case version
     /// Print the usage of the named command, or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "healthcheck", "rekey", "config", "version", "help"]
+    static let names = ["serve", "healthcheck", "rekey", "config", "webhooks", "version", "help"]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | healthcheck | rekey | config check | version | help] [--help]
+        usage: token-broker [serve | healthcheck | rekey | config check | webhooks list | webhooks replay ID | version | help] [--help]
           serve         run the broker (default); settings come from BROKER_* environment variables
           healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
           rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
           config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
+          webhooks list       show the running broker's pending and dropped webhook deliveries (needs BROKER_API_KEY)
+          webhooks replay ID  send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
           version       print the version
           help          print this text (also --help or -h after any command)
         """
@@ -56,6 +60,15 @@ public enum BrokerCommand: Equatable, Sendable {
             }
             if let unexpected = rest.dropFirst().first { return .failure(extra(unexpected)) }
             return .success(.configCheck)
+        case "webhooks":
+            switch (rest.first, rest.count) {
+            case ("list"?, 1): return .success(.webhooks(.list))
+            case ("replay"?, 2): return .success(.webhooks(.replay(rest[rest.startIndex + 1])))
+            case ("replay"?, 1): return .failure(UsageError(description: "webhooks replay needs the delivery or event id"))
+            case ("list"?, _), ("replay"?, _): return .failure(extra(rest[rest.startIndex + (rest.first == "list" ? 1 : 2)]))
+            case (let other?, _): return .failure(extra(other))
+            case (nil, _): return .failure(UsageError(description: "webhooks needs a sub-command: webhooks list or webhooks replay ID"))
+            }
         case "help":
             guard rest.count <= 1 else { return .failure(extra(rest[rest.startIndex + 1])) }
             if let topic = rest.first, !names.contains(topic) { return .failure(UsageError(description: "unknown command \"\(topic)\"")) }

@@ -33,6 +33,7 @@ public enum ConfigCheck {
             ("BROKER_PAGE_TITLE", c.pageTitle), ("BROKER_PAGE_ACCENT", c.pageAccent ?? "#0b57d0 (default)"),
             ("BROKER_METRICS_ADDR", c.metricsAddress.map { "\($0) (/metrics only there)" } ?? "unset (/metrics on the main port)"),
         ]
+        lines += WebhookSettings.report(c.webhooks)
         for provider in registry.all {
             let state = provider.isConfigured ? "configured" : "not configured (set \(provider.missingSettings.joined(separator: ", ")))"
             lines.append(("provider \(provider.name)", "\(provider.kind.rawValue), \(state)"))

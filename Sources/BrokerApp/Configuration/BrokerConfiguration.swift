@@ -50,6 +50,8 @@ public struct BrokerConfiguration: Sendable {
     public var pageTitle = "token-broker"
     /// The colour of the connect page's buttons and links as `#rrggbb`, lowercase (`BROKER_PAGE_ACCENT`); nil keeps the default.
     public var pageAccent: String?
+    /// Where events about accounts are sent, signed and retried (`BROKER_WEBHOOK_*`); nil sends none.
+    public var webhooks: WebhookSettings?
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -111,6 +113,7 @@ public struct BrokerConfiguration: Sendable {
         }
         c.pageTitle = try read.text("BROKER_PAGE_TITLE", default: "token-broker", maximumLength: 80)
         c.pageAccent = try read.hexColour("BROKER_PAGE_ACCENT")
+        c.webhooks = try WebhookSettings.read(read)
         c.environment = env
         return c
     }

@@ -22,7 +22,7 @@ final class BrokerMetrics: Sendable {
     }
 
     /// The whole exposition text, or nil while the server does not exist yet.
-    func render(readiness: Readiness, accounts: AccountService) async -> String? {
+    func render(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) async -> String? {
         guard let http = server.snapshot() else { return nil }
         let ready = await readiness.check() == nil
         var out = MetricsRenderer.renderHTTP(http)
@@ -32,14 +32,15 @@ final class BrokerMetrics: Sendable {
         out += flows.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
+        if let webhooks { out += await webhooks.renderMetrics() }
         out += ProcessMetrics.render()
         return out
     }
 
     /// `GET /metrics`: 200 with the text, or 503 while starting.
-    func handler(readiness: Readiness, accounts: AccountService) -> Router.Handler {
+    func handler(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) -> Router.Handler {
         .async({ [self] _ in
-            guard let text = await render(readiness: readiness, accounts: accounts) else {
+            guard let text = await render(readiness: readiness, accounts: accounts, webhooks: webhooks) else {
                 return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
             }
             var headers = HTTPHeaders()

@@ -4,7 +4,7 @@ import BrokerHTTP
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
-    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers) -> Router {
+    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -23,6 +23,8 @@ enum BrokerRoutes {
         router.add(.DELETE, "/account", .async(oauth.delete))
         router.add(.GET, "/accounts", .async(oauth.list))
         router.get("/providers", oauth.providers)
+        router.add(.GET, "/webhooks", .async(webhooks.list))
+        router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,

@@ -78,7 +78,10 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
                 if Task.isCancelled { task.cancel() }
             }
         } onCancel: {
-            started.withLock { $0 }?.cancel()
+            // Not here: this runs under the cancelled task's status lock, and `cancel()` waits for
+            // URLSession's queue, where a delegate call may be resuming this very task and so waiting
+            // for that lock. Cancelling from our own queue breaks the cycle.
+            if let task = started.withLock({ $0 }) { Self.cancelLater(task) }
         }
     }
 

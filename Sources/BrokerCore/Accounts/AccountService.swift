@@ -29,6 +29,8 @@ public final class AccountService: Sendable {
     let now: @Sendable () -> Date
     /// Refreshes tokens on read and for the background refresher, one refresh per account at a time.
     public let refresher: RefreshCoordinator
+    /// Told of every deletion, and (through the refresher) of refresh failures that matter to the back end; nil records nothing.
+    let events: (any EventSink)?
 
     /// Creates the service; `redirectURI` is the broker's fixed callback URL.
     ///
@@ -36,6 +38,7 @@ public final class AccountService: Sendable {
     /// broker on the file store); replicas pass the shared Redis ones.
     /// `onRefresh` hears of every refresh call to a provider, for logs and metrics;
     /// `providerCalls` of every refresh and revocation call's duration and outcome.
+    /// `events` hears of deletions and of refreshes that need the back end's attention.
     public init(
         accounts: any AccountRepository,
         registry: ProviderRegistry,
@@ -46,16 +49,18 @@ public final class AccountService: Sendable {
         refreshLock: (any RefreshLock)? = nil,
         refreshBackoff: (any RefreshBackoffStore)? = nil,
         providerCalls: (any ProviderCallObserver)? = nil,
-        onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in }
+        onRefresh: @escaping @Sendable (RefreshCoordinator.Event) -> Void = { _ in },
+        events: (any EventSink)? = nil
     ) {
         self.accounts = accounts
+        self.events = events
         self.immediateReader = accounts as? any ImmediateAccountReading
         self.registry = registry
         self.now = now
         refresher = RefreshCoordinator(
             accounts: accounts, registry: registry, upstream: upstream, redirectURI: redirectURI,
             lock: refreshLock ?? InProcessRefreshLock(now: now), backoffStore: refreshBackoff,
-            policy: refreshPolicy, now: now, providerCalls: providerCalls, onEvent: onRefresh)
+            policy: refreshPolicy, now: now, providerCalls: providerCalls, onEvent: onRefresh, events: events)
     }
 
     /// The usable account with `id`, refreshed first when it expires within the margin.
@@ -93,6 +98,12 @@ public final class AccountService: Sendable {
     }
 
     /// Revokes the account at its provider when it has a revoke endpoint (best effort), then deletes it locally, always.
+    ///
+    /// `account.deleted` is recorded durably before this returns, with
+    /// `revoked` false when the provider offers no revocation or refused it;
+    /// when the event cannot be written this fails with
+    /// ``BrokerError/storageUnavailable(_:)``, though the account is gone.
+    /// Only the call that removed the record reports it.
     public func delete(id: String) async throws(BrokerError) -> DeletionResult {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
@@ -101,7 +112,13 @@ public final class AccountService: Sendable {
         if let provider = registry.provider(named: account.provider) {
             (result.revoked, result.revokeError) = await revoke(account, at: provider)
         }
-        do { _ = try await accounts.delete(id: id) } catch { throw BrokerError(error) }
+        let removed: Account?
+        do { removed = try await accounts.delete(id: id) } catch { throw BrokerError(error) }
+        if let events, let removed {
+            var data = BrokerEventData(account: removed, status: "deleted")
+            data.revoked = result.revoked ?? false
+            do { try await events.record(.accountDeleted, data) } catch { throw BrokerError(error) }
+        }
         return result
     }
 

@@ -9,10 +9,16 @@ extension AuthorizationService {
     /// cookie's nonce, nil without a cookie; `query` is the callback's query as
     /// it came. Order: take the flow (single use) → missing or expired → binding
     /// → the provider kind's exchange checks the query, trades it for tokens and
-    /// names the user → store. Every refusal before the trade makes no provider call.
+    /// names the user → store → event. Every refusal before the trade makes no provider call.
     ///
     /// ``onFlow`` hears of the outcome: completed or failed under the flow's
-    /// provider, or unmatched when the state names no pending flow.
+    /// provider, or unmatched when the state names no pending flow. The event
+    /// (`account.connected` or `account.reconnected`) is durable before this
+    /// returns; when it cannot be written the call fails with
+    /// ``BrokerError/storageUnavailable(_:)``, though the account is stored.
+    /// A flow that was found but fails from then on is reported as
+    /// `flow.failed`; a state that finds no flow sends no event, since anyone
+    /// can send one.
     public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (account: Account, returnTo: String?) {
         let takenAt = now()
         // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
@@ -22,18 +28,37 @@ extension AuthorizationService {
             onFlow(.unmatched)
             throw .invalidState
         }
+        let account: Account
+        let existed: Bool
         do throws(BrokerError) {
-            guard !flow.isExpired(at: takenAt) else { throw BrokerError.invalidState }
-            guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw BrokerError.invalidState }
+            guard !flow.isExpired(at: takenAt) else { throw .invalidState }
+            guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
-            let account = try await store(completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
-            onFlow(.completed(provider: flow.provider))
-            return (account, flow.returnTo)
+            (account, existed) = try await store(completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
+            await reportFailure(of: flow, error)
             throw error
         }
+        onFlow(.completed(provider: flow.provider))
+        if let events {
+            do {
+                try await events.record(existed ? .accountReconnected : .accountConnected, BrokerEventData(account: account))
+            } catch {
+                throw BrokerError(error)
+            }
+        }
+        return (account, flow.returnTo)
+    }
+
+    /// Records `flow.failed` for `flow`; a failure to record it is the sink's to report, and does not hide `error`.
+    private func reportFailure(of flow: PendingFlow, _ error: BrokerError) async {
+        guard let events else { return }
+        var data = BrokerEventData(provider: flow.provider)
+        data.error = error.code
+        data.message = error.message
+        try? await events.record(.flowFailed, data)
     }
 
     /// Whether `proof` (the flow cookie's nonce) hashes to the flow's binding, compared in constant time.
@@ -46,17 +71,20 @@ extension AuthorizationService {
         return ConstantTime.equals(Self.binding(forCookieNonce: proof), binding)
     }
 
-    /// Writes the account: a new record, or the same id updated (createdAt kept, updatedAt now, status active).
+    /// Writes the account: a new record, or the same id updated (createdAt kept, updatedAt now, status active);
+    /// returns it and whether a record was there before.
     ///
     /// A refresh token is kept from the earlier record when the new grant has
     /// none: Google, for one, issues it only at the first consent.
-    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> Account {
+    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> (Account, existed: Bool) {
         let issuedAt = now()
         let id = AccountID(provider: provider, uid: uid).string
+        let existed = TransformWitness(false)
         let stored: Account?
         do {
             stored = try await accounts.update(id: id) { existing in
-                Account(
+                existed.value = existing != nil
+                return Account(
                     provider: provider,
                     uid: uid,
                     accessToken: grant.accessToken,
@@ -77,6 +105,6 @@ extension AuthorizationService {
             throw BrokerError(error)
         }
         guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
-        return stored
+        return (stored, existed.value)
     }
 }

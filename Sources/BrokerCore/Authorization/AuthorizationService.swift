@@ -25,6 +25,8 @@ public final class AuthorizationService: Sendable {
     let now: @Sendable () -> Date
     /// Hears what became of each sign-in, for metrics.
     let onFlow: @Sendable (FlowEvent) -> Void
+    /// Told of every account connected or reconnected and every sign-in that failed at the callback; nil records nothing.
+    let events: (any EventSink)?
 
     /// The fixed redirect URI: the public URL without a trailing slash, plus `/callback` (RFC 9700 §4.1).
     public let redirectURI: String
@@ -33,6 +35,7 @@ public final class AuthorizationService: Sendable {
     ///
     /// `providerCalls` hears of every call to a provider and `onFlow` of every
     /// sign-in started, completed or failed, for metrics; neither may block.
+    /// `events` hears of each completed or failed callback before it is answered.
     public init(
         registry: ProviderRegistry,
         accounts: any AccountRepository,
@@ -43,7 +46,8 @@ public final class AuthorizationService: Sendable {
         returnToAllowlist: [String],
         now: @escaping @Sendable () -> Date,
         providerCalls: (any ProviderCallObserver)? = nil,
-        onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in }
+        onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in },
+        events: (any EventSink)? = nil
     ) {
         self.registry = registry
         self.accounts = accounts
@@ -52,6 +56,7 @@ public final class AuthorizationService: Sendable {
         self.allowlist = ReturnToAllowlist(returnToAllowlist)
         self.now = now
         self.onFlow = onFlow
+        self.events = events
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.redirectURI = base + "/callback"

@@ -13,8 +13,9 @@ extension RefreshCoordinator {
                 report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
                 return try await markReauthorizationRequired(account.id, rejected: refreshToken)
             }
-            await recordTransientFailure(accountID: account.id, error)
+            let backoff = await recordTransientFailure(accountID: account.id, error)
             report(account, .failed(.transient, message: error.error.message))
+            await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)
         }
         let stored = try await store(grant, in: account.id, replacing: refreshToken)
@@ -60,20 +61,42 @@ extension RefreshCoordinator {
     /// re-authorized meanwhile comes back as refreshed.
     nonisolated func markReauthorizationRequired(_ id: String, rejected: Secret) async throws(BrokerError) -> Outcome {
         let at = now()
+        let marked = TransformWitness(false)
         let stored: Account?
         do {
             stored = try await accounts.update(id: id) { existing in
+                marked.value = false
                 guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
                 account.status = .reauthorizationRequired
                 account.updatedAt = at
+                marked.value = true
                 return account
             }
         } catch {
             throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
-        if stored.status == .reauthorizationRequired { throw .reauthorizationRequired }
+        if stored.status == .reauthorizationRequired {
+            // Only the caller whose write changed the status reports it, once per change.
+            if marked.value, let events { try? await events.record(.accountReauthorizationRequired, BrokerEventData(account: stored)) }
+            throw .reauthorizationRequired
+        }
         return .refreshed(stored)
+    }
+
+    /// Records `account.refresh_failed` when a transient failure leaves the token to expire before the next try.
+    ///
+    /// Once per run of failures: at the first failure when the token will not
+    /// last until the next try, or at the failure where the token stops lasting
+    /// that long; failures after it, with the token expired, report nothing new.
+    nonisolated func reportRefreshFailure(_ account: Account, _ error: BrokerError, backoff: RefreshBackoff) async {
+        guard let events, let expiresAt = account.expiresAt, expiresAt <= backoff.notBefore else { return }
+        guard backoff.failures == 1 || expiresAt > now() else { return }
+        var data = BrokerEventData(account: account)
+        data.error = error.code
+        data.message = error.message
+        data.nextRetryAt = backoff.notBefore
+        try? await events.record(.accountRefreshFailed, data)
     }
 
     /// Tells ``onEvent`` about one provider call.

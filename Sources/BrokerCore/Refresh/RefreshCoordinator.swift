@@ -31,13 +31,16 @@ public actor RefreshCoordinator {
     nonisolated let now: @Sendable () -> Date
     /// Told about every provider call's result, for logs and metrics.
     nonisolated let onEvent: @Sendable (Event) -> Void
+    /// Told when an account needs re-authorization or will expire before its next try; nil records nothing.
+    nonisolated let events: (any EventSink)?
 
     /// The refresh running in this process for each account id.
     var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
     /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
     var backoff: [ExactKey: RefreshBackoff] = [:]
 
-    /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block.
+    /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
+    /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.
     ///
     /// `backoffStore` defaults to one in this process (one broker on the file
     /// store); replicas pass the shared Redis one. `providerCalls` hears of
@@ -52,7 +55,8 @@ public actor RefreshCoordinator {
         policy: Policy = Policy(),
         now: @escaping @Sendable () -> Date,
         providerCalls: (any ProviderCallObserver)? = nil,
-        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in },
+        events: (any EventSink)? = nil
     ) {
         self.accounts = accounts
         self.registry = registry
@@ -63,6 +67,7 @@ public actor RefreshCoordinator {
         self.policy = policy
         self.now = now
         self.onEvent = onEvent
+        self.events = events
     }
 
     /// Whether `account` should be refreshed at `now`: active, refreshable, and expiring within the margin.

@@ -1,0 +1,106 @@
+import BrokerCore
+import BrokerFileStore
+import BrokerRedis
+import Foundation
+
+/// The webhook machinery of one broker: the outbox in its store, the sink the services record events into,
+/// the dispatcher that delivers them, and their metrics.
+final class Webhooks: Sendable {
+    /// Where deliveries wait: the data directory's journal, or Redis.
+    let outbox: any WebhookOutbox
+    /// What the services record events into.
+    let sink: any EventSink
+    /// Sends due deliveries.
+    let dispatcher: WebhookDispatcher
+    /// Attempts by type and outcome.
+    let metrics: WebhookMetrics
+    /// The wall clock, for the age of the oldest pending delivery.
+    let wallClock: @Sendable () -> Date
+
+    /// Builds the machinery for `settings`; `redis` is the store's client when accounts live in Redis, else the outbox
+    /// is a journal in `dataDirectory`. `now` is the services' clock, used for `created_at`.
+    init(settings: WebhookSettings, redis: RedisClient?, dataDirectory: String, logger: BrokerLogger,
+         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() }) throws(StoreError) {
+        if let redis {
+            outbox = RedisWebhookOutbox(client: redis)
+        } else {
+            let journal = try JournalWebhookOutbox(directory: dataDirectory, now: wallClock())
+            if journal.damagedLinesAtOpen > 0 {
+                logger.log(.warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
+                           [("count", .int(journal.damagedLinesAtOpen))])
+            }
+            outbox = journal
+        }
+        let metrics = WebhookMetrics()
+        self.metrics = metrics
+        self.wallClock = wallClock
+        let client = URLSessionUpstreamClient(timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes)
+        let dispatcher = WebhookDispatcher(
+            outbox: outbox, upstream: client,
+            settings: WebhookDispatcher.Settings(secret: Array(settings.secret.value.utf8), urls: settings.urls,
+                                                 policy: settings.retry, attemptTimeout: settings.timeout),
+            now: wallClock,
+            onReport: { report in
+                metrics.record(report)
+                Self.log(report, to: logger)
+            },
+            onOutboxUnreadable: { error in
+                if let error {
+                    logger.log(.warning, "webhook outbox cannot be read; delivery waits", [("error", .string(error.message))])
+                } else {
+                    logger.log(.info, "webhook outbox readable again; delivery resumes")
+                }
+            })
+        self.dispatcher = dispatcher
+        sink = LoggedEventSink(inner: OutboxEventSink(outbox: outbox, urls: settings.urls, types: settings.events,
+                                                      now: now, wallClock: wallClock, onAppend: { dispatcher.wake() }),
+                               logger: logger)
+    }
+
+    /// The `/metrics` text: attempt counters, and the outbox's depth when the store answers.
+    func renderMetrics() async -> String {
+        metrics.render(stats: try? await outbox.stats(), now: wallClock())
+    }
+
+    /// One log line per attempt: info when delivered, warning when it will be retried, error when dropped.
+    static func log(_ report: WebhookDispatcher.Report, to logger: BrokerLogger) {
+        let d = report.delivery
+        var fields: [(String, LogValue)] = [("event", .string(d.eventID)), ("type", .string(d.eventType)),
+                                            ("url", .string(d.displayURL)), ("attempt", .int(d.attempts + 1)),
+                                            ("duration_ms", .double(report.duration * 1000, decimals: 1))]
+        if let account = d.accountID { fields.append(("account", .string(account))) }
+        if let failure = report.failure { fields.append(("error", .string(failure))) }
+        if let problem = report.storeError {
+            fields.append(("store_error", .string(problem.message)))
+        }
+        switch report.result {
+        case .delivered:
+            logger.log(.info, "webhook delivered", fields)
+        case .retrying(let next):
+            logger.log(.warning, "webhook delivery failed; will retry", fields + [("next_attempt_at", .string(RFC3339Date.format(next)))])
+        case .dropped:
+            logger.log(.error, "webhook delivery dropped", fields)
+        }
+    }
+}
+
+/// An ``EventSink`` that logs every event it could not record, then throws as the inner sink did.
+struct LoggedEventSink: EventSink {
+    /// The sink that writes.
+    let inner: any EventSink
+    /// Where failures are told.
+    let logger: BrokerLogger
+
+    /// Records through the inner sink; logs at ERROR what it could not record.
+    func record(_ type: BrokerEventType, _ data: BrokerEventData) async throws(StoreError) {
+        do {
+            try await inner.record(type, data)
+        } catch {
+            var fields: [(String, LogValue)] = [("type", .string(type.rawValue)), ("provider", .string(data.provider)),
+                                                ("error", .string(error.message))]
+            if let account = data.accountID { fields.append(("account", .string(account))) }
+            logger.log(.error, "webhook event not recorded", fields)
+            throw error
+        }
+    }
+}

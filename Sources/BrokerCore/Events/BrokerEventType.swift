@@ -1,0 +1,15 @@
+/// What happened to an account or a sign-in, as the `type` of a webhook event names it.
+public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
+    /// An authorization stored an account that did not exist before.
+    case accountConnected = "account.connected"
+    /// The same user authorized the same provider again; the stored account was replaced.
+    case accountReconnected = "account.reconnected"
+    /// A refresh failed for a transient reason, and the token expires before the next try.
+    case accountRefreshFailed = "account.refresh_failed"
+    /// The provider refused the refresh token; the user must authorize again.
+    case accountReauthorizationRequired = "account.reauthorization_required"
+    /// The account was deleted, after a revocation at the provider that worked or not.
+    case accountDeleted = "account.deleted"
+    /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).
+    case flowFailed = "flow.failed"
+}

@@ -1,0 +1,213 @@
+import BrokerCore
+import BrokerCrypto
+import Foundation
+import Glibc
+import Synchronization
+
+/// A ``WebhookOutbox`` in the data directory: deliveries in memory, recorded in the append-only journal `<directory>/webhooks/outbox.jsonl`.
+///
+/// An append returns only after an fdatasync of the journal that began after
+/// its write (concurrent appends share those syncs, ``GroupCommit``), so a
+/// recorded event survives `kill -9` and power loss. Settling a delivery
+/// (done, rescheduled, dropped) is written without a sync: a crash can undo
+/// it, and the delivery is then attempted once more, which at-least-once
+/// delivery allows. Leases live in memory, since one process owns the data
+/// directory: after a restart every pending delivery is due again at its time.
+///
+/// At start the journal is replayed (a torn last line, a write the crash cut
+/// short, is ignored; a damaged line is skipped and counted) and rewritten with
+/// the deliveries still pending or kept as dropped.
+public final class JournalWebhookOutbox: WebhookOutbox {
+    /// The journal's file name inside the webhooks directory.
+    public static let journalName = "outbox.jsonl"
+
+    /// The journal's path.
+    public let journalPath: String
+    /// How many complete lines could not be read at start (skipped).
+    public let damagedLinesAtOpen: Int
+
+    private struct State: ~Copyable {
+        var journal: OutboxJournal
+        /// The lease of each delivery being attempted: its token and when it runs out.
+        var leases: [String: (token: String, until: Date)] = [:]
+    }
+
+    private let state: Mutex<State>
+    private let commits = GroupCommit()
+
+    /// Opens the outbox under `directory`, creating `webhooks/` with mode 0700; blocks while it replays, so call it before serving.
+    public init(directory: String, compactionThreshold: Int = 4 << 20, now: Date = Date()) throws(StoreError) {
+        try DataDirectory.prepare(directory)
+        let webhooksDirectory = directory + "/webhooks"
+        try DataDirectory.prepare(webhooksDirectory)
+        journalPath = webhooksDirectory + "/" + Self.journalName
+        DurableFile.removeStaleTemporaries(in: webhooksDirectory)
+        var entries: [String: OutboxJournal.Entry] = [:]
+        var damaged = 0
+        let bytes = try DurableFile.read(journalPath) ?? []
+        var start = 0
+        while let end = bytes[start...].firstIndex(of: 0x0A) {
+            let line = bytes[start..<end]
+            start = end + 1
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+            switch OutboxJournalRecord.decode(line) {
+            case .put(let delivery)?: entries[delivery.id] = OutboxJournal.Entry(delivery: delivery, line: Array(line) + [0x0A])
+            case .done(let id)?: entries[id] = nil
+            // Skipping a damaged line can at worst deliver something again, never lose it.
+            case nil: damaged += 1
+            }
+        }
+        damagedLinesAtOpen = damaged
+        for id in Self.expiredDropped(in: entries, now: now) { entries[id] = nil }
+        state = Mutex(State(journal: try OutboxJournal(path: journalPath, entries: entries, compactionThreshold: compactionThreshold)))
+    }
+
+    /// Appends a put line for each delivery; returns once an fdatasync that began after the write has ended.
+    public func append(_ deliveries: [WebhookDelivery]) async throws(StoreError) {
+        guard !deliveries.isEmpty else { return }
+        try await BlockingIO.run { () throws(StoreError) in
+            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
+                let rewritten = try state.journal.put(deliveries)
+                let ticket = self.commits.ticket()
+                // A rewrite was synced with every change so far in it.
+                if rewritten { self.commits.markAllDurable() }
+                return ticket
+            }
+            try self.waitUntilDurable(ticket)
+        }
+    }
+
+    /// Leases the earliest due deliveries not leased now; the leases live in memory only.
+    public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
+        guard limit > 0 else { return [] }
+        return state.withLock { state in
+            var due: [WebhookDelivery] = []
+            for entry in state.journal.entries.values where entry.delivery.droppedAt == nil && entry.delivery.nextAttemptAt <= now {
+                if let held = state.leases[entry.delivery.id], held.until > now { continue }
+                due.append(entry.delivery)
+            }
+            let chosen = due.sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }.prefix(limit)
+            let until = now.addingTimeInterval(lease)
+            return chosen.map { delivery in
+                let token = SecureRandom.token(byteCount: 12)
+                state.leases[delivery.id] = (token, until)
+                return WebhookLease(delivery: delivery, token: token)
+            }
+        }
+    }
+
+    /// Appends a done line and forgets the delivery (not synced: a crash repeats the delivery at worst).
+    public func complete(_ lease: WebhookLease) async throws(StoreError) {
+        try await perform { (state: inout State) throws(StoreError) in
+            // Delivered is delivered, whoever holds the lease now.
+            try state.journal.done([lease.delivery.id])
+            state.leases[lease.delivery.id] = nil
+        }
+    }
+
+    /// Appends the updated delivery when the lease is still this one (not synced: a crash brings the attempt forward at worst).
+    public func reschedule(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
+        try await perform { (state: inout State) throws(StoreError) in
+            guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
+            try state.journal.put([updated])
+            state.leases[lease.delivery.id] = nil
+        }
+    }
+
+    /// Appends the dropped delivery when the lease is still this one, then forgets dropped deliveries past their keeping.
+    public func drop(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
+        try await perform { (state: inout State) throws(StoreError) in
+            guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
+            try state.journal.put([updated])
+            state.leases[lease.delivery.id] = nil
+            try state.journal.done(Self.expiredDropped(in: state.journal.entries, now: updated.droppedAt ?? Date()))
+        }
+    }
+
+    /// Pending deliveries earliest due first, dropped ones latest first, from memory.
+    public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
+        state.withLock { state in
+            let all = state.journal.entries.values.map(\.delivery)
+            let pending = all.filter { $0.droppedAt == nil }
+                .sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }
+            let dropped = all.filter { $0.droppedAt != nil }
+                .sorted { ($0.droppedAt!, $0.id) > ($1.droppedAt!, $1.id) }
+            return WebhookOutboxListing(pending: Array(pending.prefix(limit)), dropped: Array(dropped.prefix(limit)),
+                                        stats: Self.stats(of: all))
+        }
+    }
+
+    /// Appends the replayed deliveries and syncs: an operator was told it is done.
+    public func replay(id: String, now: Date) async throws(StoreError) -> Int {
+        let ids = OutboxJournalRecord.isDeliveryID(id) ? [id] : WebhookDelivery.ids(ofEvent: id)
+        return try await BlockingIO.run { () throws(StoreError) -> Int in
+            let (count, ticket) = try self.state.withLock { (state: inout State) throws(StoreError) -> (Int, UInt64) in
+                var replayed: [WebhookDelivery] = []
+                for id in ids {
+                    guard var delivery = state.journal.entries[id]?.delivery else { continue }
+                    delivery.attempts = 0
+                    delivery.droppedAt = nil
+                    delivery.enqueuedAt = now
+                    delivery.nextAttemptAt = now
+                    replayed.append(delivery)
+                    // An attempt in flight settles into nothing: its lease is gone.
+                    state.leases[id] = nil
+                }
+                guard !replayed.isEmpty else { return (0, 0) }
+                let rewritten = try state.journal.put(replayed)
+                let ticket = self.commits.ticket()
+                if rewritten { self.commits.markAllDurable() }
+                return (replayed.count, ticket)
+            }
+            if count > 0 { try self.waitUntilDurable(ticket) }
+            return count
+        }
+    }
+
+    /// Counts from memory.
+    public func stats() async throws(StoreError) -> WebhookOutboxStats {
+        state.withLock { Self.stats(of: $0.journal.entries.values.map(\.delivery)) }
+    }
+
+    /// Counts of `deliveries` and the oldest pending enqueue time.
+    private static func stats(of deliveries: [WebhookDelivery]) -> WebhookOutboxStats {
+        var pending = 0
+        var oldest: Date?
+        for delivery in deliveries where delivery.droppedAt == nil {
+            pending += 1
+            if oldest.map({ delivery.enqueuedAt < $0 }) ?? true { oldest = delivery.enqueuedAt }
+        }
+        return WebhookOutboxStats(pending: pending, dropped: deliveries.count - pending, oldestPendingEnqueuedAt: oldest)
+    }
+
+    /// The dropped deliveries past their keeping time, and the oldest beyond the number kept.
+    private static func expiredDropped(in entries: [String: OutboxJournal.Entry], now: Date) -> [String] {
+        let dropped = entries.values.compactMap { entry in entry.delivery.droppedAt.map { ($0, entry.delivery.id) } }
+            .sorted { $0 > $1 }
+        let cutoff = now.addingTimeInterval(-WebhookRetention.droppedFor)
+        return dropped.enumerated().filter { index, item in index >= WebhookRetention.droppedCount || item.0 < cutoff }.map(\.element.1)
+    }
+
+    /// Runs a change that needs no sync under the lock, on a ``BlockingIO`` lane: it may rewrite the journal.
+    private func perform(_ body: @escaping @Sendable (inout State) throws(StoreError) -> Void) async throws(StoreError) {
+        try await BlockingIO.run { () throws(StoreError) in
+            try self.state.withLock { (state: inout State) throws(StoreError) in try body(&state) }
+        }
+    }
+
+    /// Returns once an fdatasync of the journal that began after `ticket` was issued has ended.
+    private func waitUntilDurable(_ ticket: UInt64) throws(StoreError) {
+        let path = journalPath
+        try commits.waitUntilDurable(ticket) { () throws(StoreError) in
+            // Whichever file the path names now holds every change up to the ticket:
+            // a rewrite that replaced it was itself synced with those changes in it.
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .posix("open", path) }
+            defer { close(descriptor) }
+            while fdatasync(descriptor) != 0 {
+                if errno == EINTR { continue }
+                throw .posix("fdatasync", path)
+            }
+        }
+    }
+}

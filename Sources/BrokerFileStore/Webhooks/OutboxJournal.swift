@@ -1,0 +1,126 @@
+import BrokerCore
+import Foundation
+import Glibc
+
+/// The state behind a ``JournalWebhookOutbox``: the deliveries not yet done, in memory, and the append-only file that records them.
+///
+/// Every change appends its line with one `write`, and memory changes only
+/// when the write succeeded. A failed or short write is cut off again with
+/// `ftruncate`; if even that fails the file is rewritten from memory before
+/// the next append. The file is rewritten (compacted) once it is over
+/// `compactionThreshold` bytes and mostly lines that no longer count. Like the
+/// flow journal, the file is opened for each append and never held open.
+/// Not thread-safe: the outbox keeps it in a `Mutex`.
+struct OutboxJournal: ~Copyable {
+    /// A delivery and the put line that recorded its current state.
+    struct Entry {
+        /// The delivery as it stands.
+        var delivery: WebhookDelivery
+        /// Its latest put line, newline included, copied as is into a rewritten journal.
+        var line: [UInt8]
+    }
+
+    /// The journal's path: `<webhooks directory>/outbox.jsonl`.
+    let path: String
+    /// The size past which a journal made mostly of lines that no longer count is rewritten.
+    let compactionThreshold: Int
+    /// The deliveries pending or dropped, by id.
+    private(set) var entries: [String: Entry]
+    /// The journal's length in bytes, every byte a complete record.
+    private(set) var size = 0
+    /// The bytes of the put lines of `entries`: what a rewrite would keep.
+    private var liveBytes = 0
+    /// Set when a failed append could not be cut off, so the file must be rewritten before it is trusted.
+    private var damaged = false
+
+    /// Writes `entries` as a fresh journal at `path` (synced), replacing any.
+    init(path: String, entries: [String: Entry], compactionThreshold: Int) throws(StoreError) {
+        self.path = path
+        self.compactionThreshold = compactionThreshold
+        self.entries = entries
+        size = try Self.rewrite(path: path, entries: entries)
+        liveBytes = size
+    }
+
+    /// Appends a put of each delivery, replacing earlier states of the same ids; true when the journal was then rewritten.
+    @discardableResult
+    mutating func put(_ deliveries: [WebhookDelivery]) throws(StoreError) -> Bool {
+        var lines: [UInt8] = []
+        var added: [Entry] = []
+        for delivery in deliveries {
+            let line = try OutboxJournalRecord.encodePut(delivery)
+            lines += line
+            added.append(Entry(delivery: delivery, line: line))
+        }
+        guard !lines.isEmpty else { return false }
+        try append(lines)
+        for entry in added {
+            if let previous = entries.updateValue(entry, forKey: entry.delivery.id) { liveBytes -= previous.line.count }
+            liveBytes += entry.line.count
+        }
+        return try compactIfWorthIt()
+    }
+
+    /// Appends a done line for each of `ids` that is present and forgets them; true when the journal was then rewritten.
+    @discardableResult
+    mutating func done(_ ids: [String]) throws(StoreError) -> Bool {
+        let present = ids.filter { entries[$0] != nil }
+        guard !present.isEmpty else { return false }
+        try append(present.flatMap(OutboxJournalRecord.encodeDone))
+        for id in present {
+            if let entry = entries.removeValue(forKey: id) { liveBytes -= entry.line.count }
+        }
+        return try compactIfWorthIt()
+    }
+
+    /// Appends `bytes` in one write; on failure cuts the file back to its last complete record and throws.
+    ///
+    /// A journal that vanished (removed by hand) is first rewritten from memory.
+    private mutating func append(_ bytes: [UInt8]) throws(StoreError) {
+        if damaged { try compact() }
+        var descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        if descriptor < 0 && errno == ENOENT {
+            try compact()
+            descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        }
+        guard descriptor >= 0 else { throw .posix("open", path) }
+        defer { close(descriptor) }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                let failure = StoreError.posix("append to", path, written < 0 ? errno : ENOSPC)
+                // Never leave half a record in the middle: later appends would merge with it.
+                if offset > 0 && ftruncate(descriptor, off_t(size)) != 0 { damaged = true }
+                throw failure
+            }
+            offset += written
+        }
+        size += bytes.count
+    }
+
+    /// Rewrites the journal when it is over the threshold and at least three quarters lines that no longer count.
+    private mutating func compactIfWorthIt() throws(StoreError) -> Bool {
+        guard size >= compactionThreshold, size > 4 * liveBytes else { return false }
+        try compact()
+        return true
+    }
+
+    /// Replaces the journal by one holding only the current put line of each delivery.
+    mutating func compact() throws(StoreError) {
+        size = try Self.rewrite(path: path, entries: entries)
+        liveBytes = size
+        damaged = false
+    }
+
+    /// Writes the put lines of `entries`, earliest enqueued first, to a new synced file that replaces the journal by rename.
+    private static func rewrite(path: String, entries: [String: Entry]) throws(StoreError) -> Int {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.values.reduce(0) { $0 + $1.line.count })
+        let ordered = entries.values.sorted { ($0.delivery.enqueuedAt, $0.delivery.id) < ($1.delivery.enqueuedAt, $1.delivery.id) }
+        for entry in ordered { bytes += entry.line }
+        try DurableFile.write(bytes, to: path, sync: true)
+        return bytes.count
+    }
+}

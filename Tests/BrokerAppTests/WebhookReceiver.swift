@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BrokerCore
+import BrokerHTTP
+import Foundation
+import Synchronization
+
+/// A webhook receiver on a real socket (our HTTP server on 127.0.0.1): records every POST to `/hooks` and answers
+/// as scripted (a status, or a stall past the broker's timeout); can be stopped and started again on the same port.
+final class WebhookReceiver: Sendable {
+    /// How the receiver answers one request.
+    enum Answer: Sendable, Equatable {
+        /// Answer with this status at once.
+        case status(Int)
+        /// Wait this many seconds, then answer 200 (the broker has given up by then).
+        case stall(Double)
+    }
+
+    /// One request as it arrived, and how it was answered.
+    struct Received: Sendable {
+        var eventID: String?
+        var signature: String?
+        var contentType: String?
+        var body: [UInt8]
+        var answer: Answer
+
+        /// A top-level field of the JSON body.
+        func field(_ name: String) -> String? {
+            (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?[name] as? String
+        }
+
+        /// A field of the body's `data` object.
+        func data(_ name: String) -> Any? {
+            ((try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["data"] as? [String: Any])?[name]
+        }
+
+        var type: String? { field("type") }
+        var id: String? { field("id") }
+        var accepted: Bool { answer == .status(200) }
+    }
+
+    private struct State {
+        var received: [Received] = []
+        var script: [Answer] = []
+        var fallback: Answer = .status(200)
+    }
+
+    /// The state route closures share with the receiver.
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let shared = Shared()
+    private let server = Mutex<HTTPServer?>(nil)
+    private let placeholder = Mutex<Int32?>(nil)
+    /// The port, kept across a stop and start.
+    let port: Int
+
+    /// Starts on 127.0.0.1 with a port the kernel picks.
+    init() throws {
+        let started = try Self.listen(port: 0, shared: shared)
+        port = started.port
+        server.withLock { $0 = started }
+    }
+
+    /// `http://127.0.0.1:<port>/hooks`.
+    var url: String { "http://127.0.0.1:\(port)/hooks" }
+
+    /// Answers the next requests with `answers`, then with `fallback`.
+    func script(_ answers: [Answer], then fallback: Answer = .status(200)) {
+        shared.state.withLock {
+            $0.script = answers
+            $0.fallback = fallback
+        }
+    }
+
+    /// Every request so far, in arrival order.
+    var received: [Received] { shared.state.withLock { $0.received } }
+
+    /// The requests answered 200: the deliveries the broker counts as done.
+    var accepted: [Received] { received.filter(\.accepted) }
+
+    /// Stops listening and closes connections: the receiver is down.
+    ///
+    /// The port stays bound (a socket that never listens, so connections are
+    /// refused), or another test's listener could take it before ``start()``.
+    func stop() async {
+        let running = server.withLock { current -> HTTPServer? in
+            defer { current = nil }
+            return current
+        }
+        await running?.shutdown(grace: 0)
+        let placeholder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var reuse: Int32 = 1
+        setsockopt(placeholder, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(placeholder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if bound == 0 { self.placeholder.withLock { $0 = placeholder } } else { close(placeholder) }
+    }
+
+    /// Listens again on the same port.
+    func start() throws {
+        if let held = placeholder.withLock({ current -> Int32? in defer { current = nil }; return current }) { close(held) }
+        let started = try Self.listen(port: port, shared: shared)
+        server.withLock { $0 = started }
+    }
+
+    private static func listen(port: Int, shared: Shared) throws -> HTTPServer {
+        var router = Router()
+        router.add(.POST, "/hooks", .async({ request in
+            let answer = shared.state.withLock { s in s.script.isEmpty ? s.fallback : s.script.removeFirst() }
+            let item = Received(eventID: request.headers["Broker-Event-Id"], signature: request.headers["Broker-Signature"],
+                                contentType: request.headers["Content-Type"], body: request.body, answer: answer)
+            shared.state.withLock { $0.received.append(item) }
+            switch answer {
+            case .status(let code):
+                return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
+            case .stall(let seconds):
+                try? await Task.sleep(for: .seconds(seconds))
+                return Response(status: .ok)
+            }
+        }))
+        let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port), router: router)
+        try server.start()
+        return server
+    }
+}
