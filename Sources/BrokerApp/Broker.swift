@@ -23,9 +23,18 @@ public final class Broker: Sendable {
     /// The file store's data directory lock, held until shutdown (nil with Redis, or when the directory is read-only).
     let directoryLock: DataDirectoryLock?
 
-    /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
-    public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
-                upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
+    ///
+    /// A broker on Redis is built with ``make(configuration:logger:upstream:now:)``,
+    /// which first settles its key and secret with the other replicas.
+    public convenience init(configuration c: BrokerConfiguration, logger: BrokerLogger,
+                            upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        try self.init(configuration: c, logger: logger, upstream: upstream, now: now, settlement: nil)
+    }
+
+    /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
+    init(configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
+         now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?) throws {
         configuration = c
         self.logger = logger
         let dataDirectory = c.dataDirectory
@@ -42,7 +51,10 @@ public final class Broker: Sendable {
         } catch {
             throw StartupError(message: "\(error)")
         }
-        let codec = try Self.accountCodec(c, logger: logger)
+        if c.redisStore != nil, settlement == nil {
+            throw StartupError(message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
+        }
+        let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
         let flows: any FlowStore
         let cookieSecret: [UInt8]
@@ -50,9 +62,9 @@ public final class Broker: Sendable {
         let refreshLock: any RefreshLock
         let refreshBackoff: any RefreshBackoffStore
         do {
-            if let url = c.redisStore {
+            if let settlement {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
-                let redis = RedisStores(url: url, codec: codec, flowSealer: codec, now: now)
+                let redis = RedisStores(client: settlement.client, codec: codec, flowSealer: codec, now: now)
                 accounts = redis.accounts
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
@@ -74,7 +86,7 @@ public final class Broker: Sendable {
                 refreshLock = InProcessRefreshLock(now: now)
                 refreshBackoff = InProcessRefreshBackoffStore(now: now)
             }
-            cookieSecret = try c.secret.map { Array($0.value.utf8) }
+            cookieSecret = try settlement?.cookieSecret ?? c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
         } catch {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
@@ -147,6 +159,7 @@ public final class Broker: Sendable {
 
     /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
     public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+        if let url = c.redisStore { return try await rekeyRedis(configuration: c, url: url, logger: logger) }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
         let lock: DataDirectoryLock?

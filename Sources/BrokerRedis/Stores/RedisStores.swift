@@ -24,7 +24,19 @@ public struct RedisStores: Sendable {
         timeout: Double = 2,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        client = RedisClient(url: url, poolSize: poolSize, timeout: timeout)
+        self.init(client: RedisClient(url: url, poolSize: poolSize, timeout: timeout), codec: codec,
+                  flowSealer: flowSealer, keyPrefix: keyPrefix, now: now)
+    }
+
+    /// Creates the stores over an existing `client`, such as the one the replicas' agreement was settled through.
+    public init(
+        client: RedisClient,
+        codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        flowSealer: EncryptedAccountCodec? = nil,
+        keyPrefix: String = "tb:",
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.client = client
         accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
         flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
