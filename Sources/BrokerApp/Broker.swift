@@ -22,6 +22,8 @@ public final class Broker: Sendable {
     let backgroundRefresher: BackgroundRefresher
     /// The file store's data directory lock, held until shutdown (nil with Redis, or when the directory is read-only).
     let directoryLock: DataDirectoryLock?
+    /// The Redis stores, whose cache runs in the background; nil on the file store.
+    let redisStores: RedisStores?
 
     /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
     ///
@@ -61,17 +63,21 @@ public final class Broker: Sendable {
         let storageCheck: @Sendable () async -> String?
         let refreshLock: any RefreshLock
         let refreshBackoff: any RefreshBackoffStore
+        let redisStores: RedisStores?
         do {
             if let settlement {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
-                let redis = RedisStores(client: settlement.client, codec: codec, flowSealer: codec, now: now)
-                accounts = redis.accounts
+                let redis = RedisStores(client: settlement.client, codec: codec, flowSealer: codec,
+                                        cacheCapacity: c.redisCacheMax, now: now)
+                redisStores = redis
+                accounts = redis.accountRepository
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
                 refreshLock = redis.lock
                 // One backoff for all replicas: N replicas make one provider call per backoff window, not N.
                 refreshBackoff = redis.backoff
             } else {
+                redisStores = nil
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
                                                    maxPending: c.maxPendingFlows)
@@ -92,6 +98,7 @@ public final class Broker: Sendable {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
         }
         self.flows = flows
+        self.redisStores = redisStores
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
@@ -125,7 +132,8 @@ public final class Broker: Sendable {
         }
         self.readiness = readiness
         let metricsSource = ServerBox()
-        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth)
+        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth,
+                                       redisMetrics: redisStores?.client.metrics)
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
         metricsSource.set(server)
@@ -205,6 +213,7 @@ public final class Broker: Sendable {
             }
         }
         purgeTask.withLock { $0 = task }
+        redisStores?.start()
         backgroundRefresher.start()
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
@@ -227,6 +236,7 @@ public final class Broker: Sendable {
         logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
                                              ("open_connections", .int(server.openConnections))])
         await server.shutdown(grace: configuration.shutdownGrace)
+        redisStores?.stop()
         directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()

@@ -44,6 +44,8 @@ public struct BrokerConfiguration: Sendable {
     public var refreshInterval: Double = 60
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
     public var redisStore: RedisURL?
+    /// Accounts each replica keeps in its client-side cache of Redis (`BROKER_REDIS_CACHE_MAX`, 0 = no cache).
+    public var redisCacheMax = 100_000
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
@@ -99,6 +101,7 @@ public struct BrokerConfiguration: Sendable {
                 throw ConfigurationError(variable: "BROKER_STORE", message: "must be files or redis://[user:password@]host:port[/db]: \(error.reason)")
             }
         }
+        c.redisCacheMax = try read.integer("BROKER_REDIS_CACHE_MAX", default: 100_000, range: 0...10_000_000)
         c.environment = env
         return c
     }

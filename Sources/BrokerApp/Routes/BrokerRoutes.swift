@@ -1,9 +1,11 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerRedis
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers) -> Router {
+    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers,
+                     redisMetrics: RedisMetrics? = nil) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -20,7 +22,8 @@ enum BrokerRoutes {
             }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: MetricsRenderer.contentType)
-            let text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
+            var text = MetricsRenderer.render(snapshot, ready: await readiness.check() == nil, refresh: refreshMetrics.snapshot())
+            if let redisMetrics { text += redisMetrics.snapshot().prometheusText }
             return Response(status: .ok, headers: headers, body: Array(text.utf8))
         }))
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))

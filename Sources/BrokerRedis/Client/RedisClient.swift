@@ -14,6 +14,8 @@ public final class RedisClient: Sendable {
     public let timeout: Double
     /// The connections.
     let pool: RedisConnectionPool
+    /// Round trips, pool waits and connects of this client (and its cache, when one is built on it).
+    public var metrics: RedisMetrics { pool.metrics }
 
     /// Creates a client for `url` with `poolSize` connections; connects lazily, so it never fails.
     public convenience init(url: RedisURL, poolSize: Int = 4, timeout: Double = 2) {
@@ -24,7 +26,7 @@ public final class RedisClient: Sendable {
     init(url: RedisURL, poolSize: Int, timeout: Double, gate: RedisReconnectGate) {
         self.url = url
         self.timeout = timeout
-        self.pool = RedisConnectionPool(url: url, size: poolSize, timeout: timeout, gate: gate)
+        self.pool = RedisConnectionPool(url: url, size: poolSize, timeout: timeout, gate: gate, metrics: RedisMetrics())
     }
 
     /// Runs one command of text arguments, such as `command("SET", "k", "v")`; an error reply throws ``RedisError/server(_:)``.

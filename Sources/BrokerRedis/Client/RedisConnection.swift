@@ -13,8 +13,8 @@ import Darwin
 /// opened lazily, with `AUTH` and `SELECT` from the URL, and reopened after any
 /// failure; every failure closes it, since the reply stream may be out of step.
 final class RedisConnection: @unchecked Sendable {
-    // @unchecked: `fd`, `parser`, `readBuffer` and `exchanges` are touched only by blocks
-    // running on `queue`, which is serial; the rest is immutable.
+    // @unchecked: `fd`, `parser`, `readBuffer`, `exchanges` and `trackingRedirect` are touched
+    // only by blocks running on `queue`, which is serial; the rest is immutable.
 
     /// The serial queue every socket call of this connection runs on.
     let queue: DispatchQueue
@@ -32,12 +32,19 @@ final class RedisConnection: @unchecked Sendable {
     var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     /// How many write-then-read exchanges this connection made; a pipeline is one.
     private(set) var exchanges = 0
+    /// The client id this connection's key tracking sends invalidations to, nil while tracking is off.
+    ///
+    /// Tracking belongs to one TCP connection on the server: a reconnect turns it off.
+    var trackingRedirect: Int?
+    /// Where round trips and connects are counted.
+    let metrics: RedisMetrics
 
     /// Creates a closed connection to `url`; nothing is opened until the first ``send(_:)``.
-    init(url: RedisURL, timeout: Double, gate: RedisReconnectGate, label: String) {
+    init(url: RedisURL, timeout: Double, gate: RedisReconnectGate, label: String, metrics: RedisMetrics = RedisMetrics()) {
         self.url = url
         self.timeoutNanoseconds = UInt64(max(0.001, timeout) * 1_000_000_000)
         self.gate = gate
+        self.metrics = metrics
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
@@ -61,6 +68,37 @@ final class RedisConnection: @unchecked Sendable {
         return try result.get()
     }
 
+    /// Sends `commands` with key tracking on and redirected to client `redirect`; returns the replies and whether tracking held.
+    ///
+    /// When this connection's tracking is off or goes elsewhere (a reconnect, or
+    /// a new invalidation connection), `CLIENT TRACKING ON REDIRECT <id> OPTIN`
+    /// goes first in the same write. Tracking that the server refused (the
+    /// redirect client is gone) returns `tracked == false`: what `commands` read
+    /// must then not be cached, since no invalidation would follow.
+    func sendTracked(_ commands: [RedisCommand], redirect: Int) async throws(RedisError) -> (replies: [RESPValue], tracked: Bool) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<([RESPValue], Bool), RedisError>, Never>) in
+            queue.async {
+                do throws(RedisError) {
+                    continuation.resume(returning: .success(try self.sendTrackedOnQueue(commands, redirect: redirect)))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    private func sendTrackedOnQueue(_ commands: [RedisCommand], redirect: Int) throws(RedisError) -> ([RESPValue], Bool) {
+        try connectIfNeeded()
+        guard trackingRedirect != redirect else { return (try sendOnQueue(commands), true) }
+        // OPTIN: only reads preceded by CLIENT CACHING yes are tracked, not WATCH, list or lock reads.
+        let enable = RedisCommand("CLIENT", "TRACKING", "ON", "REDIRECT", String(redirect), "OPTIN")
+        let replies = try sendOnQueue([enable] + commands)
+        let tracked = replies[0] == .simpleString("OK")
+        trackingRedirect = tracked ? redirect : nil
+        return (Array(replies.dropFirst()), tracked)
+    }
+
     /// How many exchanges were made, read on the queue.
     func exchangeCount() async -> Int {
         await withCheckedContinuation { continuation in
@@ -74,9 +112,10 @@ final class RedisConnection: @unchecked Sendable {
         guard commands.allSatisfy({ !$0.arguments.isEmpty }) else {
             throw .protocolError("a command has no arguments")
         }
-        if fd >= 0, RedisSocket.idleConnectionIsStale(fd) { disconnect() }
-        if fd < 0 { try connect() }
+        try connectIfNeeded()
         exchanges += 1
+        let started = RedisSocket.monotonicNow()
+        defer { metrics.recordRoundTrip(nanoseconds: RedisSocket.monotonicNow() - started) }
         do {
             return try exchange(commands)
         } catch .timeout {
@@ -84,6 +123,12 @@ final class RedisConnection: @unchecked Sendable {
             gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
             throw .timeout
         }
+    }
+
+    /// Reconnects when the socket is closed or the server closed it while idle; on the queue.
+    func connectIfNeeded() throws(RedisError) {
+        if fd >= 0, RedisSocket.idleConnectionIsStale(fd) { disconnect() }
+        if fd < 0 { try connect() }
     }
 
     /// Opens the socket and sends `AUTH`, `SELECT` and `PING`; records the outcome with the gate.
@@ -101,8 +146,10 @@ final class RedisConnection: @unchecked Sendable {
             case .timeout: gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
             case .server(let message), .protocolError(let message): gate.recordFailure(message)
             }
+            metrics.recordConnect(succeeded: false)
             throw error
         }
+        metrics.recordConnect(succeeded: true)
         gate.recordSuccess()
     }
 
@@ -142,5 +189,6 @@ final class RedisConnection: @unchecked Sendable {
         if fd >= 0 { close(fd) }
         fd = -1
         parser = RESPParser()
+        trackingRedirect = nil
     }
 }
