@@ -29,10 +29,10 @@ extension Broker {
     public static func make(configuration c: BrokerConfiguration, logger: BrokerLogger,
                             upstream: (any UpstreamClient)? = nil,
                             now: @escaping @Sendable () -> Date = { Date() }) async throws -> Broker {
-        guard let url = c.redisStore else {
+        guard let location = c.redisStore else {
             return try Broker(configuration: c, logger: logger, upstream: upstream, now: now)
         }
-        let settlement = try await settle(c, client: RedisClient(url: url), logger: logger)
+        let settlement = try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
         return try Broker(configuration: c, logger: logger, upstream: upstream, now: now, settlement: settlement)
     }
 
@@ -53,16 +53,16 @@ extension Broker {
                 switch error {
                 case .unavailable, .timeout:
                     guard Date() < deadline else {
-                        throw StartupError(message: "cannot reach Redis at \(client.url) to settle the encryption key and secret "
+                        throw StartupError(message: "cannot reach Redis at \(client.location) to settle the encryption key and secret "
                             + "with the other replicas within \(Int(redisStartupWait)) s: \(error)")
                     }
                     if !waiting {
-                        logger.log(.warning, "waiting for Redis", [("store", .string("\(client.url)")), ("reason", .string("\(error)"))])
+                        logger.log(.warning, "waiting for Redis", [("store", .string("\(client.location)")), ("reason", .string("\(error)"))])
                         waiting = true
                     }
                     try await Task.sleep(nanoseconds: 250_000_000)
                 case .server, .protocolError:
-                    throw StartupError(message: "Redis at \(client.url) refused to settle the encryption key and secret: \(error)")
+                    throw StartupError(message: "Redis at \(client.location) refused to settle the encryption key and secret: \(error)")
                 }
             } catch let disagreement as ReplicaDisagreement {
                 throw ConfigurationError(variable: disagreement.variable, message: disagreement.message)
@@ -127,8 +127,8 @@ extension Broker {
     }
 
     /// `token-broker rekey` on Redis: settles like `serve`, reseals every stale record, then retires the fingerprints of older keys.
-    static func rekeyRedis(configuration c: BrokerConfiguration, url: RedisURL, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
-        let settlement = try await settle(c, client: RedisClient(url: url), logger: logger)
+    static func rekeyRedis(configuration c: BrokerConfiguration, location: RedisLocation, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+        let settlement = try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
         let codec = EncryptedAccountCodec(keyring: settlement.keyring)
         let stores = RedisStores(client: settlement.client, codec: codec, flowSealer: codec)
         let result = try await stores.accounts.rekey(codec: codec)

@@ -167,7 +167,7 @@ public final class Broker: Sendable {
 
     /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
     public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
-        if let url = c.redisStore { return try await rekeyRedis(configuration: c, url: url, logger: logger) }
+        if let location = c.redisStore { return try await rekeyRedis(configuration: c, location: location, logger: logger) }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
         let lock: DataDirectoryLock?
@@ -218,7 +218,7 @@ public final class Broker: Sendable {
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
             ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
-            ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
+            ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
             ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
             ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
         ])

@@ -27,6 +27,7 @@ extension RedisMetrics.Snapshot {
         out += M.single("broker_redis_cache_entries", .gauge, "Accounts (and known absences) in the cache.", cacheEntries)
         out += M.single("broker_redis_tracking_up", .gauge, "Whether the invalidation connection is subscribed, so the cache is in use (1) or not (0).", trackingUp ? 1 : 0)
         out += M.single("broker_redis_tracking_connects_total", .counter, "Times the invalidation connection was established.", trackingConnects)
+        out += M.single("broker_redis_unreplicated_writes_total", .counter, "Writes not acknowledged because too few replicas confirmed them in time.", unreplicatedWrites)
         return out
     }
 }

@@ -23,7 +23,7 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
 
     /// Opens the invalidation connection; until it is subscribed every read asks Redis.
     public func start() {
-        cache.start(url: base.client.url, timeout: base.client.timeout)
+        cache.start(target: base.client.target, timeout: base.client.timeout)
     }
 
     /// Closes the invalidation connection and stops caching.

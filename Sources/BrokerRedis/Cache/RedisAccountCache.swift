@@ -31,10 +31,10 @@ public final class RedisAccountCache: Sendable {
         self.metrics = metrics
     }
 
-    /// Opens the invalidation connection to `url`; the cache is used from the moment it is subscribed.
-    func start(url: RedisURL, timeout: Double) {
+    /// Opens the invalidation connection to `target` (the primary, with Sentinel); the cache is used from the moment it is subscribed.
+    func start(target: RedisTarget, timeout: Double) {
         let subscription = RedisSubscription(
-            url: url, timeout: timeout,
+            target: target, timeout: timeout,
             commands: [RedisCommand("CLIENT", "ID"), RedisCommand("SUBSCRIBE", Self.channel)], replies: 2,
             label: "token-broker.redis.invalidations", metrics: metrics
         ) { [weak self] event in self?.handle(event) }

@@ -18,8 +18,10 @@ final class RedisConnection: @unchecked Sendable {
 
     /// The serial queue every socket call of this connection runs on.
     let queue: DispatchQueue
-    /// The server and credentials.
-    let url: RedisURL
+    /// Where this connection connects: a fixed server, or the primary the sentinels name.
+    let target: RedisTarget
+    /// The server and credentials of the current (or last) socket; changes only at connect, on the queue.
+    var url: RedisURL
     /// How long one exchange (connect, or write and read) may take, in nanoseconds.
     let timeoutNanoseconds: UInt64
     /// The backoff shared with the other connections of the pool.
@@ -40,8 +42,17 @@ final class RedisConnection: @unchecked Sendable {
     let metrics: RedisMetrics
 
     /// Creates a closed connection to `url`; nothing is opened until the first ``send(_:)``.
-    init(url: RedisURL, timeout: Double, gate: RedisReconnectGate, label: String, metrics: RedisMetrics = RedisMetrics()) {
-        self.url = url
+    convenience init(url: RedisURL, timeout: Double, gate: RedisReconnectGate, label: String, metrics: RedisMetrics = RedisMetrics()) {
+        self.init(target: RedisTarget(.server(url), timeout: timeout), timeout: timeout, gate: gate, label: label, metrics: metrics)
+    }
+
+    /// Creates a closed connection to `target`; nothing is opened (or asked of sentinels) until the first ``send(_:)``.
+    init(target: RedisTarget, timeout: Double, gate: RedisReconnectGate, label: String, metrics: RedisMetrics = RedisMetrics()) {
+        self.target = target
+        switch target.location {
+        case .server(let url): self.url = url
+        case .sentinel(let sentinel): self.url = RedisURL(host: sentinel.primaryName, port: 1)
+        }
         self.timeoutNanoseconds = UInt64(max(0.001, timeout) * 1_000_000_000)
         self.gate = gate
         self.metrics = metrics
@@ -116,12 +127,36 @@ final class RedisConnection: @unchecked Sendable {
         exchanges += 1
         let started = RedisSocket.monotonicNow()
         defer { metrics.recordRoundTrip(nanoseconds: RedisSocket.monotonicNow() - started) }
+        let replies: [RESPValue]
         do {
-            return try exchange(commands)
+            replies = try exchange(commands)
         } catch .timeout {
             // A server that accepts but does not answer is down too: let the other calls fail fast for a while.
             gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
+            target.forget(url)
             throw .timeout
+        } catch {
+            target.forget(url)
+            throw error
+        }
+        // A primary demoted under us (a failover) refuses writes with READONLY: never retry them there.
+        if let refusal = replies.lazy.compactMap(Self.readOnlyRefusal).first {
+            disconnect()
+            target.forget(url)
+            throw .unavailable("redis at \(url.endpoint) is a replica now: \(refusal)")
+        }
+        return replies
+    }
+
+    /// The text of a `READONLY` error in `reply` or among its elements (an `EXEC` result), if any.
+    static func readOnlyRefusal(_ reply: RESPValue) -> String? {
+        switch reply {
+        case .error(let message):
+            return message.hasPrefix("READONLY") ? message : nil
+        case .array(let elements?):
+            return elements.lazy.compactMap(readOnlyRefusal).first
+        case .array(nil), .simpleString, .integer, .bulk:
+            return nil
         }
     }
 
@@ -135,12 +170,14 @@ final class RedisConnection: @unchecked Sendable {
     ///
     /// Inside a backoff window it fails at once with the last reason.
     private func connect() throws(RedisError) {
-        try gate.checkAttempt(endpoint: url.endpoint)
+        try gate.checkAttempt(endpoint: target.description)
         do {
+            url = try target.resolve()
             fd = try RedisSocket.open(host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
             try handshake()
         } catch {
             disconnect()
+            target.forget(url)
             switch error {
             case .unavailable(let message): gate.recordFailure(message)
             case .timeout: gate.recordFailure("redis at \(url.endpoint) did not answer within \(timeoutDescription)")
@@ -167,14 +204,19 @@ final class RedisConnection: @unchecked Sendable {
         }
         if url.database != 0 { hello.append(RedisCommand("SELECT", String(url.database))) }
         hello.append(RedisCommand("PING"))
+        if target.requiresPrimary { hello.append(RedisCommand("ROLE")) }
         let replies = try exchange(hello)
         for (command, reply) in zip(hello, replies) {
             if case .error(let message) = reply {
                 throw .unavailable("redis at \(url.endpoint) refused \(command.name): \(message)")
             }
         }
-        guard replies.last == .simpleString("PONG") else {
+        guard replies[hello.count - (target.requiresPrimary ? 2 : 1)] == .simpleString("PONG") else {
             throw .protocolError("redis at \(url.endpoint) answered PING with something other than PONG")
+        }
+        // A sentinel's answer may predate a failover: only a server that says it is the primary is used.
+        if target.requiresPrimary, let role = replies.last?.array?.first?.string, role != "master" {
+            throw .unavailable("redis at \(url.endpoint) is a \(role), not the primary (a failover in progress?)")
         }
     }
 

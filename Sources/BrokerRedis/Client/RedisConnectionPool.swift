@@ -18,10 +18,10 @@ final class RedisConnectionPool: Sendable {
     /// Where waits for a connection are counted.
     let metrics: RedisMetrics
 
-    /// Creates `size` closed connections to `url` sharing `gate`.
-    init(url: RedisURL, size: Int, timeout: Double, gate: RedisReconnectGate, metrics: RedisMetrics = RedisMetrics()) {
+    /// Creates `size` closed connections to `target` sharing `gate`.
+    init(target: RedisTarget, size: Int, timeout: Double, gate: RedisReconnectGate, metrics: RedisMetrics = RedisMetrics()) {
         let connections = (0..<max(1, size)).map {
-            RedisConnection(url: url, timeout: timeout, gate: gate, label: "token-broker.redis.\(url.endpoint).\($0)", metrics: metrics)
+            RedisConnection(target: target, timeout: timeout, gate: gate, label: "token-broker.redis.\($0)", metrics: metrics)
         }
         self.connections = connections
         self.metrics = metrics

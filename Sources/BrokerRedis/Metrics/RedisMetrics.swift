@@ -22,6 +22,7 @@ public final class RedisMetrics: Sendable {
     private let trackingConnectCount = Atomic<UInt64>(0)
     private let trackingUp = Atomic<Bool>(false)
     private let entryCount = Atomic<Int>(0)
+    private let unreplicatedCount = Atomic<UInt64>(0)
 
     /// Creates zeroed counters.
     public init() {}
@@ -54,6 +55,8 @@ public final class RedisMetrics: Sendable {
         public var trackingUp: Bool
         /// Accounts (and known absences) in the cache now.
         public var cacheEntries: Int
+        /// Writes refused because too few replicas confirmed them in time (see `BROKER_REDIS_MIN_REPLICAS`).
+        public var unreplicatedWrites: UInt64
     }
 
     /// The current values.
@@ -72,7 +75,8 @@ public final class RedisMetrics: Sendable {
             cacheFlushes: flushCount.load(ordering: .relaxed),
             trackingConnects: trackingConnectCount.load(ordering: .relaxed),
             trackingUp: trackingUp.load(ordering: .relaxed),
-            cacheEntries: entryCount.load(ordering: .relaxed))
+            cacheEntries: entryCount.load(ordering: .relaxed),
+            unreplicatedWrites: unreplicatedCount.load(ordering: .relaxed))
     }
 
     func recordRoundTrip(nanoseconds: UInt64) {
@@ -106,4 +110,5 @@ public final class RedisMetrics: Sendable {
         trackingUp.store(up, ordering: .relaxed)
     }
     func setEntries(_ count: Int) { entryCount.store(count, ordering: .relaxed) }
+    func recordUnreplicatedWrite() { unreplicatedCount.add(1, ordering: .relaxed) }
 }

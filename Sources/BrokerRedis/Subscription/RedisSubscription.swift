@@ -36,10 +36,10 @@ final class RedisSubscription: Sendable {
     /// How long one wait for input lasts, so ``stop()`` takes effect soon.
     private static let slice: UInt64 = 100_000_000
 
-    /// Creates a stopped subscription to `url` sending `commands`, which answer with `replies` values.
-    init(url: RedisURL, timeout: Double, commands: [RedisCommand], replies: Int, heartbeat: Double = 1,
+    /// Creates a stopped subscription to `target` sending `commands`, which answer with `replies` values.
+    init(target: RedisTarget, timeout: Double, commands: [RedisCommand], replies: Int, heartbeat: Double = 1,
          label: String, metrics: RedisMetrics, onEvent: @escaping @Sendable (RedisSubscriptionEvent) -> Void) {
-        self.connection = RedisConnection(url: url, timeout: timeout, gate: RedisReconnectGate(), label: label, metrics: metrics)
+        self.connection = RedisConnection(target: target, timeout: timeout, gate: RedisReconnectGate(), label: label, metrics: metrics)
         self.commands = commands
         self.replies = replies
         self.heartbeat = UInt64(max(0.01, heartbeat) * 1_000_000_000)
