@@ -64,6 +64,10 @@ import Testing
         #expect(hits >= 1_000, "B served \(hits) reads from its cache")
         #expect(invalidations >= 1_000)
         #expect(await Self.metric("broker_redis_cache_hits_total", port: c.a.port) ?? 0 >= 1_000)
+        // The client's own figures: round trips timed, connections counted.
+        #expect(await Self.metric("broker_redis_round_trip_seconds_count", port: c.a.port) ?? 0 >= 1_000)
+        #expect(await Self.metric("broker_redis_connects_total", port: c.a.port) ?? 0 >= 2)
+        #expect(await Self.metric("broker_redis_tracking_connects_total", port: c.b.port) == 1)
         print("ReplicaCacheTests: over 1,000 writes on A, the first read of B answering the new token began at most \(String(format: "%.1f", slowest * 1000)) ms after the write")
         await c.stop()
     }
