@@ -170,7 +170,7 @@ final class RedisConnection: @unchecked Sendable {
     ///
     /// Inside a backoff window it fails at once with the last reason.
     private func connect() throws(RedisError) {
-        try gate.checkAttempt(endpoint: target.description)
+        try gate.checkAttempt(endpoint: target.endpoint)
         do {
             url = try target.resolve()
             fd = try RedisSocket.open(host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)

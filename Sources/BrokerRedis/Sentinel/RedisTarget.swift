@@ -85,4 +85,12 @@ final class RedisTarget: Sendable, CustomStringConvertible {
 
     /// The location, password redacted.
     var description: String { location.description }
+
+    /// What a message calls the server: `host:port`, or the primary's name with Sentinel.
+    var endpoint: String {
+        switch location {
+        case .server(let url): return url.endpoint
+        case .sentinel(let sentinel): return "the primary \(sentinel.primaryName)"
+        }
+    }
 }
