@@ -130,3 +130,20 @@ struct TrackedReadCacheTests {
         #expect(r18)
     }
 }
+
+extension TrackedReadCacheTests {
+    @Test func anUncachedReadKeepsOnlyAnEntryHoldingWhatItSaw() {
+        var cache = Self.make(filled: ["a"])
+        cache.settle("a", seen: "a", equal: ==)
+        let kept = cache.peek("a")
+        #expect(kept == .some("a"))
+        cache.settle("a", seen: "newer", equal: ==)
+        let dropped = cache.peek("a")
+        #expect(dropped == nil)
+        // A read still in flight when an uncached one completed may bring an older value: it must not fill.
+        guard case .miss(let ticket) = cache.lookup("b") else { Issue.record("expected a miss"); return }
+        cache.settle("b", seen: "b", equal: ==)
+        let filled = cache.fill(ticket, with: "older")
+        #expect(!filled)
+    }
+}

@@ -43,10 +43,16 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
             return account
         case .bypass:
             // Another read of this id may be in flight, its GET sent before ours: once ours has seen
-            // what may be a newer value, that read must not fill (nor its value stay), or a later hit
-            // here could return something older than what this read returned.
-            defer { cache.forget(id) }
-            return try await base.get(id: id)
+            // what may be a newer value, that read must not fill (nor a different value stay), or a
+            // later hit here could return something older than what this read returned.
+            do {
+                let account = try await base.get(id: id)
+                cache.settle(id, seen: account)
+                return account
+            } catch {
+                cache.forget(id)
+                throw error
+            }
         case .miss(let ticket):
             do {
                 let key = base.accountKey(id)

@@ -131,6 +131,15 @@ public final class RedisAccountCache: Sendable {
         state.withLock { $0.abandon(ticket) }
     }
 
+    /// After a read that bypassed the cache found `seen`: drops the entry unless it holds exactly that.
+    func settle(_ id: String, seen: Account?) {
+        let count = state.withLock { cache in
+            cache.settle(id, seen: seen, equal: ==)
+            return cache.count
+        }
+        metrics.setEntries(count)
+    }
+
     /// Drops account `id` after a write of this replica, before the write is acknowledged.
     func forget(_ id: String) {
         let count = state.withLock { cache in

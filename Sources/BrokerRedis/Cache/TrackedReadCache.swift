@@ -129,6 +129,16 @@ struct TrackedReadCache<Value> {
         return true
     }
 
+    /// After an uncached read of `key` found `seen`: keeps the entry only if it holds exactly that.
+    ///
+    /// A pending marker or a different value may stem from a read sent before
+    /// that one, so it must not be answered after it: it is dropped.
+    mutating func settle(_ key: String, seen: Value?, equal: (Value?, Value?) -> Bool) {
+        guard let slot = index[ExactKey(key)] else { return }
+        if case .value(let held) = nodes[slot].slot, equal(held, seen) { return }
+        remove(slot)
+    }
+
     /// Drops every entry and starts a new generation.
     mutating func invalidateAll() {
         nodes.removeAll(keepingCapacity: true)
