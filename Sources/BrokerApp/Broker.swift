@@ -26,10 +26,21 @@ public final class Broker: Sendable {
     let directoryLock: DataDirectoryLock?
     /// The webhook outbox, sink and dispatcher; nil when `BROKER_WEBHOOK_URL` is unset.
     let webhooks: Webhooks?
+    /// The Redis stores, whose cache runs in the background; nil on the file store.
+    let redisStores: RedisStores?
 
-    /// Builds the broker: prepares the data directory, stores, providers and routes. Nothing listens yet.
-    public init(configuration c: BrokerConfiguration, logger: BrokerLogger,
-                upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
+    ///
+    /// A broker on Redis is built with ``make(configuration:logger:upstream:now:)``,
+    /// which first settles its key and secret with the other replicas.
+    public convenience init(configuration c: BrokerConfiguration, logger: BrokerLogger,
+                            upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        try self.init(configuration: c, logger: logger, upstream: upstream, now: now, settlement: nil)
+    }
+
+    /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
+    init(configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
+         now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?) throws {
         configuration = c
         self.logger = logger
         let dataDirectory = c.dataDirectory
@@ -46,7 +57,10 @@ public final class Broker: Sendable {
         } catch {
             throw StartupError(message: "\(error)")
         }
-        let codec = try Self.accountCodec(c, logger: logger)
+        if c.redisStore != nil, settlement == nil {
+            throw StartupError(message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
+        }
+        let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
         let flows: any FlowStore
         let cookieSecret: [UInt8]
@@ -54,11 +68,14 @@ public final class Broker: Sendable {
         let refreshLock: any RefreshLock
         let refreshBackoff: any RefreshBackoffStore
         var redisClient: RedisClient?
+        let redisStores: RedisStores?
         do {
-            if let url = c.redisStore {
+            if let settlement {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
-                let redis = RedisStores(url: url, codec: codec, flowSealer: codec, now: now)
-                accounts = redis.accounts
+                let redis = RedisStores(client: settlement.client, codec: codec, flowSealer: codec,
+                                        cacheCapacity: c.redisCacheMax, now: now)
+                redisStores = redis
+                accounts = redis.accountRepository
                 flows = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
                 refreshLock = redis.lock
@@ -66,6 +83,7 @@ public final class Broker: Sendable {
                 refreshBackoff = redis.backoff
                 redisClient = redis.client
             } else {
+                redisStores = nil
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
                                                    maxPending: c.maxPendingFlows)
@@ -80,7 +98,7 @@ public final class Broker: Sendable {
                 refreshLock = InProcessRefreshLock(now: now)
                 refreshBackoff = InProcessRefreshBackoffStore(now: now)
             }
-            cookieSecret = try c.secret.map { Array($0.value.utf8) }
+            cookieSecret = try settlement?.cookieSecret ?? c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
         } catch {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
@@ -94,6 +112,7 @@ public final class Broker: Sendable {
         } catch {
             throw StartupError(message: "cannot open the webhook outbox in \(dataDirectory): \(error)")
         }
+        self.redisStores = redisStores
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(providers: registry.all.filter(\.isConfigured).map(\.name))
         let authorization = AuthorizationService(
@@ -133,7 +152,8 @@ public final class Broker: Sendable {
         }
         self.readiness = readiness
         // With a metrics listener of its own, /metrics is served there only, so the main port need not expose it.
-        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService, webhooks: webhooks)
+        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService, webhooks: webhooks,
+                                             redis: redisStores?.client.metrics)
         let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
                                        webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }))
         server = HTTPServer(configuration: c.server, router: router,
@@ -181,6 +201,7 @@ public final class Broker: Sendable {
 
     /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
     public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+        if let location = c.redisStore { return try await rekeyRedis(configuration: c, location: location, logger: logger) }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
         let lock: DataDirectoryLock?
@@ -233,12 +254,13 @@ public final class Broker: Sendable {
             }
         }
         purgeTask.withLock { $0 = task }
+        redisStores?.start()
         backgroundRefresher.start()
         webhooks?.dispatcher.start()
         logger.log(.info, "listening", [
             ("host", .string(configuration.server.host)), ("port", .int(server.port)),
             ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
-            ("store", .string(configuration.redisStore.map { "redis://\($0.endpoint)/\($0.database)" } ?? "files")),
+            ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
             ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
             ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
             ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
@@ -264,6 +286,7 @@ public final class Broker: Sendable {
         await metricsServer?.shutdown(grace: 1)
         // Deliveries cut off here stay pending and go out after the next start.
         await webhooks?.dispatcher.stop()
+        redisStores?.stop()
         directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()

@@ -80,7 +80,7 @@ case .rekey:
 let logger = BrokerLogger(format: configuration.logFormat)
 let broker: Broker
 do {
-    broker = try Broker(configuration: configuration, logger: logger)
+    broker = try await Broker.make(configuration: configuration, logger: logger)
     try broker.start()
 } catch {
     logger.log(.error, "start-up failed", [("reason", .string("\(error)"))])
@@ -88,5 +88,11 @@ do {
     exit(error is ConfigurationError ? 2 : 1)
 }
 
+// A global, so the sources live as long as the process.
 let signalSources = SignalHandling.install(broker: broker, logger: logger)
-dispatchMain()
+// Start-up awaits (Redis), so this is async top-level code and the main thread already runs
+// the concurrency runtime's main loop; dispatchMain() here would take that thread away from it.
+// Wait until a signal handler ends the process.
+while true {
+    try? await Task.sleep(nanoseconds: 3_600_000_000_000)
+}

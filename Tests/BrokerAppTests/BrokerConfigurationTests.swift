@@ -19,6 +19,27 @@ import Testing
         }
     }
 
+    @Test func readsTheRedisSettings() throws {
+        let sentinel = try BrokerConfiguration.from(environment: [
+            "BROKER_STORE": "redis-sentinel://:pw@s1:26379,s2:26379/mymaster/2", "BROKER_REDIS_CACHE_MAX": "0",
+            "BROKER_REDIS_MIN_REPLICAS": "2",
+        ])
+        guard case .sentinel(let url)? = sentinel.redisStore else {
+            Issue.record("expected a Sentinel location, got \(String(describing: sentinel.redisStore))")
+            return
+        }
+        #expect(url.primaryName == "mymaster" && url.sentinels.count == 2 && url.database == 2)
+        #expect(sentinel.redisCacheMax == 0)
+        #expect(sentinel.redisMinReplicas == 2)
+        let plain = try BrokerConfiguration.from(environment: ["BROKER_STORE": "redis://h:6379"])
+        #expect(plain.redisCacheMax == 100_000)
+        #expect(plain.redisMinReplicas == nil)
+        for (name, value) in [("BROKER_REDIS_CACHE_MAX", "-1"), ("BROKER_REDIS_MIN_REPLICAS", "17"), ("BROKER_STORE", "redis-sentinel://s1")] {
+            let error = #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: [name: value]) }
+            #expect(error?.variable == name)
+        }
+    }
+
     @Test func defaultsWhenNothingIsSet() throws {
         let c = try BrokerConfiguration.from(environment: [:])
         #expect(c.server.host == "127.0.0.1")

@@ -10,7 +10,7 @@ final class BrokerProcess: @unchecked Sendable {
     let process = Process()
     let stderrPipe = Pipe()
     private(set) var port = 0
-    private let output = LockedBuffer()
+    let output = LockedBuffer()
 
     /// Path of the built executable (`swift build` puts it next to the test bundle).
     static var executable: URL {
@@ -24,10 +24,28 @@ final class BrokerProcess: @unchecked Sendable {
 
     /// Starts the broker off the cooperative pool (start-up waits block) and returns once it listens.
     static func start(environment: [String: String], arguments: [String] = []) async throws -> BrokerProcess {
-        try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
+        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
+        guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log) }
+        return broker
     }
 
-    /// Starts the broker with `environment` (plus a free port) and waits until it listens.
+    /// How a start ended: listening, or exited with a status before it listened.
+    enum Launch {
+        case listening(BrokerProcess)
+        case exited(status: Int32, log: String)
+    }
+
+    /// Starts the broker and reports whether it came to listen or exited first (a refusal at start-up).
+    static func launch(environment: [String: String], arguments: [String] = []) async throws -> Launch {
+        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
+        if broker.port > 0 { return .listening(broker) }
+        guard let status = await broker.waitForExit(timeout: 5) else { throw BrokerProcessError.didNotStart(broker.log) }
+        // The last lines may still be in the pipe when the process is reaped: read until its end.
+        for _ in 0..<200 where !broker.output.isClosed { try await Task.sleep(nanoseconds: 10_000_000) }
+        return .exited(status: status, log: broker.log)
+    }
+
+    /// Starts the broker with `environment` (plus a free port) and waits until it listens or exits.
     private init(environment: [String: String], arguments: [String] = []) throws {
         process.executableURL = Self.executable
         process.arguments = arguments
@@ -38,7 +56,8 @@ final class BrokerProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         let buffer = output
         stderrPipe.fileHandleForReading.readabilityHandler = { handle in
-            buffer.append(handle.availableData)
+            let data = handle.availableData
+            if data.isEmpty { buffer.close() } else { buffer.append(data) }
         }
         try ProcessLaunch.run(process)
         let deadline = Date().addingTimeInterval(10)
@@ -47,7 +66,7 @@ final class BrokerProcess: @unchecked Sendable {
                 let digits = output.text[range.upperBound...].prefix { $0.isNumber }
                 if let p = Int(digits), p > 0 { port = p; return }
             }
-            if !process.isRunning { break }
+            if !process.isRunning { return }
             usleep(20_000)
         }
         throw BrokerProcessError.didNotStart(output.text)
@@ -83,7 +102,12 @@ final class LockedBuffer: @unchecked Sendable {
     // @unchecked: every access goes through `lock`.
     private let lock = NSLock()
     private var data = Data()
+    private var closed = false
     func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
+    /// Marks the end of the stream.
+    func close() { lock.lock(); closed = true; lock.unlock() }
+    /// Whether the writer closed the stream.
+    var isClosed: Bool { lock.lock(); defer { lock.unlock() }; return closed }
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 

@@ -183,3 +183,36 @@ struct RedisClientTests {
         }
     }
 }
+
+/// A client never writes to a replica: a primary demoted under it (READONLY) closes the connection and fails as unavailable.
+struct RedisReplicaRefusalTests {
+    @Test func aWriteRefusedWithReadOnlyFailsAsUnavailableAndReconnects() async throws {
+        try await RedisServer.with { primary async throws in
+            let replica = try await RedisServer.start(arguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+            defer { Task { await replica.stop() } }
+            let client = RedisClient(url: replica.url(), poolSize: 1)
+            #expect(try await client.command("GET", "k") == .bulk(nil))
+            let error = await #expect(throws: RedisError.self) { try await client.command("SET", "k", "v") }
+            guard case .unavailable(let message)? = error else {
+                Issue.record("expected unavailable, got \(String(describing: error))")
+                return
+            }
+            #expect(message.contains("is a replica now") && message.contains("READONLY"), "\(message)")
+            // In a transaction too: the refusal at queueing aborts EXEC, and nothing reaches the replica.
+            let repository = RedisAccountRepository(client: client)
+            await #expect(throws: StoreError.self) { try await repository.put(Account.make(uid: "replica")) }
+            #expect(try await client.command("EXISTS", "tb:account:github:replica") == .integer(0))
+        }
+    }
+
+    @Test func aTransactionNoReplicaConfirmsIsNotAcknowledged() async throws {
+        try await RedisServer.with { server async throws in
+            // A single server asked for one replica: the write is applied but refused as unacknowledged.
+            let client = RedisClient(location: .server(server.url()), poolSize: 1, minimumReplicas: 1)
+            let repository = RedisAccountRepository(client: client)
+            let error = await #expect(throws: StoreError.self) { try await repository.put(Account.make(uid: "alone")) }
+            #expect("\(String(describing: error))".contains("0 of 1 replicas confirmed"))
+            #expect(client.metrics.snapshot().unreplicatedWrites == 1)
+        }
+    }
+}

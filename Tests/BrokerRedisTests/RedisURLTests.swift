@@ -45,7 +45,7 @@ struct RedisURLTests {
     func refusesWithAReason(text: String, fragment: String) {
         let error = #expect(throws: RedisURLError.self) { try RedisURL(parsing: text) }
         #expect(error?.reason.contains(fragment) == true, "\(String(describing: error))")
-        #expect(error?.description.contains("redis://[user:password@]host:port[/db]") == true)
+        #expect(error?.description.contains("redis://[user:password@]host:port[/db] or redis-sentinel://") == true)
     }
 
     @Test func refusalsNeverRepeatThePassword() {

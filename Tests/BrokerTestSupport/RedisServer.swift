@@ -20,12 +20,15 @@ public final class RedisServer: @unchecked Sendable {
     private var process: Process?
 
     private let persistent: Bool
+    /// More `redis-server` arguments, such as `--replicaof 127.0.0.1 6379`.
+    private let extraArguments: [String]
 
-    private init(port: Int, password: String?, directory: String, persistent: Bool) {
+    private init(port: Int, password: String?, directory: String, persistent: Bool, extraArguments: [String]) {
         self.port = port
         self.password = password
         self.directory = directory
         self.persistent = persistent
+        self.extraArguments = extraArguments
     }
 
     /// Runs `body` with a fresh server, then kills it and removes its directory, whether `body` throws or not.
@@ -44,13 +47,15 @@ public final class RedisServer: @unchecked Sendable {
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
     /// With `persistent`, writes go to an append-only file synced on every write, so a
     /// killed and restarted server keeps every acknowledged write (as operators run it).
-    public static func start(password: String? = nil, persistent: Bool = false) async throws -> RedisServer {
+    /// `arguments` are passed on to `redis-server` (a replica's `--replicaof`, say).
+    public static func start(password: String? = nil, persistent: Bool = false, arguments: [String] = []) async throws -> RedisServer {
         let executable = try executablePath()
         var lastError: any Error = RedisTestError("redis-server did not start")
         for _ in 0..<5 {
             let directory = NSTemporaryDirectory() + "/broker-redis-test-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let server = RedisServer(port: try freePort(), password: password, directory: directory, persistent: persistent)
+            let server = RedisServer(port: try freePort(), password: password, directory: directory, persistent: persistent,
+                                     extraArguments: arguments)
             do {
                 try await server.launch(executable)
                 return server
@@ -114,6 +119,7 @@ public final class RedisServer: @unchecked Sendable {
             "--dir", directory, "--logfile", "", "--daemonize", "no",
         ]
         if let password { arguments += ["--requirepass", password] }
+        arguments += extraArguments
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

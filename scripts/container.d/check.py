@@ -359,15 +359,16 @@ def check_compose(report, root, binary, documented):
             target.write(source.read())
         with open(os.path.join(root, ".env.example")) as source, open(os.path.join(project, ".env"), "w") as target:
             target.write(source.read())
-        for profile in ([], ["--profile", "scale"]):
+        for profile in ([], ["--profile", "scale"], ["--profile", "tls"]):
             result = compose(binary, project, *profile, "config", "--quiet")
-            label = "scale profile" if profile else "default profile"
+            label = f"{profile[1]} profile" if profile else "default profile"
             report.check(f"compose file valid, {label} (docker compose {version} config)", result.returncode == 0,
                          result.stderr.strip().replace("\n", "; "))
-        raw = compose(binary, project, "--profile", "scale", "config", "--no-interpolate", "--no-env-resolution",
-                      "--format", "json")
+        raw = compose(binary, project, "--profile", "scale", "--profile", "tls", "config", "--no-interpolate",
+                      "--no-env-resolution", "--format", "json")
         default_services = compose(binary, project, "config", "--services").stdout.split()
-        variables = compose(binary, project, "--profile", "scale", "config", "--variables", "--format", "json")
+        variables = compose(binary, project, "--profile", "scale", "--profile", "tls", "config", "--variables",
+                            "--format", "json")
     if raw.returncode != 0:
         report.check("compose file renders", False, raw.stderr.strip())
         return
@@ -382,6 +383,15 @@ def check_compose(report, root, binary, documented):
     report.check("scale profile: the load balancer listens where the replicas' BROKER_PUBLIC_URL points",
                  announced == {"http://localhost:8090"} and "8090" in [str(p) for p in lb_ports],
                  f"public URLs {sorted(announced)}, lb ports {lb_ports}")
+
+    tls = sorted(n for n, s in services.items() if "tls" in (s.get("profiles") or []))
+    report.check("tls profile: broker-tls, redis-tunnel", tls == ["broker-tls", "redis-tunnel"], " ".join(tls))
+    tunnel = services.get("redis-tunnel", {})
+    tunnel_config = str((model.get("configs") or {}).get("redis-tunnel", {}).get("content", ""))
+    report.check("tls profile: the tunnel shares broker-tls's network and verifies the server's chain and name",
+                 tunnel.get("network_mode") == "service:broker-tls" and "verifyChain = yes" in tunnel_config
+                 and "checkHost = " in tunnel_config and "client = yes" in tunnel_config,
+                 f"network_mode {tunnel.get('network_mode')}")
 
     grace = float(documented.get("BROKER_SHUTDOWN_GRACE") or 10)
     for name in ("broker", "broker-a", "broker-b"):

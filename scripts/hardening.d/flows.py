@@ -6,7 +6,8 @@
   finish  --broker P --load F                  sends the saved callback with its cookies; prints one JSON line
   get     --broker P --path PATH [--api-key K] one GET; prints one JSON line {status, body}
   stream  --broker P --provider Q --acked F --stop F [--workers N]
-          dances until the stop file exists; appends every account id whose callback answered 200 to F
+          dances until the stop file exists; appends every account id whose callback answered 200 to F;
+          prints {ok, failed, answers: {"callback answered 200": n, "authorize answered 503": n, ...}}
   verify  --broker P --api-key K --acked F     every acknowledged account reads back 200 with a token
 """
 import argparse
@@ -84,7 +85,10 @@ def finish(broker, target, jar):
 def stream(args):
     """Dances in parallel until the stop file appears; records acknowledged account ids (flushed at once)."""
     lock = threading.Lock()
-    counts = {"ok": 0, "failed": 0}
+    counts = {"ok": 0, "failed": 0, "answers": {}}
+
+    def tally(what):
+        counts["answers"][what] = counts["answers"].get(what, 0) + 1
     acked = open(args.acked, "a", buffering=1)
 
     def worker():
@@ -93,12 +97,14 @@ def stream(args):
             try:
                 target = begin(args.broker, args.provider, jar)
                 result = finish(args.broker, target, jar)
-            except (OSError, RuntimeError, http.client.HTTPException, ValueError):
+            except (OSError, RuntimeError, http.client.HTTPException, ValueError) as error:
                 with lock:
                     counts["failed"] += 1
+                    tally(str(error).split(":")[0] if isinstance(error, RuntimeError) else type(error).__name__)
                 time.sleep(0.02)
                 continue
             with lock:
+                tally("callback answered %d" % result["status"])
                 if result["status"] == 200 and result["account"]:
                     acked.write(result["account"] + "\n")
                     acked.flush()

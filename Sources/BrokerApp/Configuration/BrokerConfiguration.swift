@@ -42,8 +42,12 @@ public struct BrokerConfiguration: Sendable {
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
     public var refreshInterval: Double = 60
-    /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…`).
-    public var redisStore: RedisURL?
+    /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…` or `redis-sentinel://…`).
+    public var redisStore: RedisLocation?
+    /// Accounts each replica keeps in its client-side cache of Redis (`BROKER_REDIS_CACHE_MAX`, 0 = no cache).
+    public var redisCacheMax = 100_000
+    /// Replicas that must confirm each account write before it is acknowledged (`BROKER_REDIS_MIN_REPLICAS`); nil: 1 with Sentinel, else 0.
+    public var redisMinReplicas: Int?
     /// Where `/metrics` is served on a listener of its own (`BROKER_METRICS_ADDR`); nil serves it on the main port.
     public var metricsAddress: ListenAddress?
     /// The connect page's heading and the name its pages go by (`BROKER_PAGE_TITLE`).
@@ -102,9 +106,10 @@ public struct BrokerConfiguration: Sendable {
         // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.
         if let store = read.raw("BROKER_STORE"), store != "files" {
             do {
-                c.redisStore = try RedisURL(parsing: store)
+                c.redisStore = try RedisLocation(parsing: store)
             } catch {
-                throw ConfigurationError(variable: "BROKER_STORE", message: "must be files or redis://[user:password@]host:port[/db]: \(error.reason)")
+                throw ConfigurationError(variable: "BROKER_STORE", message: "must be files, redis://[user:password@]host:port[/db] "
+                    + "or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)")
             }
         }
         c.metricsAddress = try read.address("BROKER_METRICS_ADDR")
@@ -114,6 +119,10 @@ public struct BrokerConfiguration: Sendable {
         c.pageTitle = try read.text("BROKER_PAGE_TITLE", default: "token-broker", maximumLength: 80)
         c.pageAccent = try read.hexColour("BROKER_PAGE_ACCENT")
         c.webhooks = try WebhookSettings.read(read)
+        c.redisCacheMax = try read.integer("BROKER_REDIS_CACHE_MAX", default: 100_000, range: 0...10_000_000)
+        if read.raw("BROKER_REDIS_MIN_REPLICAS") != nil {
+            c.redisMinReplicas = try read.integer("BROKER_REDIS_MIN_REPLICAS", default: 0, range: 0...16)
+        }
         c.environment = env
         return c
     }

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerRedis
 import Synchronization
 
 /// Everything `/metrics` reports, and the handler that renders it on the main port or the metrics listener.
@@ -22,7 +23,7 @@ final class BrokerMetrics: Sendable {
     }
 
     /// The whole exposition text, or nil while the server does not exist yet.
-    func render(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) async -> String? {
+    func render(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?, redis: RedisMetrics?) async -> String? {
         guard let http = server.snapshot() else { return nil }
         let ready = await readiness.check() == nil
         var out = MetricsRenderer.renderHTTP(http)
@@ -33,14 +34,15 @@ final class BrokerMetrics: Sendable {
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
         if let webhooks { out += await webhooks.renderMetrics() }
+        if let redis { out += redis.snapshot().prometheusText }
         out += ProcessMetrics.render()
         return out
     }
 
     /// `GET /metrics`: 200 with the text, or 503 while starting.
-    func handler(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) -> Router.Handler {
+    func handler(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?, redis: RedisMetrics?) -> Router.Handler {
         .async({ [self] _ in
-            guard let text = await render(readiness: readiness, accounts: accounts, webhooks: webhooks) else {
+            guard let text = await render(readiness: readiness, accounts: accounts, webhooks: webhooks, redis: redis) else {
                 return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
             }
             var headers = HTTPHeaders()

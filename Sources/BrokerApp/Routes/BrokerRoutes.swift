@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerRedis
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {

@@ -8,23 +8,39 @@
 /// Socket calls run on each connection's own serial queue, never on Swift's
 /// cooperative pool, and each exchange is bounded by `timeout`.
 public final class RedisClient: Sendable {
-    /// The server this client talks to.
-    public let url: RedisURL
+    /// The server this client talks to, or the sentinels naming it.
+    public var location: RedisLocation { target.location }
+    /// Where the connections connect, shared by all of them (and the cache's invalidation connection).
+    let target: RedisTarget
     /// Seconds one exchange (connect, or a command or pipeline and its replies) may take.
     public let timeout: Double
     /// The connections.
     let pool: RedisConnectionPool
+    /// Round trips, pool waits and connects of this client (and its cache, when one is built on it).
+    public var metrics: RedisMetrics { pool.metrics }
 
     /// Creates a client for `url` with `poolSize` connections; connects lazily, so it never fails.
     public convenience init(url: RedisURL, poolSize: Int = 4, timeout: Double = 2) {
-        self.init(url: url, poolSize: poolSize, timeout: timeout, gate: RedisReconnectGate())
+        self.init(location: .server(url), poolSize: poolSize, timeout: timeout)
+    }
+
+    /// Creates a client for a server or for the primary a set of sentinels names; connects lazily, so it never fails.
+    ///
+    /// `minimumReplicas`: how many replicas must confirm each transaction before it
+    /// counts as written (nil: 1 with Sentinel, 0 for a single server).
+    public convenience init(location: RedisLocation, poolSize: Int = 4, timeout: Double = 2, minimumReplicas: Int? = nil) {
+        self.init(location: location, poolSize: poolSize, timeout: timeout, gate: RedisReconnectGate(), minimumReplicas: minimumReplicas)
     }
 
     /// Creates a client whose connections share `gate`, for tests that drive the backoff.
-    init(url: RedisURL, poolSize: Int, timeout: Double, gate: RedisReconnectGate) {
-        self.url = url
+    convenience init(url: RedisURL, poolSize: Int, timeout: Double, gate: RedisReconnectGate) {
+        self.init(location: .server(url), poolSize: poolSize, timeout: timeout, gate: gate)
+    }
+
+    private init(location: RedisLocation, poolSize: Int, timeout: Double, gate: RedisReconnectGate, minimumReplicas: Int? = nil) {
+        self.target = RedisTarget(location, timeout: timeout, minimumReplicas: minimumReplicas)
         self.timeout = timeout
-        self.pool = RedisConnectionPool(url: url, size: poolSize, timeout: timeout, gate: gate)
+        self.pool = RedisConnectionPool(target: target, size: poolSize, timeout: timeout, gate: gate, metrics: RedisMetrics())
     }
 
     /// Runs one command of text arguments, such as `command("SET", "k", "v")`; an error reply throws ``RedisError/server(_:)``.

@@ -45,7 +45,7 @@ extension RedisConnection {
     }
 
     /// Reads what the socket has and returns the replies it completed.
-    private func receive() throws(RedisError) -> [RESPValue] {
+    func receive() throws(RedisError) -> [RESPValue] {
         let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if count > 0 {
             return try readBuffer.withUnsafeBufferPointer { (buffer) throws(RedisError) in
@@ -59,7 +59,7 @@ extension RedisConnection {
     }
 
     /// Writes as much of `request` from `offset` as the socket takes; returns how many bytes went out.
-    private func transmit(_ request: [UInt8], from offset: Int) throws(RedisError) -> Int {
+    func transmit(_ request: [UInt8], from offset: Int) throws(RedisError) -> Int {
         let count = request.withUnsafeBytes { bytes in
             // MSG_NOSIGNAL: a peer that closed must give EPIPE here, not kill the process with SIGPIPE.
             Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))

@@ -15,13 +15,16 @@ final class RedisConnectionPool: Sendable {
     /// Every connection of the pool.
     let connections: [RedisConnection]
     private let state: Mutex<State>
+    /// Where waits for a connection are counted.
+    let metrics: RedisMetrics
 
-    /// Creates `size` closed connections to `url` sharing `gate`.
-    init(url: RedisURL, size: Int, timeout: Double, gate: RedisReconnectGate) {
+    /// Creates `size` closed connections to `target` sharing `gate`.
+    init(target: RedisTarget, size: Int, timeout: Double, gate: RedisReconnectGate, metrics: RedisMetrics = RedisMetrics()) {
         let connections = (0..<max(1, size)).map {
-            RedisConnection(url: url, timeout: timeout, gate: gate, label: "token-broker.redis.\(url.endpoint).\($0)")
+            RedisConnection(target: target, timeout: timeout, gate: gate, label: "token-broker.redis.\($0)", metrics: metrics)
         }
         self.connections = connections
+        self.metrics = metrics
         self.state = Mutex(State(idle: connections))
     }
 
@@ -33,7 +36,11 @@ final class RedisConnectionPool: Sendable {
     }
 
     private func acquire() async -> RedisConnection {
-        await withCheckedContinuation { (continuation: CheckedContinuation<RedisConnection, Never>) in
+        let free = state.withLock { $0.idle.popLast() }
+        if let free { return free }
+        let started = RedisSocket.monotonicNow()
+        defer { metrics.recordPoolWait(nanoseconds: RedisSocket.monotonicNow() - started) }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<RedisConnection, Never>) in
             let free = state.withLock { state -> RedisConnection? in
                 if let connection = state.idle.popLast() { return connection }
                 state.waiters.append(continuation)

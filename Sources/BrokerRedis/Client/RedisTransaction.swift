@@ -18,17 +18,33 @@ enum RedisTransaction {
     /// Throws ``RedisError/server(_:)`` with the first refusal when a command
     /// was refused while queueing (`EXEC` then discards everything) or failed
     /// while running.
+    ///
+    /// When the target requires replicas (with Sentinel, one by default),
+    /// `WAIT <n> <ms>` follows in the same write, and a transaction fewer
+    /// replicas confirm in time throws ``RedisError/unavailable(_:)``: it is
+    /// applied on the primary but not acknowledged, since the primary's loss
+    /// (a failover, or the split-brain moment of one, when the old primary
+    /// still takes writes its replica will never see) would lose it.
     static func execute(_ commands: [RedisCommand], on connection: RedisConnection) async throws(RedisError) -> Outcome {
-        let replies = try await connection.send([RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")])
-        // Replies: +OK for MULTI, +QUEUED (or a refusal) per command, then EXEC's reply.
-        for reply in replies.dropLast() {
+        let replicas = connection.target.minimumReplicas
+        var pipeline = [RedisCommand("MULTI")] + commands + [RedisCommand("EXEC")]
+        if replicas > 0 { pipeline.append(RedisCommand("WAIT", String(replicas), String(RedisTarget.replicaWaitMilliseconds))) }
+        let replies = try await connection.send(pipeline)
+        let exec = commands.count + 1
+        // Replies: +OK for MULTI, +QUEUED (or a refusal) per command, then EXEC's reply (then WAIT's).
+        for reply in replies[..<exec] {
             if case .error(let message) = reply { throw .server(message) }
         }
-        switch replies[replies.count - 1] {
+        switch replies[exec] {
         case .array(nil):
             return .conflict
         case .array(let results?):
             if let failure = results.lazy.compactMap(\.errorMessage).first { throw .server(failure) }
+            if replicas > 0, let confirmed = replies.last?.integer, confirmed < replicas {
+                connection.metrics.recordUnreplicatedWrite()
+                throw .unavailable("redis at \(connection.url.endpoint): \(confirmed) of \(replicas) replicas confirmed the write "
+                    + "within \(RedisTarget.replicaWaitMilliseconds) ms; it is not acknowledged")
+            }
             return .committed(results)
         case .error(let message):
             throw .server(message)

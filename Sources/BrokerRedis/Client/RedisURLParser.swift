@@ -21,7 +21,9 @@ enum RedisURLParser {
         }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "redis" else {
-            if scheme == "rediss" { throw RedisURLError("rediss:// (TLS) is not supported; use redis://") }
+            if scheme == "rediss" {
+                throw RedisURLError("rediss:// (TLS) is not supported; run a TLS proxy beside the broker (docs/deployment.md, \"Redis over TLS\") and give its redis:// address")
+            }
             throw RedisURLError("the scheme must be redis://")
         }
         let rest = text[schemeEnd.upperBound...]
@@ -63,8 +65,8 @@ enum RedisURLParser {
         return (user.isEmpty ? nil : user, Secret(password))
     }
 
-    /// The host and port of `host`, `host:port`, `[v6]` or `[v6]:port`.
-    private static func hostAndPort(_ location: Substring) throws(RedisURLError) -> (String, Int) {
+    /// The host and port of `host`, `host:port`, `[v6]` or `[v6]:port`; `defaultPort` when none is given.
+    private static func hostAndPort(_ location: Substring, defaultPort: Int = RedisURL.defaultPort) throws(RedisURLError) -> (String, Int) {
         let host: Substring
         var portText: Substring?
         if location.hasPrefix("[") {
@@ -92,11 +94,54 @@ enum RedisURLParser {
                 throw RedisURLError("the host \"\(host)\" has characters a host name cannot have")
             }
         }
-        guard let portText else { return (String(host), RedisURL.defaultPort) }
+        guard let portText else { return (String(host), defaultPort) }
         guard portText.count <= 5, portText.utf8.allSatisfy(isDigit), let port = Int(portText), (1...65535).contains(port) else {
             throw RedisURLError("the port \"\(portText)\" is not a number from 1 to 65535")
         }
         return (String(host), port)
+    }
+
+    /// The Sentinel form in `text`: `redis-sentinel://[user:password@]host1:26379,host2:26379/mymaster[/db]`.
+    ///
+    /// The user and password are those of the data nodes (the primary);
+    /// sentinels are asked without them. Each sentinel is `host`, `host:port`
+    /// or `[v6]:port`, port 26379 when none is given. The primary's name is 1 to
+    /// 128 letters, digits, `.`, `_` or `-`. Refused like `redis://` otherwise.
+    static func parseSentinel(_ text: String) throws(RedisURLError) -> RedisSentinelURL {
+        guard let schemeEnd = text.range(of: "://"), text[..<schemeEnd.lowerBound].lowercased() == "redis-sentinel" else {
+            throw RedisURLError("it does not start with redis-sentinel://")
+        }
+        let rest = text[schemeEnd.upperBound...]
+        var username: String?
+        var password: Secret?
+        var location = rest
+        if let at = rest.lastIndex(of: "@") {
+            (username, password) = try userInfo(rest[..<at])
+            location = rest[rest.index(after: at)...]
+        }
+        guard !location.contains("?"), !location.contains("#") else {
+            throw RedisURLError("query parameters and fragments are not supported")
+        }
+        let parts = location.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 || parts.count == 3 else {
+            throw RedisURLError("a Sentinel URL is redis-sentinel://host:26379[,host:26379…]/primary-name[/db]")
+        }
+        guard !parts[0].isEmpty else { throw RedisURLError("no sentinel address is given") }
+        var sentinels: [RedisSentinelURL.Address] = []
+        for entry in parts[0].split(separator: ",", omittingEmptySubsequences: false) {
+            guard !entry.isEmpty else { throw RedisURLError("a sentinel address is empty (a stray comma?)") }
+            let (host, port) = try hostAndPort(entry, defaultPort: RedisSentinelURL.defaultPort)
+            sentinels.append(RedisSentinelURL.Address(host: host, port: port))
+        }
+        let name = parts[1]
+        guard (1...128).contains(name.utf8.count),
+              name.utf8.allSatisfy({ isDigit($0) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "z"))
+                  || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }) else {
+            throw RedisURLError("the primary's name \"\(name)\" must be 1 to 128 letters, digits, '.', '_' or '-'")
+        }
+        let database = try parts.count == 3 ? self.database(parts[2]) : 0
+        return RedisSentinelURL(sentinels: sentinels, primaryName: String(name), username: username,
+                                password: password, database: database)
     }
 
     /// The database number after `/`; empty means 0.

@@ -7,6 +7,8 @@ public struct RedisStores: Sendable {
     public let client: RedisClient
     /// Accounts, encrypted by `codec` as the file store would.
     public let accounts: RedisAccountRepository
+    /// The same accounts behind this replica's client-side cache; nil when the cache is off.
+    public let cachedAccounts: CachingRedisAccountRepository?
     /// Pending flows with Redis TTLs.
     public let flows: RedisFlowStore
     /// The single-flight refresh lock.
@@ -22,12 +24,43 @@ public struct RedisStores: Sendable {
         keyPrefix: String = "tb:",
         poolSize: Int = 4,
         timeout: Double = 2,
+        cacheCapacity: Int = 0,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        client = RedisClient(url: url, poolSize: poolSize, timeout: timeout)
+        self.init(client: RedisClient(url: url, poolSize: poolSize, timeout: timeout), codec: codec,
+                  flowSealer: flowSealer, keyPrefix: keyPrefix, cacheCapacity: cacheCapacity, now: now)
+    }
+
+    /// Creates the stores over an existing `client`, such as the one the replicas' agreement was settled through.
+    ///
+    /// `cacheCapacity` above 0 puts a client-side cache of that many accounts in
+    /// front of the repository (``cachedAccounts``); it caches once ``start()`` ran.
+    public init(
+        client: RedisClient,
+        codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        flowSealer: EncryptedAccountCodec? = nil,
+        keyPrefix: String = "tb:",
+        cacheCapacity: Int = 0,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.client = client
         accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
+        cachedAccounts = cacheCapacity > 0 ? CachingRedisAccountRepository(base: accounts, capacity: cacheCapacity) : nil
         flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
         backoff = RedisRefreshBackoffStore(client: client, keyPrefix: keyPrefix)
+    }
+
+    /// The account repository the broker uses: the cached one when the cache is on.
+    public var accountRepository: any AccountRepository { cachedAccounts ?? accounts }
+
+    /// Starts what runs in the background: the cache's invalidation connection.
+    public func start() {
+        cachedAccounts?.start()
+    }
+
+    /// Stops it.
+    public func stop() {
+        cachedAccounts?.stop()
     }
 }
