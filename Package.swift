@@ -24,9 +24,14 @@ let package = Package(
         .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        // Fake OAuth 2.0 (RFC 6749 and Weibo), OAuth 1.0a (Twitter) and TMDB providers speaking the real wire formats:
+        // the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
+        .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
         // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
         .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
+        // A fake provider as a process, for scripts and the browser test; not shipped in the image.
+        .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
         .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
 
