@@ -1,20 +1,23 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerTestSupport
 import Foundation
+import Synchronization
 
 /// An in-process broker on 127.0.0.1:0 with its own data directory and a log file to scan.
-final class BrokerHarness: @unchecked Sendable {
-    // @unchecked: set up once, then only read.
+///
+/// Started for the current ``TestScope``, which stops it and removes its directory when the test ends.
+final class BrokerHarness: Sendable {
     let broker: Broker
     let dataDirectory: String
     let logPath: String
     let environment: [String: String]
+    private let stopped = Atomic<Bool>(false)
     static let apiKey = "test-api-key-0123456789abcdef"
 
     init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
          now: @escaping @Sendable () -> Date = { Date() }) throws {
-        let root = NSTemporaryDirectory() + "broker-e2e-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try TemporaryDirectory.scoped(prefix: "broker-e2e")
         self.dataDirectory = dataDirectory ?? root + "/data"
         logPath = root + "/broker.log"
         let providersPath = root + "/providers.json"
@@ -31,12 +34,17 @@ final class BrokerHarness: @unchecked Sendable {
         let logger = BrokerLogger(format: .json, writer: LogWriter(fd: fd))
         broker = try Broker(configuration: configuration, logger: logger, now: now)
         try broker.start()
+        TestScope.required("a broker")?.onEnd { [self] in await stop() }
     }
 
     var port: Int { broker.port }
     var log: String { broker.logger.flush(); return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    func stop() async { await broker.shutdown() }
+    /// Stops the broker; later calls do nothing.
+    func stop() async {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        await broker.shutdown()
+    }
 
     /// Every byte under the data directory, as text, for secret scans.
     func dataDirectoryText() -> String {

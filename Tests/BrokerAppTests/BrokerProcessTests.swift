@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerApp
 #if canImport(Glibc)
 import Glibc
@@ -6,7 +7,7 @@ import Foundation
 import Testing
 
 /// The executable as operators run it: start-up, probes, metrics, signals, exit codes.
-@Suite(.serialized) struct BrokerProcessTests {
+@Suite(.serialized, .scoped) struct BrokerProcessTests {
     static func tempDir() -> String {
         NSTemporaryDirectory() + "broker-test-" + UUID().uuidString
     }

@@ -1,10 +1,12 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// `POST /disconnect`: only with this browser's session and the page's token; otherwise 403 and nothing deleted.
-@Suite struct ConnectPageDisconnectTests {
+@Suite(.scoped) struct ConnectPageDisconnectTests {
     typealias H = ConnectPageHandlersTests
 
     /// A broker with the account connected in `browser`; returns the page's CSRF token.
@@ -35,7 +37,6 @@ import Testing
         // The old token was bound to the old session cookie.
         #expect(await H.disconnect(browser, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token)?.status == 403)
         #expect(s.broker.log.contains("account deleted"))
-        await s.broker.stop()
     }
 
     @Test(arguments: ["id=weibo%3A3733034601", "id=weibo%3A3733034601&csrf=", "id=weibo%3A3733034601&csrf=AAAA",
@@ -51,7 +52,6 @@ import Testing
         #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
         #expect(try await H.page(browser).body.contains("data-account=\"weibo:3733034601\""))
-        await s.broker.stop()
     }
 
     @Test func anotherBrowsersValidTokenCannotDisconnectThisBrowsersAccount() async throws {
@@ -59,21 +59,20 @@ import Testing
         let owner = s.browser
         _ = try await Self.connected(s, owner)
         // The other browser connects an account of its own, so it has a session and a valid token.
-        s.weibo.set { $0.uid = "42" }
-        let other = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        s.weibo.set { $0.users = .fixed("42") }
+        let other = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         let otherToken = try await Self.connected(s, other)
         let reply = try #require(await H.disconnect(other, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + otherToken))
         #expect(reply.status == 403)
         #expect(reply.body.contains("This browser did not connect that account"))
         #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func withoutASessionCookieItIs403() async throws {
         let s = try WeiboFlowTests.setUp()
         let token = try await Self.connected(s, s.browser)
-        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         let reply = try #require(await H.disconnect(stranger, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token))
         #expect(reply.status == 403)
         // A client without text/html in Accept gets the refusal as JSON.
@@ -83,7 +82,6 @@ import Testing
         #expect(curl?.status == 403)
         #expect(curl?.body.contains("\"error\":\"forbidden\"") == true)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func disconnectIsNeverAGet() async throws {
@@ -92,7 +90,6 @@ import Testing
         let reply = try #require(await s.browser.get("/disconnect?id=weibo%3A3733034601&csrf=" + token, headers: H.html))
         #expect(reply.status == 405)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func anAccountDeletedThroughTheAPIJustLeavesTheList() async throws {
@@ -103,6 +100,5 @@ import Testing
         #expect(try await H.page(browser).body.contains("id=\"no-accounts\""))
         let reply = await H.disconnect(browser, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token)
         #expect(reply?.status == 303)
-        await s.broker.stop()
     }
 }

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
@@ -5,7 +6,7 @@ import Foundation
 import Testing
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
-@Suite struct RekeyCommandTests {
+@Suite(.scoped) struct RekeyCommandTests {
     @Test func rekeyMovesEveryRecordToTheCurrentKey() async throws {
         let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -1,4 +1,5 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

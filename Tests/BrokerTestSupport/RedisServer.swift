@@ -41,6 +41,13 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
+    /// ``start(password:persistent:)`` for the current ``TestScope``, which stops the server when the test ends.
+    public static func scoped(password: String? = nil, persistent: Bool = false) async throws -> RedisServer {
+        let server = try await start(password: password, persistent: persistent)
+        TestScope.required("a redis-server")?.onEnd { await server.stop() }
+        return server
+    }
+
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
     /// With `persistent`, writes go to an append-only file synced on every write, so a
     /// killed and restarted server keeps every acknowledged write (as operators run it).

@@ -48,11 +48,13 @@ public final class FakeTwitterProvider: Sendable {
         var issued = 0
     }
 
-    /// The consumer key the broker must use.
+    /// The consumer key a fake takes unless told otherwise.
     public static let consumerKey = "cChZNFj6T5R0TigYB9yd1w"
     /// The user every access token is for.
     public static let userID = "6253282"
-    /// The consumer secret the broker must sign with.
+    /// The consumer key the client must use.
+    public let consumerKey: String
+    /// The consumer secret the client must sign with.
     public let consumerSecret: String
     /// Its routes, to call in process or to serve.
     public let router: Router
@@ -65,18 +67,26 @@ public final class FakeTwitterProvider: Sendable {
         let state = Mutex(State())
     }
 
+    /// The client credentials requests are checked against.
+    struct Client: Sendable {
+        let key: String
+        let secret: String
+    }
+
     /// Makes a fake that will listen on `host`:`port` once started.
-    public init(consumerSecret: String, host: String = "127.0.0.1", port: Int = 0) {
+    public init(consumerKey: String = FakeTwitterProvider.consumerKey, consumerSecret: String, host: String = "127.0.0.1", port: Int = 0) {
+        self.consumerKey = consumerKey
         self.consumerSecret = consumerSecret
         let box = Box()
         self.box = box
+        let client = Client(key: consumerKey, secret: consumerSecret)
         var router = Router()
-        router.add(.POST, "/oauth/request_token", .sync({ Self.requestToken($0, box: box, consumerSecret: consumerSecret) }))
+        router.add(.POST, "/oauth/request_token", .sync({ Self.requestToken($0, box: box, client: client) }))
         for path in ["/oauth/authorize", "/oauth/authenticate"] {
             router.add(.GET, path, .sync({ Self.authorize($0, box: box) }))
         }
-        router.add(.POST, "/oauth/access_token", .sync({ Self.accessToken($0, box: box, consumerSecret: consumerSecret) }))
-        router.add(.GET, "/1.1/account/verify_credentials.json", .sync({ Self.verifyCredentials($0, box: box, consumerSecret: consumerSecret) }))
+        router.add(.POST, "/oauth/access_token", .sync({ Self.accessToken($0, box: box, client: client) }))
+        router.add(.GET, "/1.1/account/verify_credentials.json", .sync({ Self.verifyCredentials($0, box: box, client: client) }))
         self.router = router
         listener = FakeProviderServer(router: router, host: host, port: port)
     }
@@ -116,7 +126,7 @@ public final class FakeTwitterProvider: Sendable {
     static let couldNotAuthenticate = FakeWire.answer(.unauthorized, "application/json; charset=utf-8",
                                                       #"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#)
 
-    static func requestToken(_ request: Request, box: Box, consumerSecret: String) -> Response {
+    static func requestToken(_ request: Request, box: Box, client: Client) -> Response {
         let mode = box.state.withLock { s in s.requestTokenCalls += 1; return s.mode }
         switch mode {
         case .requestTokenUnauthorized: return couldNotAuthenticate
@@ -125,7 +135,7 @@ public final class FakeTwitterProvider: Sendable {
                 #"<?xml version="1.0" encoding="UTF-8"?><errors><error code="415">Callback URL not approved for this client application. Approved callback URLs can be adjusted in your application settings</error></errors>"#)
         default: break
         }
-        guard let oauth = verified(request, box: box, consumerSecret: consumerSecret, tokenSecret: { _ in nil }),
+        guard let oauth = verified(request, box: box, client: client, tokenSecret: { _ in nil }),
               let callback = oauth["oauth_callback"] else { return couldNotAuthenticate }
         let (token, secret, confirmed, contentType) = box.state.withLock { s in
             s.issued += 1
@@ -156,10 +166,10 @@ public final class FakeTwitterProvider: Sendable {
         return FakeWire.redirect(FakeWire.appendingQuery(outcome.callback, outcome.query))
     }
 
-    static func accessToken(_ request: Request, box: Box, consumerSecret: String) -> Response {
+    static func accessToken(_ request: Request, box: Box, client: Client) -> Response {
         let mode = box.state.withLock { s in s.accessTokenCalls += 1; return s.mode }
         let lookup: (String) -> String? = { token in box.state.withLock { $0.pending[token]?.secret } }
-        guard let oauth = verified(request, box: box, consumerSecret: consumerSecret, tokenSecret: lookup),
+        guard let oauth = verified(request, box: box, client: client, tokenSecret: lookup),
               let token = oauth["oauth_token"] else { return couldNotAuthenticate }
         // Temporary credentials are single use (RFC 5849 §2.3), whatever the outcome.
         let entry = box.state.withLock { $0.pending.removeValue(forKey: token) }
@@ -177,10 +187,10 @@ public final class FakeTwitterProvider: Sendable {
         return FakeWire.answer(.ok, contentType, body)
     }
 
-    static func verifyCredentials(_ request: Request, box: Box, consumerSecret: String) -> Response {
+    static func verifyCredentials(_ request: Request, box: Box, client: Client) -> Response {
         let mode = box.state.withLock { s in s.verifyCalls += 1; return s.mode }
         let lookup: (String) -> String? = { token in box.state.withLock { $0.access[token] } }
-        guard verified(request, box: box, consumerSecret: consumerSecret, tokenSecret: lookup) != nil else {
+        guard verified(request, box: box, client: client, tokenSecret: lookup) != nil else {
             return couldNotAuthenticate
         }
         if mode == .verifyForbidden {
@@ -193,9 +203,9 @@ public final class FakeTwitterProvider: Sendable {
 
     /// The verified `oauth_*` parameters of a request whose nonce is new; a failure is counted.
     /// `tokenSecret` maps an `oauth_token` to the secret issued for it (`request_token` takes none: nil refuses any).
-    static func verified(_ request: Request, box: Box, consumerSecret: String,
+    static func verified(_ request: Request, box: Box, client: Client,
                          tokenSecret: (String) -> String?) -> [String: String]? {
-        var fields = OAuth1SignatureCheck.verify(request, consumerKey: consumerKey, consumerSecret: consumerSecret,
+        var fields = OAuth1SignatureCheck.verify(request, consumerKey: client.key, consumerSecret: client.secret,
                                                  tokenSecret: tokenSecret)
         // RFC 5849 §3.2: a used nonce is refused.
         if let nonce = fields?["oauth_nonce"], !box.state.withLock({ $0.nonces.insert(nonce).inserted }) { fields = nil }
