@@ -1,12 +1,12 @@
 """The connect page in a real browser: headless Chromium (Debian) driven by Selenium.
 
-Starts the real token-broker binary with the weibo preset pointed at a fake Weibo
-that auto-approves, then, as a person would: opens /, clicks Connect, lands back
+Starts the real token-broker binary with the weibo preset pointed at the fake Weibo
+of the Swift tests (the fake-provider executable, approving at once), then, as a person would: opens /, clicks Connect, lands back
 on the page with the account listed, clicks Disconnect and sees it gone. Every
 step saves a screenshot into test-output/browser/ and fails on any browser
 console error or Content-Security-Policy violation.
 
-Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--out DIR]
+Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--fake-provider PATH] [--out DIR]
 Prints "N passed, N failed" last; exits 1 when anything failed.
 """
 
@@ -29,12 +29,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes"))
-from fake_weibo import TOKEN_MARK, UID, FakeWeibo  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 API_KEY = "browser-test-api-key-0123456789"
 CLIENT_SECRET = "WEIBO-CLIENT-SECRET-SENTINEL-0123456789"
+UID = "3733034601"
+TOKEN_MARK = "WEIBO-TOKEN-SENTINEL"
 ACCOUNT_ID = "weibo:" + UID
 SECRETS = [TOKEN_MARK, CLIENT_SECRET, "WEIBO-CODE-SENTINEL", API_KEY]
 
@@ -53,6 +52,48 @@ def find(names):
     sys.exit("browser test: none of %s on PATH (scripts/browser-test installs them)" % ", ".join(names))
 
 
+class FakeProvider:
+    """The fake-provider executable as a fake Weibo: tokens for 3 h, its ledger and behaviour under /_fake/."""
+
+    def __init__(self, binary, out):
+        self.root = tempfile.mkdtemp(prefix="fake-provider-")
+        self.providers_file = os.path.join(self.root, "providers.json")
+        self.log = open(os.path.join(out, "fake-provider.log"), "w")
+        self.process = subprocess.Popen(
+            [binary, "--kind", "weibo", "--control", "--client-secret", CLIENT_SECRET, "--token-lifetime", "10800",
+             "--secret-variable", "FAKE_WEIBO_SECRET", "--providers-file", self.providers_file],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.isdigit():
+            raise RuntimeError("fake-provider did not start: %r" % line)
+        self.base = "http://127.0.0.1:%s" % line
+
+    def stats(self):
+        with urllib.request.urlopen(self.base + "/_fake/stats", timeout=5) as reply:
+            return json.loads(reply.read())
+
+    def control(self, **fields):
+        data = "&".join("%s=%s" % (name, value) for name, value in fields.items()).encode()
+        with urllib.request.urlopen(urllib.request.Request(self.base + "/_fake/control", data=data), timeout=5) as reply:
+            reply.read()
+
+    def count(self, name):
+        return self.stats()[name + "_calls"]
+
+    @property
+    def referers(self):
+        return self.stats()["authorize_referers"]
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 class Broker:
     """The real token-broker process on a free port, talking to the fake provider."""
 
@@ -60,9 +101,7 @@ class Broker:
         self.root = tempfile.mkdtemp(prefix="broker-browser-")
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
-        providers = os.path.join(self.root, "providers.json")
-        with open(providers, "w") as f:
-            json.dump({"providers": {"weibo": fake.providers_entry()}}, f)
+        providers = fake.providers_file
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.root,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(self.root, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -149,10 +188,14 @@ def accounts(driver):
     return driver.find_elements(By.CSS_SELECTOR, "li.account")
 
 
+CSP_PROBE = ("data:text/html,<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+             "<title>probe</title><p style=\"color:red\">probe</p><script>document.title='ran'</script>")
+
+
 def test_console_check_sees_csp_violations(ctx):
     """The console check is not blind: a page that breaks its own CSP is reported."""
     s = ctx["session"]
-    s.driver.get(ctx["fake"].base + "/csp-probe")
+    s.driver.get(CSP_PROBE)
     time.sleep(0.5)
     problems = s.console_problems()
     assert any("Content Security Policy" in p for p in problems), "CSP violation not reported: %s" % problems
@@ -283,7 +326,7 @@ def test_phone_width_and_contrast(ctx):
 
 def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
     s, d, fake = ctx["session"], ctx["session"].driver, ctx["fake"]
-    fake.deny = True
+    fake.control(deny="true")
     try:
         d.get(ctx["broker"].base + "/")
         d.find_element(By.LINK_TEXT, "Connect Weibo").click()
@@ -298,7 +341,7 @@ def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
         s.wait(lambda d: d.find_elements(By.ID, "no-accounts"), "the page again, still without an account")
         s.check_clean("back from the error page")
     finally:
-        fake.deny = False
+        fake.control(deny="false")
 
 
 TESTS = [test_console_check_sees_csp_violations, test_page_headers_forbid_everything_but_the_inline_sheet,
@@ -309,15 +352,17 @@ TESTS = [test_console_check_sees_csp_violations, test_page_headers_forbid_everyt
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "token-broker"))
+    parser.add_argument("--fake-provider", default=os.path.join(ROOT, ".build", "debug", "fake-provider"))
     parser.add_argument("--out", default=os.path.join(ROOT, "test-output", "browser"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for stale in os.listdir(args.out):
         if stale.endswith(".png"):
             os.remove(os.path.join(args.out, stale))
-    if not os.access(args.binary, os.X_OK):
-        sys.exit("browser test: %s is missing; run swift build first" % args.binary)
-    fake = FakeWeibo(CLIENT_SECRET)
+    for binary in [args.binary, args.fake_provider]:
+        if not os.access(binary, os.X_OK):
+            sys.exit("browser test: %s is missing; run swift build first" % binary)
+    fake = FakeProvider(args.fake_provider, args.out)
     broker = Broker(args.binary, fake, args.out)
     passed, failed = 0, 0
     try:
