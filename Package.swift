@@ -28,7 +28,7 @@ let package = Package(
         // the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
         // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
-        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], swiftSettings: strict),
+        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // A fake provider as a process, for scripts and the browser test; not shipped in the image.
         .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),

@@ -166,7 +166,7 @@ struct RedisFlowStoreTests {
     }
 
     @Test func storageFailuresAreUnavailable() async throws {
-        let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: try RedisServer.freePort())), now: { .fixture })
+        let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: try Loopback.freePort())), now: { .fixture })
         let error = await #expect(throws: StoreError.self) { try await store.put(Self.makeFlow()) }
         #expect(error.map { "\($0)".contains("Connection refused") } == true, "\(String(describing: error))")
         await #expect(throws: StoreError.self) { _ = try await store.take(state: PendingFlow.randomState(), now: .fixture) }

@@ -138,6 +138,7 @@ struct ConnectPage {
 
     /// How a provider is named to people: the preset brands, else the key itself.
     static func displayName(_ provider: String) -> String {
-        ["weibo": "Weibo", "github": "GitHub", "google": "Google", "twitter": "Twitter", "tmdb": "TMDB"][provider] ?? provider
+        ["weibo": "Weibo", "github": "GitHub", "google": "Google", "twitter": "Twitter", "tmdb": "TMDB",
+         "demo": "Demo"][provider] ?? provider
     }
 }

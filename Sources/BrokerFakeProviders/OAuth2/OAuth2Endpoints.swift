@@ -137,7 +137,7 @@ final class OAuth2Endpoints: Sendable {
     /// How the consent page names the account being connected.
     private var userLabel: String {
         let uid = state.withLock { $0.currentUser }
-        if let login = configuration.login { return "\(login) (user id \(uid))" }
+        if let name = configuration.login ?? configuration.displayName { return "\(name) (user id \(uid))" }
         return "user id \(uid)"
     }
 }
