@@ -1,5 +1,6 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Synchronization
@@ -7,6 +8,7 @@ import Synchronization
 /// An in-process broker on 127.0.0.1:0 with its own data directory and a log file to scan.
 ///
 /// Started for the current ``TestScope``, which stops it and removes its directory when the test ends.
+/// With `listen: false` no socket is opened: tests call its routes in process with ``respond(_:_:headers:body:)``.
 final class BrokerHarness: Sendable {
     let broker: Broker
     let dataDirectory: String
@@ -16,7 +18,7 @@ final class BrokerHarness: Sendable {
     static let apiKey = "test-api-key-0123456789abcdef"
 
     init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
-         now: @escaping @Sendable () -> Date = { Date() }) throws {
+         now: @escaping @Sendable () -> Date = { Date() }, listen: Bool = true) throws {
         let root = try TemporaryDirectory.scoped(prefix: "broker-e2e")
         self.dataDirectory = dataDirectory ?? root + "/data"
         logPath = root + "/broker.log"
@@ -33,11 +35,16 @@ final class BrokerHarness: Sendable {
         let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND, 0o600)
         let logger = BrokerLogger(format: .json, writer: LogWriter(fd: fd))
         broker = try Broker(configuration: configuration, logger: logger, now: now)
-        try broker.start()
         TestScope.required("a broker")?.onEnd { [self] in await stop() }
+        if listen { try broker.start() }
     }
 
     var port: Int { broker.port }
+
+    /// Answers a request through the broker's router in process, as the server would, without a socket.
+    func respond(_ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [], body: String = "") async -> Response {
+        await broker.server.router.respond(to: .make(method, target, headers: headers, body: body))
+    }
     var log: String { broker.logger.flush(); return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// Stops the broker; later calls do nothing.
