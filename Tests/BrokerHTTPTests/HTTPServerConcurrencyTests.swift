@@ -6,7 +6,8 @@ import Testing
 /// Handlers that wait never hold up other connections; shutdown drains in-flight work.
 @Suite struct HTTPServerConcurrencyTests {
     @Test func aSlowHandlerDoesNotDelayAHundredOthers() async throws {
-        try await TestServer.with { server in
+        let entered = TestEvent()
+        try await TestServer.with(slowEntered: entered) { server in
             let port = server.port
             let slow = Task.detached { () -> (Int?, Double, Date) in
                 let start = Date()
@@ -15,7 +16,7 @@ import Testing
                 let status = await client.readResponse()?.status
                 return (status, Date().timeIntervalSince(start), Date())
             }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await entered.wait(), "the slow request reached its handler")
             let start = Date()
             let statuses = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for _ in 0..<100 {
@@ -41,7 +42,8 @@ import Testing
     }
 
     @Test func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
-        let server = try TestServer.start()
+        let entered = TestEvent()
+        let server = try TestServer.start(slowEntered: entered)
         let port = server.port
         let idle = try RawClient(port: port)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -51,7 +53,7 @@ import Testing
             client.send("GET /slow?ms=800 HTTP/1.1\r\nHost: x\r\n\r\n")
             return await client.readResponse()
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(await entered.wait(), "the request is in flight")
         let start = Date()
         await server.shutdown(grace: 5)
         let reply = try await inFlight.value
@@ -68,12 +70,13 @@ import Testing
     @Test func aHandlerThatOutlivesShutdownLeavesItsClosedConnectionAlone() async throws {
         weak var released: HTTPServer?
         let client: RawClient
+        let entered = TestEvent()
         do {
-            let server = try TestServer.start()
+            let server = try TestServer.start(slowEntered: entered)
             released = server
             client = try RawClient(port: server.port, timeout: 5)
             client.send("GET /slow?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n")
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await entered.wait())
             await server.shutdown(grace: 0)
         }
         #expect(await client.readsEOF(), "shutdown closed the connection without an answer")
@@ -97,12 +100,13 @@ import Testing
     @Test func aServerReleasedWithoutShutdownStillAnswersTheRequestInFlight() async throws {
         weak var released: HTTPServer?
         let client: RawClient
+        let entered = TestEvent()
         do {
-            let server = try TestServer.start()
+            let server = try TestServer.start(slowEntered: entered)
             released = server
             client = try RawClient(port: server.port, timeout: 5)
             client.send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await entered.wait())
         }
         #expect(await client.readResponse()?.status == 200)
         #expect(await client.readsEOF())
@@ -110,12 +114,8 @@ import Testing
         #expect(await Self.eventually { released == nil }, "the server outlived its last connection")
     }
 
-    /// Polls `condition` every 20 ms for up to 2 s.
+    /// Whether `condition` holds within 2 s.
     static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100 {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return condition()
+        await BrokerTestSupport.eventually(timeout: 2) { condition() }
     }
 }

@@ -143,7 +143,8 @@ import Testing
 
     @Test func refusalsAtTheCapAreLoggedAsACountNotALinePerConnection() async throws {
         let events = ServerEvents()
-        try await TestServer.with({ $0.maxConnections = 2 }, observer: events) { server in
+        let entered = TestEvent()
+        try await TestServer.with({ $0.maxConnections = 2 }, observer: events, slowEntered: entered) { server in
             // Both places taken by handlers at work: nobody waits on its client, so newcomers are refused.
             var busy: [RawClient] = []
             for _ in 0..<2 {
@@ -151,7 +152,7 @@ import Testing
                 client.send("GET /slow?ms=4000 HTTP/1.1\r\nHost: x\r\n\r\n")
                 busy.append(client)
             }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            #expect(await entered.wait(count: 2), "both handlers at work")
             let started = Date()
             var refused = 0
             for _ in 0..<20 {
