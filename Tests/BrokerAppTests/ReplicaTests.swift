@@ -5,7 +5,7 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Two real broker processes sharing one real `redis-server` (issue 7).
+/// Two real broker processes sharing one real `redis-server`.
 @Suite(.serialized, .scoped) struct ReplicaTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-replicas"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
