@@ -38,7 +38,7 @@ struct URLSessionUpstreamClientTests {
             }
         }
         // FoundationNetworking's default of 6 connections per host would hold the other 6 back.
-        #expect(await eventually(timeout: 5) { server.requests.count == 12 })
+        #expect(await eventually(timeout: 15) { server.requests.count == 12 })
         calls.cancel()
         await calls.value
     }

@@ -300,9 +300,11 @@ struct OAuth2ProviderState {
         }
     }
 
-    /// The user id the next failure answer names (Weibo's `noAccessToken` answer carries one).
+    /// The user the next authorization is for (the consent page names it; Weibo's `noAccessToken` answer carries it).
     var currentUser: String {
-        if case .fixed(let uid) = behaviour.users { return uid }
-        return "0"
+        switch behaviour.users {
+        case .fixed(let uid): uid
+        case .counting(let next): String(next)
+        }
     }
 }
