@@ -4,9 +4,18 @@ import Synchronization
 /// Something that happens in another task (a handler entered, a request in flight), counted, that a test waits for
 /// instead of sleeping and hoping it happened.
 public final class TestEvent: Sendable {
+    private struct Waiter {
+        let id: Int
+        let count: Int
+        let continuation: CheckedContinuation<Void, Never>
+    }
+
     private struct State {
         var count = 0
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextID = 0
+        var waiters: [Waiter] = []
+        /// Waiters that gave up before they were registered.
+        var abandoned: Set<Int> = []
     }
 
     private let state = Mutex(State())
@@ -30,33 +39,38 @@ public final class TestEvent: Sendable {
 
     /// Waits until it happened `count` times; false when `timeout` seconds pass first.
     public func wait(count: Int = 1, timeout: Double = 10) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
+        let id = state.withLock { s -> Int in
+            s.nextID += 1
+            return s.nextID
+        }
+        return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let now = self.state.withLock { s -> Bool in
-                        if s.count >= count { return true }
-                        s.waiters.append((count, continuation))
+                        if s.count >= count || s.abandoned.remove(id) != nil { return true }
+                        s.waiters.append(Waiter(id: id, count: count, continuation: continuation))
                         return false
                     }
                     if now { continuation.resume() }
                 }
-                return true
+                return self.count >= count
             }
             group.addTask {
                 try? await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
                 return false
             }
-            let first = await group.next() ?? false
-            if !first {
-                // Release the waiter so the group can finish.
-                let stranded = self.state.withLock { s -> [CheckedContinuation<Void, Never>] in
-                    defer { s.waiters.removeAll() }
-                    return s.waiters.map(\.continuation)
+            let happened = await group.next() ?? false
+            if !happened {
+                // Give up this waiter only: resume it if it is registered, else make it return at once when it is.
+                let stranded = state.withLock { s -> CheckedContinuation<Void, Never>? in
+                    if let index = s.waiters.firstIndex(where: { $0.id == id }) { return s.waiters.remove(at: index).continuation }
+                    s.abandoned.insert(id)
+                    return nil
                 }
-                for continuation in stranded { continuation.resume() }
+                stranded?.resume()
             }
             group.cancelAll()
-            return first
+            return happened
         }
     }
 }
