@@ -32,19 +32,24 @@ case .help:
 case .version:
     print("token-broker \(BrokerVersion.current)")
     exit(0)
-case .serve, .healthcheck, .rekey, .configCheck:
+case .serve, .demo, .healthcheck, .rekey, .configCheck:
     break
 }
 
+// `demo` starts its own provider and reads its own configuration from the environment; nothing else does.
+let demo: Demo?
 let configuration: BrokerConfiguration
 do {
-    configuration = try BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
-} catch {
+    demo = command == .demo ? try Demo.prepare(environment: ProcessInfo.processInfo.environment) : nil
+    configuration = try demo?.configuration ?? BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
+} catch let error as ConfigurationError {
     fail("invalid configuration", "\(error)", status: 2)
+} catch {
+    fail("start-up failed", "\(error)", status: 1)
 }
 
 switch command {
-case .serve, .help, .version:
+case .serve, .demo, .help, .version:
     break
 case .configCheck:
     do {
@@ -80,8 +85,15 @@ do {
 } catch {
     logger.log(.error, "start-up failed", [("reason", .string("\(error)"))])
     logger.flush()
+    if let demo { await demo.cleanUp() }
     exit(error is ConfigurationError ? 2 : 1)
 }
 
-let signalSources = SignalHandling.install(broker: broker, logger: logger)
+if let demo {
+    logger.log(.info, "demo provider listening", [("url", .string(demo.provider.baseURL)),
+                                                   ("token_lifetime_s", .int(demo.settings.tokenLifetime))])
+    logger.flush()
+    FileHandle.standardOutput.write(Data(demo.banner.utf8))
+}
+let signalSources = SignalHandling.install(broker: broker, logger: logger, afterShutdown: { await demo?.cleanUp() })
 dispatchMain()
