@@ -2,7 +2,7 @@
 // browser tests that drive a real token-broker binary. Not part of the service.
 //
 //   fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
-//                 [--consent auto|page] [--pkce required|optional|ignored] [--users fixed|counting]
+//                 [--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting]
 //                 [--token-lifetime SECONDS] [--control] [--providers-file PATH] [--secret-variable NAME]
 //
 // Prints the bound port on the first line of stdout once it listens, then serves until SIGTERM or SIGINT.
@@ -34,7 +34,7 @@ while let argument = arguments.first {
         options[String(argument.dropFirst(2))] = value
     case "-h", "--help":
         print("usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
-              + "[--consent auto|page] [--pkce required|optional|ignored] [--users fixed|counting] [--token-lifetime SECONDS] "
+              + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
               + "[--control] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
     default:
@@ -65,7 +65,8 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         case "required": configuration.pkce = .required
         case "optional": configuration.pkce = .optional
         case "ignored": configuration.pkce = .ignored
-        default: fail("--pkce must be required, optional or ignored")
+        case "forbidden": configuration.pkce = .forbidden
+        default: fail("--pkce must be required, optional, ignored or forbidden")
         }
         var behaviour = FakeOAuth2Provider.Behaviour(dialect: dialect)
         switch options["users"] ?? "fixed" {
