@@ -4,16 +4,13 @@ import Glibc
 import BrokerTestSupport
 import Foundation
 
-/// The real `token-broker` executable started as a child process, its stdout and stderr captured.
+/// The real `token-broker` executable started as a child process (``ChildProcess``, not Foundation's `Process`,
+/// whose `run()` now and then crashes a suite that starts hundreds of children), its stdout and stderr captured.
 final class BrokerProcess: @unchecked Sendable {
-    // @unchecked: driven by one test at a time; `port` is set once in `init`; blocking waits run on threads
-    // of their own (offPool); the output buffers lock themselves.
-    let process = Process()
-    private let outPipe = Pipe()
-    private let errPipe = Pipe()
+    // @unchecked: driven by one test at a time; `process` and `port` are set once in `init`; blocking waits run on
+    // threads of their own (offPool); the output buffers lock themselves.
+    let process: ChildProcess
     private(set) var port = 0
-    private let output = LockedBuffer()
-    private let errors = LockedBuffer()
 
     /// Path of the built executable (`swift build` puts it next to the test bundle).
     static var executable: URL {
@@ -40,24 +37,18 @@ final class BrokerProcess: @unchecked Sendable {
     /// SIGKILL unless it has exited, then waits for it, off the cooperative pool.
     func kill() async {
         await offPool { [self] in
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            process.signal(SIGKILL)
             process.waitUntilExit()
         }
     }
 
     /// Starts the broker with `environment` (plus a free port) and waits until it listens.
     private init(environment: [String: String], arguments: [String], ready: (@Sendable (String) -> Int?)?) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
         env.merge(environment) { $1 }
-        process.environment = env
-        process.standardOutput = outPipe
-        process.standardError = errPipe
-        let (out, err) = (output, errors)
-        outPipe.fileHandleForReading.readabilityHandler = { out.append($0.availableData) }
-        errPipe.fileHandleForReading.readabilityHandler = { err.append($0.availableData) }
-        try ProcessLaunch.run(process)
+        process = try ChildProcess(executable: Self.executable.path, arguments: arguments, environment: env,
+                                   stdout: .capture, stderr: .capture)
+        let (output, errors) = (process.standardOutput, process.standardError)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let ready {
@@ -73,12 +64,14 @@ final class BrokerProcess: @unchecked Sendable {
     }
 
     /// Everything the broker wrote to stderr so far.
-    var log: String { errors.text }
+    var log: String { process.errorText }
     /// Everything the broker wrote to stdout so far.
-    var stdout: String { output.text }
+    var stdout: String { process.outputText }
+    /// The broker's process id.
+    var pid: pid_t { process.pid }
 
-    /// Sends a signal.
-    func signal(_ number: Int32) { Glibc.kill(process.processIdentifier, number) }
+    /// Sends a signal, if it still runs.
+    func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits for exit up to `timeout` seconds, off the cooperative pool; the exit status, or nil if still running.
     /// Output written just before the exit is read in too.
@@ -87,48 +80,22 @@ final class BrokerProcess: @unchecked Sendable {
     }
 
     private func blockingWaitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        guard !process.isRunning else { return nil }
-        // The pipes' handlers run on their own queue: take the last bytes here.
-        for (pipe, buffer) in [(outPipe, output), (errPipe, errors)] {
-            pipe.fileHandleForReading.readabilityHandler = nil
-            buffer.append(pipe.fileHandleForReading.readDataToEndOfFile())
-        }
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        outPipe.fileHandleForReading.readabilityHandler = nil
-        errPipe.fileHandleForReading.readabilityHandler = nil
+        guard let status = process.waitForExit(timeout: timeout) else { return nil }
+        // The readers run on threads of their own: let them take the last bytes.
+        process.drainOutput()
+        return status
     }
 }
 
 enum BrokerProcessError: Error { case didNotStart(String) }
 
-/// Bytes appended from a pipe's handler thread and read from the test.
-final class LockedBuffer: @unchecked Sendable {
-    // @unchecked: every access goes through `lock`.
-    private let lock = NSLock()
-    private var data = Data()
-    func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
-    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
-}
-
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
 func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {
-        let process = Process()
-        process.executableURL = BrokerProcess.executable
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+                                       stdout: .discard, stderr: .capture)
+        let status = process.waitUntilExit()
+        process.drainOutput()
+        return (status, process.errorText)
     }
 }

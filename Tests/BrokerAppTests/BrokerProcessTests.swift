@@ -65,7 +65,7 @@ import Testing
     @Test func aSecondBrokerOnTheSameDataDirectoryIsRefusedUntilTheFirstIsGone() async throws {
         let dir = try Self.tempDir()
         let first = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
-        let pid = first.process.processIdentifier
+        let pid = first.pid
         let (status, text) = try await runBroker([], environment: ["BROKER_DATA_DIR": dir, "BROKER_PORT": "0"])
         #expect(status == 1)
         #expect(text.contains("is in use by another token-broker (pid \(pid))"))

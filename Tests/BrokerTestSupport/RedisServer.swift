@@ -17,7 +17,7 @@ public final class RedisServer: @unchecked Sendable {
     /// The `requirepass` password, if any.
     let password: String?
     private let directory: String
-    private var process: Process?
+    private var process: ChildProcess?
 
     private let persistent: Bool
 
@@ -97,7 +97,7 @@ public final class RedisServer: @unchecked Sendable {
     public func kill() async {
         guard let process else { return }
         self.process = nil
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         _ = try? await offPool { process.waitUntilExit() }
     }
 
@@ -113,24 +113,21 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     private func launch(_ executable: String) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
         var arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always",
             "--dir", directory, "--logfile", "", "--daemonize", "no",
         ]
         if let password { arguments += ["--requirepass", password] }
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        // ChildProcess, not Foundation's Process, whose run() now and then crashes a suite that starts hundreds of children.
+        let process = try ChildProcess(executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                       stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
         for _ in 0..<200 {
             if try await offPool({ Self.answersPing(port: port) }) { return }
             guard process.isRunning else {
-                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus))")
+                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus.map(String.init) ?? "unknown"))")
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }
