@@ -11,6 +11,8 @@ import Foundation
 /// challenge (RFC 7636 §4.6, RFC 9700 §2.1.1); client authentication by form or HTTP Basic
 /// (§2.3.1); refresh tokens, rotated or kept (§6); live Bearer tokens at the user endpoint
 /// (RFC 6750 §2.1); revocation (RFC 7009). It does wrong only what ``Behaviour`` asks for.
+/// Configured with ``Configuration/paths`` and ``Configuration/quirks``, it is any one of the
+/// catalogue's providers: their endpoints, their demands on the client and their answers.
 public final class FakeOAuth2Provider: Sendable {
     /// What the provider is.
     public let configuration: Configuration
