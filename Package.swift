@@ -24,14 +24,20 @@ let package = Package(
         .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        // Fake OAuth 2.0 (RFC 6749 and Weibo, and any catalogue provider's quirks as configuration), OAuth 1.0a (Twitter)
+        // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
+        .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
         // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
-        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], swiftSettings: strict),
+        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"], swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
+        // A fake provider as a process, for scripts and the browser test; not shipped in the image.
+        .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
         .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
 
-        // Suites and fixtures shared by test targets (the repository conformance suite runs on every store).
-        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
+        // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped
+        // start and stop, and the repository and flow-store conformance suites every store runs.
+        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
         // a plain `swift build` compiles them into a stub that says so.
@@ -40,11 +46,12 @@ let package = Package(
         .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
         .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
 
-        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
+        .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerFakeProvidersTests", dependencies: ["BrokerFakeProviders", "BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders", "BrokerTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,9 +3,8 @@
 //   broker-bench seed-redis URL COUNT DIR  the same into Redis (the key comes from DIR or BROKER_ENCRYPTION_KEY)
 //   broker-bench count-redis URL DIR       cost of counting the accounts in Redis by status (/metrics), first and per scrape
 //   broker-bench store-scaling ROOT SIZES  open/write/read/count cost of the file store at each size (comma list)
-//   broker-bench fake-provider PORT        an auto-approving fake Weibo on 127.0.0.1:PORT until killed
-//   broker-bench providers-file PORT       print the providers file that points weibo at that fake
-//   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second
+//   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second, against the
+//                                          auto-approving fake Weibo of `fake-provider --kind weibo`
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
 import Dispatch
@@ -35,14 +34,6 @@ case "count-redis":
 case "store-scaling":
     guard args.count == 3 else { fail("usage: store-scaling ROOT 1,1000,10000,100000") }
     try await StoreBench.scaling(root: args[1], sizes: args[2].split(separator: ",").compactMap { Int($0) })
-case "fake-provider":
-    guard args.count == 2, let port = Int(args[1]) else { fail("usage: fake-provider PORT") }
-    let server = try FakeProvider.start(port: port)
-    print("fake provider on 127.0.0.1:\(server.port)")
-    dispatchMain()
-case "providers-file":
-    guard args.count == 2, let port = Int(args[1]) else { fail("usage: providers-file PORT") }
-    print(FakeProvider.providersFile(port: port))
 case "flows":
     guard args.count == 5, let b = Int(args[1]), let p = Int(args[2]), let c = Int(args[3]), let s = Double(args[4]) else {
         fail("usage: flows BROKER_PORT PROVIDER_PORT CONCURRENCY SECONDS")
@@ -59,5 +50,5 @@ case "outbox":
     }
     try await OutboxBench.run(target: args[1], seconds: seconds, concurrency: concurrency)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | fake-provider | providers-file | flows | parser | outbox")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox")
 }

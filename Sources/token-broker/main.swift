@@ -32,19 +32,24 @@ case .help:
 case .version:
     print("token-broker \(BrokerVersion.current)")
     exit(0)
-case .serve, .healthcheck, .rekey, .configCheck, .webhooks:
+case .serve, .demo, .healthcheck, .rekey, .configCheck, .webhooks:
     break
 }
 
+// `demo` starts its own provider and reads its own configuration from the environment; nothing else does.
+let demo: Demo?
 let configuration: BrokerConfiguration
 do {
-    configuration = try BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
-} catch {
+    demo = command == .demo ? try Demo.prepare(environment: ProcessInfo.processInfo.environment) : nil
+    configuration = try demo?.configuration ?? BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment)
+} catch let error as ConfigurationError {
     fail("invalid configuration", "\(error)", status: 2)
+} catch {
+    fail("start-up failed", "\(error)", status: 1)
 }
 
 switch command {
-case .serve, .help, .version:
+case .serve, .demo, .help, .version:
     break
 case .configCheck:
     do {
@@ -85,11 +90,18 @@ do {
 } catch {
     logger.log(.error, "start-up failed", [("reason", .string("\(error)"))])
     logger.flush()
+    if let demo { await demo.cleanUp() }
     exit(error is ConfigurationError ? 2 : 1)
 }
 
+if let demo {
+    logger.log(.info, "demo provider listening", [("url", .string(demo.provider.baseURL)),
+                                                   ("token_lifetime_s", .int(demo.settings.tokenLifetime))])
+    logger.flush()
+    FileHandle.standardOutput.write(Data(demo.banner.utf8))
+}
 // A global, so the sources live as long as the process.
-let signalSources = SignalHandling.install(broker: broker, logger: logger)
+let signalSources = SignalHandling.install(broker: broker, logger: logger, afterShutdown: { await demo?.cleanUp() })
 // Start-up awaits (Redis), so this is async top-level code and the main thread already runs
 // the concurrency runtime's main loop; dispatchMain() here would take that thread away from it.
 // Wait until a signal handler ends the process.

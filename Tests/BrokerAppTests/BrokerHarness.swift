@@ -1,20 +1,25 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerHTTP
+import BrokerTestSupport
 import Foundation
+import Synchronization
 
 /// An in-process broker on 127.0.0.1:0 with its own data directory and a log file to scan.
-final class BrokerHarness: @unchecked Sendable {
-    // @unchecked: set up once, then only read.
+///
+/// Started for the current ``TestScope``, which stops it and removes its directory when the test ends.
+/// With `listen: false` no socket is opened: tests call its routes in process with ``respond(_:_:headers:body:)``.
+final class BrokerHarness: Sendable {
     let broker: Broker
     let dataDirectory: String
     let logPath: String
     let environment: [String: String]
+    private let stopped = Atomic<Bool>(false)
     static let apiKey = "test-api-key-0123456789abcdef"
 
     init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
-         upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
-        let root = NSTemporaryDirectory() + "broker-e2e-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+         upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }, listen: Bool = true) throws {
+        let root = try TemporaryDirectory.scoped(prefix: "broker-e2e")
         self.dataDirectory = dataDirectory ?? root + "/data"
         logPath = root + "/broker.log"
         let providersPath = root + "/providers.json"
@@ -30,13 +35,23 @@ final class BrokerHarness: @unchecked Sendable {
         let fd = open(logPath, O_CREAT | O_WRONLY | O_APPEND, 0o600)
         let logger = BrokerLogger(format: .json, writer: LogWriter(fd: fd))
         broker = try Broker(configuration: configuration, logger: logger, upstream: upstream, now: now)
-        try broker.start()
+        TestScope.required("a broker")?.onEnd { [self] in await stop() }
+        if listen { try broker.start() }
     }
 
     var port: Int { broker.port }
+
+    /// Answers a request through the broker's router in process, as the server would, without a socket.
+    func respond(_ method: HTTPMethod = .GET, _ target: String, headers: [(String, String)] = [], body: String = "") async -> Response {
+        await broker.server.router.respond(to: .make(method, target, headers: headers, body: body))
+    }
     var log: String { broker.logger.flush(); return (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    func stop() async { await broker.shutdown() }
+    /// Stops the broker; later calls do nothing.
+    func stop() async {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        await broker.shutdown()
+    }
 
     /// Every byte under the data directory, as text, for secret scans.
     func dataDirectoryText() -> String {

@@ -4,13 +4,13 @@ import Glibc
 import BrokerTestSupport
 import Foundation
 
-/// The real `token-broker` executable started as a child process on a free port.
+/// The real `token-broker` executable started as a child process (``ChildProcess``, not Foundation's `Process`,
+/// whose `run()` now and then crashes a suite that starts hundreds of children), its stdout and stderr captured.
 final class BrokerProcess: @unchecked Sendable {
-    // @unchecked: driven by one test at a time; blocking waits run on threads of their own (offPool).
-    let process = Process()
-    let stderrPipe = Pipe()
+    // @unchecked: driven by one test at a time; `process` and `port` are set once in `init`; blocking waits run on
+    // threads of their own (offPool); the output buffers lock themselves.
+    let process: ChildProcess
     private(set) var port = 0
-    let output = LockedBuffer()
 
     /// Path of the built executable (`swift build` puts it next to the test bundle).
     static var executable: URL {
@@ -22,10 +22,16 @@ final class BrokerProcess: @unchecked Sendable {
         return dir.appendingPathComponent(".build/debug/token-broker")
     }
 
-    /// Starts the broker off the cooperative pool (start-up waits block) and returns once it listens.
-    static func start(environment: [String: String], arguments: [String] = []) async throws -> BrokerProcess {
-        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
-        guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log) }
+    /// Starts the broker off the cooperative pool (start-up waits block) and returns once it listens;
+    /// the current ``TestScope`` kills it when the test ends, if it still runs.
+    ///
+    /// The port is read from the JSON `listening` log line, or, with `ready`, from the first stdout line
+    /// `ready` accepts (it returns the port).
+    static func start(environment: [String: String], arguments: [String] = [],
+                      ready: (@Sendable (String) -> Int?)? = nil) async throws -> BrokerProcess {
+        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, ready: ready) }
+        TestScope.required("a broker process")?.onEnd { await broker.kill() }
+        guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log + broker.stdout) }
         return broker
     }
 
@@ -37,93 +43,76 @@ final class BrokerProcess: @unchecked Sendable {
 
     /// Starts the broker and reports whether it came to listen or exited first (a refusal at start-up).
     static func launch(environment: [String: String], arguments: [String] = []) async throws -> Launch {
-        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments) }
+        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, ready: nil) }
+        TestScope.required("a broker process")?.onEnd { await broker.kill() }
         if broker.port > 0 { return .listening(broker) }
         guard let status = await broker.waitForExit(timeout: 5) else { throw BrokerProcessError.didNotStart(broker.log) }
-        // The last lines may still be in the pipe when the process is reaped: read until its end.
-        for _ in 0..<200 where !broker.output.isClosed { try await Task.sleep(nanoseconds: 10_000_000) }
         return .exited(status: status, log: broker.log)
     }
 
-    /// Starts the broker with `environment` (plus a free port) and waits until it listens or exits.
-    private init(environment: [String: String], arguments: [String] = []) throws {
-        process.executableURL = Self.executable
-        process.arguments = arguments
+    /// SIGKILL unless it has exited, then waits for it, off the cooperative pool.
+    func kill() async {
+        await offPool { [self] in
+            process.signal(SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts the broker with `environment` (plus a free port) and waits until it listens or exits
+    /// (``port`` stays 0 then); throws when it does neither within 10 s.
+    private init(environment: [String: String], arguments: [String], ready: (@Sendable (String) -> Int?)?) throws {
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
         env.merge(environment) { $1 }
-        process.environment = env
-        process.standardError = stderrPipe
-        process.standardOutput = FileHandle.nullDevice
-        let buffer = output
-        stderrPipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { buffer.close() } else { buffer.append(data) }
-        }
-        try ProcessLaunch.run(process)
+        process = try ChildProcess(executable: Self.executable.path, arguments: arguments, environment: env,
+                                   stdout: .capture, stderr: .capture)
+        let (output, errors) = (process.standardOutput, process.standardError)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if let range = output.text.range(of: "\"port\":") {
-                let digits = output.text[range.upperBound...].prefix { $0.isNumber }
+            if let ready {
+                if let p = output.text.split(separator: "\n").lazy.compactMap({ ready(String($0)) }).first { port = p; return }
+            } else if let range = errors.text.range(of: "\"port\":") {
+                let digits = errors.text[range.upperBound...].prefix { $0.isNumber }
                 if let p = Int(digits), p > 0 { port = p; return }
             }
             if !process.isRunning { return }
             usleep(20_000)
         }
-        throw BrokerProcessError.didNotStart(output.text)
+        throw BrokerProcessError.didNotStart(errors.text + output.text)
     }
 
     /// Everything the broker wrote to stderr so far.
-    var log: String { output.text }
+    var log: String { process.errorText }
+    /// Everything the broker wrote to stdout so far.
+    var stdout: String { process.outputText }
+    /// The broker's process id.
+    var pid: pid_t { process.pid }
 
-    /// Sends a signal.
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    /// Sends a signal, if it still runs.
+    func signal(_ number: Int32) { process.signal(number) }
 
     /// Waits for exit up to `timeout` seconds, off the cooperative pool; the exit status, or nil if still running.
+    /// Output written just before the exit is read in too.
     func waitForExit(timeout: Double) async -> Int32? {
-        (try? await offPool { self.blockingWaitForExit(timeout: timeout) }) ?? nil
+        await offPool { self.blockingWaitForExit(timeout: timeout) }
     }
 
     private func blockingWaitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        return process.isRunning ? nil : process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
-        stderrPipe.fileHandleForReading.readabilityHandler = nil
+        guard let status = process.waitForExit(timeout: timeout) else { return nil }
+        // The readers run on threads of their own: let them take the last bytes.
+        process.drainOutput()
+        return status
     }
 }
 
 enum BrokerProcessError: Error { case didNotStart(String) }
 
-/// Bytes appended from a pipe's handler thread and read from the test.
-final class LockedBuffer: @unchecked Sendable {
-    // @unchecked: every access goes through `lock`.
-    private let lock = NSLock()
-    private var data = Data()
-    private var closed = false
-    func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
-    /// Marks the end of the stream.
-    func close() { lock.lock(); closed = true; lock.unlock() }
-    /// Whether the writer closed the stream.
-    var isClosed: Bool { lock.lock(); defer { lock.unlock() }; return closed }
-    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
-}
-
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
 func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {
-        let process = Process()
-        process.executableURL = BrokerProcess.executable
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+                                       stdout: .discard, stderr: .capture)
+        let status = process.waitUntilExit()
+        process.drainOutput()
+        return (status, process.errorText)
     }
 }

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerApp
 #if canImport(Glibc)
 import Glibc
@@ -6,14 +7,13 @@ import Foundation
 import Testing
 
 /// The executable as operators run it: start-up, probes, metrics, signals, exit codes.
-@Suite(.serialized) struct BrokerProcessTests {
-    static func tempDir() -> String {
-        NSTemporaryDirectory() + "broker-test-" + UUID().uuidString
+@Suite(.serialized, .scoped) struct BrokerProcessTests {
+    static func tempDir() throws -> String {
+        try TemporaryDirectory.scoped(prefix: "broker-test")
     }
 
     @Test func servesProbesAndMetricsThenStopsCleanlyOnSIGTERM() async throws {
-        let dir = Self.tempDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir + "/data"])
         #expect(await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200)
         #expect(await TestHTTP.send(port: broker.port, target: "/readyz")?.status == 200)
@@ -42,16 +42,14 @@ import Testing
     }
 
     @Test func sigintAlsoStopsIt() async throws {
-        let dir = Self.tempDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
         broker.signal(SIGINT)
         #expect(await broker.waitForExit(timeout: 5) == 0)
     }
 
     @Test func readinessIs503WhenTheDataDirectoryCannotBeWritten() async throws {
-        let dir = Self.tempDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
         #expect(await TestHTTP.send(port: broker.port, target: "/readyz")?.status == 200)
         // Replace the directory by a file: writes fail even for root.
@@ -65,10 +63,9 @@ import Testing
 
     /// Two brokers on one file store would each keep their own memory of it; the second is refused, and so is rekey.
     @Test func aSecondBrokerOnTheSameDataDirectoryIsRefusedUntilTheFirstIsGone() async throws {
-        let dir = Self.tempDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try Self.tempDir()
         let first = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
-        let pid = first.process.processIdentifier
+        let pid = first.pid
         let (status, text) = try await runBroker([], environment: ["BROKER_DATA_DIR": dir, "BROKER_PORT": "0"])
         #expect(status == 1)
         #expect(text.contains("is in use by another token-broker (pid \(pid))"))
@@ -92,8 +89,7 @@ import Testing
     }
 
     @Test func healthcheckSubcommandReflectsTheServer() async throws {
-        let dir = Self.tempDir()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
         #expect(try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(broker.port)]).0 == 0)
         broker.signal(SIGTERM)

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 
 /// A browser stand-in: follows the broker → provider → broker redirects by hand, keeping cookies.

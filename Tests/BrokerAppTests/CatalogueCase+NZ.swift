@@ -2,7 +2,7 @@ import BrokerHTTP
 
 /// The catalogue's cases from Notion to Zoom.
 extension CatalogueCase {
-    static let notion = CatalogueCase(preset: "notion", dialect: Dialect(
+    static let notion = CatalogueCase(preset: "notion", wire: Wire(
         authorizePath: "/api.notion.com/v1/oauth/authorize", tokenPath: "/api.notion.com/v1/oauth/token",
         userPath: nil, revokePath: "/api.notion.com/v1/oauth/revoke", clientAuth: .basic, jsonRequests: true,
         authorizeParameters: ["owner": "user"], pkce: false, headers: ["Notion-Version": "2025-09-03"], expiresIn: nil,
@@ -19,7 +19,7 @@ extension CatalogueCase {
         errorAnswer: { (.badRequest, "{\"object\":\"error\",\"status\":400,\"code\":\"\($0)\",\"message\":\"Invalid token.\"}") }
     ), uid: "a4c1f5c6-2c4b-4e39-9a1e-0b8c6f1e2d3a:5389a034-eb5c-47b5-8a9e-f79c99ef166c", screenName: "christine makenotion")
 
-    static let reddit = CatalogueCase(preset: "reddit", dialect: Dialect(
+    static let reddit = CatalogueCase(preset: "reddit", wire: Wire(
         authorizePath: "/www.reddit.com/api/v1/authorize", tokenPath: "/www.reddit.com/api/v1/access_token",
         userPath: "/oauth.reddit.com/api/v1/me", revokePath: "/www.reddit.com/api/v1/revoke_token", clientAuth: .basic,
         scope: "identity", authorizeParameters: ["duration": "permanent"], pkce: false,
@@ -29,7 +29,7 @@ extension CatalogueCase {
         revokeShape: .form(parameter: "token", client: .credentials), revokeAnswer: (.noContent, nil)
     ), rotates: false, uid: "abc12", screenName: "spez")
 
-    static let salesforce = CatalogueCase(preset: "salesforce", environment: ["SALESFORCE_LOGIN_HOST": "test.salesforce.com"], dialect: Dialect(
+    static let salesforce = CatalogueCase(preset: "salesforce", environment: ["SALESFORCE_LOGIN_HOST": "test.salesforce.com"], wire: Wire(
         authorizePath: "/test.salesforce.com/services/oauth2/authorize", tokenPath: "/test.salesforce.com/services/oauth2/token",
         userPath: "/test.salesforce.com/services/oauth2/userinfo", revokePath: "/test.salesforce.com/services/oauth2/revoke",
         scope: "id api refresh_token", pkce: true, expiresIn: nil,
@@ -48,7 +48,7 @@ extension CatalogueCase {
         errorAnswer: { (.badRequest, "{\"error\":\"\($0)\",\"error_description\":\"expired access/refresh token\"}") }
     ), rotates: false, uid: "00Dxx0000001gPLEAY:005xx000001SwiUAAS", screenName: "Admin User")
 
-    static let slack = CatalogueCase(preset: "slack", dialect: Dialect(
+    static let slack = CatalogueCase(preset: "slack", wire: Wire(
         authorizePath: "/slack.com/oauth/v2/authorize", tokenPath: "/slack.com/api/oauth.v2.access",
         userPath: nil, revokePath: "/slack.com/api/auth.revoke", clientAuth: .basic, scopeParameter: "user_scope",
         scope: "users:read", pkce: false, expiresIn: 43_200,
@@ -64,7 +64,7 @@ extension CatalogueCase {
         errorAnswer: { (.ok, "{\"ok\":false,\"error\":\"\($0 == "invalid_grant" ? "invalid_refresh_token" : $0)\"}") }
     ), uid: "T9TK3CUKW:U1234")
 
-    static let spotify = CatalogueCase(preset: "spotify", dialect: Dialect(
+    static let spotify = CatalogueCase(preset: "spotify", wire: Wire(
         authorizePath: "/accounts.spotify.com/authorize", tokenPath: "/accounts.spotify.com/api/token",
         userPath: "/api.spotify.com/v1/me", revokePath: nil, clientAuth: .basic, scope: "user-read-private user-read-email",
         pkce: false,
@@ -73,7 +73,7 @@ extension CatalogueCase {
         errorAnswer: { (.badRequest, "{\"error\":\"\($0)\",\"error_description\":\"Invalid refresh token\"}") }
     ), uid: "wizzler", screenName: "JM Wizzler")
 
-    static let strava = CatalogueCase(preset: "strava", dialect: Dialect(
+    static let strava = CatalogueCase(preset: "strava", wire: Wire(
         authorizePath: "/www.strava.com/oauth/authorize", tokenPath: "/www.strava.com/oauth/token",
         userPath: "/www.strava.com/api/v3/athlete", revokePath: "/www.strava.com/oauth/deauthorize", scope: "read", pkce: false,
         expiresIn: 21_600,
@@ -87,19 +87,19 @@ extension CatalogueCase {
         revokeAnswer: (.ok, #"{"access_token":"revoked"}"#)
     ), rotates: false, uid: "134815", screenName: "marianne_t")
 
-    static let twitch = CatalogueCase(preset: "twitch", dialect: Dialect(
+    static let twitch = CatalogueCase(preset: "twitch", wire: Wire(
         authorizePath: "/id.twitch.tv/oauth2/authorize", tokenPath: "/id.twitch.tv/oauth2/token",
         userPath: "/id.twitch.tv/oauth2/validate", revokePath: "/id.twitch.tv/oauth2/revoke", scope: "user:read:email",
         pkce: false, expiresIn: 14_124,
         // `scope` is a JSON array here.
         answer: { tokens($0, extra: #""scope":["user:read:email"]"#) },
-        userAsk: .get(scheme: "OAuth"),
+        userAsk: .header(scheme: "OAuth"),
         userAnswer: #"{"client_id":"wbmytr93xzw8zbg0p1izqyzzc5mbiz","login":"twitchdev","scopes":["user:read:email"],"user_id":"141981764","expires_in":5520838}"#,
-        revokeShape: .form(parameter: "token", client: .clientIDOnly), revokesAccessToken: true,
+        revokeShape: .form(parameter: "token", client: .clientID), revokesAccessToken: true,
         errorAnswer: { _ in (.badRequest, #"{"error":"Bad Request","status":400,"message":"Invalid refresh token"}"#) }
     ), uid: "141981764", screenName: "twitchdev", namesDeadRefreshTokens: false)
 
-    static let zoom = CatalogueCase(preset: "zoom", dialect: Dialect(
+    static let zoom = CatalogueCase(preset: "zoom", wire: Wire(
         authorizePath: "/zoom.us/oauth/authorize", tokenPath: "/zoom.us/oauth/token",
         userPath: "/api.zoom.us/v2/users/me", revokePath: "/zoom.us/oauth/revoke", clientAuth: .basic, pkce: true,
         expiresIn: 3599,

@@ -1,3 +1,4 @@
+import BrokerFakeProviders
 import BrokerHTTP
 import Testing
 
@@ -7,13 +8,12 @@ import Testing
 /// provider's documentation (docs/providers.md cites the pages); tokens are
 /// the fake's sentinels so no test log may contain one.
 struct CatalogueCase: Sendable, CustomTestStringConvertible {
-    typealias Dialect = FakeOAuth2Server.Dialect
-
     /// The preset name, and its credential variables' prefix in capitals.
     let preset: String
     /// Endpoint variables set beside the two credentials.
     var environment: [String: String] = [:]
-    let dialect: Dialect
+    /// How the provider speaks OAuth 2.0: the fake provider is configured from it.
+    let wire: Wire
     /// Whether the fake spends a refresh token on use and answers with its successor (else the refresh answer has none).
     var rotates = true
     /// The account's uid.
@@ -26,7 +26,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
     var testDescription: String { preset }
 
     /// The RFC 6749 §5.1 fields of `issued`, with `extra` JSON members appended (no leading comma).
-    static func tokens(_ issued: Dialect.Issued, type: String = "bearer", expires: Bool = true, extra: String = "") -> String {
+    static func tokens(_ issued: FakeOAuth2Provider.TokenAnswer, type: String = "bearer", expires: Bool = true, extra: String = "") -> String {
         var body = "{\"access_token\":\"\(issued.accessToken)\",\"token_type\":\"\(type)\""
         if expires { body += ",\"expires_in\":\(issued.expiresIn)" }
         if let refresh = issued.refreshToken { body += ",\"refresh_token\":\"\(refresh)\"" }
@@ -38,7 +38,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         linkedin, microsoft, notion, reddit, salesforce, slack, spotify, strava, twitch, zoom,
     ]
 
-    static let asana = CatalogueCase(preset: "asana", dialect: Dialect(
+    static let asana = CatalogueCase(preset: "asana", wire: Wire(
         authorizePath: "/app.asana.com/-/oauth_authorize", tokenPath: "/app.asana.com/-/oauth_token",
         userPath: "/app.asana.com/api/1.0/users/me", revokePath: nil, pkce: true,
         answer: { issued in
@@ -47,7 +47,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         userAnswer: #"{"data":{"gid":"4673218951","name":"Greg Sanchez","resource_type":"user"}}"#
     ), rotates: false, uid: "4673218951", screenName: "Greg Sanchez")
 
-    static let atlassian = CatalogueCase(preset: "atlassian", dialect: Dialect(
+    static let atlassian = CatalogueCase(preset: "atlassian", wire: Wire(
         authorizePath: "/auth.atlassian.com/authorize", tokenPath: "/auth.atlassian.com/oauth/token",
         userPath: "/api.atlassian.com/me", revokePath: nil, jsonRequests: true, scope: "read:me offline_access",
         authorizeParameters: ["audience": "api.atlassian.com", "prompt": "consent"], pkce: false,
@@ -56,14 +56,14 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         errorAnswer: { (.forbidden, "{\"error\":\"\($0)\",\"error_description\":\"Unknown or invalid refresh token.\"}") }
     ), uid: "112233aa-bb11-cc22-33dd-444444eeeeee", screenName: "Mia Krystof")
 
-    static let bitbucket = CatalogueCase(preset: "bitbucket", dialect: Dialect(
+    static let bitbucket = CatalogueCase(preset: "bitbucket", wire: Wire(
         authorizePath: "/bitbucket.org/site/oauth2/authorize", tokenPath: "/bitbucket.org/site/oauth2/access_token",
         userPath: "/api.bitbucket.org/2.0/user", revokePath: nil, clientAuth: .basic, pkce: false, expiresIn: 7200,
         answer: { tokens($0, extra: #""scopes":"account","state":"authorization_code""#) },
         userAnswer: #"{"type":"user","uuid":"{d301aafa-d676-4ee0-88be-962be7417567}","account_id":"557058:c0b72ad0-1cb5-4018-9cdc-0cde8492c443","display_name":"Emma","nickname":"emma"}"#
     ), uid: "{d301aafa-d676-4ee0-88be-962be7417567}", screenName: "Emma")
 
-    static let box = CatalogueCase(preset: "box", dialect: Dialect(
+    static let box = CatalogueCase(preset: "box", wire: Wire(
         authorizePath: "/account.box.com/api/oauth2/authorize", tokenPath: "/api.box.com/oauth2/token",
         userPath: "/api.box.com/2.0/users/me", revokePath: "/api.box.com/oauth2/revoke", pkce: false,
         answer: { tokens($0, extra: #""restricted_to":[]"#) },
@@ -71,7 +71,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         revokeShape: .form(parameter: "token", client: .credentials)
     ), uid: "11446498", screenName: "Aaron Levie")
 
-    static let discord = CatalogueCase(preset: "discord", dialect: Dialect(
+    static let discord = CatalogueCase(preset: "discord", wire: Wire(
         authorizePath: "/discord.com/oauth2/authorize", tokenPath: "/discord.com/api/oauth2/token",
         userPath: "/discord.com/api/users/@me", revokePath: "/discord.com/api/oauth2/token/revoke", clientAuth: .basic,
         scope: "identify", pkce: true, expiresIn: 604_800,
@@ -80,7 +80,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         revokeShape: .form(parameter: "token", client: .credentials)
     ), uid: "80351110224678912", screenName: "nelly")
 
-    static let dropbox = CatalogueCase(preset: "dropbox", dialect: Dialect(
+    static let dropbox = CatalogueCase(preset: "dropbox", wire: Wire(
         authorizePath: "/www.dropbox.com/oauth2/authorize", tokenPath: "/api.dropboxapi.com/oauth2/token",
         userPath: nil, revokePath: "/api.dropboxapi.com/2/auth/token/revoke", clientAuth: .basic, scope: "account_info.read",
         authorizeParameters: ["token_access_type": "offline"], pkce: true, expiresIn: 14_400,
@@ -91,7 +91,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         revokeShape: .bearer, revokesAccessToken: true, revokeAnswer: (.ok, "null")
     ), rotates: false, uid: "dbid:AAH4f99T0taONIb-OurWxbNQ6ywGRopQngc")
 
-    static let figma = CatalogueCase(preset: "figma", dialect: Dialect(
+    static let figma = CatalogueCase(preset: "figma", wire: Wire(
         authorizePath: "/www.figma.com/oauth", tokenPath: "/api.figma.com/v1/oauth/token",
         refreshPath: "/api.figma.com/v1/oauth/refresh", userPath: "/api.figma.com/v1/me", revokePath: nil, clientAuth: .basic,
         scope: "current_user:read", pkce: false, expiresIn: 7_776_000,
@@ -103,7 +103,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         userAnswer: #"{"id":"1234567","handle":"Ada","email":"ada@example.com","img_url":"https://example.com/a.png"}"#
     ), rotates: false, uid: "1234567", screenName: "Ada")
 
-    static let gitlab = CatalogueCase(preset: "gitlab", environment: ["GITLAB_URL": "https://git.example.com/gitlab/"], dialect: Dialect(
+    static let gitlab = CatalogueCase(preset: "gitlab", environment: ["GITLAB_URL": "https://git.example.com/gitlab/"], wire: Wire(
         authorizePath: "/git.example.com/gitlab/oauth/authorize", tokenPath: "/git.example.com/gitlab/oauth/token",
         userPath: "/git.example.com/gitlab/api/v4/user", revokePath: "/git.example.com/gitlab/oauth/revoke",
         scope: "read_user", pkce: true, expiresIn: 7200,
@@ -112,7 +112,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         revokeShape: .form(parameter: "token", client: .credentials), revokeAnswer: (.ok, "{}")
     ), uid: "1", screenName: "john_smith")
 
-    static let hubspot = CatalogueCase(preset: "hubspot", dialect: Dialect(
+    static let hubspot = CatalogueCase(preset: "hubspot", wire: Wire(
         authorizePath: "/app.hubspot.com/oauth/authorize", tokenPath: "/api.hubapi.com/oauth/v3/token",
         userPath: "/api.hubapi.com/oauth/v3/token/introspect", revokePath: nil, scope: "oauth", pkce: true, expiresIn: 1800,
         answer: { tokens($0) },
@@ -121,7 +121,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         errorAnswer: { _ in (.badRequest, #"{"status":"BAD_REFRESH_TOKEN","message":"missing or unknown refresh token","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf"}"#) }
     ), uid: "62515:123456", screenName: "test@hubspot.com", namesDeadRefreshTokens: false)
 
-    static let linear = CatalogueCase(preset: "linear", dialect: Dialect(
+    static let linear = CatalogueCase(preset: "linear", wire: Wire(
         authorizePath: "/linear.app/oauth/authorize", tokenPath: "/api.linear.app/oauth/token",
         userPath: "/api.linear.app/graphql", revokePath: nil, scope: "read", pkce: true, expiresIn: 86_399,
         answer: { tokens($0, type: "Bearer", extra: #""scope":"read""#) },
@@ -129,7 +129,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         userAnswer: #"{"data":{"viewer":{"id":"b0f1c9fc-4b9e-4d1f-9a43-0c8a5b1d2e3f","name":"Jane Doe"}}}"#
     ), uid: "b0f1c9fc-4b9e-4d1f-9a43-0c8a5b1d2e3f", screenName: "Jane Doe")
 
-    static let linkedin = CatalogueCase(preset: "linkedin", dialect: Dialect(
+    static let linkedin = CatalogueCase(preset: "linkedin", wire: Wire(
         authorizePath: "/www.linkedin.com/oauth/v2/authorization", tokenPath: "/www.linkedin.com/oauth/v2/accessToken",
         userPath: "/api.linkedin.com/v2/userinfo", revokePath: nil, scope: "openid profile email", pkce: false,
         issuesRefreshTokens: false, expiresIn: 5_184_000,
@@ -137,7 +137,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
         userAnswer: #"{"sub":"782bbtaQ","name":"John Doe","given_name":"John","family_name":"Doe","email":"doe@email.com","email_verified":true,"locale":"en-US"}"#
     ), uid: "782bbtaQ", screenName: "John Doe")
 
-    static let microsoft = CatalogueCase(preset: "microsoft", environment: ["MICROSOFT_TENANT": "contoso.onmicrosoft.com"], dialect: Dialect(
+    static let microsoft = CatalogueCase(preset: "microsoft", environment: ["MICROSOFT_TENANT": "contoso.onmicrosoft.com"], wire: Wire(
         authorizePath: "/login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize",
         tokenPath: "/login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/token",
         userPath: "/graph.microsoft.com/v1.0/me", revokePath: nil, scope: "openid profile email offline_access User.Read", pkce: true,

@@ -1,34 +1,28 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
-import Synchronization
 import Testing
 
 /// Every preset of the catalogue, enabled by its two credential variables alone, through connect → read → refresh →
-/// revoke against a fake that speaks its provider's wire format, over real sockets.
+/// revoke against the fake OAuth 2.0 provider configured to speak its provider's wire format, over real sockets.
 ///
 /// The preset keeps its real endpoints: ``HostRewritingUpstream`` sends each
 /// call to the fake as `/<host><path>`, so a wrong host, path, parameter,
 /// header, body format or client authentication is a violation the fake
-/// records and refuses. The cases run one at a time: each starts a broker and a
+/// records and refuses (``CatalogueCase/Wire``). The cases run one at a time: each starts a broker and a
 /// provider, and forty at once would crowd the timing-sensitive suites beside them.
-@Suite(.serialized) struct CatalogueEndToEndTests {
+@Suite(.serialized, .scoped) struct CatalogueEndToEndTests {
     static let clientSecret = "CATALOGUE-CLIENT-SECRET-SENTINEL-0123456789"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
-    /// The broker's injected clock, moved by hand.
-    final class Clock: Sendable {
-        private let current = Mutex(Date(timeIntervalSince1970: 1_796_025_600))
-        var now: Date { current.withLock { $0 } }
-        func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    }
-
     struct Setup {
         let catalogue: CatalogueCase
-        let provider: FakeOAuth2Server
+        let provider: FakeOAuth2Provider
         let broker: BrokerHarness
-        let clock: Clock
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.server.port) }
+        let clock: TestClock
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.port) }
         var accountPath: String {
             "/account?id=" + (AccountID(provider: catalogue.preset, uid: catalogue.uid).string
                 .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
@@ -41,7 +35,7 @@ import Testing
             guard let start = await browser.authorize("provider=" + catalogue.preset), start.status == 302,
                   let location = start.header("Location").flatMap(URLComponents.init(string:)), let host = location.host,
                   let query = location.percentEncodedQuery,
-                  let approved = await TestHTTP.send(port: provider.server.port, target: "/" + host + location.percentEncodedPath + "?" + query),
+                  let approved = await TestHTTP.send(port: provider.port, target: "/" + host + location.percentEncodedPath + "?" + query),
                   let back = approved.header("Location").flatMap(URL.init(string:)) else { return nil }
             return await browser.get(back.path + (back.query.map { "?" + $0 } ?? ""))
         }
@@ -49,15 +43,15 @@ import Testing
 
     /// A broker whose environment holds the preset's two credential variables (and any endpoint variable) and nothing about the provider.
     static func setUp(_ catalogue: CatalogueCase) throws -> Setup {
-        let provider = try FakeOAuth2Server(clientSecret: clientSecret, dialect: catalogue.dialect)
-        provider.set { $0.rotate = catalogue.rotates }
-        let clock = Clock()
+        let provider = try FakeOAuth2Provider.scoped(catalogue.wire.configuration(clientSecret: clientSecret),
+                                                     behaviour: catalogue.wire.behaviour(rotates: catalogue.rotates))
+        let clock = TestClock(Date(timeIntervalSince1970: 1_796_025_600))
         let prefix = catalogue.preset.uppercased()
         let environment = catalogue.environment.merging([
-            prefix + "_CLIENT_ID": FakeOAuth2Server.clientID, prefix + "_CLIENT_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0",
+            prefix + "_CLIENT_ID": provider.configuration.clientID, prefix + "_CLIENT_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0",
         ]) { $1 }
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {}}", environment: environment,
-                                       upstream: HostRewritingUpstream(port: provider.server.port), now: { clock.now })
+                                       upstream: HostRewritingUpstream(port: provider.port), now: { clock.now })
         return Setup(catalogue: catalogue, provider: provider, broker: broker, clock: clock)
     }
 
@@ -71,21 +65,21 @@ import Testing
     @Test(arguments: CatalogueCase.all)
     func connectReadRefreshAndRevoke(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
-        let dialect = catalogue.dialect
+        let wire = catalogue.wire
 
         // Connect: the account is the provider's user, named where the preset says.
         let connected = try #require(await s.connect())
-        #expect(connected.status == 200, "\(catalogue.preset): \(connected.body) \(s.provider.violations)")
+        #expect(connected.status == 200, "\(catalogue.preset): \(connected.body) \(s.provider.ledger.violations)")
         let first = try #require(await s.read())
         #expect(first.status == 200, "\(first.body)")
         #expect(Self.field(first.body, "access_token") == s.provider.accessTokens.first)
         #expect(Self.field(first.body, "screen_name") == catalogue.screenName)
         // What the account holds, and so what revocation must name, as refreshes move on.
         var heldAccess = s.provider.accessTokens.last
-        var heldRefresh = s.provider.currentRefreshToken
+        var heldRefresh = s.provider.ledger.currentRefreshToken
 
         // Refresh: due when the token nears its end; a rotated refresh token is the one presented next.
-        if let lifetime = dialect.expiresIn, dialect.issuesRefreshTokens {
+        if let lifetime = wire.expiresIn, wire.issuesRefreshTokens {
             for round in 1...2 {
                 s.clock.advance(TimeInterval(lifetime) - 100)
                 let refreshed = try #require(await s.read())
@@ -93,40 +87,39 @@ import Testing
                 #expect(Self.field(refreshed.body, "access_token") == s.provider.accessTokens.last)
                 #expect(s.provider.refreshCalls == round)
                 heldAccess = s.provider.accessTokens.last
-                heldRefresh = s.provider.currentRefreshToken
+                heldRefresh = s.provider.ledger.currentRefreshToken
             }
-            #expect(s.provider.stalePresentations == 0)
-        } else if dialect.issuesRefreshTokens {
+            #expect(s.provider.ledger.stalePresentations == 0)
+        } else if wire.issuesRefreshTokens {
             // No expires_in: the broker never knows the token is due, so the refresh grant is tried through the client.
             let preset = try #require(ProviderPresets.preset(named: catalogue.preset, environment: s.broker.environment))
             let client = OAuth2Client(settings: try OAuth2Settings(preset), redirectURI: "http://localhost:8080/callback",
-                                      upstream: HostRewritingUpstream(port: s.provider.server.port))
-            let grant = try await client.refresh(refreshToken: Secret(try #require(s.provider.currentRefreshToken)))
+                                      upstream: HostRewritingUpstream(port: s.provider.port))
+            let grant = try await client.refresh(refreshToken: Secret(try #require(s.provider.ledger.currentRefreshToken)))
             #expect(grant.accessToken.value == s.provider.accessTokens.last)
             #expect(Self.field(try #require(await s.read()).body, "expires_at") == "null")
         } else {
-            s.clock.advance(TimeInterval(dialect.expiresIn ?? 0) + 1)
+            s.clock.advance(TimeInterval(wire.expiresIn ?? 0) + 1)
             #expect(try #require(await s.read()).status == 410)
         }
 
         // Revoke: DELETE names the token the provider revokes, the way it wants it named.
-        let tokenAtDeletion = dialect.revokesAccessToken || !dialect.issuesRefreshTokens ? heldAccess : heldRefresh
+        let tokenAtDeletion = wire.revokesAccessToken || !wire.issuesRefreshTokens ? heldAccess : heldRefresh
         let deleted = try #require(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: s.accountPath, headers: Self.api))
         #expect(deleted.status == 204, "\(catalogue.preset): \(deleted.body)")
-        #expect(s.provider.revoked == (dialect.revokePath == nil ? [] : [tokenAtDeletion ?? "-"]))
+        #expect(s.provider.ledger.revoked == (wire.revokePath == nil ? [] : [tokenAtDeletion ?? "-"]))
         #expect(try #require(await s.read()).status == 404)
 
-        #expect(s.provider.violations == [])
+        #expect(s.provider.ledger.violations == [])
         #expect(!s.broker.log.contains("SENTINEL"))
-        await s.broker.stop()
     }
 
-    @Test(arguments: CatalogueCase.all.filter { $0.dialect.expiresIn != nil && $0.dialect.issuesRefreshTokens })
+    @Test(arguments: CatalogueCase.all.filter { $0.wire.expiresIn != nil && $0.wire.issuesRefreshTokens })
     func aDeadRefreshTokenInTheProvidersErrorShape(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
         #expect(try #require(await s.connect()).status == 200)
-        s.provider.set { $0.refreshMode = .invalidGrant }
-        s.clock.advance(TimeInterval(catalogue.dialect.expiresIn ?? 0) + 1)
+        s.provider.set { $0.refreshFailure = .invalidGrant }
+        s.clock.advance(TimeInterval(catalogue.wire.expiresIn ?? 0) + 1)
         let reply = try #require(await s.read())
         if catalogue.namesDeadRefreshTokens {
             #expect(reply.status == 410 && reply.body.contains("reauthorization_required"), "\(catalogue.preset): \(reply.status) \(reply.body)")
@@ -135,7 +128,6 @@ import Testing
             #expect(reply.status == 502 && reply.body.contains("upstream_error"), "\(catalogue.preset): \(reply.body)")
         }
         #expect(!reply.body.contains("SENTINEL"))
-        await s.broker.stop()
     }
 
     @Test func theTwoCredentialVariablesAloneConfigureEachPreset() throws {

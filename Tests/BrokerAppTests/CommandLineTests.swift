@@ -1,10 +1,11 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
 
 /// The command line: help never does anything else, unknown flags and arguments are refused, the healthcheck says why.
-struct CommandLineTests {
+@Suite(.scoped) struct CommandLineTests {
     @Test(arguments: [
         ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey),
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),

@@ -1,11 +1,13 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// Disconnect: `GET /disconnect` only asks; `POST /disconnect` deletes, only with this browser's session and the
 /// confirmation's token; otherwise 403 and nothing deleted.
-@Suite struct ConnectPageDisconnectTests {
+@Suite(.scoped) struct ConnectPageDisconnectTests {
     typealias H = ConnectPageHandlersTests
 
     /// A broker with the account connected in `browser`; returns the confirmation page's CSRF token.
@@ -37,7 +39,6 @@ import Testing
         // The old token was bound to the old session cookie.
         #expect(await H.disconnect(browser, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token)?.status == 403)
         #expect(s.broker.log.contains("account deleted"))
-        await s.broker.stop()
     }
 
     @Test(arguments: ["id=weibo%3A3733034601", "id=weibo%3A3733034601&csrf=", "id=weibo%3A3733034601&csrf=AAAA",
@@ -53,7 +54,6 @@ import Testing
         #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
         #expect(try await H.page(browser).body.contains("data-account=\"weibo:3733034601\""))
-        await s.broker.stop()
     }
 
     @Test func anotherBrowsersValidTokenCannotDisconnectThisBrowsersAccount() async throws {
@@ -61,21 +61,20 @@ import Testing
         let owner = s.browser
         _ = try await Self.connected(s, owner)
         // The other browser connects an account of its own, so it has a session and a valid token.
-        s.weibo.set { $0.uid = "42" }
-        let other = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        s.weibo.set { $0.users = .fixed("42") }
+        let other = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         let otherToken = try await Self.connected(s, other, uid: "42")
         let reply = try #require(await H.disconnect(other, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + otherToken))
         #expect(reply.status == 403)
         #expect(reply.body.contains("This browser did not connect that account"))
         #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func withoutASessionCookieItIs403() async throws {
         let s = try WeiboFlowTests.setUp()
         let token = try await Self.connected(s, s.browser)
-        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         let reply = try #require(await H.disconnect(stranger, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token))
         #expect(reply.status == 403)
         // A client without text/html in Accept gets the refusal as JSON.
@@ -85,7 +84,6 @@ import Testing
         #expect(curl?.status == 403)
         #expect(curl?.body.contains("\"error\":\"forbidden\"") == true)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func theDisconnectLinkOnlyAsks() async throws {
@@ -103,7 +101,6 @@ import Testing
         #expect(await browser.get("/disconnect?id=weibo%3A3733034601&csrf=" + token, headers: H.html)?.status == 200)
         #expect(s.weibo.revokeCalls == 0)
         #expect(await Self.stillStored(s))
-        await s.broker.stop()
     }
 
     @Test func theConfirmationIsOnlyForThisBrowsersAccounts() async throws {
@@ -114,10 +111,9 @@ import Testing
         #expect(other.status == 403)
         #expect(other.body.contains("This browser did not connect that account"))
         #expect(!other.body.contains("name=\"csrf\""))
-        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         #expect(try await H.confirmation(stranger).status == 403)
         #expect(try #require(await browser.get("/disconnect", headers: H.html)).status == 403)
-        await s.broker.stop()
     }
 
     @Test func anAccountDeletedThroughTheAPIJustLeavesTheList() async throws {
@@ -128,6 +124,5 @@ import Testing
         #expect(try await H.page(browser).body.contains("id=\"no-accounts\""))
         let reply = await H.disconnect(browser, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token)
         #expect(reply?.status == 303)
-        await s.broker.stop()
     }
 }

@@ -1,10 +1,12 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// Errors of `/authorize` and `/callback`: a page in plain words for browsers, the API's JSON for everyone else.
-@Suite struct ConnectPageErrorPagesTests {
+@Suite(.scoped) struct ConnectPageErrorPagesTests {
     typealias H = ConnectPageHandlersTests
 
     static func expectErrorPage(_ reply: TestHTTP.Reply, status: Int, saying words: String,
@@ -35,31 +37,28 @@ import Testing
         #expect(json.header("Content-Type") == "application/json")
         #expect(json.body.contains("\"error\":\"access_denied\""))
         #expect(json.header("Vary") == "Accept")
-        await s.broker.stop()
     }
 
     @Test func aForeignOrReplayedStateIsExplainedWithoutJargon() async throws {
         let s = try WeiboFlowTests.setUp()
         let callback = try await H.callbackTarget(s.browser)
-        let foreign = Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port)
+        let foreign = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         let page = try #require(await foreign.get(callback, headers: H.html))
         Self.expectErrorPage(page, status: 400, saying: "could not be matched to one started in this browser")
         #expect(s.weibo.tokenCalls == 0)
         let bare = try #require(await foreign.get("/callback", headers: H.html))
         Self.expectErrorPage(bare, status: 400, saying: "could not be matched")
-        await s.broker.stop()
     }
 
     @Test func aProviderFaultNamesTheFailedStepAndLeaksNothing() async throws {
         let s = try WeiboFlowTests.setUp()
-        s.weibo.set { $0.mode = .invalidGrant }
+        s.weibo.set { $0.exchangeFailure = .invalidGrant }
         let browser = s.browser
         let callback = try await H.callbackTarget(browser)
         let page = try #require(await browser.get(callback, headers: H.html))
         Self.expectErrorPage(page, status: 502, saying: "token exchange failed")
         #expect(page.body.contains("Nothing was changed."))
         #expect(!page.body.contains("WEIBO-CODE") && !page.body.contains(WeiboFlowTests.clientSecret))
-        await s.broker.stop()
     }
 
     @Test func authorizeErrorsArePagesForBrowsers() async throws {
@@ -79,7 +78,6 @@ import Testing
         let curl = try #require(await TestHTTP.send(port: s.broker.port, target: "/authorize?provider=github"))
         #expect(curl.status == 503)
         #expect(curl.body.contains("\"error\":\"provider_not_configured\""))
-        await s.broker.stop()
     }
 
     @Test func underAPublicPathAndATitleTheWayBackLeadsToThePageByItsName() async throws {

@@ -1,11 +1,13 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Synchronization
 import Testing
 
 /// The page and its Disconnect over real sockets: broker → fake Weibo → broker, as a browser and as curl.
-@Suite struct ConnectPageHandlersTests {
+@Suite(.scoped) struct ConnectPageHandlersTests {
     static let html = [("Accept", ContentNegotiationTests.chrome)]
     static let api = WeiboFlowTests.api
     static let accountID = "weibo:3733034601"
@@ -73,7 +75,6 @@ import Testing
         #expect(!reply.body.contains("/disconnect"))
         // Curl gets the same page: / is for people whatever they accept.
         #expect(await TestHTTP.send(port: s.broker.port, target: "/")?.header("Content-Type") == "text/html; charset=utf-8")
-        await s.broker.stop()
     }
 
     @Test func underAPublicPathEveryCookieLinkAndRedirectCarriesThePath() async throws {
@@ -104,12 +105,11 @@ import Testing
         #expect(gone.status == 303)
         #expect(gone.header("Location") == "/broker/")
         #expect(gone.headers("Set-Cookie").contains { $0.hasPrefix("tb_notice=") && $0.contains("; Path=/broker;") })
-        await s.broker.stop()
     }
 
     @Test func aBrowserCallbackReturnsToThePageWhichListsTheAccountOnce() async throws {
         let s = try WeiboFlowTests.setUp()
-        s.weibo.set { $0.expiresIn = 3 * 3600 }
+        s.weibo.set { $0.accessTokenLifetime = 3 * 3600 }
         let browser = s.browser
         let done = try await Self.connect(browser)
         #expect(done.status == 303)
@@ -127,9 +127,8 @@ import Testing
         #expect(!again.body.contains("role=\"status\""))
         #expect(again.body.contains("data-account=\"weibo:3733034601\""))
         // Another browser sees none of it.
-        let stranger = try await Self.page(Browser(brokerPort: s.broker.port, providerPort: s.weibo.server.port))
+        let stranger = try await Self.page(Browser(brokerPort: s.broker.port, providerPort: s.weibo.port))
         #expect(!stranger.body.contains("3733034601"))
-        await s.broker.stop()
     }
 
     @Test(arguments: [nil, "*/*", "application/json", "application/json, text/html;q=0.1"] as [String?])
@@ -142,13 +141,12 @@ import Testing
         #expect(done.header("Content-Type") == "application/json")
         #expect(done.body.contains("\"id\":\"weibo:3733034601\""))
         #expect(done.header("Vary") == "Accept")
-        await s.broker.stop()
     }
 
     @Test func theStatusFollowsTheInjectedClock() async throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
         let s = try WeiboFlowTests.setUp(now: { clock.withLock { $0 } })
-        s.weibo.set { $0.expiresIn = 3 * 3600 }
+        s.weibo.set { $0.accessTokenLifetime = 3 * 3600 }
         let browser = s.browser
         _ = try await Self.connect(browser)
         #expect(try await Self.page(browser).body.contains("</span> expires in 3 h"))
@@ -158,6 +156,5 @@ import Testing
         let expired = try await Self.page(browser).body
         #expect(expired.contains("data-status=\"expired\""))
         #expect(expired.contains("<span class=\"badge expired\">expired</span>"))
-        await s.broker.stop()
     }
 }

@@ -1,19 +1,21 @@
+import BrokerTestSupport
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// Storage that stops taking writes, without mounts: the data directory (or its `accounts/`)
 /// is swapped for a plain file, so every write fails as on a full or read-only disk (catalogue
 /// item 46). `scripts/disk-full` does the same on a real full and read-only tmpfs.
-@Suite struct DiskFullTests {
+@Suite(.scoped) struct DiskFullTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-diskfull"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
     static let first = "weibo:3733034601"
     static let second = "weibo:2000000002"
 
     struct Setup {
-        let weibo: FakeWeibo
+        let weibo: FakeOAuth2Provider
         let broker: BrokerHarness
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: weibo.server.port) }
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: weibo.port) }
         var accountsDirectory: String { broker.dataDirectory + "/accounts" }
 
         func get(_ target: String, headers: [(String, String)] = DiskFullTests.api) async -> TestHTTP.Reply? {
@@ -32,7 +34,7 @@ import Testing
     }
 
     static func setUp(dataDirectory: String? = nil) throws -> Setup {
-        let weibo = try FakeWeibo(clientSecret: clientSecret)
+        let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
                                        environment: ["FAKE_WEIBO_SECRET": clientSecret], dataDirectory: dataDirectory)
         return Setup(weibo: weibo, broker: broker)
@@ -52,6 +54,8 @@ import Testing
         let s = try Self.setUp()
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
         let before = Self.files(in: s.accountsDirectory)
+        // The next sign-in is another user's, so that it makes a second account.
+        s.weibo.set { $0.users = .fixed("2000000002") }
         let pending = s.browser
         let start = try #require(await pending.authorize("provider=weibo"))
         let callback = try #require(await pending.visitProvider(start.header("Location")!))
@@ -70,7 +74,6 @@ import Testing
         try restore()
         #expect(await s.get("/readyz")?.status == 200)
         // The refused callback never took its flow: sent again with its flow cookie, it finishes now.
-        s.weibo.set { $0.uid = "2000000002" }
         #expect(await s.get(callback, headers: flowCookie)?.status == 200)
         #expect(await s.get("/account?id=" + Self.second)?.status == 200)
         let after = Self.files(in: s.accountsDirectory)
@@ -81,14 +84,13 @@ import Testing
         let again = try Self.setUp(dataDirectory: s.broker.dataDirectory)
         #expect(await again.get("/account?id=" + Self.first)?.status == 200)
         #expect(await again.get("/account?id=" + Self.second)?.status == 200)
-        await again.broker.stop()
     }
 
     @Test func anAccountWriteThatFailsAfterTheExchangeLeavesNoPartialRecord() async throws {
         let s = try Self.setUp()
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
         let before = Self.files(in: s.accountsDirectory)
-        s.weibo.set { $0.uid = "2000000002" }
+        s.weibo.set { $0.users = .fixed("2000000002") }
 
         let restore = try s.breakDirectory(s.accountsDirectory)
         let reply = await s.browser.connect(provider: "weibo")
@@ -110,6 +112,5 @@ import Testing
         let again = try Self.setUp(dataDirectory: s.broker.dataDirectory)
         let all = await again.get("/accounts")
         #expect(all?.body.contains(Self.first) == true && all?.body.contains(Self.second) == true)
-        await again.broker.stop()
     }
 }

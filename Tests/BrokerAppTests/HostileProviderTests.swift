@@ -1,19 +1,21 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// A provider that answers with values meant to hurt: real sockets to the broker and to an in-process OAuth 2.0
 /// provider; the broker must survive, answer `/healthz`, refuse what it cannot hold, and keep what it stored.
-@Suite struct HostileProviderTests {
+@Suite(.scoped) struct HostileProviderTests {
     static let clientSecret = "ACME-CLIENT-SECRET-SENTINEL-0123456789"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
     static let now = Date(timeIntervalSince1970: 1_796_025_600)
 
     struct Setup {
-        let provider: FakeOAuth2Server
+        let provider: FakeOAuth2Provider
         let broker: BrokerHarness
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.server.port) }
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.port) }
 
         func connect() async -> TestHTTP.Reply? { await browser.connect(provider: "acme") }
         func read(uid: String, headers: [(String, String)] = HostileProviderTests.api) async -> TestHTTP.Reply? {
@@ -27,8 +29,8 @@ import Testing
     }
 
     /// A broker on a fixed clock and data directory (pass the same one to simulate a restart).
-    static func setUp(dataDirectory: String? = nil, provider existing: FakeOAuth2Server? = nil) throws -> Setup {
-        let provider = try existing ?? FakeOAuth2Server(clientSecret: clientSecret)
+    static func setUp(dataDirectory: String? = nil, provider existing: FakeOAuth2Provider? = nil) throws -> Setup {
+        let provider = try existing ?? FakeOAuth2Provider.scoped(.rfc6749(clientSecret: clientSecret))
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
                                        environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0"],
                                        dataDirectory: dataDirectory, now: { now })
@@ -68,7 +70,6 @@ import Testing
         let again = try #require(await restarted.read(uid: "4242"))
         #expect(again.status == 200)
         #expect(Self.field(again.body, "expires_at") == tenYears)
-        await restarted.broker.stop()
     }
 
     @Test(arguments: ["-1", "-9223372036854775808", "99999999999999999999", "1e300", "1.5", "\"soon\"", "true"])
@@ -87,7 +88,6 @@ import Testing
         #expect(after.status == 200)
         #expect(Self.field(after.body, "access_token") == Self.field(before.body, "access_token"))
         #expect(Self.field(after.body, "expires_at") == Self.field(before.body, "expires_at"))
-        await s.broker.stop()
     }
 
     // MARK: Identity
@@ -122,7 +122,6 @@ import Testing
         #expect(kept.status == 200)
         #expect(Self.field(kept.body, "access_token") == aliceToken)
         #expect(await restarted.accountCount() == 1)
-        await restarted.broker.stop()
     }
 
     @Test(arguments: [String(repeating: "/", count: 128), String(repeating: "@", count: 128),
@@ -136,7 +135,6 @@ import Testing
         await s.broker.stop()
         let restarted = try Self.setUp(dataDirectory: s.broker.dataDirectory, provider: s.provider)
         #expect(await restarted.read(uid: uid)?.status == 200)
-        await restarted.broker.stop()
     }
 
     @Test(arguments: [("\"\\u202Eevil\"", "bidirectional"), ("\"a\\u0007b\"", "control"), ("\"a\\u0085b\"", "control"),
@@ -150,6 +148,5 @@ import Testing
         #expect(refused.body.contains(problem))
         #expect(await s.healthy())
         #expect(await s.accountCount() == 0)
-        await s.broker.stop()
     }
 }

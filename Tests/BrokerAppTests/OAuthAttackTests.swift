@@ -1,5 +1,7 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import BrokerCrypto
 import BrokerHTTP
 import Foundation
@@ -7,7 +9,7 @@ import Testing
 
 /// Attacks on the OAuth surface over real sockets: mix-up between two providers, the `iss`
 /// parameter (RFC 9207), CSRF on `/callback`, and tampered session cookies.
-@Suite struct OAuthAttackTests {
+@Suite(.scoped) struct OAuthAttackTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-attacks"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
     static let issuerA = "https://a.example"
@@ -15,27 +17,27 @@ import Testing
 
     /// Two fake OAuth 2.0 servers: `weibo` (A, the preset) and `acme` (B, a custom provider).
     struct Setup {
-        let a: FakeWeibo
-        let b: FakeWeibo
+        let a: FakeOAuth2Provider
+        let b: FakeOAuth2Provider
         let broker: BrokerHarness
-        var browserA: Browser { Browser(brokerPort: broker.port, providerPort: a.server.port) }
-        var browserB: Browser { Browser(brokerPort: broker.port, providerPort: b.server.port) }
+        var browserA: Browser { Browser(brokerPort: broker.port, providerPort: a.port) }
+        var browserB: Browser { Browser(brokerPort: broker.port, providerPort: b.port) }
     }
 
     /// `issuerA`: A has issuer `issuerA` (iss optional); `issuerB`: B has `issuerB` with `iss_parameter_supported`.
     static func setUp(issuerA hasIssuerA: Bool = false, issuerB hasIssuerB: Bool = false) throws -> Setup {
-        let a = try FakeWeibo(clientSecret: clientSecret)
-        let b = try FakeWeibo(clientSecret: clientSecret)
+        let a = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
+        let b = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
         let issuerA = hasIssuerA ? ", \"issuer\": \"\(Self.issuerA)\"" : ""
         let issuerB = hasIssuerB ? ", \"issuer\": \"\(Self.issuerB)\", \"iss_parameter_supported\": true" : ""
         let providers = """
             {"providers": {
-              "weibo": {"client_id": "\(FakeWeibo.clientID)", "client_secret": "${FAKE_WEIBO_SECRET}",
-                        "authorize_url": "\(a.base)/oauth2/authorize", "token_url": "\(a.base)/oauth2/access_token",
-                        "user_url": "\(a.base)/2/account/get_uid.json", "revoke_url": "\(a.base)/oauth2/revokeoauth2"\(issuerA)},
-              "acme": {"kind": "oauth2", "client_id": "\(FakeWeibo.clientID)", "client_secret": "${FAKE_WEIBO_SECRET}",
-                       "authorize_url": "\(b.base)/oauth2/authorize", "token_url": "\(b.base)/oauth2/access_token",
-                       "user_url": "\(b.base)/2/account/get_uid.json", "user_id_field": "uid"\(issuerB)}
+              "weibo": {"client_id": "\("1234567890")", "client_secret": "${FAKE_WEIBO_SECRET}",
+                        "authorize_url": "\(a.baseURL)/oauth2/authorize", "token_url": "\(a.baseURL)/oauth2/access_token",
+                        "user_url": "\(a.baseURL)/2/account/get_uid.json", "revoke_url": "\(a.baseURL)/oauth2/revokeoauth2"\(issuerA)},
+              "acme": {"kind": "oauth2", "client_id": "\("1234567890")", "client_secret": "${FAKE_WEIBO_SECRET}",
+                       "authorize_url": "\(b.baseURL)/oauth2/authorize", "token_url": "\(b.baseURL)/oauth2/access_token",
+                       "user_url": "\(b.baseURL)/2/account/get_uid.json", "user_id_field": "uid"\(issuerB)}
             }}
             """
         let broker = try BrokerHarness(providersJSON: providers, environment: ["FAKE_WEIBO_SECRET": clientSecret])
@@ -78,7 +80,6 @@ import Testing
         #expect(done.status == 200)
         #expect(done.body.contains("\"id\":\"acme:3733034601\""))
         #expect(s.b.tokenCalls == 1)
-        await s.broker.stop()
     }
 
     // MARK: iss (RFC 9207)
@@ -102,7 +103,6 @@ import Testing
         #expect(reply.body.contains("iss"))
         #expect(s.a.tokenCalls + s.b.tokenCalls == 0)
         #expect(await Self.accounts(s) == "{\"accounts\":[]}")
-        await s.broker.stop()
     }
 
     @Test func aWrongIssOnAnErrorResponseIsRefusedToo() async throws {
@@ -115,7 +115,6 @@ import Testing
         let reply = try #require(await browser.get(callback + "&iss=" + Self.encoded(Self.issuerB)))
         #expect(reply.status == 400)
         #expect(reply.body.contains("iss"))
-        await s.broker.stop()
     }
 
     @Test(arguments: [("weibo", OAuthAttackTests.issuerA, "weibo:3733034601"), ("acme", OAuthAttackTests.issuerB, "acme:3733034601")])
@@ -127,7 +126,6 @@ import Testing
         let reply = try #require(await browser.get(callback + "&iss=" + Self.encoded(issuer)))
         #expect(reply.status == 200)
         #expect(reply.body.contains("\"id\":\"\(account)\""))
-        await s.broker.stop()
     }
 
     @Test func withoutAnIssuerOfItsOwnAProviderStillRefusesAnotherProvidersIss() async throws {
@@ -143,7 +141,6 @@ import Testing
         let again = try #require(await browser.authorize("provider=weibo"))
         let callback2 = try #require(await browser.visitProvider(again.header("Location")!))
         #expect(await browser.get(callback2 + "&iss=" + Self.encoded("https://unrelated.example"))?.status == 200)
-        await s.broker.stop()
     }
 
     @Test(arguments: [
@@ -211,7 +208,6 @@ import Testing
 
         #expect(s.a.tokenCalls == 0)
         #expect(await Self.accounts(s) == "{\"accounts\":[]}")
-        await s.broker.stop()
     }
 
     // MARK: Session cookie tampering
@@ -220,7 +216,7 @@ import Testing
         let s = try Self.setUp()
         let first = s.browserA
         #expect(await first.connect(provider: "weibo")?.status == 200)
-        s.a.set { $0.uid = "2000000002" }
+        s.a.set { $0.users = .fixed("2000000002") }
         let second = s.browserA
         #expect(await second.connect(provider: "weibo")?.status == 200)
         let cookie1 = try #require(first.jar.cookies["tb_session"])
@@ -260,7 +256,6 @@ import Testing
         #expect(await read("weibo:2000000002", with: stolenPayload + "." + mac1, method: "DELETE") == 401)
         #expect(await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)?.body
             .components(separatedBy: "\"id\":").count == 3)
-        await s.broker.stop()
     }
 
     static func split(_ cookie: String) throws -> (String, String) {

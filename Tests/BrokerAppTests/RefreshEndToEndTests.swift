@@ -1,5 +1,6 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Synchronization
@@ -7,32 +8,25 @@ import Testing
 
 /// Refresh before expiry end to end: real sockets to the broker and to an in-process OAuth 2.0 provider;
 /// across replicas, two broker processes on one real `redis-server`.
-@Suite struct RefreshEndToEndTests {
+@Suite(.scoped) struct RefreshEndToEndTests {
     static let clientSecret = "ACME-CLIENT-SECRET-SENTINEL-0123456789"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
     static let accountPath = "/account?id=acme:4242"
 
-    /// The broker's injected clock, moved by hand.
-    final class Clock: Sendable {
-        private let current = Mutex(Date())
-        var now: Date { current.withLock { $0 } }
-        func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
-    }
-
     struct Setup {
-        let provider: FakeOAuth2Server
+        let provider: FakeOAuth2Provider
         let broker: BrokerHarness
-        let clock: Clock
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.server.port) }
+        let clock: TestClock
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.port) }
         func advance(_ seconds: TimeInterval) { clock.advance(seconds) }
         func read() async -> TestHTTP.Reply? { await TestHTTP.send(port: broker.port, target: accountPath, headers: api) }
     }
 
     /// A broker on an injected clock with the background refresher off unless `interval` is given.
-    static func setUp(interval: String = "0", configure: @Sendable (inout FakeOAuth2Server.State) -> Void = { _ in }) async throws -> Setup {
-        let provider = try FakeOAuth2Server(clientSecret: clientSecret)
+    static func setUp(interval: String = "0", configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }) async throws -> Setup {
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: clientSecret))
         provider.set(configure)
-        let clock = Clock()
+        let clock = TestClock(Date())
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
                                        environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": interval],
                                        now: { clock.now })
@@ -80,7 +74,6 @@ import Testing
         let log = s.broker.log
         #expect(log.contains("\"msg\":\"token refreshed\",\"provider\":\"acme\",\"account\":\"acme:4242\""))
         #expect(!log.contains("SENTINEL"))
-        await s.broker.stop()
     }
 
     @Test func twentyConcurrentReadersCauseOneRefreshAndTheRotatedTokenIsUsedNext() async throws {
@@ -100,12 +93,11 @@ import Testing
         s.advance(3500)
         #expect(Self.field(try #require(await s.read()).body, "access_token") == "ACME-ACCESS-SENTINEL-4")
         #expect(s.provider.refreshCalls == 2)
-        #expect(s.provider.stalePresentations == 0)
-        await s.broker.stop()
+        #expect(s.provider.ledger.stalePresentations == 0)
     }
 
     @Test func aDeadRefreshTokenAnswers410ReauthorizationRequired() async throws {
-        let s = try await Self.setUp { $0.refreshMode = .invalidGrant }
+        let s = try await Self.setUp { $0.refreshFailure = .invalidGrant }
         s.advance(3500)
         let reply = try #require(await s.read())
         #expect(reply.status == 410)
@@ -118,14 +110,13 @@ import Testing
         #expect(Self.metric(metrics, "broker_refresh_failures_total{provider=\"acme\",reason=\"invalid_grant\"}") == 1)
         #expect(s.broker.log.contains("\"msg\":\"refresh failed\",\"provider\":\"acme\",\"account\":\"acme:4242\",\"reason\":\"invalid_grant\""))
         // Authorizing again makes the account usable.
-        s.provider.set { $0.refreshMode = .ok }
+        s.provider.set { $0.refreshFailure = nil }
         #expect(await s.browser.connect(provider: "acme")?.status == 200)
         #expect(try #require(await s.read()).status == 200)
-        await s.broker.stop()
     }
 
     @Test func aTransientFailureKeepsTheTokenWhileValidThenAnswers502UntilTheProviderRecovers() async throws {
-        let s = try await Self.setUp { $0.refreshMode = .http500 }
+        let s = try await Self.setUp { $0.refreshFailure = .serverError }
         s.advance(3400)
         let kept = try #require(await s.read())
         #expect(kept.status == 200)
@@ -139,17 +130,16 @@ import Testing
         #expect(Self.metric(metrics, "broker_refresh_failures_total{provider=\"acme\",reason=\"transient\"}") == 2)
         // The second failure in a row backs off 20 s, and the answer says so (RFC 9110 §10.2.3).
         #expect(failed.header("Retry-After") == "20")
-        s.provider.set { $0.refreshMode = .ok }
+        s.provider.set { $0.refreshFailure = nil }
         s.advance(20)
         let recovered = try #require(await s.read())
         #expect(recovered.status == 200)
         #expect(Self.field(recovered.body, "access_token") == "ACME-ACCESS-SENTINEL-3")
         #expect(!s.broker.log.contains("SENTINEL"))
-        await s.broker.stop()
     }
 
     @Test func aRateLimitedRefreshHoldsReadsOfTheExpiredTokenUntilRetryAfterPasses() async throws {
-        let s = try await Self.setUp { $0.refreshMode = .rateLimited(retryAfter: "120") }
+        let s = try await Self.setUp { $0.refreshFailure = .rateLimited(retryAfter: "120") }
         s.advance(3601)
         let first = try #require(await s.read())
         #expect(first.status == 502)
@@ -160,16 +150,15 @@ import Testing
         #expect(held.status == 502 && held.body == first.body)
         #expect(held.header("Retry-After") == "30")
         #expect(s.provider.refreshCalls == 1)
-        s.provider.set { $0.refreshMode = .ok }
+        s.provider.set { $0.refreshFailure = nil }
         s.advance(30)
         let recovered = try #require(await s.read())
         #expect(recovered.status == 200 && recovered.header("Retry-After") == nil)
         #expect(s.provider.refreshCalls == 2)
-        await s.broker.stop()
     }
 
     @Test func withoutARefreshTokenAnExpiredAccountIs410ExpiredAsBefore() async throws {
-        let s = try await Self.setUp { $0.issueRefreshTokens = false }
+        let s = try await Self.setUp { $0.refreshTokens = .none }
         s.advance(3601)
         let reply = try #require(await s.read())
         #expect(reply.status == 410)
@@ -177,21 +166,14 @@ import Testing
         let list = try #require(await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api))
         #expect(Self.field(list.body, "status") == "expired")
         #expect(s.provider.refreshCalls == 0)
-        await s.broker.stop()
     }
 
     @Test func theBackgroundRefresherRenewsAnAccountNobodyReads() async throws {
-        let s = try await Self.setUp(interval: "0.05") { $0.exchangeExpiresIn = 100 }
-        var renewed = false
-        for _ in 0..<200 where !renewed {
-            try await Task.sleep(nanoseconds: 25_000_000)
-            renewed = s.provider.refreshCalls >= 1
-        }
-        #expect(renewed)
+        let s = try await Self.setUp(interval: "0.05") { $0.accessTokenLifetime = 100 }
+        #expect(await eventually(timeout: 5) { s.provider.refreshCalls >= 1 })
         let reply = try #require(await s.read())
         #expect(Self.field(reply.body, "access_token") == "ACME-ACCESS-SENTINEL-3")
         #expect(s.provider.refreshCalls == 1)
-        await s.broker.stop()
     }
 
     @Test func refreshSettingsComeFromTheEnvironmentAndBadValuesNameTheVariable() throws {
@@ -212,16 +194,14 @@ import Testing
     }
 
     @Test func twentyReadersOnTwoReplicasCauseOneRefreshAndTheRotatedTokenIsStored() async throws {
-        let redis = try await RedisServer.start()
-        let provider = try FakeOAuth2Server(clientSecret: Self.clientSecret)
+        let redis = try await RedisServer.scoped()
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: Self.clientSecret))
         // Due at once (120 s left, margin 300 s); the refreshed token is not. The slow refresh lets all 20 pile up.
         provider.set {
-            $0.exchangeExpiresIn = 120
+            $0.accessTokenLifetime = 120
             $0.refreshDelay = 0.5
         }
-        let root = NSTemporaryDirectory() + "broker-refresh-replicas-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        let root = try TemporaryDirectory.scoped(prefix: "broker-refresh-replicas")
         let providers = root + "/providers.json"
         try Data("{\"providers\": {\(provider.providerEntry)}}".utf8).write(to: URL(fileURLWithPath: providers))
         let key = "k1:" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
@@ -235,7 +215,7 @@ import Testing
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
         let b = try await BrokerProcess.start(environment: environment("b"))
-        let browser = Browser(brokerPort: a.port, providerPort: provider.server.port)
+        let browser = Browser(brokerPort: a.port, providerPort: provider.port)
         #expect(await browser.connect(provider: "acme")?.status == 200)
         let original = provider.accessTokens.last
         let ports = [a.port, b.port]
@@ -252,7 +232,7 @@ import Testing
         #expect(tokens.count == 1)
         #expect(tokens.first != original)
         #expect(provider.refreshCalls == 1)
-        #expect(provider.stalePresentations == 0)
+        #expect(provider.ledger.stalePresentations == 0)
         var attempts = 0
         for port in ports {
             let metrics = await TestHTTP.send(port: port, target: "/metrics")?.body ?? ""
@@ -262,12 +242,11 @@ import Testing
         // What Redis holds is the rotated refresh token: revocation at deletion presents it.
         let deleted = await TestHTTP.send(port: b.port, method: "DELETE", target: Self.accountPath, headers: Self.api)
         #expect(deleted?.status == 204)
-        #expect(provider.revoked == [provider.currentRefreshToken ?? "-"])
+        #expect(provider.ledger.revoked == [provider.ledger.currentRefreshToken ?? "-"])
         #expect(!(a.log + b.log).contains("SENTINEL"))
         a.signal(SIGTERM)
         b.signal(SIGTERM)
         _ = await a.waitForExit(timeout: 5)
         _ = await b.waitForExit(timeout: 5)
-        await redis.stop()
     }
 }

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
@@ -5,10 +6,9 @@ import Foundation
 import Testing
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
-@Suite struct RekeyCommandTests {
+@Suite(.scoped) struct RekeyCommandTests {
     @Test func rekeyMovesEveryRecordToTheCurrentKey() async throws {
-        let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try TemporaryDirectory.scoped(prefix: "broker-rekey")
         let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
         let keyB = "b:" + Base64.encode(SecureRandom.bytes(32))
         let old = try EncryptionKeyring.parse(keyA)
@@ -37,8 +37,7 @@ import Testing
     }
 
     @Test func aBadKeyIsAConfigurationError() async throws {
-        let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = try TemporaryDirectory.scoped(prefix: "broker-rekey")
         let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
         #expect(status == 2)
         #expect(log.contains("BROKER_ENCRYPTION_KEY"))

@@ -1,10 +1,11 @@
 import BrokerRedis
+import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
 
 /// Two real broker processes, each with its client-side cache of one real `redis-server`.
-@Suite(.serialized) struct ReplicaCacheTests {
+@Suite(.serialized, .scoped) struct ReplicaCacheTests {
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
     static let account = "/account?id=weibo:3733034601"
 
@@ -31,7 +32,7 @@ import Testing
             }
             try #require(up, "tracking on port \(port)")
         }
-        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
         #expect(await onA.connect(provider: "weibo")?.status == 200)
         var previous = try #require(Self.token(await TestHTTP.send(port: c.b.port, target: Self.account, headers: Self.api)))
         let hitsBefore = await Self.metric("broker_redis_cache_hits_total", port: c.b.port) ?? 0

@@ -1,11 +1,12 @@
 import BrokerCrypto
 import BrokerRedis
+import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
 
 /// Real broker processes on one real `redis-server` settle their encryption key and cookie secret, or refuse to start.
-@Suite(.serialized) struct ReplicaSettlementTests {
+@Suite(.serialized, .scoped) struct ReplicaSettlementTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-settlement"
     static let secret = "shared-cookie-secret-shared-cookie-secret"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
@@ -18,14 +19,14 @@ import Testing
     /// A Redis, a fake Weibo and a directory for the replicas' data directories and providers file.
     struct Setup {
         let redis: RedisServer
-        let weibo: FakeWeibo
+        let weibo: FakeOAuth2Provider
         let root: String
 
         static func start() async throws -> Setup {
             let redis = try await RedisServer.start()
             let root = NSTemporaryDirectory() + "broker-settlement-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-            let weibo = try FakeWeibo(clientSecret: ReplicaSettlementTests.clientSecret)
+            let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: ReplicaSettlementTests.clientSecret))
             try Data("{\"providers\": {\(weibo.providerEntry)}}".utf8).write(to: URL(fileURLWithPath: root + "/providers.json"))
             return Setup(redis: redis, weibo: weibo, root: root)
         }
@@ -66,7 +67,7 @@ import Testing
     @Test func aReplicaWithAnotherKeyOrSecretRefusesToStartNamingTheVariable() async throws {
         let setup = try await Setup.start()
         let a = try await BrokerProcess.start(environment: setup.environment("a", key: Self.key("k1", 1)))
-        #expect(await Browser(brokerPort: a.port, providerPort: setup.weibo.server.port).connect(provider: "weibo")?.status == 200)
+        #expect(await Browser(brokerPort: a.port, providerPort: setup.weibo.port).connect(provider: "weibo")?.status == 200)
 
         let otherKey = try await Self.refusal(setup.environment("b", key: Self.key("k2", 2)))
         #expect(otherKey.status == 2)
@@ -124,9 +125,9 @@ import Testing
             #expect(broker.log.contains("BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data, in Redis"))
         }
         // Connected through A, read through B with the session cookie A signed and the key A sealed with.
-        let onA = Browser(brokerPort: a.port, providerPort: setup.weibo.server.port)
+        let onA = Browser(brokerPort: a.port, providerPort: setup.weibo.port)
         #expect(await onA.connect(provider: "weibo")?.status == 200)
-        let onB = Browser(brokerPort: b.port, providerPort: setup.weibo.server.port)
+        let onB = Browser(brokerPort: b.port, providerPort: setup.weibo.port)
         for (name, value) in onA.jar.cookies { onB.jar.set(name, value) }
         let read = try #require(await onB.get("/account?id=\(Self.accountID)"))
         #expect(read.status == 200)
@@ -143,7 +144,7 @@ import Testing
     @Test func aRotationIsAcceptedWhileRecordsUnderTheOldKeyRemain() async throws {
         let setup = try await Setup.start()
         let old = try await BrokerProcess.start(environment: setup.environment("a", key: Self.key("old", 1)))
-        #expect(await Browser(brokerPort: old.port, providerPort: setup.weibo.server.port).connect(provider: "weibo")?.status == 200)
+        #expect(await Browser(brokerPort: old.port, providerPort: setup.weibo.port).connect(provider: "weibo")?.status == 200)
         // The new key first, the old one after it: accepted, and the record sealed with the old key opens.
         let rotated = try await BrokerProcess.start(environment: setup.environment("b", key: Self.key("new", 2) + "," + Self.key("old", 1)))
         #expect(await TestHTTP.send(port: rotated.port, target: "/account?id=\(Self.accountID)", headers: Self.api)?.status == 200)

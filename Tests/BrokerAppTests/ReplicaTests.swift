@@ -1,3 +1,4 @@
+import BrokerFakeProviders
 import BrokerRedis
 import BrokerTestSupport
 import Foundation
@@ -5,31 +6,28 @@ import Synchronization
 import Testing
 
 /// Two real broker processes sharing one real `redis-server`.
-@Suite(.serialized) struct ReplicaTests {
+@Suite(.serialized, .scoped) struct ReplicaTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-replicas"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
     struct Cluster {
         let redis: RedisServer
-        let weibo: FakeWeibo
+        let weibo: FakeOAuth2Provider
         let a: BrokerProcess
         let b: BrokerProcess
-        let root: String
+        /// Stops both brokers with SIGTERM, as an orchestrator would; the test's scope stops the rest.
         func stop() async {
             a.signal(SIGTERM)
             b.signal(SIGTERM)
             _ = await a.waitForExit(timeout: 5)
             _ = await b.waitForExit(timeout: 5)
-            await redis.stop()
-            try? FileManager.default.removeItem(atPath: root)
         }
     }
 
     static func start() async throws -> Cluster {
-        let redis = try await RedisServer.start(persistent: true)
-        let weibo = try FakeWeibo(clientSecret: clientSecret)
-        let root = NSTemporaryDirectory() + "broker-replicas-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let redis = try await RedisServer.scoped(persistent: true)
+        let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
+        let root = try TemporaryDirectory.scoped(prefix: "broker-replicas")
         let providers = root + "/providers.json"
         try Data("{\"providers\": {\(weibo.providerEntry)}}".utf8).write(to: URL(fileURLWithPath: providers))
         let key = "k1:" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
@@ -43,15 +41,15 @@ import Testing
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
         let b = try await BrokerProcess.start(environment: environment("b"))
-        return Cluster(redis: redis, weibo: weibo, a: a, b: b, root: root)
+        return Cluster(redis: redis, weibo: weibo, a: a, b: b)
     }
 
     @Test func aFlowStartedOnOneReplicaFinishesOnTheOther() async throws {
         let c = try await Self.start()
-        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
         let start = try #require(await onA.authorize("provider=weibo"))
         let callback = try #require(await onA.visitProvider(start.header("Location")!))
-        let onB = Browser(brokerPort: c.b.port, providerPort: c.weibo.server.port)
+        let onB = Browser(brokerPort: c.b.port, providerPort: c.weibo.port)
         for (name, value) in onA.jar.cookies { onB.jar.set(name, value) }
         let done = try #require(await onB.get(callback))
         #expect(done.status == 200)
@@ -63,12 +61,11 @@ import Testing
         // Sealed in Redis too: the token is not in the stored value.
         let stored = try await c.redis.client().command("GET", "tb:account:weibo:3733034601")
         #expect(!"\(stored)".contains("WEIBO-TOKEN-SENTINEL"))
-        await c.stop()
     }
 
     @Test func twentyParallelCallbacksWithOneStateExchangeOnce() async throws {
         let c = try await Self.start()
-        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
         let start = try #require(await browser.authorize("provider=weibo"))
         let callback = try #require(await browser.visitProvider(start.header("Location")!))
         let cookie = browser.jar.header
@@ -84,12 +81,11 @@ import Testing
         #expect(statuses.filter { $0 == 200 }.count == 1)
         #expect(statuses.filter { $0 == 400 }.count == 19)
         #expect(c.weibo.tokenCalls == 1)
-        await c.stop()
     }
 
     @Test func redisGoingAwayTurnsReadinessOffAndTheBrokersRecover() async throws {
         let c = try await Self.start()
-        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.server.port)
+        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
         #expect(await browser.connect(provider: "weibo")?.status == 200)
         await c.redis.kill()
         for port in [c.a.port, c.b.port] {
@@ -107,12 +103,10 @@ import Testing
         try await c.redis.restart()
         // The brokers reconnect by themselves; the append-only file kept the account.
         // Each replica reconnects on its own backoff: wait for both.
-        var recovered = false
-        for _ in 0..<50 where !recovered {
+        let recovered = await eventually(timeout: 5, interval: 0.1) {
             let a = await TestHTTP.send(port: c.a.port, target: "/readyz")?.status
             let b = await TestHTTP.send(port: c.b.port, target: "/readyz")?.status
-            recovered = a == 200 && b == 200
-            if !recovered { try await Task.sleep(nanoseconds: 100_000_000) }
+            return a == 200 && b == 200
         }
         #expect(recovered)
         let kept = await TestHTTP.send(port: c.a.port, target: "/account?id=weibo:3733034601", headers: Self.api)
@@ -120,6 +114,5 @@ import Testing
         #expect(c.weibo.tokenCalls == calls)
         #expect(await browser.connect(provider: "weibo")?.status == 200)
         #expect(c.weibo.tokenCalls == calls + 1)
-        await c.stop()
     }
 }

@@ -1,25 +1,27 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// End to end over real sockets: browser → broker → fake TMDB approval page → broker → session → `/account`.
-@Suite struct TMDBEndToEndTests {
+@Suite(.scoped) struct TMDBEndToEndTests {
     static let apiKey = "TMDBKEYSENTINEL0123456789abcdef0"
     static let readAccessToken = "eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJUTURCLVNFTlRJTkVMIn0.U0VOVElORUwtc2lnbmF0dXJl"
-    static let accountID = "tmdb:\(FakeTMDB.accountID)"
+    static let accountID = "tmdb:\(FakeTMDBProvider.accountID)"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
     struct Setup {
-        let tmdb: FakeTMDB
+        let tmdb: FakeTMDBProvider
         let broker: BrokerHarness
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: tmdb.server.port) }
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: tmdb.port) }
     }
 
     /// A fake TMDB expecting `key`, and a broker whose `TMDB_API_KEY` is `brokerKey`.
     static func setUp(key: String = apiKey, brokerKey: String? = nil, dataDirectory: String? = nil,
-                      tmdb existing: FakeTMDB? = nil) throws -> Setup {
-        let tmdb = try existing ?? FakeTMDB(apiKey: key)
+                      tmdb existing: FakeTMDBProvider? = nil) throws -> Setup {
+        let tmdb = try existing ?? FakeTMDBProvider.scoped(apiKey: key)
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(tmdb.providerEntry)}}",
                                        environment: ["TMDB_API_KEY": brokerKey ?? key], dataDirectory: dataDirectory)
         return Setup(tmdb: tmdb, broker: broker)
@@ -63,12 +65,11 @@ import Testing
         #expect(Self.field(mine.body, "access_token")?.hasPrefix("TMDB-SESSION-SENTINEL-") == true)
         #expect(mine.body.contains("\"expires_at\":null"))
         #expect(!mine.body.contains("token_secret"))
-        #expect(await Browser(brokerPort: s.broker.port, providerPort: s.tmdb.server.port).get("/account?id=\(Self.accountID)")?.status == 401)
-        #expect(s.tmdb.tokenCalls == 1)
-        #expect(s.tmdb.sessionMethods == ["POST"])
-        #expect(s.tmdb.apiKeyCalls == 3)
-        #expect(s.tmdb.bearerCalls == 0)
-        await s.broker.stop()
+        #expect(await Browser(brokerPort: s.broker.port, providerPort: s.tmdb.port).get("/account?id=\(Self.accountID)")?.status == 401)
+        #expect(s.tmdb.state.tokenCalls == 1)
+        #expect(s.tmdb.state.sessionMethods == ["POST"])
+        #expect(s.tmdb.state.apiKeyCalls == 3)
+        #expect(s.tmdb.state.bearerCalls == 0)
     }
 
     @Test func aCallbackWhoseQueryWasAppendedWithASecondQuestionMarkStillCompletes() async throws {
@@ -81,32 +82,29 @@ import Testing
         let done = try #require(await browser.get(callback))
         #expect(done.status == 200)
         #expect(done.body.contains("\"id\":\"\(Self.accountID)\""))
-        await s.broker.stop()
     }
 
     @Test func aReadAccessTokenIsSentAsBearer() async throws {
         let s = try Self.setUp(key: Self.readAccessToken)
         #expect(await s.browser.connect(provider: "tmdb")?.status == 200)
-        #expect(s.tmdb.bearerCalls == 3)
-        #expect(s.tmdb.apiKeyCalls == 0)
-        await s.broker.stop()
+        #expect(s.tmdb.state.bearerCalls == 3)
+        #expect(s.tmdb.state.apiKeyCalls == 0)
     }
 
-    @Test(arguments: [FakeTMDB.Approval.deny, .noAnswer, .approvedFalse])
-    func anythingButApprovalIs403AndNoSessionCall(approval: FakeTMDB.Approval) async throws {
+    @Test(arguments: [FakeTMDBProvider.Approval.deny, .noAnswer, .approvedFalse])
+    func anythingButApprovalIs403AndNoSessionCall(approval: FakeTMDBProvider.Approval) async throws {
         let s = try Self.setUp()
         s.tmdb.set { $0.approval = approval }
         let reply = try #require(await s.browser.connect(provider: "tmdb"))
         #expect(reply.status == 403)
         #expect(reply.body.contains("\"error\":\"access_denied\""))
-        #expect(s.tmdb.sessionCalls == 0)
-        await s.broker.stop()
+        #expect(s.tmdb.state.sessionCalls == 0)
     }
 
     @Test func aRequestTokenIssuedToAnotherBrowserIsRefusedWithoutASessionCall() async throws {
         let s = try Self.setUp()
         let victim = s.browser
-        let attacker = Browser(brokerPort: s.broker.port, providerPort: s.tmdb.server.port)
+        let attacker = Browser(brokerPort: s.broker.port, providerPort: s.tmdb.port)
         let victimStart = try #require(await victim.authorize("provider=tmdb"))
         let attackerStart = try #require(await attacker.authorize("provider=tmdb"))
         let attackerCallback = try #require(await attacker.visitProvider(attackerStart.header("Location")!))
@@ -116,16 +114,15 @@ import Testing
         let fixed = try #require(await victim.get(Self.replacing("request_token", with: attackerToken, in: victimCallback)))
         #expect(fixed.status == 400)
         #expect(fixed.body.contains("\"error\":\"invalid_state\""))
-        #expect(s.tmdb.sessionCalls == 0)
+        #expect(s.tmdb.state.sessionCalls == 0)
         // The attacker's own browser still completes its flow, once.
         #expect(await attacker.get(attackerCallback)?.status == 200)
-        #expect(s.tmdb.sessionCalls == 1)
+        #expect(s.tmdb.state.sessionCalls == 1)
         // A browser without the flow cookie gets nowhere with a callback URL.
-        let other = try #require(await Browser(brokerPort: s.broker.port, providerPort: s.tmdb.server.port).authorize("provider=tmdb"))
+        let other = try #require(await Browser(brokerPort: s.broker.port, providerPort: s.tmdb.port).authorize("provider=tmdb"))
         let otherCallback = try #require(await attacker.visitProvider(other.header("Location")!))
         #expect(await TestHTTP.send(port: s.broker.port, target: otherCallback)?.status == 400)
-        #expect(s.tmdb.sessionCalls == 1)
-        await s.broker.stop()
+        #expect(s.tmdb.state.sessionCalls == 1)
     }
 
     @Test func aReplayedCallbackIsRefused() async throws {
@@ -137,8 +134,7 @@ import Testing
         #expect(await browser.get(callback)?.status == 200)
         let replay = await TestHTTP.send(port: s.broker.port, target: callback, headers: cookies)
         #expect(replay?.status == 400)
-        #expect(s.tmdb.sessionCalls == 1)
-        await s.broker.stop()
+        #expect(s.tmdb.state.sessionCalls == 1)
     }
 
     @Test func aWrongKeyIs502WithCode7() async throws {
@@ -149,8 +145,7 @@ import Testing
         #expect(reply.body.contains("TMDB status_code 7"))
         #expect(!reply.body.contains("Invalid API key"))
         #expect(!reply.body.contains("wrongkey"))
-        #expect(s.tmdb.tokenCalls == 0)
-        await s.broker.stop()
+        #expect(s.tmdb.state.tokenCalls == 0)
     }
 
     @Test func anExpiredRequestTokenIs502WithCode33AndNothingIsStored() async throws {
@@ -162,7 +157,6 @@ import Testing
         #expect(reply.body.contains("session"))
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
         #expect(list?.body == "{\"accounts\":[]}")
-        await s.broker.stop()
     }
 
     @Test func accountsSurviveARestartAndDeleteLogsTheSessionOut() async throws {
@@ -176,16 +170,14 @@ import Testing
         #expect(Self.field(after.body, "access_token") == session)
         let deleted = await TestHTTP.send(port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
         #expect(deleted?.status == 204)
-        #expect(s.tmdb.deletedSessions == [session])
+        #expect(s.tmdb.state.deletedSessions == [session])
         #expect(await TestHTTP.send(port: again.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)?.status == 404)
-        await again.broker.stop()
     }
 
     @Test func providersListsTMDBAsConfigured() async throws {
         let s = try Self.setUp()
         let reply = try #require(await TestHTTP.send(port: s.broker.port, target: "/providers"))
         #expect(reply.body.contains("{\"name\":\"tmdb\",\"kind\":\"tmdb\",\"configured\":true,\"missing\":[]}"))
-        await s.broker.stop()
     }
 
     @Test func noSecretReachesTheLogsAfterEveryFlow() async throws {
@@ -203,6 +195,5 @@ import Testing
         for secret in ["SENTINEL", "request_token=", "session_id", BrokerHarness.apiKey] {
             #expect(!log.contains(secret), "log contains \(secret)")
         }
-        await s.broker.stop()
     }
 }

@@ -1,26 +1,28 @@
 @testable import BrokerApp
+import BrokerTestSupport
 import BrokerCore
+import BrokerFakeProviders
 import Foundation
 import Testing
 
 /// End to end over real sockets: browser → broker → fake Twitter (checking every signature) → broker → `/account`.
-@Suite struct TwitterEndToEndTests {
+@Suite(.scoped) struct TwitterEndToEndTests {
     static let consumerSecret = "TW-CONSUMER-SECRET-SENTINEL-kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3"
-    static let accountID = "twitter:" + FakeTwitter.userID
+    static let accountID = "twitter:" + FakeTwitterProvider.userID
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
     struct Setup {
-        let twitter: FakeTwitter
+        let twitter: FakeTwitterProvider
         let broker: BrokerHarness
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: twitter.server.port) }
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: twitter.port) }
     }
 
     /// A fake Twitter and a broker whose environment holds the consumer key and `brokerSecret`.
     static func setUp(brokerSecret: String = consumerSecret, authenticate: Bool = false, dataDirectory: String? = nil,
-                      twitter existing: FakeTwitter? = nil) throws -> Setup {
-        let twitter = try existing ?? FakeTwitter(consumerSecret: consumerSecret)
+                      twitter existing: FakeTwitterProvider? = nil) throws -> Setup {
+        let twitter = try existing ?? FakeTwitterProvider.scoped(consumerSecret: consumerSecret)
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(twitter.providerEntry(authenticate: authenticate))}}",
-                                       environment: ["TWITTER_CONSUMER_KEY": FakeTwitter.consumerKey,
+                                       environment: ["TWITTER_CONSUMER_KEY": FakeTwitterProvider.consumerKey,
                                                      "TWITTER_CONSUMER_SECRET": brokerSecret],
                                        dataDirectory: dataDirectory)
         return Setup(twitter: twitter, broker: broker)
@@ -40,7 +42,7 @@ import Testing
         let location = try #require(start.header("Location").flatMap(URLComponents.init(string:)))
         #expect(location.path == "/oauth/authorize")
         #expect(location.queryItems?.map(\.name) == ["oauth_token"])
-        #expect(s.twitter.callbacks == ["http://localhost:8080/callback"])
+        #expect(s.twitter.state.callbacks == ["http://localhost:8080/callback"])
         #expect(browser.jar.cookies["tb_flow"] != nil)
 
         let callback = try #require(await browser.visitProvider(start.header("Location")!))
@@ -55,22 +57,21 @@ import Testing
 
         let mine = try #require(await browser.get("/account?id=\(Self.accountID)"))
         #expect(mine.status == 200)
-        #expect(Self.field(mine.body, "access_token")?.hasPrefix("\(FakeTwitter.userID)-TW-ACCESS-SENTINEL-") == true)
+        #expect(Self.field(mine.body, "access_token")?.hasPrefix("\(FakeTwitterProvider.userID)-TW-ACCESS-SENTINEL-") == true)
         #expect(Self.field(mine.body, "token_secret")?.hasPrefix("TW-ACCESS-SECRET-SENTINEL-") == true)
         #expect(mine.body.contains("\"expires_at\":null"))
         #expect(mine.body.contains("\"screen_name\":\"TwitterAPI\""))
         #expect(mine.header("Cache-Control") == "no-store")
-        let byKey = try #require(await TestHTTP.send(port: s.broker.port, target: "/account?provider=twitter&uid=\(FakeTwitter.userID)", headers: Self.api))
+        let byKey = try #require(await TestHTTP.send(port: s.broker.port, target: "/account?provider=twitter&uid=\(FakeTwitterProvider.userID)", headers: Self.api))
         #expect(byKey.status == 200)
         #expect(Self.field(byKey.body, "token_secret") == Self.field(mine.body, "token_secret"))
-        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.twitter.server.port)
+        let stranger = Browser(brokerPort: s.broker.port, providerPort: s.twitter.port)
         #expect(await stranger.get("/account?id=\(Self.accountID)")?.status == 401)
 
-        #expect(s.twitter.requestTokenCalls == 1)
-        #expect(s.twitter.accessTokenCalls == 1)
-        #expect(s.twitter.verifyCalls == 1)
-        #expect(s.twitter.signatureFailures == 0)
-        await s.broker.stop()
+        #expect(s.twitter.state.requestTokenCalls == 1)
+        #expect(s.twitter.state.accessTokenCalls == 1)
+        #expect(s.twitter.state.verifyCalls == 1)
+        #expect(s.twitter.state.signatureFailures == 0)
     }
 
     @Test func aBackEndDrivenFlowCompletesWithoutAFlowCookie() async throws {
@@ -81,13 +82,12 @@ import Testing
         #expect(started.status == 200)
         let authorizeURL = try #require(Self.field(started.body, "authorize_url"))
         let state = try #require(Self.field(started.body, "state"))
-        #expect(s.twitter.callbacks == ["http://localhost:8080/callback?state=\(state)"])
+        #expect(s.twitter.state.callbacks == ["http://localhost:8080/callback?state=\(state)"])
         let callback = try #require(await s.browser.visitProvider(authorizeURL))
         #expect(callback.hasPrefix("/callback?state=\(state)&oauth_token="))
         let done = await TestHTTP.send(port: s.broker.port, target: callback)
         #expect(done?.status == 200)
         #expect(done?.body.contains("\"id\":\"\(Self.accountID)\"") == true)
-        await s.broker.stop()
     }
 
     @Test func aWrongSignatureFailsTheFlow() async throws {
@@ -98,17 +98,15 @@ import Testing
         #expect(reply.body.contains("request token"))
         #expect(reply.body.contains("error code 32"))
         #expect(reply.header("Location") == nil)
-        #expect(s.twitter.signatureFailures == 1)
+        #expect(s.twitter.state.signatureFailures == 1)
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
         #expect(list?.body == "{\"accounts\":[]}")
-        await s.broker.stop()
     }
 
     @Test func signInWithTwitterUsesAuthenticate() async throws {
         let s = try Self.setUp(authenticate: true)
         #expect(await s.browser.connect(provider: "twitter")?.status == 200)
-        #expect(s.twitter.authorizePaths == ["/oauth/authenticate"])
-        await s.broker.stop()
+        #expect(s.twitter.state.authorizePaths == ["/oauth/authenticate"])
     }
 
     @Test func denialIs403AndNoAccessTokenCall() async throws {
@@ -117,14 +115,13 @@ import Testing
         let reply = try #require(await s.browser.connect(provider: "twitter"))
         #expect(reply.status == 403)
         #expect(reply.body.contains("\"error\":\"access_denied\""))
-        #expect(s.twitter.accessTokenCalls == 0)
-        await s.broker.stop()
+        #expect(s.twitter.state.accessTokenCalls == 0)
     }
 
     @Test func aTokenIssuedToAnotherBrowserIsRefusedWithoutAnExchange() async throws {
         let s = try Self.setUp()
         let victim = s.browser
-        let attacker = Browser(brokerPort: s.broker.port, providerPort: s.twitter.server.port)
+        let attacker = Browser(brokerPort: s.broker.port, providerPort: s.twitter.port)
         _ = try #require(await victim.authorize("provider=twitter"))
         let attackerStart = try #require(await attacker.authorize("provider=twitter"))
         let attackerCallback = try #require(await attacker.visitProvider(attackerStart.header("Location")!))
@@ -132,14 +129,13 @@ import Testing
         let fixed = try #require(await victim.get(attackerCallback))
         #expect(fixed.status == 400)
         #expect(fixed.body.contains("\"error\":\"invalid_state\""))
-        #expect(s.twitter.accessTokenCalls == 0)
+        #expect(s.twitter.state.accessTokenCalls == 0)
         // Without any flow cookie the callback cannot even be matched to a flow.
         let bare = await TestHTTP.send(port: s.broker.port, target: attackerCallback)
         #expect(bare?.status == 400)
-        #expect(s.twitter.accessTokenCalls == 0)
+        #expect(s.twitter.state.accessTokenCalls == 0)
         #expect(await attacker.get(attackerCallback)?.status == 200)
-        #expect(s.twitter.accessTokenCalls == 1)
-        await s.broker.stop()
+        #expect(s.twitter.state.accessTokenCalls == 1)
     }
 
     @Test func aReplayedCallbackIsRefused() async throws {
@@ -152,17 +148,16 @@ import Testing
         let replay = await TestHTTP.send(port: s.broker.port, target: callback, headers: cookies)
         #expect(replay?.status == 400)
         #expect(replay?.body.contains("\"error\":\"invalid_state\"") == true)
-        #expect(s.twitter.accessTokenCalls == 1)
-        await s.broker.stop()
+        #expect(s.twitter.state.accessTokenCalls == 1)
     }
 
     @Test(arguments: [
-        (FakeTwitter.Mode.callbackNotConfirmed, "oauth_callback_confirmed is not true", "request token"),
+        (FakeTwitterProvider.Mode.callbackNotConfirmed, "oauth_callback_confirmed is not true", "request token"),
         (.requestTokenUnauthorized, "error code 32", "request token"),
         (.callbackNotApproved, "error code 415", "request token"),
         (.verifierRejected, "HTTP 401", "access token"),
     ])
-    func twitterErrorsAre502NamingTheStepAndNothingIsStored(mode: FakeTwitter.Mode, reason: String, step: String) async throws {
+    func twitterErrorsAre502NamingTheStepAndNothingIsStored(mode: FakeTwitterProvider.Mode, reason: String, step: String) async throws {
         let s = try Self.setUp()
         s.twitter.set { $0.mode = mode }
         let browser = s.browser
@@ -183,7 +178,6 @@ import Testing
         }
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
         #expect(list?.body == "{\"accounts\":[]}")
-        await s.broker.stop()
     }
 
     @Test func aProfileRefusedByTheAPITierStillConnectsTheAccount() async throws {
@@ -192,15 +186,13 @@ import Testing
         let reply = try #require(await s.browser.connect(provider: "twitter"))
         #expect(reply.status == 200)
         #expect(reply.body.contains("\"screen_name\":\"twitterapi\""))
-        #expect(s.twitter.verifyCalls == 1)
-        await s.broker.stop()
+        #expect(s.twitter.state.verifyCalls == 1)
     }
 
     @Test func formLabelledAsFormIsReadToo() async throws {
         let s = try Self.setUp()
         s.twitter.set { $0.contentType = "application/x-www-form-urlencoded" }
         #expect(await s.browser.connect(provider: "twitter")?.status == 200)
-        await s.broker.stop()
     }
 
     @Test func accountsSurviveARestartAndDeleteRemovesThem() async throws {
@@ -217,7 +209,6 @@ import Testing
         let deleted = await TestHTTP.send(port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
         #expect(deleted?.status == 204)
         #expect(await TestHTTP.send(port: again.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)?.status == 404)
-        await again.broker.stop()
     }
 
     @Test func providersListsTwitterAsConfiguredOAuth1() async throws {
@@ -228,7 +219,6 @@ import Testing
         let bare = try BrokerHarness(providersJSON: "{\"providers\": {}}")
         let unconfigured = try #require(await TestHTTP.send(port: bare.port, target: "/providers"))
         #expect(unconfigured.body.contains("{\"name\":\"twitter\",\"kind\":\"oauth1\",\"configured\":false,\"missing\":[\"TWITTER_CONSUMER_KEY\",\"TWITTER_CONSUMER_SECRET\"]}"))
-        await bare.stop()
     }
 
     @Test func noSecretReachesTheLogsAfterEveryFlow() async throws {
@@ -246,6 +236,5 @@ import Testing
         for secret in ["SENTINEL", "TWREQ", "oauth_verifier=", "oauth_token=", BrokerHarness.apiKey] {
             #expect(!log.contains(secret), "log contains \(secret)")
         }
-        await s.broker.stop()
     }
 }

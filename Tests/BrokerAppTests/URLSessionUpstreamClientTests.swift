@@ -1,5 +1,6 @@
 import BrokerApp
 import BrokerCore
+import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
@@ -37,8 +38,7 @@ struct URLSessionUpstreamClientTests {
             }
         }
         // FoundationNetworking's default of 6 connections per host would hold the other 6 back.
-        for _ in 0..<500 where server.requests.count < 12 { try await Task.sleep(nanoseconds: 10_000_000) }
-        #expect(server.requests.count == 12)
+        #expect(await eventually(timeout: 15) { server.requests.count == 12 })
         calls.cancel()
         await calls.value
     }

@@ -1,21 +1,22 @@
 @testable import BrokerApp
 import BrokerCore
+import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
 
 /// Webhooks end to end: an in-process broker on real sockets, an OAuth 2.0 provider and a real receiver that records
 /// what it gets and can fail, stall or be down.
-@Suite struct WebhookEndToEndTests {
+@Suite(.scoped) struct WebhookEndToEndTests {
     static let secret = "whsec-test-0123456789abcdef0123456789abcdef"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
 
     struct Setup {
-        let provider: FakeOAuth2Server
+        let provider: FakeOAuth2Provider
         let receiver: WebhookReceiver
         let broker: BrokerHarness
-        let clock: RefreshEndToEndTests.Clock
-        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.server.port) }
+        let clock: TestClock
+        var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.port) }
 
         /// A sign-in as the provider's user `id`; the callback's status.
         func connect(user id: Int = 4242) async -> Int? {
@@ -47,9 +48,9 @@ import Testing
     }
 
     static func setUp(_ extra: [String: String] = [:], dataDirectory: String? = nil) async throws -> Setup {
-        let provider = try FakeOAuth2Server(clientSecret: RefreshEndToEndTests.clientSecret)
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
         let receiver = try WebhookReceiver()
-        let clock = RefreshEndToEndTests.Clock()
+        let clock = TestClock(Date())
         let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
                                        environment: environment(receiver, extra), dataDirectory: dataDirectory, now: { clock.now })
         return Setup(provider: provider, receiver: receiver, broker: broker, clock: clock)
@@ -72,14 +73,14 @@ import Testing
         let state = try #require(URLComponents(string: start.header("Location") ?? "")?.queryItems?.first { $0.name == "state" }?.value)
         #expect(await browser.get("/callback?error=access_denied&state=\(state)")?.status == 403)
         // A refresh fails with 5 s left and the next try 10 s away, then the refresh token is refused.
-        s.provider.set { $0.refreshMode = .http500 }
+        s.provider.set { $0.refreshFailure = .serverError }
         s.clock.advance(3595)
         #expect(await s.get("/account?id=acme:4242")?.status == 200)
-        s.provider.set { $0.refreshMode = .invalidGrant }
+        s.provider.set { $0.refreshFailure = .invalidGrant }
         s.clock.advance(11)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
-        s.provider.set { $0.refreshMode = .ok }
+        s.provider.set { $0.refreshFailure = nil }
         #expect(await s.connect() == 200)
         let deleted = await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=acme:4242", headers: Self.api)
         #expect(deleted?.status == 204)
@@ -216,19 +217,13 @@ import Testing
     }
 }
 
-/// Runs the `token-broker` executable to completion; (exit status, stdout and stderr together).
+/// Runs the `token-broker` executable to completion; (exit status, stdout then stderr).
 func runBrokerCapturingStdout(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {
-        let process = Process()
-        process.executableURL = BrokerProcess.executable
-        process.arguments = arguments
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try ProcessLaunch.run(process)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+                                       stdout: .capture, stderr: .capture)
+        let status = process.waitUntilExit()
+        process.drainOutput()
+        return (status, process.outputText + process.errorText)
     }
 }

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Glibc
@@ -6,12 +7,12 @@ import Testing
 
 /// Webhooks from two real broker processes sharing one real `redis-server`: each event delivered by one replica at a
 /// time, and a replica killed with SIGKILL in the middle of a delivery loses nothing.
-@Suite(.serialized) struct WebhookReplicaTests {
+@Suite(.serialized, .scoped) struct WebhookReplicaTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-webhooks"
 
     struct World {
         let redis: RedisServer
-        let weibo: FakeWeibo
+        let weibo: FakeOAuth2Provider
         let receiver: WebhookReceiver
         let root: String
         let providers: String
@@ -38,7 +39,7 @@ import Testing
 
     static func world() async throws -> World {
         let redis = try await RedisServer.start(persistent: true)
-        let weibo = try FakeWeibo(clientSecret: clientSecret)
+        let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
         let root = NSTemporaryDirectory() + "broker-webhook-replicas-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let providers = root + "/providers.json"
@@ -51,7 +52,7 @@ import Testing
         // Replica A takes the first event and is killed while the receiver holds the request.
         w.receiver.script([.stall(30)])
         let a = try await BrokerProcess.start(environment: w.environment("a"))
-        #expect(await Browser(brokerPort: a.port, providerPort: w.weibo.server.port).connect(provider: "weibo")?.status == 200)
+        #expect(await Browser(brokerPort: a.port, providerPort: w.weibo.port).connect(provider: "weibo")?.status == 200)
         #expect(await eventually { w.receiver.received.count == 1 })
         let first = try #require(w.receiver.received.first?.eventID)
         a.signal(SIGKILL)
@@ -64,9 +65,9 @@ import Testing
         // With both running, sign-ins on either replica are each delivered, once.
         let a2 = try await BrokerProcess.start(environment: w.environment("a"))
         for n in 0..<6 {
-            w.weibo.set { $0.uid = "10\(n)" }
+            w.weibo.set { $0.users = .fixed("10\(n)") }
             let port = n % 2 == 0 ? a2.port : b.port
-            #expect(await Browser(brokerPort: port, providerPort: w.weibo.server.port).connect(provider: "weibo")?.status == 200)
+            #expect(await Browser(brokerPort: port, providerPort: w.weibo.port).connect(provider: "weibo")?.status == 200)
         }
         #expect(await eventually(timeout: 20) { w.receiver.accepted.count == 7 })
         try await Task.sleep(for: .milliseconds(500))

@@ -1,5 +1,6 @@
 import BrokerCore
 @testable import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 import Testing
 

@@ -78,11 +78,7 @@ struct BackgroundRefresherTests {
             let refresher = BackgroundRefresher(service: f.service(), interval: 0.02)
             let seeded = try await f.seed(lifetime: 100)
             refresher.start()
-            var renewed = false
-            for _ in 0..<500 where !renewed {
-                try await Task.sleep(nanoseconds: 10_000_000)
-                renewed = try await f.stored(seeded.id)?.accessToken.value == "ya29.loop"
-            }
+            let renewed = try await eventually(timeout: 5) { try await f.stored(seeded.id)?.accessToken.value == "ya29.loop" }
             refresher.stop()
             #expect(renewed)
             #expect(await f.refreshCalls().count == 1)

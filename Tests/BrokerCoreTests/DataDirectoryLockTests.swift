@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerCore
 import BrokerFileStore
 import Foundation

@@ -1,5 +1,6 @@
 @testable import BrokerCore
 @testable import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing

@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore

@@ -35,13 +35,14 @@ struct RefreshCoordinatorTests {
     @Test func aFollowerNeverCallsTheProviderWhileAnotherReplicaHoldsTheLock() async throws {
         try await RefreshFixture.with { f in
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
-            let lock = InProcessRefreshLock(now: f.clock.function)
+            let lock = CountingLock(now: f.clock.function)
             let service = f.service(lock: lock)
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
             let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
             let reader = Task { try await service.account(id: seeded.id) }
-            try await Task.sleep(nanoseconds: 200_000_000)
+            // The reader asked for the lock, was refused, and waits for the other replica's result.
+            #expect(await lock.attempts.wait(count: 2))
             #expect(await f.upstream.requests.isEmpty)
             // The other replica stores its result, then lets go of the lock.
             _ = try await f.accounts.update(id: seeded.id) { existing in
@@ -59,13 +60,13 @@ struct RefreshCoordinatorTests {
     @Test func aFollowerTakesOverWhenTheHolderLetsGoWithoutAResult() async throws {
         try await RefreshFixture.with { f in
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.mine"))
-            let lock = InProcessRefreshLock(now: f.clock.function)
+            let lock = CountingLock(now: f.clock.function)
             let service = f.service(lock: lock)
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
             let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
             let reader = Task { try await service.account(id: seeded.id) }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await lock.attempts.wait(count: 2), "the reader was refused the lock")
             // The other replica's refresh failed transiently: it releases and stores nothing.
             #expect(await lock.release(key: Self.lockKey, token: otherReplica))
             #expect(try await reader.value.accessToken.value == "ya29.mine")

@@ -121,6 +121,8 @@ actor HeldUpstream: UpstreamClient {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// Requests that have arrived, held or not.
     private(set) var arrivals = 0
+    /// Signalled as each request arrives.
+    private let arrived = TestEvent()
 
     init(forwardingTo inner: FakeUpstream) {
         self.inner = inner
@@ -128,6 +130,7 @@ actor HeldUpstream: UpstreamClient {
 
     func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
         arrivals += 1
+        arrived.signal()
         if !isOpen { await withCheckedContinuation { waiting.append($0) } }
         return try await inner.send(request)
     }
@@ -139,9 +142,9 @@ actor HeldUpstream: UpstreamClient {
         waiting = []
     }
 
-    /// Waits (polling, up to 10 s) until `count` requests have arrived.
+    /// Waits (up to 10 s) until `count` requests have arrived.
     func waitForArrivals(_ count: Int) async throws {
-        for _ in 0..<1000 where arrivals < count { try await Task.sleep(nanoseconds: 10_000_000) }
+        guard await arrived.wait(count: count) else { throw StoreTestError("\(count) requests did not arrive within 10 s") }
     }
 }
 
@@ -168,9 +171,12 @@ final class CountingLock: RefreshLock {
 
     /// How many acquisitions were tried.
     var acquisitions: Int { count.withLock { $0 } }
+    /// Signalled as each acquisition is tried.
+    let attempts = TestEvent()
 
     func acquire(key: String, ttl: Double) async -> String? {
         count.withLock { $0 += 1 }
+        attempts.signal()
         return await inner.acquire(key: key, ttl: ttl)
     }
 

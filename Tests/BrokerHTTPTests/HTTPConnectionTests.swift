@@ -1,4 +1,5 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -8,10 +9,11 @@ import Testing
 /// A connection's life after it is closed: nothing it still owes may reach another descriptor.
 @Suite struct HTTPConnectionTests {
     @Test func aResponseFinishedAfterShutdownClosedItsConnectionIsNeverWritten() async throws {
-        let server = try TestServer.start()
+        let entered = TestEvent()
+        let server = try TestServer.start(slowEntered: entered)
         let slow = try RawClient(port: server.port, timeout: 5)
         slow.send("GET /slow?ms=1200 HTTP/1.1\r\nHost: x\r\n\r\n")
-        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(await entered.wait(), "the handler is at work")
         // The grace runs out while the handler sleeps: shutdown closes the connection and its descriptor.
         await server.shutdown(grace: 0.1)
         #expect(await slow.readsEOF())

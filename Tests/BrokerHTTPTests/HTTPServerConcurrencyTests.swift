@@ -1,21 +1,22 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Testing
 
 /// Handlers that wait never hold up other connections; shutdown drains in-flight work.
 @Suite struct HTTPServerConcurrencyTests {
     @Test func aSlowHandlerDoesNotDelayAHundredOthers() async throws {
-        try await TestServer.with { server in
+        let entered = TestEvent(), release = TestEvent(), slowAnswered = TestEvent()
+        try await TestServer.with(slowEntered: entered, slowRelease: release) { server in
             let port = server.port
-            let slow = Task.detached { () -> (Int?, Double, Date) in
-                let start = Date()
-                let client = try RawClient(port: port, timeout: 10)
-                client.send("GET /slow?ms=3000 HTTP/1.1\r\nHost: x\r\n\r\n")
+            let slow = Task.detached { () -> Int? in
+                let client = try RawClient(port: port, timeout: 30)
+                client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
                 let status = await client.readResponse()?.status
-                return (status, Date().timeIntervalSince(start), Date())
+                slowAnswered.signal()
+                return status
             }
-            try await Task.sleep(nanoseconds: 100_000_000)
-            let start = Date()
+            #expect(await entered.wait(), "the slow request reached its handler")
             let statuses = try await withThrowingTaskGroup(of: Int?.self) { group in
                 for _ in 0..<100 {
                     group.addTask {
@@ -28,31 +29,35 @@ import Testing
                 for try await status in group { all.append(status) }
                 return all
             }
-            let othersDone = Date()
             #expect(statuses.count == 100)
             #expect(statuses.allSatisfy { $0 == 200 })
-            let (slowStatus, slowElapsed, slowDone) = try await slow.value
-            #expect(slowStatus == 200)
-            #expect(slowElapsed >= 2.9)
-            // Had the slow handler held a worker, the requests queued behind it would end after it.
-            #expect(othersDone < slowDone, "the 100 quick requests finished while the slow one still waited")
+            // Had the slow handler held a worker, the requests queued behind it could not have been answered
+            // while it still waits for its release.
+            #expect(slowAnswered.count == 0, "the 100 quick requests finished while the slow one still waited")
+            release.signal()
+            #expect(try await slow.value == 200)
         }
     }
 
     @Test func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
-        let server = try TestServer.start()
+        let entered = TestEvent(), release = TestEvent()
+        let server = try TestServer.start(slowEntered: entered, slowRelease: release)
         let port = server.port
         let idle = try RawClient(port: port)
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await idle.readResponse()?.status == 200)
         let inFlight = Task.detached { () -> RawClient.Reply? in
-            let client = try RawClient(port: port, timeout: 10)
-            client.send("GET /slow?ms=800 HTTP/1.1\r\nHost: x\r\n\r\n")
+            let client = try RawClient(port: port, timeout: 30)
+            client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
             return await client.readResponse()
         }
-        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(await entered.wait(), "the request is in flight")
         let start = Date()
-        await server.shutdown(grace: 5)
+        let stopping = Task { await server.shutdown(grace: 5) }
+        // The handler answers only once shutdown has begun.
+        #expect(await BrokerTestSupport.eventually(timeout: 10) { server.isDraining })
+        release.signal()
+        await stopping.value
         let reply = try await inFlight.value
         #expect(reply?.status == 200)
         #expect(reply?.header("Connection") == "close")
@@ -67,12 +72,13 @@ import Testing
     @Test func aHandlerThatOutlivesShutdownLeavesItsClosedConnectionAlone() async throws {
         weak var released: HTTPServer?
         let client: RawClient
+        let entered = TestEvent()
         do {
-            let server = try TestServer.start()
+            let server = try TestServer.start(slowEntered: entered)
             released = server
             client = try RawClient(port: server.port, timeout: 5)
             client.send("GET /slow?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n")
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await entered.wait())
             await server.shutdown(grace: 0)
         }
         #expect(await client.readsEOF(), "shutdown closed the connection without an answer")
@@ -96,12 +102,13 @@ import Testing
     @Test func aServerReleasedWithoutShutdownStillAnswersTheRequestInFlight() async throws {
         weak var released: HTTPServer?
         let client: RawClient
+        let entered = TestEvent()
         do {
-            let server = try TestServer.start()
+            let server = try TestServer.start(slowEntered: entered)
             released = server
             client = try RawClient(port: server.port, timeout: 5)
             client.send("GET /slow?ms=300 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            try await Task.sleep(nanoseconds: 100_000_000)
+            #expect(await entered.wait())
         }
         #expect(await client.readResponse()?.status == 200)
         #expect(await client.readsEOF())
@@ -109,12 +116,8 @@ import Testing
         #expect(await Self.eventually { released == nil }, "the server outlived its last connection")
     }
 
-    /// Polls `condition` every 20 ms for up to 2 s.
+    /// Whether `condition` holds within 2 s.
     static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100 {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return condition()
+        await BrokerTestSupport.eventually(timeout: 2) { condition() }
     }
 }

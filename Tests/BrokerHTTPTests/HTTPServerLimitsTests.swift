@@ -1,4 +1,5 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -17,7 +18,8 @@ import Testing
     }
 
     @Test func oversizedHeaderSentInPiecesGets431() async throws {
-        try await TestServer.with { server in
+        // A header deadline far beyond the drip's length, so a loaded machine's slow wake-ups cannot turn the 431 into a 408.
+        try await TestServer.with({ $0.headerTimeout = 120 }) { server in
             let client = try RawClient(port: server.port)
             client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ")
             var answered: RawClient.Reply?
@@ -142,15 +144,18 @@ import Testing
 
     @Test func refusalsAtTheCapAreLoggedAsACountNotALinePerConnection() async throws {
         let events = ServerEvents()
-        try await TestServer.with({ $0.maxConnections = 2 }, observer: events) { server in
-            // Both places taken by handlers at work: nobody waits on its client, so newcomers are refused.
+        let entered = TestEvent(), release = TestEvent()
+        try await TestServer.with({ $0.maxConnections = 2 }, observer: events, slowEntered: entered, slowRelease: release) { server in
+            // Both places taken by handlers at work until the test releases them: nobody waits on its client,
+            // so newcomers are refused.
+            defer { release.signal() }
             var busy: [RawClient] = []
             for _ in 0..<2 {
                 let client = try RawClient(port: server.port)
-                client.send("GET /slow?ms=4000 HTTP/1.1\r\nHost: x\r\n\r\n")
+                client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
                 busy.append(client)
             }
-            try await Task.sleep(nanoseconds: 500_000_000)
+            #expect(await entered.wait(count: 2), "both handlers at work")
             let started = Date()
             var refused = 0
             for _ in 0..<20 {

@@ -1,4 +1,5 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Testing
 

@@ -1,11 +1,13 @@
 @testable import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Synchronization
 
 /// Starts a real server on 127.0.0.1:0 with test routes, and stops it afterwards.
 enum TestServer {
-    /// Routes used by the live tests.
-    static func router() -> Router {
+    /// Routes used by the live tests; `/slow` signals `slowEntered` as its handler starts and, given
+    /// `slowRelease`, answers once that is signalled instead of after `ms` milliseconds.
+    static func router(slowEntered: TestEvent? = nil, slowRelease: TestEvent? = nil) -> Router {
         var router = Router()
         router.get("/healthz") { _ in Response.json(.ok, "{\"status\":\"ok\"}") }
         router.add(.POST, "/echo", .sync({ request in
@@ -15,8 +17,13 @@ enum TestServer {
             Response.json(.ok, JSONString.quote(request.query("q") ?? "<none>"))
         }))
         router.add(.GET, "/slow", .async({ request in
+            slowEntered?.signal()
             let ms = Int(request.query("ms") ?? "2000") ?? 2000
-            try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            if let slowRelease {
+                _ = await slowRelease.wait(timeout: 30)
+            } else {
+                try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            }
             return Response.json(.ok, "{\"slept_ms\":\(ms)}")
         }))
         router.add(.GET, "/maybe", .fastPath({ request in
@@ -33,18 +40,20 @@ enum TestServer {
     }
 
     static func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                      observer: (any HTTPServerObserver)? = nil) throws -> HTTPServer {
+                      observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
+                      slowRelease: TestEvent? = nil) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
-        let server = HTTPServer(configuration: configuration, router: router(), observer: observer)
+        let server = HTTPServer(configuration: configuration, router: router(slowEntered: slowEntered, slowRelease: slowRelease),
+                                observer: observer)
         try server.start()
         return server
     }
 
     static func with<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                        observer: (any HTTPServerObserver)? = nil,
-                        _ body: (HTTPServer) async throws -> T) async throws -> T {
-        let server = try start(configure, observer: observer)
+                        observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
+                        slowRelease: TestEvent? = nil, _ body: (HTTPServer) async throws -> T) async throws -> T {
+        let server = try start(configure, observer: observer, slowEntered: slowEntered, slowRelease: slowRelease)
         do {
             let result = try await body(server)
             await server.shutdown(grace: 1)

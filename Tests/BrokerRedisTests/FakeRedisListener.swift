@@ -15,7 +15,7 @@ final class FakeRedisListener: @unchecked Sendable {
     init(reply: [UInt8]? = nil) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
-        var address = RedisServer.loopback(port: 0)
+        var address = Loopback.address(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

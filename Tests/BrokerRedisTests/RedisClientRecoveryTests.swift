@@ -37,11 +37,7 @@ struct RedisClientRecoveryTests {
             await #expect(throws: StoreError.self) { _ = try await flows.take(state: PendingFlow.randomState(), now: .fixture) }
 
             try await server.restart()
-            var recovered = false
-            for _ in 0..<100 where !recovered {
-                recovered = await client.ping()
-                if !recovered { try await Task.sleep(nanoseconds: 100_000_000) }
-            }
+            let recovered = await eventually(timeout: 10, interval: 0.1) { await client.ping() }
             #expect(recovered, "the client did not reconnect within 10 s of the server's return")
             // The restarted server kept nothing (no persistence); the same repository writes and reads again.
             try await accounts.put(Account.make(uid: "after"))

@@ -133,7 +133,7 @@ struct RedisClientTests {
     }
 
     @Test func aClosedPortIsUnavailableAndTheNextCallFailsFast() async throws {
-        let port = try RedisServer.freePort()
+        let port = try Loopback.freePort()
         // A backoff clock that stands still: the second call is inside the first wait however slow this machine is.
         let gate = RedisReconnectGate(now: { 1_000_000_000 })
         let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: port), poolSize: 2, timeout: 2, gate: gate)

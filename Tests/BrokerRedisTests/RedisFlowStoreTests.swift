@@ -76,10 +76,8 @@ struct RedisFlowStoreTests {
             try await store.put(flow)
             let ttl = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
             #expect((1...1_000).contains(ttl) || ttl == -2, "PTTL \(ttl): set to the flow's expiry, or already gone")
-            var gone = false
-            for _ in 0..<60 where !gone {
-                try await Task.sleep(nanoseconds: 50_000_000)
-                gone = try await client.command("EXISTS", "tb:flow:\(flow.state)") == .integer(0)
+            let gone = try await eventually(timeout: 3, interval: 0.05) {
+                try await client.command("EXISTS", "tb:flow:\(flow.state)") == .integer(0)
             }
             #expect(gone, "the key outlived its 1 s TTL by more than 2 s")
             #expect(try await store.take(state: flow.state, now: Date()) == nil)
@@ -168,7 +166,7 @@ struct RedisFlowStoreTests {
     }
 
     @Test func storageFailuresAreUnavailable() async throws {
-        let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: try RedisServer.freePort())), now: { .fixture })
+        let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: try Loopback.freePort())), now: { .fixture })
         let error = await #expect(throws: StoreError.self) { try await store.put(Self.makeFlow()) }
         #expect(error.map { "\($0)".contains("Connection refused") } == true, "\(String(describing: error))")
         await #expect(throws: StoreError.self) { _ = try await store.take(state: PendingFlow.randomState(), now: .fixture) }

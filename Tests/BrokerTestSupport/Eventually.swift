@@ -1,12 +1,16 @@
-/// Polls `condition` every 10 ms until it holds or `timeout` seconds pass; returns its last answer.
+import Foundation
+
+/// Whether `condition` holds within `timeout` seconds, checking it every `interval`.
 ///
-/// For outcomes another task or process reaches in its own time (a delivery, a
-/// restart); ordering within a test uses signals, not this.
-public func eventually(timeout: Double = 10, _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
+/// For what another process or a background task brings about in its own time (a
+/// reconnect, a background sweep, a file written by a child); where the test itself
+/// can be told that something happened, wait for that event instead.
+public func eventually(timeout: Double = 10, interval: Double = 0.02,
+                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
         if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        if Date() >= deadline { return false }
+        try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
     }
-    return try await condition()
 }

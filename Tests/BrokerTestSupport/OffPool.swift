@@ -8,3 +8,10 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
     }
     return try result.get()
 }
+
+/// ``offPool(_:)`` for work that cannot fail.
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: work()) }.start()
+    }
+}

@@ -17,7 +17,7 @@ public final class RedisServer: @unchecked Sendable {
     /// The `requirepass` password, if any.
     let password: String?
     private let directory: String
-    private var process: Process?
+    private var process: ChildProcess?
 
     private let persistent: Bool
     /// More `redis-server` arguments, such as `--replicaof 127.0.0.1 6379`.
@@ -44,6 +44,13 @@ public final class RedisServer: @unchecked Sendable {
         }
     }
 
+    /// ``start(password:persistent:)`` for the current ``TestScope``, which stops the server when the test ends.
+    public static func scoped(password: String? = nil, persistent: Bool = false) async throws -> RedisServer {
+        let server = try await start(password: password, persistent: persistent)
+        TestScope.required("a redis-server")?.onEnd { await server.stop() }
+        return server
+    }
+
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
     /// With `persistent`, writes go to an append-only file synced on every write, so a
     /// killed and restarted server keeps every acknowledged write (as operators run it).
@@ -54,7 +61,7 @@ public final class RedisServer: @unchecked Sendable {
         for _ in 0..<5 {
             let directory = NSTemporaryDirectory() + "/broker-redis-test-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let server = RedisServer(port: try freePort(), password: password, directory: directory, persistent: persistent,
+            let server = RedisServer(port: try Loopback.freePort(), password: password, directory: directory, persistent: persistent,
                                      extraArguments: arguments)
             do {
                 try await server.launch(executable)
@@ -95,7 +102,7 @@ public final class RedisServer: @unchecked Sendable {
     public func kill() async {
         guard let process else { return }
         self.process = nil
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.signal(SIGKILL)
         _ = try? await offPool { process.waitUntilExit() }
     }
 
@@ -111,8 +118,6 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     private func launch(_ executable: String) async throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
         var arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always",
@@ -120,16 +125,15 @@ public final class RedisServer: @unchecked Sendable {
         ]
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        // ChildProcess, not Foundation's Process, whose run() now and then crashes a suite that starts hundreds of children.
+        let process = try ChildProcess(executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                                       stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
         for _ in 0..<200 {
             if try await offPool({ Self.answersPing(port: port) }) { return }
             guard process.isRunning else {
-                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus))")
+                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus.map(String.init) ?? "unknown"))")
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }
@@ -143,7 +147,7 @@ public final class RedisServer: @unchecked Sendable {
         defer { close(fd) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = loopback(port: port)
+        var address = Loopback.address(port: port)
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -157,29 +161,4 @@ public final class RedisServer: @unchecked Sendable {
         return text.hasPrefix("+PONG") || text.hasPrefix("-NOAUTH")
     }
 
-    /// A port nothing listens on right now: bind 127.0.0.1:0, read the port back, close.
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw RedisTestError("socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw RedisTestError("bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard withUnsafeMutablePointer(to: &address, {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }) == 0 else { throw RedisTestError("getsockname failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// `127.0.0.1:port` as a socket address.
-    public static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
 }

@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034,SC2154  # sourced: `name` comes from the script, results go back to it
 # Shared by scripts/hostile-clients, scripts/crash-safety and scripts/disk-full (sourced, not run).
-# Provides: tool installation, the broker binary, a work directory cleaned up on exit,
+# Provides: tool installation, the broker and fake-provider binaries, a work directory cleaned up on exit,
 # the fake provider, starting/stopping the broker, and the pass/fail tally.
 # The sourcing script sets `name` (for messages) before sourcing.
 
@@ -65,6 +65,20 @@ broker_binary() {
   fi
 }
 
+# The fake provider: FAKE_PROVIDER_BIN, else the debug build (built when missing).
+provider_binary() {
+  if [ -n "${FAKE_PROVIDER_BIN:-}" ]; then
+    [ -x "$FAKE_PROVIDER_BIN" ] || die "FAKE_PROVIDER_BIN=$FAKE_PROVIDER_BIN is not an executable"
+    provider_bin=$FAKE_PROVIDER_BIN; return
+  fi
+  provider_bin=.build/debug/fake-provider
+  if [ ! -x "$provider_bin" ]; then
+    command -v swift >/dev/null || die "swift is not on PATH and $provider_bin does not exist (set FAKE_PROVIDER_BIN)"
+    say "building fake-provider (debug)..."
+    swift build --product fake-provider >&2 || die "swift build failed"
+  fi
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # Resident memory of a process in KiB (VmRSS), or its peak (VmHWM).
@@ -72,21 +86,17 @@ rss_kb() { awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status" 2>/dev/null || echo
 hwm_kb() { awk '$1 == "VmHWM:" {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 mib() { awk -v kb="$1" 'BEGIN {printf "%.1f", kb / 1024}'; }
 
-# Starts the fake Weibo; sets provider_port.
+# Starts the fake Weibo (fake-provider: every sign-in a new user, /_fake/stats and /_fake/control on);
+# sets provider_port and writes $work/providers.json pointing the weibo preset at it.
 start_provider() {
-  python3 tests/fakes/fake_weibo.py --port-file "$work/provider.port" --client-secret "$client_secret" \
-    2>>"$work/provider.log" &
+  provider_binary
+  "$provider_bin" --kind weibo --users counting --control --client-secret "$client_secret" \
+    --secret-variable FAKE_WEIBO_SECRET --providers-file "$work/providers.json" \
+    >"$work/provider.port" 2>>"$work/provider.log" &
   pids+=($!)
-  for _ in {1..100}; do [ -s "$work/provider.port" ] && break; sleep 0.05; done
-  [ -s "$work/provider.port" ] || die "the fake provider did not start"
-  provider_port=$(cat "$work/provider.port")
-  cat >"$work/providers.json" <<JSON
-{"providers": {"weibo": {"client_id": "1234567890", "client_secret": "\${FAKE_WEIBO_SECRET}",
-  "authorize_url": "http://127.0.0.1:$provider_port/oauth2/authorize",
-  "token_url": "http://127.0.0.1:$provider_port/oauth2/access_token",
-  "user_url": "http://127.0.0.1:$provider_port/2/account/get_uid.json",
-  "revoke_url": "http://127.0.0.1:$provider_port/oauth2/revokeoauth2"}}}
-JSON
+  for _ in {1..100}; do grep -q . "$work/provider.port" 2>/dev/null && break; sleep 0.05; done
+  provider_port=$(head -1 "$work/provider.port")
+  [ -n "$provider_port" ] || die "the fake provider did not start (see $work/provider.log)"
 }
 
 # spawn_broker DATA_DIR [VAR=VALUE...]: starts the broker on $broker_port (chosen once) without waiting;

@@ -1,7 +1,7 @@
 """The connect page in a real browser: headless Chromium (Debian) driven by Selenium.
 
-Starts the real token-broker binary with the weibo preset pointed at a fake Weibo
-that auto-approves, then, as a person would: opens /, clicks Connect, lands back
+Starts the real token-broker binary with the weibo preset pointed at the fake Weibo
+of the Swift tests (the fake-provider executable, approving at once), then, as a person would: opens /, clicks Connect, lands back
 on the page with the account listed, clicks Disconnect, cancels on the
 confirmation page, clicks Disconnect again, confirms and sees it gone. Then the
 same through a real nginx that serves the broker under /broker/ and strips the
@@ -9,7 +9,7 @@ prefix (nginx_subpath.py). Every step saves a screenshot into
 test-output/browser/ (the page and the confirmation at 1280 and 390 pixels
 wide) and fails on any browser console error or Content-Security-Policy violation.
 
-Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--out DIR]
+Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--fake-provider PATH] [--out DIR]
 (nginx must be installed; scripts/browser-test installs it.)
 Prints "N passed, N failed" last; exits 1 when anything failed.
 """
@@ -34,14 +34,14 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_weibo import TOKEN_MARK, UID, FakeWeibo  # noqa: E402
 from nginx_subpath import PREFIX, Nginx, test_subpath_through_nginx  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 API_KEY = "browser-test-api-key-0123456789"
 CLIENT_SECRET = "WEIBO-CLIENT-SECRET-SENTINEL-0123456789"
+UID = "3733034601"
+TOKEN_MARK = "WEIBO-TOKEN-SENTINEL"
 ACCOUNT_ID = "weibo:" + UID
 SECRETS = [TOKEN_MARK, CLIENT_SECRET, "WEIBO-CODE-SENTINEL", API_KEY]
 # A 24-pixel icon inline, so the page shows one without reaching the network (the policy allows data: images).
@@ -63,6 +63,53 @@ def find(names):
         if found:
             return found
     sys.exit("browser test: none of %s on PATH (scripts/browser-test installs them)" % ", ".join(names))
+
+
+class FakeProvider:
+    """The fake-provider executable as a fake Weibo: tokens for 3 h, its ledger and behaviour under /_fake/."""
+
+    def __init__(self, binary, out):
+        self.root = tempfile.mkdtemp(prefix="fake-provider-")
+        self.providers_file = os.path.join(self.root, "providers.json")
+        self.log = open(os.path.join(out, "fake-provider.log"), "w")
+        self.process = subprocess.Popen(
+            [binary, "--kind", "weibo", "--control", "--client-secret", CLIENT_SECRET, "--token-lifetime", "10800",
+             "--secret-variable", "FAKE_WEIBO_SECRET", "--providers-file", self.providers_file],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.isdigit():
+            raise RuntimeError("fake-provider did not start: %r" % line)
+        self.base = "http://127.0.0.1:%s" % line
+
+    def providers_entry(self):
+        """The weibo entry of the providers file the fake wrote, pointing the preset at it."""
+        with open(self.providers_file) as f:
+            return json.load(f)["providers"]["weibo"]
+
+    def stats(self):
+        with urllib.request.urlopen(self.base + "/_fake/stats", timeout=5) as reply:
+            return json.loads(reply.read())
+
+    def control(self, **fields):
+        data = "&".join("%s=%s" % (name, value) for name, value in fields.items()).encode()
+        with urllib.request.urlopen(urllib.request.Request(self.base + "/_fake/control", data=data), timeout=5) as reply:
+            reply.read()
+
+    def count(self, name):
+        return self.stats()[name + "_calls"]
+
+    @property
+    def referers(self):
+        return self.stats()["authorize_referers"]
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 class Broker:
@@ -165,10 +212,14 @@ def accounts(driver):
     return driver.find_elements(By.CSS_SELECTOR, "li.account")
 
 
+CSP_PROBE = ("data:text/html,<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+             "<title>probe</title><p style=\"color:red\">probe</p><script>document.title='ran'</script>")
+
+
 def test_console_check_sees_csp_violations(ctx):
     """The console check is not blind: a page that breaks its own CSP is reported."""
     s = ctx["session"]
-    s.driver.get(ctx["fake"].base + "/csp-probe")
+    s.driver.get(CSP_PROBE)
     time.sleep(0.5)
     problems = s.console_problems()
     assert any("Content Security Policy" in p for p in problems), "CSP violation not reported: %s" % problems
@@ -349,7 +400,7 @@ def test_wide_and_phone_widths_and_contrast(ctx):
 
 def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
     s, d, fake = ctx["session"], ctx["session"].driver, ctx["fake"]
-    fake.deny = True
+    fake.control(deny="true")
     try:
         d.get(ctx["broker"].base + "/")
         d.find_element(By.LINK_TEXT, "Connect Weibo").click()
@@ -364,7 +415,7 @@ def test_denied_sign_in_shows_a_page_with_a_way_back(ctx):
         s.wait(lambda d: d.find_elements(By.ID, "no-accounts"), "the page again, still without an account")
         s.check_clean("back from the error page")
     finally:
-        fake.deny = False
+        fake.control(deny="false")
 
 
 TESTS = [test_console_check_sees_csp_violations, test_page_headers_forbid_everything_but_the_inline_sheet,
@@ -393,15 +444,17 @@ def run(tests, out, ctx):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "token-broker"))
+    parser.add_argument("--fake-provider", default=os.path.join(ROOT, ".build", "debug", "fake-provider"))
     parser.add_argument("--out", default=os.path.join(ROOT, "test-output", "browser"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for stale in os.listdir(args.out):
         if stale.endswith(".png"):
             os.remove(os.path.join(args.out, stale))
-    if not os.access(args.binary, os.X_OK):
-        sys.exit("browser test: %s is missing; run swift build first" % args.binary)
-    fake = FakeWeibo(CLIENT_SECRET)
+    for binary in [args.binary, args.fake_provider]:
+        if not os.access(binary, os.X_OK):
+            sys.exit("browser test: %s is missing; run swift build first" % binary)
+    fake = FakeProvider(args.fake_provider, args.out)
     logs = []
     passed, failed = 0, 0
     try:

@@ -3,6 +3,8 @@
 public enum BrokerCommand: Equatable, Sendable {
     /// Run the broker (the default).
     case serve
+    /// Run the broker with a built-in demo provider and throwaway data, for a first look.
+    case demo
     /// Ask the configured port for `/healthz` and exit 0 or 1.
     case healthcheck
     /// Re-encrypt every stored account with the current key, then exit.
@@ -17,12 +19,13 @@ public enum BrokerCommand: Equatable, Sendable {
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "healthcheck", "rekey", "config", "webhooks", "version", "help"]
+    static let names = ["serve", "demo", "healthcheck", "rekey", "config", "webhooks", "version", "help"]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | healthcheck | rekey | config check | webhooks list | webhooks replay ID | version | help] [--help]
+        usage: token-broker [serve | demo | healthcheck | rekey | config check | webhooks list | webhooks replay ID | version | help] [--help]
           serve         run the broker (default); settings come from BROKER_* environment variables
+          demo          run the broker with a built-in demo provider (not a real account) and throwaway data; prints what to open
           healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
           rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
           config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
@@ -51,9 +54,11 @@ public enum BrokerCommand: Equatable, Sendable {
         guard named else { return .failure(UsageError(description: "unknown flag \"\(first)\"")) }
         let rest = arguments.dropFirst()
         switch first {
-        case "serve", "healthcheck", "rekey", "version":
+        case "serve", "demo", "healthcheck", "rekey", "version":
             if let unexpected = rest.first { return .failure(extra(unexpected)) }
-            return .success(first == "serve" ? .serve : first == "healthcheck" ? .healthcheck : first == "rekey" ? .rekey : .version)
+            let commands: [String: BrokerCommand] = ["serve": .serve, "demo": .demo, "healthcheck": .healthcheck,
+                                                     "rekey": .rekey, "version": .version]
+            return .success(commands[first]!)
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))

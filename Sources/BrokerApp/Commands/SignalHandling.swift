@@ -9,11 +9,13 @@ public enum SignalHandling {
     private static let stopping = Atomic<Bool>(false)
 
     /// Installs the handlers; keep the returned sources alive for the life of the process.
+    /// `afterShutdown` runs once the broker has stopped, before the exit.
     ///
     /// The default action is ignored first: as PID 1 the kernel would drop SIGTERM
     /// anyway without a handler, and elsewhere it would kill us
     /// before the graceful path runs.
-    public static func install(broker: Broker, logger: BrokerLogger) -> [any DispatchSourceSignal] {
+    public static func install(broker: Broker, logger: BrokerLogger,
+                               afterShutdown: @escaping @Sendable () async -> Void = {}) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "token-broker.signals")
         return [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { (number, name) in
             signal(number, SIG_IGN)
@@ -23,6 +25,7 @@ public enum SignalHandling {
                 guard !stopping.exchange(true, ordering: .relaxed) else { return }
                 Task {
                     await broker.shutdown()
+                    await afterShutdown()
                     exit(0)
                 }
             }

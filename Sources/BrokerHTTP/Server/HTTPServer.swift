@@ -121,16 +121,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The 404 or 405 answer for a request no route takes, with the route index for metrics.
     func routingFailure(for head: HTTPRequestHead) -> (response: Response, route: Int?) {
-        switch router.resolve(head.method, head.path) {
-        case .methodNotAllowed(let allow, let route):
-            var headers = HTTPHeaders()
-            headers.add(name: "Allow", value: allow)
-            return (Response.error(.methodNotAllowed, code: "method_not_allowed",
-                                   message: "\(head.method.rawValue) is not allowed here; use \(allow).",
-                                   headers: headers), route)
-        case .notFound, .handler:
-            return (Response.error(.notFound, code: "not_found", message: "No such endpoint."), nil)
-        }
+        router.routingFailure(head.method, head.path)
     }
 
     private func insert(_ connection: HTTPConnection) {

@@ -1,4 +1,4 @@
-/// Maps method and exact path to a handler, and says 404 or 405 (with `Allow`) otherwise.
+/// Maps method and exact path (or a path prefix) to a handler, and says 404 or 405 (with `Allow`) otherwise.
 public struct Router: Sendable {
     /// A request handler: synchronous ones run on the connection's queue without a task hop;
     /// asynchronous ones run as a task and never hold up other connections.
@@ -29,6 +29,8 @@ public struct Router: Sendable {
 
     private(set) var routes: [Route] = []
     private var index: [String: Int] = [:]
+    /// Routes taking every path under a prefix, as (prefix, index into `routes`), in registration order.
+    private var prefixes: [(prefix: String, route: Int)] = []
 
     /// Creates an empty router.
     public init() {}
@@ -46,6 +48,19 @@ public struct Router: Sendable {
         }
     }
 
+    /// Registers `handler` for `method` on every path that starts with `prefix` and is longer than it
+    /// (`/authenticate/` takes `/authenticate/abc`); exact paths are matched first. Metrics label the route `prefix*`.
+    public mutating func add(_ method: HTTPMethod, prefix: String, _ handler: Handler) {
+        let label = prefix + "*"
+        if let i = index[label] {
+            routes[i].handlers[method] = handler
+        } else {
+            index[label] = routes.count
+            prefixes.append((prefix, routes.count))
+            routes.append(Route(path: label, handlers: [method: handler]))
+        }
+    }
+
     /// Registers a synchronous handler.
     public mutating func get(_ path: String, _ body: @escaping @Sendable (Request) -> Response) {
         add(.GET, path, .sync(body))
@@ -53,11 +68,50 @@ public struct Router: Sendable {
 
     /// Finds the handler for a method and path; HEAD falls back to GET (RFC 9110 §9.3.2).
     public func resolve(_ method: HTTPMethod, _ path: String) -> Resolution {
-        guard let i = index[path] else { return .notFound }
+        guard let i = index[path] ?? prefixRoute(path) else { return .notFound }
         let route = routes[i]
         if let handler = route.handlers[method] { return .handler(handler, route: i) }
         if method == .HEAD, let handler = route.handlers[.GET] { return .handler(handler, route: i) }
         return .methodNotAllowed(allow: allowed(route), route: i)
+    }
+
+    /// The index of the first prefix route that takes `path`.
+    private func prefixRoute(_ path: String) -> Int? {
+        for entry in prefixes where path.count > entry.prefix.count && path.hasPrefix(entry.prefix) {
+            return entry.route
+        }
+        return nil
+    }
+
+    /// The 404 or 405 answer the server gives a request no handler takes, and the route index for metrics.
+    public func routingFailure(_ method: HTTPMethod, _ path: String) -> (response: Response, route: Int?) {
+        switch resolve(method, path) {
+        case .methodNotAllowed(let allow, let route):
+            var headers = HTTPHeaders()
+            headers.add(name: "Allow", value: allow)
+            return (Response.error(.methodNotAllowed, code: "method_not_allowed",
+                                   message: "\(method.rawValue) is not allowed here; use \(allow).",
+                                   headers: headers), route)
+        case .notFound, .handler:
+            return (Response.error(.notFound, code: "not_found", message: "No such endpoint."), nil)
+        }
+    }
+
+    /// Answers `request` in process, as the server would after parsing it: the handler's response, or the
+    /// 404 or 405 answer. For tests of routes where a socket adds nothing; the server adds `Date`,
+    /// `Content-Length` and `Connection` on the wire, and leaves out a HEAD response's body.
+    public func respond(to request: Request) async -> Response {
+        switch resolve(request.method, request.path) {
+        case .handler(.sync(let handler), _):
+            return handler(request)
+        case .handler(.async(let handler), _):
+            return await handler(request)
+        case .handler(.fastPath(let fast, let otherwise), _):
+            if let response = fast(request) { return response }
+            return await otherwise(request)
+        case .methodNotAllowed, .notFound:
+            return routingFailure(request.method, request.path).response
+        }
     }
 
     private func allowed(_ route: Route) -> String {

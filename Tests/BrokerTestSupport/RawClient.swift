@@ -4,25 +4,31 @@ import Glibc
 import Foundation
 
 /// A blocking TCP client on a real socket, for sending exact bytes and reading exact answers.
-final class RawClient: @unchecked Sendable {
+public final class RawClient: @unchecked Sendable {
     // @unchecked: one test drives a client at a time; the async reads below only move
     // the blocking recv off Swift's cooperative threads, which the server's handlers need.
     /// One parsed response.
-    struct Reply: Sendable {
-        var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
-        func header(_ name: String) -> String? {
+    public struct Reply: Sendable {
+        /// The status code.
+        public var status: Int
+        /// The header fields in order.
+        public var headers: [(String, String)]
+        /// The body bytes.
+        public var body: [UInt8]
+        /// The first field called `name`, compared without case.
+        public func header(_ name: String) -> String? {
             headers.first { $0.0.lowercased() == name.lowercased() }?.1
         }
-        var text: String { String(decoding: body, as: UTF8.self) }
+        /// The body as UTF-8 text.
+        public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    let fd: Int32
+    /// The connected socket.
+    public let fd: Int32
     private var buffer: [UInt8] = []
 
     /// Connects to 127.0.0.1:port with a receive timeout.
-    init(port: Int, timeout: Double = 15) throws {
+    public init(port: Int, timeout: Double = 15) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -37,14 +43,17 @@ final class RawClient: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
-    func setTimeout(_ seconds: Double) {
+    /// Sets the receive timeout.
+    public func setTimeout(_ seconds: Double) {
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    func send(_ text: String) { send(Array(text.utf8)) }
+    /// Sends `text` as UTF-8.
+    public func send(_ text: String) { send(Array(text.utf8)) }
 
-    func send(_ bytes: [UInt8]) {
+    /// Sends every byte (stops early only when the peer is gone).
+    public func send(_ bytes: [UInt8]) {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -54,11 +63,11 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Half-closes the sending side.
-    func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads more bytes; returns 0 on EOF, -1 on timeout or error.
     @discardableResult
-    func fill() -> Int {
+    public func fill() -> Int {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
@@ -66,23 +75,18 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Reads one response (Content-Length framed, or to EOF without it); nil on EOF/timeout first.
-    func readResponse(head: Bool = false) async -> Reply? {
+    /// The blocking reads run off Swift's cooperative threads, which the server's handlers need.
+    public func readResponse(head: Bool = false) async -> Reply? {
         await offPool { self.blockingReadResponse(head: head) }
     }
 
     /// True when the server closed the connection (EOF) within the timeout, with nothing more sent.
-    func readsEOF() async -> Bool {
+    public func readsEOF() async -> Bool {
         await offPool { self.blockingReadsEOF() }
     }
 
-    private func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            // A thread of its own: Dispatch's global queue runs only about one blocking job per core.
-            Thread { continuation.resume(returning: work()) }.start()
-        }
-    }
-
-    func blockingReadResponse(head: Bool = false) -> Reply? {
+    /// ``readResponse(head:)`` on the calling thread.
+    public func blockingReadResponse(head: Bool = false) -> Reply? {
         while true {
             if let end = headEnd() {
                 let headText = String(decoding: buffer[0..<end], as: UTF8.self)
@@ -96,7 +100,15 @@ final class RawClient: @unchecked Sendable {
                 }
                 let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) }
                 let bodyStart = end + 4
-                let bodyLength = (head || status < 200 || status == 204) ? 0 : (length ?? 0)
+                let bodiless = head || status < 200 || status == 204 || status == 304
+                if !bodiless && length == nil {
+                    // RFC 9112 §6.3: without a length, the body runs to the end of the connection.
+                    while fill() > 0 {}
+                    let body = Array(buffer[bodyStart...])
+                    buffer.removeAll()
+                    return Reply(status: status, headers: headers, body: body)
+                }
+                let bodyLength = bodiless ? 0 : (length ?? 0)
                 while buffer.count < bodyStart + bodyLength {
                     if fill() <= 0 { return nil }
                 }
@@ -108,7 +120,8 @@ final class RawClient: @unchecked Sendable {
         }
     }
 
-    func blockingReadsEOF() -> Bool {
+    /// ``readsEOF()`` on the calling thread.
+    public func blockingReadsEOF() -> Bool {
         while true {
             let n = fill()
             if n == 0 { return true }
@@ -117,7 +130,7 @@ final class RawClient: @unchecked Sendable {
     }
 
     /// Bytes received but not yet returned as a response.
-    var unread: [UInt8] { buffer }
+    public var unread: [UInt8] { buffer }
 
     private func headEnd() -> Int? {
         guard buffer.count >= 4 else { return nil }
