@@ -29,6 +29,7 @@ enum BrokerRoutes {
         router.add(.GET, "/account", .fastPath(oauth.accountNow, otherwise: oauth.account))
         router.add(.DELETE, "/account", .async(oauth.delete))
         router.add(.GET, "/accounts", .async(oauth.list))
+        router.add(.POST, "/account/refresh", .async(oauth.refresh))
         router.get("/providers", oauth.providers)
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))

@@ -3,7 +3,7 @@ import BrokerCrypto
 import BrokerHTTP
 import Foundation
 
-/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/providers`.
+/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/account/refresh`, `/providers`.
 ///
 /// Turns requests into calls on the core services and their results or errors into
 /// responses; decides who may see which account (API key or this browser's session).
@@ -155,6 +155,28 @@ final class OAuthHandlers: Sendable {
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
             return failure(error, event: nil)
+        }
+    }
+
+    /// `POST /account/refresh?id=ID` (API key): refreshes the token now, due or not, and answers the summary without secrets.
+    ///
+    /// Like a read, it keeps to the refresh backoff: while the account backs off, the last
+    /// try's error comes back at once with `Retry-After`.
+    func refresh(_ request: Request) async -> Response {
+        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        var accountID: String?
+        do {
+            let id = try Self.accountID(request)
+            accountID = id
+            let account = try await accounts.refreshNow(id: id)
+            logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
+            return Response.json(.ok, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+        } catch {
+            var response = failure(error, event: nil)
+            if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
         }
     }
 
