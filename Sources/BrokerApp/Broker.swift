@@ -113,7 +113,8 @@ public final class Broker: Sendable {
         }
         self.readiness = readiness
         let metricsSource = ServerBox()
-        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth)
+        let router = BrokerRoutes.make(readiness: readiness, metrics: metricsSource, refreshMetrics: refreshMetrics, oauth: oauth,
+                                       cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
         metricsSource.set(server)

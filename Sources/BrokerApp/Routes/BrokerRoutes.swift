@@ -3,7 +3,8 @@ import BrokerHTTP
 
 /// The broker's HTTP surface: which handler answers which method and path.
 enum BrokerRoutes {
-    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers) -> Router {
+    static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers,
+                     cors: CORSPolicy) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -26,9 +27,12 @@ enum BrokerRoutes {
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
-        router.add(.GET, "/account", .fastPath(oauth.accountNow, otherwise: oauth.account))
-        router.add(.DELETE, "/account", .async(oauth.delete))
-        router.add(.GET, "/accounts", .async(oauth.list))
+        // The browser-session routes: listed front-end origins may call them from their pages (CORS).
+        router.add(.GET, "/account", cors.wrap(.fastPath(oauth.accountNow, otherwise: oauth.account)))
+        router.add(.DELETE, "/account", cors.wrap(.async(oauth.delete)))
+        router.add(.OPTIONS, "/account", cors.preflight(methods: [.GET, .HEAD, .DELETE]))
+        router.add(.GET, "/accounts", cors.wrap(.async(oauth.list)))
+        router.add(.OPTIONS, "/accounts", cors.preflight(methods: [.GET, .HEAD]))
         router.add(.POST, "/account/refresh", .async(oauth.refresh))
         router.get("/providers", oauth.providers)
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.

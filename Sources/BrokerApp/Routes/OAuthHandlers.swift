@@ -146,11 +146,18 @@ final class OAuthHandlers: Sendable {
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
-    /// `GET /accounts[?provider=P]` (API key): summaries without secrets.
+    /// `GET /accounts[?provider=P]`: summaries without secrets; every account for the API key,
+    /// the accounts this browser connected for its session cookie (without an `Authorization` field).
     func list(_ request: Request) async -> Response {
-        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        let session = request.headers["Authorization"] == nil ? access.session(request) : nil
+        guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
-            let all = try await accounts.list(provider: request.query("provider"))
+            let provider = request.query("provider")
+            let all = if let session {
+                try await accounts.list(ids: session.accountIDs, provider: provider)
+            } else {
+                try await accounts.list(provider: provider)
+            }
             let body = "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",") + "]}"
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
