@@ -2,6 +2,8 @@ import BrokerCore
 import BrokerHTTP
 
 /// The broker's HTTP surface: which handler answers which method and path.
+///
+/// docs/openapi.yaml describes every route registered here; `OpenAPIDocumentTests` fails when one is missing there.
 enum BrokerRoutes {
     static func make(readiness: Readiness, metrics: ServerBox, refreshMetrics: RefreshMetrics, oauth: OAuthHandlers,
                      cors: CORSPolicy) -> Router {
@@ -35,6 +37,8 @@ enum BrokerRoutes {
         router.add(.OPTIONS, "/accounts", cors.preflight(methods: [.GET, .HEAD]))
         router.add(.POST, "/account/refresh", .async(oauth.refresh))
         router.get("/providers", oauth.providers)
+        let openAPI = OpenAPIDocument.response
+        router.get("/openapi.json") { _ in openAPI }
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
