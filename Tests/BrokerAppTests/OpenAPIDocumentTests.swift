@@ -119,15 +119,20 @@ import Testing
             return resolve(target)
         }
 
-        /// The `enum` or `const` values of the schema's `error` property, through `$ref`s.
+        /// The `enum` or `const` values of the schema's `error` property, through `$ref`s and `allOf`.
+        ///
+        /// With `allOf` every subschema must hold, so the values are those all subschemas that name any allow.
         func values(of schema: [String: Any]) -> Set<String> {
             let node = resolve(schema)
             if let error = (node["properties"] as? [String: Any])?["error"] as? [String: Any] {
                 if let constant = error["const"] as? String { return [constant] }
                 if let list = error["enum"] as? [String] { return Set(list) }
             }
-            guard let ref = node["$ref"] as? String else { return [] }
-            return values(of: resolve(["$ref": ref]))
+            if let parts = node["allOf"] as? [[String: Any]] {
+                let named = parts.map(values(of:)).filter { !$0.isEmpty }
+                return named.dropFirst().reduce(named.first ?? []) { $0.intersection($1) }
+            }
+            return []
         }
     }
 }
