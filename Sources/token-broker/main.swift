@@ -57,7 +57,14 @@ case .healthcheck:
     let (status, reason) = HealthCheck.check(configuration: configuration)
     if let reason { fail("healthcheck failed", reason, status: status) }
     exit(status)
-case .rekey:
+case .rekey(dryRun: true):
+    do {
+        print(try RekeyDryRun.plan(configuration: configuration).report)
+        exit(0)
+    } catch {
+        fail("rekey --dry-run failed", "\(error)", status: error is ConfigurationError ? 2 : 1)
+    }
+case .rekey(dryRun: false):
     let logger = BrokerLogger(format: configuration.logFormat)
     do {
         let result = try await Broker.rekey(configuration: configuration, logger: logger)

@@ -87,6 +87,29 @@ final class LockedBuffer: @unchecked Sendable {
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
 
+/// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stdout, stderr).
+func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await offPool {
+        let directory = NSTemporaryDirectory() + "broker-output-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Files rather than pipes: neither stream can fill up and block the other.
+        let out = directory + "/stdout", err = directory + "/stderr"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        FileManager.default.createFile(atPath: err, contents: nil)
+        let process = Process()
+        process.executableURL = BrokerProcess.executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        try ProcessLaunch.run(process)
+        process.waitUntilExit()
+        let text = { (path: String) in String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self) }
+        return (process.terminationStatus, text(out), text(err))
+    }
+}
+
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
 func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {

@@ -6,7 +6,8 @@ import Testing
 /// The command line: help never does anything else, unknown flags and arguments are refused, the healthcheck says why.
 struct CommandLineTests {
     @Test(arguments: [
-        ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey),
+        ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey(dryRun: false)),
+        (["rekey", "--dry-run"], .rekey(dryRun: true)),
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
         (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
@@ -21,6 +22,7 @@ struct CommandLineTests {
         (["help", "bogus"], "unknown command \"bogus\""), (["version", "2"], "unexpected argument \"2\""),
         (["config"], "config needs a sub-command: config check"), (["config", "show"], "unexpected argument \"show\""),
         (["config", "check", "now"], "unexpected argument \"now\""),
+        (["rekey", "--dry-run", "now"], "unexpected argument \"now\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }

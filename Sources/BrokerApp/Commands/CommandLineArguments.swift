@@ -5,8 +5,8 @@ public enum BrokerCommand: Equatable, Sendable {
     case serve
     /// Ask the configured port for `/healthz` and exit 0 or 1.
     case healthcheck
-    /// Re-encrypt every stored account with the current key, then exit.
-    case rekey
+    /// Re-encrypt every stored account with the current key, then exit; with `dryRun`, only report which would be.
+    case rekey(dryRun: Bool)
     /// Validate the environment and the providers file and print the resolved configuration without secrets.
     case configCheck
     /// Print the version.
@@ -19,10 +19,11 @@ public enum BrokerCommand: Equatable, Sendable {
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | healthcheck | rekey | config check | version | help] [--help]
+        usage: token-broker [serve | healthcheck | rekey [--dry-run] | config check | version | help] [--help]
           serve         run the broker (default); settings come from BROKER_* environment variables
           healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
           rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
+            --dry-run   list the accounts it would re-seal and check it could; change nothing
           config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
           version       print the version
           help          print this text (also --help or -h after any command)
@@ -47,9 +48,16 @@ public enum BrokerCommand: Equatable, Sendable {
         guard named else { return .failure(UsageError(description: "unknown flag \"\(first)\"")) }
         let rest = arguments.dropFirst()
         switch first {
-        case "serve", "healthcheck", "rekey", "version":
+        case "serve", "healthcheck", "version":
             if let unexpected = rest.first { return .failure(extra(unexpected)) }
-            return .success(first == "serve" ? .serve : first == "healthcheck" ? .healthcheck : first == "rekey" ? .rekey : .version)
+            return .success(first == "serve" ? .serve : first == "healthcheck" ? .healthcheck : .version)
+        case "rekey":
+            var dryRun = false
+            for argument in rest {
+                guard argument == "--dry-run" else { return .failure(extra(argument)) }
+                dryRun = true
+            }
+            return .success(.rekey(dryRun: dryRun))
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))
