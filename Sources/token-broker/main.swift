@@ -24,13 +24,19 @@ case .failure(let error):
     fail("invalid arguments", "\(error)", status: 2, usage: true)
 }
 
-// Commands that need no configuration run before it is read: help never depends on the environment.
+// Commands that need no configuration run before it is read: help never depends on the environment,
+// and the accounts commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY.
 switch command {
 case .help:
     print(BrokerCommand.usage)
     exit(0)
 case .version:
     print("token-broker \(BrokerVersion.current)")
+    exit(0)
+case .accounts(let accounts):
+    let outcome = await AccountsClient.run(accounts, environment: ProcessInfo.processInfo.environment)
+    if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
+    print(outcome.output)
     exit(0)
 case .serve, .healthcheck, .rekey, .configCheck:
     break
@@ -44,7 +50,7 @@ do {
 }
 
 switch command {
-case .serve, .help, .version:
+case .serve, .help, .version, .accounts:
     break
 case .configCheck:
     do {

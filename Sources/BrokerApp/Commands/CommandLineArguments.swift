@@ -9,24 +9,29 @@ public enum BrokerCommand: Equatable, Sendable {
     case rekey(dryRun: Bool)
     /// Validate the environment and the providers file and print the resolved configuration without secrets.
     case configCheck
+    /// List, show, delete or refresh the accounts of a running broker through its HTTP API.
+    case accounts(AccountsCommand)
     /// Print the version.
     case version
     /// Print the usage of the named command, or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "healthcheck", "rekey", "config", "version", "help"]
+    static let names = ["serve", "healthcheck", "rekey", "config", "accounts", "version", "help"]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | healthcheck | rekey [--dry-run] | config check | version | help] [--help]
-          serve         run the broker (default); settings come from BROKER_* environment variables
-          healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
-          rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
-            --dry-run   list the accounts it would re-seal and check it could; change nothing
-          config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
-          version       print the version
-          help          print this text (also --help or -h after any command)
+        usage: token-broker [serve | healthcheck | rekey [--dry-run] | config check | accounts … | version | help] [--help]
+          serve           run the broker (default); settings come from BROKER_* environment variables
+          healthcheck     exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
+          rekey           re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
+            --dry-run     list the accounts it would re-seal and check it could; change nothing
+          config check    validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
+          accounts list [--provider P] | show ID | delete ID | refresh ID  [--json]
+                          the accounts of a running broker, through its API at BROKER_URL (default http://127.0.0.1:8080)
+                          with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses
+          version         print the version
+          help            print this text (also --help or -h after any command)
         """
 
     /// Why the arguments were refused; the message names the argument and ends with the usage.
@@ -58,6 +63,8 @@ public enum BrokerCommand: Equatable, Sendable {
                 dryRun = true
             }
             return .success(.rekey(dryRun: dryRun))
+        case "accounts":
+            return AccountsCommand.parse(rest).map(BrokerCommand.accounts)
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))
