@@ -54,9 +54,9 @@ def find(names):
 
 
 class Broker:
-    """The real token-broker process on a free port, talking to the fake provider."""
+    """The real token-broker process on a free port, talking to the fake provider; `extra_env` adds settings."""
 
-    def __init__(self, binary, fake, out):
+    def __init__(self, binary, fake, out, extra_env=None):
         self.root = tempfile.mkdtemp(prefix="broker-browser-")
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
@@ -66,7 +66,8 @@ class Broker:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.root,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(self.root, "data"), "BROKER_PROVIDERS_FILE": providers,
-               "BROKER_API_KEY": API_KEY, "FAKE_WEIBO_SECRET": CLIENT_SECRET, "BROKER_UPSTREAM_TIMEOUT": "5"}
+               "BROKER_API_KEY": API_KEY, "FAKE_WEIBO_SECRET": CLIENT_SECRET, "BROKER_UPSTREAM_TIMEOUT": "5",
+               **(extra_env or {})}
         self.log_path = os.path.join(out, "broker.log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)
