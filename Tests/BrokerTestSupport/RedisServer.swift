@@ -117,7 +117,8 @@ public final class RedisServer: @unchecked Sendable {
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try ProcessLaunch.run(process)
+        // Off the cooperative pool: a launch may wait for other tests' descriptors to close.
+        try await offPool { try ProcessLaunch.run(process) }
         self.process = process
         let port = self.port
         for _ in 0..<200 {
