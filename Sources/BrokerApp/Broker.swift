@@ -155,7 +155,8 @@ public final class Broker: Sendable {
         let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService, webhooks: webhooks,
                                              redis: redisStores?.client.metrics)
         let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
-                                       webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }))
+                                       webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
+                                       cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(configuration: c.server, router: router,
                             observer: AccessLog(logger: logger, enabled: c.accessLog))
         metrics.server.set(server)

@@ -24,13 +24,19 @@ case .failure(let error):
     fail("invalid arguments", "\(error)", status: 2, usage: true)
 }
 
-// Commands that need no configuration run before it is read: help never depends on the environment.
+// Commands that need no configuration run before it is read: help never depends on the environment,
+// and the accounts commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY.
 switch command {
 case .help:
     print(BrokerCommand.usage)
     exit(0)
 case .version:
     print("token-broker \(BrokerVersion.current)")
+    exit(0)
+case .accounts(let accounts):
+    let outcome = await AccountsClient.run(accounts, environment: ProcessInfo.processInfo.environment)
+    if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
+    print(outcome.output)
     exit(0)
 case .serve, .demo, .healthcheck, .rekey, .configCheck, .webhooks:
     break
@@ -49,7 +55,7 @@ do {
 }
 
 switch command {
-case .serve, .demo, .help, .version:
+case .serve, .demo, .help, .version, .accounts:
     break
 case .configCheck:
     do {
@@ -67,7 +73,14 @@ case .healthcheck:
     let (status, reason) = HealthCheck.check(configuration: configuration)
     if let reason { fail("healthcheck failed", reason, status: status) }
     exit(status)
-case .rekey:
+case .rekey(dryRun: true):
+    do {
+        print(try RekeyDryRun.plan(configuration: configuration).report)
+        exit(0)
+    } catch {
+        fail("rekey --dry-run failed", "\(error)", status: error is ConfigurationError ? 2 : 1)
+    }
+case .rekey(dryRun: false):
     let logger = BrokerLogger(format: configuration.logFormat)
     do {
         let result = try await Broker.rekey(configuration: configuration, logger: logger)

@@ -106,6 +106,17 @@ final class BrokerProcess: @unchecked Sendable {
 
 enum BrokerProcessError: Error { case didNotStart(String) }
 
+/// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stdout, stderr).
+func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await offPool {
+        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+                                       stdout: .capture, stderr: .capture)
+        let status = process.waitUntilExit()
+        process.drainOutput()
+        return (status, process.outputText, process.errorText)
+    }
+}
+
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
 func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {

@@ -7,7 +7,14 @@ import Testing
 /// The command line: help never does anything else, unknown flags and arguments are refused, the healthcheck says why.
 @Suite(.scoped) struct CommandLineTests {
     @Test(arguments: [
-        ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey),
+        ([], BrokerCommand.serve), (["serve"], .serve), (["healthcheck"], .healthcheck), (["rekey"], .rekey(dryRun: false)),
+        (["rekey", "--dry-run"], .rekey(dryRun: true)), (["accounts", "list"], .accounts(AccountsCommand(.list(provider: nil)))),
+        (["accounts", "list", "--json", "--provider", "acme"], .accounts(AccountsCommand(.list(provider: "acme"), json: true))),
+        (["accounts", "list", "--provider=acme"], .accounts(AccountsCommand(.list(provider: "acme")))),
+        (["accounts", "show", "acme:1"], .accounts(AccountsCommand(.show("acme:1")))),
+        (["accounts", "delete", "--json", "acme:1"], .accounts(AccountsCommand(.delete("acme:1"), json: true))),
+        (["accounts", "refresh", "acme:1", "--json"], .accounts(AccountsCommand(.refresh("acme:1"), json: true))),
+        (["accounts", "delete", "acme:1", "--help"], .help("accounts")), (["help", "accounts"], .help("accounts")),
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
         (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
@@ -28,6 +35,15 @@ import Testing
         (["webhooks", "show"], "unexpected argument \"show\""), (["webhooks", "list", "all"], "unexpected argument \"all\""),
         (["webhooks", "replay"], "webhooks replay needs the delivery or event id"),
         (["webhooks", "replay", "a", "b"], "unexpected argument \"b\""),
+        (["rekey", "--dry-run", "now"], "unexpected argument \"now\""),
+        (["accounts"], "accounts needs a sub-command: accounts list, show ID, delete ID or refresh ID"),
+        (["accounts", "frob"], "unknown command \"accounts frob\""), (["accounts", "--json"], "unknown flag \"--json\""),
+        (["accounts", "show"], "accounts show needs an account id (provider:uid)"),
+        (["accounts", "delete", "--json"], "accounts delete needs an account id (provider:uid)"),
+        (["accounts", "show", "a:1", "b:2"], "unexpected argument \"b:2\""), (["accounts", "list", "acme"], "unexpected argument \"acme\""),
+        (["accounts", "list", "--bogus"], "unknown flag \"--bogus\""), (["accounts", "list", "--provider"], "--provider needs a provider name"),
+        (["accounts", "list", "--provider", "--json"], "--provider needs a provider name"),
+        (["accounts", "show", "--provider", "acme"], "unknown flag \"--provider\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }

@@ -2,6 +2,9 @@ import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 
@@ -41,5 +44,85 @@ import Testing
         let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
         #expect(status == 2)
         #expect(log.contains("BROKER_ENCRYPTION_KEY"))
+    }
+
+    /// Every file and directory under `root`: its bytes (files), mode and modification time, to prove nothing changed.
+    static func snapshot(_ root: String) -> [String: String] {
+        var entries: [String: String] = [:]
+        var status = stat()
+        guard stat(root, &status) == 0 else { return [:] }
+        entries["."] = "\(status.st_mode) \(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        while let item = enumerator?.nextObject() as? String {
+            let path = root + "/" + item
+            guard lstat(path, &status) == 0 else { continue }
+            let bytes = FileManager.default.contents(atPath: path).map { Hex.encode(SHA256.hash(Array($0))) } ?? "dir"
+            entries[item] = "\(status.st_mode) \(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec) \(bytes)"
+        }
+        return entries
+    }
+
+    @Test func aDryRunListsWhatWouldBeResealedAndChangesNothing() async throws {
+        let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
+        let keyB = "b:" + Base64.encode(SecureRandom.bytes(32))
+        let now = Date()
+        // Two records of an earlier, unencrypted version, then three sealed with key a.
+        let plain = try JSONFileAccountRepository(directory: dir, codec: PlainJSONAccountCodec())
+        for i in 0..<2 {
+            try await plain.put(Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+        }
+        let sealed = try JSONFileAccountRepository(directory: dir, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyA)))
+        for i in 2..<5 {
+            try await sealed.put(Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"),
+                                         refreshToken: Secret("REKEY-REFRESH-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+        }
+        let before = Self.snapshot(dir)
+
+        let plan = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let lines = plan.stdout.split(separator: "\n")
+        #expect(lines.first == "rekey --dry-run: 5 of 5 accounts would be re-sealed with key \"b\". Nothing was changed.")
+        #expect(lines.contains { $0.hasPrefix("  weibo:0  plaintext  accounts/") })
+        #expect(lines.contains { $0.hasPrefix("  weibo:4  sealed with key \"a\"  accounts/") })
+        #expect(!plan.stdout.contains("SENTINEL") && !plan.stderr.contains("SENTINEL"))
+        #expect(Self.snapshot(dir) == before)
+
+        // The new key alone cannot open the sealed records: the dry run fails as rekey would, naming a file, and changes nothing.
+        let refused = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        #expect(refused.status == 1 && refused.stderr.contains("weibo%3A2.json"))
+        let badKey = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
+        #expect(badKey.status == 2 && badKey.stderr.contains("BROKER_ENCRYPTION_KEY"))
+        #expect(Self.snapshot(dir) == before)
+
+        // After the real rekey there is nothing left to do.
+        #expect(try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA]).0 == 0)
+        let done = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        #expect(done.status == 0 && done.stdout == "rekey --dry-run: all 5 accounts are sealed with key \"b\"; nothing to re-seal. Nothing was changed.\n")
+    }
+
+    @Test func aDryRunGeneratesNoKeyCreatesNoDirectoryAndRunsBesideABroker() async throws {
+        let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let missing = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir])
+        #expect(missing.status == 0 && missing.stdout.contains("no account is stored under \(dir)"))
+        #expect(!FileManager.default.fileExists(atPath: dir))
+
+        let plain = try JSONFileAccountRepository(directory: dir, codec: PlainJSONAccountCodec())
+        try await plain.put(Account(provider: "weibo", uid: "1", accessToken: Secret("t"), createdAt: Date(), updatedAt: Date()))
+        let before = Self.snapshot(dir)
+        let unkeyed = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir])
+        #expect(unkeyed.status == 0)
+        #expect(unkeyed.stdout.hasPrefix("rekey --dry-run: 1 of 1 accounts would be re-sealed with a new key, generated into \(dir)/encryption-key."))
+        #expect(Self.snapshot(dir) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/encryption-key"))
+
+        // rekey proper refuses to run under a broker; the dry run only reads, so it may.
+        let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
+        let beside = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir])
+        #expect(beside.status == 0 && beside.stdout.contains("1 of 1 accounts would be re-sealed"))
+        broker.signal(SIGTERM)
+        #expect(await broker.waitForExit(timeout: 5) == 0)
     }
 }

@@ -133,18 +133,19 @@ struct RedisClientTests {
     }
 
     @Test func aClosedPortIsUnavailableAndTheNextCallFailsFast() async throws {
-        let port = try Loopback.freePort()
-        // A backoff clock that stands still: the second call is inside the first wait however slow this machine is.
-        let gate = RedisReconnectGate(now: { 1_000_000_000 })
-        let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: port), poolSize: 2, timeout: 2, gate: gate)
-        let first = await #expect(throws: RedisError.self) { try await client.command("PING") }
-        #expect(first == .unavailable("connect to 127.0.0.1:\(port): Connection refused"))
-        let second = await #expect(throws: RedisError.self) { try await client.command("PING") }
-        guard case .unavailable(let message)? = second else {
-            Issue.record("expected unavailable, got \(String(describing: second))")
-            return
+        try await Loopback.withRefusingPort { port in
+            // A backoff clock that stands still: the second call is inside the first wait however slow this machine is.
+            let gate = RedisReconnectGate(now: { 1_000_000_000 })
+            let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: port), poolSize: 2, timeout: 2, gate: gate)
+            let first = await #expect(throws: RedisError.self) { try await client.command("PING") }
+            #expect(first == .unavailable("connect to 127.0.0.1:\(port): Connection refused"))
+            let second = await #expect(throws: RedisError.self) { try await client.command("PING") }
+            guard case .unavailable(let message)? = second else {
+                Issue.record("expected unavailable, got \(String(describing: second))")
+                return
+            }
+            #expect(message == "connect to 127.0.0.1:\(port): Connection refused; next connect to 127.0.0.1:\(port) in 50 ms")
         }
-        #expect(message == "connect to 127.0.0.1:\(port): Connection refused; next connect to 127.0.0.1:\(port) in 50 ms")
     }
 
     @Test func anUnknownHostIsUnavailable() async throws {

@@ -166,9 +166,11 @@ struct RedisFlowStoreTests {
     }
 
     @Test func storageFailuresAreUnavailable() async throws {
-        let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: try Loopback.freePort())), now: { .fixture })
-        let error = await #expect(throws: StoreError.self) { try await store.put(Self.makeFlow()) }
-        #expect(error.map { "\($0)".contains("Connection refused") } == true, "\(String(describing: error))")
-        await #expect(throws: StoreError.self) { _ = try await store.take(state: PendingFlow.randomState(), now: .fixture) }
+        try await Loopback.withRefusingPort { port in
+            let store = RedisFlowStore(client: RedisClient(url: RedisURL(host: "127.0.0.1", port: port)), now: { .fixture })
+            let error = await #expect(throws: StoreError.self) { try await store.put(Self.makeFlow()) }
+            #expect(error.map { "\($0)".contains("Connection refused") } == true, "\(String(describing: error))")
+            await #expect(throws: StoreError.self) { _ = try await store.take(state: PendingFlow.randomState(), now: .fixture) }
+        }
     }
 }

@@ -19,6 +19,24 @@ public enum Loopback {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A port that refuses connections for as long as `body` runs: bound, never listening,
+    /// so no other test's listener can take it meanwhile (as it could a ``freePort()``).
+    public static func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw LoopbackError("socket failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = Self.address(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw LoopbackError("bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        guard withUnsafeMutablePointer(to: &address, {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }) == 0 else { throw LoopbackError("getsockname failed: errno \(errno)") }
+        return try await body(Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// `127.0.0.1:port` as a socket address.
     public static func address(port: Int) -> sockaddr_in {
         var address = sockaddr_in()

@@ -117,7 +117,7 @@ class Broker:
 
     `public_url` is where browsers reach it (its own address unless a proxy stands in front)."""
 
-    def __init__(self, binary, fake, out, public_url=None, name="broker"):
+    def __init__(self, binary, fake, out, public_url=None, name="broker", extra_env=None):
         self.root = tempfile.mkdtemp(prefix="broker-browser-")
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
@@ -129,7 +129,8 @@ class Broker:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.root,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.public_url,
                "BROKER_DATA_DIR": os.path.join(self.root, "data"), "BROKER_PROVIDERS_FILE": providers,
-               "BROKER_API_KEY": API_KEY, "FAKE_WEIBO_SECRET": CLIENT_SECRET, "BROKER_UPSTREAM_TIMEOUT": "5"}
+               "BROKER_API_KEY": API_KEY, "FAKE_WEIBO_SECRET": CLIENT_SECRET, "BROKER_UPSTREAM_TIMEOUT": "5",
+               **(extra_env or {})}
         self.log_path = os.path.join(out, name + ".log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)

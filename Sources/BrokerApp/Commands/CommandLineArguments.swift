@@ -7,32 +7,38 @@ public enum BrokerCommand: Equatable, Sendable {
     case demo
     /// Ask the configured port for `/healthz` and exit 0 or 1.
     case healthcheck
-    /// Re-encrypt every stored account with the current key, then exit.
-    case rekey
+    /// Re-encrypt every stored account with the current key, then exit; with `dryRun`, only report which would be.
+    case rekey(dryRun: Bool)
     /// Validate the environment and the providers file and print the resolved configuration without secrets.
     case configCheck
     /// Ask the running broker for its webhook outbox, or to replay a delivery.
     case webhooks(WebhooksCommand)
+    /// List, show, delete or refresh the accounts of a running broker through its HTTP API.
+    case accounts(AccountsCommand)
     /// Print the version.
     case version
     /// Print the usage of the named command, or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "demo", "healthcheck", "rekey", "config", "webhooks", "version", "help"]
+    static let names = ["serve", "demo", "healthcheck", "rekey", "config", "accounts", "webhooks", "version", "help"]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | demo | healthcheck | rekey | config check | webhooks list | webhooks replay ID | version | help] [--help]
-          serve         run the broker (default); settings come from BROKER_* environment variables
-          demo          run the broker with a built-in demo provider (not a real account) and throwaway data; prints what to open
-          healthcheck   exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
-          rekey         re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
-          config check  validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
-          webhooks list       show the running broker's pending and dropped webhook deliveries (needs BROKER_API_KEY)
-          webhooks replay ID  send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
-          version       print the version
-          help          print this text (also --help or -h after any command)
+        usage: token-broker [serve | demo | healthcheck | rekey [--dry-run] | config check | accounts … | webhooks … | version | help] [--help]
+          serve           run the broker (default); settings come from BROKER_* environment variables
+          demo            run the broker with a built-in demo provider (not a real account) and throwaway data; prints what to open
+          healthcheck     exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
+          rekey           re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
+            --dry-run     list the accounts it would re-seal and check it could; change nothing
+          config check    validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
+          accounts list [--provider P] | show ID | delete ID | refresh ID  [--json]
+                          the accounts of a running broker, through its API at BROKER_URL (default http://127.0.0.1:8080)
+                          with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses
+          webhooks list         show the running broker's pending and dropped webhook deliveries (needs BROKER_API_KEY)
+          webhooks replay ID    send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
+          version         print the version
+          help            print this text (also --help or -h after any command)
         """
 
     /// Why the arguments were refused; the message names the argument and ends with the usage.
@@ -54,11 +60,19 @@ public enum BrokerCommand: Equatable, Sendable {
         guard named else { return .failure(UsageError(description: "unknown flag \"\(first)\"")) }
         let rest = arguments.dropFirst()
         switch first {
-        case "serve", "demo", "healthcheck", "rekey", "version":
+        case "serve", "demo", "healthcheck", "version":
             if let unexpected = rest.first { return .failure(extra(unexpected)) }
-            let commands: [String: BrokerCommand] = ["serve": .serve, "demo": .demo, "healthcheck": .healthcheck,
-                                                     "rekey": .rekey, "version": .version]
+            let commands: [String: BrokerCommand] = ["serve": .serve, "demo": .demo, "healthcheck": .healthcheck, "version": .version]
             return .success(commands[first]!)
+        case "rekey":
+            var dryRun = false
+            for argument in rest {
+                guard argument == "--dry-run" else { return .failure(extra(argument)) }
+                dryRun = true
+            }
+            return .success(.rekey(dryRun: dryRun))
+        case "accounts":
+            return AccountsCommand.parse(rest).map(BrokerCommand.accounts)
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))

@@ -25,6 +25,7 @@ public enum ConfigCheck {
             ("BROKER_ENCRYPTION_KEY", set(c.environment["BROKER_ENCRYPTION_KEY"])),
             ("BROKER_PROVIDERS_FILE", c.providersFile ?? "unset"),
             ("BROKER_RETURN_TO_ALLOWLIST", c.returnToAllowlist.isEmpty ? "empty" : c.returnToAllowlist.joined(separator: ",")),
+            ("BROKER_CORS_ORIGINS", c.corsOrigins.isEmpty ? "empty" : c.corsOrigins.joined(separator: ",")),
             ("BROKER_FLOW_TTL", "\(c.flowTTL) s"), ("BROKER_MAX_PENDING_FLOWS", String(c.maxPendingFlows)),
             ("BROKER_UPSTREAM_TIMEOUT", "\(c.upstreamTimeout) s"), ("BROKER_UPSTREAM_MAX_BYTES", String(c.upstreamMaxBytes)),
             ("BROKER_REFRESH_MARGIN", "\(c.refreshMargin) s"), ("BROKER_REFRESH_INTERVAL", "\(c.refreshInterval) s"),

@@ -34,6 +34,8 @@ public struct BrokerConfiguration: Sendable {
     public var maxPendingFlows = 50_000
     /// Origins `return_to` may point at (`BROKER_RETURN_TO_ALLOWLIST`, comma-separated).
     public var returnToAllowlist: [String] = []
+    /// Front-end origins whose pages may call the browser-session endpoints with credentials (`BROKER_CORS_ORIGINS`, comma-separated).
+    public var corsOrigins: [String] = []
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
@@ -98,6 +100,7 @@ public struct BrokerConfiguration: Sendable {
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
         c.maxPendingFlows = try read.integer("BROKER_MAX_PENDING_FLOWS", default: 50_000, range: 100...10_000_000)
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
+        c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.upstreamMaxBytes = try read.integer("BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
                                               range: 1024...64 << 20)

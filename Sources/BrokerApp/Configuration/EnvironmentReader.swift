@@ -135,6 +135,26 @@ struct EnvironmentReader {
         return value
     }
 
+    /// Comma-separated origins exactly as browsers send them in `Origin` (see ``CORSPolicy/serialize(_:)``):
+    /// `scheme://host[:port]` and nothing more, since a CORS origin matches byte for byte. Empty items are skipped.
+    func exactOrigins(_ name: String) throws(ConfigurationError) -> [String] {
+        guard let text = raw(name) else { return [] }
+        var result: [String] = []
+        for item in text.split(separator: ",") {
+            let entry = item.trimmingCharacters(in: .whitespaces)
+            guard !entry.isEmpty else { continue }
+            guard entry != "*", entry.lowercased() != "null" else {
+                throw ConfigurationError(variable: name, message: "lists origins one by one; \"\(entry)\" is not allowed with credentials")
+            }
+            guard let origin = CORSPolicy.serialize(entry) else {
+                throw ConfigurationError(variable: name, message: "each entry must be an origin, scheme://host[:port] with no path "
+                                         + "(not even /), such as https://app.example.com; got \"\(entry)\"")
+            }
+            if !result.contains(origin) { result.append(origin) }
+        }
+        return result
+    }
+
     /// Comma-separated origins (`scheme://host[:port]`), normalised to lowercase.
     func origins(_ name: String) throws(ConfigurationError) -> [String] {
         guard let text = raw(name) else { return [] }

@@ -44,7 +44,7 @@ extension HTMLPage {
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
-             .expired, .reauthorizationRequired, .unauthorized, .badRequest, .storageUnavailable:
+             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable:
             error.message
         }
     }
@@ -52,7 +52,7 @@ extension HTMLPage {
     /// What to do next.
     static func advice(_ error: BrokerError) -> String {
         switch error {
-        case .accessDenied, .invalidState, .expired, .reauthorizationRequired:
+        case .accessDenied, .invalidState, .expired, .reauthorizationRequired, .notRefreshable:
             "Go back and choose Connect again."
         case .upstreamError, .upstreamTimeout, .storageUnavailable:
             "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."

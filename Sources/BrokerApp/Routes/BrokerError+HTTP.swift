@@ -14,6 +14,7 @@ extension BrokerError {
         case .upstreamTimeout: return .gatewayTimeout
         case .expired, .reauthorizationRequired: return .gone
         case .unauthorized: return .unauthorized
+        case .notRefreshable: return .conflict
         }
     }
 
@@ -22,7 +23,7 @@ extension BrokerError {
         switch self {
         case .upstreamError, .upstreamTimeout: return true
         case .unknownProvider, .notFound, .providerNotConfigured, .storageUnavailable, .invalidReturnTo, .invalidState,
-             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .unauthorized: return false
+             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized: return false
         }
     }
 

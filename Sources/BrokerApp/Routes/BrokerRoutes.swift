@@ -3,9 +3,12 @@ import BrokerHTTP
 import BrokerRedis
 
 /// The broker's HTTP surface: which handler answers which method and path.
+///
+/// docs/openapi.yaml describes every route registered here; `OpenAPIDocumentTests` fails when one is missing there.
 enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
-    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers) -> Router {
+    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
+                     cors: CORSPolicy) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
@@ -20,12 +23,18 @@ enum BrokerRoutes {
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
-        router.add(.GET, "/account", .fastPath(oauth.accountNow, otherwise: oauth.account))
-        router.add(.DELETE, "/account", .async(oauth.delete))
-        router.add(.GET, "/accounts", .async(oauth.list))
+        // The browser-session routes: listed front-end origins may call them from their pages (CORS).
+        router.add(.GET, "/account", cors.wrap(.fastPath(oauth.accountNow, otherwise: oauth.account)))
+        router.add(.DELETE, "/account", cors.wrap(.async(oauth.delete)))
+        router.add(.OPTIONS, "/account", cors.preflight(methods: [.GET, .HEAD, .DELETE]))
+        router.add(.GET, "/accounts", cors.wrap(.async(oauth.list)))
+        router.add(.OPTIONS, "/accounts", cors.preflight(methods: [.GET, .HEAD]))
+        router.add(.POST, "/account/refresh", .async(oauth.refresh))
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
+        let openAPI = OpenAPIDocument.response
+        router.get("/openapi.json") { _ in openAPI }
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
         let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,

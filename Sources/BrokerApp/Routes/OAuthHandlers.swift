@@ -3,7 +3,7 @@ import BrokerCrypto
 import BrokerHTTP
 import Foundation
 
-/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/providers`.
+/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/account/refresh`, `/providers`.
 ///
 /// Turns requests into calls on the core services and their results or errors into
 /// responses; decides who may see which account (API key or this browser's session).
@@ -150,15 +150,44 @@ final class OAuthHandlers: Sendable {
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
-    /// `GET /accounts[?provider=P]` (API key): summaries without secrets.
+    /// `GET /accounts[?provider=P]`: summaries without secrets; every account for the API key,
+    /// the accounts this browser connected for its session cookie (without an `Authorization` field).
     func list(_ request: Request) async -> Response {
-        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        let session = request.headers["Authorization"] == nil ? access.session(request) : nil
+        guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
-            let all = try await accounts.list(provider: request.query("provider"))
+            let provider = request.query("provider")
+            let all = if let session {
+                try await accounts.list(ids: session.accountIDs, provider: provider)
+            } else {
+                try await accounts.list(provider: provider)
+            }
             let body = "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",") + "]}"
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
             return failure(error, event: nil)
+        }
+    }
+
+    /// `POST /account/refresh?id=ID` (API key): refreshes the token now, due or not, and answers the summary without secrets.
+    ///
+    /// Like a read, it keeps to the refresh backoff: while the account backs off, the last
+    /// try's error comes back at once with `Retry-After`.
+    func refresh(_ request: Request) async -> Response {
+        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        var accountID: String?
+        do {
+            let id = try Self.accountID(request)
+            accountID = id
+            let account = try await accounts.refreshNow(id: id)
+            logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
+            return Response.json(.ok, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+        } catch {
+            var response = failure(error, event: nil)
+            if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
         }
     }
 

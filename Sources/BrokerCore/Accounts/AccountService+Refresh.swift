@@ -17,6 +17,28 @@ extension AccountService {
         }
     }
 
+    /// Refreshes account `id` now, due or not, for an operator who asks: the account as stored afterwards.
+    ///
+    /// The backoff still holds: while the account backs off after transient
+    /// failures (a provider's rate limit among them) the last try's error comes
+    /// back at once, without a provider call, as it does for readers. Refuses
+    /// with notFound, reauthorizationRequired (the grant is dead, or the
+    /// provider just rejected the refresh token), notRefreshable (no refresh
+    /// token, or a provider that cannot refresh), or the provider's error.
+    public func refreshNow(id: String) async throws(BrokerError) -> Account {
+        let found: Account?
+        do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
+        guard let account = found else { throw .notFound }
+        if account.status == .reauthorizationRequired { throw .reauthorizationRequired }
+        guard refresher.refreshExchange(for: account) != nil else { throw .notRefreshable }
+        switch try await refresher.refresh(account, respectingBackoff: true, force: true) {
+        case .refreshed(let fresh): return fresh
+        // Forced, nothing but a provider that stopped refreshing meanwhile leaves an account unchanged.
+        case .unchanged: throw .notRefreshable
+        case .failed(_, let error), .backingOff(_, let error, _): throw error
+        }
+    }
+
     /// Whole seconds until the next refresh try of `accountID` while it backs off, for a `Retry-After` answer; nil when it does not.
     public func retryAfter(accountID: String) async -> Int? {
         guard let notBefore = await refresher.retryNotBefore(accountID: accountID) else { return nil }

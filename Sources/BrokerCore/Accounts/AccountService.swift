@@ -97,6 +97,20 @@ public final class AccountService: Sendable {
         do { return try await accounts.list(provider: provider) } catch { throw BrokerError(error) }
     }
 
+    /// The stored accounts among `ids` (a browser session's), those of `provider` only when given, sorted by id;
+    /// ids no longer stored are skipped and nothing is refreshed.
+    public func list(ids: [String], provider: String?) async throws(BrokerError) -> [Account] {
+        var found: [Account] = []
+        for id in ids {
+            let account: Account?
+            do { account = try await accounts.get(id: id) } catch { throw BrokerError(error) }
+            guard let account, provider.map({ ExactKey.same($0, account.provider) }) ?? true,
+                  !found.contains(where: { ExactKey.same($0.id, account.id) }) else { continue }
+            found.append(account)
+        }
+        return found.sorted { ExactKey.precedes($0.id, $1.id) }
+    }
+
     /// Revokes the account at its provider when it has a revoke endpoint (best effort), then deletes it locally, always.
     ///
     /// `account.deleted` is recorded durably before this returns, with

@@ -23,6 +23,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case expired
     /// The account's tokens can no longer be used; the user must authorize again.
     case reauthorizationRequired
+    /// A refresh was asked for an account without a refresh token, or whose provider cannot refresh.
+    case notRefreshable
     /// The caller is not allowed to make this request.
     case unauthorized
     /// The request is malformed; the message says how.
@@ -43,6 +45,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .notFound: "not_found"
         case .expired: "expired"
         case .reauthorizationRequired: "reauthorization_required"
+        case .notRefreshable: "not_refreshable"
         case .unauthorized: "unauthorized"
         case .badRequest: "bad_request"
         case .storageUnavailable: "storage_unavailable"
@@ -74,6 +77,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "The account's access token has expired; authorize again."
         case .reauthorizationRequired:
             "The account's tokens were revoked or can no longer be refreshed; authorize again."
+        case .notRefreshable:
+            "The account has no refresh token, or its provider cannot refresh tokens; authorize again to renew it."
         case .unauthorized:
             "Missing or wrong credentials."
         case .badRequest(let detail):

@@ -7,12 +7,12 @@ extension RefreshCoordinator {
     }
 
     /// This process's one refresh of `initial`'s account, as a result so followers can share it.
-    nonisolated func lead(_ initial: Account, respectingBackoff: Bool) async -> Result<Outcome, BrokerError> {
+    nonisolated func lead(_ initial: Account, respectingBackoff: Bool, force: Bool) async -> Result<Outcome, BrokerError> {
         do {
             if respectingBackoff, let wait = await activeBackoff(accountID: initial.id) {
                 return .success(.backingOff(initial, lastError: wait.lastError, until: wait.notBefore))
             }
-            return .success(try await leadAcrossReplicas(initial, respectingBackoff: respectingBackoff))
+            return .success(try await leadAcrossReplicas(initial, respectingBackoff: respectingBackoff, force: force))
         } catch {
             return .failure(error)
         }
@@ -26,17 +26,17 @@ extension RefreshCoordinator {
     /// is free to take. The wait ends after twice the lock TTL at most; the
     /// lock has expired by then, so only a replica that keeps re-taking it
     /// makes this one give up with a transient failure.
-    nonisolated func leadAcrossReplicas(_ initial: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
+    nonisolated func leadAcrossReplicas(_ initial: Account, respectingBackoff: Bool, force: Bool) async throws(BrokerError) -> Outcome {
         let key = Self.lockKey(for: initial.id)
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(policy.lockTTL * 2)
         var current = initial
         while true {
-            if let settled = try settledOutcome(current, comparedWith: initial) { return settled }
+            if let settled = try settledOutcome(current, comparedWith: initial, force: force) { return settled }
             if let token = try await acquireLock(key) {
                 let outcome: Outcome
                 do {
-                    outcome = try await refreshHoldingLock(initial, respectingBackoff: respectingBackoff)
+                    outcome = try await refreshHoldingLock(initial, respectingBackoff: respectingBackoff, force: force)
                 } catch {
                     await releaseLock(key, token: token)
                     throw error
@@ -51,9 +51,9 @@ extension RefreshCoordinator {
     }
 
     /// With the lock held: re-reads the account and its backoff, since another replica may have just refreshed (and rotated) it or failed, then calls the provider.
-    nonisolated func refreshHoldingLock(_ initial: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
+    nonisolated func refreshHoldingLock(_ initial: Account, respectingBackoff: Bool, force: Bool) async throws(BrokerError) -> Outcome {
         let fresh = try await read(initial.id)
-        if let settled = try settledOutcome(fresh, comparedWith: initial) { return settled }
+        if let settled = try settledOutcome(fresh, comparedWith: initial, force: force) { return settled }
         if respectingBackoff, let wait = await activeBackoff(accountID: fresh.id) {
             return .backingOff(fresh, lastError: wait.lastError, until: wait.notBefore)
         }
@@ -64,11 +64,12 @@ extension RefreshCoordinator {
     /// The outcome when `current` needs no refresh by this caller, or nil when it still does.
     ///
     /// Tokens that differ from what the caller read mean someone else refreshed
-    /// or re-authorized the account; a new token is never refreshed again at once.
-    nonisolated func settledOutcome(_ current: Account, comparedWith initial: Account) throws(BrokerError) -> Outcome? {
+    /// or re-authorized the account; a new token is never refreshed again at once,
+    /// not even when forced. Without `force`, an account that is not due is settled as it is.
+    nonisolated func settledOutcome(_ current: Account, comparedWith initial: Account, force: Bool) throws(BrokerError) -> Outcome? {
         if current.status == .reauthorizationRequired { throw .reauthorizationRequired }
         if current.accessToken != initial.accessToken || current.refreshToken != initial.refreshToken { return .refreshed(current) }
-        if !isDue(current, at: now()) { return .unchanged(current) }
+        if !force && !isDue(current, at: now()) { return .unchanged(current) }
         return nil
     }
 

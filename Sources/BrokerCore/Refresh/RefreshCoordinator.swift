@@ -93,11 +93,15 @@ public actor RefreshCoordinator {
     /// ``BrokerError/reauthorizationRequired`` when the refresh token is dead,
     /// ``BrokerError/notFound`` when the account was deleted, and a storage
     /// error when the store or the lock cannot be reached.
-    public func refresh(_ account: Account, respectingBackoff: Bool) async throws(BrokerError) -> Outcome {
+    ///
+    /// With `force` the account is refreshed even when it is not due (an
+    /// operator's request); a refresh already running for it is joined all the
+    /// same, since its answer is as fresh as a new one would be.
+    public func refresh(_ account: Account, respectingBackoff: Bool, force: Bool = false) async throws(BrokerError) -> Outcome {
         let key = ExactKey(account.id)
         if let running = inFlight[key] { return try await running.value.get() }
         // A task of its own, not the caller's: a reader that goes away does not cancel the others' refresh.
-        let task = Task { await self.lead(account, respectingBackoff: respectingBackoff) }
+        let task = Task { await self.lead(account, respectingBackoff: respectingBackoff, force: force) }
         inFlight[key] = task
         let result = await task.value
         if inFlight[key] == task { inFlight[key] = nil }

@@ -35,3 +35,19 @@ extension EncryptionKeyring {
         return (try parse(text, source: path), true)
     }
 }
+
+extension EncryptionKeyring {
+    /// The keyring `loadOrGenerate` would use, read without creating anything: from `environmentValue`,
+    /// else from an existing `<dataDirectory>/encryption-key`; nil when neither exists yet.
+    ///
+    /// For dry runs. Throws ``EncryptionKeyError`` for a bad value or key file, ``StoreError`` when the file cannot be read.
+    public static func loadExisting(environmentValue: String?, dataDirectory: String) throws -> EncryptionKeyring? {
+        if let environmentValue { return try parse(environmentValue) }
+        let path = dataDirectory + "/" + keyFileName
+        guard let content = try DurableFile.read(path) else { return nil }
+        guard let text = String(validating: content, as: UTF8.self) else {
+            throw EncryptionKeyError(source: path, entry: nil, problem: "is not text; \(EncryptionKeyError.hint)")
+        }
+        return try parse(text, source: path)
+    }
+}

@@ -22,6 +22,7 @@ public struct HTTPStatus: Sendable, Hashable {
     public static let forbidden = HTTPStatus(403, "Forbidden")
     public static let notFound = HTTPStatus(404, "Not Found")
     public static let methodNotAllowed = HTTPStatus(405, "Method Not Allowed")
+    public static let conflict = HTTPStatus(409, "Conflict")
     public static let requestTimeout = HTTPStatus(408, "Request Timeout")
     public static let gone = HTTPStatus(410, "Gone")
     public static let contentTooLarge = HTTPStatus(413, "Content Too Large")

@@ -38,6 +38,12 @@ public struct Router: Sendable {
     /// The route paths in registration order; metrics label routes with them.
     public var paths: [String] { routes.map(\.path) }
 
+    /// Every method and path a handler is registered for, by path in registration order and by method in
+    /// ``HTTPMethod`` order; HEAD is listed only where it has a handler of its own (GET answers it otherwise).
+    public var endpoints: [(method: HTTPMethod, path: String)] {
+        routes.flatMap { route in HTTPMethod.allCases.filter { route.handlers[$0] != nil }.map { ($0, route.path) } }
+    }
+
     /// Registers `handler` for `method` on the exact `path`.
     public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: Handler) {
         if let i = index[path] {

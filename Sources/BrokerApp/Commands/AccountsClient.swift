@@ -1,0 +1,157 @@
+import BrokerCore
+import BrokerCrypto
+import BrokerHTTP
+import Foundation
+
+/// `token-broker accounts …`: asks a running broker through its HTTP API with the API key, and says what
+/// it answered, in lines for people or, with `--json`, as the broker's own JSON.
+///
+/// Reads only `BROKER_URL` (where the broker is, default `http://127.0.0.1:8080`, a path prefix
+/// allowed) and `BROKER_API_KEY`, so it runs on any machine that can reach the broker. Exit
+/// status: 0 done; 1 the broker refused (its status, code and message are repeated) or could not
+/// be reached (the URL is named); 2 a bad or missing setting. Tokens are printed only with `--json`.
+public enum AccountsClient {
+    /// Where the broker is when `BROKER_URL` is unset.
+    public static let defaultURL = "http://127.0.0.1:8080"
+
+    /// What to print and how to exit.
+    public struct Outcome: Sendable, Equatable {
+        /// 0 done, 1 refused or unreachable, 2 a bad setting.
+        public var status: Int32
+        /// The result, for stdout; empty on failure.
+        public var output: String
+        /// On failure, a short headline and the reason, for stderr.
+        public var failure: (headline: String, reason: String)?
+
+        public static func == (a: Outcome, b: Outcome) -> Bool {
+            a.status == b.status && a.output == b.output && a.failure?.headline == b.failure?.headline && a.failure?.reason == b.failure?.reason
+        }
+
+        static func done(_ output: String) -> Outcome { Outcome(status: 0, output: output) }
+        static func failed(_ status: Int32, _ headline: String, _ reason: String) -> Outcome {
+            Outcome(status: status, output: "", failure: (headline, reason))
+        }
+    }
+
+    /// The broker's base URL (no trailing `/`) and the API key, from `BROKER_URL` and `BROKER_API_KEY`.
+    static func settings(_ environment: [String: String]) throws(ConfigurationError) -> (baseURL: String, apiKey: Secret) {
+        let read = EnvironmentReader(environment)
+        let url = try read.publicURL("BROKER_URL", default: defaultURL)
+        guard let key = try read.secret("BROKER_API_KEY", minimumLength: 16) else {
+            throw ConfigurationError(variable: "BROKER_API_KEY", message: "is not set; the accounts commands call the broker's API with it")
+        }
+        return (url, key)
+    }
+
+    /// Runs `command` against the broker the environment names; `upstream` is the HTTP client (URLSession by default).
+    public static func run(_ command: AccountsCommand, environment: [String: String],
+                           upstream: (any UpstreamClient)? = nil) async -> Outcome {
+        let baseURL: String, apiKey: Secret
+        do {
+            (baseURL, apiKey) = try settings(environment)
+        } catch {
+            return .failed(2, "invalid configuration", error.description)
+        }
+        let (method, target) = request(for: command.action)
+        // A list of every account can be large: allow far more than a provider's answer.
+        let client = upstream ?? URLSessionUpstreamClient(timeout: 30, maxResponseBytes: 1 << 30)
+        let response: UpstreamResponse
+        do {
+            response = try await client.send(UpstreamRequest(method: method, url: baseURL + target, headers: [
+                ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
+                ("User-Agent", "token-broker/\(BrokerVersion.current) accounts"),
+            ]))
+        } catch {
+            let why = switch error {
+            case .timeout: "no answer within 30 s"
+            case .transport(let message): message
+            case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+            }
+            return .failed(1, "broker unreachable", "cannot reach the broker at \(baseURL): \(why) (is it running there? BROKER_URL says where)")
+        }
+        guard (200..<300).contains(response.status) else {
+            return .failed(1, "request refused", refusal(response, method: method, target: target, baseURL: baseURL))
+        }
+        let body = String(decoding: response.body, as: UTF8.self)
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        if response.status != 204 && object == nil {
+            return .failed(1, "unexpected answer", "\(method) \(target) at \(baseURL) answered \(response.status) without a JSON object")
+        }
+        let fields = object ?? [:]
+        switch command.action {
+        case .list:
+            let accounts = fields["accounts"] as? [[String: Any]] ?? []
+            return .done(command.json ? body : table(accounts))
+        case .show:
+            return .done(command.json ? body : details(fields))
+        case .delete(let id):
+            if command.json {
+                return .done(response.status == 204 ? "{\"id\":\(JSONString.quote(id)),\"deleted\":true}" : body)
+            }
+            guard response.status != 204 else { return .done("Deleted \(id).") }
+            let reason = fields["revoke_error"] as? String ?? "no reason given"
+            return .done("Deleted \(id), but the provider did not confirm the revocation: \(reason)")
+        case .refresh(let id):
+            let expiry = (fields["expires_at"] as? String).map { "the token now expires at \($0)" } ?? "the token has no expiry"
+            return .done(command.json ? body : "Refreshed \(id); \(expiry).")
+        }
+    }
+
+    /// The method and target of `action`, ids percent-encoded.
+    static func request(for action: AccountsCommand.Action) -> (method: String, target: String) {
+        switch action {
+        case .list(let provider): ("GET", "/accounts" + (provider.map { "?provider=" + PercentEncoding.rfc3986($0) } ?? ""))
+        case .show(let id): ("GET", "/account?id=" + PercentEncoding.rfc3986(id))
+        case .delete(let id): ("DELETE", "/account?id=" + PercentEncoding.rfc3986(id))
+        case .refresh(let id): ("POST", "/account/refresh?id=" + PercentEncoding.rfc3986(id))
+        }
+    }
+
+    /// The broker's refusal in one sentence: status, its `error` code and `message`, and when to try again.
+    static func refusal(_ response: UpstreamResponse, method: String, target: String, baseURL: String) -> String {
+        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+        var text = "\(method) \(target) at \(baseURL): \(response.status)"
+        if let code = object?["error"] as? String, let message = object?["message"] as? String {
+            text += " \(code): \(message)"
+        }
+        if let seconds = response.header("Retry-After") { text += " (try again in \(seconds) s)" }
+        return text
+    }
+
+    /// Accounts as a table for people, one line each, and how many.
+    static func table(_ accounts: [[String: Any]]) -> String {
+        guard !accounts.isEmpty else { return "No accounts." }
+        let rows = [["ID", "STATUS", "EXPIRES AT", "REFRESHED AT"]] + accounts.map { account in
+            [text(account["id"]), text(account["status"]), text(account["expires_at"], none: "never"), text(account["refreshed_at"])]
+        }
+        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let lines = rows.map { row in
+            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+        return (lines + ["\(accounts.count) account\(accounts.count == 1 ? "" : "s")"]).joined(separator: "\n")
+    }
+
+    /// One account for people, a field per line; its token and token secret only as their length.
+    static func details(_ account: [String: Any]) -> String {
+        var rows: [(String, String)] = []
+        for name in ["id", "provider", "uid", "screen_name", "status", "token_type", "scope", "expires_at", "created_at",
+                     "updated_at", "refreshed_at"] where name != "screen_name" || account[name] != nil {
+            rows.append((name, text(account[name], none: name == "expires_at" ? "never" : "-")))
+        }
+        for name in ["access_token", "token_secret"] {
+            if let secret = account[name] as? String { rows.append((name, "set (\(secret.count) characters; --json prints it)")) }
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    /// A JSON value as text: strings as they are, null or absent as `none`.
+    private static func text(_ value: Any?, none: String = "-") -> String {
+        switch value {
+        case let string as String: string
+        case let number as NSNumber: number.stringValue
+        default: none
+        }
+    }
+}

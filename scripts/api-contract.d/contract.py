@@ -1,0 +1,537 @@
+#!/usr/bin/env python3
+"""The API contract, end to end: a real token-broker process and a fake provider, every route driven
+through its main successes and errors, every answer validated against docs/openapi.yaml (openapi-core).
+
+Also checks that GET /openapi.json is docs/openapi.yaml, that answers the HTTP server gives before any
+route (404, 405) match the document's TransportError, and that every operation of the document was
+exercised at least once, so a route added to the document without a scenario here fails too.
+
+Usage: contract.py --binary PATH
+Prints PASS/FAIL per scenario and "N passed, N failed" last; exits 1 when anything failed.
+"""
+import argparse
+import copy
+import http.client
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import yaml
+from openapi_core import OpenAPI
+from openapi_core.datatypes import RequestParameters
+from openapi_schema_validator import OAS31Validator
+from werkzeug.datastructures import Headers, ImmutableMultiDict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "fakes"))
+from fake_oauth2 import FakeOAuth2  # noqa: E402
+
+API_KEY = "contract-test-api-key-0123456789"
+CLIENT_SECRET = "ACME-CLIENT-SECRET-SENTINEL-0123456789"
+FRONT_END = "http://front.example:3000"
+RETURN_TO = "http://app.example:3000/done"
+JSON = {"Accept": "application/json"}
+HTML = {"Accept": "text/html,application/xhtml+xml;q=0.9"}
+API = {"Authorization": "Bearer " + API_KEY}
+
+
+class FakeProvider:
+    """What the script needs of the fake provider: providers-file entries, environment, switches, stop."""
+
+    def __init__(self, fake, providers, env):
+        self.fake, self.providers, self.env = fake, providers, env
+
+    def configure(self, **switches):
+        """uid, expires_in, issue_refresh, deny, token_fails, refresh (ok | invalid_grant | rate_limited | slow), delay, revoke_fails."""
+        with self.fake.lock:
+            for name, value in switches.items():
+                assert hasattr(self.fake, name), name
+                setattr(self.fake, name, value)
+
+    def stop(self):
+        self.fake.stop()
+
+
+def start_fake_provider():
+    """The provider the broker signs in at: `acme`, an OAuth 2.0 provider with refresh tokens and revocation."""
+    fake = FakeOAuth2(CLIENT_SECRET)
+    return FakeProvider(fake, {"acme": fake.providers_entry("FAKE_ACME_SECRET")}, {"FAKE_ACME_SECRET": CLIENT_SECRET})
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """The real token-broker on a free port, its providers file pointing at the fake."""
+
+    def __init__(self, binary, provider, workdir):
+        self.port = free_port()
+        self.base = "http://127.0.0.1:%d" % self.port
+        providers = os.path.join(workdir, "providers.json")
+        with open(providers, "w") as f:
+            json.dump({"providers": provider.providers}, f)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
+               "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
+               "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
+               "BROKER_API_KEY": API_KEY, "BROKER_CORS_ORIGINS": FRONT_END,
+               "BROKER_RETURN_TO_ALLOWLIST": "http://app.example:3000", "BROKER_REFRESH_INTERVAL": "0",
+               "BROKER_UPSTREAM_TIMEOUT": "1", "BROKER_LOG_FORMAT": "json",
+               # A receiver that is never there: deliveries stay pending, so the outbox has something to list.
+               "BROKER_WEBHOOK_URL": "http://127.0.0.1:9/hooks", "BROKER_WEBHOOK_SECRET": "contract-webhook-secret-0123456789abcdef",
+               **provider.env}
+        self.log_path = os.path.join(workdir, "broker.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("token-broker exited with %s; see %s" % (self.process.returncode, self.log_path))
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=1)
+                connection.request("GET", "/healthz")
+                if connection.getresponse().status == 200:
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("token-broker did not answer /healthz within 20 s")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+class Reply:
+    def __init__(self, status, headers, body):
+        self.status, self.headers, self.body = status, headers, body
+
+    def header(self, name):
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
+
+    def all(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    @property
+    def json(self):
+        return json.loads(self.body)
+
+    @property
+    def error(self):
+        return self.json.get("error")
+
+
+class OpenAPIRequest:
+    """A request as openapi-core reads it."""
+
+    def __init__(self, base, method, target, headers, body, cookies):
+        url = urlsplit(target)
+        self.host_url, self.path, self.method = base, url.path, method.lower()
+        self.body = body or None
+        self.content_type = (headers.get("Content-Type") or "").lower()
+        self.parameters = RequestParameters(query=ImmutableMultiDict(parse_qs(url.query)), header=Headers(headers),
+                                            cookie=ImmutableMultiDict(cookies))
+
+
+class OpenAPIResponse:
+    """A response as openapi-core reads it."""
+
+    def __init__(self, reply):
+        self.status_code, self.data = reply.status, reply.body
+        self.headers = Headers(reply.headers)
+        self.content_type = (reply.header("Content-Type") or "").lower()
+
+
+class Contract:
+    """Sends requests to the broker and validates every answer against the document."""
+
+    def __init__(self, document, base):
+        self.document = document
+        spec = copy.deepcopy(document)
+        spec["servers"] = [{"url": base}]  # the document's "." means wherever it is served
+        self.openapi = OpenAPI.from_dict(spec)
+        self.transport = OAS31Validator({"$ref": "#/components/schemas/TransportError", "components": document["components"]})
+        self.base = base
+        self.port = int(base.rsplit(":", 1)[1])
+        self.exercised = set()
+        self.validated = 0
+
+    def call(self, method, target, headers=None, body=b"", jar=None, route=True):
+        """One request; the answer is validated against its operation (or, with route=False, TransportError)."""
+        headers = dict(headers or {})
+        cookies = dict(jar.cookies) if jar else {}
+        if cookies:
+            headers["Cookie"] = "; ".join("%s=%s" % item for item in cookies.items())
+        if isinstance(body, str):
+            body = body.encode()
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        connection.request(method, target, body=body or None, headers=headers)
+        raw = connection.getresponse()
+        reply = Reply(raw.status, raw.getheaders(), raw.read())
+        connection.close()
+        if jar:
+            jar.absorb(reply)
+        where = "%s %s -> %d" % (method, target, reply.status)
+        if route:
+            request = OpenAPIRequest(self.base, method, target, headers, body, cookies)
+            try:
+                self.openapi.validate_response(request, OpenAPIResponse(reply))
+            except Exception as error:
+                raise AssertionError("%s does not match docs/openapi.yaml: %s\n%s" % (where, describe(error), reply.body[:300]))
+            self.exercised.add((method.lower(), urlsplit(target).path))
+        else:
+            errors = list(self.transport.iter_errors(reply.json))
+            assert not errors, "%s is not a TransportError: %s" % (where, [e.message for e in errors])
+        self.validated += 1
+        return reply
+
+    def operations(self):
+        return {(method, path) for path, item in self.document["paths"].items() for method in item
+                if method in ("get", "put", "post", "delete", "options", "head", "patch", "trace")}
+
+
+def describe(error):
+    """openapi-core wraps the schema errors that say what is wrong; unwrap them."""
+    parts = [str(error)]
+    cause = error.__cause__ or error.__context__
+    while cause is not None:
+        parts.append(str(cause))
+        for sub in getattr(cause, "schema_errors", []) or []:
+            parts.append(getattr(sub, "message", str(sub)))
+        cause = cause.__cause__ or cause.__context__
+    return " / ".join(parts)
+
+
+class Jar:
+    """A browser's cookies for the broker's host."""
+
+    def __init__(self):
+        self.cookies = {}
+
+    def absorb(self, reply):
+        for line in reply.all("Set-Cookie"):
+            pair = line.split(";")[0]
+            name, _, value = pair.partition("=")
+            if "Max-Age=0" in line or not value:
+                self.cookies.pop(name, None)
+            else:
+                self.cookies[name] = value
+
+
+def expect(reply, status, error=None):
+    assert reply.status == status, "expected %d, got %d: %s" % (status, reply.status, reply.body[:300])
+    if error is not None:
+        assert reply.error == error, "expected error %s, got %s" % (error, reply.body[:300])
+
+
+def sign_in(t, jar=None, accept=JSON, query="", **switches):
+    """A browser's whole sign-in at the fake (auto-approved): authorize, the provider's redirect, the callback."""
+    if switches:
+        t.provider.configure(**switches)
+    jar = jar or Jar()
+    start = t.call("GET", "/authorize?provider=acme" + query, accept, jar=jar)
+    expect(start, 302)
+    location = urlsplit(start.header("Location"))
+    connection = http.client.HTTPConnection(location.hostname, location.port, timeout=10)
+    connection.request("GET", location.path + "?" + location.query)
+    back = connection.getresponse()
+    back.read()
+    callback = urlsplit(back.getheader("Location"))
+    connection.close()
+    return t.call("GET", callback.path + "?" + callback.query, accept, jar=jar), jar
+
+
+# --- scenarios ---------------------------------------------------------------------------------
+
+def test_documents_and_probes(t):
+    document = t.call("GET", "/openapi.json")
+    expect(document, 200)
+    assert document.json == t.contract.document, "GET /openapi.json differs from docs/openapi.yaml: run scripts/openapi"
+    expect(t.call("GET", "/healthz"), 200)
+    expect(t.call("GET", "/readyz"), 200)
+    metrics = t.call("GET", "/metrics")
+    expect(metrics, 200)
+    assert b"broker_build_info" in metrics.body
+    providers = t.call("GET", "/providers")
+    expect(providers, 200)
+    by_name = {p["name"]: p for p in providers.json["providers"]}
+    assert by_name["acme"]["configured"] and not by_name["github"]["configured"], by_name
+
+
+def test_transport_errors(t):
+    expect(t.call("GET", "/no-such-route", route=False), 404, "not_found")
+    wrong = t.call("PUT", "/account?id=acme:4242", API, route=False)
+    expect(wrong, 405, "method_not_allowed")
+    assert wrong.header("Allow") == "GET, HEAD, DELETE, OPTIONS", wrong.header("Allow")
+
+
+def test_browser_sign_in(t):
+    done, jar = sign_in(t, uid="4242")
+    expect(done, 200)
+    assert done.json["id"] == "acme:4242" and "access_token" not in done.json
+    assert "tb_session" in jar.cookies
+    page, jar = sign_in(t, accept=HTML)
+    expect(page, 303)
+    assert page.header("Location") == "/"
+    back, _ = sign_in(t, query="&return_to=" + RETURN_TO)
+    expect(back, 302)
+    assert back.header("Location") == RETURN_TO + "?account=acme%3A4242", back.header("Location")
+    home = t.call("GET", "/", HTML, jar=jar)
+    expect(home, 200)
+    assert b"acme" in home.body
+
+
+def test_authorize_errors(t):
+    expect(t.call("GET", "/authorize", JSON), 400, "bad_request")
+    expect(t.call("GET", "/authorize?provider=nope", JSON), 404, "unknown_provider")
+    expect(t.call("GET", "/authorize?provider=github", JSON), 503, "provider_not_configured")
+    expect(t.call("GET", "/authorize?provider=acme&return_to=https://evil.example/", JSON), 400, "invalid_return_to")
+    page = t.call("GET", "/authorize?provider=nope", HTML)
+    expect(page, 404)
+    assert page.header("Content-Type").startswith("text/html") and b"unknown_provider" in page.body
+
+
+def test_authorize_for_a_back_end(t):
+    form = {"Content-Type": "application/x-www-form-urlencoded", **API, **JSON}
+    started = t.call("POST", "/authorize", form, body=urlencode({"provider": "acme", "return_to": RETURN_TO}))
+    expect(started, 200)
+    assert started.json["authorize_url"].startswith(t.provider.fake.base + "/authorize?")
+    as_json = t.call("POST", "/authorize", {"Content-Type": "application/json", **API}, body=json.dumps({"provider": "acme"}))
+    expect(as_json, 200)
+    expect(t.call("POST", "/authorize", {"Content-Type": "application/json"}, body=json.dumps({"provider": "acme"})),
+           401, "unauthorized")
+    expect(t.call("POST", "/authorize", {"Content-Type": "application/json", **API}, body="{}"), 400, "bad_request")
+    expect(t.call("POST", "/authorize?provider=github", API), 503, "provider_not_configured")
+
+
+def test_callback_errors(t):
+    expect(t.call("GET", "/callback", JSON), 400, "invalid_state")
+    expect(t.call("GET", "/callback?state=unknown&code=x", JSON), 400, "invalid_state")
+    denied, _ = sign_in(t, deny=True)
+    t.provider.configure(deny=False)
+    expect(denied, 403, "access_denied")
+    failed, _ = sign_in(t, token_fails=True)
+    t.provider.configure(token_fails=False)
+    expect(failed, 502, "upstream_error")
+    page, _ = sign_in(t, accept=HTML, deny=True)
+    t.provider.configure(deny=False)
+    expect(page, 403)
+    assert page.header("Content-Type").startswith("text/html")
+
+
+def test_reading_an_account(t):
+    done, jar = sign_in(t, uid="4242", expires_in=3600, issue_refresh=True)
+    expect(done, 200)
+    for headers, who in [(API, "api key"), ({}, "session")]:
+        reply = t.call("GET", "/account?id=acme:4242", headers, jar=None if who == "api key" else jar)
+        expect(reply, 200)
+        assert reply.json["access_token"].startswith("ACME-ACCESS-SENTINEL-") and "refresh_token" not in reply.json
+    by_uid = t.call("GET", "/account?provider=acme&uid=4242", API)
+    expect(by_uid, 200)
+    cors = t.call("GET", "/account?id=acme:4242", {"Origin": FRONT_END}, jar=jar)
+    expect(cors, 200)
+    assert cors.header("Access-Control-Allow-Origin") == FRONT_END
+    expect(t.call("GET", "/account", API), 400, "bad_request")
+    expect(t.call("GET", "/account?id=acme:999", API), 404, "not_found")
+    expect(t.call("GET", "/account?id=acme:4242"), 401, "unauthorized")
+    expect(t.call("GET", "/account?id=acme:4242", {"Authorization": "Bearer wrong-key-0123456789"}), 401, "unauthorized")
+    # An expired token without a refresh token is never handed out.
+    expect(sign_in(t, uid="5001", expires_in=1, issue_refresh=False)[0], 200)
+    # A refreshable one whose refresh is rate limited: the error and when to ask again.
+    expect(sign_in(t, uid="5002", expires_in=1, issue_refresh=True)[0], 200)
+    t.provider.configure(uid="4242", expires_in=3600, issue_refresh=True, refresh="rate_limited")
+    time.sleep(1.2)
+    expect(t.call("GET", "/account?id=acme:5001", API), 410, "expired")
+    limited = t.call("GET", "/account?id=acme:5002", API)
+    t.provider.configure(refresh="ok")
+    expect(limited, 502, "upstream_error")
+    assert limited.header("Retry-After") == "120", limited.headers
+
+
+def test_listing_accounts(t):
+    done, jar = sign_in(t, uid="4242")
+    expect(done, 200)
+    everything = t.call("GET", "/accounts", API)
+    expect(everything, 200)
+    assert "acme:4242" in [a["id"] for a in everything.json["accounts"]]
+    expect(t.call("GET", "/accounts?provider=acme", API), 200)
+    mine = t.call("GET", "/accounts", {"Origin": FRONT_END}, jar=jar)
+    expect(mine, 200)
+    assert [a["id"] for a in mine.json["accounts"]] == ["acme:4242"]
+    assert mine.header("Access-Control-Allow-Origin") == FRONT_END and mine.header("Vary") == "Origin"
+    expect(t.call("GET", "/accounts"), 401, "unauthorized")
+
+
+def test_preflights(t):
+    asked = {"Origin": FRONT_END, "Access-Control-Request-Method": "DELETE"}
+    allowed = t.call("OPTIONS", "/account?id=acme:4242", asked)
+    expect(allowed, 204)
+    assert allowed.header("Access-Control-Allow-Origin") == FRONT_END
+    assert allowed.header("Access-Control-Allow-Methods") == "GET, HEAD, DELETE"
+    other = t.call("OPTIONS", "/account", {"Origin": "http://other.example", "Access-Control-Request-Method": "DELETE"})
+    expect(other, 204)
+    assert other.header("Access-Control-Allow-Origin") is None
+    expect(t.call("OPTIONS", "/accounts", {"Origin": FRONT_END, "Access-Control-Request-Method": "GET"}), 204)
+
+
+def test_refreshing_an_account(t):
+    expect(sign_in(t, uid="4242", expires_in=3600, issue_refresh=True)[0], 200)
+    fresh = t.call("POST", "/account/refresh?id=acme:4242", API)
+    expect(fresh, 200)
+    assert fresh.json["refreshed_at"] is not None and "access_token" not in fresh.json
+    expect(t.call("POST", "/account/refresh?id=acme:4242"), 401, "unauthorized")
+    expect(t.call("POST", "/account/refresh", API), 400, "bad_request")
+    expect(t.call("POST", "/account/refresh?id=acme:999", API), 404, "not_found")
+    expect(sign_in(t, uid="6001", issue_refresh=False)[0], 200)
+    expect(t.call("POST", "/account/refresh?id=acme:6001", API), 409, "not_refreshable")
+    expect(sign_in(t, uid="6002", issue_refresh=True)[0], 200)
+    t.provider.configure(refresh="slow", delay=1.5)
+    expect(t.call("POST", "/account/refresh?id=acme:6002", API), 504, "upstream_timeout")
+    time.sleep(0.5)  # the slow answer arrives after the broker gave up; let it land first
+    expect(sign_in(t, uid="6003", issue_refresh=True)[0], 200)
+    t.provider.configure(refresh="rate_limited")
+    limited = t.call("POST", "/account/refresh?id=acme:6003", API)
+    expect(limited, 502, "upstream_error")
+    assert limited.header("Retry-After") == "120"
+    expect(sign_in(t, uid="6004", issue_refresh=True)[0], 200)
+    t.provider.configure(refresh="invalid_grant")
+    expect(t.call("POST", "/account/refresh?id=acme:6004", API), 410, "reauthorization_required")
+    expect(t.call("GET", "/account?id=acme:6004", API), 410, "reauthorization_required")
+    t.provider.configure(uid="4242", refresh="ok")
+
+
+def test_deleting_accounts(t):
+    done, jar = sign_in(t, uid="7001")
+    expect(done, 200)
+    expect(t.call("DELETE", "/account?id=acme:7001"), 401, "unauthorized")
+    gone = t.call("DELETE", "/account?id=acme:7001", {"Origin": FRONT_END}, jar=jar)
+    expect(gone, 204)
+    assert gone.header("Access-Control-Allow-Origin") == FRONT_END
+    expect(t.call("DELETE", "/account?id=acme:7001", API), 404, "not_found")
+    expect(t.call("DELETE", "/account", API), 400, "bad_request")
+    expect(sign_in(t, uid="7002")[0], 200)
+    t.provider.configure(revoke_fails=True)
+    unrevoked = t.call("DELETE", "/account?provider=acme&uid=7002", API)
+    t.provider.configure(revoke_fails=False, uid="4242")
+    expect(unrevoked, 200)
+    assert unrevoked.json["revoked"] is False and unrevoked.json["deleted"] is True
+
+
+def test_disconnect_from_the_page(t):
+    done, jar = sign_in(t, uid="8001")
+    t.provider.configure(uid="4242")
+    expect(done, 200)
+    page = t.call("GET", "/", HTML, jar=jar)
+    assert b'href="/disconnect?id=acme%3A8001"' in page.body, "the page links Disconnect to its confirmation"
+    confirm = t.call("GET", "/disconnect?id=acme%3A8001", HTML, jar=jar)
+    expect(confirm, 200)
+    assert b'action="/disconnect"' in confirm.body
+    csrf = re.search(rb'name="csrf" value="([^"]+)"', confirm.body)
+    assert csrf, "the confirmation has no csrf field"
+    expect(t.call("GET", "/disconnect?id=acme%3A8001", JSON), 403, "forbidden")
+    form = {"Content-Type": "application/x-www-form-urlencoded"}
+    expect(t.call("POST", "/disconnect", {**form, **JSON}, body="id=acme%3A8001&csrf=forged", jar=jar), 403, "forbidden")
+    refused = t.call("POST", "/disconnect", {**form, **HTML}, body="id=acme%3A8001", jar=jar)
+    expect(refused, 403)
+    assert refused.header("Content-Type").startswith("text/html")
+    body = urlencode({"id": "acme:8001", "csrf": csrf.group(1).decode()})
+    expect(t.call("POST", "/disconnect", {**form, **HTML}, body=body, jar=jar), 303)
+    expect(t.call("GET", "/account?id=acme:8001", API), 404, "not_found")
+
+
+def test_webhook_outbox(t):
+    done, _ = sign_in(t, uid="8101")
+    t.provider.configure(uid="4242")
+    expect(done, 200)
+    expect(t.call("GET", "/webhooks", JSON), 401, "unauthorized")
+    listing = t.call("GET", "/webhooks", API)
+    expect(listing, 200)
+    pending = [d for d in listing.json["pending"] if d["account_id"] == "acme:8101"]
+    assert pending and pending[0]["type"] == "account.connected", listing.json
+    replayed = t.call("POST", "/webhooks/replay?id=" + pending[0]["event_id"], API)
+    expect(replayed, 200)
+    assert replayed.json["replayed"] >= 1
+    expect(t.call("POST", "/webhooks/replay?id=evt_unknown", API), 404, "not_found")
+    expect(t.call("POST", "/webhooks/replay", API), 400, "bad_request")
+    expect(t.call("POST", "/webhooks/replay?id=x", JSON), 401, "unauthorized")
+
+
+TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
+         test_authorize_for_a_back_end, test_callback_errors, test_reading_an_account, test_listing_accounts,
+         test_preflights, test_refreshing_an_account, test_deleting_accounts, test_disconnect_from_the_page,
+         test_webhook_outbox]
+
+
+class Context:
+    def __init__(self, contract, provider):
+        self.contract, self.provider = contract, provider
+
+    def call(self, *args, **kwargs):
+        return self.contract.call(*args, **kwargs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "token-broker"))
+    args = parser.parse_args()
+    if not os.access(args.binary, os.X_OK):
+        sys.exit("api-contract: %s is missing; run swift build first" % args.binary)
+    with open(os.path.join(ROOT, "docs", "openapi.yaml"), "rb") as f:
+        document = yaml.safe_load(f)
+    workdir = tempfile.mkdtemp(prefix="broker-contract-")
+    provider = start_fake_provider()
+    broker = None
+    passed, failed = 0, 0
+    try:
+        broker = Broker(args.binary, provider, workdir)
+        t = Context(Contract(document, broker.base), provider)
+        for test in TESTS:
+            try:
+                test(t)
+                passed += 1
+                print("PASS", test.__name__, flush=True)
+            except Exception:
+                failed += 1
+                print("FAIL", test.__name__, flush=True)
+                traceback.print_exc()
+        missing = sorted(t.contract.operations() - t.contract.exercised)
+        if missing:
+            failed += 1
+            print("FAIL every documented operation is exercised; never called: %s" % ", ".join("%s %s" % m for m in missing))
+        else:
+            passed += 1
+            print("PASS every documented operation is exercised (%d operations, %d answers validated)"
+                  % (len(t.contract.exercised), t.contract.validated))
+    finally:
+        if broker:
+            broker.stop()
+            with open(broker.log_path) as f:
+                log = f.read()
+            for secret in ["ACME-ACCESS-SENTINEL", "ACME-REFRESH-SENTINEL", "ACME-CODE-SENTINEL", CLIENT_SECRET, API_KEY]:
+                if secret in log:
+                    failed += 1
+                    print("FAIL the broker log contains a secret (%s)" % secret)
+        provider.stop()
+        if failed == 0:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print("broker data and log kept in %s" % workdir)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
