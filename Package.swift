@@ -5,13 +5,13 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
     name: "token-broker",
     products: [
-        .executable(name: "token-broker", targets: ["token-broker"]),
+        .executable(name: "token-broker", targets: ["token-broker"])
     ],
     targets: [
         // HTTP/1.1 transport: sockets, parser state machine, connections, router.
@@ -28,30 +28,53 @@ let package = Package(
         // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
         // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
-        .target(name: "BrokerApp", dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"], swiftSettings: strict),
+        .target(
+            name: "BrokerApp",
+            dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"],
+            swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // A fake provider as a process, for scripts and the browser test; not shipped in the image.
         .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
-        .executableTarget(name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"], swiftSettings: strict),
+        .executableTarget(
+            name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"],
+            swiftSettings: strict),
 
         // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped
         // start and stop, and the repository and flow-store conformance suites every store runs.
-        .target(name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP"], path: "Tests/BrokerTestSupport", swiftSettings: strict),
+        .target(
+            name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP"],
+            path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
         // a plain `swift build` compiles them into a stub that says so.
         .target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: strict),
-        .executableTarget(name: "FuzzHTTP", dependencies: ["FuzzSupport", "BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
-        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"], path: "Fuzz/FuzzDecoders", swiftSettings: strict),
-        .executableTarget(name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore"], path: "Fuzz/FuzzProviders", swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzHTTP", dependencies: ["FuzzSupport", "BrokerHTTP", "BrokerCrypto"], path: "Fuzz/FuzzHTTP", swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzDecoders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis"],
+            path: "Fuzz/FuzzDecoders", swiftSettings: strict),
+        .executableTarget(
+            name: "FuzzProviders", dependencies: ["FuzzSupport", "BrokerCore", "BrokerCrypto", "BrokerFileStore"],
+            path: "Fuzz/FuzzProviders", swiftSettings: strict),
 
         .testTarget(name: "BrokerHTTPTests", dependencies: ["BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerFakeProvidersTests", dependencies: ["BrokerFakeProviders", "BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "BrokerFakeProvidersTests", dependencies: ["BrokerFakeProviders", "BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"],
+            swiftSettings: strict),
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
-        .testTarget(name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"], swiftSettings: strict),
-        .testTarget(name: "BrokerAppTests", dependencies: ["BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders", "BrokerTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BrokerAppTests",
+            dependencies: [
+                "BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
+                "BrokerTestSupport",
+            ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

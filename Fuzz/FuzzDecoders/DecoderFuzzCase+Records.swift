@@ -54,15 +54,16 @@ extension DecoderFuzzCase {
             fatalError("fuzz invariant broken: an encoded account does not decode")
         }
         require((try? codec.encode(again)) == first, "re-encoding a decoded account is not stable")
-        require(again.id == account.id && again.accessToken == account.accessToken && again.status == account.status,
-                "a round trip changed the account")
+        require(
+            again.id == account.id && again.accessToken == account.accessToken && again.status == account.status,
+            "a round trip changed the account")
     }
 
     /// A pending flow: decoded, it re-encodes to a fixed point, and its printout does not depend on its secrets.
     func checkPendingFlow() {
         guard let flow = try? PendingFlowCodec.decode(input.payload, path: "flow.json") else { return }
         guard let first = try? PendingFlowCodec.encode(flow),
-              let again = try? PendingFlowCodec.decode(first, path: "flow.json")
+            let again = try? PendingFlowCodec.decode(first, path: "flow.json")
         else { fatalError("fuzz invariant broken: a decoded flow does not round-trip") }
         require((try? PendingFlowCodec.encode(again)) == first, "re-encoding a decoded flow is not stable")
         require(again.state == flow.state && again.binding == flow.binding, "a round trip changed the flow")

@@ -76,12 +76,14 @@ enum DecoderSeeds {
         let t = Date(timeIntervalSince1970: 1_767_225_600.25)
         return [
             Account(provider: "github", uid: "42", accessToken: Secret(secret), createdAt: t, updatedAt: t),
-            Account(provider: "weibo", uid: "5820", accessToken: Secret("2.00abc" + secret), tokenType: "bearer",
-                    scope: "all email", refreshToken: Secret("r-" + secret), screenName: "名字 \"q\"",
-                    expiresAt: t.addingTimeInterval(3600), createdAt: t, updatedAt: t.addingTimeInterval(5),
-                    refreshedAt: t.addingTimeInterval(5), status: .reauthorizationRequired),
-            Account(provider: "twitter", uid: "783214", accessToken: Secret("783214-abc"), tokenSecret: Secret(secret),
-                    screenName: "twitter", createdAt: t, updatedAt: t),
+            Account(
+                provider: "weibo", uid: "5820", accessToken: Secret("2.00abc" + secret), tokenType: "bearer",
+                scope: "all email", refreshToken: Secret("r-" + secret), screenName: "名字 \"q\"",
+                expiresAt: t.addingTimeInterval(3600), createdAt: t, updatedAt: t.addingTimeInterval(5),
+                refreshedAt: t.addingTimeInterval(5), status: .reauthorizationRequired),
+            Account(
+                provider: "twitter", uid: "783214", accessToken: Secret("783214-abc"), tokenSecret: Secret(secret),
+                screenName: "twitter", createdAt: t, updatedAt: t),
         ]
     }()
 
@@ -89,10 +91,13 @@ enum DecoderSeeds {
     static let flows: [PendingFlow] = {
         let t = Date(timeIntervalSince1970: 1_767_225_600)
         return [
-            PendingFlow(state: "af0ifjsldkj", provider: "github", binding: "b1", codeVerifier: Secret("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
-                        returnTo: "/done?x=1", createdAt: t, expiresAt: t.addingTimeInterval(600)),
-            PendingFlow(state: "s2", provider: "twitter", binding: "b2", requestToken: "Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik",
-                        requestTokenSecret: Secret(secret), createdAt: t, expiresAt: t.addingTimeInterval(600)),
+            PendingFlow(
+                state: "af0ifjsldkj", provider: "github", binding: "b1",
+                codeVerifier: Secret("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+                returnTo: "/done?x=1", createdAt: t, expiresAt: t.addingTimeInterval(600)),
+            PendingFlow(
+                state: "s2", provider: "twitter", binding: "b2", requestToken: "Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik",
+                requestTokenSecret: Secret(secret), createdAt: t, expiresAt: t.addingTimeInterval(600)),
         ]
     }()
 

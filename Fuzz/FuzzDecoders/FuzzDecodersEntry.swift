@@ -31,11 +31,13 @@ import Foundation
 enum FuzzDecodersStub {
     /// Prints how to build and run the fuzz target, and exits 2.
     static func main() {
-        FileHandle.standardError.write(Data("""
-            FuzzDecoders is a libFuzzer target; this plain build only prints this note.
-            Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzDecoders
+        FileHandle.standardError.write(
+            Data(
+                """
+                FuzzDecoders is a libFuzzer target; this plain build only prints this note.
+                Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzDecoders
 
-            """.utf8))
+                """.utf8))
         exit(2)
     }
 }

@@ -32,11 +32,13 @@ import Foundation
 enum FuzzHTTPStub {
     /// Prints how to build and run the fuzz target, and exits 2.
     static func main() {
-        FileHandle.standardError.write(Data("""
-            FuzzHTTP is a libFuzzer target; this plain build only prints this note.
-            Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzHTTP
+        FileHandle.standardError.write(
+            Data(
+                """
+                FuzzHTTP is a libFuzzer target; this plain build only prints this note.
+                Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzHTTP
 
-            """.utf8))
+                """.utf8))
         exit(2)
     }
 }

@@ -25,10 +25,12 @@ extension ParserRun {
         require(sectionBytes <= limits.maxHeaderBytes + 2, "header section of at least \(sectionBytes) bytes")
         for field in h.headers.fields {
             require(!field.name.isEmpty && field.name.utf8.allSatisfy(Self.isTokenByte), "field name is not a token")
-            require(field.value.unicodeScalars.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) },
-                    "field value holds a control byte")
-            require(field.value.first != " " && field.value.first != "\t" && field.value.last != " " && field.value.last != "\t",
-                    "field value keeps its surrounding whitespace")
+            require(
+                field.value.unicodeScalars.allSatisfy { $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F) },
+                "field value holds a control byte")
+            require(
+                field.value.first != " " && field.value.first != "\t" && field.value.last != " " && field.value.last != "\t",
+                "field value keeps its surrounding whitespace")
         }
         checkFraming(h)
         // RFC 9112 §3.2: exactly one Host on HTTP/1.1, never two.

@@ -31,11 +31,13 @@ import Foundation
 enum FuzzProvidersStub {
     /// Prints how to build and run the fuzz target, and exits 2.
     static func main() {
-        FileHandle.standardError.write(Data("""
-            FuzzProviders is a libFuzzer target; this plain build only prints this note.
-            Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzProviders
+        FileHandle.standardError.write(
+            Data(
+                """
+                FuzzProviders is a libFuzzer target; this plain build only prints this note.
+                Build and run it with sanitizers: scripts/fuzz [SECONDS] FuzzProviders
 
-            """.utf8))
+                """.utf8))
         exit(2)
     }
 }

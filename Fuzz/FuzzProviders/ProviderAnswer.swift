@@ -51,7 +51,8 @@ struct ProviderAnswer {
         let p = Int(parameter)
         let status = Self.statuses[p % Self.statuses.count]
         let type = Self.contentTypes[(p / Self.statuses.count) % Self.contentTypes.count]
-        let source = RetryAfterSource(rawValue: (p / (Self.statuses.count * Self.contentTypes.count)) % RetryAfterSource.allCases.count) ?? .none
+        let source =
+            RetryAfterSource(rawValue: (p / (Self.statuses.count * Self.contentTypes.count)) % RetryAfterSource.allCases.count) ?? .none
         var headers: [(String, String)] = type.map { [("Content-Type", $0)] } ?? []
         var body = payload
         if source == .firstLine {

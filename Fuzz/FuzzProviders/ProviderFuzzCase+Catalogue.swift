@@ -9,17 +9,23 @@ extension ProviderFuzzCase {
     /// As the exchange does for a preset that names its users only in the token
     /// answer: a grant without an id is a refusal, an id must pass ``ProviderUserID``.
     func checkCatalogueExchange() {
-        let client = OAuth2Client(settings: ProviderFixtures.settings(ProviderFixtures.slack, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI, upstream: upstream)
+        let client = OAuth2Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.slack, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI,
+            upstream: upstream)
         let secrets = [ProviderFixtures.code, ProviderFixtures.clientSecret]
         let outcome = Blocking.run { () async throws(BrokerError) -> (TokenGrant, String) in
             let grant = try await client.exchange(code: ProviderFixtures.code, codeVerifier: nil)
-            guard let uid = grant.uid else { throw .upstreamError(step: "token_exchange", reason: "the token response has no team.id and authed_user.id") }
+            guard let uid = grant.uid else {
+                throw .upstreamError(step: "token_exchange", reason: "the token response has no team.id and authed_user.id")
+            }
             try ProviderUserID.check(uid, step: "token_exchange")
             return (grant, uid)
         }
         switch outcome {
         case .success(let (grant, uid)):
-            require(uid.split(separator: ":", omittingEmptySubsequences: false).count == 2, "a joined id of \(uid.utf8.count) bytes with other than one colon")
+            require(
+                uid.split(separator: ":", omittingEmptySubsequences: false).count == 2,
+                "a joined id of \(uid.utf8.count) bytes with other than one colon")
             checkLifetime(grant.expiresIn)
             checkStored(account(provider: "slack", uid: uid, grant: grant, screenName: grant.screenName))
         case .failure(let error):
@@ -29,8 +35,13 @@ extension ProviderFuzzCase {
 
     /// HubSpot's introspection endpoint: a form POST with client credentials, the user `hub_id:user_id`, the name `user`.
     func checkCatalogueUserInfo() {
-        let client = OAuth2Client(settings: ProviderFixtures.settings(ProviderFixtures.hubspot, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI, upstream: upstream)
-        switch Blocking.run({ () async throws(BrokerError) in try await client.fetchUser(accessToken: Secret(ProviderFixtures.accessToken)) }) {
+        let client = OAuth2Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.hubspot, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI,
+            upstream: upstream)
+        let fetched = Blocking.run { () async throws(BrokerError) in
+            try await client.fetchUser(accessToken: Secret(ProviderFixtures.accessToken))
+        }
+        switch fetched {
         case .success(let user):
             require(user.uid.split(separator: ":", omittingEmptySubsequences: false).count == 2, "a joined id with other than one colon")
             let grant = TokenGrant(accessToken: Secret(ProviderFixtures.accessToken), tokenType: "bearer")

@@ -6,8 +6,10 @@ import FuzzSupport
 extension ProviderFuzzCase {
     /// A client with a fixed nonce and the fixed clock, so every signature is repeatable.
     var oauth1Client: OAuth1Client {
-        OAuth1Client(settings: ProviderFixtures.settings(ProviderFixtures.twitter, OAuth1Settings.init), upstream: upstream, nonce: { "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg" },
-                     timestamp: { Int(ProviderFixtures.now.timeIntervalSince1970) })
+        OAuth1Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.twitter, OAuth1Settings.init), upstream: upstream,
+            nonce: { "kYjzVBB8Y0ZFabxSWbWovY3uYSQ2pTgmZeNu2VS4cg" },
+            timestamp: { Int(ProviderFixtures.now.timeIntervalSince1970) })
     }
 
     /// RFC 5849 §2.1: a usable token and a secret that the pending flow keeps intact, or a refusal without the consumer secret.

@@ -9,7 +9,9 @@ extension ProviderFuzzCase {
     /// The user endpoint gets the same answer (the fake has only one), which
     /// matters for an answer that is both a grant and a user object.
     func checkExchange() {
-        let client = OAuth2Client(settings: ProviderFixtures.settings(ProviderFixtures.weibo, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI, upstream: upstream)
+        let client = OAuth2Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.weibo, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI,
+            upstream: upstream)
         let secrets = [ProviderFixtures.code, ProviderFixtures.codeVerifier, ProviderFixtures.clientSecret]
         let outcome = Blocking.run { () async throws(BrokerError) -> (TokenGrant, String, String?) in
             let grant = try await client.exchange(code: ProviderFixtures.code, codeVerifier: ProviderFixtures.codeVerifier)
@@ -32,8 +34,13 @@ extension ProviderFuzzCase {
 
     /// GitHub's `/user` with a Bearer token: a usable uid and an account that stores, or a refusal without the token.
     func checkUserInfo() {
-        let client = OAuth2Client(settings: ProviderFixtures.settings(ProviderFixtures.github, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI, upstream: upstream)
-        switch Blocking.run({ () async throws(BrokerError) in try await client.fetchUser(accessToken: Secret(ProviderFixtures.accessToken)) }) {
+        let client = OAuth2Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.github, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI,
+            upstream: upstream)
+        let fetched = Blocking.run { () async throws(BrokerError) in
+            try await client.fetchUser(accessToken: Secret(ProviderFixtures.accessToken))
+        }
+        switch fetched {
         case .success(let user):
             let grant = TokenGrant(accessToken: Secret(ProviderFixtures.accessToken), tokenType: "bearer")
             checkStored(account(provider: "github", uid: user.uid, grant: grant, screenName: user.screenName))
@@ -46,7 +53,9 @@ extension ProviderFuzzCase {
     ///
     /// The field is kept only from a 429 or 5xx answer (``OAuth2Client/attemptRefresh(refreshToken:)``).
     func checkRefresh() {
-        let client = OAuth2Client(settings: ProviderFixtures.settings(ProviderFixtures.google, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI, upstream: upstream)
+        let client = OAuth2Client(
+            settings: ProviderFixtures.settings(ProviderFixtures.google, OAuth2Settings.init), redirectURI: ProviderFixtures.redirectURI,
+            upstream: upstream)
         let outcome = Blocking.run { () async throws(RefreshFailure) in
             try await client.attemptRefresh(refreshToken: Secret(ProviderFixtures.refreshToken))
         }

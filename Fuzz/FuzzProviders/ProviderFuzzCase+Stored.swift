@@ -34,14 +34,20 @@ extension ProviderFuzzCase {
         require(ProviderUserID.problem(with: account.uid) == nil, "a stored uid that ProviderUserID refuses")
         for token in [account.accessToken, account.refreshToken, account.tokenSecret].compactMap({ $0?.value }) {
             // The rule OAuth2ResponseValidator.checkToken states for every token the broker hands on.
-            require(!token.isEmpty && token.utf8.count <= OAuth2ResponseValidator.maximumTokenBytes, "a stored token of \(token.utf8.count) bytes")
-            require(!token.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "a stored token with control characters")
+            require(
+                !token.isEmpty && token.utf8.count <= OAuth2ResponseValidator.maximumTokenBytes,
+                "a stored token of \(token.utf8.count) bytes")
+            require(
+                !token.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) },
+                "a stored token with control characters")
         }
         let name = StoreFileName.forAccount(id: account.id)
         require(name.utf8.count <= StoreFileName.maximumLength, "an account file name of \(name.utf8.count) bytes")
         require(StoreFileName.isName(name, forAccount: account.id), "an account file name that is not the account's")
         let codec = PlainJSONAccountCodec()
-        guard let bytes = try? codec.encode(account) else { fatalError("fuzz invariant broken: an account from a provider answer does not encode") }
+        guard let bytes = try? codec.encode(account) else {
+            fatalError("fuzz invariant broken: an account from a provider answer does not encode")
+        }
         guard let again = try? codec.decode(bytes, path: "fuzz.json") else {
             fatalError("fuzz invariant broken: an account from a provider answer does not decode")
         }

@@ -5,7 +5,9 @@ import FuzzSupport
 /// TMDB v3 session authentication: request token, session (and the account after it), account.
 extension ProviderFuzzCase {
     /// A TMDB client against the fake provider.
-    var tmdbClient: TMDBClient { TMDBClient(settings: ProviderFixtures.settings(ProviderFixtures.tmdb, TMDBSettings.init), upstream: upstream) }
+    var tmdbClient: TMDBClient {
+        TMDBClient(settings: ProviderFixtures.settings(ProviderFixtures.tmdb, TMDBSettings.init), upstream: upstream)
+    }
 
     /// A request token fit for a URL path that the pending flow keeps intact, or a refusal without the API key.
     func checkTMDBRequestToken() {
@@ -30,7 +32,8 @@ extension ProviderFuzzCase {
         switch outcome {
         case .success(let (session, uid, username)):
             require(ProviderCall.isUsableToken(session.value), "an unusable session id accepted")
-            checkStored(account(provider: "tmdb", uid: uid, grant: TokenGrant(accessToken: session, screenName: username), screenName: username))
+            checkStored(
+                account(provider: "tmdb", uid: uid, grant: TokenGrant(accessToken: session, screenName: username), screenName: username))
         case .failure(let error):
             checkRefusal(error, secrets: [ProviderFixtures.apiKey])
         }

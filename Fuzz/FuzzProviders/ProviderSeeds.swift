@@ -23,8 +23,9 @@ enum ProviderSeeds {
 
         /// The raw fuzz input.
         var bytes: [UInt8] {
-            ProviderFuzzCase.encode(step, parameter: ProviderAnswer.parameter(status: status, contentType: contentType, retryAfter: retryAfter),
-                                    Array(payload.utf8))
+            ProviderFuzzCase.encode(
+                step, parameter: ProviderAnswer.parameter(status: status, contentType: contentType, retryAfter: retryAfter),
+                Array(payload.utf8))
         }
     }
 
@@ -56,7 +57,10 @@ enum ProviderSeeds {
     /// Every seed.
     static var all: [Seed] {
         var seeds: [Seed] = []
-        func add(_ step: ProviderFuzzCase.Step, _ status: Int, _ type: String?, _ payload: String, retryAfter: ProviderAnswer.RetryAfterSource = .none) {
+        func add(
+            _ step: ProviderFuzzCase.Step, _ status: Int, _ type: String?, _ payload: String,
+            retryAfter: ProviderAnswer.RetryAfterSource = .none
+        ) {
             seeds.append(Seed(step: step, status: status, contentType: type, retryAfter: retryAfter, payload: payload))
         }
         for (status, type, body) in tokenAnswers {
@@ -73,7 +77,10 @@ enum ProviderSeeds {
             add(.tmdbAccount, 200, json, #"{"id":"\#(uid)","username":"travisbell"}"#)
         }
         for uid in hostileUIDsInForm {
-            add(.accessToken, 200, twitterForm, "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU&user_id=\(uid)&screen_name=twitterapi")
+            add(
+                .accessToken, 200, twitterForm,
+                "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU&user_id=\(uid)&screen_name=twitterapi"
+            )
         }
         // A 20 KB access token (over the 16 KiB bound, checked whole by the writer) and an 8000-byte one that fits in -max_len.
         for length in [20_000, 8_000] {
@@ -110,19 +117,40 @@ enum ProviderSeeds {
     /// Token endpoint answers: Weibo (doc, real, older, errors), GitHub (form, JSON, error with 200), Google, RFC 6749, an HTML page.
     static let tokenAnswers: [(Int, String?, String)] = [
         (200, weiboJSON, #"{"access_token":"ACCESS_TOKEN","expires_in":1234,"remind_in":"798114","uid":"12341234"}"#),
-        (200, weiboJSON, #"{"access_token":"2.00Vp7dEEeYcbDB399a287a87jsJhJC","remind_in":"157679999","expires_in":157679999,"uid":"3733034601","isRealName":"true"}"#),
+        (
+            200, weiboJSON,
+            #"{"access_token":"2.00Vp7dEEeYcbDB399a287a87jsJhJC","remind_in":"157679999","expires_in":157679999,"uid":"3733034601","isRealName":"true"}"#
+        ),
         (200, weiboJSON, #"{"access_token":"2.00WsUooC2Qf7MD7939e77fc0pxQHIqC","expires_in":86400,"uid":"2583117564"}"#),
         (200, weiboJSON, #"{"access_token":"2.00abc","expires_in":86400,"uid":1073880650,"scope":"follow_app_official_microblog"}"#),
-        (400, weiboJSON, #"{"error":"invalid_grant","error_code":21325,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token","error_description":"invalid authorization code:0dd6ebdafc04f8402b4e75d8289dba14"}"#),
-        (401, weiboJSON, #"{"error":"invalid_client","error_code":21324,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token","error_description":"client_secret error."}"#),
+        (
+            400, weiboJSON,
+            #"{"error":"invalid_grant","error_code":21325,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token","error_description":"invalid authorization code:0dd6ebdafc04f8402b4e75d8289dba14"}"#
+        ),
+        (
+            401, weiboJSON,
+            #"{"error":"invalid_client","error_code":21324,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token","error_description":"client_secret error."}"#
+        ),
         (200, weiboJSON, #"{"request":"/statuses/home_timeline.json","error_code":"20502","error":"Auth failed!"}"#),
-        (200, "application/x-www-form-urlencoded", "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer"),
+        (
+            200, "application/x-www-form-urlencoded",
+            "access_token=gho_16C7e42F292c6912E7710c838347Ae178B4a&scope=repo%2Cgist&token_type=bearer"
+        ),
         (200, json, #"{"access_token":"gho_16C7e42F292c6912E7710c838347Ae178B4a","scope":"repo,gist","token_type":"bearer"}"#),
-        (200, json, #"{"error":"bad_verification_code","error_description":"The code passed is incorrect or expired.","error_uri":"/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code"}"#),
+        (
+            200, json,
+            #"{"error":"bad_verification_code","error_description":"The code passed is incorrect or expired.","error_uri":"/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors/#bad-verification-code"}"#
+        ),
         (200, json, #"{"error":"bad_refresh_token","error_description":"The refresh token passed is incorrect or expired."}"#),
-        (200, json, #"{"access_token":"1/fFAGRNJru1FTz70BzhT3Zg","expires_in":3920,"token_type":"Bearer","scope":"https://www.googleapis.com/auth/drive.metadata.readonly https://www.googleapis.com/auth/calendar.readonly","refresh_token":"1//xEoDL4iW3cxlI7yDbSRFYNG01kVKM2C-259HOF2aQbI"}"#),
+        (
+            200, json,
+            #"{"access_token":"1/fFAGRNJru1FTz70BzhT3Zg","expires_in":3920,"token_type":"Bearer","scope":"https://www.googleapis.com/auth/drive.metadata.readonly https://www.googleapis.com/auth/calendar.readonly","refresh_token":"1//xEoDL4iW3cxlI7yDbSRFYNG01kVKM2C-259HOF2aQbI"}"#
+        ),
         (400, json, #"{"error":"invalid_grant","error_description":"Token has been expired or revoked."}"#),
-        (200, json, #"{"access_token":"2YotnFZFEjr1zCsicMWpAA","token_type":"example","expires_in":3600,"refresh_token":"tGzv3JOkF0XG5Qx2TlKWIA","example_parameter":"example_value"}"#),
+        (
+            200, json,
+            #"{"access_token":"2YotnFZFEjr1zCsicMWpAA","token_type":"example","expires_in":3600,"refresh_token":"tGzv3JOkF0XG5Qx2TlKWIA","example_parameter":"example_value"}"#
+        ),
         (400, json, #"{"error":"invalid_request"}"#),
         (503, "text/html;charset=utf-8", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
         (204, nil, ""),
@@ -130,9 +158,18 @@ enum ProviderSeeds {
 
     /// Slack's `oauth.v2.access`: a user token, a bot-only install, rotation, `ok:false`, a colon in a joined part, a fraction.
     static let slackAnswers: [(Int, String?, String)] = [
-        (200, json, #"{"ok":true,"app_id":"A0KRD7HC3","authed_user":{"id":"U1234","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T9TK3CUKW","name":"Slack Softball Team"},"enterprise":null,"is_enterprise_install":false}"#),
-        (200, json, #"{"ok":true,"access_token":"xoxb-17653672481","token_type":"bot","scope":"commands","bot_user_id":"U0KRQLJ9H","authed_user":{"id":"U1234"},"team":{"id":"T9TK3CUKW"}}"#),
-        (200, json, #"{"ok":true,"authed_user":{"id":"U1234","access_token":"xoxe.xoxp-1","refresh_token":"xoxe-1-abc","expires_in":43200,"token_type":"user"},"team":{"id":"T9TK3CUKW"}}"#),
+        (
+            200, json,
+            #"{"ok":true,"app_id":"A0KRD7HC3","authed_user":{"id":"U1234","scope":"users:read","access_token":"xoxp-1234","token_type":"user"},"team":{"id":"T9TK3CUKW","name":"Slack Softball Team"},"enterprise":null,"is_enterprise_install":false}"#
+        ),
+        (
+            200, json,
+            #"{"ok":true,"access_token":"xoxb-17653672481","token_type":"bot","scope":"commands","bot_user_id":"U0KRQLJ9H","authed_user":{"id":"U1234"},"team":{"id":"T9TK3CUKW"}}"#
+        ),
+        (
+            200, json,
+            #"{"ok":true,"authed_user":{"id":"U1234","access_token":"xoxe.xoxp-1","refresh_token":"xoxe-1-abc","expires_in":43200,"token_type":"user"},"team":{"id":"T9TK3CUKW"}}"#
+        ),
         (200, json, #"{"ok":false,"error":"invalid_code"}"#),
         (200, json, #"{"ok":true,"authed_user":{"id":"U:1","access_token":"xoxp-1"},"team":{"id":"T1"}}"#),
         (200, json, #"{"ok":true,"authed_user":{"id":1.5,"access_token":"xoxp-1"},"team":{"id":"T1"}}"#),
@@ -141,12 +178,18 @@ enum ProviderSeeds {
 
     /// HubSpot's introspection answers: the documented one, ids as strings, a fraction, a number past 64 bits, inactive.
     static let hubspotAnswers: [(Int, String?, String)] = [
-        (200, json, #"{"active":true,"token_use":"access_token","hub_id":62515,"user_id":123456,"user":"test@hubspot.com","hub_domain":"demo.hubapi.com","app_id":456,"scopes":["oauth"],"expires_in":1754,"token_type":"access"}"#),
+        (
+            200, json,
+            #"{"active":true,"token_use":"access_token","hub_id":62515,"user_id":123456,"user":"test@hubspot.com","hub_domain":"demo.hubapi.com","app_id":456,"scopes":["oauth"],"expires_in":1754,"token_type":"access"}"#
+        ),
         (200, json, #"{"active":true,"hub_id":"62515","user_id":"123456"}"#),
         (200, json, #"{"active":true,"hub_id":62515.0,"user_id":123456}"#),
         (200, json, #"{"active":true,"hub_id":18446744073709551616,"user_id":1}"#),
         (200, json, #"{"active":false}"#),
-        (400, json, #"{"category":"VALIDATION_ERROR","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf","message":"Token is invalid"}"#),
+        (
+            400, json,
+            #"{"category":"VALIDATION_ERROR","correlationId":"aeb5f871-7f07-4993-9211-075dc63e7cbf","message":"Token is invalid"}"#
+        ),
     ]
 
     /// `expires_in` values found from outside: the largest Int64, negative, a float past any integer, digits past any integer.
@@ -159,7 +202,9 @@ enum ProviderSeeds {
     ]
 
     /// User ids found from outside, as JSON string contents: composed and decomposed é, 128 bytes of `/`, a right-to-left override.
-    static let hostileUIDs = [#"caf\u00e9"#, "caf\u{e9}", #"cafe\u0301"#, "cafe\u{301}", String(repeating: "/", count: 128), #"\u202Eevil"#]
+    static let hostileUIDs = [
+        #"caf\u00e9"#, "caf\u{e9}", #"cafe\u0301"#, "cafe\u{301}", String(repeating: "/", count: 128), #"\u202Eevil"#,
+    ]
 
     /// The same ids percent-encoded for a form body.
     static let hostileUIDsInForm = ["caf%C3%A9", "cafe%CC%81", String(repeating: "%2F", count: 128), "%E2%80%AEevil"]
@@ -182,33 +227,66 @@ enum ProviderSeeds {
 
     /// Twitter's `request_token` answers: the documented one, errors in JSON and XML, an unconfirmed callback.
     static let requestTokenAnswers: [(Int, String?, String)] = [
-        (200, twitterForm, "oauth_token=Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik&oauth_token_secret=Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM&oauth_callback_confirmed=true"),
-        (200, twitterForm, "oauth_token=Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik&oauth_token_secret=Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM"),
+        (
+            200, twitterForm,
+            "oauth_token=Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik&oauth_token_secret=Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM&oauth_callback_confirmed=true"
+        ),
+        (
+            200, twitterForm,
+            "oauth_token=Z6eEdO8MOmk394WozF5oKyuAv855l4Mlqo7hhlSLik&oauth_token_secret=Kd75W4OQfb2oJTV0vzGzeXftVAwgMnEK9MumzYcM"
+        ),
         (401, json, #"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#),
-        (401, json, #"{"errors":[{"code":415,"message":"Callback URL not approved for this client application. Approved callback URLs can be adjusted in your application settings"}]}"#),
-        (400, twitterForm, #"<?xml version="1.0" encoding="UTF-8"?><errors><error code="415">Callback URL not approved for this client application.</error></errors>"#),
+        (
+            401, json,
+            #"{"errors":[{"code":415,"message":"Callback URL not approved for this client application. Approved callback URLs can be adjusted in your application settings"}]}"#
+        ),
+        (
+            400, twitterForm,
+            #"<?xml version="1.0" encoding="UTF-8"?><errors><error code="415">Callback URL not approved for this client application.</error></errors>"#
+        ),
     ]
 
     /// Twitter's `access_token` answers: the documented one, a 401 in plain text, the old XML form, an expired token.
     static let accessTokenAnswers: [(Int, String?, String)] = [
-        (200, twitterForm, "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU&user_id=6253282&screen_name=twitterapi"),
-        (200, twitterForm, "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU"),
-        (200, json, #"{"oauth_token":"6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY","oauth_token_secret":"2EEf","id_str":"38895958","id":38895958,"screen_name":"theSeanCook"}"#),
+        (
+            200, twitterForm,
+            "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU&user_id=6253282&screen_name=twitterapi"
+        ),
+        (
+            200, twitterForm,
+            "oauth_token=6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY&oauth_token_secret=2EEfA6BG5ly3sR3XjE0IBSnlQu4ZrUzPiYTmrkVU"
+        ),
+        (
+            200, json,
+            #"{"oauth_token":"6253282-eWudHldSbIaelX7swmsiHImEL4KinwaGloHANdrY","oauth_token_secret":"2EEf","id_str":"38895958","id":38895958,"screen_name":"theSeanCook"}"#
+        ),
         (401, "text/plain;charset=UTF-8", "Error processing your OAuth request: Invalid oauth_verifier parameter"),
-        (401, "text/html;charset=utf-8", "<hash><error>Invalid / expired Token</error><request>/oauth/access_token?oauth_verifier=x</request></hash>"),
+        (
+            401, "text/html;charset=utf-8",
+            "<hash><error>Invalid / expired Token</error><request>/oauth/access_token?oauth_verifier=x</request></hash>"
+        ),
         (401, json, #"{"errors":[{"code":89,"message":"Invalid or expired token."}]}"#),
         (401, "application/x-www-form-urlencoded", "oauth_problem=token_rejected&oauth_problem_advice=try%20again"),
     ]
 
     /// TMDB v3 answers: request token, session, account, logout, and its three error shapes.
     static let tmdbAnswers: [(Int, String?, String)] = [
-        (200, json, #"{"success": true,"expires_at": "2016-08-26 17:04:39 UTC","request_token": "ff5c7eeb5a8870efe3cd7fc5c282cffd26800ecd"}"#),
+        (
+            200, json,
+            #"{"success": true,"expires_at": "2016-08-26 17:04:39 UTC","request_token": "ff5c7eeb5a8870efe3cd7fc5c282cffd26800ecd"}"#
+        ),
         (200, json, #"{"success": true,"session_id": "79191836ddaa0da3df76a5ffef6f07ad6ab0c641"}"#),
-        (200, json, #"{"avatar":{"gravatar":{"hash":"c9e9fc152ee756a900db85757c29815d"},"tmdb":{"avatar_path":"/xy44UvpbTgzs9kWmp4C3fEaCl5h.png"}},"id":548,"iso_639_1":"en","iso_3166_1":"CA","name":"Travis Bell","include_adult":false,"username":"travisbell"}"#),
+        (
+            200, json,
+            #"{"avatar":{"gravatar":{"hash":"c9e9fc152ee756a900db85757c29815d"},"tmdb":{"avatar_path":"/xy44UvpbTgzs9kWmp4C3fEaCl5h.png"}},"id":548,"iso_639_1":"en","iso_3166_1":"CA","name":"Travis Bell","include_adult":false,"username":"travisbell"}"#
+        ),
         (200, json, #"{"success":true,"session_id":"79191836ddaa0da3df76a5ffef6f07ad6ab0c641","id":548,"username":"travisbell"}"#),
         (200, json, #"{"success": true}"#),
         (401, json, #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#),
-        (401, json, #"{"success":false,"status_code":33,"status_message":"Invalid request token: The request token is either expired or invalid."}"#),
+        (
+            401, json,
+            #"{"success":false,"status_code":33,"status_message":"Invalid request token: The request token is either expired or invalid."}"#
+        ),
         (200, json, #"{"failure":true,"status_code":17,"status_message":"Session denied."}"#),
     ]
 }

@@ -26,9 +26,11 @@ extension Broker {
     /// variable. An unset key or secret is generated once into Redis, beside
     /// the data, and shared by every replica that leaves it unset. While Redis
     /// cannot be reached this waits, up to ``redisStartupWait`` seconds.
-    public static func make(configuration c: BrokerConfiguration, logger: BrokerLogger,
-                            upstream: (any UpstreamClient)? = nil,
-                            now: @escaping @Sendable () -> Date = { Date() }) async throws -> Broker {
+    public static func make(
+        configuration c: BrokerConfiguration, logger: BrokerLogger,
+        upstream: (any UpstreamClient)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> Broker {
         guard let location = c.redisStore else {
             return try Broker(configuration: c, logger: logger, upstream: upstream, now: now)
         }
@@ -53,11 +55,13 @@ extension Broker {
                 switch error {
                 case .unavailable, .timeout:
                     guard Date() < deadline else {
-                        throw StartupError(message: "cannot reach Redis at \(client.location) to settle the encryption key and secret "
-                            + "with the other replicas within \(Int(redisStartupWait)) s: \(error)")
+                        throw StartupError(
+                            message: "cannot reach Redis at \(client.location) to settle the encryption key and secret "
+                                + "with the other replicas within \(Int(redisStartupWait)) s: \(error)")
                     }
                     if !waiting {
-                        logger.log(.warning, "waiting for Redis", [("store", .string("\(client.location)")), ("reason", .string("\(error)"))])
+                        logger.log(
+                            .warning, "waiting for Redis", [("store", .string("\(client.location)")), ("reason", .string("\(error)"))])
                         waiting = true
                     }
                     try await Task.sleep(nanoseconds: 250_000_000)
@@ -73,7 +77,9 @@ extension Broker {
     }
 
     /// One attempt: the keyring, the secret, then the agreement.
-    private static func settleOnce(_ c: BrokerConfiguration, registry: RedisReplicaRegistry, logger: BrokerLogger) async throws -> ReplicaSettlement {
+    private static func settleOnce(_ c: BrokerConfiguration, registry: RedisReplicaRegistry, logger: BrokerLogger) async throws
+        -> ReplicaSettlement
+    {
         let keyring: EncryptionKeyring
         var keyOrigin: String?
         if let value = c.environment[EncryptionKeyring.environmentVariable] {
@@ -94,30 +100,39 @@ extension Broker {
             secret = generated.secret
             secretOrigin = "generated in Redis (\(registry.generatedSecretKey))"
             if generated.origin == .adoptedFile {
-                logger.log(.info, "BROKER_SECRET is not set: the secret generated in the data directory by an earlier version is now shared through Redis",
-                           [("secret_key", .string(registry.generatedSecretKey))])
+                logger.log(
+                    .info,
+                    "BROKER_SECRET is not set: the secret generated in the data directory by an earlier version is now shared through Redis",
+                    [("secret_key", .string(registry.generatedSecretKey))])
             }
         }
-        let recorded = try await registry.agree(ReplicaFingerprints(keyring: keyring, cookieSecret: secret),
-                                                keyOrigin: keyOrigin, secretOrigin: secretOrigin)
+        let recorded = try await registry.agree(
+            ReplicaFingerprints(keyring: keyring, cookieSecret: secret),
+            keyOrigin: keyOrigin, secretOrigin: secretOrigin)
         return ReplicaSettlement(keyring: keyring, cookieSecret: secret, client: registry.client, recorded: recorded)
     }
 
     /// The warning the file store gives for a generated key, with where this one lives.
-    private static func logGeneratedKey(_ origin: RedisReplicaRegistry.Origin, keyring: EncryptionKeyring,
-                                        registry: RedisReplicaRegistry, dataDirectory: String, logger: BrokerLogger) {
-        logger.log(.warning, "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data, in Redis",
-                   [("key_location", .string("redis key \(registry.generatedKeyKey)")), ("key_id", .string(keyring.current.id))])
+    private static func logGeneratedKey(
+        _ origin: RedisReplicaRegistry.Origin, keyring: EncryptionKeyring,
+        registry: RedisReplicaRegistry, dataDirectory: String, logger: BrokerLogger
+    ) {
+        logger.log(
+            .warning, "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data, in Redis",
+            [("key_location", .string("redis key \(registry.generatedKeyKey)")), ("key_id", .string(keyring.current.id))])
         switch origin {
         case .created, .stored:
             break
         case .adoptedFile:
-            logger.log(.info, "the encryption key an earlier version generated in the data directory is now shared through Redis",
-                       [("key_file", .string(dataDirectory + "/" + EncryptionKeyring.keyFileName)), ("key_id", .string(keyring.current.id))])
+            logger.log(
+                .info, "the encryption key an earlier version generated in the data directory is now shared through Redis",
+                [("key_file", .string(dataDirectory + "/" + EncryptionKeyring.keyFileName)), ("key_id", .string(keyring.current.id))])
         case .storedWithFile:
-            logger.log(.warning, "this replica's data directory held another generated key: it is kept in Redis as an older key, "
-                       + "so records sealed with it stay readable; restart the other replicas to read them, and run token-broker rekey",
-                       [("key_ids", .string(keyring.ids.joined(separator: ",")))])
+            logger.log(
+                .warning,
+                "this replica's data directory held another generated key: it is kept in Redis as an older key, "
+                    + "so records sealed with it stay readable; restart the other replicas to read them, and run token-broker rekey",
+                [("key_ids", .string(keyring.ids.joined(separator: ",")))])
         }
     }
 
@@ -127,7 +142,9 @@ extension Broker {
     }
 
     /// `token-broker rekey` on Redis: settles like `serve`, reseals every stale record, then retires the fingerprints of older keys.
-    static func rekeyRedis(configuration c: BrokerConfiguration, location: RedisLocation, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+    static func rekeyRedis(configuration c: BrokerConfiguration, location: RedisLocation, logger: BrokerLogger) async throws -> (
+        rewritten: Int, total: Int, keyID: String
+    ) {
         let settlement = try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
         let codec = EncryptedAccountCodec(keyring: settlement.keyring)
         let stores = RedisStores(client: settlement.client, codec: codec, flowSealer: codec)
@@ -137,7 +154,8 @@ extension Broker {
         case nil:
             logger.log(.warning, "another replica recorded a key while rekeying: older keys stay recorded; run rekey again")
         case let retired? where !retired.isEmpty:
-            logger.log(.info, "older keys retired: replicas may now start without them", [("key_ids", .string(retired.joined(separator: ",")))])
+            logger.log(
+                .info, "older keys retired: replicas may now start without them", [("key_ids", .string(retired.joined(separator: ",")))])
         case .some:
             break
         }

@@ -33,14 +33,18 @@ public final class Broker: Sendable {
     ///
     /// A broker on Redis is built with ``make(configuration:logger:upstream:now:)``,
     /// which first settles its key and secret with the other replicas.
-    public convenience init(configuration c: BrokerConfiguration, logger: BrokerLogger,
-                            upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public convenience init(
+        configuration c: BrokerConfiguration, logger: BrokerLogger,
+        upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         try self.init(configuration: c, logger: logger, upstream: upstream, now: now, settlement: nil)
     }
 
     /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
-    init(configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
-         now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?) throws {
+    init(
+        configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
+        now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?
+    ) throws {
         configuration = c
         self.logger = logger
         let dataDirectory = c.dataDirectory
@@ -58,7 +62,8 @@ public final class Broker: Sendable {
             throw StartupError(message: "\(error)")
         }
         if c.redisStore != nil, settlement == nil {
-            throw StartupError(message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
+            throw StartupError(
+                message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
         }
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
@@ -72,8 +77,9 @@ public final class Broker: Sendable {
         do {
             if let settlement {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
-                let redis = RedisStores(client: settlement.client, codec: codec, flowSealer: codec,
-                                        cacheCapacity: c.redisCacheMax, now: now)
+                let redis = RedisStores(
+                    client: settlement.client, codec: codec, flowSealer: codec,
+                    cacheCapacity: c.redisCacheMax, now: now)
                 redisStores = redis
                 accounts = redis.accountRepository
                 flows = redis.flows
@@ -85,11 +91,13 @@ public final class Broker: Sendable {
             } else {
                 redisStores = nil
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-                let journal = try JournalFlowStore(directory: dataDirectory, durable: false, sealer: codec,
-                                                   maxPending: c.maxPendingFlows)
+                let journal = try JournalFlowStore(
+                    directory: dataDirectory, durable: false, sealer: codec,
+                    maxPending: c.maxPendingFlows)
                 if journal.discardedAtOpen > 0 {
-                    logger.log(.warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
-                               [("count", .int(journal.discardedAtOpen))])
+                    logger.log(
+                        .warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
+                        [("count", .int(journal.discardedAtOpen))])
                 }
                 flows = journal
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
@@ -98,7 +106,8 @@ public final class Broker: Sendable {
                 refreshLock = InProcessRefreshLock(now: now)
                 refreshBackoff = InProcessRefreshBackoffStore(now: now)
             }
-            cookieSecret = try settlement?.cookieSecret ?? c.secret.map { Array($0.value.utf8) }
+            cookieSecret =
+                try settlement?.cookieSecret ?? c.secret.map { Array($0.value.utf8) }
                 ?? DataDirectory.readOrCreateSecret(named: "broker-secret", in: dataDirectory) { SecureRandom.bytes(32) }
         } catch {
             throw StartupError(message: "cannot open the data directory \(dataDirectory): \(error)")
@@ -121,16 +130,17 @@ public final class Broker: Sendable {
             providerCalls: metrics.providerCalls, onFlow: metrics.flows.record, events: webhooks?.sink)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
         let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
-        let accountService = AccountService(accounts: accounts, registry: registry, upstream: upstream,
-                                            redirectURI: authorization.redirectURI, now: now,
-                                            refreshPolicy: refreshPolicy, refreshLock: refreshLock,
-                                            refreshBackoff: refreshBackoff,
-                                            providerCalls: metrics.providerCalls,
-                                            onRefresh: { event in
-                                                metrics.refresh.record(event)
-                                                Self.log(event, to: logger)
-                                            },
-                                            events: webhooks?.sink)
+        let accountService = AccountService(
+            accounts: accounts, registry: registry, upstream: upstream,
+            redirectURI: authorization.redirectURI, now: now,
+            refreshPolicy: refreshPolicy, refreshLock: refreshLock,
+            refreshBackoff: refreshBackoff,
+            providerCalls: metrics.providerCalls,
+            onRefresh: { event in
+                metrics.refresh.record(event)
+                Self.log(event, to: logger)
+            },
+            events: webhooks?.sink)
         backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
             var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
             if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
@@ -138,11 +148,13 @@ public final class Broker: Sendable {
         }
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let cookies = CookieHeader(publicURL: c.publicURL)
-        let appearance = PageAppearance(title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
-                                        basePath: cookies.basePath,
-                                        iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
-        let oauth = OAuthHandlers(authorization: authorization, accounts: accountService, registry: registry, access: access,
-                                  cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, now: now)
+        let appearance = PageAppearance(
+            title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
+            basePath: cookies.basePath,
+            iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
+        let oauth = OAuthHandlers(
+            authorization: authorization, accounts: accountService, registry: registry, access: access,
+            cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, now: now)
         let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
@@ -152,13 +164,16 @@ public final class Broker: Sendable {
         }
         self.readiness = readiness
         // With a metrics listener of its own, /metrics is served there only, so the main port need not expose it.
-        let metricsHandler = metrics.handler(readiness: readiness, accounts: accountService, webhooks: webhooks,
-                                             redis: redisStores?.client.metrics)
-        let router = BrokerRoutes.make(readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
-                                       webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
-                                       cors: CORSPolicy(origins: c.corsOrigins))
-        server = HTTPServer(configuration: c.server, router: router,
-                            observer: AccessLog(logger: logger, enabled: c.accessLog))
+        let metricsHandler = metrics.handler(
+            readiness: readiness, accounts: accountService, webhooks: webhooks,
+            redis: redisStores?.client.metrics)
+        let router = BrokerRoutes.make(
+            readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
+            webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
+            cors: CORSPolicy(origins: c.corsOrigins))
+        server = HTTPServer(
+            configuration: c.server, router: router,
+            observer: AccessLog(logger: logger, enabled: c.accessLog))
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
             var router = Router()
@@ -176,8 +191,12 @@ public final class Broker: Sendable {
         // One line for all: most of the catalogue's presets are unconfigured on any one broker, and that is no news.
         let unconfigured = registry.all.filter { !$0.isConfigured }.map(\.name)
         if !unconfigured.isEmpty {
-            logger.log(.info, "providers not configured", [("count", .int(unconfigured.count)),
-                                                           ("providers", .string(unconfigured.joined(separator: ",")))])
+            logger.log(
+                .info, "providers not configured",
+                [
+                    ("count", .int(unconfigured.count)),
+                    ("providers", .string(unconfigured.joined(separator: ","))),
+                ])
         }
     }
 
@@ -194,14 +213,17 @@ public final class Broker: Sendable {
             throw StartupError(message: "cannot read or create the encryption key in \(c.dataDirectory): \(error)")
         }
         if generated {
-            logger.log(.warning, "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data",
-                       [("key_file", .string(c.dataDirectory + "/" + EncryptionKeyring.keyFileName)), ("key_id", .string(keyring.current.id))])
+            logger.log(
+                .warning, "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data",
+                [("key_file", .string(c.dataDirectory + "/" + EncryptionKeyring.keyFileName)), ("key_id", .string(keyring.current.id))])
         }
         return EncryptedAccountCodec(keyring: keyring)
     }
 
     /// `token-broker rekey`: re-encrypts every account not sealed with the current key; returns (rewritten, total).
-    public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (rewritten: Int, total: Int, keyID: String) {
+    public static func rekey(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (
+        rewritten: Int, total: Int, keyID: String
+    ) {
         if let location = c.redisStore { return try await rekeyRedis(configuration: c, location: location, logger: logger) }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
@@ -258,14 +280,16 @@ public final class Broker: Sendable {
         redisStores?.start()
         backgroundRefresher.start()
         webhooks?.dispatcher.start()
-        logger.log(.info, "listening", [
-            ("host", .string(configuration.server.host)), ("port", .int(server.port)),
-            ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
-            ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
-            ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
-            ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
-            ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
-        ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
+        logger.log(
+            .info, "listening",
+            [
+                ("host", .string(configuration.server.host)), ("port", .int(server.port)),
+                ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
+                ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
+                ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
+                ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
+                ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
+            ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
 
     /// The bound port.
@@ -280,8 +304,12 @@ public final class Broker: Sendable {
         readiness.beginShutdown()
         purgeTask.withLock { $0?.cancel() }
         backgroundRefresher.stop()
-        logger.log(.info, "shutting down", [("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
-                                             ("open_connections", .int(server.openConnections))])
+        logger.log(
+            .info, "shutting down",
+            [
+                ("grace_s", .double(configuration.shutdownGrace, decimals: 1)),
+                ("open_connections", .int(server.openConnections)),
+            ])
         await server.shutdown(grace: configuration.shutdownGrace)
         // Scrapes go on while the main port drains, so the drain itself can be watched.
         await metricsServer?.shutdown(grace: 1)

@@ -26,7 +26,9 @@ public enum ChaCha20Poly1305 {
     /// The tag is compared in constant time (RFC 8439 §4). Wrong key or nonce lengths throw
     /// ``CryptoError/invalidKeyLength`` or ``CryptoError/invalidNonceLength``; any mismatch,
     /// including a tag that is not 16 bytes, throws ``CryptoError/authenticationFailed``.
-    public static func open(key: [UInt8], nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8], aad: [UInt8] = []) throws(CryptoError) -> [UInt8] {
+    public static func open(key: [UInt8], nonce: [UInt8], ciphertext: [UInt8], tag: [UInt8], aad: [UInt8] = []) throws(CryptoError)
+        -> [UInt8]
+    {
         guard key.count == keyByteCount else { throw .invalidKeyLength }
         guard nonce.count == nonceByteCount else { throw .invalidNonceLength }
         // RFC 8439 §4: tags are never truncated, so a short tag cannot match.

@@ -57,9 +57,10 @@ public enum PercentEncoding {
             if b == UInt8(ascii: "+") {
                 out.append(0x20)
             } else if b == UInt8(ascii: "%"),
-                      let h = bytes.index(i, offsetBy: 1, limitedBy: bytes.endIndex), h != bytes.endIndex,
-                      let l = bytes.index(h, offsetBy: 1, limitedBy: bytes.endIndex), l != bytes.endIndex,
-                      let hi = hexValue(bytes[h]), let lo = hexValue(bytes[l]) {
+                let h = bytes.index(i, offsetBy: 1, limitedBy: bytes.endIndex), h != bytes.endIndex,
+                let l = bytes.index(h, offsetBy: 1, limitedBy: bytes.endIndex), l != bytes.endIndex,
+                let hi = hexValue(bytes[h]), let lo = hexValue(bytes[l])
+            {
                 out.append(hi << 4 | lo)
                 i = l
             } else {
@@ -112,7 +113,8 @@ public enum PercentEncoding {
             let byte = input[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < input.count,
-                      let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2]) else { return nil }
+                    let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2])
+                else { return nil }
                 bytes.append(high << 4 | low)
                 index += 3
             } else {

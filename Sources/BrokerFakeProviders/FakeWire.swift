@@ -39,9 +39,10 @@ enum FakeWire {
     static func clientCredentials(_ request: Request, form: [String: String]) -> (id: String, secret: String, basic: Bool)? {
         if let header = request.headers["Authorization"], header.lowercased().hasPrefix("basic ") {
             guard let decoded = Base64.decode(String(header.dropFirst(6)).trimming(" ")),
-                  let text = String(validating: decoded, as: UTF8.self), let colon = text.firstIndex(of: ":"),
-                  let id = PercentEncoding.formDecode(String(text[..<colon])),
-                  let secret = PercentEncoding.formDecode(String(text[text.index(after: colon)...])) else {
+                let text = String(validating: decoded, as: UTF8.self), let colon = text.firstIndex(of: ":"),
+                let id = PercentEncoding.formDecode(String(text[..<colon])),
+                let secret = PercentEncoding.formDecode(String(text[text.index(after: colon)...]))
+            else {
                 return ("", "", true)
             }
             return (id, secret, true)
@@ -69,8 +70,9 @@ enum FakeWire {
 
     /// A response with `body` labelled `contentType`, and `extra` fields after it.
     static func answer(_ status: HTTPStatus, _ contentType: String, _ body: String, extra: [(String, String)] = []) -> Response {
-        Response(status: status, headers: HTTPHeaders([(name: "Content-Type", value: contentType)] + extra.map { (name: $0.0, value: $0.1) }),
-                 body: Array(body.utf8))
+        Response(
+            status: status, headers: HTTPHeaders([(name: "Content-Type", value: contentType)] + extra.map { (name: $0.0, value: $0.1) }),
+            body: Array(body.utf8))
     }
 
     /// `count` random bytes as lowercase hex.

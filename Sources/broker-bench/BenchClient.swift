@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A blocking keep-alive HTTP/1.1 client on one socket, for load generation off the server's process.
 final class BenchClient {

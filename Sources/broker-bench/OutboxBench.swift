@@ -42,8 +42,12 @@ enum OutboxBench {
         }
         let elapsed = started.duration(to: .now)
         let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        func percentile(_ p: Double) -> Double { latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        print(String(format: "events=%d seconds=%.1f per_second=%.0f append_p50_ms=%.2f append_p99_ms=%.2f",
-                     latencies.count, total, Double(latencies.count) / total, percentile(0.5) * 1000, percentile(0.99) * 1000))
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+        print(
+            String(
+                format: "events=%d seconds=%.1f per_second=%.0f append_p50_ms=%.2f append_p99_ms=%.2f",
+                latencies.count, total, Double(latencies.count) / total, percentile(0.5) * 1000, percentile(0.99) * 1000))
     }
 }

@@ -1,15 +1,17 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
 import BrokerRedis
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Seeding and store-scaling measurements on the real JSON-file repository with sealed secrets.
 enum StoreBench {
-    static func repository(_ dir: String, openSealedInBackground: Bool = true) throws -> (JSONFileAccountRepository, EncryptedAccountCodec) {
+    static func repository(_ dir: String, openSealedInBackground: Bool = true) throws -> (JSONFileAccountRepository, EncryptedAccountCodec)
+    {
         try DataDirectory.prepare(dir)
         let (keyring, _) = try EncryptionKeyring.loadOrGenerate(
             environmentValue: ProcessInfo.processInfo.environment["BROKER_ENCRYPTION_KEY"], dataDirectory: dir)
@@ -56,8 +58,9 @@ enum StoreBench {
     }
 
     static func account(_ i: Int, now: Date) -> Account {
-        Account(provider: "weibo", uid: String(i), accessToken: Secret("2.00bench-token-\(i)"), tokenType: "bearer",
-                expiresAt: now.addingTimeInterval(157_679_999), createdAt: now, updatedAt: now)
+        Account(
+            provider: "weibo", uid: String(i), accessToken: Secret("2.00bench-token-\(i)"), tokenType: "bearer",
+            expiresAt: now.addingTimeInterval(157_679_999), createdAt: now, updatedAt: now)
     }
 
     /// Writes `count` accounts `weibo:0` … `weibo:count-1`, 64 in flight at a time.
@@ -91,12 +94,16 @@ enum StoreBench {
     /// steady state a running broker reaches (the pass shares the index lock
     /// and would otherwise be timed with the first reads).
     static func scaling(root: String, sizes: [Int]) async throws {
-        print("| accounts | open ms | decrypt all ms | RSS after open MiB | first count by status ms | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) | count by status µs (median of 21) |")
+        print(
+            "| accounts | open ms | decrypt all ms | RSS after open MiB | first count by status ms | write µs (durable, mean of 200) | read µs (median of 5 × 100,000) | count by status µs (median of 21) |"
+        )
         print("|---:|---:|---:|---:|---:|---:|---:|---:|")
         var costs: [Int: (write: Double, read: Double)] = [:]
         for size in sizes {
             let dir = root + "/store-\(size)"
-            if !FileManager.default.fileExists(atPath: dir + "/accounts") || (try? FileManager.default.contentsOfDirectory(atPath: dir + "/accounts").count) ?? 0 < size {
+            if !FileManager.default.fileExists(atPath: dir + "/accounts")
+                || (try? FileManager.default.contentsOfDirectory(atPath: dir + "/accounts").count) ?? 0 < size
+            {
                 try? FileManager.default.removeItem(atPath: dir)
                 try await seed(dir, count: size)
             }
@@ -135,15 +142,18 @@ enum StoreBench {
                 precondition(counted.active + counted.expired + counted.reauthorizationRequired == size)
             }
             let countUS = counts.sorted()[counts.count / 2]
-            print(String(format: "| %d | %.0f | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f |", size, openMS, decryptMS, rss, firstCountMS,
-                         writeUS, readUS, countUS))
+            print(
+                String(
+                    format: "| %d | %.0f | %.0f | %.1f | %.1f | %.0f | %.2f | %.2f |", size, openMS, decryptMS, rss, firstCountMS,
+                    writeUS, readUS, countUS))
             costs[size] = (writeUS, readUS)
         }
         guard let base = costs[1000], let largest = sizes.max(), largest > 1000, let top = costs[largest] else { return }
         print()
         for (name, ratio) in [("write", top.write / base.write), ("read", top.read / base.read)] {
-            print("- \(ratio <= 1.5 ? "PASS" : "FAIL") \(name) at \(largest) accounts costs "
-                  + String(format: "%.2f", ratio) + "× its cost at 1,000 (target ≤ 1.5)")
+            print(
+                "- \(ratio <= 1.5 ? "PASS" : "FAIL") \(name) at \(largest) accounts costs "
+                    + String(format: "%.2f", ratio) + "× its cost at 1,000 (target ≤ 1.5)")
         }
     }
 }

@@ -28,14 +28,15 @@ while let argument = arguments.first {
     case "--control":
         control = true
     case "--kind", "--host", "--port", "--client-id", "--client-secret", "--consent", "--pkce", "--users",
-         "--token-lifetime", "--providers-file", "--secret-variable":
+        "--token-lifetime", "--providers-file", "--secret-variable":
         guard let value = arguments.first else { fail("\(argument) needs a value") }
         arguments.removeFirst()
         options[String(argument.dropFirst(2))] = value
     case "-h", "--help":
-        print("usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
-              + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
-              + "[--control] [--providers-file PATH] [--secret-variable NAME]")
+        print(
+            "usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
+                + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
+                + "[--control] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
     default:
         fail("unknown argument \(argument)")

@@ -84,8 +84,12 @@ case .rekey(dryRun: false):
     let logger = BrokerLogger(format: configuration.logFormat)
     do {
         let result = try await Broker.rekey(configuration: configuration, logger: logger)
-        logger.log(.info, "rekey done", [("rewritten", .int(result.rewritten)), ("total", .int(result.total)),
-                                         ("key_id", .string(result.keyID))])
+        logger.log(
+            .info, "rekey done",
+            [
+                ("rewritten", .int(result.rewritten)), ("total", .int(result.total)),
+                ("key_id", .string(result.keyID)),
+            ])
         logger.flush()
         exit(0)
     } catch {
@@ -108,8 +112,12 @@ do {
 }
 
 if let demo {
-    logger.log(.info, "demo provider listening", [("url", .string(demo.provider.baseURL)),
-                                                   ("token_lifetime_s", .int(demo.settings.tokenLifetime))])
+    logger.log(
+        .info, "demo provider listening",
+        [
+            ("url", .string(demo.provider.baseURL)),
+            ("token_lifetime_s", .int(demo.settings.tokenLifetime)),
+        ])
     logger.flush()
     FileHandle.standardOutput.write(Data(demo.banner.utf8))
 }

@@ -1,7 +1,8 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerHTTP
 import Testing
+
+@testable import BrokerApp
 
 /// Who may use an account is decided on exact bytes: the API key, and the account ids a browser's session lists.
 struct AccessControlIdentityTests {
@@ -9,8 +10,9 @@ struct AccessControlIdentityTests {
     static let access = AccessControl(apiKey: Secret("Key-0123456789abcdef"), cookieSecret: secret, sessionMaxAge: 3600)
 
     static func request(_ headers: [(String, String)]) -> Request {
-        let head = HTTPRequestHead(method: .GET, target: "/account", path: "/account", query: nil, version: .http1_1,
-                                   headers: HTTPHeaders(headers), keepAlive: true, expectContinue: false, framing: .none)
+        let head = HTTPRequestHead(
+            method: .GET, target: "/account", path: "/account", query: nil, version: .http1_1,
+            headers: HTTPHeaders(headers), keepAlive: true, expectContinue: false, framing: .none)
         return Request(head: head)
     }
 

@@ -1,25 +1,30 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
 
+@testable import BrokerApp
+
 /// `POST /account/refresh`: an operator renews a token now, due or not, behind the API key, within the refresh backoff.
 @Suite(.scoped) struct AccountRefreshRouteTests {
     typealias Setup = RefreshEndToEndTests.Setup
     static let api = RefreshEndToEndTests.api
 
-    static func refresh(_ s: Setup, _ target: String = "/account/refresh?id=acme:4242",
-                        headers: [(String, String)] = api) async -> TestHTTP.Reply? {
+    static func refresh(
+        _ s: Setup, _ target: String = "/account/refresh?id=acme:4242",
+        headers: [(String, String)] = api
+    ) async -> TestHTTP.Reply? {
         await TestHTTP.send(port: s.broker.port, method: "POST", target: target, headers: headers)
     }
 
     static func error(_ reply: TestHTTP.Reply) -> String? { RefreshEndToEndTests.field(reply.body, "error") }
 
     /// Runs `body` against a broker with one connected `acme` account, and stops the broker however `body` ends.
-    static func withBroker(configure: @escaping @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in },
-                           _ body: (Setup) async throws -> Void) async throws {
+    static func withBroker(
+        configure: @escaping @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in },
+        _ body: (Setup) async throws -> Void
+    ) async throws {
         let s = try await RefreshEndToEndTests.setUp(configure: configure)
         do {
             try await body(s)
@@ -61,8 +66,10 @@ import Testing
             let browser = s.browser
             #expect(await browser.connect(provider: "acme")?.status == 200)
             #expect(try #require(await browser.get("/account?id=acme:4242")).status == 200)
-            let refused = try #require(await TestHTTP.send(port: s.broker.port, method: "POST", target: "/account/refresh?id=acme:4242",
-                                                           headers: browser.jar.header))
+            let refused = try #require(
+                await TestHTTP.send(
+                    port: s.broker.port, method: "POST", target: "/account/refresh?id=acme:4242",
+                    headers: browser.jar.header))
             #expect(refused.status == 401)
             #expect(s.provider.refreshCalls == 0)
             let get = try #require(await TestHTTP.send(port: s.broker.port, target: "/account/refresh?id=acme:4242", headers: Self.api))

@@ -1,11 +1,13 @@
-@testable import BrokerApp
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `token-broker accounts …` against a real broker process: output for people and as JSON, refusals, settings, usage.
 @Suite(.serialized, .scoped) struct AccountsCommandTests {
@@ -19,7 +21,8 @@ import Testing
         let environment: [String: String]
 
         /// Runs `token-broker accounts …` with `environment`, changed by `changes` (nil removes a variable).
-        func cli(_ arguments: [String], _ changes: [String: String?] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+        func cli(_ arguments: [String], _ changes: [String: String?] = [:]) async throws -> (status: Int32, stdout: String, stderr: String)
+        {
             var env = environment
             for (name, value) in changes { env[name] = value }
             return try await runBrokerCapturingOutput(["accounts"] + arguments, environment: env)
@@ -32,13 +35,16 @@ import Testing
 
         /// The broker's list of account ids, read with the API key.
         func storedIDs() async -> String {
-            await TestHTTP.send(port: broker.port, target: "/accounts", headers: [("Authorization", "Bearer " + AccountsCommandTests.apiKey)])?.body ?? ""
+            await TestHTTP.send(
+                port: broker.port, target: "/accounts", headers: [("Authorization", "Bearer " + AccountsCommandTests.apiKey)])?.body ?? ""
         }
     }
 
     /// A broker process whose `acme` provider is an in-process fake, with account acme:4242 connected; stopped however `body` ends.
-    static func withBroker(configure: @escaping @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in },
-                           _ body: (Setup) async throws -> Void) async throws {
+    static func withBroker(
+        configure: @escaping @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in },
+        _ body: (Setup) async throws -> Void
+    ) async throws {
         let root = NSTemporaryDirectory() + "broker-cli-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -49,9 +55,11 @@ import Testing
             "BROKER_DATA_DIR": root + "/data", "BROKER_PROVIDERS_FILE": root + "/providers.json", "BROKER_API_KEY": apiKey,
             "FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0",
         ])
-        let setup = Setup(broker: broker, provider: provider, environment: [
-            "BROKER_URL": "http://127.0.0.1:\(broker.port)", "BROKER_API_KEY": apiKey, "PATH": "/usr/bin:/bin",
-        ])
+        let setup = Setup(
+            broker: broker, provider: provider,
+            environment: [
+                "BROKER_URL": "http://127.0.0.1:\(broker.port)", "BROKER_API_KEY": apiKey, "PATH": "/usr/bin:/bin",
+            ])
         #expect(await setup.connect())
         try await body(setup)
         broker.signal(SIGTERM)

@@ -1,5 +1,6 @@
-@testable import BrokerApp
 import Testing
+
+@testable import BrokerApp
 
 /// Configuration comes from the environment in one place, and every bad value names its variable.
 @Suite struct BrokerConfigurationTests {
@@ -34,7 +35,9 @@ import Testing
         let plain = try BrokerConfiguration.from(environment: ["BROKER_STORE": "redis://h:6379"])
         #expect(plain.redisCacheMax == 100_000)
         #expect(plain.redisMinReplicas == nil)
-        for (name, value) in [("BROKER_REDIS_CACHE_MAX", "-1"), ("BROKER_REDIS_MIN_REPLICAS", "17"), ("BROKER_STORE", "redis-sentinel://s1")] {
+        for (name, value) in [
+            ("BROKER_REDIS_CACHE_MAX", "-1"), ("BROKER_REDIS_MIN_REPLICAS", "17"), ("BROKER_STORE", "redis-sentinel://s1"),
+        ] {
             let error = #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: [name: value]) }
             #expect(error?.variable == name)
         }

@@ -1,9 +1,10 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Synchronization
+
+@testable import BrokerApp
 
 /// An in-process broker on 127.0.0.1:0 with its own data directory and a log file to scan.
 ///
@@ -17,8 +18,10 @@ final class BrokerHarness: Sendable {
     private let stopped = Atomic<Bool>(false)
     static let apiKey = "test-api-key-0123456789abcdef"
 
-    init(providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
-         upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }, listen: Bool = true) throws {
+    init(
+        providersJSON: String, environment extra: [String: String] = [:], dataDirectory: String? = nil,
+        upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }, listen: Bool = true
+    ) throws {
         let root = try TemporaryDirectory.scoped(prefix: "broker-e2e")
         self.dataDirectory = dataDirectory ?? root + "/data"
         logPath = root + "/broker.log"

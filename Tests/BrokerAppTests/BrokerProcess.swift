@@ -1,8 +1,9 @@
+import BrokerTestSupport
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import BrokerTestSupport
-import Foundation
 
 /// The real `token-broker` executable started as a child process (``ChildProcess``, not Foundation's `Process`,
 /// whose `run()` now and then crashes a suite that starts hundreds of children), its stdout and stderr captured.
@@ -27,8 +28,10 @@ final class BrokerProcess: @unchecked Sendable {
     ///
     /// The port is read from the JSON `listening` log line, or, with `ready`, from the first stdout line
     /// `ready` accepts (it returns the port).
-    static func start(environment: [String: String], arguments: [String] = [],
-                      ready: (@Sendable (String) -> Int?)? = nil) async throws -> BrokerProcess {
+    static func start(
+        environment: [String: String], arguments: [String] = [],
+        ready: (@Sendable (String) -> Int?)? = nil
+    ) async throws -> BrokerProcess {
         let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, ready: ready) }
         TestScope.required("a broker process")?.onEnd { await broker.kill() }
         guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log + broker.stdout) }
@@ -63,8 +66,9 @@ final class BrokerProcess: @unchecked Sendable {
     private init(environment: [String: String], arguments: [String], ready: (@Sendable (String) -> Int?)?) throws {
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
         env.merge(environment) { $1 }
-        process = try ChildProcess(executable: Self.executable.path, arguments: arguments, environment: env,
-                                   stdout: .capture, stderr: .capture)
+        process = try ChildProcess(
+            executable: Self.executable.path, arguments: arguments, environment: env,
+            stdout: .capture, stderr: .capture)
         let (output, errors) = (process.standardOutput, process.standardError)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
@@ -107,10 +111,13 @@ final class BrokerProcess: @unchecked Sendable {
 enum BrokerProcessError: Error { case didNotStart(String) }
 
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stdout, stderr).
-func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String]) async throws -> (
+    status: Int32, stdout: String, stderr: String
+) {
     try await offPool {
-        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
-                                       stdout: .capture, stderr: .capture)
+        let process = try ChildProcess(
+            executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+            stdout: .capture, stderr: .capture)
         let status = process.waitUntilExit()
         process.drainOutput()
         return (status, process.outputText, process.errorText)
@@ -120,8 +127,9 @@ func runBrokerCapturingOutput(_ arguments: [String], environment: [String: Strin
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stderr).
 func runBroker(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {
-        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
-                                       stdout: .discard, stderr: .capture)
+        let process = try ChildProcess(
+            executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+            stdout: .discard, stderr: .capture)
         let status = process.waitUntilExit()
         process.drainOutput()
         return (status, process.errorText)

@@ -1,10 +1,11 @@
-import BrokerTestSupport
 import BrokerApp
+import BrokerTestSupport
+import Foundation
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import Testing
 
 /// The executable as operators run it: start-up, probes, metrics, signals, exit codes.
 @Suite(.serialized, .scoped) struct BrokerProcessTests {

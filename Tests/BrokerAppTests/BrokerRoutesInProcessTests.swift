@@ -1,13 +1,15 @@
-@testable import BrokerApp
 import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
 
+@testable import BrokerApp
+
 /// The broker's routes called in process, where a socket adds nothing: answers decided before any provider or
 /// store is asked. The live suites keep what needs the wire (framing, redirects through a provider, processes).
 @Suite(.scoped) struct BrokerRoutesInProcessTests {
-    static let weibo = #""weibo": {"client_id": "1234567890", "client_secret": "S", "authorize_url": "http://127.0.0.1:9/oauth2/authorize", "token_url": "http://127.0.0.1:9/oauth2/access_token"}"#
+    static let weibo =
+        #""weibo": {"client_id": "1234567890", "client_secret": "S", "authorize_url": "http://127.0.0.1:9/oauth2/authorize", "token_url": "http://127.0.0.1:9/oauth2/access_token"}"#
 
     static func broker() throws -> BrokerHarness {
         try BrokerHarness(providersJSON: "{\"providers\": {\(weibo)}}", listen: false)
@@ -58,7 +60,9 @@ import Testing
         let reply = await b.respond(.GET, "/authorize?provider=weibo")
         #expect(reply.status.code == 302)
         let location = try #require(reply.headers["Location"])
-        #expect(location.hasPrefix("http://127.0.0.1:9/oauth2/authorize?client_id=1234567890&redirect_uri=http%3A%2F%2Flocalhost%3A8080%2Fcallback"))
+        #expect(
+            location.hasPrefix(
+                "http://127.0.0.1:9/oauth2/authorize?client_id=1234567890&redirect_uri=http%3A%2F%2Flocalhost%3A8080%2Fcallback"))
         let cookie = try #require(reply.headers.values(for: "Set-Cookie").first { $0.hasPrefix("tb_flow=") })
         #expect(cookie.contains("HttpOnly") && cookie.contains("Path=/callback"))
         let unconfigured = await b.respond(.GET, "/authorize?provider=github")

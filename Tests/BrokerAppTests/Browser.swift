@@ -19,7 +19,8 @@ struct Browser {
     func visitProvider(_ location: String) async -> String? {
         guard let url = URL(string: location), let query = url.query else { return nil }
         guard let reply = await TestHTTP.send(port: providerPort, target: url.path + "?" + query),
-              let back = reply.header("Location"), let backURL = URL(string: back) else { return nil }
+            let back = reply.header("Location"), let backURL = URL(string: back)
+        else { return nil }
         return backURL.path + (backURL.query.map { "?" + $0 } ?? "")
     }
 
@@ -33,7 +34,8 @@ struct Browser {
     /// The whole dance; returns the callback's reply.
     func connect(provider: String, extra: String = "") async -> TestHTTP.Reply? {
         guard let start = await authorize("provider=\(provider)" + extra), start.status == 302,
-              let location = start.header("Location"), let callback = await visitProvider(location) else { return nil }
+            let location = start.header("Location"), let callback = await visitProvider(location)
+        else { return nil }
         return await get(callback)
     }
 }

@@ -1,9 +1,10 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// CORS on the browser-session routes: listed origins may call them with the browser's cookies, others get no CORS field.
 @Suite(.scoped) struct CORSTests {
@@ -50,13 +51,16 @@ import Testing
     }
 
     @Test func theVariableIsValidatedAtStartAndABadValueNamesIt() async throws {
-        let c = try BrokerConfiguration.from(environment: ["BROKER_CORS_ORIGINS": " https://A.example:443 ,http://127.0.0.1:3000,, https://a.example"])
+        let c = try BrokerConfiguration.from(environment: [
+            "BROKER_CORS_ORIGINS": " https://A.example:443 ,http://127.0.0.1:3000,, https://a.example"
+        ])
         #expect(c.corsOrigins == ["https://a.example", "http://127.0.0.1:3000"])
         #expect(try BrokerConfiguration.from(environment: [:]).corsOrigins == [])
         for bad in ["*", "null", "https://app.example.com/", "app.example.com"] {
             #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: ["BROKER_CORS_ORIGINS": bad]) }
         }
-        let (status, stderr) = try await runBroker([], environment: ["BROKER_CORS_ORIGINS": "https://app.example.com/path", "BROKER_PORT": "0"])
+        let (status, stderr) = try await runBroker(
+            [], environment: ["BROKER_CORS_ORIGINS": "https://app.example.com/path", "BROKER_PORT": "0"])
         #expect(status == 2)
         #expect(stderr.contains("BROKER_CORS_ORIGINS") && stderr.contains("https://app.example.com/path"))
     }
@@ -94,10 +98,14 @@ import Testing
 
     @Test func aPreflightOfAListedOriginIsAnsweredAndOthersAreNot() async throws {
         try await Self.withBroker { s, _ in
-            let preflight = [("Origin", Self.listed), ("Access-Control-Request-Method", "DELETE"),
-                             ("Access-Control-Request-Headers", "content-type")]
-            let ok = try #require(await TestHTTP.send(port: s.broker.port, method: "OPTIONS", target: "/account?id=weibo:3733034601",
-                                                      headers: preflight))
+            let preflight = [
+                ("Origin", Self.listed), ("Access-Control-Request-Method", "DELETE"),
+                ("Access-Control-Request-Headers", "content-type"),
+            ]
+            let ok = try #require(
+                await TestHTTP.send(
+                    port: s.broker.port, method: "OPTIONS", target: "/account?id=weibo:3733034601",
+                    headers: preflight))
             #expect(ok.status == 204)
             #expect(ok.header("Access-Control-Allow-Origin") == Self.listed)
             #expect(ok.header("Access-Control-Allow-Credentials") == "true")
@@ -120,11 +128,15 @@ import Testing
 
     @Test func aListedOriginDeletesTheAccountItsBrowserConnected() async throws {
         try await Self.withBroker { s, browser in
-            let other = try #require(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
-                                                         headers: [("Origin", Self.listed)]))
+            let other = try #require(
+                await TestHTTP.send(
+                    port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
+                    headers: [("Origin", Self.listed)]))
             #expect(other.status == 401 && other.header("Access-Control-Allow-Origin") == Self.listed)
-            let reply = try #require(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
-                                                         headers: browser.jar.header + [("Origin", Self.listed)]))
+            let reply = try #require(
+                await TestHTTP.send(
+                    port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
+                    headers: browser.jar.header + [("Origin", Self.listed)]))
             #expect(reply.status == 204)
             #expect(reply.header("Access-Control-Allow-Origin") == Self.listed && reply.headers("Vary") == ["Origin"])
             #expect(s.weibo.revokeCalls == 1)
@@ -137,8 +149,10 @@ import Testing
                 let reply = try #require(await browser.get(target, headers: [("Origin", Self.listed)]))
                 #expect(Self.corsFields(reply) == [], "\(target)")
             }
-            let refresh = try #require(await TestHTTP.send(port: s.broker.port, method: "OPTIONS", target: "/account/refresh",
-                                                           headers: [("Origin", Self.listed), ("Access-Control-Request-Method", "POST")]))
+            let refresh = try #require(
+                await TestHTTP.send(
+                    port: s.broker.port, method: "OPTIONS", target: "/account/refresh",
+                    headers: [("Origin", Self.listed), ("Access-Control-Request-Method", "POST")]))
             #expect(refresh.status == 405 && Self.corsFields(refresh) == [])
         }
     }
@@ -161,13 +175,21 @@ import Testing
             #expect(try #require(await TestHTTP.send(port: s.broker.port, target: "/accounts")).status == 401)
             let cookie = try #require(browser.jar.cookies["tb_session"])
             let tampered = String(cookie.dropLast()) + (cookie.hasSuffix("A") ? "B" : "A")
-            #expect(try #require(await TestHTTP.send(port: s.broker.port, target: "/accounts",
-                                                     headers: [("Cookie", "tb_session=" + tampered)])).status == 401)
+            #expect(
+                try #require(
+                    await TestHTTP.send(
+                        port: s.broker.port, target: "/accounts",
+                        headers: [("Cookie", "tb_session=" + tampered)])
+                ).status == 401)
             let wrongKey = browser.jar.header + [("Authorization", "Bearer wrong-key-0123456789abcdef")]
             #expect(try #require(await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: wrongKey)).status == 401)
             // A deleted account drops out of the session's list.
-            #expect(try #require(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
-                                                     headers: Self.api)).status == 204)
+            #expect(
+                try #require(
+                    await TestHTTP.send(
+                        port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601",
+                        headers: Self.api)
+                ).status == 204)
             #expect(try #require(await browser.get("/accounts")).body == "{\"accounts\":[]}")
         }
     }

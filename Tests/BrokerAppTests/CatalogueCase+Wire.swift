@@ -48,8 +48,9 @@ extension CatalogueCase {
         /// The fake provider's configuration: RFC 6749 at these paths, holding the client to these demands.
         func configuration(clientSecret: String) -> FakeOAuth2Provider.Configuration {
             var configuration = FakeOAuth2Provider.Configuration.rfc6749(clientSecret: clientSecret)
-            configuration.paths = .init(authorize: authorizePath, token: tokenPath, refresh: refreshPath, user: userPath,
-                                        revoke: revokePath)
+            configuration.paths = .init(
+                authorize: authorizePath, token: tokenPath, refresh: refreshPath, user: userPath,
+                revoke: revokePath)
             configuration.pkce = pkce.map { $0 ? .required : .forbidden } ?? .optional
             var quirks = Quirks()
             quirks.clientAuthentication = clientAuth

@@ -1,9 +1,10 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Every preset of the catalogue, enabled by its two credential variables alone, through connect → read → refresh →
 /// revoke against the fake OAuth 2.0 provider configured to speak its provider's wire format, over real sockets.
@@ -24,34 +25,40 @@ import Testing
         let clock: TestClock
         var browser: Browser { Browser(brokerPort: broker.port, providerPort: provider.port) }
         var accountPath: String {
-            "/account?id=" + (AccountID(provider: catalogue.preset, uid: catalogue.uid).string
-                .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            "/account?id="
+                + (AccountID(provider: catalogue.preset, uid: catalogue.uid).string
+                    .addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         }
-        func read() async -> TestHTTP.Reply? { await TestHTTP.send(port: broker.port, target: accountPath, headers: CatalogueEndToEndTests.api) }
+        func read() async -> TestHTTP.Reply? {
+            await TestHTTP.send(port: broker.port, target: accountPath, headers: CatalogueEndToEndTests.api)
+        }
 
         /// Browser → broker → the fake's authorize page (at the preset's real host and path) → broker callback.
         func connect() async -> TestHTTP.Reply? {
             let browser = self.browser  // one cookie jar for the whole dance
             guard let start = await browser.authorize("provider=" + catalogue.preset), start.status == 302,
-                  let location = start.header("Location").flatMap(URLComponents.init(string:)), let host = location.host,
-                  let query = location.percentEncodedQuery,
-                  let approved = await TestHTTP.send(port: provider.port, target: "/" + host + location.percentEncodedPath + "?" + query),
-                  let back = approved.header("Location").flatMap(URL.init(string:)) else { return nil }
+                let location = start.header("Location").flatMap(URLComponents.init(string:)), let host = location.host,
+                let query = location.percentEncodedQuery,
+                let approved = await TestHTTP.send(port: provider.port, target: "/" + host + location.percentEncodedPath + "?" + query),
+                let back = approved.header("Location").flatMap(URL.init(string:))
+            else { return nil }
             return await browser.get(back.path + (back.query.map { "?" + $0 } ?? ""))
         }
     }
 
     /// A broker whose environment holds the preset's two credential variables (and any endpoint variable) and nothing about the provider.
     static func setUp(_ catalogue: CatalogueCase) throws -> Setup {
-        let provider = try FakeOAuth2Provider.scoped(catalogue.wire.configuration(clientSecret: clientSecret),
-                                                     behaviour: catalogue.wire.behaviour(rotates: catalogue.rotates))
+        let provider = try FakeOAuth2Provider.scoped(
+            catalogue.wire.configuration(clientSecret: clientSecret),
+            behaviour: catalogue.wire.behaviour(rotates: catalogue.rotates))
         let clock = TestClock(Date(timeIntervalSince1970: 1_796_025_600))
         let prefix = catalogue.preset.uppercased()
         let environment = catalogue.environment.merging([
             prefix + "_CLIENT_ID": provider.configuration.clientID, prefix + "_CLIENT_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0",
         ]) { $1 }
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {}}", environment: environment,
-                                       upstream: HostRewritingUpstream(port: provider.port), now: { clock.now })
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {}}", environment: environment,
+            upstream: HostRewritingUpstream(port: provider.port), now: { clock.now })
         return Setup(catalogue: catalogue, provider: provider, broker: broker, clock: clock)
     }
 
@@ -93,8 +100,9 @@ import Testing
         } else if wire.issuesRefreshTokens {
             // No expires_in: the broker never knows the token is due, so the refresh grant is tried through the client.
             let preset = try #require(ProviderPresets.preset(named: catalogue.preset, environment: s.broker.environment))
-            let client = OAuth2Client(settings: try OAuth2Settings(preset), redirectURI: "http://localhost:8080/callback",
-                                      upstream: HostRewritingUpstream(port: s.provider.port))
+            let client = OAuth2Client(
+                settings: try OAuth2Settings(preset), redirectURI: "http://localhost:8080/callback",
+                upstream: HostRewritingUpstream(port: s.provider.port))
             let grant = try await client.refresh(refreshToken: Secret(try #require(s.provider.ledger.currentRefreshToken)))
             #expect(grant.accessToken.value == s.provider.accessTokens.last)
             #expect(Self.field(try #require(await s.read()).body, "expires_at") == "null")
@@ -122,7 +130,9 @@ import Testing
         s.clock.advance(TimeInterval(catalogue.wire.expiresIn ?? 0) + 1)
         let reply = try #require(await s.read())
         if catalogue.namesDeadRefreshTokens {
-            #expect(reply.status == 410 && reply.body.contains("reauthorization_required"), "\(catalogue.preset): \(reply.status) \(reply.body)")
+            #expect(
+                reply.status == 410 && reply.body.contains("reauthorization_required"), "\(catalogue.preset): \(reply.status) \(reply.body)"
+            )
         } else {
             // The provider names a dead refresh token in a shape the broker does not read as one: a transient failure.
             #expect(reply.status == 502 && reply.body.contains("upstream_error"), "\(catalogue.preset): \(reply.body)")
@@ -140,8 +150,13 @@ import Testing
         }
         for catalogue in CatalogueCase.all {
             let prefix = catalogue.preset.uppercased()
-            #expect(ProviderPresets.preset(named: catalogue.preset, environment: [:])?.missingSettings == [prefix + "_CLIENT_ID", prefix + "_CLIENT_SECRET"])
+            #expect(
+                ProviderPresets.preset(named: catalogue.preset, environment: [:])?.missingSettings == [
+                    prefix + "_CLIENT_ID", prefix + "_CLIENT_SECRET",
+                ])
         }
-        #expect(Set(CatalogueCase.all.map(\.preset)) == Set(ProviderPresets.names).subtracting(["github", "google", "tmdb", "twitter", "weibo"]))
+        #expect(
+            Set(CatalogueCase.all.map(\.preset))
+                == Set(ProviderPresets.names).subtracting(["github", "google", "tmdb", "twitter", "weibo"]))
     }
 }

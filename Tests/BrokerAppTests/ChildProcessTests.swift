@@ -1,15 +1,17 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerTestSupport
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The spawner every process-starting test relies on: output, exit status, signals, descriptors.
 @Suite struct ChildProcessTests {
     @Test func capturesBothStreamsAndTheExitStatus() throws {
-        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"],
-                                     environment: ["PATH": "/usr/bin:/bin"], stdout: .capture, stderr: .capture)
+        let child = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"],
+            environment: ["PATH": "/usr/bin:/bin"], stdout: .capture, stderr: .capture)
         #expect(child.waitUntilExit() == 3)
         child.drainOutput()
         #expect(child.outputText == "out\n")
@@ -27,8 +29,9 @@ import Testing
     @Test func theChildGetsExactlyItsEnvironmentAndNoInheritedDescriptors() throws {
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(listener) }
-        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", "echo $ONLY; ls /proc/$$/fd"],
-                                     environment: ["ONLY": "this", "PATH": "/usr/bin:/bin"], stdout: .capture)
+        let child = try ChildProcess(
+            executable: "/bin/sh", arguments: ["-c", "echo $ONLY; ls /proc/$$/fd"],
+            environment: ["ONLY": "this", "PATH": "/usr/bin:/bin"], stdout: .capture)
         #expect(child.waitUntilExit() == 0)
         child.drainOutput()
         let lines = child.outputText.split(separator: "\n").map(String.init)

@@ -1,8 +1,9 @@
-@testable import BrokerApp
 import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
+
+@testable import BrokerApp
 
 /// The command line: help never does anything else, unknown flags and arguments are refused, the healthcheck says why.
 @Suite(.scoped) struct CommandLineTests {
@@ -40,8 +41,10 @@ import Testing
         (["accounts", "frob"], "unknown command \"accounts frob\""), (["accounts", "--json"], "unknown flag \"--json\""),
         (["accounts", "show"], "accounts show needs an account id (provider:uid)"),
         (["accounts", "delete", "--json"], "accounts delete needs an account id (provider:uid)"),
-        (["accounts", "show", "a:1", "b:2"], "unexpected argument \"b:2\""), (["accounts", "list", "acme"], "unexpected argument \"acme\""),
-        (["accounts", "list", "--bogus"], "unknown flag \"--bogus\""), (["accounts", "list", "--provider"], "--provider needs a provider name"),
+        (["accounts", "show", "a:1", "b:2"], "unexpected argument \"b:2\""),
+        (["accounts", "list", "acme"], "unexpected argument \"acme\""),
+        (["accounts", "list", "--bogus"], "unknown flag \"--bogus\""),
+        (["accounts", "list", "--provider"], "--provider needs a provider name"),
         (["accounts", "list", "--provider", "--json"], "--provider needs a provider name"),
         (["accounts", "show", "--provider", "acme"], "unknown flag \"--provider\""),
     ])
@@ -66,7 +69,8 @@ import Testing
     @Test func aFailedHealthcheckSaysWhy() async throws {
         let port = try LocalHTTPServer.listenOnLoopback(backlog: 1)
         close(port.descriptor)  // a port nobody listens on any more
-        let (status, stderr) = try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(port.port), "BROKER_HOST": "127.0.0.1"])
+        let (status, stderr) = try await runBroker(
+            ["healthcheck"], environment: ["BROKER_PORT": String(port.port), "BROKER_HOST": "127.0.0.1"])
         #expect(status == 1)
         #expect(stderr.contains("cannot connect to 127.0.0.1:\(port.port)"))
     }

@@ -26,7 +26,8 @@ struct ConfigurationDocumentationTests {
             if after.hasPrefix("_*") || before == "${" { continue }
             if quoted {
                 guard name.lowerBound > text.startIndex, name.upperBound < text.endIndex,
-                      text[text.index(before: name.lowerBound)] == "\"", text[name.upperBound] == "\"" else { continue }
+                    text[text.index(before: name.lowerBound)] == "\"", text[name.upperBound] == "\""
+                else { continue }
             }
             found.insert(String(text[name]))
         }

@@ -1,5 +1,6 @@
-@testable import BrokerApp
 import Testing
+
+@testable import BrokerApp
 
 /// The Disconnect forms' anti-forgery token: bound to one session cookie and one secret.
 @Suite struct ConnectPageCSRFTests {
@@ -8,7 +9,7 @@ import Testing
 
     @Test func theTokenOfASessionVerifies() {
         let token = Self.csrf.token(session: Self.session)
-        #expect(token.count == 43) // base64url of 32 bytes, no padding
+        #expect(token.count == 43)  // base64url of 32 bytes, no padding
         #expect(Self.csrf.verify(token, session: Self.session))
     }
 

@@ -1,9 +1,10 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Disconnect: `GET /disconnect` only asks; `POST /disconnect` deletes, only with this browser's session and the
 /// confirmation's token; otherwise 403 and nothing deleted.
@@ -41,8 +42,10 @@ import Testing
         #expect(s.broker.log.contains("account deleted"))
     }
 
-    @Test(arguments: ["id=weibo%3A3733034601", "id=weibo%3A3733034601&csrf=", "id=weibo%3A3733034601&csrf=AAAA",
-                      "id=weibo%3A3733034601&csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+    @Test(arguments: [
+        "id=weibo%3A3733034601", "id=weibo%3A3733034601&csrf=", "id=weibo%3A3733034601&csrf=AAAA",
+        "id=weibo%3A3733034601&csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    ])
     func aMissingOrWrongTokenIs403AndNothingIsDeleted(body: String) async throws {
         let s = try WeiboFlowTests.setUp()
         let browser = s.browser
@@ -78,9 +81,10 @@ import Testing
         let reply = try #require(await H.disconnect(stranger, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token))
         #expect(reply.status == 403)
         // A client without text/html in Accept gets the refusal as JSON.
-        let curl = await TestHTTP.send(port: s.broker.port, method: "POST", target: "/disconnect",
-                                       headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                       body: "id=weibo%3A3733034601&csrf=" + token)
+        let curl = await TestHTTP.send(
+            port: s.broker.port, method: "POST", target: "/disconnect",
+            headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: "id=weibo%3A3733034601&csrf=" + token)
         #expect(curl?.status == 403)
         #expect(curl?.body.contains("\"error\":\"forbidden\"") == true)
         #expect(await Self.stillStored(s))
@@ -120,7 +124,9 @@ import Testing
         let s = try WeiboFlowTests.setUp()
         let browser = s.browser
         let token = try await Self.connected(s, browser)
-        #expect(await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601", headers: H.api)?.status == 204)
+        #expect(
+            await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=weibo:3733034601", headers: H.api)?.status
+                == 204)
         #expect(try await H.page(browser).body.contains("id=\"no-accounts\""))
         let reply = await H.disconnect(browser, port: s.broker.port, body: "id=weibo%3A3733034601&csrf=" + token)
         #expect(reply?.status == 303)

@@ -1,16 +1,19 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Errors of `/authorize` and `/callback`: a page in plain words for browsers, the API's JSON for everyone else.
 @Suite(.scoped) struct ConnectPageErrorPagesTests {
     typealias H = ConnectPageHandlersTests
 
-    static func expectErrorPage(_ reply: TestHTTP.Reply, status: Int, saying words: String,
-                                back: String = "<a class=\"button\" href=\"/\">Back to token-broker</a>") {
+    static func expectErrorPage(
+        _ reply: TestHTTP.Reply, status: Int, saying words: String,
+        back: String = "<a class=\"button\" href=\"/\">Back to token-broker</a>"
+    ) {
         #expect(reply.status == status)
         H.expectPageHeaders(reply)
         #expect(reply.header("Vary") == "Accept")
@@ -81,16 +84,21 @@ import Testing
     }
 
     @Test func underAPublicPathAndATitleTheWayBackLeadsToThePageByItsName() async throws {
-        let s = try WeiboFlowTests.setUp(environment: ["BROKER_PUBLIC_URL": "http://127.0.0.1:8080/broker",
-                                                        "BROKER_PAGE_TITLE": "Acme <Accounts>", "BROKER_PAGE_ACCENT": "#6A1B9A"])
+        let s = try WeiboFlowTests.setUp(environment: [
+            "BROKER_PUBLIC_URL": "http://127.0.0.1:8080/broker",
+            "BROKER_PAGE_TITLE": "Acme <Accounts>", "BROKER_PAGE_ACCENT": "#6A1B9A",
+        ])
         let browser = s.browser
         let unknown = try #require(await browser.get("/authorize?provider=nope", headers: H.html))
-        Self.expectErrorPage(unknown, status: 404, saying: "No provider named",
-                             back: "<a class=\"button\" href=\"/broker/\">Back to Acme &lt;Accounts&gt;</a>")
+        Self.expectErrorPage(
+            unknown, status: 404, saying: "No provider named",
+            back: "<a class=\"button\" href=\"/broker/\">Back to Acme &lt;Accounts&gt;</a>")
         #expect(unknown.body.contains("<title>The account was not connected · Acme &lt;Accounts&gt;</title>"))
-        let refused = try #require(await TestHTTP.send(port: s.broker.port, method: "POST", target: "/disconnect",
-                                                       headers: H.html + [("Content-Type", "application/x-www-form-urlencoded")],
-                                                       body: "id=weibo%3A1&csrf=x"))
+        let refused = try #require(
+            await TestHTTP.send(
+                port: s.broker.port, method: "POST", target: "/disconnect",
+                headers: H.html + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: "id=weibo%3A1&csrf=x"))
         #expect(refused.status == 403)
         #expect(refused.body.contains("<a class=\"button\" href=\"/broker/\">Back to Acme &lt;Accounts&gt;</a>"))
         let page = try await H.page(browser)

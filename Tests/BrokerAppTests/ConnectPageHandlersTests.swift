@@ -1,10 +1,11 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerApp
 
 /// The page and its Disconnect over real sockets: broker → fake Weibo → broker, as a browser and as curl.
 @Suite(.scoped) struct ConnectPageHandlersTests {
@@ -40,9 +41,10 @@ import Testing
     }
 
     static func disconnect(_ browser: Browser, port: Int, body: String) async -> TestHTTP.Reply? {
-        let reply = await TestHTTP.send(port: port, method: "POST", target: "/disconnect",
-                                        headers: browser.jar.header + html + [("Content-Type", "application/x-www-form-urlencoded")],
-                                        body: body)
+        let reply = await TestHTTP.send(
+            port: port, method: "POST", target: "/disconnect",
+            headers: browser.jar.header + html + [("Content-Type", "application/x-www-form-urlencoded")],
+            body: body)
         if let reply { browser.jar.absorb(reply) }
         return reply
     }
@@ -100,8 +102,10 @@ import Testing
         let confirm = try await Self.confirmation(browser)
         #expect(confirm.body.contains("action=\"/broker/disconnect\""))
         #expect(confirm.body.contains("<a class=\"button secondary\" href=\"/broker/\">Cancel</a>"))
-        let gone = try #require(await Self.disconnect(browser, port: s.broker.port,
-                                                       body: "id=weibo%3A3733034601&csrf=" + (Self.csrf(in: confirm.body) ?? "")))
+        let gone = try #require(
+            await Self.disconnect(
+                browser, port: s.broker.port,
+                body: "id=weibo%3A3733034601&csrf=" + (Self.csrf(in: confirm.body) ?? "")))
         #expect(gone.status == 303)
         #expect(gone.header("Location") == "/broker/")
         #expect(gone.headers("Set-Cookie").contains { $0.hasPrefix("tb_notice=") && $0.contains("; Path=/broker;") })

@@ -1,6 +1,7 @@
-@testable import BrokerApp
 import BrokerCrypto
 import Testing
+
+@testable import BrokerApp
 
 /// The one-time notice cookie: signed, so no other site or sibling host can write words onto the page.
 @Suite struct ConnectPageNoticeTests {
@@ -37,9 +38,11 @@ import Testing
     }
 
     @Test func theCookieIsShortLivedHttpOnlyAndSiteWide() {
-        let header = ConnectPageNotice(kind: .connected, accountID: "weibo:1").setCookie(secret: Self.secret, cookies: CookieHeader(publicURL: "https://broker.example"))
+        let header = ConnectPageNotice(kind: .connected, accountID: "weibo:1").setCookie(
+            secret: Self.secret, cookies: CookieHeader(publicURL: "https://broker.example"))
         #expect(header.hasPrefix("tb_notice="))
-        #expect(header.contains("; Path=/;") && header.contains("Max-Age=60") && header.contains("HttpOnly")
+        #expect(
+            header.contains("; Path=/;") && header.contains("Max-Age=60") && header.contains("HttpOnly")
                 && header.contains("SameSite=Lax") && header.hasSuffix("; Secure"))
     }
 }

@@ -1,7 +1,8 @@
-@testable import BrokerApp
 import BrokerCore
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// The status words next to each account, decided with an injected clock.
 @Suite struct ConnectPageStatusTests {
@@ -26,7 +27,8 @@ import Testing
     }
 
     @Test func noExpiryIsActive() {
-        #expect(ConnectPageStatus.make(status: .active, expiresAt: nil, now: Self.now) == ConnectPageStatus(state: .active, label: "active"))
+        #expect(
+            ConnectPageStatus.make(status: .active, expiresAt: nil, now: Self.now) == ConnectPageStatus(state: .active, label: "active"))
     }
 
     @Test func aRevokedGrantNeedsReauthorizationWhateverItsExpiry() {
@@ -39,7 +41,8 @@ import Testing
     @Test func theClockDecidesNotTheWallClock() {
         let expiry = Self.now.addingTimeInterval(3 * 3600)
         #expect(ConnectPageStatus.make(status: .active, expiresAt: expiry, now: Self.now).label == "expires in 3 h")
-        #expect(ConnectPageStatus.make(status: .active, expiresAt: expiry, now: Self.now.addingTimeInterval(10_080)).label
+        #expect(
+            ConnectPageStatus.make(status: .active, expiresAt: expiry, now: Self.now.addingTimeInterval(10_080)).label
                 == "expires in 12 min")
         #expect(ConnectPageStatus.make(status: .active, expiresAt: expiry, now: expiry).label == "expired")
     }

@@ -1,21 +1,27 @@
-@testable import BrokerApp
 import BrokerCrypto
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// The connect page as rendered: escaping of every dynamic value, what each row offers, the style its policy allows.
 @Suite struct ConnectPageTests {
     static let hostile = "\"><script>alert('x')</script><img src=x onerror=alert(1)>&amp;"
 
-    static func make(accounts: [ConnectPage.AccountItem] = [], notice: ConnectPageNotice? = nil, hint: String? = nil,
-                     providers: [ConnectPage.ProviderItem] = [ConnectPage.ProviderItem(name: "weibo", displayName: "Weibo")],
-                     appearance: PageAppearance = .standard) -> ConnectPage {
-        ConnectPage(providers: providers, accounts: accounts, displayNames: ["weibo": "Weibo", "github": "GitHub"],
-                    notice: notice, publicURLHint: hint, appearance: appearance)
+    static func make(
+        accounts: [ConnectPage.AccountItem] = [], notice: ConnectPageNotice? = nil, hint: String? = nil,
+        providers: [ConnectPage.ProviderItem] = [ConnectPage.ProviderItem(name: "weibo", displayName: "Weibo")],
+        appearance: PageAppearance = .standard
+    ) -> ConnectPage {
+        ConnectPage(
+            providers: providers, accounts: accounts, displayNames: ["weibo": "Weibo", "github": "GitHub"],
+            notice: notice, publicURLHint: hint, appearance: appearance)
     }
 
-    static func account(uid: String = "3733034601", screenName: String? = nil,
-                        status: ConnectPageStatus = ConnectPageStatus(state: .active, label: "expires in 3 h")) -> ConnectPage.AccountItem {
+    static func account(
+        uid: String = "3733034601", screenName: String? = nil,
+        status: ConnectPageStatus = ConnectPageStatus(state: .active, label: "expires in 3 h")
+    ) -> ConnectPage.AccountItem {
         ConnectPage.AccountItem(id: "weibo:" + uid, provider: "weibo", uid: uid, screenName: screenName, status: status)
     }
 
@@ -26,8 +32,10 @@ import Testing
     }
 
     @Test func hostileAccountValuesNeverBecomeMarkup() {
-        let html = Self.make(accounts: [Self.account(uid: Self.hostile, screenName: Self.hostile)],
-                             notice: ConnectPageNotice(kind: .connected, accountID: "weibo:" + Self.hostile)).page().render()
+        let html = Self.make(
+            accounts: [Self.account(uid: Self.hostile, screenName: Self.hostile)],
+            notice: ConnectPageNotice(kind: .connected, accountID: "weibo:" + Self.hostile)
+        ).page().render()
         #expect(!html.contains("<script"))
         #expect(!html.contains("<img"))
         #expect(!html.contains("'x'"))
@@ -44,8 +52,10 @@ import Testing
             ConnectPage.ProviderItem(name: "acme", displayName: "Acme \"Cloud\" <ID>", iconURL: "https://cdn.example/acme.png?v=1&s=2"),
         ]).page().render()
         #expect(html.contains("<a class=\"button\" href=\"/authorize?provider=weibo\">Connect Weibo</a>"))
-        #expect(html.contains("<span class=\"name\"><img class=\"icon\" src=\"https://cdn.example/acme.png?v=1&amp;s=2\" alt=\"\" "
-                              + "width=\"24\" height=\"24\">Acme &quot;Cloud&quot; &lt;ID&gt;</span>"))
+        #expect(
+            html.contains(
+                "<span class=\"name\"><img class=\"icon\" src=\"https://cdn.example/acme.png?v=1&amp;s=2\" alt=\"\" "
+                    + "width=\"24\" height=\"24\">Acme &quot;Cloud&quot; &lt;ID&gt;</span>"))
         #expect(html.contains(">Connect Acme &quot;Cloud&quot; &lt;ID&gt;</a>"))
         #expect(!html.contains("disabled"))
         let weibo = try #require(html.range(of: "data-provider=\"weibo\""))
@@ -66,8 +76,10 @@ import Testing
         #expect(html.contains("<span class=\"badge active\">active</span> expires in 3 h"))
         #expect(html.contains("Ada · user id 3733034601"))
         #expect(html.contains("href=\"/authorize?provider=weibo\" aria-label=\"Reconnect Weibo account Ada\">Reconnect</a>"))
-        #expect(html.contains("<a class=\"button danger\" href=\"/disconnect?id=weibo%3A3733034601\" "
-                              + "aria-label=\"Disconnect Weibo account Ada\">Disconnect</a>"))
+        #expect(
+            html.contains(
+                "<a class=\"button danger\" href=\"/disconnect?id=weibo%3A3733034601\" "
+                    + "aria-label=\"Disconnect Weibo account Ada\">Disconnect</a>"))
         // The page itself deletes nothing: no form, no token.
         #expect(!html.contains("<form"))
         #expect(!html.contains("csrf"))
@@ -83,8 +95,10 @@ import Testing
         #expect(html.contains("<span class=\"name\">GitHub<span class=\"sub\">"))
         var iconic = Self.account()
         iconic.iconURL = "https://cdn.example/w.png"
-        #expect(Self.make(accounts: [iconic]).page().render().contains(
-            "<span class=\"name\"><img class=\"icon\" src=\"https://cdn.example/w.png\" alt=\"\" width=\"24\" height=\"24\">Weibo<span class=\"sub\">"))
+        #expect(
+            Self.make(accounts: [iconic]).page().render().contains(
+                "<span class=\"name\"><img class=\"icon\" src=\"https://cdn.example/w.png\" alt=\"\" width=\"24\" height=\"24\">Weibo<span class=\"sub\">"
+            ))
         #expect(!html.contains("Reconnect"))
         #expect(html.contains("href=\"/disconnect?id=github%3A7\""))
     }
@@ -96,12 +110,15 @@ import Testing
     }
 
     @Test func theConfirmationPostsTheDeleteWithTheTokenAndCancelGoesBack() {
-        let page = DisconnectConfirmation(accountID: "weibo:" + Self.hostile, providerName: "Weibo", who: Self.hostile, revokes: true,
-                                          csrfToken: "CSRF-TOKEN", appearance: PageAppearance(basePath: "/broker"))
+        let page = DisconnectConfirmation(
+            accountID: "weibo:" + Self.hostile, providerName: "Weibo", who: Self.hostile, revokes: true,
+            csrfToken: "CSRF-TOKEN", appearance: PageAppearance(basePath: "/broker"))
         let html = page.page().render()
         #expect(html.contains("<h1>Disconnect Weibo account &quot;&gt;&lt;script&gt;"))
-        #expect(html.contains("<form method=\"post\" action=\"/broker/disconnect\" class=\"confirm\">"
-                              + "<input type=\"hidden\" name=\"id\" value=\"weibo:&quot;&gt;&lt;script&gt;"))
+        #expect(
+            html.contains(
+                "<form method=\"post\" action=\"/broker/disconnect\" class=\"confirm\">"
+                    + "<input type=\"hidden\" name=\"id\" value=\"weibo:&quot;&gt;&lt;script&gt;"))
         #expect(html.contains("<input type=\"hidden\" name=\"csrf\" value=\"CSRF-TOKEN\">"))
         #expect(html.contains("<button type=\"submit\" class=\"button destructive\">Disconnect</button>"))
         #expect(html.contains("<a class=\"button secondary\" href=\"/broker/\">Cancel</a>"))
@@ -153,8 +170,9 @@ import Testing
     }
 
     @Test func aTitleAndAnAccentChangeThePageAndThePolicyFollows() throws {
-        let appearance = PageAppearance(title: "Acme <Accounts> & \"Co\"", accent: try #require(PageAccent(hex: "#ffd700")),
-                                        iconURLs: ["https://cdn.example/a.png", "https://CDN.example:8443/b.svg", "data:image/png;base64,AAAA"])
+        let appearance = PageAppearance(
+            title: "Acme <Accounts> & \"Co\"", accent: try #require(PageAccent(hex: "#ffd700")),
+            iconURLs: ["https://cdn.example/a.png", "https://CDN.example:8443/b.svg", "data:image/png;base64,AAAA"])
         let html = Self.make(appearance: appearance).page().render()
         #expect(html.contains("<title>Acme &lt;Accounts&gt; &amp; &quot;Co&quot;</title>"))
         #expect(html.contains("<h1>Acme &lt;Accounts&gt; &amp; &quot;Co&quot;</h1>"))

@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-@testable import BrokerApp
 import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `token-broker demo` as a newcomer meets it: the real process, a browser's steps over HTTP (redirects followed
 /// by hand, cookies kept), the consent page of the demo provider, the token read with the printed curl line,
@@ -34,15 +36,18 @@ import Testing
     @Test func aNewcomerConnectsTheDemoAccountReadsTheTokenAndLaterReadsARefreshedOne() async throws {
         let port = try Loopback.freePort()
         let demo = try await BrokerProcess.start(
-            environment: ["BROKER_PORT": String(port), "BROKER_DEMO_TOKEN_LIFETIME": String(Self.lifetime),
-                          "BROKER_DATA_DIR": "/nonexistent/never-used", "BROKER_API_KEY": "ignored-by-the-demo-0123456789"],
+            environment: [
+                "BROKER_PORT": String(port), "BROKER_DEMO_TOKEN_LIFETIME": String(Self.lifetime),
+                "BROKER_DATA_DIR": "/nonexistent/never-used", "BROKER_API_KEY": "ignored-by-the-demo-0123456789",
+            ],
             arguments: ["demo"], ready: { $0.contains("API key") ? port : nil })
 
         // The banner: where to go, the key, how to read the token.
         let banner = demo.stdout
         let base = "http://127.0.0.1:\(port)"
         #expect(banner.contains("Open \(base)/"))
-        let apiKey = try #require(banner.split(separator: "\n").first { $0.hasPrefix("  API key ") }?.split(separator: " ").last.map(String.init))
+        let apiKey = try #require(
+            banner.split(separator: "\n").first { $0.hasPrefix("  API key ") }?.split(separator: " ").last.map(String.init))
         #expect(apiKey.count >= 16 && apiKey != "ignored-by-the-demo-0123456789")
         let curl = "curl -s -H 'Authorization: Bearer \(apiKey)' '\(base)/account?provider=demo&uid=demo-user'"
         #expect(banner.contains(curl))
@@ -73,9 +78,11 @@ import Testing
         let request = try #require(Self.between(consent.body, "name=\"request\" value=\""))
 
         // Approve: the provider sends the browser back to the broker, which lands it on the page with the account.
-        let approved = try #require(await TestHTTP.send(port: provider.port, method: "POST", target: action,
-                                                        headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                                                        body: "request=\(request)&decision=approve"))
+        let approved = try #require(
+            await TestHTTP.send(
+                port: provider.port, method: "POST", target: action,
+                headers: [("Content-Type", "application/x-www-form-urlencoded")],
+                body: "request=\(request)&decision=approve"))
         #expect(approved.status == 303)
         let callback = try #require(approved.header("Location").flatMap(Self.split))
         #expect(callback.port == port && callback.target.hasPrefix("/callback?code=demo-code-"))
@@ -114,10 +121,13 @@ import Testing
 
     @Test func theDemoSettingsNameTheirVariableWhenWrong() throws {
         #expect(try Demo.Settings.from(environment: [:]) == Demo.Settings(providerPort: nil, tokenLifetime: 120))
-        #expect(try Demo.Settings.from(environment: ["BROKER_DEMO_PORT": "9000", "BROKER_DEMO_TOKEN_LIFETIME": "30"])
-            == Demo.Settings(providerPort: 9000, tokenLifetime: 30))
-        for (variable, bad) in [("BROKER_DEMO_PORT", "0"), ("BROKER_DEMO_PORT", "http"), ("BROKER_DEMO_TOKEN_LIFETIME", "1"),
-                                ("BROKER_DEMO_TOKEN_LIFETIME", "-5")] {
+        #expect(
+            try Demo.Settings.from(environment: ["BROKER_DEMO_PORT": "9000", "BROKER_DEMO_TOKEN_LIFETIME": "30"])
+                == Demo.Settings(providerPort: 9000, tokenLifetime: 30))
+        for (variable, bad) in [
+            ("BROKER_DEMO_PORT", "0"), ("BROKER_DEMO_PORT", "http"), ("BROKER_DEMO_TOKEN_LIFETIME", "1"),
+            ("BROKER_DEMO_TOKEN_LIFETIME", "-5"),
+        ] {
             #expect { try Demo.Settings.from(environment: [variable: bad]) } throws: { ($0 as? ConfigurationError)?.variable == variable }
         }
         #expect { try Demo.prepare(environment: ["BROKER_PORT": "0"]) } throws: { ($0 as? ConfigurationError)?.variable == "BROKER_PORT" }

@@ -1,5 +1,5 @@
-import BrokerTestSupport
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -35,8 +35,9 @@ import Testing
 
     static func setUp(dataDirectory: String? = nil) throws -> Setup {
         let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
-                                       environment: ["FAKE_WEIBO_SECRET": clientSecret], dataDirectory: dataDirectory)
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
+            environment: ["FAKE_WEIBO_SECRET": clientSecret], dataDirectory: dataDirectory)
         return Setup(weibo: weibo, broker: broker)
     }
 

@@ -1,6 +1,7 @@
-@testable import BrokerApp
 import BrokerCore
 import Foundation
+
+@testable import BrokerApp
 
 /// The broker's real outbound client, with every `https://host/path?query` sent to `http://127.0.0.1:port/host/path?query`.
 ///

@@ -1,9 +1,10 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// A provider that answers with values meant to hurt: real sockets to the broker and to an in-process OAuth 2.0
 /// provider; the broker must survive, answer `/healthz`, refuse what it cannot hold, and keep what it stored.
@@ -23,7 +24,9 @@ import Testing
         }
         func healthy() async -> Bool { await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200 }
         func accountCount() async -> Int? {
-            guard let body = await TestHTTP.send(port: broker.port, target: "/accounts", headers: HostileProviderTests.api)?.body else { return nil }
+            guard let body = await TestHTTP.send(port: broker.port, target: "/accounts", headers: HostileProviderTests.api)?.body else {
+                return nil
+            }
             return body.components(separatedBy: "\"uid\":").count - 1
         }
     }
@@ -31,9 +34,10 @@ import Testing
     /// A broker on a fixed clock and data directory (pass the same one to simulate a restart).
     static func setUp(dataDirectory: String? = nil, provider existing: FakeOAuth2Provider? = nil) throws -> Setup {
         let provider = try existing ?? FakeOAuth2Provider.scoped(.rfc6749(clientSecret: clientSecret))
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
-                                       environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0"],
-                                       dataDirectory: dataDirectory, now: { now })
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
+            environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0"],
+            dataDirectory: dataDirectory, now: { now })
         return Setup(provider: provider, broker: broker)
     }
 
@@ -112,8 +116,9 @@ import Testing
         #expect(aliceToken != nil && malloryToken != nil && aliceToken != malloryToken)
 
         // Deleting one leaves the other, and a restart brings back neither the deleted one nor a merged one.
-        let deleted = await TestHTTP.send(port: s.broker.port, method: "DELETE",
-                                          target: "/account?id=" + Self.escaped("acme:" + decomposed), headers: Self.api)
+        let deleted = await TestHTTP.send(
+            port: s.broker.port, method: "DELETE",
+            target: "/account?id=" + Self.escaped("acme:" + decomposed), headers: Self.api)
         #expect(deleted?.status == 204)
         await s.broker.stop()
         let restarted = try Self.setUp(dataDirectory: s.broker.dataDirectory, provider: s.provider)
@@ -124,8 +129,10 @@ import Testing
         #expect(await restarted.accountCount() == 1)
     }
 
-    @Test(arguments: [String(repeating: "/", count: 128), String(repeating: "@", count: 128),
-                      String(repeating: "\u{E9}", count: 64), String(repeating: "\u{6F22}", count: 42)])
+    @Test(arguments: [
+        String(repeating: "/", count: 128), String(repeating: "@", count: 128),
+        String(repeating: "\u{E9}", count: 64), String(repeating: "\u{6F22}", count: 42),
+    ])
     func theLongestUserIDsAreStored(uid: String) async throws {
         let s = try Self.setUp()
         let json = String(data: try JSONSerialization.data(withJSONObject: ["id": uid]), encoding: .utf8)!
@@ -137,8 +144,10 @@ import Testing
         #expect(await restarted.read(uid: uid)?.status == 200)
     }
 
-    @Test(arguments: [("\"\\u202Eevil\"", "bidirectional"), ("\"a\\u0007b\"", "control"), ("\"a\\u0085b\"", "control"),
-                      ("\"" + String(repeating: "a", count: 129) + "\"", "longer than 128"), ("\"\"", "no id")])
+    @Test(arguments: [
+        ("\"\\u202Eevil\"", "bidirectional"), ("\"a\\u0007b\"", "control"), ("\"a\\u0085b\"", "control"),
+        ("\"" + String(repeating: "a", count: 129) + "\"", "longer than 128"), ("\"\"", "no id"),
+    ])
     func aUserIDThatCannotBeShownOrStoredIsRefused(id: String, problem: String) async throws {
         let s = try Self.setUp()
         s.provider.set { $0.userBody = "{\"id\":\(id)}" }

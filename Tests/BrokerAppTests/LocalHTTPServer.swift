@@ -88,7 +88,8 @@ final class LocalHTTPServer: Sendable {
             let text = String(decoding: data, as: UTF8.self)
             guard let headEnd = text.range(of: "\r\n\r\n") else { continue }
             let head = text[..<headEnd.lowerBound].lowercased()
-            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
             if text.utf8.count - text[..<headEnd.upperBound].utf8.count >= length { break }
         }

@@ -1,9 +1,10 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// `/metrics` read from a real broker after real sign-ins against an in-process OAuth 2.0 provider, on a listener of its own.
 @Suite(.scoped) struct MetricsEndToEndTests {

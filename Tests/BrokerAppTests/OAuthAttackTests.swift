@@ -1,11 +1,12 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
-import BrokerFakeProviders
 import BrokerCrypto
+import BrokerFakeProviders
 import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Attacks on the OAuth surface over real sockets: mix-up between two providers, the `iss`
 /// parameter (RFC 9207), CSRF on `/callback`, and tampered session cookies.
@@ -85,12 +86,12 @@ import Testing
     // MARK: iss (RFC 9207)
 
     @Test(arguments: [
-        ("weibo", "&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerB)),   // B's issuer on A's flow
+        ("weibo", "&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerB)),  // B's issuer on A's flow
         ("weibo", "&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerA + "/")),  // no normalization
         ("weibo", "&iss=" + OAuthAttackTests.encoded("HTTPS://A.EXAMPLE")),
-        ("acme", ""),                                                                // B always sends iss: missing
+        ("acme", ""),  // B always sends iss: missing
         ("acme", "&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerA)),
-        ("acme", "&iss=&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerB)), // the first value counts
+        ("acme", "&iss=&iss=" + OAuthAttackTests.encoded(OAuthAttackTests.issuerB)),  // the first value counts
     ])
     func aWrongOrMissingIssIsRefusedBeforeAnyTokenCall(provider: String, iss: String) async throws {
         let s = try Self.setUp(issuerA: true, issuerB: true)
@@ -194,16 +195,18 @@ import Testing
         let third = try #require(await attacker.authorize("provider=weibo"))
         let thirdCallback = try #require(await attacker.visitProvider(third.header("Location")!))
         let thirdState = try #require(attacker.jar.cookies["tb_flow"]?.split(separator: ".").first)
-        let forged = await TestHTTP.send(port: s.broker.port, target: thirdCallback,
-                                         headers: [("Cookie", "tb_flow=\(thirdState).\(SecureRandom.token())")])
+        let forged = await TestHTTP.send(
+            port: s.broker.port, target: thirdCallback,
+            headers: [("Cookie", "tb_flow=\(thirdState).\(SecureRandom.token())")])
         #expect(forged?.status == 400)
 
         // 4. The victim's own flow cookie and the attacker's code, with the state left out of the URL.
         let fourth = try #require(await attacker.authorize("provider=weibo"))
         let fourthCallback = try #require(await attacker.visitProvider(fourth.header("Location")!))
         let code = try #require(URLComponents(string: fourthCallback)?.queryItems?.first { $0.name == "code" }?.value)
-        let stateless = await TestHTTP.send(port: s.broker.port, target: "/callback?code=" + Self.encoded(code),
-                                            headers: [("Cookie", "tb_flow=" + victimCookie)])
+        let stateless = await TestHTTP.send(
+            port: s.broker.port, target: "/callback?code=" + Self.encoded(code),
+            headers: [("Cookie", "tb_flow=" + victimCookie)])
         #expect(stateless?.status == 400)
 
         #expect(s.a.tokenCalls == 0)
@@ -225,26 +228,29 @@ import Testing
         let (payload2, mac2) = try Self.split(cookie2)
 
         func read(_ id: String, with cookie: String, method: String = "GET") async -> Int? {
-            await TestHTTP.send(port: s.broker.port, method: method, target: "/account?id=" + id,
-                                headers: [("Cookie", "tb_session=" + cookie)])?.status
+            await TestHTTP.send(
+                port: s.broker.port, method: method, target: "/account?id=" + id,
+                headers: [("Cookie", "tb_session=" + cookie)])?.status
         }
         #expect(await read("weibo:3733034601", with: cookie1) == 200)
         #expect(await read("weibo:2000000002", with: cookie2) == 200)
         #expect(await read("weibo:2000000002", with: cookie1) == 401)
 
         // The payload lists account ids in the clear: rewrite it to name the other browser's account.
-        let stolenPayload = Base64URL.encode(Array(String(decoding: Base64URL.decode(payload1)!, as: UTF8.self)
-            .replacingOccurrences(of: "3733034601", with: "2000000002").utf8))
+        let stolenPayload = Base64URL.encode(
+            Array(
+                String(decoding: Base64URL.decode(payload1)!, as: UTF8.self)
+                    .replacingOccurrences(of: "3733034601", with: "2000000002").utf8))
         let forgedWithOtherSecret = SessionCookie(accountIDs: ["weibo:2000000002"], issuedAt: 1)
             .encode(secret: Array("not-the-broker-secret-not-the-broker-secret".utf8))
         let tampered = [
-            Self.flip(payload1, at: 2) + "." + mac1,            // a byte of the payload
-            payload1 + "." + Self.flip(mac1, at: 5),            // a byte of the MAC
-            payload1 + "." + String(mac1.dropLast(4)),          // truncated MAC
-            payload1 + ".",                                     // no MAC
-            payload1,                                           // no separator
-            String(cookie1.dropLast(cookie1.count / 2)),        // cut in half
-            payload2 + "." + mac1,                              // payload of one cookie, MAC of the other
+            Self.flip(payload1, at: 2) + "." + mac1,  // a byte of the payload
+            payload1 + "." + Self.flip(mac1, at: 5),  // a byte of the MAC
+            payload1 + "." + String(mac1.dropLast(4)),  // truncated MAC
+            payload1 + ".",  // no MAC
+            payload1,  // no separator
+            String(cookie1.dropLast(cookie1.count / 2)),  // cut in half
+            payload2 + "." + mac1,  // payload of one cookie, MAC of the other
             payload1 + "." + mac2,
             stolenPayload + "." + mac1,
             forgedWithOtherSecret,
@@ -254,8 +260,9 @@ import Testing
             #expect(await read("weibo:3733034601", with: value) == 401, "cookie \(value)")
         }
         #expect(await read("weibo:2000000002", with: stolenPayload + "." + mac1, method: "DELETE") == 401)
-        #expect(await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)?.body
-            .components(separatedBy: "\"id\":").count == 3)
+        #expect(
+            await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)?.body
+                .components(separatedBy: "\"id\":").count == 3)
     }
 
     static func split(_ cookie: String) throws -> (String, String) {

@@ -1,11 +1,12 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerCrypto
-import BrokerHTTP
 import BrokerFakeProviders
+import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// docs/openapi.yaml, the JSON the broker serves from it, and the router agree: no route undocumented, no error code unlisted.
 @Suite(.scoped) struct OpenAPIDocumentTests {
@@ -30,8 +31,9 @@ import Testing
 
     @Test func theEmbeddedJSONWasGeneratedFromTheYAMLAsItIsNow() throws {
         let yaml = try Data(contentsOf: Self.root.appendingPathComponent("docs/openapi.yaml"))
-        #expect(Hex.encode(SHA256.hash(Array(yaml))) == OpenAPIDocument.sourceSHA256,
-                "docs/openapi.yaml changed since OpenAPIDocument+JSON.swift was generated: run scripts/openapi")
+        #expect(
+            Hex.encode(SHA256.hash(Array(yaml))) == OpenAPIDocument.sourceSHA256,
+            "docs/openapi.yaml changed since OpenAPIDocument+JSON.swift was generated: run scripts/openapi")
         let document = try Self.document()
         #expect(document["openapi"] as? String == "3.1.0")
     }
@@ -67,8 +69,9 @@ import Testing
         for error in all {
             switch error {
             case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .invalidState, .accessDenied, .upstreamError,
-                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
-                 .storageUnavailable: break
+                .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
+                .storageUnavailable:
+                break
             }
         }
         return all
@@ -77,15 +80,18 @@ import Testing
     @Test func everyErrorCodeIsListedUnderItsStatus() throws {
         let listed = try ErrorCodeIndex(document: Self.document())
         for error in Self.everyBrokerError {
-            #expect(listed.codes[error.status.code, default: []].contains(error.code),
-                    "\(error.code) is never listed under \(error.status.code) in docs/openapi.yaml")
+            #expect(
+                listed.codes[error.status.code, default: []].contains(error.code),
+                "\(error.code) is never listed under \(error.status.code) in docs/openapi.yaml")
         }
         // The connect page's refusal and the metrics route's start-up answer are not core errors.
         #expect(listed.codes[403, default: []].contains("forbidden"))
         #expect(listed.codes[503, default: []].contains("starting"))
         // What the HTTP server answers before any handler.
-        let transport: [HTTPParseError] = [.badRequest("b"), .uriTooLong, .headersTooLarge, .contentTooLarge, .notImplemented("n"),
-                                           .versionNotSupported, .expectationFailed]
+        let transport: [HTTPParseError] = [
+            .badRequest("b"), .uriTooLong, .headersTooLarge, .contentTooLarge, .notImplemented("n"),
+            .versionNotSupported, .expectationFailed,
+        ]
         let serverCodes = transport.map(\.code) + ["not_found", "method_not_allowed", "request_timeout", "over_capacity"]
         #expect(Set(serverCodes).subtracting(listed.transport).sorted() == [])
     }
@@ -102,10 +108,11 @@ import Testing
             let paths = try #require(document["paths"] as? [String: [String: Any]])
             for item in paths.values {
                 for case let operation as [String: Any] in item.values {
-                    for case let (status, response as [String: Any]) in operation["responses"] as? [String: Any] ?? [:] {
+                    for case (let status, let response as [String: Any]) in operation["responses"] as? [String: Any] ?? [:] {
                         let content = resolve(response)["content"] as? [String: Any]
                         guard let code = Int(status), let json = content?["application/json"] as? [String: Any],
-                              let schema = json["schema"] as? [String: Any] else { continue }
+                            let schema = json["schema"] as? [String: Any]
+                        else { continue }
                         codes[code, default: []].formUnion(values(of: schema))
                     }
                 }
@@ -117,7 +124,8 @@ import Testing
             guard let ref = node["$ref"] as? String, node.count == 1 else { return node }
             let parts = ref.split(separator: "/").dropFirst(2).map(String.init)
             guard parts.count == 2, let group = components[parts[0]] as? [String: Any],
-                  let target = group[parts[1]] as? [String: Any] else { return node }
+                let target = group[parts[1]] as? [String: Any]
+            else { return node }
             return resolve(target)
         }
 

@@ -1,6 +1,7 @@
-@testable import BrokerApp
 import Synchronization
 import Testing
+
+@testable import BrokerApp
 
 /// Readiness answers every probe, and reports each change of answer once.
 struct ReadinessTests {

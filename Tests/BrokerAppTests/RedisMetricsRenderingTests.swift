@@ -1,6 +1,7 @@
-@testable import BrokerApp
 import BrokerRedis
 import Testing
+
+@testable import BrokerApp
 
 /// The Redis client's and cache's figures in the Prometheus text format.
 struct RedisMetricsRenderingTests {
@@ -20,7 +21,9 @@ struct RedisMetricsRenderingTests {
         #expect(text.contains("broker_redis_round_trip_seconds_sum 2.5\n"))
         #expect(text.contains("broker_redis_cache_hits_total 7\n"))
         #expect(text.contains("broker_redis_tracking_up 1\n"))
-        let samples = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0.split(separator: " ")[0].split(separator: "{")[0]) }
+        let samples = text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map {
+            String($0.split(separator: " ")[0].split(separator: "{")[0])
+        }
         for name in Set(samples) {
             let family = name.replacingOccurrences(of: "_bucket", with: "").replacingOccurrences(of: "_sum", with: "")
                 .replacingOccurrences(of: "_count", with: "")

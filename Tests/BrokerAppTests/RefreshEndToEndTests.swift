@@ -1,10 +1,11 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerApp
 
 /// Refresh before expiry end to end: real sockets to the broker and to an in-process OAuth 2.0 provider;
 /// across replicas, two broker processes on one real `redis-server`.
@@ -23,13 +24,16 @@ import Testing
     }
 
     /// A broker on an injected clock with the background refresher off unless `interval` is given.
-    static func setUp(interval: String = "0", configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }) async throws -> Setup {
+    static func setUp(interval: String = "0", configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }) async throws
+        -> Setup
+    {
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: clientSecret))
         provider.set(configure)
         let clock = TestClock(Date())
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
-                                       environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": interval],
-                                       now: { clock.now })
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
+            environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": interval],
+            now: { clock.now })
         let setup = Setup(provider: provider, broker: broker, clock: clock)
         let connected = await setup.browser.connect(provider: "acme")
         #expect(connected?.status == 200)
@@ -108,7 +112,9 @@ import Testing
         #expect(Self.field(list.body, "status") == "reauthorization_required")
         let metrics = try #require(await TestHTTP.send(port: s.broker.port, target: "/metrics")).body
         #expect(Self.metric(metrics, "broker_refresh_failures_total{provider=\"acme\",reason=\"invalid_grant\"}") == 1)
-        #expect(s.broker.log.contains("\"msg\":\"refresh failed\",\"provider\":\"acme\",\"account\":\"acme:4242\",\"reason\":\"invalid_grant\""))
+        #expect(
+            s.broker.log.contains("\"msg\":\"refresh failed\",\"provider\":\"acme\",\"account\":\"acme:4242\",\"reason\":\"invalid_grant\"")
+        )
         // Authorizing again makes the account usable.
         s.provider.set { $0.refreshFailure = nil }
         #expect(await s.browser.connect(provider: "acme")?.status == 200)

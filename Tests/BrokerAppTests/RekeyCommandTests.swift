@@ -1,12 +1,13 @@
-import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import Testing
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
 @Suite(.scoped) struct RekeyCommandTests {
@@ -18,20 +19,24 @@ import Testing
         let repository = try JSONFileAccountRepository(directory: dir, codec: EncryptedAccountCodec(keyring: old))
         let now = Date()
         for i in 0..<5 {
-            try await repository.put(Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"),
-                                             createdAt: now, updatedAt: now))
+            try await repository.put(
+                Account(
+                    provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"),
+                    createdAt: now, updatedAt: now))
         }
         // The new key alone cannot open the old records: start-up refuses rather than guessing.
         let (refused, refusal) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(refused == 1)
         #expect(refusal.contains("weibo"))
 
-        let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
+        let (status, log) = try await runBroker(
+            ["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
         #expect(status == 0)
         #expect(log.contains("rewritten=5") && log.contains("total=5"))
         #expect(!log.contains("REKEY-TOKEN-SENTINEL"))
 
-        let current = try JSONFileAccountRepository(directory: dir, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyB)))
+        let current = try JSONFileAccountRepository(
+            directory: dir, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyB)))
         #expect(try await current.get(id: "weibo:3")?.accessToken.value == "REKEY-TOKEN-SENTINEL-3")
 
         let (again, second) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
@@ -71,16 +76,20 @@ import Testing
         // Two records of an earlier, unencrypted version, then three sealed with key a.
         let plain = try JSONFileAccountRepository(directory: dir, codec: PlainJSONAccountCodec())
         for i in 0..<2 {
-            try await plain.put(Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+            try await plain.put(
+                Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
         }
         let sealed = try JSONFileAccountRepository(directory: dir, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyA)))
         for i in 2..<5 {
-            try await sealed.put(Account(provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"),
-                                         refreshToken: Secret("REKEY-REFRESH-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+            try await sealed.put(
+                Account(
+                    provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"),
+                    refreshToken: Secret("REKEY-REFRESH-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
         }
         let before = Self.snapshot(dir)
 
-        let plan = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
+        let plan = try await runBrokerCapturingOutput(
+            ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
         #expect(plan.status == 0, "\(plan.stderr)")
         let lines = plan.stdout.split(separator: "\n")
         #expect(lines.first == "rekey --dry-run: 5 of 5 accounts would be re-sealed with key \"b\". Nothing was changed.")
@@ -90,16 +99,21 @@ import Testing
         #expect(Self.snapshot(dir) == before)
 
         // The new key alone cannot open the sealed records: the dry run fails as rekey would, naming a file, and changes nothing.
-        let refused = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        let refused = try await runBrokerCapturingOutput(
+            ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(refused.status == 1 && refused.stderr.contains("weibo%3A2.json"))
-        let badKey = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
+        let badKey = try await runBrokerCapturingOutput(
+            ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
         #expect(badKey.status == 2 && badKey.stderr.contains("BROKER_ENCRYPTION_KEY"))
         #expect(Self.snapshot(dir) == before)
 
         // After the real rekey there is nothing left to do.
         #expect(try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA]).0 == 0)
-        let done = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
-        #expect(done.status == 0 && done.stdout == "rekey --dry-run: all 5 accounts are sealed with key \"b\"; nothing to re-seal. Nothing was changed.\n")
+        let done = try await runBrokerCapturingOutput(
+            ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
+        #expect(
+            done.status == 0
+                && done.stdout == "rekey --dry-run: all 5 accounts are sealed with key \"b\"; nothing to re-seal. Nothing was changed.\n")
     }
 
     @Test func aDryRunGeneratesNoKeyCreatesNoDirectoryAndRunsBesideABroker() async throws {
@@ -114,7 +128,9 @@ import Testing
         let before = Self.snapshot(dir)
         let unkeyed = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir])
         #expect(unkeyed.status == 0)
-        #expect(unkeyed.stdout.hasPrefix("rekey --dry-run: 1 of 1 accounts would be re-sealed with a new key, generated into \(dir)/encryption-key."))
+        #expect(
+            unkeyed.stdout.hasPrefix(
+                "rekey --dry-run: 1 of 1 accounts would be re-sealed with a new key, generated into \(dir)/encryption-key."))
         #expect(Self.snapshot(dir) == before)
         #expect(!FileManager.default.fileExists(atPath: dir + "/encryption-key"))
 

@@ -1,5 +1,5 @@
-import BrokerRedis
 import BrokerFakeProviders
+import BrokerRedis
 import BrokerTestSupport
 import Foundation
 import Testing
@@ -49,8 +49,9 @@ import Testing
                 let asked = Date()
                 seen = Self.token(await TestHTTP.send(port: c.b.port, target: Self.account, headers: Self.api))
                 let staleness = asked.timeIntervalSince(written)
-                try #require(staleness < 0.05 || (seen != nil && seen != previous),
-                             "round \(round): a read B began \(Int(staleness * 1000)) ms after the write answered the old token")
+                try #require(
+                    staleness < 0.05 || (seen != nil && seen != previous),
+                    "round \(round): a read B began \(Int(staleness * 1000)) ms after the write answered the old token")
                 if seen != nil, seen != previous { slowest = max(slowest, staleness) }
                 try #require(staleness < 5, "round \(round): B never answered the new token")
             }
@@ -69,7 +70,9 @@ import Testing
         #expect(await Self.metric("broker_redis_round_trip_seconds_count", port: c.a.port) ?? 0 >= 1_000)
         #expect(await Self.metric("broker_redis_connects_total", port: c.a.port) ?? 0 >= 2)
         #expect(await Self.metric("broker_redis_tracking_connects_total", port: c.b.port) == 1)
-        print("ReplicaCacheTests: over 1,000 writes on A, the first read of B answering the new token began at most \(String(format: "%.1f", slowest * 1000)) ms after the write")
+        print(
+            "ReplicaCacheTests: over 1,000 writes on A, the first read of B answering the new token began at most \(String(format: "%.1f", slowest * 1000)) ms after the write"
+        )
         await c.stop()
     }
 }

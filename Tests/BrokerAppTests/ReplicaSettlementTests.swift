@@ -1,6 +1,6 @@
 import BrokerCrypto
-import BrokerRedis
 import BrokerFakeProviders
+import BrokerRedis
 import BrokerTestSupport
 import Foundation
 import Testing
@@ -71,16 +71,20 @@ import Testing
 
         let otherKey = try await Self.refusal(setup.environment("b", key: Self.key("k2", 2)))
         #expect(otherKey.status == 2)
-        #expect(otherKey.log.contains("BROKER_ENCRYPTION_KEY: differs from the key the other replicas use (key id k1; this replica's is k2)"))
+        #expect(
+            otherKey.log.contains("BROKER_ENCRYPTION_KEY: differs from the key the other replicas use (key id k1; this replica's is k2)"))
         let sameIDOtherKey = try await Self.refusal(setup.environment("c", key: Self.key("k1", 9)))
         #expect(sameIDOtherKey.status == 2)
         #expect(sameIDOtherKey.log.contains("BROKER_ENCRYPTION_KEY: differs from the key the other replicas use (key id k1)"))
-        let otherSecret = try await Self.refusal(setup.environment("d", key: Self.key("k1", 1), secret: "another-cookie-secret-another-cookie-secret"))
+        let otherSecret = try await Self.refusal(
+            setup.environment("d", key: Self.key("k1", 1), secret: "another-cookie-secret-another-cookie-secret"))
         #expect(otherSecret.status == 2)
         #expect(otherSecret.log.contains("BROKER_SECRET: differs from the secret the other replicas use"))
         let unsetKey = try await Self.refusal(setup.environment("e", key: nil))
         #expect(unsetKey.status == 2)
-        #expect(unsetKey.log.contains("BROKER_ENCRYPTION_KEY: is not set, and the other replicas seal records with a key they were given (key id k1)"))
+        #expect(
+            unsetKey.log.contains(
+                "BROKER_ENCRYPTION_KEY: is not set, and the other replicas seal records with a key they were given (key id k1)"))
         let unsetSecret = try await Self.refusal(setup.environment("f", key: Self.key("k1", 1), secret: nil))
         #expect(unsetSecret.status == 2)
         #expect(unsetSecret.log.contains("BROKER_SECRET: is not set, and the other replicas sign cookies with a secret they were given"))
@@ -122,7 +126,9 @@ import Testing
         async let second = BrokerProcess.start(environment: setup.environment("b", key: nil, secret: nil))
         let (a, b) = try await (first, second)
         for broker in [a, b] {
-            #expect(broker.log.contains("BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data, in Redis"))
+            #expect(
+                broker.log.contains(
+                    "BROKER_ENCRYPTION_KEY is not set: account secrets are encrypted with a key kept beside the data, in Redis"))
         }
         // Connected through A, read through B with the session cookie A signed and the key A sealed with.
         let onA = Browser(brokerPort: a.port, providerPort: setup.weibo.port)
@@ -133,7 +139,8 @@ import Testing
         #expect(read.status == 200)
         #expect(read.body.contains("WEIBO-TOKEN-SENTINEL"))
         // Beside the data, in Redis; nothing in the replicas' own directories.
-        #expect(try await setup.redis.client().command("EXISTS", "tb:generated:encryption-key", "tb:generated:broker-secret") == .integer(2))
+        #expect(
+            try await setup.redis.client().command("EXISTS", "tb:generated:encryption-key", "tb:generated:broker-secret") == .integer(2))
         for name in ["a", "b"] {
             #expect(!FileManager.default.fileExists(atPath: setup.root + "/\(name)/encryption-key"))
             #expect(!FileManager.default.fileExists(atPath: setup.root + "/\(name)/broker-secret"))
@@ -159,7 +166,9 @@ import Testing
         #expect(rekey.0 == 0, "\(rekey.1)")
         #expect(rekey.1.contains("\"rewritten\":1"))
         #expect(rekey.1.contains("older keys retired"))
-        let stored = try #require(try await setup.redis.client().command("GET", "tb:account:\(Self.accountID)").string).filter { !$0.isWhitespace }
+        let stored = try #require(try await setup.redis.client().command("GET", "tb:account:\(Self.accountID)").string).filter {
+            !$0.isWhitespace
+        }
         #expect(stored.contains("\"kid\":\"new\"") && !stored.contains("\"kid\":\"old\""))
         let newOnly = try await BrokerProcess.start(environment: setup.environment("e", key: Self.key("new", 2)))
         let read = try #require(await TestHTTP.send(port: newOnly.port, target: "/account?id=\(Self.accountID)", headers: Self.api))
@@ -178,10 +187,14 @@ import Testing
         #expect(a.log.contains("the encryption key an earlier version generated in the data directory is now shared through Redis"))
         let shared = try #require(try await setup.redis.client().command("GET", "tb:generated:encryption-key").string)
         #expect(shared == Base64.encode(keyBytes))
-        #expect(try await setup.redis.client().command("GET", "tb:generated:broker-secret").string == "an-earlier-generated-secret-of-32-bytes!")
+        #expect(
+            try await setup.redis.client().command("GET", "tb:generated:broker-secret").string == "an-earlier-generated-secret-of-32-bytes!"
+        )
         // Records an earlier version sealed with that key, given explicitly, are the same key: it agrees.
-        let explicit = try await BrokerProcess.start(environment: setup.environment("b", key: Base64.encode(keyBytes),
-                                                                                     secret: "an-earlier-generated-secret-of-32-bytes!"))
+        let explicit = try await BrokerProcess.start(
+            environment: setup.environment(
+                "b", key: Base64.encode(keyBytes),
+                secret: "an-earlier-generated-secret-of-32-bytes!"))
         await setup.stop([a, explicit])
     }
 

@@ -1,12 +1,13 @@
 import BrokerFakeProviders
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Every flow of the real executable run with sentinel secrets; then stdout, stderr, every
 /// response body and `Location` header, and the data directory are searched for them.
@@ -50,8 +51,12 @@ import Testing
         // Weibo, browser: success, return_to, denial, provider faults (invalid_grant echoes the code), replay.
         let browser = Browser(brokerPort: port, providerPort: weibo.port)
         #expect(t.record("weibo callback", await browser.connect(provider: "weibo"))?.status == 200)
-        #expect(t.record("weibo return_to", await browser.connect(provider: "weibo",
-                                                                 extra: "&return_to=https%3A%2F%2Fapp.example.com%2Fdone"))?.status == 302)
+        #expect(
+            t.record(
+                "weibo return_to",
+                await browser.connect(
+                    provider: "weibo",
+                    extra: "&return_to=https%3A%2F%2Fapp.example.com%2Fdone"))?.status == 302)
         weibo.set { $0.deny = true }
         #expect(t.record("weibo denied", await browser.connect(provider: "weibo"))?.status == 403)
         weibo.set { $0.deny = false }
@@ -71,26 +76,38 @@ import Testing
         #expect(t.record("acme callback", await acmeBrowser.connect(provider: "acme"))?.status == 200)
         acme.set { $0.exchangeFailure = .echoingError }
         #expect(t.record("acme echoing error", await acmeBrowser.connect(provider: "acme"))?.status == 502)
-        let apiStart = try #require(t.record("acme API authorize", await TestHTTP.send(
-            port: port, method: "POST", target: "/authorize", headers: api + [("Content-Type", "application/x-www-form-urlencoded")],
-            body: "provider=acme")))
+        let apiStart = try #require(
+            t.record(
+                "acme API authorize",
+                await TestHTTP.send(
+                    port: port, method: "POST", target: "/authorize",
+                    headers: api + [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: "provider=acme")))
         #expect(apiStart.status == 200)
 
         // Reading and deleting: the token response is the only place a token may appear.
         let token = try #require(await acmeBrowser.get("/account?id=acme:42"))
         #expect(token.status == 200 && token.body.contains(acme.accessTokens.first ?? "-"))
         #expect(t.record("accounts", await TestHTTP.send(port: port, target: "/accounts", headers: api))?.status == 200)
-        #expect(t.record("wrong key", await TestHTTP.send(port: port, target: "/accounts",
-                                                          headers: [("Authorization", "Bearer " + Self.apiKey + "x")]))?.status == 401)
-        #expect(t.record("delete", await TestHTTP.send(port: port, method: "DELETE", target: "/account?id=acme:42", headers: api))?.status == 204)
+        #expect(
+            t.record(
+                "wrong key",
+                await TestHTTP.send(
+                    port: port, target: "/accounts",
+                    headers: [("Authorization", "Bearer " + Self.apiKey + "x")]))?.status == 401)
+        #expect(
+            t.record("delete", await TestHTTP.send(port: port, method: "DELETE", target: "/account?id=acme:42", headers: api))?.status
+                == 204)
         _ = t.record("deleted", await TestHTTP.send(port: port, target: "/account?id=acme:42", headers: api))
 
         broker.signal(SIGTERM)
         #expect(await broker.waitForExit(timeout: 10) == 0)
         let data = Self.text(under: root + "/data")
         let sessionCookies = [browser.jar.cookies["tb_session"], acmeBrowser.jar.cookies["tb_session"]].compactMap { $0 }
-        var sentinels = [Self.weiboSecret, Self.acmeSecret, Self.apiKey, Self.cookieSecret, Self.encryptionKey,
-                         "WEIBO-TOKEN-SENTINEL", "WEIBO-CODE-SENTINEL", "ACME-ACCESS-SENTINEL", "ACME-REFRESH-SENTINEL", "ACME-CODE-SENTINEL"]
+        var sentinels = [
+            Self.weiboSecret, Self.acmeSecret, Self.apiKey, Self.cookieSecret, Self.encryptionKey,
+            "WEIBO-TOKEN-SENTINEL", "WEIBO-CODE-SENTINEL", "ACME-ACCESS-SENTINEL", "ACME-REFRESH-SENTINEL", "ACME-CODE-SENTINEL",
+        ]
         let verifiers = acme.ledger.verifiers
         sentinels += verifiers + sessionCookies
         #expect(verifiers.count == 2 && sessionCookies.count == 2)
@@ -108,8 +125,9 @@ import Testing
 
     @Test func tokenBearingAndCallbackResponsesAreNeitherCachedNorReferred() async throws {
         let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: Self.weiboSecret))
-        let harness = try BrokerHarness(providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
-                                        environment: ["FAKE_WEIBO_SECRET": Self.weiboSecret])
+        let harness = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
+            environment: ["FAKE_WEIBO_SECRET": Self.weiboSecret])
         let browser = Browser(brokerPort: harness.port, providerPort: weibo.port)
         let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
         var replies: [(String, TestHTTP.Reply?)] = []
@@ -119,14 +137,21 @@ import Testing
         replies.append(("callback 400", await TestHTTP.send(port: harness.port, target: "/callback?code=x&state=AAAAAAAAAAAAAAAAAAAAAA")))
         weibo.set { $0.deny = true }
         replies.append(("callback 403", await browser.connect(provider: "weibo")))
-        weibo.set { $0.deny = false; $0.exchangeFailure = .serverError }
+        weibo.set {
+            $0.deny = false; $0.exchangeFailure = .serverError
+        }
         replies.append(("callback 502", await browser.connect(provider: "weibo")))
         replies.append(("account", await browser.get("/account?id=weibo:3733034601")))
         replies.append(("account by key", await TestHTTP.send(port: harness.port, target: "/account?id=weibo:3733034601", headers: api)))
         replies.append(("accounts", await TestHTTP.send(port: harness.port, target: "/accounts", headers: api)))
-        replies.append(("API authorize", await TestHTTP.send(port: harness.port, method: "POST", target: "/authorize",
-                                                             headers: api + [("Content-Type", "application/x-www-form-urlencoded")],
-                                                             body: "provider=weibo")))
+        replies.append(
+            (
+                "API authorize",
+                await TestHTTP.send(
+                    port: harness.port, method: "POST", target: "/authorize",
+                    headers: api + [("Content-Type", "application/x-www-form-urlencoded")],
+                    body: "provider=weibo")
+            ))
         for (what, reply) in replies {
             let reply = try #require(reply, "\(what): no reply")
             #expect(reply.header("Cache-Control") == "no-store", "\(what) \(reply.status)")

@@ -1,7 +1,8 @@
-@testable import BrokerApp
 import BrokerCore
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Cancelling a caller while its answer arrives: the cancellation handler and the delegate's completion must not wait for each other.
 struct SessionOwnerCancellationTests {

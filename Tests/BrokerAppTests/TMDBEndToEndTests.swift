@@ -1,9 +1,10 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// End to end over real sockets: browser → broker → fake TMDB approval page → broker → session → `/account`.
 @Suite(.scoped) struct TMDBEndToEndTests {
@@ -19,11 +20,14 @@ import Testing
     }
 
     /// A fake TMDB expecting `key`, and a broker whose `TMDB_API_KEY` is `brokerKey`.
-    static func setUp(key: String = apiKey, brokerKey: String? = nil, dataDirectory: String? = nil,
-                      tmdb existing: FakeTMDBProvider? = nil) throws -> Setup {
+    static func setUp(
+        key: String = apiKey, brokerKey: String? = nil, dataDirectory: String? = nil,
+        tmdb existing: FakeTMDBProvider? = nil
+    ) throws -> Setup {
         let tmdb = try existing ?? FakeTMDBProvider.scoped(apiKey: key)
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(tmdb.providerEntry)}}",
-                                       environment: ["TMDB_API_KEY": brokerKey ?? key], dataDirectory: dataDirectory)
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(tmdb.providerEntry)}}",
+            environment: ["TMDB_API_KEY": brokerKey ?? key], dataDirectory: dataDirectory)
         return Setup(tmdb: tmdb, broker: broker)
     }
 
@@ -168,7 +172,8 @@ import Testing
         let again = try Self.setUp(dataDirectory: s.broker.dataDirectory, tmdb: s.tmdb)
         let after = try #require(await TestHTTP.send(port: again.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api))
         #expect(Self.field(after.body, "access_token") == session)
-        let deleted = await TestHTTP.send(port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
+        let deleted = await TestHTTP.send(
+            port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
         #expect(deleted?.status == 204)
         #expect(s.tmdb.state.deletedSessions == [session])
         #expect(await TestHTTP.send(port: again.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)?.status == 404)
@@ -185,7 +190,9 @@ import Testing
         #expect(await s.browser.connect(provider: "tmdb")?.status == 200)
         s.tmdb.set { $0.approval = .deny }
         #expect(await s.browser.connect(provider: "tmdb")?.status == 403)
-        s.tmdb.set { $0.approval = .approve; $0.expireTokens = true }
+        s.tmdb.set {
+            $0.approval = .approve; $0.expireTokens = true
+        }
         #expect(await s.browser.connect(provider: "tmdb")?.status == 502)
         _ = await TestHTTP.send(port: s.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)
         _ = await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)

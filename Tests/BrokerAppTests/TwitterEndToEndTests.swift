@@ -1,9 +1,10 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// End to end over real sockets: browser → broker → fake Twitter (checking every signature) → broker → `/account`.
 @Suite(.scoped) struct TwitterEndToEndTests {
@@ -18,13 +19,18 @@ import Testing
     }
 
     /// A fake Twitter and a broker whose environment holds the consumer key and `brokerSecret`.
-    static func setUp(brokerSecret: String = consumerSecret, authenticate: Bool = false, dataDirectory: String? = nil,
-                      twitter existing: FakeTwitterProvider? = nil) throws -> Setup {
+    static func setUp(
+        brokerSecret: String = consumerSecret, authenticate: Bool = false, dataDirectory: String? = nil,
+        twitter existing: FakeTwitterProvider? = nil
+    ) throws -> Setup {
         let twitter = try existing ?? FakeTwitterProvider.scoped(consumerSecret: consumerSecret)
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(twitter.providerEntry(authenticate: authenticate))}}",
-                                       environment: ["TWITTER_CONSUMER_KEY": FakeTwitterProvider.consumerKey,
-                                                     "TWITTER_CONSUMER_SECRET": brokerSecret],
-                                       dataDirectory: dataDirectory)
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(twitter.providerEntry(authenticate: authenticate))}}",
+            environment: [
+                "TWITTER_CONSUMER_KEY": FakeTwitterProvider.consumerKey,
+                "TWITTER_CONSUMER_SECRET": brokerSecret,
+            ],
+            dataDirectory: dataDirectory)
         return Setup(twitter: twitter, broker: broker)
     }
 
@@ -62,7 +68,9 @@ import Testing
         #expect(mine.body.contains("\"expires_at\":null"))
         #expect(mine.body.contains("\"screen_name\":\"TwitterAPI\""))
         #expect(mine.header("Cache-Control") == "no-store")
-        let byKey = try #require(await TestHTTP.send(port: s.broker.port, target: "/account?provider=twitter&uid=\(FakeTwitterProvider.userID)", headers: Self.api))
+        let byKey = try #require(
+            await TestHTTP.send(
+                port: s.broker.port, target: "/account?provider=twitter&uid=\(FakeTwitterProvider.userID)", headers: Self.api))
         #expect(byKey.status == 200)
         #expect(Self.field(byKey.body, "token_secret") == Self.field(mine.body, "token_secret"))
         let stranger = Browser(brokerPort: s.broker.port, providerPort: s.twitter.port)
@@ -76,9 +84,11 @@ import Testing
 
     @Test func aBackEndDrivenFlowCompletesWithoutAFlowCookie() async throws {
         let s = try Self.setUp()
-        let started = try #require(await TestHTTP.send(port: s.broker.port, method: "POST", target: "/authorize",
-                                                       headers: Self.api + [("Content-Type", "application/x-www-form-urlencoded")],
-                                                       body: "provider=twitter"))
+        let started = try #require(
+            await TestHTTP.send(
+                port: s.broker.port, method: "POST", target: "/authorize",
+                headers: Self.api + [("Content-Type", "application/x-www-form-urlencoded")],
+                body: "provider=twitter"))
         #expect(started.status == 200)
         let authorizeURL = try #require(Self.field(started.body, "authorize_url"))
         let state = try #require(Self.field(started.body, "state"))
@@ -206,7 +216,8 @@ import Testing
         #expect(Self.field(after.body, "access_token") == Self.field(before.body, "access_token"))
         #expect(Self.field(after.body, "token_secret") == Self.field(before.body, "token_secret"))
         #expect(Self.field(after.body, "token_secret") != nil)
-        let deleted = await TestHTTP.send(port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
+        let deleted = await TestHTTP.send(
+            port: again.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)
         #expect(deleted?.status == 204)
         #expect(await TestHTTP.send(port: again.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)?.status == 404)
     }
@@ -218,7 +229,10 @@ import Testing
         await s.broker.stop()
         let bare = try BrokerHarness(providersJSON: "{\"providers\": {}}")
         let unconfigured = try #require(await TestHTTP.send(port: bare.port, target: "/providers"))
-        #expect(unconfigured.body.contains("{\"name\":\"twitter\",\"kind\":\"oauth1\",\"configured\":false,\"missing\":[\"TWITTER_CONSUMER_KEY\",\"TWITTER_CONSUMER_SECRET\"]}"))
+        #expect(
+            unconfigured.body.contains(
+                "{\"name\":\"twitter\",\"kind\":\"oauth1\",\"configured\":false,\"missing\":[\"TWITTER_CONSUMER_KEY\",\"TWITTER_CONSUMER_SECRET\"]}"
+            ))
     }
 
     @Test func noSecretReachesTheLogsAfterEveryFlow() async throws {
@@ -226,7 +240,9 @@ import Testing
         #expect(await s.browser.connect(provider: "twitter")?.status == 200)
         s.twitter.set { $0.mode = .verifierRejected }
         #expect(await s.browser.connect(provider: "twitter")?.status == 502)
-        s.twitter.set { $0.mode = .ok; $0.deny = true }
+        s.twitter.set {
+            $0.mode = .ok; $0.deny = true
+        }
         #expect(await s.browser.connect(provider: "twitter")?.status == 403)
         _ = await TestHTTP.send(port: s.broker.port, target: "/account?id=\(Self.accountID)", headers: Self.api)
         _ = await TestHTTP.send(port: s.broker.port, method: "DELETE", target: "/account?id=\(Self.accountID)", headers: Self.api)

@@ -12,9 +12,10 @@ struct URLSessionUpstreamClientTests {
             "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain;charset=UTF-8\r\nContent-Length: 20\r\nConnection: close\r\n\r\n{\"error\":\"invalid\"}\n"
         }
         defer { server.stop() }
-        let request = UpstreamRequest(method: "POST", url: server.url("/oauth2/access_token"),
-                                      headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
-                                      body: Array("grant_type=authorization_code&code=abc".utf8))
+        let request = UpstreamRequest(
+            method: "POST", url: server.url("/oauth2/access_token"),
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
+            body: Array("grant_type=authorization_code&code=abc".utf8))
         let response = try await URLSessionUpstreamClient(timeout: 5).send(request)
         #expect(response.status == 400)
         #expect(response.header("content-type") == "text/plain;charset=UTF-8")
@@ -117,8 +118,9 @@ struct URLSessionUpstreamClientTests {
     @Test func declaredLengthOverTheCapIsRefused() async throws {
         // 256 MiB announced and streamed from one 64 KiB piece, so the refusal cannot be a full read that came back late.
         let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 64 << 10)
-        let server = try StreamingHTTPServer(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(256 << 20)",
-                                             piece: piece, count: 4096)
+        let server = try StreamingHTTPServer(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(256 << 20)",
+            piece: piece, count: 4096)
         defer { server.stop() }
         let client = URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 1 << 20)
         await #expect(throws: UpstreamError.tooLarge(limit: 1 << 20)) {
@@ -131,8 +133,9 @@ struct URLSessionUpstreamClientTests {
 
     @Test func chunkedBodyOverTheCapIsCutOff() async throws {
         let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 64 << 10)
-        let server = try StreamingHTTPServer(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
-                                             piece: piece, count: 4096, chunked: true)
+        let server = try StreamingHTTPServer(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
+            piece: piece, count: 4096, chunked: true)
         defer { server.stop() }
         let client = URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 1 << 20)
         await #expect(throws: UpstreamError.tooLarge(limit: 1 << 20)) {
@@ -188,7 +191,8 @@ struct URLSessionUpstreamClientTests {
         let server = try StreamingHTTPServer(head: head, piece: piece, count: 1, chunked: chunked)
         defer { server.stop() }
         await #expect(throws: UpstreamError.tooLarge(limit: 4096)) {
-            try await URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 4096).send(UpstreamRequest(method: "GET", url: server.url("/user")))
+            try await URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 4096).send(
+                UpstreamRequest(method: "GET", url: server.url("/user")))
         }
     }
 
@@ -197,7 +201,8 @@ struct URLSessionUpstreamClientTests {
         let server = try LocalHTTPServer { _ in answer }
         defer { server.stop() }
         do {
-            _ = try await URLSessionUpstreamClient(timeout: 5).send(UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
+            _ = try await URLSessionUpstreamClient(timeout: 5).send(
+                UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
             Issue.record("expected a transport error")
         } catch {
             #expect(error == .transport("malformed HTTP response"))
@@ -222,14 +227,16 @@ struct URLSessionUpstreamClientTests {
     @Test func hugeTokenAnswerIsAnUpstreamErrorNamingTheCap() async throws {
         // A real client and socket: the cap lives in URLSessionUpstreamClient, not in the fake.
         let piece = [UInt8](repeating: UInt8(ascii: " "), count: 64 << 10)
-        let server = try StreamingHTTPServer(head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
-                                             piece: piece, count: 64, chunked: true)
+        let server = try StreamingHTTPServer(
+            head: "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked",
+            piece: piece, count: 64, chunked: true)
         defer { server.stop() }
         let upstream = URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 64 << 10)
         let environment = ["GOOGLE_CLIENT_ID": "google-id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "google-secret-SENTINEL"]
         var provider = try #require(try ProviderRegistry.load(environment: environment, providersFile: nil).provider(named: "google"))
         provider.tokenURL = server.url("/token")
-        let subject = OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: "https://broker.example/callback", upstream: upstream)
+        let subject = OAuth2Client(
+            settings: try OAuth2Settings(provider), redirectURI: "https://broker.example/callback", upstream: upstream)
         do {
             _ = try await subject.exchange(code: "code-SENTINEL", codeVerifier: nil)
             Issue.record("expected an upstream error")

@@ -1,9 +1,10 @@
-@testable import BrokerApp
 import BrokerCore
 import BrokerFakeProviders
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerApp
 
 /// Webhooks end to end: an in-process broker on real sockets, an OAuth 2.0 provider and a real receiver that records
 /// what it gets and can fail, stall or be down.
@@ -40,9 +41,11 @@ import Testing
     }
 
     static func environment(_ receiver: WebhookReceiver, _ extra: [String: String] = [:]) -> [String: String] {
-        var env = ["FAKE_ACME_SECRET": RefreshEndToEndTests.clientSecret, "BROKER_REFRESH_INTERVAL": "0",
-                   "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": secret, "BROKER_WEBHOOK_TIMEOUT": "1",
-                   "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4"]
+        var env = [
+            "FAKE_ACME_SECRET": RefreshEndToEndTests.clientSecret, "BROKER_REFRESH_INTERVAL": "0",
+            "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": secret, "BROKER_WEBHOOK_TIMEOUT": "1",
+            "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4",
+        ]
         env.merge(extra) { $1 }
         return env
     }
@@ -51,8 +54,9 @@ import Testing
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
         let receiver = try WebhookReceiver()
         let clock = TestClock(Date())
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
-                                       environment: environment(receiver, extra), dataDirectory: dataDirectory, now: { clock.now })
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
+            environment: environment(receiver, extra), dataDirectory: dataDirectory, now: { clock.now })
         return Setup(provider: provider, receiver: receiver, broker: broker, clock: clock)
     }
 
@@ -88,10 +92,11 @@ import Testing
         #expect(await eventually { s.receiver.accepted.count >= 7 })
         try? await Task.sleep(for: .milliseconds(300))
         let events = s.receiver.accepted
-        #expect(events.compactMap(\.type).sorted() == [
-            "account.connected", "account.deleted", "account.reauthorization_required", "account.reconnected",
-            "account.reconnected", "account.refresh_failed", "flow.failed",
-        ])
+        #expect(
+            events.compactMap(\.type).sorted() == [
+                "account.connected", "account.deleted", "account.reauthorization_required", "account.reconnected",
+                "account.reconnected", "account.refresh_failed", "flow.failed",
+            ])
         #expect(events.allSatisfy(Self.isSigned))
         #expect(Set(events.compactMap(\.id)).count == 7)
         let byType = Dictionary(events.map { ($0.type ?? "", $0) }, uniquingKeysWith: { first, _ in first })
@@ -135,7 +140,8 @@ import Testing
         for user in 1...5 { #expect(await s.connect(user: user) == 200) }
         // Readiness never depends on the receiver.
         #expect(await TestHTTP.send(port: s.broker.port, target: "/readyz")?.status == 200)
-        #expect(await eventually { await s.metric("broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"retry\"}") ?? 0 >= 10 })
+        #expect(
+            await eventually { await s.metric("broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"retry\"}") ?? 0 >= 10 })
         let listing = try #require(await s.get("/webhooks"))
         #expect(listing.status == 200)
         #expect(listing.body.contains("\"pending_count\":5"))
@@ -143,13 +149,17 @@ import Testing
         #expect(await s.metric("broker_webhook_outbox_pending") == 5)
         // A restart of the broker while the receiver is down: the outbox is read back and delivery resumes.
         await s.broker.stop()
-        let restarted = try BrokerHarness(providersJSON: "{\"providers\": {\(s.provider.providerEntry)}}",
-                                          environment: Self.environment(s.receiver), dataDirectory: s.broker.dataDirectory)
+        let restarted = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(s.provider.providerEntry)}}",
+            environment: Self.environment(s.receiver), dataDirectory: s.broker.dataDirectory)
         try await Task.sleep(for: .seconds(2))
         try s.receiver.start()
         #expect(await eventually(timeout: 20) { Set(s.receiver.accepted.compactMap { $0.data("account_id") as? String }).count == 5 })
         #expect(Set(s.receiver.accepted.compactMap { $0.data("account_id") as? String }) == Set((1...5).map { "acme:\($0)" }))
-        #expect(await eventually { await TestHTTP.send(port: restarted.port, target: "/metrics")?.body.contains("broker_webhook_outbox_pending 0") == true })
+        #expect(
+            await eventually {
+                await TestHTTP.send(port: restarted.port, target: "/metrics")?.body.contains("broker_webhook_outbox_pending 0") == true
+            })
         await restarted.stop()
         await s.receiver.stop()
     }
@@ -185,10 +195,16 @@ import Testing
             (url.merging(["BROKER_WEBHOOK_SECRET": "short"]) { $1 }, "BROKER_WEBHOOK_SECRET"),
             (["BROKER_WEBHOOK_URL": "ftp://x/y", "BROKER_WEBHOOK_SECRET": Self.secret], "BROKER_WEBHOOK_URL"),
             (["BROKER_WEBHOOK_URL": "https://user:pw@x/y", "BROKER_WEBHOOK_SECRET": Self.secret], "BROKER_WEBHOOK_URL"),
-            (url.merging(["BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_EVENTS": "account.connected,account.exploded"]) { $1 },
-             "BROKER_WEBHOOK_EVENTS"),
-            (url.merging(["BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_RETRY_BASE": "60", "BROKER_WEBHOOK_RETRY_CAP": "10"]) { $1 },
-             "BROKER_WEBHOOK_RETRY_CAP"),
+            (
+                url.merging(["BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_EVENTS": "account.connected,account.exploded"]) { $1 },
+                "BROKER_WEBHOOK_EVENTS"
+            ),
+            (
+                url.merging(["BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_RETRY_BASE": "60", "BROKER_WEBHOOK_RETRY_CAP": "10"]) {
+                    $1
+                },
+                "BROKER_WEBHOOK_RETRY_CAP"
+            ),
             (url.merging(["BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_RETRY_FOR": "0"]) { $1 }, "BROKER_WEBHOOK_RETRY_FOR"),
         ]
         for (environment, variable) in cases {
@@ -200,8 +216,10 @@ import Testing
                 #expect(!error.message.contains("pw"))
             }
         }
-        let chosen = try BrokerConfiguration.from(environment: url.merging([
-            "BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_EVENTS": "account.deleted, flow.failed"]) { $1 })
+        let chosen = try BrokerConfiguration.from(
+            environment: url.merging([
+                "BROKER_WEBHOOK_SECRET": Self.secret, "BROKER_WEBHOOK_EVENTS": "account.deleted, flow.failed",
+            ]) { $1 })
         #expect(chosen.webhooks?.events == [.accountDeleted, .flowFailed])
         #expect(try BrokerConfiguration.from(environment: [:]).webhooks == nil)
         // The process exits 2 naming the variable; config check shows receivers without their query.
@@ -210,8 +228,11 @@ import Testing
         let (status, stderr) = try await runBroker([], environment: url.merging(["BROKER_DATA_DIR": directory, "BROKER_PORT": "0"]) { $1 })
         #expect(status == 2)
         #expect(stderr.contains("BROKER_WEBHOOK_SECRET"))
-        let (checked, report) = try await runBrokerCapturingStdout(["config", "check"], environment: [
-            "BROKER_WEBHOOK_URL": "https://app.example.com/hooks?token=QUERY-SENTINEL", "BROKER_WEBHOOK_SECRET": Self.secret])
+        let (checked, report) = try await runBrokerCapturingStdout(
+            ["config", "check"],
+            environment: [
+                "BROKER_WEBHOOK_URL": "https://app.example.com/hooks?token=QUERY-SENTINEL", "BROKER_WEBHOOK_SECRET": Self.secret,
+            ])
         #expect(checked == 0)
         #expect(report.contains("https://app.example.com/hooks") && !report.contains("QUERY-SENTINEL") && !report.contains(Self.secret))
     }
@@ -220,8 +241,9 @@ import Testing
 /// Runs the `token-broker` executable to completion; (exit status, stdout then stderr).
 func runBrokerCapturingStdout(_ arguments: [String], environment: [String: String]) async throws -> (Int32, String) {
     try await offPool {
-        let process = try ChildProcess(executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
-                                       stdout: .capture, stderr: .capture)
+        let process = try ChildProcess(
+            executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
+            stdout: .capture, stderr: .capture)
         let status = process.waitUntilExit()
         process.drainOutput()
         return (status, process.outputText + process.errorText)

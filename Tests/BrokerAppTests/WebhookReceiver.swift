@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerCore
 import BrokerHTTP
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A webhook receiver on a real socket (our HTTP server on 127.0.0.1): records every POST to `/hooks` and answers
 /// as scripted (a status, or a stall past the broker's timeout); can be stopped and started again on the same port.
@@ -106,26 +107,33 @@ final class WebhookReceiver: Sendable {
 
     /// Listens again on the same port.
     func start() throws {
-        if let held = placeholder.withLock({ current -> Int32? in defer { current = nil }; return current }) { close(held) }
+        if let held = placeholder.withLock({ current -> Int32? in
+            defer { current = nil }; return current
+        }) {
+            close(held)
+        }
         let started = try Self.listen(port: port, shared: shared)
         server.withLock { $0 = started }
     }
 
     private static func listen(port: Int, shared: Shared) throws -> HTTPServer {
         var router = Router()
-        router.add(.POST, "/hooks", .async({ request in
-            let answer = shared.state.withLock { s in s.script.isEmpty ? s.fallback : s.script.removeFirst() }
-            let item = Received(eventID: request.headers["Broker-Event-Id"], signature: request.headers["Broker-Signature"],
-                                contentType: request.headers["Content-Type"], body: request.body, answer: answer)
-            shared.state.withLock { $0.received.append(item) }
-            switch answer {
-            case .status(let code):
-                return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
-            case .stall(let seconds):
-                try? await Task.sleep(for: .seconds(seconds))
-                return Response(status: .ok)
-            }
-        }))
+        router.add(
+            .POST, "/hooks",
+            .async({ request in
+                let answer = shared.state.withLock { s in s.script.isEmpty ? s.fallback : s.script.removeFirst() }
+                let item = Received(
+                    eventID: request.headers["Broker-Event-Id"], signature: request.headers["Broker-Signature"],
+                    contentType: request.headers["Content-Type"], body: request.body, answer: answer)
+                shared.state.withLock { $0.received.append(item) }
+                switch answer {
+                case .status(let code):
+                    return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
+                case .stall(let seconds):
+                    try? await Task.sleep(for: .seconds(seconds))
+                    return Response(status: .ok)
+                }
+            }))
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port), router: router)
         try server.start()
         return server

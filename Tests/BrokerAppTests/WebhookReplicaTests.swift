@@ -74,7 +74,8 @@ import Testing
         let accepted = w.receiver.accepted
         #expect(accepted.count == 7)
         #expect(Set(accepted.compactMap(\.eventID)).count == 7)
-        #expect(Set(accepted.compactMap { $0.data("account_id") as? String }) == Set(["weibo:3733034601"] + (0..<6).map { "weibo:10\($0)" }))
+        #expect(
+            Set(accepted.compactMap { $0.data("account_id") as? String }) == Set(["weibo:3733034601"] + (0..<6).map { "weibo:10\($0)" }))
         let pending = try await w.redis.client().command("ZCARD", "tb:webhooks:pending").integer
         #expect(pending == 0)
         for process in [a2, b] {

@@ -1,10 +1,11 @@
-@testable import BrokerApp
-import BrokerTestSupport
 import BrokerCore
 import BrokerFakeProviders
+import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerApp
 
 /// End to end over real sockets: browser → broker → fake Weibo → broker, then `/account` with curl's eyes.
 @Suite(.scoped) struct WeiboFlowTests {
@@ -16,12 +17,15 @@ import Testing
         var browser: Browser { Browser(brokerPort: broker.port, providerPort: weibo.port) }
     }
 
-    static func setUp(now: @escaping @Sendable () -> Date = { Date() }, dataDirectory: String? = nil,
-                      environment extra: [String: String] = [:]) throws -> Setup {
+    static func setUp(
+        now: @escaping @Sendable () -> Date = { Date() }, dataDirectory: String? = nil,
+        environment extra: [String: String] = [:]
+    ) throws -> Setup {
         let weibo = try FakeOAuth2Provider.scoped(.weibo(clientSecret: clientSecret))
-        let broker = try BrokerHarness(providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
-                                       environment: ["FAKE_WEIBO_SECRET": clientSecret].merging(extra) { $1 },
-                                       dataDirectory: dataDirectory, now: now)
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(weibo.providerEntry)}}",
+            environment: ["FAKE_WEIBO_SECRET": clientSecret].merging(extra) { $1 },
+            dataDirectory: dataDirectory, now: now)
         return Setup(weibo: weibo, broker: broker)
     }
 
@@ -65,8 +69,9 @@ import Testing
         #expect(await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:3733034601")?.status == 401)
         let stranger = Browser(brokerPort: s.broker.port, providerPort: s.weibo.port)
         #expect(await stranger.get("/account?id=weibo:3733034601")?.status == 401)
-        let wrongKey = await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:3733034601",
-                                           headers: [("Authorization", "Bearer wrong-key-wrong-key-wrong")])
+        let wrongKey = await TestHTTP.send(
+            port: s.broker.port, target: "/account?id=weibo:3733034601",
+            headers: [("Authorization", "Bearer wrong-key-wrong-key-wrong")])
         #expect(wrongKey?.status == 401)
         #expect(await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:404", headers: Self.api)?.status == 404)
         #expect(s.weibo.tokenCalls == 1)
@@ -129,15 +134,17 @@ import Testing
         #expect(await browser.get(callback3)?.status == 200)
         #expect(s.weibo.tokenCalls == 1)
         // Replay with the same cookies: the state was single use.
-        let replay = await TestHTTP.send(port: s.broker.port, target: callback3,
-                                         headers: [("Cookie", savedCookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))])
+        let replay = await TestHTTP.send(
+            port: s.broker.port, target: callback3,
+            headers: [("Cookie", savedCookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))])
         #expect(replay?.status == 400)
         #expect(s.weibo.tokenCalls == 1)
     }
 
     @Test func anAllowedReturnToGetsTheAccountID() async throws {
         let s = try Self.setUp()
-        let reply = try #require(await s.browser.connect(provider: "weibo", extra: "&return_to=https%3A%2F%2Fapp.example.com%2Fdone%3Fx%3D1"))
+        let reply = try #require(
+            await s.browser.connect(provider: "weibo", extra: "&return_to=https%3A%2F%2Fapp.example.com%2Fdone%3Fx%3D1"))
         #expect(reply.status == 302)
         #expect(reply.header("Location") == "https://app.example.com/done?x=1&account=weibo%3A3733034601")
     }
@@ -148,7 +155,9 @@ import Testing
         (.empty, 0, "upstream_error", 502), (.invalidGrant, 0, "upstream_error", 502), (.noAccessToken, 0, "upstream_error", 502),
         (.errorIn200, 0, "upstream_error", 502), (nil, 4, "upstream_timeout", 504),
     ])
-    func upstreamFaultsAreReportedAndNothingIsStored(failure: FakeOAuth2Provider.Failure?, delay: Double, code: String, status: Int) async throws {
+    func upstreamFaultsAreReportedAndNothingIsStored(failure: FakeOAuth2Provider.Failure?, delay: Double, code: String, status: Int)
+        async throws
+    {
         let s = try Self.setUp()
         s.weibo.set {
             $0.exchangeFailure = failure
@@ -220,8 +229,9 @@ import Testing
     func schemeSpellings(scheme: String, status: Int) async throws {
         let s = try WeiboFlowTests.setUp()
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
-        let reply = await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:3733034601",
-                                        headers: [("Authorization", scheme + " " + BrokerHarness.apiKey)])
+        let reply = await TestHTTP.send(
+            port: s.broker.port, target: "/account?id=weibo:3733034601",
+            headers: [("Authorization", scheme + " " + BrokerHarness.apiKey)])
         #expect(reply?.status == status)
     }
 }

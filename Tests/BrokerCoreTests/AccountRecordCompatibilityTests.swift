@@ -1,8 +1,9 @@
 import BrokerCore
-@testable import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerFileStore
 
 /// Records written by earlier versions still read the same, and the codecs still write them byte for byte.
 struct AccountRecordCompatibilityTests {

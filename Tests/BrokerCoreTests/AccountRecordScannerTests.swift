@@ -1,15 +1,18 @@
-@testable import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// The hand-written record reader agrees with JSONDecoder on every record it accepts, and declines the rest.
 struct AccountRecordScannerTests {
     private static let path = "/data/accounts/x.json"
     /// Pieces of strings that need care in JSON: quotes, escapes, control characters, multi-byte and astral characters.
     /// (U+FEFF never starts a string: Linux JSONSerialization, which `restyled` reads with, drops it there; JSONDecoder does not.)
-    private static let pieces = ["a", "Z", "0", "9", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "中",
-                                 "😀", "\u{2028}", "a\u{FEFF}", "%", ":", "{", "}", "[", ",", "null", "\\u0041", "tb1|"]
+    private static let pieces = [
+        "a", "Z", "0", "9", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1F}", "\u{7F}", "é", "中",
+        "😀", "\u{2028}", "a\u{FEFF}", "%", ":", "{", "}", "[", ",", "null", "\\u0041", "tb1|",
+    ]
 
     private static func text(_ random: inout SeededGenerator, minimum: Int = 0) -> String {
         (0..<Int.random(in: minimum...10, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
@@ -17,8 +20,9 @@ struct AccountRecordScannerTests {
 
     /// A date exactly representable in a Double, with or without a fraction, from 1970 to 2096.
     private static func date(_ random: inout SeededGenerator) -> Date {
-        Date(timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))
-            + [0, 0.5, 0.25, 0.125].randomElement(using: &random)!)
+        Date(
+            timeIntervalSince1970: Double(Int.random(in: 0...4_000_000_000, using: &random))
+                + [0, 0.5, 0.25, 0.125].randomElement(using: &random)!)
     }
 
     private static func account(_ random: inout SeededGenerator) -> Account {
@@ -83,8 +87,10 @@ struct AccountRecordScannerTests {
             var bytes = try Self.restyled(try sealing.encode(Self.account(&random)), &random).bytes
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let at = Int.random(in: 0..<bytes.count, using: &random)
-                let byte = [UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "1"),
-                            UInt8(ascii: "u"), UInt8(ascii: " "), 0x00, 0x80, 0xFF].randomElement(using: &random)!
+                let byte = [
+                    UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "1"),
+                    UInt8(ascii: "u"), UInt8(ascii: " "), 0x00, 0x80, 0xFF,
+                ].randomElement(using: &random)!
                 switch Int.random(in: 0..<3, using: &random) {
                 case 0: bytes.remove(at: at)
                 case 1: bytes.insert(byte, at: at)
@@ -104,26 +110,32 @@ struct AccountRecordScannerTests {
         ("exponent", #"{"version":1e0,"#), ("leading zero", #"{"version":01,"#), ("negative", #"{"version":-1,"#),
         ("string version", #"{"version":"1","#), ("escaped member name", #"{"\u0073cope":"s","#),
         ("lone surrogate", #"{"scope":"\ud800","#), ("bad escape", #"{"scope":"\x41","#), ("null status", #"{"status":null,"#),
-        ("number for a string", #"{"scope":7,"#), ("envelope with an extra member", #"{"refresh_token":{"ct":"","kid":"k","nonce":"","x":""},"#),
+        ("number for a string", #"{"scope":7,"#),
+        ("envelope with an extra member", #"{"refresh_token":{"ct":"","kid":"k","nonce":"","x":""},"#),
         ("envelope without nonce", #"{"refresh_token":{"ct":"","kid":"k"},"#), ("raw tab", "{\"scope\":\"a\tb\","),
         ("byte order mark", "\u{FEFF}{"), ("array", "[{"),
     ])
     func declinesWhatItDoesNotReadAndTheCodecStillAnswersAsJSONDecoder(_ name: String, prefix: String) throws {
-        let record = #""access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00.5Z","version":1}"#
+        let record =
+            #""access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00.5Z","version":1}"#
         let bytes = Array((prefix + record + (prefix.hasPrefix("[") ? "]" : "")).utf8)
         #expect(AccountRecordScanner.scan(bytes) == nil)
         let viaCodec = Outcome { try PlainJSONAccountCodec().decode(bytes, path: Self.path) }
         let viaDecoder = Outcome {
-            try PlainJSONAccountCodec.account(from: JSONRecord.decode(AccountRecord<String>.self, from: bytes, path: Self.path), path: Self.path)
+            try PlainJSONAccountCodec.account(
+                from: JSONRecord.decode(AccountRecord<String>.self, from: bytes, path: Self.path), path: Self.path)
         }
         #expect(viaCodec == viaDecoder)
     }
 
     @Test func declinesBrokenDocuments() {
-        let valid = #"{"access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00Z","version":1}"#
+        let valid =
+            #"{"access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":"1","updated_at":"2026-11-30T08:00:00Z","version":1}"#
         #expect(AccountRecordScanner.scan(Array(valid.utf8)) != nil)
-        for broken in ["", "{", valid.replacingOccurrences(of: ",\"status\":\"active\"", with: ""), valid + "x", valid + valid,
-                       valid.replacingOccurrences(of: "}", with: ",}"), String(valid.dropLast(3))] {
+        for broken in [
+            "", "{", valid.replacingOccurrences(of: ",\"status\":\"active\"", with: ""), valid + "x", valid + valid,
+            valid.replacingOccurrences(of: "}", with: ",}"), String(valid.dropLast(3)),
+        ] {
             #expect(AccountRecordScanner.scan(Array(broken.utf8)) == nil, "\(broken)")
         }
         var invalidUTF8 = Array(valid.utf8)
@@ -185,7 +197,9 @@ struct AccountRecordScannerTests {
         }
         let otherID = try EncryptedRecordFixtures.edit(try codec.encode(.makeFull())) { $0["id"] = "twitter:1" }
         #expect(AccountRecordScanner.storedAccount(otherID, keyring: codec.keyring) == nil)
-        #expect(throws: StoreError.corrupt(path: Self.path, reason: "id \"twitter:1\" does not match provider and uid (\"twitter:783214\")")) {
+        #expect(
+            throws: StoreError.corrupt(path: Self.path, reason: "id \"twitter:1\" does not match provider and uid (\"twitter:783214\")")
+        ) {
             _ = try codec.storedAccount(otherID, path: Self.path)
         }
     }

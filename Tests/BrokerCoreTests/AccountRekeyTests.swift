@@ -29,7 +29,9 @@ struct AccountRekeyTests {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))
             // With only the new key, the old records cannot be opened.
-            #expect(throws: StoreError.self) { _ = try JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("b:\(keyB)")) }
+            #expect(throws: StoreError.self) {
+                _ = try JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("b:\(keyB)"))
+            }
 
             let rotated = try EncryptedRecordFixtures.codec("b:\(keyB),a:\(keyA)")
             let repository = try JSONFileAccountRepository(directory: directory, codec: rotated)
@@ -82,7 +84,8 @@ struct AccountRekeyTests {
     @Test func genericRunRewritesEveryAccountThroughPut() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))
-            let repository = try JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("b:\(keyB),a:\(keyA)"))
+            let repository = try JSONFileAccountRepository(
+                directory: directory, codec: EncryptedRecordFixtures.codec("b:\(keyB),a:\(keyA)"))
             #expect(try await AccountRekey.run(repository: repository, concurrency: 2) == accounts.count)
             #expect(try kids(repository).values.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0 == "b" } })
             let onlyNew = try JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("b:\(keyB)"))

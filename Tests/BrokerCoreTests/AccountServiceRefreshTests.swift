@@ -17,8 +17,11 @@ struct AccountServiceRefreshTests {
             #expect(read.accessToken.value == "ya29.new-SENTINEL")
             let request = try #require(await f.refreshCalls().first)
             #expect(request.method == "POST")
-            #expect(request.form == ["grant_type": "refresh_token", "refresh_token": "1//refresh-SENTINEL-0",
-                                     "client_id": "google-id.apps.googleusercontent.com", "client_secret": "google-secret-SENTINEL"])
+            #expect(
+                request.form == [
+                    "grant_type": "refresh_token", "refresh_token": "1//refresh-SENTINEL-0",
+                    "client_id": "google-id.apps.googleusercontent.com", "client_secret": "google-secret-SENTINEL",
+                ])
             let stored = try #require(try await f.stored(seeded.id))
             #expect(stored == read)
             // RFC 6749 §6: no new refresh token in the answer, so the old one stays.
@@ -65,10 +68,18 @@ struct AccountServiceRefreshTests {
 
     @Test(arguments: [
         ("google", "110169484474386276334", RefreshFixture.googleTokenURL, ProviderWire.googleInvalidGrant),
-        ("github", "1", RefreshFixture.githubTokenURL, ProviderWire.response(200, "application/json",
-            #"{"error":"bad_refresh_token","error_description":"The refresh token passed is incorrect or expired."}"#)),
-        ("weibo", "3733034601", "https://api.weibo.com/oauth2/access_token", ProviderWire.response(400, "text/plain;charset=UTF-8",
-            #"{"error":"invalid_grant","error_code":21325,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token"}"#)),
+        (
+            "github", "1", RefreshFixture.githubTokenURL,
+            ProviderWire.response(
+                200, "application/json",
+                #"{"error":"bad_refresh_token","error_description":"The refresh token passed is incorrect or expired."}"#)
+        ),
+        (
+            "weibo", "3733034601", "https://api.weibo.com/oauth2/access_token",
+            ProviderWire.response(
+                400, "text/plain;charset=UTF-8",
+                #"{"error":"invalid_grant","error_code":21325,"request":"/oauth2/access_token","error_uri":"/oauth2/access_token"}"#)
+        ),
     ])
     func aDeadRefreshTokenMarksTheAccountForReauthorizationAndKeepsItsTokens(
         provider: String, uid: String, tokenURL: String, answer: UpstreamResponse
@@ -158,8 +169,11 @@ struct AccountServiceRefreshTests {
 
     @Test func aProviderThatAuthenticatesWithBasicRefreshesWithBasic() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on("https://acme.example/token", respond: ProviderWire.response(200, "application/json",
-                #"{"access_token":"acme-new","token_type":"Bearer","expires_in":60}"#))
+            await f.upstream.on(
+                "https://acme.example/token",
+                respond: ProviderWire.response(
+                    200, "application/json",
+                    #"{"access_token":"acme-new","token_type":"Bearer","expires_in":60}"#))
             let seeded = try await f.seed(provider: "acme", uid: "7", lifetime: 10)
             let read = try await f.service().account(id: seeded.id)
             #expect(read.accessToken.value == "acme-new")

@@ -6,8 +6,10 @@ import Testing
 /// Reading accounts against the clock, listing, and deleting with best-effort revocation.
 struct AccountServiceTests {
     /// Stores an account of `provider` authorized now that expires after `lifetime` seconds (nil: never).
-    private func seed(_ broker: BrokerHarness, provider: String = "weibo", uid: String = "3733034601",
-                      lifetime: TimeInterval? = 3600, status: AccountStatus = .active) async throws -> Account {
+    private func seed(
+        _ broker: BrokerHarness, provider: String = "weibo", uid: String = "3733034601",
+        lifetime: TimeInterval? = 3600, status: AccountStatus = .active
+    ) async throws -> Account {
         var account = Account.make(provider: provider, uid: uid, accessToken: "\(provider)-access-SENTINEL")
         account.expiresAt = lifetime.map { Date.fixture.addingTimeInterval($0) }
         account.status = status
@@ -85,10 +87,23 @@ struct AccountServiceTests {
     @Test func deleteStillDeletesWhenRevocationFails() async throws {
         try await BrokerHarness.with { broker in
             let failures: [(String, (FakeUpstream) async -> Void)] = [
-                ("HTTP 500", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(500, "text/html", "<h1>oops</h1>")) }),
+                (
+                    "HTTP 500",
+                    {
+                        await $0.on(
+                            "https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(500, "text/html", "<h1>oops</h1>"))
+                    }
+                ),
                 ("in time", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", fail: .timeout) }),
-                ("expired_token (21327)", { await $0.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(
-                    200, "text/plain", #"{"error":"expired_token","error_code":21327,"request":"/oauth2/revokeoauth2"}"#)) }),
+                (
+                    "expired_token (21327)",
+                    {
+                        await $0.on(
+                            "https://api.weibo.com/oauth2/revokeoauth2",
+                            respond: ProviderWire.response(
+                                200, "text/plain", #"{"error":"expired_token","error_code":21327,"request":"/oauth2/revokeoauth2"}"#))
+                    }
+                ),
             ]
             for (expected, install) in failures {
                 await install(broker.upstream)

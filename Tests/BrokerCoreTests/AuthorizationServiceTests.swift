@@ -1,6 +1,6 @@
 import BrokerCore
-import BrokerTestSupport
 import BrokerCrypto
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -223,7 +223,8 @@ struct AuthorizationServiceTests {
         try await BrokerHarness.with { broker in
             _ = try await broker.begin("github")
             let thrown = await brokerError {
-                try await broker.authorization.complete(state: state, bindingProof: "cookie-nonce-A", query: ["code": "code-SENTINEL", "state": state])
+                try await broker.authorization.complete(
+                    state: state, bindingProof: "cookie-nonce-A", query: ["code": "code-SENTINEL", "state": state])
             }
             #expect(thrown == .invalidState)
             #expect(await broker.tokenCalls("github") == 0)
@@ -233,8 +234,12 @@ struct AuthorizationServiceTests {
     @Test func deniedAuthorizationMakesNoTokenCall() async throws {
         try await BrokerHarness.with { broker in
             let start = try await broker.begin("weibo")
-            let query = ["error": "access_denied", "error_description": "user denied your request.", "error_code": "21330", "state": start.state]
-            let thrown = await brokerError { try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query) }
+            let query = [
+                "error": "access_denied", "error_description": "user denied your request.", "error_code": "21330", "state": start.state,
+            ]
+            let thrown = await brokerError {
+                try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query)
+            }
             #expect(thrown == .accessDenied)
             #expect(await broker.tokenCalls("weibo") == 0)
             #expect(try await broker.accounts.list(provider: nil).isEmpty)
@@ -256,7 +261,9 @@ struct AuthorizationServiceTests {
         try await BrokerHarness.with { broker in
             let first = try await broker.callback(try await broker.begin("google")).account
             broker.clock.advance(86_400)
-            await broker.upstream.on(broker.tokenURL("google"), respond: ProviderWire.googleToken(accessToken: "ya29.second", refreshToken: "1//second", expiresIn: 100))
+            await broker.upstream.on(
+                broker.tokenURL("google"),
+                respond: ProviderWire.googleToken(accessToken: "ya29.second", refreshToken: "1//second", expiresIn: 100))
             let second = try await broker.callback(try await broker.begin("google"), code: "code-2").account
             #expect(second.id == first.id)
             #expect(second.createdAt == Date.fixture)
@@ -271,7 +278,9 @@ struct AuthorizationServiceTests {
     @Test func reauthorizationWithoutANewRefreshTokenKeepsTheOldOne() async throws {
         try await BrokerHarness.with { broker in
             _ = try await broker.callback(try await broker.begin("google"))
-            await broker.upstream.on(broker.tokenURL("google"), respond: ProviderWire.response(200, "application/json", #"{"access_token":"ya29.third","expires_in":3599}"#))
+            await broker.upstream.on(
+                broker.tokenURL("google"),
+                respond: ProviderWire.response(200, "application/json", #"{"access_token":"ya29.third","expires_in":3599}"#))
             let again = try await broker.callback(try await broker.begin("google")).account
             #expect(again.accessToken.value == "ya29.third")
             #expect(again.refreshToken?.value == BrokerHarness.googleRefreshToken)
@@ -290,7 +299,9 @@ struct AuthorizationServiceTests {
                 if let response { await broker.upstream.on(broker.tokenURL("weibo"), respond: response) }
                 if let failure { await broker.upstream.on(broker.tokenURL("weibo"), fail: failure) }
                 let thrown = await brokerError { try await broker.callback(try await broker.begin("weibo")) }
-                guard case .upstreamError("token_exchange", let reason) = thrown else { Issue.record("got \(String(describing: thrown))"); continue }
+                guard case .upstreamError("token_exchange", let reason) = thrown else {
+                    Issue.record("got \(String(describing: thrown))"); continue
+                }
                 #expect(reason.contains(expected))
                 #expect(thrown?.message.contains("SENTINEL") == false)
             }

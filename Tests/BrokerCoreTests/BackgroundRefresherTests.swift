@@ -15,7 +15,9 @@ struct BackgroundRefresherTests {
             let noRefreshToken = try await f.seed(uid: "plain", lifetime: 100, refreshToken: nil)
             let revoked = try await f.seed(uid: "revoked", lifetime: 100, status: .reauthorizationRequired)
             let noExpiry = try await f.seed(provider: "github", uid: "1", lifetime: 0, refreshToken: "ghr_x")
-            _ = try await f.accounts.update(id: noExpiry.id) { var a = $0; a?.expiresAt = nil; return a }
+            _ = try await f.accounts.update(id: noExpiry.id) {
+                var a = $0; a?.expiresAt = nil; return a
+            }
 
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
             #expect(try await f.stored(soon.id)?.accessToken.value == "ya29.swept")

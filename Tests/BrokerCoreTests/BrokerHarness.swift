@@ -33,18 +33,23 @@ struct BrokerHarness {
 
     /// Runs `body` with fresh stores under a temporary directory and the default provider answers installed;
     /// `providerCalls` and `onFlow` hear what the services report for metrics.
-    static func with(environment: [String: String] = environment, providerCalls: (any ProviderCallObserver)? = nil,
-                     onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in },
-                     _ body: (BrokerHarness) async throws -> Void) async throws {
+    static func with(
+        environment: [String: String] = environment, providerCalls: (any ProviderCallObserver)? = nil,
+        onFlow: @escaping @Sendable (FlowEvent) -> Void = { _ in },
+        _ body: (BrokerHarness) async throws -> Void
+    ) async throws {
         try await TemporaryDirectory.with { directory in
-            let harness = try await BrokerHarness(directory: directory, environment: environment,
-                                                  providerCalls: providerCalls, onFlow: onFlow)
+            let harness = try await BrokerHarness(
+                directory: directory, environment: environment,
+                providerCalls: providerCalls, onFlow: onFlow)
             try await body(harness)
         }
     }
 
-    private init(directory: String, environment: [String: String], providerCalls: (any ProviderCallObserver)?,
-                 onFlow: @escaping @Sendable (FlowEvent) -> Void) async throws {
+    private init(
+        directory: String, environment: [String: String], providerCalls: (any ProviderCallObserver)?,
+        onFlow: @escaping @Sendable (FlowEvent) -> Void
+    ) async throws {
         accounts = try JSONFileAccountRepository(directory: directory)
         flows = try JSONFileFlowStore(directory: directory)
         upstream = FakeUpstream()
@@ -60,10 +65,13 @@ struct BrokerHarness {
         await upstream.on("https://api.weibo.com/oauth2/access_token", respond: ProviderWire.weiboToken(accessToken: Self.weiboAccessToken))
         await upstream.on("https://api.weibo.com/2/account/get_uid.json", respond: ProviderWire.weiboUID("3733034601", asNumber: false))
         await upstream.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.weiboRevoked)
-        await upstream.on("https://github.com/login/oauth/access_token", respond: ProviderWire.githubTokenJSON(accessToken: Self.githubAccessToken))
+        await upstream.on(
+            "https://github.com/login/oauth/access_token", respond: ProviderWire.githubTokenJSON(accessToken: Self.githubAccessToken))
         await upstream.on("https://api.github.com/user", respond: ProviderWire.githubUser())
-        await upstream.on("https://oauth2.googleapis.com/token", respond: ProviderWire.googleToken(
-            accessToken: Self.googleAccessToken, refreshToken: Self.googleRefreshToken))
+        await upstream.on(
+            "https://oauth2.googleapis.com/token",
+            respond: ProviderWire.googleToken(
+                accessToken: Self.googleAccessToken, refreshToken: Self.googleRefreshToken))
         await upstream.on("https://openidconnect.googleapis.com/v1/userinfo", respond: ProviderWire.googleUserinfo())
         await upstream.on("https://oauth2.googleapis.com/revoke", respond: UpstreamResponse(status: 200))
     }
@@ -79,13 +87,16 @@ struct BrokerHarness {
     }
 
     /// Starts a browser flow bound to the cookie `nonce`.
-    func begin(_ provider: String, nonce: String = "cookie-nonce-A", returnTo: String? = nil) async throws(BrokerError) -> AuthorizationStart {
+    func begin(_ provider: String, nonce: String = "cookie-nonce-A", returnTo: String? = nil) async throws(BrokerError)
+        -> AuthorizationStart
+    {
         try await authorization.begin(provider: provider, returnTo: returnTo, binding: AuthorizationService.binding(forCookieNonce: nonce))
     }
 
     /// Calls back for `start` with `code`, presenting the cookie `nonce`.
     func callback(_ start: AuthorizationStart, code: String = "code-SENTINEL-1", nonce: String? = "cookie-nonce-A")
-        async throws(BrokerError) -> (account: Account, returnTo: String?) {
+        async throws(BrokerError) -> (account: Account, returnTo: String?)
+    {
         try await authorization.complete(state: start.state, bindingProof: nonce, query: ["code": code, "state": start.state])
     }
 }

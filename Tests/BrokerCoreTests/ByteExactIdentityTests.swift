@@ -1,7 +1,8 @@
-@testable import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// Identities (account ids, uids, provider names, issuers, secrets) are compared as exact bytes, never by Swift's
 /// canonical equivalence, and user ids are refused where they could not be shown or stored without ambiguity.
@@ -31,12 +32,19 @@ struct ByteExactIdentityTests {
 
     @Test func anIssuerIsComparedAsBytes() async throws {
         try await BrokerHarness.with { broker in
-            var configuration = ProviderConfiguration(name: "acme", kind: .oauth2, clientID: "acme-client", clientSecret: Secret("acme-secret"),
-                                                      authorizeURL: "https://acme.example/authorize", tokenURL: "https://acme.example/token")
+            var configuration = ProviderConfiguration(
+                name: "acme", kind: .oauth2, clientID: "acme-client", clientSecret: Secret("acme-secret"),
+                authorizeURL: "https://acme.example/authorize", tokenURL: "https://acme.example/token")
             configuration.issuer = "https://" + Self.composed + ".example"
             let provider = try OAuth2Settings(configuration)
-            #expect(throws: Never.self) { try OAuth2Exchange.checkIssuer("https://" + Self.composed + ".example", provider: provider, among: broker.authorization.registry) }
-            #expect(throws: BrokerError.self) { try OAuth2Exchange.checkIssuer("https://" + Self.decomposed + ".example", provider: provider, among: broker.authorization.registry) }
+            #expect(throws: Never.self) {
+                try OAuth2Exchange.checkIssuer(
+                    "https://" + Self.composed + ".example", provider: provider, among: broker.authorization.registry)
+            }
+            #expect(throws: BrokerError.self) {
+                try OAuth2Exchange.checkIssuer(
+                    "https://" + Self.decomposed + ".example", provider: provider, among: broker.authorization.registry)
+            }
         }
     }
 
@@ -56,8 +64,10 @@ struct ByteExactIdentityTests {
         }
     }
 
-    @Test(arguments: ["4242", composed, decomposed, String(repeating: "a", count: 128), String(repeating: "\u{6F22}", count: 42),
-                      "user@example.com", "a/b", "a b", "\u{1F600}", "\u{1F469}\u{200D}\u{1F4BB}", "\u{645}\u{6CC}\u{200C}\u{62E}"])
+    @Test(arguments: [
+        "4242", composed, decomposed, String(repeating: "a", count: 128), String(repeating: "\u{6F22}", count: 42),
+        "user@example.com", "a/b", "a b", "\u{1F600}", "\u{1F469}\u{200D}\u{1F4BB}", "\u{645}\u{6CC}\u{200C}\u{62E}",
+    ])
     func userIDsAreKeptAsSent(uid: String) {
         #expect(ProviderUserID.problem(with: uid) == nil)
     }

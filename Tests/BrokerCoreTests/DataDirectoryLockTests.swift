@@ -1,6 +1,6 @@
-import BrokerTestSupport
 import BrokerCore
 import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing

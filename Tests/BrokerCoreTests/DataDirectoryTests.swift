@@ -1,6 +1,6 @@
-import BrokerTestSupport
 import BrokerCore
 import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -67,7 +67,10 @@ struct DataDirectoryTests {
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: other)
             _ = try DataDirectory.readOrCreateSecret(named: "broker-secret", in: directory) { Array("s".utf8) }
             // The old copy of this secret goes; a young one (another creator's, maybe) and other files stay.
-            #expect(FileProbe.names(directory).sorted() == ["accounts.tmp.00112233445566ff", "broker-secret", "broker-secret.tmp.aabbccddeeff0011"])
+            #expect(
+                FileProbe.names(directory).sorted() == [
+                    "accounts.tmp.00112233445566ff", "broker-secret", "broker-secret.tmp.aabbccddeeff0011",
+                ])
         }
     }
 
@@ -93,7 +96,9 @@ struct DataDirectoryTests {
         try await TemporaryDirectory.with { directory in
             try FileProbe.plant("kept", at: directory + "/key")
             #expect(chmod(directory + "/key", 0o644) == 0)
-            let secret = try DataDirectory.readOrCreateSecret(named: "key", in: directory) { Issue.record("generated"); return [1] }
+            let secret = try DataDirectory.readOrCreateSecret(named: "key", in: directory) {
+                Issue.record("generated"); return [1]
+            }
             #expect(secret == Array("kept".utf8))
             #expect(FileProbe.mode(directory + "/key") == 0o600)
         }

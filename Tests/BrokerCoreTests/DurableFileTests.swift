@@ -1,9 +1,10 @@
-@testable import BrokerCore
-@testable import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
+
+@testable import BrokerCore
+@testable import BrokerFileStore
 
 /// Atomic, durable whole-file writes on a real file system.
 struct DurableFileTests {

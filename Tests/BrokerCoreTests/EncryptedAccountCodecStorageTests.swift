@@ -20,10 +20,16 @@ struct EncryptedAccountCodecStorageTests {
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
-    @Test func concurrentUpdatesAreNotLost() async throws { try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost) }
-    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func concurrentUpdatesAreNotLost() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost)
+    }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws {
+        try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)
+    }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
-    @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
+    @Test func concurrentPutsSurviveRestart() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
+    }
 
     @Test func noSecretIsInPlaintextAnywhereInTheDataDirectory() async throws {
         try await TemporaryDirectory.with { directory in
@@ -33,11 +39,16 @@ struct EncryptedAccountCodecStorageTests {
             try await repository.put(.makeFull())
             for uid in ["1", "2", "3"] { try await repository.put(.make(uid: uid)) }
             _ = try await repository.update(id: "github:2") { account in
-                account.map { var next = $0; next.refreshToken = Secret("refresh-SENTINEL-2"); return next }
+                account.map {
+                    var next = $0; next.refreshToken = Secret("refresh-SENTINEL-2"); return next
+                }
             }
             let found = try EncryptedRecordFixtures.scan(data, for: Self.sentinels)
-            #expect(found.keys.sorted() == ["accounts/github%3A1.json", "accounts/github%3A2.json", "accounts/github%3A3.json",
-                                            "accounts/twitter%3A783214.json", "encryption-key"])
+            #expect(
+                found.keys.sorted() == [
+                    "accounts/github%3A1.json", "accounts/github%3A2.json", "accounts/github%3A3.json",
+                    "accounts/twitter%3A783214.json", "encryption-key",
+                ])
             #expect(found.values.allSatisfy { $0.isEmpty })
             // The same scan does find every secret in a plaintext store, so it can fail.
             let plain = try JSONFileAccountRepository(directory: directory + "/plain")
@@ -56,8 +67,10 @@ struct EncryptedAccountCodecStorageTests {
             let files = ["github%3A1.json", "github%3A2.json"].map { writer.accountsDirectory + "/" + $0 }
             let before = files.map(FileProbe.bytes)
 
-            for (value, reason) in [("k1:\(keyB)", "cannot decrypt access_token with key \"k1\": wrong key or tampered data"),
-                                    (keyB, "access_token is sealed with key id \"k1\", which BROKER_ENCRYPTION_KEY does not hold")] {
+            for (value, reason) in [
+                ("k1:\(keyB)", "cannot decrypt access_token with key \"k1\": wrong key or tampered data"),
+                (keyB, "access_token is sealed with key id \"k1\", which BROKER_ENCRYPTION_KEY does not hold"),
+            ] {
                 let codec = try EncryptedRecordFixtures.codec(value)
                 #expect {
                     _ = try JSONFileAccountRepository(directory: directory, codec: codec)
@@ -68,8 +81,9 @@ struct EncryptedAccountCodecStorageTests {
             }
             #expect(files.map(FileProbe.bytes) == before)
             #expect(FileProbe.names(writer.accountsDirectory) == ["github%3A1.json", "github%3A2.json"])
-            #expect(try await JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("k1:\(keyA)"))
-                .list(provider: nil).count == 2)
+            #expect(
+                try await JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("k1:\(keyA)"))
+                    .list(provider: nil).count == 2)
         }
     }
 
@@ -79,10 +93,15 @@ struct EncryptedAccountCodecStorageTests {
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
             try await repository.put(.makeFull())
             let path = repository.accountsDirectory + "/twitter%3A783214.json"
-            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "token_secret", part: "ct") { $0 / 2 }
+            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "token_secret", part: "ct") {
+                $0 / 2
+            }
             try Data(tampered).write(to: URL(fileURLWithPath: path))
 
-            #expect(throws: StoreError.corrupt(path: path, reason: "cannot decrypt token_secret with key \"\(codec.keyring.current.id)\": wrong key or tampered data")) {
+            #expect(
+                throws: StoreError.corrupt(
+                    path: path, reason: "cannot decrypt token_secret with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
             #expect(FileProbe.bytes(path) == tampered)
@@ -97,10 +116,16 @@ struct EncryptedAccountCodecStorageTests {
             try await repository.put(.make(uid: "2", accessToken: "high-privilege"))
             let victim = repository.accountsDirectory + "/github%3A1.json"
             let donor = try EncryptedRecordFixtures.json(try #require(FileProbe.bytes(repository.accountsDirectory + "/github%3A2.json")))
-            let planted = try EncryptedRecordFixtures.edit(try #require(FileProbe.bytes(victim))) { $0["access_token"] = donor["access_token"] }
+            let planted = try EncryptedRecordFixtures.edit(try #require(FileProbe.bytes(victim))) {
+                $0["access_token"] = donor["access_token"]
+            }
             try Data(planted).write(to: URL(fileURLWithPath: victim))
 
-            #expect(throws: StoreError.corrupt(path: victim, reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data")) {
+            #expect(
+                throws: StoreError.corrupt(
+                    path: victim, reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data"
+                )
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
             #expect(FileProbe.bytes(victim) == planted)

@@ -1,6 +1,6 @@
 import BrokerCore
-import BrokerTestSupport
 import BrokerCrypto
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -73,8 +73,9 @@ struct EncryptedAccountCodecTests {
         let record = try EncryptedRecordFixtures.json(codec.encode(.makeFull()))
         let envelope = try EncryptedRecordFixtures.envelope(record, "refresh_token")
         // Computed independently with the RFC 8439 primitive: ct is ciphertext then tag, both base64url.
-        let expected = ChaCha20Poly1305.seal(key: key, nonce: nonce, plaintext: Array("refresh-SENTINEL-2".utf8),
-                                             aad: Array("tb1|twitter:783214|refresh_token".utf8))
+        let expected = ChaCha20Poly1305.seal(
+            key: key, nonce: nonce, plaintext: Array("refresh-SENTINEL-2".utf8),
+            aad: Array("tb1|twitter:783214|refresh_token".utf8))
         #expect(envelope["ct"] == Base64URL.encode(expected.ciphertext + expected.tag))
         #expect(envelope["nonce"] == Base64URL.encode(nonce))
     }
@@ -84,7 +85,8 @@ struct EncryptedAccountCodecTests {
         let first = try EncryptedRecordFixtures.json(codec.encode(.makeFull()))
         let second = try EncryptedRecordFixtures.json(codec.encode(.makeFull()))
         let fields = ["access_token", "refresh_token", "token_secret"]
-        let envelopes = try fields.map { try EncryptedRecordFixtures.envelope(first, $0) }
+        let envelopes =
+            try fields.map { try EncryptedRecordFixtures.envelope(first, $0) }
             + fields.map { try EncryptedRecordFixtures.envelope(second, $0) }
         #expect(Set(envelopes.compactMap { $0["nonce"] }).count == 6)
         #expect(Set(envelopes.compactMap { $0["ct"] }).count == 6)
@@ -142,9 +144,11 @@ struct EncryptedAccountCodecTests {
     @Test func envelopeMovedToAnotherRecordOrFieldIsRejected() throws {
         let codec = try EncryptedRecordFixtures.codec(keyA)
         let victim = try codec.encode(.makeFull())
-        let donor = try EncryptedRecordFixtures.json(codec.encode(Account(
-            provider: "twitter", uid: "999", accessToken: Secret("other-token"), refreshToken: Secret("other-refresh"),
-            tokenSecret: Secret("other-secret"), createdAt: .fixture, updatedAt: .fixture)))
+        let donor = try EncryptedRecordFixtures.json(
+            codec.encode(
+                Account(
+                    provider: "twitter", uid: "999", accessToken: Secret("other-token"), refreshToken: Secret("other-refresh"),
+                    tokenSecret: Secret("other-secret"), createdAt: .fixture, updatedAt: .fixture)))
         let moved = try EncryptedRecordFixtures.edit(victim) { $0["access_token"] = donor["access_token"] }
         #expect { _ = try codec.decode(moved, path: Self.path) } throws: { error in
             Self.isCorrupt(error, "cannot decrypt access_token")

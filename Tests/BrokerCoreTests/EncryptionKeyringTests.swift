@@ -1,7 +1,7 @@
-import BrokerTestSupport
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -38,18 +38,19 @@ struct EncryptionKeyringTests {
         #expect(url.current.id == standard.current.id)
     }
 
-    @Test(arguments: [
-        ("", nil, "is empty"),
-        (" , ", nil, "is empty"),
-        ("k1:<A>,,k2:<B>", 2, "is empty (a stray comma?)"),
-        ("k1:<A>,k2:not*base64", 2, "the key is not valid base64"),
-        ("k1:<A>,k2:<SHORT>", 2, "the key is 31 bytes, it must be 32"),
-        ("k1:<LONG>", 1, "the key is 33 bytes, it must be 32"),
-        ("k1:<A>,k1:<B>", 2, "key id \"k1\" is already used by entry 1"),
-        ("<A>,<A>", 2, "is already used by entry 1"),
-        ("bad id:<A>", 1, "the key id must be 1 to 64 letters"),
-        (":<A>", 1, "the key id must be 1 to 64 letters"),
-    ] as [(String, Int?, String)])
+    @Test(
+        arguments: [
+            ("", nil, "is empty"),
+            (" , ", nil, "is empty"),
+            ("k1:<A>,,k2:<B>", 2, "is empty (a stray comma?)"),
+            ("k1:<A>,k2:not*base64", 2, "the key is not valid base64"),
+            ("k1:<A>,k2:<SHORT>", 2, "the key is 31 bytes, it must be 32"),
+            ("k1:<LONG>", 1, "the key is 33 bytes, it must be 32"),
+            ("k1:<A>,k1:<B>", 2, "key id \"k1\" is already used by entry 1"),
+            ("<A>,<A>", 2, "is already used by entry 1"),
+            ("bad id:<A>", 1, "the key id must be 1 to 64 letters"),
+            (":<A>", 1, "the key id must be 1 to 64 letters"),
+        ] as [(String, Int?, String)])
     func badSettingIsRefusedNamingTheEntryButNoKeyText(pattern: String, entry: Int?, problem: String) throws {
         let short = Base64.encode(SecureRandom.bytes(31))
         let long = Base64.encode(SecureRandom.bytes(33))

@@ -34,9 +34,11 @@ struct EventRecordingTests {
         static func with(_ body: (World) async throws -> Void) async throws {
             try await TemporaryDirectory.with { directory in
                 let world = try World(directory: directory)
-                await world.upstream.on("https://api.weibo.com/oauth2/access_token",
-                                        respond: ProviderWire.weiboToken(accessToken: BrokerHarness.weiboAccessToken))
-                await world.upstream.on("https://api.weibo.com/2/account/get_uid.json", respond: ProviderWire.weiboUID("3733034601", asNumber: false))
+                await world.upstream.on(
+                    "https://api.weibo.com/oauth2/access_token",
+                    respond: ProviderWire.weiboToken(accessToken: BrokerHarness.weiboAccessToken))
+                await world.upstream.on(
+                    "https://api.weibo.com/2/account/get_uid.json", respond: ProviderWire.weiboUID("3733034601", asNumber: false))
                 await world.upstream.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.weiboRevoked)
                 try await body(world)
             }
@@ -48,9 +50,10 @@ struct EventRecordingTests {
             authorization = AuthorizationService(
                 registry: registry, accounts: accounts, flows: try JSONFileFlowStore(directory: directory), upstream: upstream,
                 publicURL: BrokerHarness.publicURL, flowTTL: 600, returnToAllowlist: [], now: clock.function, events: sink)
-            service = AccountService(accounts: accounts, registry: registry, upstream: upstream,
-                                     redirectURI: authorization.redirectURI, now: clock.function,
-                                     refreshPolicy: RefreshCoordinator.Policy(lockTTL: 30, pollInterval: 0.01), events: sink)
+            service = AccountService(
+                accounts: accounts, registry: registry, upstream: upstream,
+                redirectURI: authorization.redirectURI, now: clock.function,
+                refreshPolicy: RefreshCoordinator.Policy(lockTTL: 30, pollInterval: 0.01), events: sink)
         }
 
         /// A whole Weibo sign-in; the account it stored.
@@ -165,21 +168,24 @@ struct EventRecordingTests {
         account.expiresAt = Date(timeIntervalSince1970: 1_800_000_000)
         var data = BrokerEventData(account: account, status: "deleted")
         data.revoked = false
-        let event = BrokerEvent(id: "evt_" + String(repeating: "0", count: 32), type: .accountDeleted,
-                                createdAt: Date(timeIntervalSince1970: 1_700_000_000.5), data: data)
+        let event = BrokerEvent(
+            id: "evt_" + String(repeating: "0", count: 32), type: .accountDeleted,
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000.5), data: data)
         let json = String(decoding: event.body(), as: UTF8.self)
-        #expect(json == """
-            {"created_at":"2023-11-14T22:13:20.500Z","data":{"account_id":"google:42","expires_at":"2027-01-15T08:00:00Z",\
-            "provider":"google","revoked":false,"status":"deleted","uid":"42"},"id":"evt_00000000000000000000000000000000",\
-            "type":"account.deleted"}
-            """)
+        #expect(
+            json == """
+                {"created_at":"2023-11-14T22:13:20.500Z","data":{"account_id":"google:42","expires_at":"2027-01-15T08:00:00Z",\
+                "provider":"google","revoked":false,"status":"deleted","uid":"42"},"id":"evt_00000000000000000000000000000000",\
+                "type":"account.deleted"}
+                """)
         #expect(!json.contains("SENTINEL"))
         var flow = BrokerEventData(provider: "weibo")
         flow.error = "access_denied"
         let failed = String(decoding: BrokerEvent(id: "evt_1", type: .flowFailed, createdAt: .fixture, data: flow).body(), as: UTF8.self)
         #expect(failed.contains("\"data\":{\"error\":\"access_denied\",\"provider\":\"weibo\"}"))
         let noExpiry = BrokerEventData(account: Account.make(uid: "7"))
-        let connected = String(decoding: BrokerEvent(id: "evt_2", type: .accountConnected, createdAt: .fixture, data: noExpiry).body(), as: UTF8.self)
+        let connected = String(
+            decoding: BrokerEvent(id: "evt_2", type: .accountConnected, createdAt: .fixture, data: noExpiry).body(), as: UTF8.self)
         #expect(connected.contains("\"expires_at\":null"))
     }
 }

@@ -1,5 +1,5 @@
-import BrokerCrypto
 import BrokerCore
+import BrokerCrypto
 
 /// An in-process provider: answers each request by the longest matching URL prefix and records every request.
 actor FakeUpstream: UpstreamClient {

@@ -26,18 +26,25 @@ struct FlowEventTests {
             #expect(recorder.events.isEmpty)
             // A preset without credentials is known, so its refusal counts as a failed start.
             #expect(await brokerError { try await broker.begin("twitter") } != nil)
-            #expect(recorder.events == [.failed(provider: "twitter", error: .providerNotConfigured("twitter",
-                                                                                                   missing: ["TWITTER_CONSUMER_KEY", "TWITTER_CONSUMER_SECRET"]))])
+            #expect(
+                recorder.events == [
+                    .failed(
+                        provider: "twitter",
+                        error: .providerNotConfigured(
+                            "twitter",
+                            missing: ["TWITTER_CONSUMER_KEY", "TWITTER_CONSUMER_SECRET"]))
+                ])
 
             let first = try await broker.begin("github")
             #expect(await brokerError { try await broker.callback(first, nonce: "another-browser") } == .invalidState)
             let second = try await broker.begin("github")
             _ = try await broker.callback(second)
             #expect(await brokerError { try await broker.callback(second) } == .invalidState)
-            #expect(Array(recorder.events.dropFirst()) == [
-                .started(provider: "github"), .failed(provider: "github", error: .invalidState),
-                .started(provider: "github"), .completed(provider: "github"), .unmatched,
-            ])
+            #expect(
+                Array(recorder.events.dropFirst()) == [
+                    .started(provider: "github"), .failed(provider: "github", error: .invalidState),
+                    .started(provider: "github"), .completed(provider: "github"), .unmatched,
+                ])
             #expect(recorder.steps == ["github token_exchange ok", "github user_info ok"])
             #expect(recorder.calls.withLock { $0.allSatisfy { $0.seconds >= 0 && $0.seconds < 10 } })
         }
@@ -50,7 +57,10 @@ struct FlowEventTests {
             let start = try await broker.begin("github")
             #expect(await brokerError { try await broker.callback(start) } == .upstreamTimeout(step: "token_exchange"))
             #expect(recorder.steps == ["github token_exchange upstream_timeout"])
-            #expect(recorder.events == [.started(provider: "github"), .failed(provider: "github", error: .upstreamTimeout(step: "token_exchange"))])
+            #expect(
+                recorder.events == [
+                    .started(provider: "github"), .failed(provider: "github", error: .upstreamTimeout(step: "token_exchange")),
+                ])
             // Revocation goes through the account service's exchanges, reported the same way.
             let weibo = try await broker.begin("weibo")
             let account = try await broker.callback(weibo).account

@@ -1,8 +1,9 @@
-@testable import BrokerCore
-@testable import BrokerFileStore
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerCore
+@testable import BrokerFileStore
 
 /// Group commit: writers share syncs, and none returns before a sync that began after its change.
 struct GroupCommitTests {
@@ -12,7 +13,9 @@ struct GroupCommitTests {
             let group = DispatchGroup()
             for index in 0..<count {
                 group.enter()
-                Thread { body(index); group.leave() }.start()
+                Thread {
+                    body(index); group.leave()
+                }.start()
             }
             group.notify(queue: .global()) { continuation.resume() }
         }

@@ -1,9 +1,10 @@
-@testable import BrokerCore
-@testable import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
+
+@testable import BrokerCore
+@testable import BrokerFileStore
 
 /// The encrypted file store opens sealed secrets on first use, yet a wrong key still stops start-up and a tampered record never reads as garbage.
 struct JSONFileAccountRepositorySealedTests {
@@ -65,7 +66,9 @@ struct JSONFileAccountRepositorySealedTests {
             let codec = try EncryptedRecordFixtures.codec(keyA)
             try Self.plant([.make(uid: "1"), .make(uid: "2"), .make(uid: "3")], codec: codec, in: directory)
             let path = directory + "/accounts/github%3A2.json"
-            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "access_token", part: "ct") { $0 / 2 }
+            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "access_token", part: "ct") {
+                $0 / 2
+            }
             try Data(tampered).write(to: URL(fileURLWithPath: path))
             let expected = StoreError.corrupt(
                 path: path, reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
@@ -91,15 +94,20 @@ struct JSONFileAccountRepositorySealedTests {
         try await TemporaryDirectory.with { directory in
             // a… is sealed with the current key k2, b… and c… with the older k1.
             try Self.plant([.make(provider: "a")], codec: try EncryptedRecordFixtures.codec("k2:\(keyA)"), in: directory)
-            try Self.plant([.make(provider: "b"), .make(provider: "c")], codec: try EncryptedRecordFixtures.codec("k1:\(keyB)"), in: directory)
+            try Self.plant(
+                [.make(provider: "b"), .make(provider: "c")], codec: try EncryptedRecordFixtures.codec("k1:\(keyB)"), in: directory)
             let before = FileProbe.names(directory + "/accounts").map { FileProbe.bytes(directory + "/accounts/" + $0) }
             let wrong = try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(EncryptedRecordFixtures.keyText())")
-            #expect(throws: StoreError.corrupt(path: directory + "/accounts/b%3A1001.json",
-                                               reason: "cannot decrypt access_token with key \"k1\": wrong key or tampered data")) {
+            #expect(
+                throws: StoreError.corrupt(
+                    path: directory + "/accounts/b%3A1001.json",
+                    reason: "cannot decrypt access_token with key \"k1\": wrong key or tampered data")
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: wrong)
             }
             #expect(FileProbe.names(directory + "/accounts").map { FileProbe.bytes(directory + "/accounts/" + $0) } == before)
-            let right = try JSONFileAccountRepository(directory: directory, codec: try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(keyB)"))
+            let right = try JSONFileAccountRepository(
+                directory: directory, codec: try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(keyB)"))
             #expect(try await right.list(provider: nil).map(\.provider) == ["a", "b", "c"])
         }
     }
@@ -133,8 +141,13 @@ struct JSONFileAccountRepositorySealedTests {
             #expect(!FileManager.default.fileExists(atPath: accountsDirectory + "/github%3A00001.json.tmp.0123456789abcdef"))
             #expect(FileManager.default.fileExists(atPath: accountsDirectory + "/README"))
 
-            for uid in ["02000", "00700", "01500"] { try FileProbe.plant("{\"version\": 1", at: accountsDirectory + "/github%3A\(uid).json") }
-            #expect(throws: StoreError.corrupt(path: accountsDirectory + "/github%3A00700.json", reason: "not valid JSON (truncated or damaged)")) {
+            for uid in ["02000", "00700", "01500"] {
+                try FileProbe.plant("{\"version\": 1", at: accountsDirectory + "/github%3A\(uid).json")
+            }
+            #expect(
+                throws: StoreError.corrupt(
+                    path: accountsDirectory + "/github%3A00700.json", reason: "not valid JSON (truncated or damaged)")
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
         }

@@ -17,13 +17,23 @@ struct JSONFileAccountRepositoryTests {
     }
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
-    @Test func reauthorizationUpdatesSameRecord() async throws { try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord) }
-    @Test func listFiltersByProviderSortedByID() async throws { try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID) }
-    @Test func concurrentUpdatesAreNotLost() async throws { try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost) }
-    @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
+    @Test func reauthorizationUpdatesSameRecord() async throws {
+        try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord)
+    }
+    @Test func listFiltersByProviderSortedByID() async throws {
+        try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID)
+    }
+    @Test func concurrentUpdatesAreNotLost() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost)
+    }
+    @Test func concurrentPutsSurviveRestart() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
+    }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
-    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws {
+        try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)
+    }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
     @Test func statusCountsFollowWrites() async throws { try await conformance(AccountRepositoryConformance.statusCountsFollowWrites) }
 
@@ -34,7 +44,9 @@ struct JSONFileAccountRepositoryTests {
             var generator = SystemRandomNumberGenerator()
             func randomAccount() -> Account {
                 var account = Account.make(uid: String(Int.random(in: 0..<40, using: &generator)))
-                account.expiresAt = Bool.random(using: &generator) ? Date.fixture.addingTimeInterval(Double(Int.random(in: -3...3, using: &generator)) * 60) : nil
+                account.expiresAt =
+                    Bool.random(using: &generator)
+                    ? Date.fixture.addingTimeInterval(Double(Int.random(in: -3...3, using: &generator)) * 60) : nil
                 if Bool.random(using: &generator) { account.refreshToken = Secret("refresh") }
                 if Int.random(in: 0..<4, using: &generator) == 0 { account.status = .reauthorizationRequired }
                 return account
@@ -144,8 +156,11 @@ struct JSONFileAccountRepositoryTests {
             let accounts = repository.accountsDirectory
             let digestName = try #require(FileProbe.names(accounts).first { $0.hasPrefix("~") })
             #expect(rename(accounts + "/github%3A1.json", accounts + "/" + digestName) == 0)
-            #expect(throws: StoreError.corrupt(path: accounts + "/" + digestName,
-                                               reason: "the file name does not match the account id \"github:1\"")) {
+            #expect(
+                throws: StoreError.corrupt(
+                    path: accounts + "/" + digestName,
+                    reason: "the file name does not match the account id \"github:1\"")
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory)
             }
         }
@@ -195,8 +210,11 @@ struct JSONFileAccountRepositoryTests {
             try await repository.put(Account.make(uid: "1"))
             let accounts = repository.accountsDirectory
             #expect(rename(accounts + "/github%3A1.json", accounts + "/github%3A9.json") == 0)
-            #expect(throws: StoreError.corrupt(path: accounts + "/github%3A9.json",
-                                               reason: "the file name does not match the account id \"github:1\"")) {
+            #expect(
+                throws: StoreError.corrupt(
+                    path: accounts + "/github%3A9.json",
+                    reason: "the file name does not match the account id \"github:1\"")
+            ) {
                 _ = try JSONFileAccountRepository(directory: directory)
             }
         }

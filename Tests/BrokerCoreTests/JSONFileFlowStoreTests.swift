@@ -123,13 +123,16 @@ struct JSONFileFlowStoreTests {
         }
     }
 
-    @Test(arguments: ["../accounts/github%3A1", "short", String(repeating: "a", count: 129), "has/slash/in/it/abcdef", "dots.are.not.allowed.x", ""])
+    @Test(arguments: [
+        "../accounts/github%3A1", "short", String(repeating: "a", count: 129), "has/slash/in/it/abcdef", "dots.are.not.allowed.x", "",
+    ])
     func malformedStateIsRefusedWithoutTouchingFiles(state: String) async throws {
         try await TemporaryDirectory.with { directory in
             let store = try JSONFileFlowStore(directory: directory)
             // Plant a file exactly where a naive join of the state would point.
             let target = store.flowsDirectory + "/" + state + ".json"
-            try? FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(
+                atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try? FileProbe.plant("{}", at: target)
             let plantedBefore = FileProbe.bytes(target)
 

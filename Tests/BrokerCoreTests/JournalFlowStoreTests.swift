@@ -113,7 +113,8 @@ struct JournalFlowStoreTests {
             let torn = PendingFlow.make(state: PendingFlow.randomState())
             try await store.put(kept)
             // Half of a put line, as a write cut short by a crash leaves it.
-            try Self.append("{\"put\":{\"binding\":\"cookie-hash\",\"provider\":\"github\",\"state\":\"\(torn.state)\",\"ver", to: store.journalPath)
+            try Self.append(
+                "{\"put\":{\"binding\":\"cookie-hash\",\"provider\":\"github\",\"state\":\"\(torn.state)\",\"ver", to: store.journalPath)
 
             let reopened = try JournalFlowStore(directory: directory, durable: false)
             #expect(reopened.discardedAtOpen == 0)
@@ -220,7 +221,9 @@ struct JournalFlowStoreTests {
             let text = String(decoding: FileProbe.bytes(store.journalPath) ?? [], as: UTF8.self)
             #expect(text.contains("sealed:v1:k1:"))
             #expect(!text.contains("SENTINEL"))
-            #expect(try await JournalFlowStore(directory: directory, durable: false, sealer: sealer).take(state: flow.state, now: .fixture) == flow)
+            #expect(
+                try await JournalFlowStore(directory: directory, durable: false, sealer: sealer).take(state: flow.state, now: .fixture)
+                    == flow)
 
             // Without the key the flow cannot be opened: it is dropped at start, never handed out garbled.
             try await store.put(flow)

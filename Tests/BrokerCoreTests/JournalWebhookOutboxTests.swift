@@ -1,9 +1,10 @@
 import BrokerCore
-@testable import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Glibc
 import Testing
+
+@testable import BrokerFileStore
 
 /// The file store's webhook outbox: the shared outbox suite, then the journal's own promises.
 struct JournalWebhookOutboxTests {

@@ -1,9 +1,10 @@
-@testable import BrokerCore
-@testable import BrokerFileStore
 import Foundation
 import Glibc
 import Synchronization
 import Testing
+
+@testable import BrokerCore
+@testable import BrokerFileStore
 
 /// Start-up's loading lanes on real files: every batch worked on once, and more lanes only when the reads went to the disk.
 struct LoadLanesTests {
@@ -85,7 +86,8 @@ struct LoadLanesTests {
             Self.evict(directory, [names[0]])
             let before = Self.blockInputs()
             _ = Self.read(directory + "/" + names[0])
-            try #require(Self.blockInputs() > before, "reads in \(directory) do not go to a disk; run the tests from a disk-backed checkout")
+            try #require(
+                Self.blockInputs() > before, "reads in \(directory) do not go to a disk; run the tests from a disk-backed checkout")
             Self.evict(directory, names)
             let (lanes, sizes) = load(directory, names)
             #expect(lanes == 8)

@@ -4,10 +4,13 @@ import Testing
 
 /// Credentials never print their secrets or token.
 struct OAuth1CredentialsTests {
-    static func make(token: String? = "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb",
-                     tokenSecret: String? = "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE") -> OAuth1Credentials {
-        OAuth1Credentials(consumerKey: "xvz1evFS4wEEPTGEFPHBog", consumerSecret: "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
-                          token: token, tokenSecret: tokenSecret)
+    static func make(
+        token: String? = "370773112-GmHxMAgYyLbNEtIKZeRNFsMKPR9EyMZeS9weJAEb",
+        tokenSecret: String? = "LswwdoUaIvS8ltyTt5jkRh4J50vUPVVHtR2YPi5kE"
+    ) -> OAuth1Credentials {
+        OAuth1Credentials(
+            consumerKey: "xvz1evFS4wEEPTGEFPHBog", consumerSecret: "kAcSOqF21Fu85e7zjz7ZN2U4ZRhfV3WpwPAoE3Z7kBw",
+            token: token, tokenSecret: tokenSecret)
     }
 
     @Test("description, debugDescription, interpolation and dump hide secrets and token")

@@ -1,23 +1,26 @@
-@testable import BrokerCore
 import Testing
+
+@testable import BrokerCore
 
 /// RFC 5849 §3.4.1.2 base string URIs and the query parameters collected from the URL.
 struct OAuth1RequestURLTests {
-    @Test("base string URI", arguments: [
-        // RFC 5849 §3.4.1.2 examples.
-        ("http://EXAMPLE.COM:80/r%20v/X?id=123", "http://example.com/r%20v/X"),
-        ("https://www.example.net:8080/?q=1", "https://www.example.net:8080/"),
-        // Default ports dropped only for their own scheme; path case and escapes kept.
-        ("HTTPS://Api.Twitter.com:443/1.1/Statuses", "https://api.twitter.com/1.1/Statuses"),
-        ("http://example.com:443/", "http://example.com:443/"),
-        ("https://example.com:80/", "https://example.com:80/"),
-        ("http://example.com", "http://example.com/"),
-        ("http://example.com?x=1", "http://example.com/"),
-        ("http://example.com/a#frag", "http://example.com/a"),
-        ("http://user:pw@Example.com:8000/p", "http://example.com:8000/p"),
-        ("http://[::1]:8080/cb", "http://[::1]:8080/cb"),
-        ("http://[::1]/cb", "http://[::1]/cb"),
-    ])
+    @Test(
+        "base string URI",
+        arguments: [
+            // RFC 5849 §3.4.1.2 examples.
+            ("http://EXAMPLE.COM:80/r%20v/X?id=123", "http://example.com/r%20v/X"),
+            ("https://www.example.net:8080/?q=1", "https://www.example.net:8080/"),
+            // Default ports dropped only for their own scheme; path case and escapes kept.
+            ("HTTPS://Api.Twitter.com:443/1.1/Statuses", "https://api.twitter.com/1.1/Statuses"),
+            ("http://example.com:443/", "http://example.com:443/"),
+            ("https://example.com:80/", "https://example.com:80/"),
+            ("http://example.com", "http://example.com/"),
+            ("http://example.com?x=1", "http://example.com/"),
+            ("http://example.com/a#frag", "http://example.com/a"),
+            ("http://user:pw@Example.com:8000/p", "http://example.com:8000/p"),
+            ("http://[::1]:8080/cb", "http://[::1]:8080/cb"),
+            ("http://[::1]/cb", "http://[::1]/cb"),
+        ])
     func baseStringURI(url: String, expected: String) {
         #expect(OAuth1RequestURL(url).baseStringURI == expected)
     }

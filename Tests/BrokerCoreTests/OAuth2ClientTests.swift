@@ -1,6 +1,6 @@
 import BrokerCore
-import BrokerTestSupport
 import BrokerCrypto
+import BrokerTestSupport
 import Foundation
 import Testing
 
@@ -8,8 +8,11 @@ import Testing
 struct OAuth2ClientTests {
     private static let redirectURI = "https://broker.example/callback"
 
-    private func client(_ name: String, upstream: FakeUpstream = FakeUpstream(), edit: (inout ProviderConfiguration) -> Void = { _ in }) throws -> OAuth2Client {
-        var provider = try #require(try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil).provider(named: name))
+    private func client(_ name: String, upstream: FakeUpstream = FakeUpstream(), edit: (inout ProviderConfiguration) -> Void = { _ in })
+        throws -> OAuth2Client
+    {
+        var provider = try #require(
+            try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil).provider(named: name))
         edit(&provider)
         return OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: Self.redirectURI, upstream: upstream)
     }
@@ -72,7 +75,8 @@ struct OAuth2ClientTests {
 
     @Test func exchangePostsTheFormWithSecretPostAndVerifier() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://oauth2.googleapis.com/token", respond: ProviderWire.googleToken(accessToken: "ya29", refreshToken: "1//r"))
+        await upstream.on(
+            "https://oauth2.googleapis.com/token", respond: ProviderWire.googleToken(accessToken: "ya29", refreshToken: "1//r"))
         let grant = try await client("google", upstream: upstream).exchange(code: "4/P7q7W91a+code", codeVerifier: "verifier-1")
         #expect(grant.accessToken.value == "ya29")
         let request = try #require(await upstream.requests.first)
@@ -80,10 +84,12 @@ struct OAuth2ClientTests {
         #expect(request.header("content-type") == "application/x-www-form-urlencoded")
         #expect(request.header("Accept") == "application/json")
         #expect(request.header("Authorization") == nil)
-        #expect(request.form == [
-            "grant_type": "authorization_code", "code": "4/P7q7W91a+code", "redirect_uri": Self.redirectURI,
-            "code_verifier": "verifier-1", "client_id": "google-id.apps.googleusercontent.com", "client_secret": "google-secret-SENTINEL",
-        ])
+        #expect(
+            request.form == [
+                "grant_type": "authorization_code", "code": "4/P7q7W91a+code", "redirect_uri": Self.redirectURI,
+                "code_verifier": "verifier-1", "client_id": "google-id.apps.googleusercontent.com",
+                "client_secret": "google-secret-SENTINEL",
+            ])
     }
 
     @Test func exchangeWithClientSecretBasicSendsTheEncodedCredentialsInAHeader() async throws {
@@ -124,10 +130,14 @@ struct OAuth2ClientTests {
     @Test func anErrorReasonNeverRepeatsTheCodeVerifierOrSecret() async throws {
         let upstream = FakeUpstream()
         // A provider that puts the code in its error name: plain characters, so only redaction keeps it out.
-        await upstream.on("https://oauth2.googleapis.com/token", respond: ProviderWire.response(400, "application/json", #"{"error":"bad code-SENTINEL-9"}"#))
+        await upstream.on(
+            "https://oauth2.googleapis.com/token",
+            respond: ProviderWire.response(400, "application/json", #"{"error":"bad code-SENTINEL-9"}"#))
         let subject = try client("google", upstream: upstream)
         let thrown = await brokerError { try await subject.exchange(code: "code-SENTINEL-9", codeVerifier: "v") }
-        guard case .upstreamError(_, let reason) = thrown else { Issue.record("expected an upstream error, got \(String(describing: thrown))"); return }
+        guard case .upstreamError(_, let reason) = thrown else {
+            Issue.record("expected an upstream error, got \(String(describing: thrown))"); return
+        }
         #expect(!reason.contains("SENTINEL"))
         #expect(reason.contains("<redacted>"))
     }
@@ -166,7 +176,9 @@ struct OAuth2ClientTests {
 
     @Test func userResponseWithoutTheIDFieldNamesTheField() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://openidconnect.googleapis.com/v1/userinfo", respond: ProviderWire.response(200, "application/json", #"{"id":"legacy"}"#))
+        await upstream.on(
+            "https://openidconnect.googleapis.com/v1/userinfo", respond: ProviderWire.response(200, "application/json", #"{"id":"legacy"}"#)
+        )
         let subject = try client("google", upstream: upstream)
         let thrown = await brokerError { try await subject.fetchUser(accessToken: Secret("ya29-SENTINEL")) }
         #expect(thrown == .upstreamError(step: "user_info", reason: "the user response has no sub"))
@@ -190,7 +202,8 @@ struct OAuth2ClientTests {
         try await client("weibo", upstream: upstream).revoke(account: account)
         #expect(await upstream.requests.first?.form == ["access_token": "2.00weibo"])
 
-        await upstream.on("https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(200, "text/plain", #"{"result":"false"}"#))
+        await upstream.on(
+            "https://api.weibo.com/oauth2/revokeoauth2", respond: ProviderWire.response(200, "text/plain", #"{"result":"false"}"#))
         let subject = try client("weibo", upstream: upstream)
         let thrown = await brokerError { try await subject.revoke(account: account) }
         #expect(thrown == .upstreamError(step: "revoke", reason: "HTTP 200 with result false"))
@@ -204,14 +217,17 @@ struct OAuth2ClientTests {
             $0.revokeAuthenticatesClient = true
         }
         try await custom.revoke(account: Account.make(provider: "github", accessToken: "gho_x"))
-        #expect(await upstream.requests.first?.form == [
-            "token": "gho_x", "token_type_hint": "access_token", "client_id": "Iv1.github-id", "client_secret": "github-secret-SENTINEL",
-        ])
+        #expect(
+            await upstream.requests.first?.form == [
+                "token": "gho_x", "token_type_hint": "access_token", "client_id": "Iv1.github-id",
+                "client_secret": "github-secret-SENTINEL",
+            ])
     }
 
     @Test func revocationFailureNamesTheStatusAndNoToken() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://oauth2.googleapis.com/revoke", respond: ProviderWire.response(400, "application/json", #"{"error":"invalid_token"}"#))
+        await upstream.on(
+            "https://oauth2.googleapis.com/revoke", respond: ProviderWire.response(400, "application/json", #"{"error":"invalid_token"}"#))
         let account = Account.make(provider: "google", accessToken: "ya29-SENTINEL")
         let subject = try client("google", upstream: upstream)
         let thrown = await brokerError { try await subject.revoke(account: account) }

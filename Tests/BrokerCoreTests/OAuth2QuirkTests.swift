@@ -17,7 +17,8 @@ struct OAuth2QuirkTests {
         "REDDIT_CLIENT_ID": "red-id", "REDDIT_CLIENT_SECRET": "red-secret-SENTINEL",
     ]
 
-    private func client(_ name: String, upstream: FakeUpstream = FakeUpstream(), environment: [String: String] = [:]) throws -> OAuth2Client {
+    private func client(_ name: String, upstream: FakeUpstream = FakeUpstream(), environment: [String: String] = [:]) throws -> OAuth2Client
+    {
         let registry = try ProviderRegistry.load(environment: Self.environment.merging(environment) { $1 }, providersFile: nil)
         let provider = try #require(registry.provider(named: name))
         return OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: Self.redirectURI, upstream: upstream)
@@ -35,17 +36,27 @@ struct OAuth2QuirkTests {
     // MARK: Endpoint variables
 
     @Test func theTenantTheGitLabInstanceAndTheSalesforceHostFillThePresetsURLs() throws {
-        #expect(try client("microsoft", environment: ["MICROSOFT_CLIENT_ID": "m", "MICROSOFT_CLIENT_SECRET": "s"]).settings.tokenURL
+        #expect(
+            try client("microsoft", environment: ["MICROSOFT_CLIENT_ID": "m", "MICROSOFT_CLIENT_SECRET": "s"]).settings.tokenURL
                 == "https://login.microsoftonline.com/common/oauth2/v2.0/token")
-        let tenant = try client("microsoft", environment: ["MICROSOFT_CLIENT_ID": "m", "MICROSOFT_CLIENT_SECRET": "s",
-                                                            "MICROSOFT_TENANT": "contoso.onmicrosoft.com"])
+        let tenant = try client(
+            "microsoft",
+            environment: [
+                "MICROSOFT_CLIENT_ID": "m", "MICROSOFT_CLIENT_SECRET": "s",
+                "MICROSOFT_TENANT": "contoso.onmicrosoft.com",
+            ])
         #expect(tenant.settings.authorizeURL == "https://login.microsoftonline.com/contoso.onmicrosoft.com/oauth2/v2.0/authorize")
-        let gitlab = try client("gitlab", environment: ["GITLAB_CLIENT_ID": "g", "GITLAB_CLIENT_SECRET": "s", "GITLAB_URL": "https://git.example.com/gl//"])
+        let gitlab = try client(
+            "gitlab", environment: ["GITLAB_CLIENT_ID": "g", "GITLAB_CLIENT_SECRET": "s", "GITLAB_URL": "https://git.example.com/gl//"])
         #expect(gitlab.settings.tokenURL == "https://git.example.com/gl/oauth/token")
         #expect(gitlab.settings.userURL == "https://git.example.com/gl/api/v4/user")
         #expect(gitlab.settings.revocation?.url == "https://git.example.com/gl/oauth/revoke")
-        let salesforce = try client("salesforce", environment: ["SALESFORCE_CLIENT_ID": "c", "SALESFORCE_CLIENT_SECRET": "s",
-                                                                "SALESFORCE_LOGIN_HOST": "test.salesforce.com"])
+        let salesforce = try client(
+            "salesforce",
+            environment: [
+                "SALESFORCE_CLIENT_ID": "c", "SALESFORCE_CLIENT_SECRET": "s",
+                "SALESFORCE_LOGIN_HOST": "test.salesforce.com",
+            ])
         #expect(salesforce.settings.userURL == "https://test.salesforce.com/services/oauth2/userinfo")
         #expect(ProviderPresets.environmentVariables.contains("MICROSOFT_TENANT"))
     }
@@ -67,22 +78,32 @@ struct OAuth2QuirkTests {
     @Test func slacksUserTokenIsReadUnderAuthedUserAndABotOnlyAnswerAtTheTop() async throws {
         let upstream = FakeUpstream()
         let slack = try client("slack", upstream: upstream)
-        await upstream.on("https://slack.com/api/oauth.v2.access", respond: ProviderWire.response(200, "application/json", #"""
-            {"ok":true,"access_token":"xoxb-bot","token_type":"bot","scope":"commands","authed_user":{"id":"U1234",
-             "scope":"users:read","access_token":"xoxp-user","token_type":"user"},"team":{"id":"T9TK3CUKW","name":"Softball"}}
-            """#))
+        await upstream.on(
+            "https://slack.com/api/oauth.v2.access",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"""
+                {"ok":true,"access_token":"xoxb-bot","token_type":"bot","scope":"commands","authed_user":{"id":"U1234",
+                 "scope":"users:read","access_token":"xoxp-user","token_type":"user"},"team":{"id":"T9TK3CUKW","name":"Softball"}}
+                """#))
         let grant = try await slack.exchange(code: "c0de", codeVerifier: nil)
         #expect(grant.accessToken.value == "xoxp-user" && grant.tokenType == "user" && grant.scope == "users:read")
         #expect(grant.uid == "T9TK3CUKW:U1234")
         let request = try #require(await upstream.requests.first)
         #expect(request.header("Authorization")?.hasPrefix("Basic ") == true && request.form["client_secret"] == nil)
 
-        await upstream.on("https://slack.com/api/oauth.v2.access", respond: ProviderWire.response(200, "application/json",
-            #"{"ok":true,"access_token":"xoxb-bot","token_type":"bot","authed_user":{"id":"U1234"},"team":{"id":"T9TK3CUKW"}}"#))
+        await upstream.on(
+            "https://slack.com/api/oauth.v2.access",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"ok":true,"access_token":"xoxb-bot","token_type":"bot","authed_user":{"id":"U1234"},"team":{"id":"T9TK3CUKW"}}"#))
         #expect(try await slack.exchange(code: "c0de", codeVerifier: nil).accessToken.value == "xoxb-bot")
 
-        await upstream.on("https://slack.com/api/oauth.v2.access", respond: ProviderWire.response(200, "application/json",
-            #"{"ok":false,"error":"invalid_code"}"#))
+        await upstream.on(
+            "https://slack.com/api/oauth.v2.access",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"ok":false,"error":"invalid_code"}"#))
         let refused = await brokerError { try await slack.exchange(code: "c0de", codeVerifier: nil) }
         #expect(refused == .upstreamError(step: "token_exchange", reason: "HTTP 200 with error invalid_code"))
     }
@@ -90,8 +111,10 @@ struct OAuth2QuirkTests {
     @Test func stravasAthleteIDMustBeAnIntegerAsWritten() throws {
         let layout = TokenAnswerLayout(userIDFields: ["athlete.id"], userNameField: "athlete.username")
         func grant(_ athlete: String) throws -> TokenGrant {
-            try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, "application/json",
-                #"{"access_token":"a","token_type":"Bearer","expires_in":21600,"athlete":\#(athlete)}"#), step: "s", layout: layout)
+            try OAuth2ResponseValidator.tokenGrant(
+                from: ProviderWire.response(
+                    200, "application/json",
+                    #"{"access_token":"a","token_type":"Bearer","expires_in":21600,"athlete":\#(athlete)}"#), step: "s", layout: layout)
         }
         #expect(try grant(#"{"id":134815,"username":"marianne_t"}"#).uid == "134815")
         #expect(try grant(#"{"id":134815,"username":"marianne_t"}"#).screenName == "marianne_t")
@@ -99,8 +122,10 @@ struct OAuth2QuirkTests {
         #expect(try grant(#"{"id":1.34815e5}"#).uid == nil)
         #expect(try grant(#"{"id":true}"#).uid == nil)
         // The default layout still reads Weibo's uid and nothing of an athlete.
-        let plain = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, "application/json",
-            #"{"access_token":"a","uid":"3733034601","athlete":{"id":1}}"#), step: "s")
+        let plain = try OAuth2ResponseValidator.tokenGrant(
+            from: ProviderWire.response(
+                200, "application/json",
+                #"{"access_token":"a","uid":"3733034601","athlete":{"id":1}}"#), step: "s")
         #expect(plain.uid == "3733034601")
     }
 
@@ -108,26 +133,40 @@ struct OAuth2QuirkTests {
 
     @Test func notionsTokenRequestIsJSONWithHTTPBasicAndItsVersionHeader() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://api.notion.com/v1/oauth/token", respond: ProviderWire.response(200, "application/json",
-            #"{"access_token":"secret_abc","token_type":"bearer","bot_id":"b","workspace_id":"w","owner":{"type":"user","user":{"id":"u","name":"Ada"}}}"#))
+        await upstream.on(
+            "https://api.notion.com/v1/oauth/token",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"access_token":"secret_abc","token_type":"bearer","bot_id":"b","workspace_id":"w","owner":{"type":"user","user":{"id":"u","name":"Ada"}}}"#
+            ))
         let grant = try await client("notion", upstream: upstream).exchange(code: "c0de", codeVerifier: nil)
         #expect(grant.uid == "w:u" && grant.screenName == "Ada")
         let request = try #require(await upstream.requests.first)
         #expect(request.header("Content-Type") == "application/json")
         #expect(request.header("Notion-Version") == "2025-09-03")
         #expect(request.header("Authorization")?.hasPrefix("Basic ") == true)
-        #expect(String(decoding: request.body, as: UTF8.self)
+        #expect(
+            String(decoding: request.body, as: UTF8.self)
                 == #"{"code":"c0de","grant_type":"authorization_code","redirect_uri":"https://broker.example/callback"}"#)
     }
 
     @Test func theUserEndpointIsAskedAsEachProviderWants() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://id.twitch.tv/oauth2/validate", respond: ProviderWire.response(200, "application/json",
-            #"{"client_id":"twitch-id","login":"twitchdev","user_id":"141981764"}"#))
-        await upstream.on("https://api.hubapi.com/oauth/v3/token/introspect", respond: ProviderWire.response(200, "application/json",
-            #"{"active":true,"hub_id":62515,"user_id":123456,"user":"test@hubspot.com"}"#))
-        await upstream.on("https://api.linear.app/graphql", respond: ProviderWire.response(200, "application/json",
-            #"{"data":{"viewer":{"id":"lin-1","name":"Jane"}}}"#))
+        await upstream.on(
+            "https://id.twitch.tv/oauth2/validate",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"client_id":"twitch-id","login":"twitchdev","user_id":"141981764"}"#))
+        await upstream.on(
+            "https://api.hubapi.com/oauth/v3/token/introspect",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"active":true,"hub_id":62515,"user_id":123456,"user":"test@hubspot.com"}"#))
+        await upstream.on(
+            "https://api.linear.app/graphql",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"data":{"viewer":{"id":"lin-1","name":"Jane"}}}"#))
         let twitch = try await client("twitch", upstream: upstream).fetchUser(accessToken: Secret("tw-token"))
         #expect(twitch.uid == "141981764" && twitch.screenName == "twitchdev")
         let hubspot = try await client("hubspot", upstream: upstream).fetchUser(accessToken: Secret("hs-token"))
@@ -137,16 +176,21 @@ struct OAuth2QuirkTests {
         let requests = await upstream.requests
         #expect(requests[0].method == "GET" && requests[0].header("Authorization") == "OAuth tw-token")
         #expect(requests[1].method == "POST" && requests[1].header("Authorization") == nil)
-        #expect(requests[1].form == ["token": "hs-token", "token_type_hint": "access_token", "client_id": "hub-id",
-                                     "client_secret": "hub-secret-SENTINEL"])
+        #expect(
+            requests[1].form == [
+                "token": "hs-token", "token_type_hint": "access_token", "client_id": "hub-id",
+                "client_secret": "hub-secret-SENTINEL",
+            ])
         #expect(requests[2].method == "POST" && requests[2].header("Authorization") == "Bearer lin-token")
         #expect(String(decoding: requests[2].body, as: UTF8.self) == #"{"query":"{ viewer { id name } }"}"#)
     }
 
     @Test func revocationNamesTheTokenAndTheClientAsEachProviderWants() async throws {
         let upstream = FakeUpstream()
-        for url in ["https://id.twitch.tv/oauth2/revoke", "https://api.notion.com/v1/oauth/revoke", "https://slack.com/api/auth.revoke",
-                    "https://www.strava.com/oauth/deauthorize", "https://www.reddit.com/api/v1/revoke_token"] {
+        for url in [
+            "https://id.twitch.tv/oauth2/revoke", "https://api.notion.com/v1/oauth/revoke", "https://slack.com/api/auth.revoke",
+            "https://www.strava.com/oauth/deauthorize", "https://www.reddit.com/api/v1/revoke_token",
+        ] {
             await upstream.on(url, respond: ProviderWire.response(200, "application/json", #"{"ok":true}"#))
         }
         var account = Account.make(provider: "x", accessToken: "access-1")
@@ -168,10 +212,16 @@ struct OAuth2QuirkTests {
 
     @Test func slackAndNotionNameADeadRefreshTokenInTheirOwnShapes() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://slack.com/api/oauth.v2.access", respond: ProviderWire.response(200, "application/json",
-            #"{"ok":false,"error":"invalid_refresh_token"}"#))
-        await upstream.on("https://api.notion.com/v1/oauth/token", respond: ProviderWire.response(400, "application/json",
-            #"{"object":"error","status":400,"code":"invalid_grant","message":"Invalid refresh token."}"#))
+        await upstream.on(
+            "https://slack.com/api/oauth.v2.access",
+            respond: ProviderWire.response(
+                200, "application/json",
+                #"{"ok":false,"error":"invalid_refresh_token"}"#))
+        await upstream.on(
+            "https://api.notion.com/v1/oauth/token",
+            respond: ProviderWire.response(
+                400, "application/json",
+                #"{"object":"error","status":400,"code":"invalid_grant","message":"Invalid refresh token."}"#))
         for name in ["slack", "notion"] {
             let subject = try client(name, upstream: upstream)
             #expect(await brokerError { try await subject.refresh(refreshToken: Secret("r")) } == .reauthorizationRequired, "\(name)")
@@ -190,11 +240,15 @@ struct OAuth2QuirkTests {
             """
         try await TemporaryDirectory.with { directory in
             let registry = try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
-            let f = RefreshFixture(accounts: try JSONFileAccountRepository(directory: directory), upstream: FakeUpstream(),
-                                   clock: TestClock(), registry: registry, events: EventLog())
+            let f = RefreshFixture(
+                accounts: try JSONFileAccountRepository(directory: directory), upstream: FakeUpstream(),
+                clock: TestClock(), registry: registry, events: EventLog())
             for host in ["r", "k"] {
-                await f.upstream.on("https://\(host).example/token", respond: ProviderWire.response(200, "application/json",
-                    #"{"access_token":"new-\#(host)","token_type":"bearer","expires_in":3600}"#))
+                await f.upstream.on(
+                    "https://\(host).example/token",
+                    respond: ProviderWire.response(
+                        200, "application/json",
+                        #"{"access_token":"new-\#(host)","token_type":"bearer","expires_in":3600}"#))
             }
             let rotating = try await f.seed(provider: "rotating", uid: "1", lifetime: 60, refreshToken: "spent-SENTINEL")
             let keeping = try await f.seed(provider: "keeping", uid: "1", lifetime: 60, refreshToken: "kept-SENTINEL")

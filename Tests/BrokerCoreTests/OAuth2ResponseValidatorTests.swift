@@ -95,19 +95,23 @@ struct OAuth2ResponseValidatorTests {
         #expect(reason.contains("expires_in"))
     }
 
-    @Test(arguments: [("-1", "expires_in is negative"), ("\"-3600\"", "expires_in is negative"),
-                      ("-9223372036854775808", "expires_in is negative"),
-                      ("9223372036854775808", "expires_in is not a whole number of seconds"),
-                      ("99999999999999999999", "expires_in is not a whole number of seconds"),
-                      ("1e300", "expires_in is not a whole number of seconds"), ("3600.5", "expires_in is not a whole number of seconds"),
-                      ("true", "expires_in is not a whole number of seconds"), ("[3600]", "expires_in is not a whole number of seconds")])
+    @Test(arguments: [
+        ("-1", "expires_in is negative"), ("\"-3600\"", "expires_in is negative"),
+        ("-9223372036854775808", "expires_in is negative"),
+        ("9223372036854775808", "expires_in is not a whole number of seconds"),
+        ("99999999999999999999", "expires_in is not a whole number of seconds"),
+        ("1e300", "expires_in is not a whole number of seconds"), ("3600.5", "expires_in is not a whole number of seconds"),
+        ("true", "expires_in is not a whole number of seconds"), ("[3600]", "expires_in is not a whole number of seconds"),
+    ])
     func expiresInOutOfRangeIsNamed(value: String, reason expected: String) throws {
         let body = #"{"access_token":"access-SENTINEL","expires_in":"# + value + "}"
         #expect(failure(ProviderWire.response(200, "application/json", body)) == expected)
     }
 
-    @Test(arguments: [("9223372036854775807", 315_360_000), ("\"9223372036854775807\"", 315_360_000), ("2147483647", 315_360_000),
-                      ("315360000", 315_360_000), ("0", 0), ("1e3", 1000)])
+    @Test(arguments: [
+        ("9223372036854775807", 315_360_000), ("\"9223372036854775807\"", 315_360_000), ("2147483647", 315_360_000),
+        ("315360000", 315_360_000), ("0", 0), ("1e3", 1000),
+    ])
     func expiresInBeyondTenYearsIsClamped(value: String, expected: Int) throws {
         let body = #"{"access_token":"t","expires_in":"# + value + "}"
         let grant = try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, "application/json", body), step: Self.step)
@@ -170,13 +174,15 @@ struct OAuth2ResponseValidatorTests {
 
     @Test func int64UIDKeepsEveryDigitAndABooleanUIDIsIgnored() throws {
         let big = #"{"access_token":"t","uid":9007199254740993}"#
-        #expect(try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, nil, big), step: Self.step).uid == "9007199254740993")
+        #expect(
+            try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, nil, big), step: Self.step).uid == "9007199254740993")
         let boolean = #"{"access_token":"t","uid":true}"#
         #expect(try OAuth2ResponseValidator.tokenGrant(from: ProviderWire.response(200, nil, boolean), step: Self.step).uid == nil)
     }
 
     @Test func userInfoErrorWithHTTP200IsRefused() {
-        let response = ProviderWire.response(200, "text/plain", #"{"error":"access_denied","error_code":21330,"request":"/2/account/get_uid.json"}"#)
+        let response = ProviderWire.response(
+            200, "text/plain", #"{"error":"access_denied","error_code":21330,"request":"/2/account/get_uid.json"}"#)
         #expect(throws: BrokerError.upstreamError(step: "user_info", reason: "HTTP 200 with error access_denied (21330)")) {
             try OAuth2ResponseValidator.jsonObject(from: response, step: "user_info")
         }

@@ -22,8 +22,10 @@ struct PlainJSONAccountCodecTests {
 
     @Test func encodesPrettySortedJSONWithVersionAndUTCDates() throws {
         let text = String(decoding: try codec.encode(.makeFull()), as: UTF8.self)
-        let keys = ["access_token", "created_at", "expires_at", "id", "provider", "refresh_token", "refreshed_at",
-                    "scope", "screen_name", "status", "token_secret", "token_type", "uid", "updated_at", "version"]
+        let keys = [
+            "access_token", "created_at", "expires_at", "id", "provider", "refresh_token", "refreshed_at",
+            "scope", "screen_name", "status", "token_secret", "token_type", "uid", "updated_at", "version",
+        ]
         let positions = keys.map { text.range(of: "\"\($0)\"")?.lowerBound }
         #expect(positions.allSatisfy { $0 != nil })
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
@@ -46,10 +48,11 @@ struct PlainJSONAccountCodecTests {
     }
 
     @Test func readsFractionalSecondsAndOffsets() throws {
-        let account = try codec.decode(try record([
-            "created_at": "\"2026-11-30T09:00:00.5+01:00\"",
-            "expires_at": "\"2026-11-30T08:00:01.123456Z\"",
-        ]), path: "x.json")
+        let account = try codec.decode(
+            try record([
+                "created_at": "\"2026-11-30T09:00:00.5+01:00\"",
+                "expires_at": "\"2026-11-30T08:00:01.123456Z\"",
+            ]), path: "x.json")
         #expect(account.createdAt == Date.fixture.addingTimeInterval(0.5))
         #expect(abs(account.expiresAt!.timeIntervalSince(Date.fixture) - 1.123456) < 1e-6)
     }

@@ -1,6 +1,7 @@
-@testable import BrokerCore
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// JSON paths into provider answers, and the exact ids they may yield: strings and integers as written, nothing rounded.
 struct ProviderJSONPathTests {
@@ -40,8 +41,10 @@ struct ProviderJSONPathTests {
         #expect(ProviderJSONPath.userID(at: [ProviderJSONPath("v")], in: try Self.json(answer)) == id)
     }
 
-    @Test(arguments: [#"{"v":4242.0}"#, #"{"v":1e3}"#, #"{"v":18446744073709551616}"#, #"{"v":123456789012345678901234}"#,
-                      #"{"v":true}"#, #"{"v":""}"#, #"{"v":{"id":1}}"#, #"{"v":[1]}"#, #"{"v":null}"#, "{}"])
+    @Test(arguments: [
+        #"{"v":4242.0}"#, #"{"v":1e3}"#, #"{"v":18446744073709551616}"#, #"{"v":123456789012345678901234}"#,
+        #"{"v":true}"#, #"{"v":""}"#, #"{"v":{"id":1}}"#, #"{"v":[1]}"#, #"{"v":null}"#, "{}",
+    ])
     func anythingElseIsNoID(answer: String) throws {
         #expect(ProviderJSONPath.userID(at: [ProviderJSONPath("v")], in: try Self.json(answer)) == nil)
     }

@@ -31,7 +31,8 @@ struct ProviderRegistryTests {
     }
 
     @Test func environmentCredentialsConfigurePresetsAndStayRedacted() throws {
-        let registry = try load(nil, environment: ["WEIBO_CLIENT_ID": "123", "WEIBO_CLIENT_SECRET": "s3cret-SENTINEL", "TMDB_API_KEY": "k-SENTINEL"])
+        let registry = try load(
+            nil, environment: ["WEIBO_CLIENT_ID": "123", "WEIBO_CLIENT_SECRET": "s3cret-SENTINEL", "TMDB_API_KEY": "k-SENTINEL"])
         let weibo = try #require(registry.provider(named: "weibo"))
         #expect(weibo.isConfigured)
         #expect(weibo.clientID == "123")
@@ -50,12 +51,13 @@ struct ProviderRegistryTests {
 
     @Test func fileOverridesAPresetKeyByKeyAndInheritsTheRest() throws {
         let file = #"""
-        {"providers": {"github": {
-            "client_id": "file-id", "scopes": ["repo", "gist"], "token_endpoint_auth_method": "client_secret_basic",
-            "authorize_url": "https://github.example/login/oauth/authorize", "pkce": false
-        }}}
-        """#
-        let github = try #require(try load(file, environment: ["GITHUB_CLIENT_ID": "env-id", "GITHUB_CLIENT_SECRET": "env-secret"]).provider(named: "github"))
+            {"providers": {"github": {
+                "client_id": "file-id", "scopes": ["repo", "gist"], "token_endpoint_auth_method": "client_secret_basic",
+                "authorize_url": "https://github.example/login/oauth/authorize", "pkce": false
+            }}}
+            """#
+        let github = try #require(
+            try load(file, environment: ["GITHUB_CLIENT_ID": "env-id", "GITHUB_CLIENT_SECRET": "env-secret"]).provider(named: "github"))
         #expect(github.clientID == "file-id")
         #expect(github.clientSecret?.value == "env-secret")
         #expect(github.scopes == ["repo", "gist"])
@@ -68,13 +70,13 @@ struct ProviderRegistryTests {
 
     @Test func customProviderWithEnvironmentReferences() throws {
         let file = #"""
-        {"providers": {"acme": {
-            "kind": "oauth2", "client_id": "acme-client", "client_secret": "${ACME_SECRET}",
-            "authorize_url": "https://id.acme.example/authorize", "token_url": "https://id.acme.example/token",
-            "user_url": "https://api.acme.example/me", "user_id_field": "user_id", "revoke_url": "https://id.acme.example/revoke",
-            "scopes": ["profile"], "pkce": true, "authorize_params": {"prompt": "login", "audience": "${ACME_AUDIENCE}"}
-        }}}
-        """#
+            {"providers": {"acme": {
+                "kind": "oauth2", "client_id": "acme-client", "client_secret": "${ACME_SECRET}",
+                "authorize_url": "https://id.acme.example/authorize", "token_url": "https://id.acme.example/token",
+                "user_url": "https://api.acme.example/me", "user_id_field": "user_id", "revoke_url": "https://id.acme.example/revoke",
+                "scopes": ["profile"], "pkce": true, "authorize_params": {"prompt": "login", "audience": "${ACME_AUDIENCE}"}
+            }}}
+            """#
         let registry = try load(file, environment: ["ACME_SECRET": "acme-secret-SENTINEL", "ACME_AUDIENCE": "api"])
         let acme = try #require(registry.provider(named: "acme"))
         #expect(acme.kind == .oauth2)
@@ -121,9 +123,9 @@ struct ProviderRegistryTests {
 
     @Test func customProviderMissingTokenURLNamesProviderAndKey() throws {
         let file = #"""
-        {"providers": {"acme": {"kind": "oauth2", "client_id": "a", "client_secret": "b",
-            "authorize_url": "https://id.acme.example/authorize", "user_url": "https://api.acme.example/me"}}}
-        """#
+            {"providers": {"acme": {"kind": "oauth2", "client_id": "a", "client_secret": "b",
+                "authorize_url": "https://id.acme.example/authorize", "user_url": "https://api.acme.example/me"}}}
+            """#
         let error = try #require(loadError(file))
         #expect(error.provider == "acme")
         #expect(error.key == "token_url")
@@ -132,9 +134,9 @@ struct ProviderRegistryTests {
 
     @Test func customOAuth2ProviderNeedsAUserEndpoint() throws {
         let file = #"""
-        {"providers": {"acme": {"kind": "oauth2", "client_id": "a", "client_secret": "b",
-            "authorize_url": "https://id.acme.example/authorize", "token_url": "https://id.acme.example/token"}}}
-        """#
+            {"providers": {"acme": {"kind": "oauth2", "client_id": "a", "client_secret": "b",
+                "authorize_url": "https://id.acme.example/authorize", "token_url": "https://id.acme.example/token"}}}
+            """#
         #expect(loadError(file)?.key == "user_url")
     }
 
@@ -148,8 +150,10 @@ struct ProviderRegistryTests {
 
     /// Found by FuzzDecoders: an unknown kind given by a `${NAME}` reference was quoted resolved, secret and all.
     @Test func anUnknownKindFromAnEnvironmentReferenceIsQuotedAsWrittenNotResolved() throws {
-        let error = try #require(loadError(#"{"providers": {"corp": {"kind": "${CORP_SECRET}"}}}"#,
-                                           environment: ["CORP_SECRET": "s3cret-value-0123"]))
+        let error = try #require(
+            loadError(
+                #"{"providers": {"corp": {"kind": "${CORP_SECRET}"}}}"#,
+                environment: ["CORP_SECRET": "s3cret-value-0123"]))
         #expect(error.key == "kind")
         #expect(error.description.contains("${CORP_SECRET}"))
         #expect(!error.description.contains("s3cret-value-0123"))

@@ -26,7 +26,8 @@ struct ProvidersFileQuirkTests {
     }
 
     @Test func everyQuirkKeyReachesTheConfiguration() throws {
-        let file = acme(#"""
+        let file = acme(
+            #"""
             "token_request_format": "json", "token_path": "result", "token_user_id_field": ["team.id", "user.id"],
             "token_user_name_field": "user.name", "user_id_field": "data.viewer.id", "user_name_field": "data.viewer.name",
             "user_auth_scheme": "OAuth", "user_request_body": "{\"query\":\"{ viewer { id } }\"}", "user_introspection": false,
@@ -36,9 +37,12 @@ struct ProvidersFileQuirkTests {
             """#)
         let acme = try #require(try load(file).provider(named: "acme"))
         #expect(acme.tokenRequestFormat == .json)
-        #expect(acme.tokenAnswer == TokenAnswerLayout(tokensAt: "result", userIDFields: ["team.id", "user.id"], userNameField: "user.name"))
+        #expect(
+            acme.tokenAnswer == TokenAnswerLayout(tokensAt: "result", userIDFields: ["team.id", "user.id"], userNameField: "user.name"))
         #expect(acme.userIDFields == ["data.viewer.id"])
-        #expect(acme.userRequest == UserInfoRequest(authScheme: "OAuth", jsonBody: #"{"query":"{ viewer { id } }"}"#, userNameField: "data.viewer.name"))
+        #expect(
+            acme.userRequest
+                == UserInfoRequest(authScheme: "OAuth", jsonBody: #"{"query":"{ viewer { id } }"}"#, userNameField: "data.viewer.name"))
         #expect(acme.refreshURL == "https://acme.example/refresh")
         #expect(acme.refreshTokenRotates)
         #expect(acme.scopeParameter == "user_scope")
@@ -50,17 +54,18 @@ struct ProvidersFileQuirkTests {
 
     @Test func aCustomProviderNamedInItsTokenAnswerNeedsNoUserEndpoint() throws {
         let file = #"""
-        {"providers": {"acme": {"kind": "oauth2", "client_id": "acme", "client_secret": "${ACME_SECRET}",
-            "authorize_url": "https://acme.example/authorize", "token_url": "https://acme.example/token",
-            "token_user_id_field": "member.id"}}}
-        """#
+            {"providers": {"acme": {"kind": "oauth2", "client_id": "acme", "client_secret": "${ACME_SECRET}",
+                "authorize_url": "https://acme.example/authorize", "token_url": "https://acme.example/token",
+                "token_user_id_field": "member.id"}}}
+            """#
         #expect(try load(file).provider(named: "acme")?.tokenAnswer.userIDFields == ["member.id"])
         let unnamed = file.replacingOccurrences(of: #""token_user_id_field": "member.id""#, with: #""token_user_id_field": null"#)
         #expect(loadError(unnamed)?.key == "user_url")
     }
 
     @Test func nullSaysAPresetsTokenAnswerNamesNoUserAndRevokeClientAuthTakesBooleansToo() throws {
-        let file = #"{"providers": {"slack": {"token_user_id_field": null, "user_url": "https://slack.example/me", "revoke_client_auth": true}}}"#
+        let file =
+            #"{"providers": {"slack": {"token_user_id_field": null, "user_url": "https://slack.example/me", "revoke_client_auth": true}}}"#
         let slack = try #require(try load(file).provider(named: "slack"))
         #expect(slack.tokenAnswer.userIDFields == [])
         #expect(slack.tokenAnswer.tokensAt == "authed_user")
@@ -106,10 +111,10 @@ struct ProvidersFileQuirkTests {
 
     @Test func theQuirkKeysAreForOAuth2ProvidersOnly() throws {
         let file = #"""
-        {"providers": {"corp": {"kind": "oauth1", "client_id": "k", "client_secret": "s",
-            "request_token_url": "https://corp.example/rt", "authorize_url": "https://corp.example/a",
-            "access_token_url": "https://corp.example/at", "token_request_format": "json"}}}
-        """#
+            {"providers": {"corp": {"kind": "oauth1", "client_id": "k", "client_secret": "s",
+                "request_token_url": "https://corp.example/rt", "authorize_url": "https://corp.example/a",
+                "access_token_url": "https://corp.example/at", "token_request_format": "json"}}}
+            """#
         let error = try #require(loadError(file))
         #expect(error.key == "token_request_format" && error.message.contains("oauth2 providers only"))
         let twoFields = #"{"providers": {"twitter": {"user_id_field": ["id_str", "screen_name"]}}}"#

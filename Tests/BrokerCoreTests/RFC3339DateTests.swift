@@ -1,6 +1,7 @@
-@testable import BrokerCore
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// The RFC 3339 formatter and parser, checked against Foundation's ISO 8601 formatter.
 struct RFC3339DateTests {
@@ -8,12 +9,16 @@ struct RFC3339DateTests {
         let latest = "9999-12-31T23:59:59Z", earliest = "0001-01-01T00:00:00Z"
         #expect(RFC3339Date.format(RFC3339Date.latest) == latest)
         #expect(RFC3339Date.format(RFC3339Date.earliest) == earliest)
-        for beyond in [Date(timeIntervalSince1970: 9.3e18), Date.fixture.addingTimeInterval(TimeInterval(Int.max)),
-                       Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: .infinity)] {
+        for beyond in [
+            Date(timeIntervalSince1970: 9.3e18), Date.fixture.addingTimeInterval(TimeInterval(Int.max)),
+            Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: .infinity),
+        ] {
             #expect(RFC3339Date.format(beyond) == latest)
         }
-        for before in [Date(timeIntervalSince1970: -9.3e18), .distantPast, Date(timeIntervalSince1970: -.infinity),
-                       Date(timeIntervalSince1970: .nan)] {
+        for before in [
+            Date(timeIntervalSince1970: -9.3e18), .distantPast, Date(timeIntervalSince1970: -.infinity),
+            Date(timeIntervalSince1970: .nan),
+        ] {
             #expect(RFC3339Date.format(before) == earliest)
         }
         #expect(RFC3339Date.parse(latest) == RFC3339Date.latest)

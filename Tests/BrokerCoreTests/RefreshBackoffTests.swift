@@ -7,8 +7,9 @@ import Testing
 struct RefreshBackoffTests {
     /// Google's rate-limit answer with `Retry-After: value`.
     static func rateLimited(_ status: Int = 429, retryAfter: String?) -> UpstreamResponse {
-        var response = ProviderWire.response(status, "application/json; charset=utf-8",
-                                             #"{"error":"rate_limit_exceeded","error_description":"Slow down."}"#)
+        var response = ProviderWire.response(
+            status, "application/json; charset=utf-8",
+            #"{"error":"rate_limit_exceeded","error_description":"Slow down."}"#)
         if let retryAfter { response.headers.append(("Retry-After", retryAfter)) }
         return response
     }
@@ -128,16 +129,19 @@ struct RefreshBackoffTests {
     }
 
     @Test func theStateEncodesWithoutSecretsAndDamagedValuesReadAsNoBackoff() throws {
-        let state = RefreshBackoff(failures: 3, notBefore: Date.fixture.addingTimeInterval(42.5),
-                                   lastError: .upstreamError(step: "token_refresh", reason: "HTTP 429 (not a 2xx status)"))
+        let state = RefreshBackoff(
+            failures: 3, notBefore: Date.fixture.addingTimeInterval(42.5),
+            lastError: .upstreamError(step: "token_refresh", reason: "HTTP 429 (not a 2xx status)"))
         #expect(RefreshBackoff(encoded: state.encoded) == state)
         let timeout = RefreshBackoff(failures: 1, notBefore: Date.fixture, lastError: .upstreamTimeout(step: "token_refresh"))
         #expect(RefreshBackoff(encoded: timeout.encoded) == timeout)
-        for damaged in ["", "null", "[]", "{}", #"{"failures":0,"not_before_ms":1,"error":"upstream_timeout","step":"s"}"#,
-                        #"{"failures":1,"not_before_ms":1e300,"error":"upstream_timeout","step":"s"}"#,
-                        #"{"failures":1,"not_before_ms":1,"error":"expired","step":"s"}"#,
-                        #"{"failures":1,"not_before_ms":1,"error":"upstream_error","step":"s"}"#,
-                        #"{"failures":"many","not_before_ms":1,"error":"upstream_timeout","step":"s"}"#] {
+        for damaged in [
+            "", "null", "[]", "{}", #"{"failures":0,"not_before_ms":1,"error":"upstream_timeout","step":"s"}"#,
+            #"{"failures":1,"not_before_ms":1e300,"error":"upstream_timeout","step":"s"}"#,
+            #"{"failures":1,"not_before_ms":1,"error":"expired","step":"s"}"#,
+            #"{"failures":1,"not_before_ms":1,"error":"upstream_error","step":"s"}"#,
+            #"{"failures":"many","not_before_ms":1,"error":"upstream_timeout","step":"s"}"#,
+        ] {
             #expect(RefreshBackoff(encoded: Array(damaged.utf8)) == nil, "\(damaged)")
         }
         // A huge count decodes, capped, rather than trapping later in the backoff arithmetic.

@@ -28,8 +28,9 @@ struct RefreshFixture {
     static func with(_ body: (RefreshFixture) async throws -> Void) async throws {
         try await TemporaryDirectory.with { directory in
             let registry = try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: Array(providersFile.utf8))
-            let fixture = RefreshFixture(accounts: try JSONFileAccountRepository(directory: directory), upstream: FakeUpstream(),
-                                         clock: TestClock(), registry: registry, events: EventLog())
+            let fixture = RefreshFixture(
+                accounts: try JSONFileAccountRepository(directory: directory), upstream: FakeUpstream(),
+                clock: TestClock(), registry: registry, events: EventLog())
             try await body(fixture)
         }
     }
@@ -46,8 +47,10 @@ struct RefreshFixture {
 
     /// Stores an account authorized at the fixture time whose token lives `lifetime` seconds.
     @discardableResult
-    func seed(provider: String = "google", uid: String = "110169484474386276334", lifetime: TimeInterval = 3600,
-              refreshToken: String? = "1//refresh-SENTINEL-0", status: AccountStatus = .active) async throws -> Account {
+    func seed(
+        provider: String = "google", uid: String = "110169484474386276334", lifetime: TimeInterval = 3600,
+        refreshToken: String? = "1//refresh-SENTINEL-0", status: AccountStatus = .active
+    ) async throws -> Account {
         var account = Account.make(provider: provider, uid: uid, accessToken: "\(provider)-access-SENTINEL-0")
         account.refreshToken = refreshToken.map(Secret.init)
         account.expiresAt = Date.fixture.addingTimeInterval(lifetime)
@@ -105,12 +108,17 @@ final class RotatingTokenEndpoint: Sendable {
             return s.issued
         }
         guard let issued else {
-            return .success(ProviderWire.response(200, "application/json; charset=utf-8",
-                #"{"error":"bad_refresh_token","error_description":"The refresh token passed is incorrect or expired."}"#))
+            return .success(
+                ProviderWire.response(
+                    200, "application/json; charset=utf-8",
+                    #"{"error":"bad_refresh_token","error_description":"The refresh token passed is incorrect or expired."}"#))
         }
-        return .success(ProviderWire.response(200, "application/json; charset=utf-8", #"""
-            {"access_token":"ghu_access-SENTINEL-\#(issued)","expires_in":28800,"refresh_token":"ghr_refresh-SENTINEL-\#(issued)","refresh_token_expires_in":15811200,"scope":"","token_type":"bearer"}
-            """#))
+        return .success(
+            ProviderWire.response(
+                200, "application/json; charset=utf-8",
+                #"""
+                {"access_token":"ghu_access-SENTINEL-\#(issued)","expires_in":28800,"refresh_token":"ghr_refresh-SENTINEL-\#(issued)","refresh_token_expires_in":15811200,"scope":"","token_type":"bearer"}
+                """#))
     }
 }
 
@@ -151,12 +159,15 @@ actor HeldUpstream: UpstreamClient {
 extension ProviderWire {
     /// Google's token answer without a refresh token: every refresh answer, and code exchanges after the first consent (providers.md §4.2).
     static func googleToken(accessToken: String, expiresIn: Int = 3920) -> UpstreamResponse {
-        response(200, "application/json; charset=utf-8",
-                 #"{"access_token":"\#(accessToken)","expires_in":\#(expiresIn),"scope":"openid https://www.googleapis.com/auth/userinfo.email","token_type":"Bearer"}"#)
+        response(
+            200, "application/json; charset=utf-8",
+            #"{"access_token":"\#(accessToken)","expires_in":\#(expiresIn),"scope":"openid https://www.googleapis.com/auth/userinfo.email","token_type":"Bearer"}"#
+        )
     }
 
     /// Google's answer to a revoked or expired refresh token: HTTP 400 `invalid_grant` (RFC 6749 §5.2).
-    static let googleInvalidGrant = response(400, "application/json; charset=utf-8",
+    static let googleInvalidGrant = response(
+        400, "application/json; charset=utf-8",
         #"{"error":"invalid_grant","error_description":"Token has been expired or revoked."}"#)
 }
 

@@ -5,7 +5,9 @@ import Testing
 
 /// Secrets never reach text: descriptions, interpolation, reflection and dumps are redacted.
 struct SecretTests {
-    private let sentinels = ["access-SENTINEL-1", "refresh-SENTINEL-2", "secret-SENTINEL-3", "verifier-SENTINEL", "request-secret-SENTINEL"]
+    private let sentinels = [
+        "access-SENTINEL-1", "refresh-SENTINEL-2", "secret-SENTINEL-3", "verifier-SENTINEL", "request-secret-SENTINEL",
+    ]
 
     private func renderings(of value: Any) -> [String] {
         var dumped = ""

@@ -1,11 +1,14 @@
+import Testing
+
 @testable import BrokerCore
 @testable import BrokerFileStore
-import Testing
 
 /// Record keys map to safe, unique file names.
 struct StoreFileNameTests {
-    private let ids = ["github:1", "github:a/b", "github:a%2Fb", "github:a%252Fb", "x:..", "x:.", "Git:Hub", "git:hub",
-                       "ü:ñ", "a:b c", "a:b+c", "a:b.tmp.0123456789abcdef", "a:\u{0}"]
+    private let ids = [
+        "github:1", "github:a/b", "github:a%2Fb", "github:a%252Fb", "x:..", "x:.", "Git:Hub", "git:hub",
+        "ü:ñ", "a:b c", "a:b+c", "a:b.tmp.0123456789abcdef", "a:\u{0}",
+    ]
 
     @Test func accountNamesAreSafeAndRoundTrip() throws {
         for id in ids {
@@ -32,20 +35,25 @@ struct StoreFileNameTests {
     @Test func nameCheckAgreesWithTheNameItWouldMake() {
         let long = "p:" + String(repeating: "a", count: 200)
         for id in ids + [long] {
-            for name in ids.map(StoreFileName.forAccount(id:)) + ["github%3a1.json", "github%3A1", "github%3A1.json.json", long + ".json", ""] {
+            for name in ids.map(StoreFileName.forAccount(id:)) + [
+                "github%3a1.json", "github%3A1", "github%3A1.json.json", long + ".json", "",
+            ] {
                 #expect(StoreFileName.isName(name, forAccount: id) == (StoreFileName.forAccount(id: id) == name), "\(id) \(name)")
             }
         }
         #expect(StoreFileName.isName("github%3A1.json", forAccount: "github:1"))
-        #expect(StoreFileName.isRecordName("github%3A1.json") && !StoreFileName.isRecordName(".json")
-            && !StoreFileName.isRecordName("github%3A1.json.tmp.0123456789abcdef"))
+        #expect(
+            StoreFileName.isRecordName("github%3A1.json") && !StoreFileName.isRecordName(".json")
+                && !StoreFileName.isRecordName("github%3A1.json.tmp.0123456789abcdef"))
     }
 
     @Test func anIDTooLongToEscapeGetsADigestName() {
         let fits = "p:" + String(repeating: "a", count: 190)
         #expect(StoreFileName.forAccount(id: fits) == "p%3A" + String(repeating: "a", count: 190) + ".json")
-        let long = ["p:" + String(repeating: "a", count: 200), "github:" + String(repeating: "/", count: 128),
-                    "github:" + String(repeating: "\u{E9}", count: 64), "github:" + String(repeating: "\u{6F22}", count: 42)]
+        let long = [
+            "p:" + String(repeating: "a", count: 200), "github:" + String(repeating: "/", count: 128),
+            "github:" + String(repeating: "\u{E9}", count: 64), "github:" + String(repeating: "\u{6F22}", count: 42),
+        ]
         let names = long.map(StoreFileName.forAccount(id:))
         for (id, name) in zip(long, names) {
             #expect(name.hasPrefix("~") && name.hasSuffix(".json") && name.utf8.count == 70, "\(name)")
@@ -68,7 +76,10 @@ struct StoreFileNameTests {
     @Test func flowStatesMustBeBase64URLOf16To128() {
         #expect(StoreFileName.forFlow(state: String(repeating: "A", count: 16)) == String(repeating: "A", count: 16) + ".json")
         #expect(StoreFileName.forFlow(state: String(repeating: "_-9z", count: 32)) != nil)
-        for bad in [String(repeating: "A", count: 15), String(repeating: "A", count: 129), "AAAAAAAAAAAAAAA=", "AAAAAAAA/AAAAAAA", "AAAAAAAA.AAAAAAA", "AAAAAAAAAAAAAAAé"] {
+        for bad in [
+            String(repeating: "A", count: 15), String(repeating: "A", count: 129), "AAAAAAAAAAAAAAA=", "AAAAAAAA/AAAAAAA",
+            "AAAAAAAA.AAAAAAA", "AAAAAAAAAAAAAAAé",
+        ] {
             #expect(StoreFileName.forFlow(state: bad) == nil, "\(bad)")
         }
     }

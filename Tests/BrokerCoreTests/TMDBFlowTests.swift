@@ -14,9 +14,11 @@ struct TMDBFlowTests {
     static func with(_ body: (BrokerHarness) async throws -> Void) async throws {
         try await BrokerHarness.with(environment: environment) { broker in
             await broker.upstream.on(base + "/authentication/token/new", respond: TMDBClientTests.tokenNew)
-            await broker.upstream.on(base + "/authentication/session/new",
-                                     respond: TMDBClientTests.json(#"{"success":true,"session_id":"\#(sessionID)"}"#))
-            await broker.upstream.on(base + "/account", respond: TMDBClientTests.json(#"{"id":548,"name":"Travis Bell","username":"travisbell"}"#))
+            await broker.upstream.on(
+                base + "/authentication/session/new",
+                respond: TMDBClientTests.json(#"{"success":true,"session_id":"\#(sessionID)"}"#))
+            await broker.upstream.on(
+                base + "/account", respond: TMDBClientTests.json(#"{"id":548,"name":"Travis Bell","username":"travisbell"}"#))
             await broker.upstream.on(base + "/authentication/session", respond: TMDBClientTests.json(#"{"success":true}"#))
             try await body(broker)
         }
@@ -51,8 +53,9 @@ struct TMDBFlowTests {
     @Test func theCallbackCreatesASessionAndStoresItAsTheToken() async throws {
         try await Self.with { broker in
             let start = try await broker.begin("tmdb", returnTo: "https://app.example/movies")
-            let (account, returnTo) = try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A",
-                                                                              query: Self.approved(start))
+            let (account, returnTo) = try await broker.authorization.complete(
+                state: start.state, bindingProof: "cookie-nonce-A",
+                query: Self.approved(start))
             #expect(returnTo == "https://app.example/movies")
             #expect(account.id == "tmdb:548")
             #expect(account.accessToken.value == Self.sessionID)
@@ -81,7 +84,9 @@ struct TMDBFlowTests {
             let start = try await broker.begin("tmdb")
             var query = query
             query["state"] = start.state
-            let thrown = await brokerError { try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query) }
+            let thrown = await brokerError {
+                try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query)
+            }
             #expect(thrown == .accessDenied)
             #expect(await Self.sessionCalls(broker) == 0)
         }
@@ -92,7 +97,9 @@ struct TMDBFlowTests {
         try await Self.with { broker in
             let start = try await broker.begin("tmdb")
             let query = ["state": start.state, "request_token": token, "approved": "true"]
-            let thrown = await brokerError { try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query) }
+            let thrown = await brokerError {
+                try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: query)
+            }
             #expect(thrown == .invalidState)
             #expect(await Self.sessionCalls(broker) == 0)
         }
@@ -106,7 +113,9 @@ struct TMDBFlowTests {
             let start = try await longLived.begin(provider: "tmdb", returnTo: nil, binding: AuthorizationService.apiBinding)
             #expect(start.expiresAt == Date.fixture.addingTimeInterval(3600))
             broker.clock.advance(3600)
-            let thrown = await brokerError { try await longLived.complete(state: start.state, bindingProof: nil, query: Self.approved(start)) }
+            let thrown = await brokerError {
+                try await longLived.complete(state: start.state, bindingProof: nil, query: Self.approved(start))
+            }
             #expect(thrown == .invalidState)
             #expect(await Self.sessionCalls(broker) == 0)
         }
@@ -114,10 +123,14 @@ struct TMDBFlowTests {
 
     @Test func anUnapprovedTokenAtTMDBIs502WithItsCodeAndStoresNothing() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.base + "/authentication/session/new", respond: TMDBClientTests.json(
-                #"{"failure":true,"status_code":17,"status_message":"Session denied."}"#, status: 401))
+            await broker.upstream.on(
+                Self.base + "/authentication/session/new",
+                respond: TMDBClientTests.json(
+                    #"{"failure":true,"status_code":17,"status_message":"Session denied."}"#, status: 401))
             let start = try await broker.begin("tmdb")
-            let thrown = await brokerError { try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved(start)) }
+            let thrown = await brokerError {
+                try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved(start))
+            }
             #expect(thrown == .upstreamError(step: "session", reason: "HTTP 401 (not a 2xx status) with TMDB status_code 17"))
             #expect(try await broker.accounts.list(provider: nil).isEmpty)
         }
@@ -125,10 +138,15 @@ struct TMDBFlowTests {
 
     @Test func aFailedAccountLookupLogsTheFreshSessionOut() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.base + "/account", respond: TMDBClientTests.json(
-                #"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#, status: 401))
+            await broker.upstream.on(
+                Self.base + "/account",
+                respond: TMDBClientTests.json(
+                    #"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#,
+                    status: 401))
             let start = try await broker.begin("tmdb")
-            let thrown = await brokerError { try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved(start)) }
+            let thrown = await brokerError {
+                try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved(start))
+            }
             #expect(thrown == .upstreamError(step: "account", reason: "HTTP 401 (not a 2xx status) with TMDB status_code 3"))
             let logout = try #require(await broker.upstream.requests(to: Self.base + "/authentication/session?").first)
             #expect(logout.method == "DELETE")
@@ -155,8 +173,10 @@ struct TMDBFlowTests {
         try await Self.with { broker in
             let start = try await broker.begin("tmdb")
             _ = try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved(start))
-            await broker.upstream.on(Self.base + "/authentication/session", respond: TMDBClientTests.json(
-                #"{"status_code":37,"status_message":"The requested session could not be found.","success":false}"#, status: 404))
+            await broker.upstream.on(
+                Self.base + "/authentication/session",
+                respond: TMDBClientTests.json(
+                    #"{"status_code":37,"status_message":"The requested session could not be found.","success":false}"#, status: 404))
             let result = try await broker.accountService.delete(id: "tmdb:548")
             #expect(result.revoked == false)
             #expect(result.revokeError?.contains("TMDB status_code 37") == true)

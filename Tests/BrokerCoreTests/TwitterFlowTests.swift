@@ -22,10 +22,14 @@ struct TwitterFlowTests {
     /// Runs `body` with Twitter configured and answering as it does on a good day.
     static func with(_ body: (BrokerHarness) async throws -> Void) async throws {
         try await BrokerHarness.with(environment: environment) { broker in
-            await broker.upstream.on(requestTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=\(requestToken)&oauth_token_secret=\(requestSecret)&oauth_callback_confirmed=true"))
-            await broker.upstream.on(accessTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=\(accessToken)&oauth_token_secret=\(accessSecret)&user_id=6253282&screen_name=twitterapi"))
+            await broker.upstream.on(
+                requestTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=\(requestToken)&oauth_token_secret=\(requestSecret)&oauth_callback_confirmed=true"))
+            await broker.upstream.on(
+                accessTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=\(accessToken)&oauth_token_secret=\(accessSecret)&user_id=6253282&screen_name=twitterapi"))
             await broker.upstream.on(verifyURL, respond: verifyAnswer(id: "6253282", screenName: "TwitterAPI"))
             try await body(broker)
         }
@@ -33,16 +37,19 @@ struct TwitterFlowTests {
 
     /// `verify_credentials`' user object.
     static func verifyAnswer(id: String, screenName: String) -> UpstreamResponse {
-        UpstreamResponse(status: 200, headers: [("Content-Type", "application/json;charset=utf-8")],
-                         body: Array(#"{"id":\#(id),"id_str":"\#(id)","name":"Twitter API","screen_name":"\#(screenName)"}"#.utf8))
+        UpstreamResponse(
+            status: 200, headers: [("Content-Type", "application/json;charset=utf-8")],
+            body: Array(#"{"id":\#(id),"id_str":"\#(id)","name":"Twitter API","screen_name":"\#(screenName)"}"#.utf8))
     }
 
     /// The callback Twitter sends the browser back with.
     static let approved = ["oauth_token": requestToken, "oauth_verifier": verifier]
 
     /// Completes `start` with `query`, presenting the cookie `nonce`.
-    static func complete(_ broker: BrokerHarness, _ start: AuthorizationStart, _ query: [String: String] = approved,
-                         nonce: String? = "cookie-nonce-A") async throws(BrokerError) -> Account {
+    static func complete(
+        _ broker: BrokerHarness, _ start: AuthorizationStart, _ query: [String: String] = approved,
+        nonce: String? = "cookie-nonce-A"
+    ) async throws(BrokerError) -> Account {
         try await broker.authorization.complete(state: start.state, bindingProof: nonce, query: query).account
     }
 
@@ -81,8 +88,10 @@ struct TwitterFlowTests {
 
     @Test func anUnconfirmedCallbackStoresNoFlow() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.requestTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=\(Self.requestToken)&oauth_token_secret=\(Self.requestSecret)"))
+            await broker.upstream.on(
+                Self.requestTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=\(Self.requestToken)&oauth_token_secret=\(Self.requestSecret)"))
             let thrown = await brokerError { try await broker.begin("twitter") }
             #expect(thrown == .upstreamError(step: "request_token", reason: "oauth_callback_confirmed is not true"))
             #expect(FileProbe.names(broker.flows.flowsDirectory).isEmpty)
@@ -93,7 +102,8 @@ struct TwitterFlowTests {
         try await Self.with { broker in
             let start = try await broker.begin("twitter", returnTo: "https://app.example/after")
             broker.clock.advance(20)
-            let (account, returnTo) = try await broker.authorization.complete(state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved)
+            let (account, returnTo) = try await broker.authorization.complete(
+                state: start.state, bindingProof: "cookie-nonce-A", query: Self.approved)
             #expect(returnTo == "https://app.example/after")
             #expect(account.id == "twitter:6253282")
             #expect(account.accessToken.value == Self.accessToken)
@@ -117,8 +127,12 @@ struct TwitterFlowTests {
 
     @Test func aRefusedProfileStillStoresTheAccountNamedByTheAccessToken() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.verifyURL, respond: UpstreamResponse(status: 403, headers: [("Content-Type", "application/json")], body: Array(
-                #"{"errors":[{"message":"You currently have access to a subset of X API V2 endpoints","code":453}]}"#.utf8)))
+            await broker.upstream.on(
+                Self.verifyURL,
+                respond: UpstreamResponse(
+                    status: 403, headers: [("Content-Type", "application/json")],
+                    body: Array(
+                        #"{"errors":[{"message":"You currently have access to a subset of X API V2 endpoints","code":453}]}"#.utf8)))
             let account = try await Self.complete(broker, try await broker.begin("twitter"))
             #expect(account.id == "twitter:6253282")
             #expect(account.screenName == "twitterapi")
@@ -138,10 +152,15 @@ struct TwitterFlowTests {
     @Test func aProfileNamingALookAlikeOfTheUserFailsTheFlow() async throws {
         try await Self.with { broker in
             // user_id=Kay in the access token answer; the profile says U+212A KELVIN SIGN + "ay", which Swift calls equal.
-            await broker.upstream.on(Self.accessTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=\(Self.accessToken)&oauth_token_secret=\(Self.accessSecret)&user_id=Kay&screen_name=kay"))
-            await broker.upstream.on(Self.verifyURL, respond: UpstreamResponse(status: 200, headers: [("Content-Type", "application/json")],
-                                                                              body: Array(#"{"id_str":"\u212Aay","screen_name":"kay"}"#.utf8)))
+            await broker.upstream.on(
+                Self.accessTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=\(Self.accessToken)&oauth_token_secret=\(Self.accessSecret)&user_id=Kay&screen_name=kay"))
+            await broker.upstream.on(
+                Self.verifyURL,
+                respond: UpstreamResponse(
+                    status: 200, headers: [("Content-Type", "application/json")],
+                    body: Array(#"{"id_str":"\u212Aay","screen_name":"kay"}"#.utf8)))
             let start = try await broker.begin("twitter")
             let thrown = await brokerError { try await Self.complete(broker, start) }
             #expect(thrown?.code == "upstream_error")
@@ -151,8 +170,10 @@ struct TwitterFlowTests {
 
     @Test func withoutUserIDTheProfileNamesTheUser() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.accessTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=\(Self.accessToken)&oauth_token_secret=\(Self.accessSecret)"))
+            await broker.upstream.on(
+                Self.accessTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=\(Self.accessToken)&oauth_token_secret=\(Self.accessSecret)"))
             let account = try await Self.complete(broker, try await broker.begin("twitter"))
             #expect(account.id == "twitter:6253282")
             #expect(account.screenName == "TwitterAPI")
@@ -191,7 +212,9 @@ struct TwitterFlowTests {
 
     @Test func aCallbackWithoutVerifierIsABadRequest() async throws {
         try await Self.with { broker in
-            let thrown = await brokerError { try await Self.complete(broker, try await broker.begin("twitter"), ["oauth_token": Self.requestToken]) }
+            let thrown = await brokerError {
+                try await Self.complete(broker, try await broker.begin("twitter"), ["oauth_token": Self.requestToken])
+            }
             #expect(thrown?.code == "bad_request")
             #expect(await broker.upstream.requests(to: Self.accessTokenURL).isEmpty)
         }
@@ -208,8 +231,11 @@ struct TwitterFlowTests {
 
     @Test func aRejectedVerifierIs502AndStoresNothing() async throws {
         try await Self.with { broker in
-            await broker.upstream.on(Self.accessTokenURL, respond: UpstreamResponse(status: 401, headers: [("Content-Type", "text/html; charset=utf-8")],
-                body: Array("Error processing your OAuth request: Invalid oauth_verifier parameter".utf8)))
+            await broker.upstream.on(
+                Self.accessTokenURL,
+                respond: UpstreamResponse(
+                    status: 401, headers: [("Content-Type", "text/html; charset=utf-8")],
+                    body: Array("Error processing your OAuth request: Invalid oauth_verifier parameter".utf8)))
             let thrown = await brokerError { try await Self.complete(broker, try await broker.begin("twitter")) }
             #expect(thrown == .upstreamError(step: "access_token", reason: "HTTP 401 (not a 2xx status)"))
             #expect(thrown?.message == "The provider's access token failed: HTTP 401 (not a 2xx status).")
@@ -222,8 +248,10 @@ struct TwitterFlowTests {
         try await Self.with { broker in
             let first = try await Self.complete(broker, try await broker.begin("twitter"))
             broker.clock.advance(60)
-            await broker.upstream.on(Self.accessTokenURL, respond: OAuth1ClientTests.form(
-                "oauth_token=second-token&oauth_token_secret=second-secret&user_id=6253282&screen_name=twitterapi"))
+            await broker.upstream.on(
+                Self.accessTokenURL,
+                respond: OAuth1ClientTests.form(
+                    "oauth_token=second-token&oauth_token_secret=second-secret&user_id=6253282&screen_name=twitterapi"))
             let second = try await Self.complete(broker, try await broker.begin("twitter"))
             #expect(second.createdAt == first.createdAt)
             #expect(second.updatedAt == first.updatedAt.addingTimeInterval(60))

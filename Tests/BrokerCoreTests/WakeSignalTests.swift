@@ -1,6 +1,7 @@
-@testable import BrokerCore
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// The dispatcher's sleep: a signal wakes it at once, a signal that came first is not lost, the timeout and cancellation end it.
 struct WakeSignalTests {

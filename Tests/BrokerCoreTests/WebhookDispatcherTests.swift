@@ -1,10 +1,11 @@
-@testable import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
 import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerCore
 
 /// The dispatcher over a real journal outbox and an in-process receiver: signing, settling, retrying, giving up.
 struct WebhookDispatcherTests {
@@ -19,9 +20,11 @@ struct WebhookDispatcherTests {
         var count: Int { all.withLock { $0.count } }
     }
 
-    static func with(policy: WebhookRetryPolicy = WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60),
-                     urls: [String] = [url],
-                     _ body: (JournalWebhookOutbox, FakeUpstream, WebhookDispatcher, Reports) async throws -> Void) async throws {
+    static func with(
+        policy: WebhookRetryPolicy = WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60),
+        urls: [String] = [url],
+        _ body: (JournalWebhookOutbox, FakeUpstream, WebhookDispatcher, Reports) async throws -> Void
+    ) async throws {
         try await TemporaryDirectory.with { directory in
             let outbox = try JournalWebhookOutbox(directory: directory)
             let upstream = FakeUpstream()
@@ -63,7 +66,9 @@ struct WebhookDispatcherTests {
             #expect(request.header("Broker-Event-Type") == "account.connected")
             let signature = try #require(request.header("Broker-Signature"))
             #expect(WebhookSignature.verify(header: signature, secret: Self.secret, body: request.body, now: Date()))
-            #expect(!WebhookSignature.verify(header: signature, secret: Array("another-secret-another-secret-0000".utf8), body: request.body, now: Date()))
+            #expect(
+                !WebhookSignature.verify(
+                    header: signature, secret: Array("another-secret-another-secret-0000".utf8), body: request.body, now: Date()))
         }
     }
 
@@ -71,8 +76,11 @@ struct WebhookDispatcherTests {
         try await Self.with { outbox, upstream, dispatcher, reports in
             let calls = Mutex(0)
             await upstream.on(Self.url) { _ in
-                let n = calls.withLock { $0 += 1; return $0 }
-                return n <= 2 ? .success(UpstreamResponse(status: 500)) : n == 3 ? .failure(.timeout) : .success(UpstreamResponse(status: 200))
+                let n = calls.withLock {
+                    $0 += 1; return $0
+                }
+                return n <= 2
+                    ? .success(UpstreamResponse(status: 500)) : n == 3 ? .failure(.timeout) : .success(UpstreamResponse(status: 200))
             }
             try await Self.record(outbox, dispatcher)
             #expect(await eventually { reports.count == 4 })
@@ -108,7 +116,9 @@ struct WebhookDispatcherTests {
             await upstream.on(Self.url, respond: UpstreamResponse(status: 200))
             let failures = Mutex(0)
             await upstream.on(other) { _ in
-                failures.withLock { $0 += 1; return $0 } <= 2 ? .success(UpstreamResponse(status: 503)) : .success(UpstreamResponse(status: 200))
+                failures.withLock {
+                    $0 += 1; return $0
+                } <= 2 ? .success(UpstreamResponse(status: 503)) : .success(UpstreamResponse(status: 200))
             }
             try await Self.record(outbox, dispatcher, urls: [Self.url, other])
             #expect(await eventually { reports.results.filter { $0 == .delivered }.count == 2 })
@@ -128,8 +138,9 @@ struct WebhookDispatcherTests {
 
     @Test func theSignatureIsStripesScheme() {
         // Computed independently: printf '%s' '1700000000.{"a":1}' | openssl dgst -sha256 -hmac 'k'
-        #expect(WebhookSignature.header(secret: Array("k".utf8), timestamp: 1_700_000_000, body: Array("{\"a\":1}".utf8))
-            == "t=1700000000,v1=1b6ad1bc9bf48c52ce01939866d5877c6cc4e87ddad27e16673cb8c4964394a3")
+        #expect(
+            WebhookSignature.header(secret: Array("k".utf8), timestamp: 1_700_000_000, body: Array("{\"a\":1}".utf8))
+                == "t=1700000000,v1=1b6ad1bc9bf48c52ce01939866d5877c6cc4e87ddad27e16673cb8c4964394a3")
         let body = Array("{\"id\":\"evt_1\"}".utf8)
         let header = WebhookSignature.header(secret: Self.secret, timestamp: 1_700_000_000, body: body)
         let now = Date(timeIntervalSince1970: 1_700_000_100)
@@ -158,11 +169,14 @@ extension WebhookDispatcherTests {
         try await Self.with { outbox, upstream, dispatcher, reports in
             let calls = Mutex(0)
             await upstream.on(Self.url) { _ in
-                calls.withLock { $0 += 1; return $0 } == 1 ? .success(UpstreamResponse(status: 500)) : .success(UpstreamResponse(status: 200))
+                calls.withLock {
+                    $0 += 1; return $0
+                } == 1 ? .success(UpstreamResponse(status: 500)) : .success(UpstreamResponse(status: 200))
             }
             let at = Date()
             let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
-            let second = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
+            let second = WebhookOutboxConformance.delivery(
+                WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
             let other = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(3), account: "acme:other", url: Self.url, at: at)
             try await outbox.append([second, other, first])
             dispatcher.wake()
@@ -176,17 +190,21 @@ extension WebhookDispatcherTests {
     @Test func groupsAreByAccountAndURLInTheOrderRecorded() {
         let at = Date.fixture
         func lease(_ n: Int, account: String?, url: String = Self.url, offset: Double) -> WebhookLease {
-            WebhookLease(delivery: WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(n), account: account, url: url,
-                                                                     at: at.addingTimeInterval(offset)), token: "t")
+            WebhookLease(
+                delivery: WebhookOutboxConformance.delivery(
+                    WebhookOutboxConformance.eventID(n), account: account, url: url,
+                    at: at.addingTimeInterval(offset)), token: "t")
         }
         let groups = WebhookDispatcher.inOrder([
             lease(1, account: "a", offset: 2), lease(2, account: "b", offset: 0), lease(3, account: "a", offset: 1),
-            lease(4, account: "a", url: "https://other.example/in", offset: 0), lease(5, account: nil, offset: 0), lease(6, account: nil, offset: 0),
+            lease(4, account: "a", url: "https://other.example/in", offset: 0), lease(5, account: nil, offset: 0),
+            lease(6, account: nil, offset: 0),
         ])
-        #expect(groups.map { $0.map(\.delivery.eventID) } == [
-            [3, 1].map(WebhookOutboxConformance.eventID), [WebhookOutboxConformance.eventID(2)], [WebhookOutboxConformance.eventID(4)],
-            [WebhookOutboxConformance.eventID(5)], [WebhookOutboxConformance.eventID(6)],
-        ])
+        #expect(
+            groups.map { $0.map(\.delivery.eventID) } == [
+                [3, 1].map(WebhookOutboxConformance.eventID), [WebhookOutboxConformance.eventID(2)], [WebhookOutboxConformance.eventID(4)],
+                [WebhookOutboxConformance.eventID(5)], [WebhookOutboxConformance.eventID(6)],
+            ])
     }
 }
 
@@ -196,14 +214,16 @@ extension WebhookDispatcherTests {
             let outbox = try JournalWebhookOutbox(directory: directory)
             let upstream = FakeUpstream()
             await upstream.on(Self.url, respond: UpstreamResponse(status: 200))
-            var settings = WebhookDispatcher.Settings(secret: Self.secret, urls: [Self.url],
-                                                      policy: WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60), attemptTimeout: 1)
+            var settings = WebhookDispatcher.Settings(
+                secret: Self.secret, urls: [Self.url],
+                policy: WebhookRetryPolicy(base: 0.05, cap: 0.2, retryFor: 60), attemptTimeout: 1)
             // A lease too short for a second attempt: the first is sent, the second given back untouched.
             settings.lease = 1.5
             let dispatcher = WebhookDispatcher(outbox: outbox, upstream: upstream, settings: settings)
             let at = Date()
             let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
-            let second = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
+            let second = WebhookOutboxConformance.delivery(
+                WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
             try await outbox.append([first, second])
             let leases = try await outbox.claim(limit: 10, now: Date(), lease: settings.lease)
             await dispatcher.attemptInOrder(leases)

@@ -9,10 +9,12 @@ struct Base64URLTests {
         #expect(Base64URL.decode("-_-_") == [0xfb, 0xff, 0xbf])
     }
 
-    @Test("RFC 4648 §10 vectors without padding; decode takes either form", arguments: [
-        ("", "", ""), ("f", "Zg", "Zg=="), ("fo", "Zm8", "Zm8="), ("foo", "Zm9v", "Zm9v"),
-        ("foob", "Zm9vYg", "Zm9vYg=="), ("fooba", "Zm9vYmE", "Zm9vYmE="), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
-    ])
+    @Test(
+        "RFC 4648 §10 vectors without padding; decode takes either form",
+        arguments: [
+            ("", "", ""), ("f", "Zg", "Zg=="), ("fo", "Zm8", "Zm8="), ("foo", "Zm9v", "Zm9v"),
+            ("foob", "Zm9vYg", "Zm9vYg=="), ("fooba", "Zm9vYmE", "Zm9vYmE="), ("foobar", "Zm9vYmFy", "Zm9vYmFy"),
+        ])
     func vectors(plain: String, unpadded: String, padded: String) {
         #expect(Base64URL.encode(ascii(plain)) == unpadded)
         #expect(Base64URL.decode(unpadded) == ascii(plain))
@@ -21,30 +23,36 @@ struct Base64URLTests {
 
     @Test("RFC 7636 Appendix B: the example octets encode to the example code verifier")
     func pkceVerifier() {
-        let octets: [UInt8] = [116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186,
-                               22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121]
+        let octets: [UInt8] = [
+            116, 24, 223, 180, 151, 153, 224, 37, 79, 250, 96, 125, 216, 173, 187, 186,
+            22, 212, 37, 77, 105, 214, 191, 240, 91, 88, 5, 88, 83, 132, 141, 121,
+        ]
         #expect(Base64URL.encode(octets) == "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")
         #expect(Base64URL.decode("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") == octets)
     }
 
-    @Test("decoding from bytes answers as decoding from the string, valid or not", arguments: [
-        "", "Zg", "Zg==", "Zm9vYmFy", "-_-_", "Z", "Zg=", "Zg===", "Zm9v=", "+/+/", "Zg==Zg", "Zh", "Zm 9v", "=", "==",
-    ])
+    @Test(
+        "decoding from bytes answers as decoding from the string, valid or not",
+        arguments: [
+            "", "Zg", "Zg==", "Zm9vYmFy", "-_-_", "Z", "Zg=", "Zg===", "Zm9v=", "+/+/", "Zg==Zg", "Zh", "Zm 9v", "=", "==",
+        ])
     func bytesAgreeWithString(text: String) {
         let fromBytes = Array(text.utf8).withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
         #expect(fromBytes == Base64URL.decode(text))
     }
 
-    @Test("malformed input is rejected", arguments: [
-        "Z",          // a single symbol cannot carry a byte
-        "Zg=",        // padding present but short
-        "Zg===",      // too much padding
-        "Zm9v=",      // padding after a full quantum
-        "+/+/",       // standard-alphabet symbols
-        "Zg==Zg",     // padding in the middle
-        "Zh",         // non-zero pad bits
-        "Zm 9v",      // whitespace
-    ])
+    @Test(
+        "malformed input is rejected",
+        arguments: [
+            "Z",  // a single symbol cannot carry a byte
+            "Zg=",  // padding present but short
+            "Zg===",  // too much padding
+            "Zm9v=",  // padding after a full quantum
+            "+/+/",  // standard-alphabet symbols
+            "Zg==Zg",  // padding in the middle
+            "Zh",  // non-zero pad bits
+            "Zm 9v",  // whitespace
+        ])
     func rejects(text: String) {
         #expect(Base64URL.decode(text) == nil)
     }

@@ -8,13 +8,15 @@ struct ChaCha20Poly1305Tests {
     /// The 32-bit fixed-common part 07 00 00 00 followed by the IV "@ABCDEFG".
     static let nonce = bytes("070000004041424344454647")
     static let aad = bytes("50515253c0c1c2c3c4c5c6c7")
-    static let plaintext = ascii("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.")
-    static let ciphertext = bytes("""
-            d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d6
-            3dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36
-            92ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc
-            3ff4def08e4b7a9de576d26586cec64b6116
-            """)
+    static let plaintext = ascii(
+        "Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.")
+    static let ciphertext = bytes(
+        """
+        d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d6
+        3dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36
+        92ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc
+        3ff4def08e4b7a9de576d26586cec64b6116
+        """)
     static let tag = bytes("1ae10b594f09e26a7e902ecbd0600691")
 
     @Test("RFC 8439 §2.8.2 seal")
@@ -35,7 +37,8 @@ struct ChaCha20Poly1305Tests {
         let plaintext = try ChaCha20Poly1305.open(
             key: bytes("1c9240a5eb55d38af333888604f6b5f0473917c1402b80099dca5cbc207075c0"),
             nonce: bytes("000000000102030405060708"),
-            ciphertext: bytes("""
+            ciphertext: bytes(
+                """
                 64a0861575861af460f062c79be643bd5e805cfd345cf389f108670ac76c8cb2
                 4c6cfc18755d43eea09ee94e382d26b0bdb7b73c321b0100d4f03b7f355894cf
                 332f830e710b97ce98c8a84abd0b948114ad176e008d33bd60f982b1ff37c855
@@ -48,7 +51,10 @@ struct ChaCha20Poly1305Tests {
                 """),
             tag: bytes("eead9d67890cbb22392336fea1851f38"),
             aad: bytes("f33388860000000000004e91"))
-        #expect(String(decoding: plaintext, as: UTF8.self) == "Internet-Drafts are draft documents valid for a maximum of six months and may be updated, replaced, or obsoleted by other documents at any time. It is inappropriate to use Internet-Drafts as reference material or to cite them other than as /“work in progress./”")
+        #expect(
+            String(decoding: plaintext, as: UTF8.self)
+                == "Internet-Drafts are draft documents valid for a maximum of six months and may be updated, replaced, or obsoleted by other documents at any time. It is inappropriate to use Internet-Drafts as reference material or to cite them other than as /“work in progress./”"
+        )
     }
 
     @Test("a flipped bit in ciphertext, tag or aad fails authentication", arguments: ["ciphertext", "tag", "aad"])
@@ -82,10 +88,12 @@ struct ChaCha20Poly1305Tests {
             try ChaCha20Poly1305.open(key: Self.key, nonce: Self.nonce, ciphertext: Self.ciphertext, tag: Self.tag)
         }
         #expect(throws: CryptoError.authenticationFailed) {
-            try ChaCha20Poly1305.open(key: Self.key, nonce: Self.nonce, ciphertext: Self.ciphertext, tag: Array(Self.tag.prefix(15)), aad: Self.aad)
+            try ChaCha20Poly1305.open(
+                key: Self.key, nonce: Self.nonce, ciphertext: Self.ciphertext, tag: Array(Self.tag.prefix(15)), aad: Self.aad)
         }
         #expect(throws: CryptoError.authenticationFailed) {
-            try ChaCha20Poly1305.open(key: Self.key, nonce: Self.nonce, ciphertext: Array(Self.ciphertext.dropLast()), tag: Self.tag, aad: Self.aad)
+            try ChaCha20Poly1305.open(
+                key: Self.key, nonce: Self.nonce, ciphertext: Array(Self.ciphertext.dropLast()), tag: Self.tag, aad: Self.aad)
         }
     }
 

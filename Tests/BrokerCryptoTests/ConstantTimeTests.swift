@@ -3,31 +3,35 @@ import Testing
 
 /// Equality that gives the right answer for equal, different, differently sized and empty inputs.
 struct ConstantTimeTests {
-    @Test("byte arrays", arguments: [
-        ([UInt8](), [UInt8](), true),
-        ([1, 2, 3], [1, 2, 3], true),
-        ([1, 2, 3], [1, 2, 4], false),
-        ([0, 2, 3], [1, 2, 3], false),
-        ([1, 2, 3], [1, 2], false),
-        ([1, 2], [1, 2, 3], false),
-        ([], [0], false),
-        ([0], [], false),
-        ([0, 0], [0], false),
-    ] as [([UInt8], [UInt8], Bool)])
+    @Test(
+        "byte arrays",
+        arguments: [
+            ([UInt8](), [UInt8](), true),
+            ([1, 2, 3], [1, 2, 3], true),
+            ([1, 2, 3], [1, 2, 4], false),
+            ([0, 2, 3], [1, 2, 3], false),
+            ([1, 2, 3], [1, 2], false),
+            ([1, 2], [1, 2, 3], false),
+            ([], [0], false),
+            ([0], [], false),
+            ([0, 0], [0], false),
+        ] as [([UInt8], [UInt8], Bool)])
     func bytes(a: [UInt8], b: [UInt8], equal: Bool) {
         #expect(ConstantTime.equals(a, b) == equal)
         #expect(ConstantTime.equals(b, a) == equal)
     }
 
-    @Test("strings compare their UTF-8 bytes", arguments: [
-        ("", "", true),
-        ("state-123", "state-123", true),
-        ("state-123", "state-124", false),
-        ("state-123", "state-12", false),
-        ("", "x", false),
-        ("é", "e\u{301}", false),  // precomposed vs decomposed: different bytes, different secrets
-        ("☃", "☃", true),
-    ])
+    @Test(
+        "strings compare their UTF-8 bytes",
+        arguments: [
+            ("", "", true),
+            ("state-123", "state-123", true),
+            ("state-123", "state-124", false),
+            ("state-123", "state-12", false),
+            ("", "x", false),
+            ("é", "e\u{301}", false),  // precomposed vs decomposed: different bytes, different secrets
+            ("☃", "☃", true),
+        ])
     func strings(a: String, b: String, equal: Bool) {
         #expect(ConstantTime.equals(a, b) == equal)
         #expect(ConstantTime.equals(b, a) == equal)

@@ -1,20 +1,23 @@
-@testable import BrokerCrypto
 import Testing
+
+@testable import BrokerCrypto
 
 /// RFC 5849 §3.6 encoding and form decoding as providers' bodies and queries need them.
 struct PercentEncodingTests {
-    @Test("RFC 5849 §3.6 / RFC 3986 examples", arguments: [
-        ("☃", "%E2%98%83"),
-        ("*", "%2A"),
-        (" ", "%20"),
-        ("~", "~"),
-        ("+", "%2B"),
-        ("AZaz09-._~", "AZaz09-._~"),
-        ("Hello Ladies + Gentlemen, a signed OAuth request!", "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"),
-        ("Dogs, Cats & Mice", "Dogs%2C%20Cats%20%26%20Mice"),
-        ("é", "%C3%A9"),
-        ("", ""),
-    ])
+    @Test(
+        "RFC 5849 §3.6 / RFC 3986 examples",
+        arguments: [
+            ("☃", "%E2%98%83"),
+            ("*", "%2A"),
+            (" ", "%20"),
+            ("~", "~"),
+            ("+", "%2B"),
+            ("AZaz09-._~", "AZaz09-._~"),
+            ("Hello Ladies + Gentlemen, a signed OAuth request!", "Hello%20Ladies%20%2B%20Gentlemen%2C%20a%20signed%20OAuth%20request%21"),
+            ("Dogs, Cats & Mice", "Dogs%2C%20Cats%20%26%20Mice"),
+            ("é", "%C3%A9"),
+            ("", ""),
+        ])
     func rfc3986(plain: String, encoded: String) {
         #expect(PercentEncoding.rfc3986(plain) == encoded)
     }
@@ -34,16 +37,18 @@ struct PercentEncodingTests {
         }
     }
 
-    @Test("form decoding", arguments: [
-        ("a+b", "a b"),
-        ("a%20b", "a b"),
-        ("a%2Bb", "a+b"),
-        ("%E2%98%83", "☃"),
-        ("%e2%98%83", "☃"),
-        ("%3D%253D", "=%3D"),
-        ("", ""),
-        ("plain", "plain"),
-    ])
+    @Test(
+        "form decoding",
+        arguments: [
+            ("a+b", "a b"),
+            ("a%20b", "a b"),
+            ("a%2Bb", "a+b"),
+            ("%E2%98%83", "☃"),
+            ("%e2%98%83", "☃"),
+            ("%3D%253D", "=%3D"),
+            ("", ""),
+            ("plain", "plain"),
+        ])
     func formDecode(encoded: String, plain: String) {
         #expect(PercentEncoding.formDecode(encoded) == plain)
     }

@@ -3,11 +3,13 @@ import Testing
 
 /// FIPS 180 example messages and padding-boundary lengths for SHA-1.
 struct SHA1Tests {
-    @Test("FIPS 180 example messages", arguments: [
-        ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
-        ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
-    ])
+    @Test(
+        "FIPS 180 example messages",
+        arguments: [
+            ("abc", "a9993e364706816aba3e25717850c26c9cd0d89d"),
+            ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"),
+            ("", "da39a3ee5e6b4b0d3255bfef95601890afd80709"),
+        ])
     func nistExamples(message: String, digest: String) {
         #expect(Hex.encode(SHA1.hash(ascii(message))) == digest)
     }
@@ -19,16 +21,18 @@ struct SHA1Tests {
     }
 
     // Expected digests computed with Python's hashlib over bytes 0, 1, 2, ... (mod 256).
-    @Test("lengths around the 56- and 64-byte padding boundaries", arguments: [
-        (55, "8ae2d46729cfe68ff927af5eec9c7d1b66d65ac2"),
-        (56, "636e2ec698dac903498e648bd2f3af641d3c88cb"),
-        (63, "6d942da0c4392b123528f2905c713a3ce28364bd"),
-        (64, "c6138d514ffa2135bfce0ed0b8fac65669917ec7"),
-        (65, "69bd728ad6e13cd76ff19751fde427b00e395746"),
-        (119, "41c89d06001bab4ab78736b44efe7ce18ce6ae08"),
-        (120, "d3dbd653bd8597b7475321b60a36891278e6a04a"),
-        (1000, "af0b191c2de46fe13fe0908f5a6a4e90e0cafc46"),
-    ])
+    @Test(
+        "lengths around the 56- and 64-byte padding boundaries",
+        arguments: [
+            (55, "8ae2d46729cfe68ff927af5eec9c7d1b66d65ac2"),
+            (56, "636e2ec698dac903498e648bd2f3af641d3c88cb"),
+            (63, "6d942da0c4392b123528f2905c713a3ce28364bd"),
+            (64, "c6138d514ffa2135bfce0ed0b8fac65669917ec7"),
+            (65, "69bd728ad6e13cd76ff19751fde427b00e395746"),
+            (119, "41c89d06001bab4ab78736b44efe7ce18ce6ae08"),
+            (120, "d3dbd653bd8597b7475321b60a36891278e6a04a"),
+            (1000, "af0b191c2de46fe13fe0908f5a6a4e90e0cafc46"),
+        ])
     func boundaryLengths(length: Int, digest: String) {
         let message = (0..<length).map { UInt8(truncatingIfNeeded: $0) }
         #expect(Hex.encode(SHA1.hash(message)) == digest)

@@ -12,13 +12,16 @@ import Testing
     typealias Quirks = FakeOAuth2Provider.Quirks
     static let basic = "Basic " + Base64.encode(Array("acme-client-id:\(T.secret)".utf8))
 
-    static func provider(pkce: FakeOAuth2Provider.PKCEPolicy = .optional, refreshTokens: FakeOAuth2Provider.RefreshTokens = .rotate,
-                         _ change: (inout Quirks) -> Void) -> FakeOAuth2Provider {
+    static func provider(
+        pkce: FakeOAuth2Provider.PKCEPolicy = .optional, refreshTokens: FakeOAuth2Provider.RefreshTokens = .rotate,
+        _ change: (inout Quirks) -> Void
+    ) -> FakeOAuth2Provider {
         var configuration = FakeOAuth2Provider.Configuration.rfc6749(clientSecret: T.secret)
         configuration.redirectURIs = [T.callback]
-        configuration.paths = OAuth2Dialect.Paths(authorize: "/idp.example/oauth/authorize", token: "/idp.example/oauth/token",
-                                                  refresh: "/idp.example/oauth/refresh", user: "/api.example/me",
-                                                  revoke: "/idp.example/oauth/revoke")
+        configuration.paths = OAuth2Dialect.Paths(
+            authorize: "/idp.example/oauth/authorize", token: "/idp.example/oauth/token",
+            refresh: "/idp.example/oauth/refresh", user: "/api.example/me",
+            revoke: "/idp.example/oauth/revoke")
         configuration.pkce = pkce
         change(&configuration.quirks)
         var behaviour = FakeOAuth2Provider.Behaviour(dialect: .rfc6749)
@@ -27,8 +30,10 @@ import Testing
     }
 
     static func authorize(_ p: FakeOAuth2Provider, _ extra: [(String, String)] = []) async -> Response {
-        let target = "/idp.example/oauth/authorize?" + PercentEncoding.encodeForm(
-            [("client_id", "acme-client-id"), ("redirect_uri", T.callback), ("response_type", "code"), ("state", "xyz")] + extra)
+        let target =
+            "/idp.example/oauth/authorize?"
+            + PercentEncoding.encodeForm(
+                [("client_id", "acme-client-id"), ("redirect_uri", T.callback), ("response_type", "code"), ("state", "xyz")] + extra)
         return await T.send(p, .GET, target)
     }
 
@@ -36,14 +41,18 @@ import Testing
         T.redirectQuery(await authorize(p, extra))["code"]
     }
 
-    static func send(_ p: FakeOAuth2Provider, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
-                     contentType: String? = nil, body: String = "") async -> Response {
+    static func send(
+        _ p: FakeOAuth2Provider, _ method: HTTPMethod, _ path: String, headers: [(String, String)] = [],
+        contentType: String? = nil, body: String = ""
+    ) async -> Response {
         let fields = headers + (contentType.map { [("Content-Type", $0)] } ?? [])
         return await p.router.respond(to: .make(method, path, headers: fields, body: body))
     }
 
-    static func post(_ p: FakeOAuth2Provider, _ path: String, headers: [(String, String)] = [], contentType: String? = nil,
-                     body: String = "") async -> Response {
+    static func post(
+        _ p: FakeOAuth2Provider, _ path: String, headers: [(String, String)] = [], contentType: String? = nil,
+        body: String = ""
+    ) async -> Response {
         await send(p, .POST, path, headers: headers, contentType: contentType, body: body)
     }
 
@@ -53,8 +62,9 @@ import Testing
     /// A code exchanged with the credentials in HTTP Basic; the access token and refresh token it gave.
     static func connect(_ p: FakeOAuth2Provider, headers: [(String, String)] = []) async throws -> (access: String, refresh: String?) {
         let code = try #require(await Self.code(p))
-        let reply = await post(p, "/idp.example/oauth/token", headers: headers + [("Authorization", basic)], contentType: formType,
-                               body: form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
+        let reply = await post(
+            p, "/idp.example/oauth/token", headers: headers + [("Authorization", basic)], contentType: formType,
+            body: form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
         #expect(reply.status.code == 200, "\(String(decoding: reply.body, as: UTF8.self))")
         return (try #require(T.json(reply)["access_token"] as? String), T.json(reply)["refresh_token"] as? String)
     }
@@ -74,13 +84,17 @@ import Testing
             $0.authorizeParameters = ["duration": "permanent"]
         }
         let scoped = [("user_scope", "users:read"), ("duration", "permanent")]
-        #expect(T.redirectQuery(await Self.authorize(p, [("scope", "users:read"), ("duration", "permanent")]))["error"] == "invalid_request")
+        #expect(
+            T.redirectQuery(await Self.authorize(p, [("scope", "users:read"), ("duration", "permanent")]))["error"] == "invalid_request")
         #expect(T.redirectQuery(await Self.authorize(p, [("user_scope", "users:read")]))["error"] == "invalid_request")
         let pkce = [("code_challenge", T.challenge), ("code_challenge_method", "S256")]
         #expect(T.redirectQuery(await Self.authorize(p, scoped + pkce))["error"] == "invalid_request")
         #expect(T.redirectQuery(await Self.authorize(p, scoped))["code"] != nil)
-        #expect(p.ledger.violations == ["authorize: user_scope is missing, not users:read", "authorize: duration is missing, not permanent",
-                                        "authorize: PKCE sent to a provider without it"])
+        #expect(
+            p.ledger.violations == [
+                "authorize: user_scope is missing, not users:read", "authorize: duration is missing, not permanent",
+                "authorize: PKCE sent to a provider without it",
+            ])
         let required = Self.provider(pkce: .required) { _ in }
         #expect(T.redirectQuery(await Self.authorize(required))["error"] == "invalid_request")
         #expect(required.ledger.violations == ["authorize: code_challenge is required."])
@@ -92,19 +106,24 @@ import Testing
             $0.errorAnswer = { (.ok, "{\"ok\":false,\"error\":\"\($0)\"}") }
         }
         let code = try #require(await Self.code(p))
-        let inBody = await Self.post(p, "/idp.example/oauth/token", contentType: Self.formType, body: Self.form([
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback),
-            ("client_id", "acme-client-id"), ("client_secret", T.secret)]))
+        let inBody = await Self.post(
+            p, "/idp.example/oauth/token", contentType: Self.formType,
+            body: Self.form([
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback),
+                ("client_id", "acme-client-id"), ("client_secret", T.secret),
+            ]))
         #expect(inBody.status.code == 400)
         #expect(String(decoding: inBody.body, as: UTF8.self) == "{\"ok\":false,\"error\":\"invalid_request\"}")
         #expect(p.ledger.violations == ["token: client_secret in the body, HTTP Basic wanted"])
         // A spent refresh token is the shape's invalid_grant, with the shape's status.
         let (_, refresh) = try await Self.connect(p)
-        let refreshed = await Self.post(p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)], contentType: Self.formType,
-                                        body: Self.form([("grant_type", "refresh_token"), ("refresh_token", try #require(refresh))]))
+        let refreshed = await Self.post(
+            p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)], contentType: Self.formType,
+            body: Self.form([("grant_type", "refresh_token"), ("refresh_token", try #require(refresh))]))
         #expect(refreshed.status.code == 200 && T.json(refreshed)["access_token"] != nil)
-        let spent = await Self.post(p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
-                                    body: Self.form([("grant_type", "refresh_token"), ("refresh_token", try #require(refresh))]))
+        let spent = await Self.post(
+            p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
+            body: Self.form([("grant_type", "refresh_token"), ("refresh_token", try #require(refresh))]))
         #expect(spent.status.code == 200)
         #expect(String(decoding: spent.body, as: UTF8.self) == "{\"ok\":false,\"error\":\"invalid_grant\"}")
         #expect(p.ledger.violations.count == 1)
@@ -113,8 +132,9 @@ import Testing
     @Test func credentialsInTheBodyAreDemandedWhenSaid() async throws {
         let p = Self.provider { $0.clientAuthentication = .body }
         let code = try #require(await Self.code(p))
-        let reply = await Self.post(p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
-                                    body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
+        let reply = await Self.post(
+            p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
+            body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
         #expect(reply.status.code == 400)
         #expect(p.ledger.violations == ["token: Authorization sent, credentials belong in the body"])
     }
@@ -129,28 +149,32 @@ import Testing
             }
         }
         let code = try #require(await Self.code(p))
-        let asForm = await Self.post(p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
-                                     body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
+        let asForm = await Self.post(
+            p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
+            body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
         #expect(asForm.status.code == 400)
         #expect(p.ledger.violations == ["token: Content-Type application/x-www-form-urlencoded, not application/json"])
         let code2 = try #require(await Self.code(p))
         let body = "{\"grant_type\":\"authorization_code\",\"code\":\"\(code2)\",\"redirect_uri\":\"\(T.callback)\"}"
-        let answer = await Self.post(p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: "application/json",
-                                     body: body)
+        let answer = await Self.post(
+            p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: "application/json",
+            body: body)
         #expect(answer.status.code == 200)
         let user = try #require(T.json(answer)["authed_user"] as? [String: Any])
         #expect(user["access_token"] as? String == p.accessTokens.last && user["refresh_token"] != nil)
         #expect(T.json(answer)["refreshing"] as? Bool == false)
         let refresh = "{\"grant_type\":\"refresh_token\",\"refresh_token\":\"\(try #require(user["refresh_token"] as? String))\"}"
-        let refreshed = await Self.post(p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)],
-                                        contentType: "application/json", body: refresh)
+        let refreshed = await Self.post(
+            p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)],
+            contentType: "application/json", body: refresh)
         #expect(T.json(refreshed)["refreshing"] as? Bool == true)
         // Google's policy: the refresh token stays, so the answer carries none.
         #expect((T.json(refreshed)["authed_user"] as? [String: Any])?["refresh_token"] == nil)
         // A code is exchanged only at the token endpoint, never at the refresh endpoint.
         let code3 = try #require(await Self.code(p))
-        let wrongPlace = await Self.post(p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)], contentType: "application/json",
-                                         body: "{\"grant_type\":\"authorization_code\",\"code\":\"\(code3)\",\"redirect_uri\":\"\(T.callback)\"}")
+        let wrongPlace = await Self.post(
+            p, "/idp.example/oauth/refresh", headers: [("Authorization", Self.basic)], contentType: "application/json",
+            body: "{\"grant_type\":\"authorization_code\",\"code\":\"\(code3)\",\"redirect_uri\":\"\(T.callback)\"}")
         #expect(T.json(wrongPlace)["error"] as? String == "unsupported_grant_type")
         #expect(p.ledger.violations.count == 1)
     }
@@ -158,14 +182,22 @@ import Testing
     @Test func headerFieldsAreDemandedOfEveryCall() async throws {
         let p = Self.provider { $0.headers = ["Notion-Version": "2025-09-03"] }
         let code = try #require(await Self.code(p))
-        let reply = await Self.post(p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
-                                    body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
+        let reply = await Self.post(
+            p, "/idp.example/oauth/token", headers: [("Authorization", Self.basic)], contentType: Self.formType,
+            body: Self.form([("grant_type", "authorization_code"), ("code", code), ("redirect_uri", T.callback)]))
         #expect(reply.status.code == 400)
         let (access, _) = try await Self.connect(p, headers: [("Notion-Version", "2025-09-03")])
         #expect(await Self.send(p, .GET, "/api.example/me", headers: [("Authorization", "Bearer " + access)]).status.code == 400)
-        #expect(await Self.send(p, .GET, "/api.example/me", headers: [("Authorization", "Bearer " + access),
-                                                                       ("Notion-Version", "2025-09-03")]).status.code == 200)
-        #expect(p.ledger.violations == ["token: Notion-Version is missing, not 2025-09-03", "user: Notion-Version is missing, not 2025-09-03"])
+        #expect(
+            await Self.send(
+                p, .GET, "/api.example/me",
+                headers: [
+                    ("Authorization", "Bearer " + access),
+                    ("Notion-Version", "2025-09-03"),
+                ]
+            ).status.code == 200)
+        #expect(
+            p.ledger.violations == ["token: Notion-Version is missing, not 2025-09-03", "user: Notion-Version is missing, not 2025-09-03"])
     }
 
     @Test(arguments: [Quirks.UserRequest.header(scheme: "OAuth"), .jsonPost(containing: "viewer"), .introspection])
@@ -178,11 +210,13 @@ import Testing
         case .header(let scheme):
             right = await Self.send(p, .GET, "/api.example/me", headers: [("Authorization", scheme + " " + access)])
         case .jsonPost(let containing):
-            right = await Self.post(p, "/api.example/me", headers: [("Authorization", "Bearer " + access)], contentType: "application/json",
-                                    body: "{\"query\":\"{ \(containing) { id name } }\"}")
+            right = await Self.post(
+                p, "/api.example/me", headers: [("Authorization", "Bearer " + access)], contentType: "application/json",
+                body: "{\"query\":\"{ \(containing) { id name } }\"}")
         case .introspection:
-            right = await Self.post(p, "/api.example/me", contentType: Self.formType,
-                                    body: Self.form([("token", access), ("client_id", "acme-client-id"), ("client_secret", T.secret)]))
+            right = await Self.post(
+                p, "/api.example/me", contentType: Self.formType,
+                body: Self.form([("token", access), ("client_id", "acme-client-id"), ("client_secret", T.secret)]))
         }
         #expect(right.status.code == 200)
         #expect(String(decoding: right.body, as: UTF8.self) == "{\"data\":{\"viewer\":{\"id\":\"u-1\"}}}")
@@ -202,8 +236,9 @@ import Testing
             $0.revokeAnswer = (.ok, "null")
         }
         let (access, _) = try await Self.connect(p)
-        let withBody = await Self.post(p, "/idp.example/oauth/revoke", headers: [("Authorization", "Bearer " + access)],
-                                       contentType: Self.formType, body: Self.form([("token", access)]))
+        let withBody = await Self.post(
+            p, "/idp.example/oauth/revoke", headers: [("Authorization", "Bearer " + access)],
+            contentType: Self.formType, body: Self.form([("token", access)]))
         #expect(withBody.status.code == 400)
         let reply = await Self.post(p, "/idp.example/oauth/revoke", headers: [("Authorization", "Bearer " + access)])
         #expect(reply.status.code == 200 && String(decoding: reply.body, as: UTF8.self) == "null")
@@ -221,10 +256,12 @@ import Testing
         }
         let (_, refresh) = try await Self.connect(p)
         let token = try #require(refresh)
-        let unauthenticated = await Self.post(p, "/idp.example/oauth/revoke", contentType: "application/json", body: "{\"token\":\"\(token)\"}")
+        let unauthenticated = await Self.post(
+            p, "/idp.example/oauth/revoke", contentType: "application/json", body: "{\"token\":\"\(token)\"}")
         #expect(unauthenticated.status.code == 400)
-        let reply = await Self.post(p, "/idp.example/oauth/revoke", headers: [("Authorization", Self.basic)], contentType: "application/json",
-                                    body: "{\"token\":\"\(token)\"}")
+        let reply = await Self.post(
+            p, "/idp.example/oauth/revoke", headers: [("Authorization", Self.basic)], contentType: "application/json",
+            body: "{\"token\":\"\(token)\"}")
         #expect(reply.status.code == 200)
         #expect(p.ledger.revoked == [token])
         #expect(p.ledger.violations == ["revoke: client credentials wanted"])
@@ -234,19 +271,25 @@ import Testing
     func revocationAsAFormNamesTheTokenUnderItsParameterWithTheClientAsked(_ client: Quirks.RevocationClient) async throws {
         let p = Self.provider { $0.revocation = .form(parameter: "access_token", client: client) }
         let (access, _) = try await Self.connect(p)
-        let identification: [(String, String)] = switch client {
-        case .none: []
-        case .clientID: [("client_id", "acme-client-id")]
-        case .credentials: [("client_id", "acme-client-id"), ("client_secret", T.secret)]
-        }
-        let wrongParameter = await Self.post(p, "/idp.example/oauth/revoke", contentType: Self.formType,
-                                             body: Self.form([("token", access)] + identification))
+        let identification: [(String, String)] =
+            switch client {
+            case .none: []
+            case .clientID: [("client_id", "acme-client-id")]
+            case .credentials: [("client_id", "acme-client-id"), ("client_secret", T.secret)]
+            }
+        let wrongParameter = await Self.post(
+            p, "/idp.example/oauth/revoke", contentType: Self.formType,
+            body: Self.form([("token", access)] + identification))
         #expect(wrongParameter.status.code == 400)
-        let tooMuch = await Self.post(p, "/idp.example/oauth/revoke", contentType: Self.formType, body: Self.form(
-            [("access_token", access), ("client_id", "acme-client-id"), ("client_secret", client == .credentials ? "wrong" : T.secret)]))
+        let tooMuch = await Self.post(
+            p, "/idp.example/oauth/revoke", contentType: Self.formType,
+            body: Self.form(
+                [("access_token", access), ("client_id", "acme-client-id"), ("client_secret", client == .credentials ? "wrong" : T.secret)])
+        )
         #expect(tooMuch.status.code == 400)
-        let reply = await Self.post(p, "/idp.example/oauth/revoke", contentType: Self.formType,
-                                    body: Self.form([("access_token", access)] + identification))
+        let reply = await Self.post(
+            p, "/idp.example/oauth/revoke", contentType: Self.formType,
+            body: Self.form([("access_token", access)] + identification))
         #expect(reply.status.code == 200)
         #expect(p.ledger.revoked == [access])
         #expect(p.ledger.violations.count == 2)

@@ -20,16 +20,22 @@ import Testing
         return FakeOAuth2Provider(configuration)
     }
 
-    static func send(_ provider: FakeOAuth2Provider, _ method: HTTPMethod = .GET, _ target: String,
-                     headers: [(String, String)] = [], form: [(String, String)]? = nil) async -> Response {
+    static func send(
+        _ provider: FakeOAuth2Provider, _ method: HTTPMethod = .GET, _ target: String,
+        headers: [(String, String)] = [], form: [(String, String)]? = nil
+    ) async -> Response {
         let body = form.map { PercentEncoding.encodeForm($0) } ?? ""
         let fields = headers + (form == nil ? [] : [("Content-Type", "application/x-www-form-urlencoded")])
         return await provider.router.respond(to: .make(method, target, headers: fields, body: body))
     }
 
     static func authorizeTarget(_ extra: [(String, String)] = []) -> String {
-        "/authorize?" + PercentEncoding.encodeForm([("client_id", "acme-client-id"), ("redirect_uri", callback),
-                                                    ("response_type", "code"), ("state", "xyz")] + extra)
+        "/authorize?"
+            + PercentEncoding.encodeForm(
+                [
+                    ("client_id", "acme-client-id"), ("redirect_uri", callback),
+                    ("response_type", "code"), ("state", "xyz"),
+                ] + extra)
     }
 
     /// The query of the redirect `response` makes.
@@ -47,19 +53,25 @@ import Testing
         return redirectQuery(await send(provider, .GET, authorizeTarget(extra)))["code"]
     }
 
-    static func exchange(_ provider: FakeOAuth2Provider, code: String, verifier: String? = FakeOAuth2ProviderTests.verifier,
-                         redirect: String = callback) async -> Response {
-        var form = [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
-                    ("client_id", "acme-client-id"), ("client_secret", secret)]
+    static func exchange(
+        _ provider: FakeOAuth2Provider, code: String, verifier: String? = FakeOAuth2ProviderTests.verifier,
+        redirect: String = callback
+    ) async -> Response {
+        var form = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", redirect),
+            ("client_id", "acme-client-id"), ("client_secret", secret),
+        ]
         if let verifier { form.append(("code_verifier", verifier)) }
         return await send(provider, .POST, "/token", form: form)
     }
 
     @Test func anUnknownClientOrRedirectURIIsShownAnErrorAndNeverRedirected() async {
         let p = Self.provider()
-        for target in ["/authorize?client_id=other&redirect_uri=\(Self.callback)&response_type=code",
-                       "/authorize?client_id=acme-client-id&redirect_uri=https%3A%2F%2Fevil.example%2Fcb&response_type=code",
-                       "/authorize?client_id=acme-client-id&response_type=code"] {
+        for target in [
+            "/authorize?client_id=other&redirect_uri=\(Self.callback)&response_type=code",
+            "/authorize?client_id=acme-client-id&redirect_uri=https%3A%2F%2Fevil.example%2Fcb&response_type=code",
+            "/authorize?client_id=acme-client-id&response_type=code",
+        ] {
             let reply = await Self.send(p, .GET, target)
             #expect(reply.status.code == 400)
             #expect(reply.headers["Location"] == nil)
@@ -97,7 +109,8 @@ import Testing
         let downgrade = await Self.exchange(p, code: await Self.code(p, challenge: nil) ?? "")
         #expect(Self.json(downgrade)["error"] as? String == "invalid_grant")
         // plain is refused at authorize, back at the client (RFC 6749 §4.1.2.1).
-        let plain = await Self.send(p, .GET, Self.authorizeTarget([("code_challenge", Self.challenge), ("code_challenge_method", "plain")]))
+        let plain = await Self.send(
+            p, .GET, Self.authorizeTarget([("code_challenge", Self.challenge), ("code_challenge_method", "plain")]))
         #expect(Self.redirectQuery(plain)["error"] == "invalid_request")
         let required = Self.provider { $0.pkce = .required }
         #expect(Self.redirectQuery(await Self.send(required, .GET, Self.authorizeTarget()))["error"] == "invalid_request")
@@ -113,11 +126,15 @@ import Testing
         let p = Self.provider()
         let basic = "Basic " + Base64.encode(Array("acme-client-id:\(Self.secret)".utf8))
         let code = await Self.code(p) ?? ""
-        let ok = await Self.send(p, .POST, "/token", headers: [("Authorization", basic)], form: [
-            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.callback), ("code_verifier", Self.verifier)])
+        let ok = await Self.send(
+            p, .POST, "/token", headers: [("Authorization", basic)],
+            form: [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", Self.callback), ("code_verifier", Self.verifier),
+            ])
         #expect(ok.status.code == 200)
         let wrongBasic = "Basic " + Base64.encode(Array("acme-client-id:nope".utf8))
-        let refused = await Self.send(p, .POST, "/token", headers: [("Authorization", wrongBasic)], form: [("grant_type", "authorization_code")])
+        let refused = await Self.send(
+            p, .POST, "/token", headers: [("Authorization", wrongBasic)], form: [("grant_type", "authorization_code")])
         #expect(refused.status.code == 401 && Self.json(refused)["error"] as? String == "invalid_client")
         #expect(refused.headers["WWW-Authenticate"]?.hasPrefix("Basic") == true)
         let none = await Self.send(p, .POST, "/token", form: [("grant_type", "authorization_code")])
@@ -129,7 +146,9 @@ import Testing
         let first = Self.json(await Self.exchange(p, code: await Self.code(p) ?? ""))
         let access = try #require(first["access_token"] as? String), refresh = try #require(first["refresh_token"] as? String)
         #expect(await Self.send(p, .GET, "/user", headers: [("Authorization", "Bearer " + access)]).status.code == 200)
-        let form = [("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "acme-client-id"), ("client_secret", Self.secret)]
+        let form = [
+            ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "acme-client-id"), ("client_secret", Self.secret),
+        ]
         let renewed = Self.json(await Self.send(p, .POST, "/token", form: form))
         let next = try #require(renewed["access_token"] as? String)
         #expect(renewed["refresh_token"] as? String != refresh)
@@ -146,7 +165,9 @@ import Testing
         p.set { $0.refreshTokens = .keep }
         let first = Self.json(await Self.exchange(p, code: await Self.code(p) ?? ""))
         let refresh = try #require(first["refresh_token"] as? String)
-        let form = [("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "acme-client-id"), ("client_secret", Self.secret)]
+        let form = [
+            ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "acme-client-id"), ("client_secret", Self.secret),
+        ]
         let renewed = Self.json(await Self.send(p, .POST, "/token", form: form))
         #expect(renewed["refresh_token"] == nil)
         let access = try #require(renewed["access_token"] as? String)
@@ -177,9 +198,12 @@ import Testing
         let p = FakeOAuth2Provider(.weibo(clientSecret: Self.secret))
         let target = "/oauth2/authorize?client_id=1234567890&redirect_uri=\(Self.callback)&state=s1"
         let code = try #require(Self.redirectQuery(await Self.send(p, .GET, target))["code"])
-        let tokens = await Self.send(p, .POST, "/oauth2/access_token", form: [
-            ("client_id", "1234567890"), ("client_secret", Self.secret), ("grant_type", "authorization_code"),
-            ("code", code), ("redirect_uri", Self.callback)])
+        let tokens = await Self.send(
+            p, .POST, "/oauth2/access_token",
+            form: [
+                ("client_id", "1234567890"), ("client_secret", Self.secret), ("grant_type", "authorization_code"),
+                ("code", code), ("redirect_uri", Self.callback),
+            ])
         #expect(tokens.headers["Content-Type"] == "text/plain;charset=UTF-8" && tokens.headers["Server"] == "weibo")
         let body = Self.json(tokens)
         #expect(body["uid"] as? String == "3733034601" && body["remind_in"] is String && body["isRealName"] as? String == "true")
@@ -191,14 +215,18 @@ import Testing
         #expect(String(decoding: revoked.body, as: UTF8.self) == #"{"result":"true"}"#)
         p.set { $0.deny = true }
         let denied = await Self.send(p, .GET, target)
-        #expect(denied.headers["Location"] == Self.callback
-            + "?error_uri=%2Foauth2%2Fauthorize&error=access_denied&error_description=user%20denied%20your%20request.&error_code=21330&state=s1")
+        #expect(
+            denied.headers["Location"] == Self.callback
+                + "?error_uri=%2Foauth2%2Fauthorize&error=access_denied&error_description=user%20denied%20your%20request.&error_code=21330&state=s1"
+        )
         let wrong = await Self.send(p, .POST, "/oauth2/access_token", form: [("client_id", "1234567890"), ("client_secret", "x")])
         #expect(wrong.status.code == 401 && Self.json(wrong)["error_code"] as? Int == 21324)
     }
 
     @Test func theConsentPageSaysItIsNoRealAccountAndItsAnswerRedirects() async throws {
-        let p = Self.provider { $0.consent = .page(providerName: "Demo provider"); $0.pkce = .required }
+        let p = Self.provider {
+            $0.consent = .page(providerName: "Demo provider"); $0.pkce = .required
+        }
         let page = await Self.send(p, .GET, Self.authorizeTarget([("code_challenge", Self.challenge), ("code_challenge_method", "S256")]))
         #expect(page.status.code == 200)
         let html = String(decoding: page.body, as: UTF8.self)
@@ -213,9 +241,16 @@ import Testing
         #expect(Self.redirectQuery(approved)["code"] != nil)
         let replayed = await Self.send(p, .POST, "/authorize", form: [("request", id), ("decision", "approve")])
         #expect(replayed.status.code == 400)
-        let second = String(decoding: await Self.send(p, .GET, Self.authorizeTarget([("code_challenge", Self.challenge),
-                                                                                     ("code_challenge_method", "S256")])).body, as: UTF8.self)
-        let other = try #require(second.range(of: "name=\"request\" value=\"").map { String(second[$0.upperBound...].prefix { $0 != "\"" }) })
+        let second = String(
+            decoding: await Self.send(
+                p, .GET,
+                Self.authorizeTarget([
+                    ("code_challenge", Self.challenge),
+                    ("code_challenge_method", "S256"),
+                ])
+            ).body, as: UTF8.self)
+        let other = try #require(
+            second.range(of: "name=\"request\" value=\"").map { String(second[$0.upperBound...].prefix { $0 != "\"" }) })
         let denied = await Self.send(p, .POST, "/authorize", form: [("request", other), ("decision", "deny")])
         #expect(Self.redirectQuery(denied)["error"] == "access_denied" && Self.redirectQuery(denied)["state"] == "xyz")
     }
@@ -237,10 +272,16 @@ import Testing
         let p = FakeOAuth2Provider(.weibo(clientSecret: Self.secret), behaviour: behaviour)
         var uids: [String] = []
         for _ in 0..<2 {
-            let code = try #require(Self.redirectQuery(await Self.send(p, .GET, "/oauth2/authorize?client_id=1234567890&redirect_uri=\(Self.callback)"))["code"])
-            let body = Self.json(await Self.send(p, .POST, "/oauth2/access_token", form: [
-                ("client_id", "1234567890"), ("client_secret", Self.secret), ("grant_type", "authorization_code"),
-                ("code", code), ("redirect_uri", Self.callback)]))
+            let code = try #require(
+                Self.redirectQuery(await Self.send(p, .GET, "/oauth2/authorize?client_id=1234567890&redirect_uri=\(Self.callback)"))["code"]
+            )
+            let body = Self.json(
+                await Self.send(
+                    p, .POST, "/oauth2/access_token",
+                    form: [
+                        ("client_id", "1234567890"), ("client_secret", Self.secret), ("grant_type", "authorization_code"),
+                        ("code", code), ("redirect_uri", Self.callback),
+                    ]))
             uids.append(body["uid"] as? String ?? "-")
         }
         #expect(uids == ["7", "8"])

@@ -1,5 +1,6 @@
-@testable import BrokerHTTP
 import Testing
+
+@testable import BrokerHTTP
 
 /// Every transition of the connection state machine, with no socket and no sleep: events
 /// carry an injected clock value and the tests read the actions, the output and the deadline.
@@ -13,8 +14,9 @@ import Testing
     static let timeouts = Machine.Timeouts(header: 10, body: 30, write: 20, idle: 75, linger: 2)
 
     static func make(limits: HTTPParserLimits = HTTPParserLimits(), at now: UInt64 = t0) -> Machine {
-        Machine(limits: limits, timeouts: timeouts, remoteAddress: "192.0.2.1",
-                date: { Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8) }, now: now)
+        Machine(
+            limits: limits, timeouts: timeouts, remoteAddress: "192.0.2.1",
+            date: { Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8) }, now: now)
     }
 
     static func ok(_ text: String = "ok") -> Response { Response.json(.ok, "\"\(text)\"") }
@@ -149,7 +151,10 @@ import Testing
 
     @Test func aFramingErrorAnswersItsStatusAndDiscardsTheRest() throws {
         var m = Self.make()
-        let (action, _) = m.parse(Array("GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n".utf8), at: Self.t0)
+        let (action, _) = m.parse(
+            Array(
+                "GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n".utf8),
+            at: Self.t0)
         guard case .responded(let completed) = action else { Issue.record("\(action)"); return }
         #expect(completed.status == 400 && completed.route == nil)
         #expect(m.feed("more", at: Self.t0).isDiscard)
@@ -308,7 +313,9 @@ import Testing
     @Test func anEvictedSlowRequestGets503() {
         var m = Self.make()
         _ = m.feed("GET / HTTP/1.1\r\nX-Drip: ", at: Self.t0)
-        guard case .write(let completed) = m.evict(chosenWithDeadline: m.deadline.at, now: Self.t0 + 1) else { Issue.record("no 503"); return }
+        guard case .write(let completed) = m.evict(chosenWithDeadline: m.deadline.at, now: Self.t0 + 1) else {
+            Issue.record("no 503"); return
+        }
         #expect(completed.status == 503)
         let out = m.takeOutput()
         #expect(out.hasPrefix("HTTP/1.1 503 ") && out.contains("over_capacity") && out.contains("Connection: close\r\n"))

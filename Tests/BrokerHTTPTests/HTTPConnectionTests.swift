@@ -1,10 +1,12 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
+import Testing
+
+@testable import BrokerHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
 
 /// A connection's life after it is closed: nothing it still owes may reach another descriptor.
 @Suite struct HTTPConnectionTests {

@@ -72,9 +72,11 @@ struct HTTPParserChunkedTests {
         #expect(outcome.requests.isEmpty)
     }
 
-    @Test("Forbidden trailer fields never reach the head", arguments: [
-        "Content-Length: 99", "Transfer-Encoding: chunked", "Host: evil.example", "Authorization: Bearer stolen",
-    ])
+    @Test(
+        "Forbidden trailer fields never reach the head",
+        arguments: [
+            "Content-Length: 99", "Transfer-Encoding: chunked", "Host: evil.example", "Authorization: Bearer stolen",
+        ])
     func discardsForbiddenTrailer(_ trailer: String) throws {
         let text = Raw.chunked("5\r\nhello\r\n0\r\n\(trailer)\r\n\r\n") + Raw.get("/after")
         let outcome = ParserFeeder.outcome(text)
@@ -82,9 +84,10 @@ struct HTTPParserChunkedTests {
         #expect(outcome.requests.map(\.path) == ["/submit", "/after"])
         let request = try #require(outcome.requests.first)
         #expect(request.bodyText == "hello")
-        #expect(request.fields == [
-            TestField(name: "Host", value: "example.com"), TestField(name: "Transfer-Encoding", value: "chunked"),
-        ])
+        #expect(
+            request.fields == [
+                TestField(name: "Host", value: "example.com"), TestField(name: "Transfer-Encoding", value: "chunked"),
+            ])
     }
 
     @Test func decodedBodyOverTheLimitIs413() {

@@ -34,14 +34,18 @@ struct HTTPParserFramingTests {
         RawCase("vertical tab before chunked", Raw.post(["Transfer-Encoding: \u{0B}chunked"], body: "0\r\n\r\n"), 400),
         RawCase("form feed after chunked", Raw.post(["Transfer-Encoding: chunked\u{0C}"], body: "0\r\n\r\n"), 400),
         RawCase("NUL inside chunked", Raw.post(["Transfer-Encoding: chun\u{0}ked"], body: "0\r\n\r\n"), 400),
-        RawCase("Transfer-Encoding on HTTP/1.0",
-                "POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
-        RawCase("Content-Length with Transfer-Encoding",
-                Raw.post(["Content-Length: 5", "Transfer-Encoding: chunked"], body: "0\r\n\r\n"), 400),
-        RawCase("Transfer-Encoding with Content-Length",
-                Raw.post(["Transfer-Encoding: chunked", "Content-Length: 5"], body: "0\r\n\r\n"), 400),
-        RawCase("Content-Length with unsupported Transfer-Encoding",
-                Raw.post(["Content-Length: 5", "Transfer-Encoding: gzip"], body: "hello"), 400),
+        RawCase(
+            "Transfer-Encoding on HTTP/1.0",
+            "POST / HTTP/1.0\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
+        RawCase(
+            "Content-Length with Transfer-Encoding",
+            Raw.post(["Content-Length: 5", "Transfer-Encoding: chunked"], body: "0\r\n\r\n"), 400),
+        RawCase(
+            "Transfer-Encoding with Content-Length",
+            Raw.post(["Transfer-Encoding: chunked", "Content-Length: 5"], body: "0\r\n\r\n"), 400),
+        RawCase(
+            "Content-Length with unsupported Transfer-Encoding",
+            Raw.post(["Content-Length: 5", "Transfer-Encoding: gzip"], body: "hello"), 400),
     ]
 
     @Test("Faulty body framing is rejected with its status", arguments: rejected)
@@ -49,9 +53,11 @@ struct HTTPParserFramingTests {
         rawCase.check()
     }
 
-    @Test("Transfer-Encoding chunked is accepted in any case and with OWS", arguments: [
-        "chunked", "Chunked", "CHUNKED", "chunked ", "\tchunked\t", ", chunked", "chunked,",
-    ])
+    @Test(
+        "Transfer-Encoding chunked is accepted in any case and with OWS",
+        arguments: [
+            "chunked", "Chunked", "CHUNKED", "chunked ", "\tchunked\t", ", chunked", "chunked,",
+        ])
     func acceptsChunkedSpellings(_ value: String) throws {
         let outcome = ParserFeeder.outcome(Raw.post(["Transfer-Encoding: \(value)"], body: "3\r\nabc\r\n0\r\n\r\n"))
         let request = try #require(outcome.requests.first)
@@ -59,9 +65,11 @@ struct HTTPParserFramingTests {
         #expect(request.bodyText == "abc")
     }
 
-    @Test("Content-Length bodies are delivered exactly", arguments: [
-        ("0", ""), ("5", "hello"), ("005", "hello"), (" 3 ", "abc"),
-    ])
+    @Test(
+        "Content-Length bodies are delivered exactly",
+        arguments: [
+            ("0", ""), ("5", "hello"), ("005", "hello"), (" 3 ", "abc"),
+        ])
     func deliversContentLengthBody(_ value: String, _ body: String) throws {
         let outcome = ParserFeeder.outcome(Raw.post(["Content-Length: \(value)"], body: body))
         let request = try #require(outcome.requests.first)
@@ -77,10 +85,12 @@ struct HTTPParserFramingTests {
         #expect(request.body.isEmpty)
     }
 
-    @Test("CL+TE followed by a smuggled GET yields one error and nothing else", arguments: [
-        ["Content-Length: 6", "Transfer-Encoding: chunked"],
-        ["Transfer-Encoding: chunked", "Content-Length: 6"],
-    ])
+    @Test(
+        "CL+TE followed by a smuggled GET yields one error and nothing else",
+        arguments: [
+            ["Content-Length: 6", "Transfer-Encoding: chunked"],
+            ["Transfer-Encoding: chunked", "Content-Length: 6"],
+        ])
     func rejectsSmugglingAttempt(_ framing: [String]) {
         let smuggled = "GET /smuggled HTTP/1.1\r\nHost: example.com\r\n\r\n"
         let outcome = ParserFeeder.outcome(Raw.post(framing, body: "0\r\n\r\n" + smuggled))
@@ -90,7 +100,8 @@ struct HTTPParserFramingTests {
     }
 
     @Test func parsesThreePipelinedRequestsInOrder() {
-        let text = Raw.get("/first")
+        let text =
+            Raw.get("/first")
             + Raw.post(["Content-Length: 11"], body: "second body")
             + Raw.chunked("5\r\nthird\r\n5\r\n body\r\n0\r\n\r\n")
         let outcome = ParserFeeder.outcome(text)

@@ -6,8 +6,9 @@ struct HTTPParserHeaderTests {
     static let rejected: [RawCase] = [
         // Whitespace before the colon (RFC 9112 §5.1, catalogue 3).
         RawCase("space before colon in Host", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400),
-        RawCase("space before colon in Transfer-Encoding",
-                "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", 400),
+        RawCase(
+            "space before colon in Transfer-Encoding",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n", 400),
         RawCase("tab before colon", "GET / HTTP/1.1\r\nHost: a\r\nX-A\t: 1\r\n\r\n", 400),
         // Folding (RFC 9112 §5.2 and §2.2, catalogue 4).
         RawCase("obs-fold continuation line", "GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n  2\r\n\r\n", 400),
@@ -53,10 +54,12 @@ struct HTTPParserHeaderTests {
         rawCase.check()
     }
 
-    @Test("A valid Host is accepted", arguments: [
-        "example.com", "example.com:8080", "127.0.0.1", "127.0.0.1:1", "[::1]", "[::1]:8080",
-        "[2001:db8::1]", "[::ffff:192.0.2.1]", "a%2Db", "xn--bcher-kva.example", "localhost", "a_b~c!$&'()*+;=",
-    ])
+    @Test(
+        "A valid Host is accepted",
+        arguments: [
+            "example.com", "example.com:8080", "127.0.0.1", "127.0.0.1:1", "[::1]", "[::1]:8080",
+            "[2001:db8::1]", "[::ffff:192.0.2.1]", "a%2Db", "xn--bcher-kva.example", "localhost", "a_b~c!$&'()*+;=",
+        ])
     func acceptsValidHost(_ host: String) throws {
         let request = try #require(ParserFeeder.outcome("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").requests.first)
         #expect(request.fields == [TestField(name: "Host", value: host)])
@@ -70,19 +73,30 @@ struct HTTPParserHeaderTests {
     }
 
     @Test func trimsOptionalWhitespaceAroundValues() throws {
-        let request = try #require(ParserFeeder.outcome(Raw.get("/", [
-            "X-Spaced: \t  inner  value \t ", "X-Empty:", "X-Blank:   ", "X-Tight:v",
-        ])).requests.first)
+        let request = try #require(
+            ParserFeeder.outcome(
+                Raw.get(
+                    "/",
+                    [
+                        "X-Spaced: \t  inner  value \t ", "X-Empty:", "X-Blank:   ", "X-Tight:v",
+                    ])
+            ).requests.first)
         #expect(request.fields.dropFirst().map(\.value) == ["inner  value", "", "", "v"])
     }
 
     @Test func keepsOrderRepeatsAndNameCase() throws {
-        let request = try #require(ParserFeeder.outcome(Raw.get("/", [
-            "Accept: a", "x-custom: 1", "ACCEPT: b", "X-Custom: 2",
-        ])).requests.first)
-        #expect(request.fields.map(\.description) == [
-            "Host: example.com", "Accept: a", "x-custom: 1", "ACCEPT: b", "X-Custom: 2",
-        ])
+        let request = try #require(
+            ParserFeeder.outcome(
+                Raw.get(
+                    "/",
+                    [
+                        "Accept: a", "x-custom: 1", "ACCEPT: b", "X-Custom: 2",
+                    ])
+            ).requests.first)
+        #expect(
+            request.fields.map(\.description) == [
+                "Host: example.com", "Accept: a", "x-custom: 1", "ACCEPT: b", "X-Custom: 2",
+            ])
     }
 
     @Test func acceptsEveryTokenByteInNames() throws {

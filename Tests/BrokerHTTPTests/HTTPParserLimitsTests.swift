@@ -35,7 +35,8 @@ struct HTTPParserLimitsTests {
     @Test("A 100 KB header is 431 before all of it is fed (hyper #4081 regression)", arguments: [1, 1024, 100_000])
     func rejectsA100KBHeader(pieceSize: Int) {
         let text = Raw.get("/", ["X-Big: " + String(repeating: "b", count: 100_000)])
-        let pieces = pieceSize == 1
+        let pieces =
+            pieceSize == 1
             ? Self.pieces(String(text.prefix(40_000)), size: 1)
             : Self.pieces(text, size: pieceSize)
         let (outcome, fed) = ParserFeeder.feed(pieces)
@@ -86,8 +87,9 @@ struct HTTPParserLimitsTests {
 
     @Test func contentLengthAtTheLimitIsAccepted() {
         let limits = HTTPParserLimits(maxBodyBytes: 5)
-        #expect(ParserFeeder.outcome(Raw.post(["Content-Length: 5"], body: "hello"), limits: limits)
-            .requests.first?.bodyText == "hello")
+        #expect(
+            ParserFeeder.outcome(Raw.post(["Content-Length: 5"], body: "hello"), limits: limits)
+                .requests.first?.bodyText == "hello")
         #expect(ParserFeeder.outcome(Raw.post(["Content-Length: 6"], body: "hello!"), limits: limits).status == 413)
     }
 

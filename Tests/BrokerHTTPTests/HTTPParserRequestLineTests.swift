@@ -77,12 +77,14 @@ struct HTTPParserRequestLineTests {
         #expect(without.path == "/p" && without.query == nil)
     }
 
-    @Test("Absolute-form gives its path and query", arguments: [
-        ("http://example.com/p/q?x=1", "/p/q", "x=1"),
-        ("http://example.com", "/", nil),
-        ("HTTPS://example.com:8443?x", "/", "x"),
-        ("http://[::1]:8080/v", "/v", nil),
-    ] as [(String, String, String?)])
+    @Test(
+        "Absolute-form gives its path and query",
+        arguments: [
+            ("http://example.com/p/q?x=1", "/p/q", "x=1"),
+            ("http://example.com", "/", nil),
+            ("HTTPS://example.com:8443?x", "/", "x"),
+            ("http://[::1]:8080/v", "/v", nil),
+        ] as [(String, String, String?)])
     func parsesAbsoluteForm(target: String, path: String, query: String?) throws {
         let request = try #require(ParserFeeder.outcome(Raw.get(target)).requests.first)
         #expect(request.target == target)

@@ -1,5 +1,6 @@
-@testable import BrokerHTTP
 import Testing
+
+@testable import BrokerHTTP
 
 /// The parser's contract with the server: events, idleness, persistence and expectations.
 struct HTTPParserTests {
@@ -85,20 +86,22 @@ struct HTTPParserTests {
         #expect(result.consumed == 0 && parser.isIdle)
     }
 
-    @Test("Connection decides persistence (RFC 9112 §9.3)", arguments: [
-        ("HTTP/1.1", nil, true),
-        ("HTTP/1.1", "close", false),
-        ("HTTP/1.1", "Close", false),
-        ("HTTP/1.1", "keep-alive, close", false),
-        ("HTTP/1.1", "upgrade", true),
-        ("HTTP/1.1", "closed", true),
-        ("HTTP/1.0", nil, false),
-        ("HTTP/1.0", "keep-alive", true),
-        ("HTTP/1.0", "Keep-Alive", true),
-        ("HTTP/1.0", "foo, keep-alive", true),
-        ("HTTP/1.0", "keep-alive, close", false),
-        ("HTTP/1.0", "close", false),
-    ] as [(String, String?, Bool)])
+    @Test(
+        "Connection decides persistence (RFC 9112 §9.3)",
+        arguments: [
+            ("HTTP/1.1", nil, true),
+            ("HTTP/1.1", "close", false),
+            ("HTTP/1.1", "Close", false),
+            ("HTTP/1.1", "keep-alive, close", false),
+            ("HTTP/1.1", "upgrade", true),
+            ("HTTP/1.1", "closed", true),
+            ("HTTP/1.0", nil, false),
+            ("HTTP/1.0", "keep-alive", true),
+            ("HTTP/1.0", "Keep-Alive", true),
+            ("HTTP/1.0", "foo, keep-alive", true),
+            ("HTTP/1.0", "keep-alive, close", false),
+            ("HTTP/1.0", "close", false),
+        ] as [(String, String?, Bool)])
     func decidesKeepAlive(version: String, connection: String?, keepAlive: Bool) throws {
         let connectionLine = connection.map { "Connection: \($0)\r\n" } ?? ""
         let outcome = ParserFeeder.outcome("GET / \(version)\r\nHost: a\r\n\(connectionLine)\r\n")
@@ -111,10 +114,12 @@ struct HTTPParserTests {
         #expect(try #require(outcome.requests.first).keepAlive == false)
     }
 
-    @Test("Expect on HTTP/1.1 (RFC 9110 §10.1.1)", arguments: [
-        ("100-continue", true, nil), ("100-Continue", true, nil),
-        ("foo", false, 417), ("100-continue, foo", false, 417), ("", false, 417),
-    ] as [(String, Bool, Int?)])
+    @Test(
+        "Expect on HTTP/1.1 (RFC 9110 §10.1.1)",
+        arguments: [
+            ("100-continue", true, nil), ("100-Continue", true, nil),
+            ("foo", false, 417), ("100-continue, foo", false, 417), ("", false, 417),
+        ] as [(String, Bool, Int?)])
     func handlesExpect(value: String, continues: Bool, status: Int?) {
         let outcome = ParserFeeder.outcome(Raw.post(["Expect: \(value)", "Content-Length: 2"], body: "ok"))
         #expect(outcome.status == status)

@@ -1,7 +1,8 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerHTTP
 
 /// Handlers that wait never hold up other connections; shutdown drains in-flight work.
 @Suite struct HTTPServerConcurrencyTests {

@@ -1,7 +1,8 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerHTTP
 
 /// Deadlines with short configured values: header drip, slow body, idle keep-alive.
 @Suite struct HTTPServerDeadlineTests {

@@ -1,7 +1,8 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerHTTP
 
 /// Limits and framing errors over real sockets: status, `Connection: close`, then a real close.
 @Suite struct HTTPServerLimitsTests {
@@ -52,8 +53,9 @@ import Testing
     @Test func smuggledRequestAfterCLTEGetsExactlyOneResponse() async throws {
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
-            client.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-                + "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.send(
+                "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                    + "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n")
             let reply = try #require(await client.readResponse())
             #expect(reply.status == 400)
             #expect(reply.header("Connection") == "close")

@@ -1,7 +1,8 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerHTTP
 
 /// Live behaviour over real sockets: keep-alive, pipelining, routing and response fields.
 @Suite struct HTTPServerTests {
@@ -57,10 +58,11 @@ import Testing
     @Test func answersPipelinedRequestsInOrder() async throws {
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
-            client.send("GET /query?q=one HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
-                + "GET /slow?ms=50 HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /query?q=two+%26+three HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.send(
+                "GET /query?q=one HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+                    + "GET /slow?ms=50 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /query?q=two+%26+three HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await client.readResponse()?.text == "\"one\"")
             #expect(await client.readResponse()?.text == "hello")
             #expect(await client.readResponse()?.text == "{\"slept_ms\":50}")
@@ -71,8 +73,9 @@ import Testing
     @Test func aFastPathAnswersInlineAndFallsBackToItsTaskInOrder() async throws {
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
-            client.send("GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\nGET /maybe?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.send(
+                "GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\nGET /maybe?fast=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /maybe?fast=0 HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await client.readResponse()?.text == "\"slow\"")
             #expect(await client.readResponse()?.text == "\"fast\"")
             #expect(await client.readResponse()?.text == "\"slow\"")
@@ -83,8 +86,9 @@ import Testing
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)
             let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
-            client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
-                + "GET /query?q=after HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.send(
+                "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: \(smuggled.utf8.count)\r\n\r\n\(smuggled)"
+                    + "GET /query?q=after HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(await client.readResponse()?.status == 200)
             #expect(await client.readResponse()?.text == "\"after\"")
         }

@@ -9,9 +9,13 @@ import Testing
         router.get("/a") { _ in Response.json(.ok, "\"exact\"") }
         router.add(.GET, prefix: "/a/", .sync({ request in Response.json(.ok, JSONString.quote(request.path)) }))
         router.add(.GET, "/a/fixed", .async({ _ in Response.json(.ok, "\"fixed\"") }))
-        router.add(.POST, "/form", .fastPath({ _ in nil }, otherwise: { request in
-            Response.json(.ok, JSONString.quote(String(decoding: request.body, as: UTF8.self)))
-        }))
+        router.add(
+            .POST, "/form",
+            .fastPath(
+                { _ in nil },
+                otherwise: { request in
+                    Response.json(.ok, JSONString.quote(String(decoding: request.body, as: UTF8.self)))
+                }))
         return router
     }
 

@@ -1,7 +1,8 @@
-@testable import BrokerHTTP
 import BrokerTestSupport
 import Foundation
 import Synchronization
+
+@testable import BrokerHTTP
 
 /// Starts a real server on 127.0.0.1:0 with test routes, and stops it afterwards.
 enum TestServer {
@@ -10,49 +11,66 @@ enum TestServer {
     static func router(slowEntered: TestEvent? = nil, slowRelease: TestEvent? = nil) -> Router {
         var router = Router()
         router.get("/healthz") { _ in Response.json(.ok, "{\"status\":\"ok\"}") }
-        router.add(.POST, "/echo", .sync({ request in
-            Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: request.body)
-        }))
-        router.add(.GET, "/query", .sync({ request in
-            Response.json(.ok, JSONString.quote(request.query("q") ?? "<none>"))
-        }))
-        router.add(.GET, "/slow", .async({ request in
-            slowEntered?.signal()
-            let ms = Int(request.query("ms") ?? "2000") ?? 2000
-            if let slowRelease {
-                _ = await slowRelease.wait(timeout: 30)
-            } else {
-                try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
-            }
-            return Response.json(.ok, "{\"slept_ms\":\(ms)}")
-        }))
-        router.add(.GET, "/maybe", .fastPath({ request in
-            request.query("fast") == "1" ? Response.json(.ok, "\"fast\"") : nil
-        }, otherwise: { _ in
-            try? await Task.sleep(nanoseconds: 20_000_000)
-            return Response.json(.ok, "\"slow\"")
-        }))
-        router.add(.GET, "/big", .sync({ request in
-            let size = Int(request.query("size") ?? "1000000") ?? 1_000_000
-            return Response(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: size))
-        }))
+        router.add(
+            .POST, "/echo",
+            .sync({ request in
+                Response(status: .ok, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: request.body)
+            }))
+        router.add(
+            .GET, "/query",
+            .sync({ request in
+                Response.json(.ok, JSONString.quote(request.query("q") ?? "<none>"))
+            }))
+        router.add(
+            .GET, "/slow",
+            .async({ request in
+                slowEntered?.signal()
+                let ms = Int(request.query("ms") ?? "2000") ?? 2000
+                if let slowRelease {
+                    _ = await slowRelease.wait(timeout: 30)
+                } else {
+                    try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+                }
+                return Response.json(.ok, "{\"slept_ms\":\(ms)}")
+            }))
+        router.add(
+            .GET, "/maybe",
+            .fastPath(
+                { request in
+                    request.query("fast") == "1" ? Response.json(.ok, "\"fast\"") : nil
+                },
+                otherwise: { _ in
+                    try? await Task.sleep(nanoseconds: 20_000_000)
+                    return Response.json(.ok, "\"slow\"")
+                }))
+        router.add(
+            .GET, "/big",
+            .sync({ request in
+                let size = Int(request.query("size") ?? "1000000") ?? 1_000_000
+                return Response(status: .ok, body: [UInt8](repeating: UInt8(ascii: "x"), count: size))
+            }))
         return router
     }
 
-    static func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                      observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
-                      slowRelease: TestEvent? = nil) throws -> HTTPServer {
+    static func start(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
+        slowRelease: TestEvent? = nil
+    ) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configure(&configuration)
-        let server = HTTPServer(configuration: configuration, router: router(slowEntered: slowEntered, slowRelease: slowRelease),
-                                observer: observer)
+        let server = HTTPServer(
+            configuration: configuration, router: router(slowEntered: slowEntered, slowRelease: slowRelease),
+            observer: observer)
         try server.start()
         return server
     }
 
-    static func with<T>(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
-                        observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
-                        slowRelease: TestEvent? = nil, _ body: (HTTPServer) async throws -> T) async throws -> T {
+    static func with<T>(
+        _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+        observer: (any HTTPServerObserver)? = nil, slowEntered: TestEvent? = nil,
+        slowRelease: TestEvent? = nil, _ body: (HTTPServer) async throws -> T
+    ) async throws -> T {
         let server = try start(configure, observer: observer, slowEntered: slowEntered, slowRelease: slowRelease)
         do {
             let result = try await body(server)

@@ -1,9 +1,10 @@
 import BrokerCore
 import BrokerTestSupport
-@testable import BrokerRedis
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerRedis
 
 /// The cached Redis repository against a real `redis-server`: the shared suite, then coherence between replicas.
 struct CachingRedisAccountRepositoryTests {
@@ -54,13 +55,23 @@ struct CachingRedisAccountRepositoryTests {
     }
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
-    @Test func reauthorizationUpdatesSameRecord() async throws { try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord) }
-    @Test func listFiltersByProviderSortedByID() async throws { try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID) }
-    @Test func concurrentUpdatesAreNotLost() async throws { try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost) }
-    @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
+    @Test func reauthorizationUpdatesSameRecord() async throws {
+        try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord)
+    }
+    @Test func listFiltersByProviderSortedByID() async throws {
+        try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID)
+    }
+    @Test func concurrentUpdatesAreNotLost() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost)
+    }
+    @Test func concurrentPutsSurviveRestart() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
+    }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
-    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws {
+        try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)
+    }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
 
     // MARK: Coherence

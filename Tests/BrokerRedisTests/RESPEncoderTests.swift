@@ -1,5 +1,6 @@
-@testable import BrokerRedis
 import Testing
+
+@testable import BrokerRedis
 
 /// The command encoder: arrays of bulk strings, lengths in bytes, any byte allowed.
 struct RESPEncoderTests {

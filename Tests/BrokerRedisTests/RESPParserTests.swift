@@ -1,15 +1,15 @@
-@testable import BrokerRedis
 import Testing
+
+@testable import BrokerRedis
 
 /// The RESP2 reply parser: every type, nesting, nil values, any split of the input, and refusal of bad input.
 struct RESPParserTests {
     /// One stream holding every reply type, nested arrays and both nil forms.
-    static let stream = Array((
-        "+OK\r\n" + "-ERR unknown command 'FOO'\r\n" + ":0\r\n" + ":-9223372036854775808\r\n" + ":9223372036854775807\r\n"
-        + "$5\r\nhello\r\n" + "$0\r\n\r\n" + "$-1\r\n" + "*-1\r\n" + "*0\r\n"
-        + "*3\r\n:1\r\n*2\r\n$3\r\nfoo\r\n*1\r\n$-1\r\n-WRONGTYPE nope\r\n"
-        + "$6\r\na\r\nb\0c\r\n" + "+\r\n"
-    ).utf8)
+    static let stream = Array(
+        ("+OK\r\n" + "-ERR unknown command 'FOO'\r\n" + ":0\r\n" + ":-9223372036854775808\r\n" + ":9223372036854775807\r\n"
+            + "$5\r\nhello\r\n" + "$0\r\n\r\n" + "$-1\r\n" + "*-1\r\n" + "*0\r\n"
+            + "*3\r\n:1\r\n*2\r\n$3\r\nfoo\r\n*1\r\n$-1\r\n-WRONGTYPE nope\r\n"
+            + "$6\r\na\r\nb\0c\r\n" + "+\r\n").utf8)
 
     /// What ``stream`` holds.
     static let expected: [RESPValue] = [
@@ -104,8 +104,9 @@ struct RESPParserTests {
             #expect(message.contains(fragment), "\(message)")
         }
         var withinLimits = RESPParser(limits: limits)
-        #expect(try withinLimits.feed(Array("$10\r\n0123456789\r\n*3\r\n*1\r\n:1\r\n:2\r\n:3\r\n".utf8))
-            == [.bulk(Array("0123456789".utf8)), .array([.array([.integer(1)]), .integer(2), .integer(3)])])
+        #expect(
+            try withinLimits.feed(Array("$10\r\n0123456789\r\n*3\r\n*1\r\n:1\r\n:2\r\n:3\r\n".utf8))
+                == [.bulk(Array("0123456789".utf8)), .array([.array([.integer(1)]), .integer(2), .integer(3)])])
     }
 
     @Test func aLargeBulkStringArrivesIntactInSmallPieces() throws {

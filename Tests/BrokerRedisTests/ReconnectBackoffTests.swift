@@ -1,5 +1,6 @@
-@testable import BrokerRedis
 import Testing
+
+@testable import BrokerRedis
 
 /// The reconnect backoff: doubling waits from 50 ms, capped at 2 s, failing fast inside a wait, reset by success.
 struct ReconnectBackoffTests {

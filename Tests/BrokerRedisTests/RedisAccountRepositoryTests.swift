@@ -1,9 +1,10 @@
 import BrokerCore
 import BrokerCrypto
 import BrokerTestSupport
-@testable import BrokerRedis
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The Redis account repository: the shared repository suite, then replicas, layout, codecs and all-or-nothing writes.
 struct RedisAccountRepositoryTests {
@@ -16,13 +17,23 @@ struct RedisAccountRepositoryTests {
     }
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
-    @Test func reauthorizationUpdatesSameRecord() async throws { try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord) }
-    @Test func listFiltersByProviderSortedByID() async throws { try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID) }
-    @Test func concurrentUpdatesAreNotLost() async throws { try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost) }
-    @Test func concurrentPutsSurviveRestart() async throws { try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart) }
+    @Test func reauthorizationUpdatesSameRecord() async throws {
+        try await conformance(AccountRepositoryConformance.reauthorizationUpdatesSameRecord)
+    }
+    @Test func listFiltersByProviderSortedByID() async throws {
+        try await conformance(AccountRepositoryConformance.listFiltersByProviderSortedByID)
+    }
+    @Test func concurrentUpdatesAreNotLost() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost)
+    }
+    @Test func concurrentPutsSurviveRestart() async throws {
+        try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
+    }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
-    @Test func canonicallyEquivalentIDsAreDistinct() async throws { try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct) }
+    @Test func canonicallyEquivalentIDsAreDistinct() async throws {
+        try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)
+    }
     @Test func longestUIDsAreStorable() async throws { try await conformance(AccountRepositoryConformance.longestUIDsAreStorable) }
     @Test func statusCountsFollowWrites() async throws { try await conformance(AccountRepositoryConformance.statusCountsFollowWrites) }
 
@@ -139,7 +150,8 @@ struct RedisAccountRepositoryTests {
             #expect(abs(score - expired.expiresAt!.timeIntervalSince1970) < 0.001)
             // From then on the writes keep them: no second pass.
             _ = try await repository.delete(id: dead.id)
-            #expect(try await repository.statusCounts(at: .fixture) == AccountStatusCounts(active: 1, expired: 1, reauthorizationRequired: 0))
+            #expect(
+                try await repository.statusCounts(at: .fixture) == AccountStatusCounts(active: 1, expired: 1, reauthorizationRequired: 0))
         }
     }
 

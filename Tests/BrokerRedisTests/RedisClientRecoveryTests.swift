@@ -1,8 +1,9 @@
 import BrokerCore
 import BrokerTestSupport
-@testable import BrokerRedis
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The client when Redis dies, returns or drops connections: it fails fast, never hangs, and recovers by itself.
 struct RedisClientRecoveryTests {
@@ -86,7 +87,10 @@ struct RedisClientRecoveryTests {
             _ = try await server.client().command("CLIENT", "PAUSE", "1500", "ALL")
             await #expect(throws: RedisError.timeout) { try await client.command("SET", "k", "v") }
             let error = await #expect(throws: RedisError.self) { try await client.command("GET", "k") }
-            #expect(error == .unavailable("redis at 127.0.0.1:\(server.port) did not answer within 0.5 s; next connect to 127.0.0.1:\(server.port) in 50 ms"))
+            #expect(
+                error
+                    == .unavailable(
+                        "redis at 127.0.0.1:\(server.port) did not answer within 0.5 s; next connect to 127.0.0.1:\(server.port) in 50 ms"))
             // Once the backoff wait is over and the server answers again, calls go through.
             clock.advance(by: 60_000_000)
             var recovered = false

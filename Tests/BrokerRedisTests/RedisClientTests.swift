@@ -1,8 +1,9 @@
-import BrokerTestSupport
 import BrokerCore
-@testable import BrokerRedis
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The RESP2 client against a real `redis-server`: commands, binary values, AUTH, SELECT, pipelining and errors.
 struct RedisClientTests {
@@ -119,7 +120,10 @@ struct RedisClientTests {
         let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: listener.port), poolSize: 2, timeout: 0.3, gate: gate)
         await #expect(throws: RedisError.timeout) { try await client.command("PING") }
         // Every connection would hang the same way: the next call does not wait again.
-        await #expect(throws: RedisError.unavailable("redis at 127.0.0.1:\(listener.port) did not answer within 0.3 s; next connect to 127.0.0.1:\(listener.port) in 50 ms")) {
+        await #expect(
+            throws: RedisError.unavailable(
+                "redis at 127.0.0.1:\(listener.port) did not answer within 0.3 s; next connect to 127.0.0.1:\(listener.port) in 50 ms")
+        ) {
             try await client.command("PING")
         }
     }

@@ -1,9 +1,10 @@
 import BrokerCore
 import BrokerFileStore
 import BrokerTestSupport
-@testable import BrokerRedis
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The Redis flow store: single use across replicas, TTLs from the flow's expiry, and the file store's record format.
 struct RedisFlowStoreTests {
@@ -72,7 +73,9 @@ struct RedisFlowStoreTests {
             let client = server.client()
             let store = RedisFlowStore(client: client)
             let start = Date()
-            let flow = PendingFlow(state: PendingFlow.randomState(), provider: "github", binding: "b", createdAt: start, expiresAt: start.addingTimeInterval(1.0))
+            let flow = PendingFlow(
+                state: PendingFlow.randomState(), provider: "github", binding: "b", createdAt: start,
+                expiresAt: start.addingTimeInterval(1.0))
             try await store.put(flow)
             let ttl = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
             #expect((1...1_000).contains(ttl) || ttl == -2, "PTTL \(ttl): set to the flow's expiry, or already gone")
@@ -108,7 +111,9 @@ struct RedisFlowStoreTests {
         try await RedisServer.with { server async throws in
             let client = server.client()
             let store = RedisFlowStore(client: client, now: { .fixture })
-            for state in ["short", String(repeating: "a", count: 129), "has space in the state!", "dot.dot.dot.dot.dot", "ünïcödé-state-1234567"] {
+            for state in [
+                "short", String(repeating: "a", count: 129), "has space in the state!", "dot.dot.dot.dot.dot", "ünïcödé-state-1234567",
+            ] {
                 await #expect(throws: StoreError.self, "\(state)") { try await store.put(Self.makeFlow(state: state)) }
                 #expect(try await store.take(state: state, now: .fixture) == nil)
             }
@@ -160,7 +165,8 @@ struct RedisFlowStoreTests {
             let fromFile = Self.makeFlow()
             try await files.put(fromFile)
             let fileBytes = try Data(contentsOf: URL(fileURLWithPath: files.flowsDirectory + "/\(fromFile.state).json"))
-            _ = try await client.command(RedisCommand(bytes: [Array("SET".utf8), Array("tb:flow:\(fromFile.state)".utf8), Array(fileBytes)]))
+            _ = try await client.command(
+                RedisCommand(bytes: [Array("SET".utf8), Array("tb:flow:\(fromFile.state)".utf8), Array(fileBytes)]))
             #expect(try await store.take(state: fromFile.state, now: .fixture) == fromFile)
         }
     }

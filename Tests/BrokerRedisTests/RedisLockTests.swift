@@ -1,8 +1,9 @@
-import BrokerTestSupport
 import BrokerCore
-@testable import BrokerRedis
+import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The cross-replica lock: one holder, release by the owner only, expiry by TTL.
 struct RedisLockTests {

@@ -1,9 +1,10 @@
 import BrokerCore
-@testable import BrokerRedis
 import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
+
+@testable import BrokerRedis
 
 /// The shared refresh backoff on a real redis-server: what is stored, how it expires, and two replicas under one rate limit.
 struct RedisRefreshBackoffStoreTests {
@@ -14,8 +15,9 @@ struct RedisRefreshBackoffStoreTests {
         try await RedisServer.with { server async throws in
             let client = server.client()
             let store = RedisRefreshBackoffStore(client: client, keep: 300)
-            let state = RefreshBackoff(failures: 2, notBefore: Date.fixture.addingTimeInterval(120),
-                                       lastError: .upstreamError(step: "token_refresh", reason: "HTTP 429 (not a 2xx status)"))
+            let state = RefreshBackoff(
+                failures: 2, notBefore: Date.fixture.addingTimeInterval(120),
+                lastError: .upstreamError(step: "token_refresh", reason: "HTTP 429 (not a 2xx status)"))
             #expect(try await store.backoff(for: "google:1") == nil)
             try await store.record(state, for: "google:1", at: Date.fixture)
             #expect(try await store.backoff(for: "google:1") == state)
@@ -98,9 +100,10 @@ struct ReplicaWorld {
     let clock: HandClock
 
     static func make(server: RedisServer) async throws -> ReplicaWorld {
-        ReplicaWorld(server: server,
-                     registry: try ProviderRegistry.load(environment: RedisRefreshBackoffStoreTests.environment, providersFile: nil),
-                     upstream: CountingProvider(), clock: HandClock())
+        ReplicaWorld(
+            server: server,
+            registry: try ProviderRegistry.load(environment: RedisRefreshBackoffStoreTests.environment, providersFile: nil),
+            upstream: CountingProvider(), clock: HandClock())
     }
 
     /// One broker replica with its own Redis client, as a separate process would have; `backoff` replaces the shared one.
@@ -131,7 +134,9 @@ final class CountingProvider: UpstreamClient {
 
     /// From now on, answers with `status` (200: a new token) and `retryAfter` when given.
     func answer(status: Int, retryAfter: String?) {
-        state.withLock { $0.status = status; $0.retryAfter = retryAfter }
+        state.withLock {
+            $0.status = status; $0.retryAfter = retryAfter
+        }
     }
 
     func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {

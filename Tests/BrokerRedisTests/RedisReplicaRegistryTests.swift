@@ -1,9 +1,10 @@
 import BrokerCore
 import BrokerCrypto
 import BrokerTestSupport
-@testable import BrokerRedis
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The replicas' agreement kept in a real Redis: fingerprints, generated key and secret, races between starting replicas.
 struct RedisReplicaRegistryTests {
@@ -17,7 +18,8 @@ struct RedisReplicaRegistryTests {
                 for index in 0..<12 {
                     group.addTask {
                         let registry = RedisReplicaRegistry(client: server.client(poolSize: 1))
-                        let mine = ReplicaFingerprints(keyring: try Self.keyring(Self.key("k\(index)", UInt8(index))), cookieSecret: Self.secret)
+                        let mine = ReplicaFingerprints(
+                            keyring: try Self.keyring(Self.key("k\(index)", UInt8(index))), cookieSecret: Self.secret)
                         do {
                             try await registry.agree(mine)
                             return true
@@ -38,7 +40,8 @@ struct RedisReplicaRegistryTests {
     @Test func theFingerprintsHoldNoKeyOrSecret() async throws {
         try await RedisServer.with { server async throws in
             let keyText = Self.key("k1", 7)
-            try await RedisReplicaRegistry(client: server.client()).agree(ReplicaFingerprints(keyring: try Self.keyring(keyText), cookieSecret: Self.secret))
+            try await RedisReplicaRegistry(client: server.client()).agree(
+                ReplicaFingerprints(keyring: try Self.keyring(keyText), cookieSecret: Self.secret))
             let reply = try await server.client().command("HGETALL", "tb:replicas:fingerprints")
             let dump = (reply.array ?? []).compactMap(\.string).joined(separator: " ")
             #expect(!dump.contains(String(keyText.dropFirst(3))))
@@ -102,7 +105,8 @@ struct RedisReplicaRegistryTests {
         try await RedisServer.with { server async throws in
             let registry = RedisReplicaRegistry(client: server.client())
             try await registry.agree(ReplicaFingerprints(keyring: try Self.keyring(Self.key("old", 1)), cookieSecret: Self.secret))
-            let rotated = ReplicaFingerprints(keyring: try Self.keyring(Self.key("new", 2) + "," + Self.key("old", 1)), cookieSecret: Self.secret)
+            let rotated = ReplicaFingerprints(
+                keyring: try Self.keyring(Self.key("new", 2) + "," + Self.key("old", 1)), cookieSecret: Self.secret)
             let recorded = try await registry.agree(rotated)
             #expect(Set(recorded.keys) == ["key:new", "key:old", "secret"])
             #expect(try await registry.retireKeys(except: "new", expected: ["secret": "changed"]) == nil)

@@ -10,15 +10,17 @@ struct RedisURLTests {
         #expect(try RedisURL(parsing: "redis://redis.internal:6379/2") == RedisURL(host: "redis.internal", database: 2))
         #expect(try RedisURL(parsing: "redis://h:6379/") == RedisURL(host: "h"))
         #expect(try RedisURL(parsing: "REDIS://:pw@h:6379/2") == RedisURL(host: "h", password: Secret("pw"), database: 2))
-        #expect(try RedisURL(parsing: "redis://broker:s3cret@[::1]:7000/15")
-            == RedisURL(host: "::1", port: 7000, username: "broker", password: Secret("s3cret"), database: 15))
+        #expect(
+            try RedisURL(parsing: "redis://broker:s3cret@[::1]:7000/15")
+                == RedisURL(host: "::1", port: 7000, username: "broker", password: Secret("s3cret"), database: 15))
         #expect(try RedisURL(parsing: "redis://[fe80::1]") == RedisURL(host: "fe80::1"))
     }
 
     @Test func passwordMayHoldReservedCharactersRawOrEscaped() throws {
         #expect(try RedisURL(parsing: "redis://:a/b?c#d@h:1").password == Secret("a/b?c#d"))
         #expect(try RedisURL(parsing: "redis://u:p@ss@h:1").password == Secret("p@ss"))
-        #expect(try RedisURL(parsing: "redis://u%40x:p%25%3A@h:1") == RedisURL(host: "h", port: 1, username: "u@x", password: Secret("p%:")))
+        #expect(
+            try RedisURL(parsing: "redis://u%40x:p%25%3A@h:1") == RedisURL(host: "h", port: 1, username: "u@x", password: Secret("p%:")))
     }
 
     @Test(arguments: [
@@ -49,7 +51,9 @@ struct RedisURLTests {
     }
 
     @Test func refusalsNeverRepeatThePassword() {
-        for text in ["redis://:SENTINELpw%zz@h:1", "redis://u:SENTINELpw@h:99999", "redis://u:SENTINELpw@h:1/db", "redis://u:SENTINELpw@:1"] {
+        for text in [
+            "redis://:SENTINELpw%zz@h:1", "redis://u:SENTINELpw@h:99999", "redis://u:SENTINELpw@h:1/db", "redis://u:SENTINELpw@:1",
+        ] {
             let error = #expect(throws: RedisURLError.self) { try RedisURL(parsing: text) }
             #expect(error.map { !String(describing: $0).contains("SENTINEL") } == true, "\(text)")
         }

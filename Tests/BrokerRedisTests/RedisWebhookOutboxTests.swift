@@ -1,8 +1,9 @@
 import BrokerCore
-@testable import BrokerRedis
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerRedis
 
 /// The Redis webhook outbox: the shared outbox suite (a "restart" is a new client on the same server), then replicas and layout.
 struct RedisWebhookOutboxTests {

@@ -1,5 +1,6 @@
-@testable import BrokerRedis
 import Testing
+
+@testable import BrokerRedis
 
 /// The decision whether a replica may join the others: pure, every verdict.
 struct ReplicaAgreementTests {
@@ -25,7 +26,8 @@ struct ReplicaAgreementTests {
     }
 
     @Test func noKeyInCommonCannotOpenAnything() {
-        let verdict = ReplicaAgreement.verdict(recorded: ["key:b", "key:a"].reduce(into: [:]) { $0[$1] = "X" }, mine: Self.mine([("c", "C")]))
+        let verdict = ReplicaAgreement.verdict(
+            recorded: ["key:b", "key:a"].reduce(into: [:]) { $0[$1] = "X" }, mine: Self.mine([("c", "C")]))
         #expect(verdict == .noKeyInCommon(recorded: ["a", "b"]))
     }
 
@@ -33,8 +35,9 @@ struct ReplicaAgreementTests {
         let verdict = ReplicaAgreement.verdict(recorded: ["key:old": "O", "secret": "s"], mine: Self.mine([("new", "N"), ("old", "O")]))
         #expect(verdict == .agree(record: ["key:new": "N"]))
         // Listing the new key second (reading it before sealing with it) records nothing.
-        #expect(ReplicaAgreement.verdict(recorded: ["key:old": "O", "secret": "s"], mine: Self.mine([("old", "O"), ("new", "N")]))
-            == .agree(record: [:]))
+        #expect(
+            ReplicaAgreement.verdict(recorded: ["key:old": "O", "secret": "s"], mine: Self.mine([("old", "O"), ("new", "N")]))
+                == .agree(record: [:]))
     }
 
     @Test func aReplicaLackingARecordedKeyIsRefused() {
@@ -44,8 +47,12 @@ struct ReplicaAgreementTests {
     }
 
     @Test func anotherSecretDiffersOnceTheKeysAgree() {
-        #expect(ReplicaAgreement.verdict(recorded: ["key:k1": "A", "secret": "s"], mine: Self.mine([("k1", "A")], secret: "t")) == .secretDiffers)
-        #expect(ReplicaAgreement.verdict(recorded: ["key:k1": "A", "secret": "s"], mine: Self.mine([("k1", "B")], secret: "t")) == .keyDiffers(id: "k1"))
+        #expect(
+            ReplicaAgreement.verdict(recorded: ["key:k1": "A", "secret": "s"], mine: Self.mine([("k1", "A")], secret: "t"))
+                == .secretDiffers)
+        #expect(
+            ReplicaAgreement.verdict(recorded: ["key:k1": "A", "secret": "s"], mine: Self.mine([("k1", "B")], secret: "t"))
+                == .keyDiffers(id: "k1"))
     }
 
     @Test func unknownFieldsAreIgnored() {
@@ -57,7 +64,8 @@ struct ReplicaAgreementTests {
         let mine = Self.mine([("mine", "FINGERPRINT-MINE")])
         let differs = try #require(ReplicaDisagreement(.keyDiffers(id: "k1"), mine: mine, keyOrigin: nil, secretOrigin: nil))
         #expect("\(differs)".hasPrefix("BROKER_ENCRYPTION_KEY differs from the key the other replicas use (key id k1)"))
-        let disjoint = try #require(ReplicaDisagreement(.noKeyInCommon(recorded: ["k1"]), mine: mine, keyOrigin: "generated", secretOrigin: nil))
+        let disjoint = try #require(
+            ReplicaDisagreement(.noKeyInCommon(recorded: ["k1"]), mine: mine, keyOrigin: "generated", secretOrigin: nil))
         #expect("\(disjoint)".contains("(key id k1; this replica's is mine)"))
         #expect("\(disjoint)".contains("not set here"))
         let missing = try #require(ReplicaDisagreement(.keysMissing(["k2"]), mine: mine, keyOrigin: nil, secretOrigin: nil))

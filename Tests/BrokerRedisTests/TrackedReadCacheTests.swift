@@ -1,5 +1,6 @@
-@testable import BrokerRedis
 import Testing
+
+@testable import BrokerRedis
 
 /// The cache's rules without Redis: off until enabled, LRU bound, and reads racing invalidations.
 struct TrackedReadCacheTests {

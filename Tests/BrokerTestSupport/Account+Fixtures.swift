@@ -48,7 +48,9 @@ extension Account {
 
 extension PendingFlow {
     /// A flow for `state` at `provider`, created at ``Date/fixture`` and living `lifetime` seconds.
-    public static func make(state: String = "c3RhdGUtMTIzNDU2Nzg5MA", provider: String = "github", lifetime: TimeInterval = 600) -> PendingFlow {
+    public static func make(state: String = "c3RhdGUtMTIzNDU2Nzg5MA", provider: String = "github", lifetime: TimeInterval = 600)
+        -> PendingFlow
+    {
         PendingFlow(
             state: state,
             provider: provider,

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A child process started with `posix_spawn`, for tests that run real executables.
 ///
@@ -22,8 +23,10 @@ public final class ChildProcess: @unchecked Sendable {
     private var readers: [Thread] = []
 
     /// Spawns `executable` with `arguments` and exactly `environment`.
-    public init(executable: String, arguments: [String] = [], environment: [String: String],
-                stdout: Output = .discard, stderr: Output = .capture) throws {
+    public init(
+        executable: String, arguments: [String] = [], environment: [String: String],
+        stdout: Output = .discard, stderr: Output = .capture
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -56,7 +59,7 @@ public final class ChildProcess: @unchecked Sendable {
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var child: pid_t = 0
         let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         for end in pipes { close(end.write) }

@@ -5,8 +5,10 @@ import Foundation
 /// For what another process or a background task brings about in its own time (a
 /// reconnect, a background sweep, a file written by a child); where the test itself
 /// can be told that something happened, wait for that event instead.
-public func eventually(timeout: Double = 10, interval: Double = 0.02,
-                       _ condition: () async throws -> Bool) async rethrows -> Bool {
+public func eventually(
+    timeout: Double = 10, interval: Double = 0.02,
+    _ condition: () async throws -> Bool
+) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
         if try await condition() { return true }

@@ -86,7 +86,9 @@ public enum FlowStoreConformance {
     /// A state that is not 16–128 base64url characters is never stored and never found.
     public static func malformedStateIsRefused(_ open: FlowStoreOpener) async throws {
         let store = try open()
-        for state in ["../accounts/github%3A1", "short", String(repeating: "a", count: 129), "has/slash/in/it/abcdef", "line\nbreak-in-the-state", ""] {
+        for state in [
+            "../accounts/github%3A1", "short", String(repeating: "a", count: 129), "has/slash/in/it/abcdef", "line\nbreak-in-the-state", "",
+        ] {
             #expect(try await store.take(state: state, now: .fixture) == nil)
             await #expect(throws: StoreError.self) { try await store.put(PendingFlow.make(state: state)) }
         }

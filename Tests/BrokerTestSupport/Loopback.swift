@@ -13,9 +13,13 @@ public enum Loopback {
         }
         guard bound == 0 else { throw LoopbackError("bind failed: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard withUnsafeMutablePointer(to: &address, {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }) == 0 else { throw LoopbackError("getsockname failed: errno \(errno)") }
+        guard
+            withUnsafeMutablePointer(
+                to: &address,
+                {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                }) == 0
+        else { throw LoopbackError("getsockname failed: errno \(errno)") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -31,9 +35,13 @@ public enum Loopback {
         }
         guard bound == 0 else { throw LoopbackError("bind failed: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard withUnsafeMutablePointer(to: &address, {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }) == 0 else { throw LoopbackError("getsockname failed: errno \(errno)") }
+        guard
+            withUnsafeMutablePointer(
+                to: &address,
+                {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                }) == 0
+        else { throw LoopbackError("getsockname failed: errno \(errno)") }
         return try await body(Int(UInt16(bigEndian: address.sin_port)))
     }
 

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// A blocking TCP client on a real socket, for sending exact bytes and reading exact answers.
 public final class RawClient: @unchecked Sendable {

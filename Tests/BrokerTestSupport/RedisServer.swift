@@ -1,5 +1,5 @@
-import BrokerRedis
 import BrokerCore
+import BrokerRedis
 import Foundation
 import Glibc
 
@@ -61,8 +61,9 @@ public final class RedisServer: @unchecked Sendable {
         for _ in 0..<5 {
             let directory = NSTemporaryDirectory() + "/broker-redis-test-" + UUID().uuidString
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let server = RedisServer(port: try Loopback.freePort(), password: password, directory: directory, persistent: persistent,
-                                     extraArguments: arguments)
+            let server = RedisServer(
+                port: try Loopback.freePort(), password: password, directory: directory, persistent: persistent,
+                extraArguments: arguments)
             do {
                 try await server.launch(executable)
                 return server
@@ -81,7 +82,8 @@ public final class RedisServer: @unchecked Sendable {
             let candidate = "\(directory)/redis-server"
             if access(candidate, X_OK) == 0 { return candidate }
         }
-        throw RedisTestError("""
+        throw RedisTestError(
+            """
             redis-server is not on PATH. These tests need a real Redis (7.x, GETDEL needs 6.2 or later) \
             and never skip: install the Debian package with `apt-get install redis-server`, \
             or run scripts/test, which installs it.
@@ -126,14 +128,16 @@ public final class RedisServer: @unchecked Sendable {
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
         // ChildProcess, not Foundation's Process, whose run() now and then crashes a suite that starts hundreds of children.
-        let process = try ChildProcess(executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
-                                       stdout: .discard, stderr: .discard)
+        let process = try ChildProcess(
+            executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
+            stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
         for _ in 0..<200 {
             if try await offPool({ Self.answersPing(port: port) }) { return }
             guard process.isRunning else {
-                throw RedisTestError("redis-server exited at start-up on port \(port) (status \(process.terminationStatus.map(String.init) ?? "unknown"))")
+                throw RedisTestError(
+                    "redis-server exited at start-up on port \(port) (status \(process.terminationStatus.map(String.init) ?? "unknown"))")
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }

@@ -28,8 +28,10 @@ public enum TestHTTP {
     }
 
     /// Sends a request and reads the whole response; the blocking part runs off Swift's cooperative pool.
-    public static func send(port: Int, method: String = "GET", target: String, headers: [(String, String)] = [],
-                            body: String = "") async -> Reply? {
+    public static func send(
+        port: Int, method: String = "GET", target: String, headers: [(String, String)] = [],
+        body: String = ""
+    ) async -> Reply? {
         await offPool { blockingSend(port: port, method: method, target: target, headers: headers, body: body) }
     }
 

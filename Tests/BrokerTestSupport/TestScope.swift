@@ -29,11 +29,14 @@ public final class TestScope: Sendable {
     }
 
     /// The current scope; records an issue when there is none, since whatever is started then is never stopped.
-    public static func required(_ what: String, fileID: String = #fileID, filePath: String = #filePath,
-                                line: Int = #line, column: Int = #column) -> TestScope? {
+    public static func required(
+        _ what: String, fileID: String = #fileID, filePath: String = #filePath,
+        line: Int = #line, column: Int = #column
+    ) -> TestScope? {
         if let current { return current }
-        Issue.record("\(what) started outside a TestScope: use @Suite(.scoped) or withTestScope",
-                     sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
+        Issue.record(
+            "\(what) started outside a TestScope: use @Suite(.scoped) or withTestScope",
+            sourceLocation: SourceLocation(fileID: fileID, filePath: filePath, line: line, column: column))
         return nil
     }
 }

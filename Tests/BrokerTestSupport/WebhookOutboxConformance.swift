@@ -11,11 +11,14 @@ public typealias OutboxOpener = @Sendable () throws -> any WebhookOutbox
 /// fixed dates, never the wall clock, so leases and due times are exact.
 public enum WebhookOutboxConformance {
     /// A delivery as the sink makes it, due at `at`.
-    public static func delivery(_ event: String = "evt_" + String(repeating: "ab", count: 16), index: Int = 0,
-                                type: BrokerEventType = .accountConnected, account: String? = "acme:4242",
-                                url: String = "http://127.0.0.1:9/hooks", at: Date = .fixture) -> WebhookDelivery {
-        WebhookDelivery(id: "\(event).\(index)", eventID: event, eventType: type.rawValue, accountID: account, url: url,
-                        body: "{\"id\":\"\(event)\",\"type\":\"\(type.rawValue)\"}", enqueuedAt: at)
+    public static func delivery(
+        _ event: String = "evt_" + String(repeating: "ab", count: 16), index: Int = 0,
+        type: BrokerEventType = .accountConnected, account: String? = "acme:4242",
+        url: String = "http://127.0.0.1:9/hooks", at: Date = .fixture
+    ) -> WebhookDelivery {
+        WebhookDelivery(
+            id: "\(event).\(index)", eventID: event, eventType: type.rawValue, accountID: account, url: url,
+            body: "{\"id\":\"\(event)\",\"type\":\"\(type.rawValue)\"}", enqueuedAt: at)
     }
 
     /// An event id made of `n`.
@@ -147,4 +150,3 @@ public enum WebhookOutboxConformance {
         #expect(try await open().list(limit: 10).pending == [item])
     }
 }
-

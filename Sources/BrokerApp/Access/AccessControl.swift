@@ -28,7 +28,7 @@ struct AccessControl: Sendable {
         return header.withUTF8 { bytes in
             let scheme = "bearer ".utf8
             guard bytes.count > scheme.count,
-                  bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
+                bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
             else { return false }
             return apiKeyBytes.withUnsafeBufferPointer { ConstantTime.equals(UnsafeBufferPointer(rebasing: bytes[scheme.count...]), $0) }
         }

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,15 +59,17 @@ struct CORSPolicy: Sendable {
                 return response
             }
         case .fastPath(let fast, let slow):
-            return .fastPath({ request in
-                guard var response = fast(request) else { return nil }
-                decorate(&response, for: request)
-                return response
-            }, otherwise: { request in
-                var response = await slow(request)
-                decorate(&response, for: request)
-                return response
-            })
+            return .fastPath(
+                { request in
+                    guard var response = fast(request) else { return nil }
+                    decorate(&response, for: request)
+                    return response
+                },
+                otherwise: { request in
+                    var response = await slow(request)
+                    decorate(&response, for: request)
+                    return response
+                })
         }
     }
 
@@ -118,9 +121,11 @@ struct CORSPolicy: Sendable {
             }
             // Letters, digits, hyphens and dots in non-empty labels: an IDN host is given in its xn-- form.
             let labels = host.split(separator: ".", omittingEmptySubsequences: false)
-            guard !host.isEmpty, labels.allSatisfy({ label in
-                !label.isEmpty && label.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
-            }) else { return nil }
+            guard !host.isEmpty,
+                labels.allSatisfy({ label in
+                    !label.isEmpty && label.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+                })
+            else { return nil }
         }
         let defaultPort = scheme == "http" ? 80 : 443
         return scheme + "://" + host + (port.map { $0 == defaultPort ? "" : ":\($0)" } ?? "")
@@ -129,7 +134,8 @@ struct CORSPolicy: Sendable {
     /// A port of 1 to 5 digits from 1 to 65535, or nil.
     private static func portNumber(_ text: Substring) -> Int? {
         guard (1...5).contains(text.count), text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              let value = Int(text), (1...65535).contains(value) else { return nil }
+            let value = Int(text), (1...65535).contains(value)
+        else { return nil }
         return value
     }
 }

@@ -43,8 +43,9 @@ struct SessionCookie: Equatable {
     static func decode(_ value: String, secret: [UInt8]) -> SessionCookie? {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let payload = Base64URL.decode(String(parts[0])),
-              let mac = Base64URL.decode(String(parts[1])),
-              ConstantTime.equals(mac, HMAC.sha256(key: secret, message: payload)) else { return nil }
+            let mac = Base64URL.decode(String(parts[1])),
+            ConstantTime.equals(mac, HMAC.sha256(key: secret, message: payload))
+        else { return nil }
         let fields = String(decoding: payload, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)
         guard fields.count == 3, fields[0] == "v1", let issuedAt = Int(fields[1]) else { return nil }
         let ids = fields[2].split(separator: ",").map { PercentEncoding.formDecodeLeniently($0.utf8) }

@@ -24,7 +24,8 @@ public enum AccountsClient {
         public var failure: (headline: String, reason: String)?
 
         public static func == (a: Outcome, b: Outcome) -> Bool {
-            a.status == b.status && a.output == b.output && a.failure?.headline == b.failure?.headline && a.failure?.reason == b.failure?.reason
+            a.status == b.status && a.output == b.output && a.failure?.headline == b.failure?.headline
+                && a.failure?.reason == b.failure?.reason
         }
 
         static func done(_ output: String) -> Outcome { Outcome(status: 0, output: output) }
@@ -44,8 +45,10 @@ public enum AccountsClient {
     }
 
     /// Runs `command` against the broker the environment names; `upstream` is the HTTP client (URLSession by default).
-    public static func run(_ command: AccountsCommand, environment: [String: String],
-                           upstream: (any UpstreamClient)? = nil) async -> Outcome {
+    public static func run(
+        _ command: AccountsCommand, environment: [String: String],
+        upstream: (any UpstreamClient)? = nil
+    ) async -> Outcome {
         let baseURL: String, apiKey: Secret
         do {
             (baseURL, apiKey) = try settings(environment)
@@ -57,17 +60,22 @@ public enum AccountsClient {
         let client = upstream ?? URLSessionUpstreamClient(timeout: 30, maxResponseBytes: 1 << 30)
         let response: UpstreamResponse
         do {
-            response = try await client.send(UpstreamRequest(method: method, url: baseURL + target, headers: [
-                ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
-                ("User-Agent", "token-broker/\(BrokerVersion.current) accounts"),
-            ]))
+            response = try await client.send(
+                UpstreamRequest(
+                    method: method, url: baseURL + target,
+                    headers: [
+                        ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
+                        ("User-Agent", "token-broker/\(BrokerVersion.current) accounts"),
+                    ]))
         } catch {
-            let why = switch error {
-            case .timeout: "no answer within 30 s"
-            case .transport(let message): message
-            case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
-            }
-            return .failed(1, "broker unreachable", "cannot reach the broker at \(baseURL): \(why) (is it running there? BROKER_URL says where)")
+            let why =
+                switch error {
+                case .timeout: "no answer within 30 s"
+                case .transport(let message): message
+                case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+                }
+            return .failed(
+                1, "broker unreachable", "cannot reach the broker at \(baseURL): \(why) (is it running there? BROKER_URL says where)")
         }
         guard (200..<300).contains(response.status) else {
             return .failed(1, "request refused", refusal(response, method: method, target: target, baseURL: baseURL))
@@ -121,9 +129,11 @@ public enum AccountsClient {
     /// Accounts as a table for people, one line each, and how many.
     static func table(_ accounts: [[String: Any]]) -> String {
         guard !accounts.isEmpty else { return "No accounts." }
-        let rows = [["ID", "STATUS", "EXPIRES AT", "REFRESHED AT"]] + accounts.map { account in
-            [text(account["id"]), text(account["status"]), text(account["expires_at"], none: "never"), text(account["refreshed_at"])]
-        }
+        let rows =
+            [["ID", "STATUS", "EXPIRES AT", "REFRESHED AT"]]
+            + accounts.map { account in
+                [text(account["id"]), text(account["status"]), text(account["expires_at"], none: "never"), text(account["refreshed_at"])]
+            }
         let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
         let lines = rows.map { row in
             row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -135,8 +145,10 @@ public enum AccountsClient {
     /// One account for people, a field per line; its token and token secret only as their length.
     static func details(_ account: [String: Any]) -> String {
         var rows: [(String, String)] = []
-        for name in ["id", "provider", "uid", "screen_name", "status", "token_type", "scope", "expires_at", "created_at",
-                     "updated_at", "refreshed_at"] where name != "screen_name" || account[name] != nil {
+        for name in [
+            "id", "provider", "uid", "screen_name", "status", "token_type", "scope", "expires_at", "created_at",
+            "updated_at", "refreshed_at",
+        ] where name != "screen_name" || account[name] != nil {
             rows.append((name, text(account[name], none: name == "expires_at" ? "never" : "-")))
         }
         for name in ["access_token", "token_secret"] {

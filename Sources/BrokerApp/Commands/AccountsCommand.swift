@@ -63,11 +63,12 @@ public struct AccountsCommand: Equatable, Sendable {
             return refuse("accounts \(name) needs an account id (provider:uid)")
         }
         if positional.count > 1 { return refuse("unexpected argument \"\(positional[1])\"") }
-        let action: Action = switch name {
-        case "show": .show(id)
-        case "delete": .delete(id)
-        default: .refresh(id)
-        }
+        let action: Action =
+            switch name {
+            case "show": .show(id)
+            case "delete": .delete(id)
+            default: .refresh(id)
+            }
         return .success(AccountsCommand(action, json: json))
     }
 }

@@ -24,8 +24,9 @@ public final class Demo: Sendable {
         public static func from(environment: [String: String]) throws(ConfigurationError) -> Settings {
             let read = EnvironmentReader(environment)
             let port = read.raw("BROKER_DEMO_PORT") == nil ? nil : try read.integer("BROKER_DEMO_PORT", default: 0, range: 1...65535)
-            return Settings(providerPort: port,
-                            tokenLifetime: try read.integer("BROKER_DEMO_TOKEN_LIFETIME", default: 120, range: 2...86_400))
+            return Settings(
+                providerPort: port,
+                tokenLifetime: try read.integer("BROKER_DEMO_TOKEN_LIFETIME", default: 120, range: 2...86_400))
         }
     }
 
@@ -45,8 +46,10 @@ public final class Demo: Sendable {
     /// The demo's settings.
     public let settings: Settings
 
-    private init(configuration: BrokerConfiguration, provider: FakeOAuth2Provider, apiKey: String, directory: String,
-                 settings: Settings) {
+    private init(
+        configuration: BrokerConfiguration, provider: FakeOAuth2Provider, apiKey: String, directory: String,
+        settings: Settings
+    ) {
         self.configuration = configuration
         self.provider = provider
         self.apiKey = apiKey
@@ -68,8 +71,9 @@ public final class Demo: Sendable {
         }
         let publicURL = "http://127.0.0.1:\(c.server.port)"
         let secret = SecureRandom.token(byteCount: 24)
-        let provider = try startProvider(settings: settings, brokerPort: c.server.port, clientSecret: secret,
-                                         redirectURI: publicURL + "/callback")
+        let provider = try startProvider(
+            settings: settings, brokerPort: c.server.port, clientSecret: secret,
+            redirectURI: publicURL + "/callback")
         let directory: String
         do {
             directory = try Self.makeDirectory()
@@ -78,10 +82,14 @@ public final class Demo: Sendable {
             throw StartupError(message: "cannot create a temporary directory for the demo: \(error)")
         }
         let providers = directory + "/providers.json"
-        let entry = provider.providerEntry(name: providerName, secretVariable: "DEMO_CLIENT_SECRET",
-                                           extra: "\"scopes\": [\"profile\"], \"display_name\": \"Demo\"")
-        guard FileManager.default.createFile(atPath: providers, contents: Data("{\"providers\": {\(entry)}}\n".utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
+        let entry = provider.providerEntry(
+            name: providerName, secretVariable: "DEMO_CLIENT_SECRET",
+            extra: "\"scopes\": [\"profile\"], \"display_name\": \"Demo\"")
+        guard
+            FileManager.default.createFile(
+                atPath: providers, contents: Data("{\"providers\": {\(entry)}}\n".utf8),
+                attributes: [.posixPermissions: 0o600])
+        else {
             Task { await provider.stop() }
             throw StartupError(message: "cannot write \(providers)")
         }
@@ -105,21 +113,25 @@ public final class Demo: Sendable {
     }
 
     /// Starts the provider on `BROKER_DEMO_PORT`, or on the first free port of the twenty after the broker's.
-    private static func startProvider(settings: Settings, brokerPort: Int, clientSecret: String,
-                                      redirectURI: String) throws -> FakeOAuth2Provider {
+    private static func startProvider(
+        settings: Settings, brokerPort: Int, clientSecret: String,
+        redirectURI: String
+    ) throws -> FakeOAuth2Provider {
         var configuration = FakeOAuth2Provider.Configuration.rfc6749(clientSecret: clientSecret, clientID: "token-broker-demo")
         configuration.redirectURIs = [redirectURI]
         configuration.consent = .page(providerName: "Demo provider")
         configuration.pkce = .required
-        configuration.names = FakeOAuth2Provider.TokenNames(code: "demo-code-", access: "demo-access-", refresh: "demo-refresh-",
-                                                            random: true)
+        configuration.names = FakeOAuth2Provider.TokenNames(
+            code: "demo-code-", access: "demo-access-", refresh: "demo-refresh-",
+            random: true)
         configuration.login = nil
         configuration.displayName = "Demo user"
         var behaviour = FakeOAuth2Provider.Behaviour(dialect: .rfc6749)
         behaviour.users = .fixed(userID)
         behaviour.accessTokenLifetime = settings.tokenLifetime
         behaviour.refreshedTokenLifetime = settings.tokenLifetime
-        let candidates = settings.providerPort.map { [$0] }
+        let candidates =
+            settings.providerPort.map { [$0] }
             ?? (1...20).map { brokerPort + $0 }.filter { $0 <= 65535 } + [0]
         var lastError: (any Error)?
         for port in candidates {

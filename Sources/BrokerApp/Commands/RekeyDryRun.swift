@@ -48,10 +48,13 @@ public struct RekeyDryRun: Sendable {
         var lines = ["rekey --dry-run: \(candidates.count) of \(total) accounts would be re-sealed with \(key). Nothing was changed."]
         let width = candidates.map(\.accountID.count).max() ?? 0
         for candidate in candidates {
-            let now = candidate.sealedWith.isEmpty ? "plaintext"
+            let now =
+                candidate.sealedWith.isEmpty
+                ? "plaintext"
                 : "sealed with key " + candidate.sealedWith.map { "\"\($0)\"" }.joined(separator: ", ")
-            lines.append("  " + candidate.accountID.padding(toLength: width, withPad: " ", startingAt: 0)
-                         + "  " + now + "  accounts/" + candidate.fileName)
+            lines.append(
+                "  " + candidate.accountID.padding(toLength: width, withPad: " ", startingAt: 0)
+                    + "  " + now + "  accounts/" + candidate.fileName)
         }
         return lines.joined(separator: "\n")
     }

@@ -1,8 +1,9 @@
+import Dispatch
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import Synchronization
 
 /// Turns SIGTERM and SIGINT into a graceful shutdown followed by `exit(0)`.
 public enum SignalHandling {
@@ -14,8 +15,10 @@ public enum SignalHandling {
     /// The default action is ignored first: as PID 1 the kernel would drop SIGTERM
     /// anyway without a handler, and elsewhere it would kill us
     /// before the graceful path runs.
-    public static func install(broker: Broker, logger: BrokerLogger,
-                               afterShutdown: @escaping @Sendable () async -> Void = {}) -> [any DispatchSourceSignal] {
+    public static func install(
+        broker: Broker, logger: BrokerLogger,
+        afterShutdown: @escaping @Sendable () async -> Void = {}
+    ) -> [any DispatchSourceSignal] {
         let queue = DispatchQueue(label: "token-broker.signals")
         return [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")].map { (number, name) in
             signal(number, SIG_IGN)

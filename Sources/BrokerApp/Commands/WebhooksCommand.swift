@@ -29,8 +29,9 @@ public enum WebhooksCommand: Equatable, Sendable {
             request = UpstreamRequest(method: "GET", url: base + "/webhooks", headers: [("Authorization", "Bearer " + key.value)])
         case .replay(let id):
             let escaped = id.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? id
-            request = UpstreamRequest(method: "POST", url: base + "/webhooks/replay?id=" + escaped,
-                                      headers: [("Authorization", "Bearer " + key.value)])
+            request = UpstreamRequest(
+                method: "POST", url: base + "/webhooks/replay?id=" + escaped,
+                headers: [("Authorization", "Bearer " + key.value)])
         }
         let response: UpstreamResponse
         do {
@@ -69,11 +70,15 @@ public enum WebhooksCommand: Equatable, Sendable {
             var dropped: [Item]
         }
         guard let listing = try? JSONDecoder().decode(Listing.self, from: Data(body)) else { return nil }
-        var lines = ["pending: \(listing.pending_count)" + (listing.oldest_pending_enqueued_at.map { ", oldest enqueued \($0)" } ?? ""),
-                     "dropped: \(listing.dropped_count)"]
+        var lines = [
+            "pending: \(listing.pending_count)" + (listing.oldest_pending_enqueued_at.map { ", oldest enqueued \($0)" } ?? ""),
+            "dropped: \(listing.dropped_count)",
+        ]
         func line(_ item: Item, _ when: String) -> String {
-            [item.id, item.type, item.account_id ?? "-", "attempts=\(item.attempts)", when,
-             "error=\(item.last_error ?? "-")", item.url].joined(separator: "  ")
+            [
+                item.id, item.type, item.account_id ?? "-", "attempts=\(item.attempts)", when,
+                "error=\(item.last_error ?? "-")", item.url,
+            ].joined(separator: "  ")
         }
         if !listing.pending.isEmpty { lines.append("PENDING") }
         lines += listing.pending.map { line($0, "next=\($0.next_attempt_at ?? "-")") }

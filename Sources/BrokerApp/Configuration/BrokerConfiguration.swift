@@ -62,8 +62,10 @@ public struct BrokerConfiguration: Sendable {
     public var environment: [String: String] = [:]
 
     /// Creates a configuration with every default.
-    public init(server: HTTPServerConfiguration = HTTPServerConfiguration(), dataDirectory: String = "./data",
-                logFormat: LogFormat = .text, accessLog: Bool = true, shutdownGrace: Double = 10) {
+    public init(
+        server: HTTPServerConfiguration = HTTPServerConfiguration(), dataDirectory: String = "./data",
+        logFormat: LogFormat = .text, accessLog: Bool = true, shutdownGrace: Double = 10
+    ) {
         self.server = server
         self.dataDirectory = dataDirectory
         self.logFormat = logFormat
@@ -102,8 +104,9 @@ public struct BrokerConfiguration: Sendable {
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
-        c.upstreamMaxBytes = try read.integer("BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
-                                              range: 1024...64 << 20)
+        c.upstreamMaxBytes = try read.integer(
+            "BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
+            range: 1024...64 << 20)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
         // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.
@@ -111,8 +114,10 @@ public struct BrokerConfiguration: Sendable {
             do {
                 c.redisStore = try RedisLocation(parsing: store)
             } catch {
-                throw ConfigurationError(variable: "BROKER_STORE", message: "must be files, redis://[user:password@]host:port[/db] "
-                    + "or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)")
+                throw ConfigurationError(
+                    variable: "BROKER_STORE",
+                    message: "must be files, redis://[user:password@]host:port[/db] "
+                        + "or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)")
             }
         }
         c.metricsAddress = try read.address("BROKER_METRICS_ADDR")

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerCore
 import BrokerCrypto
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Typed reads of environment variables, each failing with a `ConfigurationError` naming the variable.
 struct EnvironmentReader {
@@ -24,7 +25,8 @@ struct EnvironmentReader {
     func integer(_ name: String, default fallback: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
         guard let text = raw(name) else { return fallback }
         guard let value = Int(text), range.contains(value) else {
-            throw ConfigurationError(variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
+            throw ConfigurationError(
+                variable: name, message: "must be a whole number from \(range.lowerBound) to \(range.upperBound), got \"\(text)\"")
         }
         return value
     }
@@ -32,7 +34,8 @@ struct EnvironmentReader {
     func seconds(_ name: String, default fallback: Double) throws(ConfigurationError) -> Double {
         guard let text = raw(name) else { return fallback }
         guard let value = Double(text), value.isFinite, value > 0, value <= 86_400 else {
-            throw ConfigurationError(variable: name, message: "must be a number of seconds greater than 0 and at most 86400, got \"\(text)\"")
+            throw ConfigurationError(
+                variable: name, message: "must be a number of seconds greater than 0 and at most 86400, got \"\(text)\"")
         }
         return value
     }
@@ -55,7 +58,8 @@ struct EnvironmentReader {
         }
     }
 
-    func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T) throws(ConfigurationError) -> T where T.RawValue == String {
+    func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T) throws(ConfigurationError) -> T
+    where T.RawValue == String {
         guard let text = raw(name) else { return fallback }
         guard let value = T(rawValue: text.lowercased()) else {
             let allowed = T.allCases.map(\.rawValue).joined(separator: ", ")
@@ -70,7 +74,8 @@ struct EnvironmentReader {
         var v4 = in_addr()
         var v6 = in6_addr()
         guard inet_pton(AF_INET, value, &v4) == 1 || inet_pton(AF_INET6, value, &v6) == 1 else {
-            throw ConfigurationError(variable: name, message: "must be a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, got \"\(value)\"")
+            throw ConfigurationError(
+                variable: name, message: "must be a numeric IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::, got \"\(value)\"")
         }
         return value
     }
@@ -78,7 +83,8 @@ struct EnvironmentReader {
     /// `host:port` with a numeric host (IPv6 in brackets) and a port from 0 to 65535; nil when unset.
     func address(_ name: String) throws(ConfigurationError) -> ListenAddress? {
         guard let text = raw(name) else { return nil }
-        let problem = ConfigurationError(variable: name, message: "must be a numeric address and a port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
+        let problem = ConfigurationError(
+            variable: name, message: "must be a numeric address and a port such as 127.0.0.1:9090 or [::1]:9090, got \"\(text)\"")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
             throw problem
         }
@@ -99,9 +105,12 @@ struct EnvironmentReader {
     /// Text shown to people: at most `maximumLength` characters, no control characters, not blank.
     func text(_ name: String, default fallback: String, maximumLength: Int) throws(ConfigurationError) -> String {
         guard let text = raw(name) else { return fallback }
-        let controls = text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+        let controls = text.unicodeScalars.contains {
+            $0.properties.generalCategory == .control || $0.properties.generalCategory == .format
+        }
         guard !controls, text.count <= maximumLength, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
-            throw ConfigurationError(variable: name, message: "must be 1 to \(maximumLength) characters of plain text without control characters")
+            throw ConfigurationError(
+                variable: name, message: "must be 1 to \(maximumLength) characters of plain text without control characters")
         }
         return text
     }
@@ -129,8 +138,10 @@ struct EnvironmentReader {
         var value = raw(name) ?? fallback
         while value.hasSuffix("/") { value.removeLast() }
         guard let url = URL(string: value), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host != nil, url.query == nil, url.fragment == nil, url.user == nil else {
-            throw ConfigurationError(variable: name, message: "must be an absolute http or https URL such as https://broker.example.com, got \"\(value)\"")
+            url.host != nil, url.query == nil, url.fragment == nil, url.user == nil
+        else {
+            throw ConfigurationError(
+                variable: name, message: "must be an absolute http or https URL such as https://broker.example.com, got \"\(value)\"")
         }
         return value
     }
@@ -147,8 +158,10 @@ struct EnvironmentReader {
                 throw ConfigurationError(variable: name, message: "lists origins one by one; \"\(entry)\" is not allowed with credentials")
             }
             guard let origin = CORSPolicy.serialize(entry) else {
-                throw ConfigurationError(variable: name, message: "each entry must be an origin, scheme://host[:port] with no path "
-                                         + "(not even /), such as https://app.example.com; got \"\(entry)\"")
+                throw ConfigurationError(
+                    variable: name,
+                    message: "each entry must be an origin, scheme://host[:port] with no path "
+                        + "(not even /), such as https://app.example.com; got \"\(entry)\"")
             }
             if !result.contains(origin) { result.append(origin) }
         }
@@ -163,8 +176,10 @@ struct EnvironmentReader {
             var origin = item.trimmingCharacters(in: .whitespaces).lowercased()
             while origin.hasSuffix("/") { origin.removeLast() }
             guard let url = URL(string: origin), let scheme = url.scheme, scheme == "http" || scheme == "https",
-                  url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil else {
-                throw ConfigurationError(variable: name, message: "each entry must be an origin such as https://app.example.com, got \"\(item)\"")
+                url.host != nil, url.path.isEmpty, url.query == nil, url.user == nil
+            else {
+                throw ConfigurationError(
+                    variable: name, message: "each entry must be an origin such as https://app.example.com, got \"\(item)\"")
             }
             result.append(origin)
         }

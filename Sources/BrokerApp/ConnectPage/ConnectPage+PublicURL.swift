@@ -9,8 +9,9 @@ extension ConnectPage {
     /// loopback names are compared, because behind a proxy `Host` may be an internal name.
     static func publicURLHint(requestHost: String?, publicURL: String) -> String? {
         guard let requestHost, let seen = authority(ofHost: requestHost),
-              let components = URLComponents(string: publicURL), let host = components.host,
-              let scheme = components.scheme?.lowercased() else { return nil }
+            let components = URLComponents(string: publicURL), let host = components.host,
+            let scheme = components.scheme?.lowercased()
+        else { return nil }
         let expected = (host: normalised(host), port: components.port ?? (scheme == "https" ? 443 : 80))
         guard isLoopback(seen.host), isLoopback(expected.host) else { return nil }
         let seenPort = seen.port ?? (scheme == "https" ? 443 : 80)

@@ -1,5 +1,5 @@
-import BrokerCrypto
 import BrokerCore
+import BrokerCrypto
 import BrokerHTTP
 
 /// The page people open at `/`: the providers they can connect and the accounts this browser connected.
@@ -62,12 +62,14 @@ struct ConnectPage {
         if let notice { html += noticeHTML(notice) }
         if let publicURLHint {
             let url = HTMLPage.escape(publicURLHint + "/")
-            html += "<p class=\"notice warn\" role=\"note\">Sign-ins return to <a href=\"\(url)\">\(url)</a> "
+            html +=
+                "<p class=\"notice warn\" role=\"note\">Sign-ins return to <a href=\"\(url)\">\(url)</a> "
                 + "(<code>BROKER_PUBLIC_URL</code>), so connect accounts from that address.</p>\n"
         }
         html += "<section aria-labelledby=\"accounts-heading\">\n<h2 id=\"accounts-heading\">Connected from this browser</h2>\n"
         if accounts.isEmpty {
-            html += "<p class=\"empty\" id=\"no-accounts\">No account is connected from this browser."
+            html +=
+                "<p class=\"empty\" id=\"no-accounts\">No account is connected from this browser."
                 + (providers.isEmpty ? "" : " Choose Connect next to a provider below.") + "</p>\n"
         } else {
             html += "<ul class=\"list accounts\">\n" + accounts.map(accountHTML).joined() + "</ul>\n"
@@ -75,12 +77,14 @@ struct ConnectPage {
         html += "</section>\n"
         html += "<section aria-labelledby=\"providers-heading\">\n<h2 id=\"providers-heading\">Connect an account</h2>\n"
         if providers.isEmpty {
-            html += "<p class=\"empty\" id=\"no-providers\">No provider is set up in this broker yet; "
+            html +=
+                "<p class=\"empty\" id=\"no-providers\">No provider is set up in this broker yet; "
                 + "whoever runs it can add one.</p>\n"
         } else {
             html += "<ul class=\"list providers\">\n" + providers.map(providerHTML).joined() + "</ul>\n"
         }
-        html += "<p class=\"fine\">Only accounts connected in this browser are listed above. "
+        html +=
+            "<p class=\"fine\">Only accounts connected in this browser are listed above. "
             + "Apps read tokens from <code>/account</code> with the API key.</p>\n</section>"
         return HTMLPage(title: appearance.title, body: html, appearance: appearance)
     }
@@ -88,7 +92,8 @@ struct ConnectPage {
     /// One provider's row: its icon and name, and a Connect link.
     private func providerHTML(_ provider: ProviderItem) -> String {
         let name = HTMLPage.escape(provider.displayName)
-        return "<li class=\"provider\" data-provider=\"\(HTMLPage.escape(provider.name))\"><span class=\"name\">\(Self.icon(provider.iconURL))\(name)</span>"
+        return
+            "<li class=\"provider\" data-provider=\"\(HTMLPage.escape(provider.name))\"><span class=\"name\">\(Self.icon(provider.iconURL))\(name)</span>"
             + "<a class=\"button\" href=\"\(authorizeHref(provider.name))\">Connect \(name)</a></li>\n"
     }
 
@@ -104,7 +109,8 @@ struct ConnectPage {
         var actions = ""
         if account.canReconnect {
             let reconnectClass = state == .active ? "button secondary" : "button"
-            actions += "<a class=\"\(reconnectClass)\" href=\"\(authorizeHref(account.provider))\" "
+            actions +=
+                "<a class=\"\(reconnectClass)\" href=\"\(authorizeHref(account.provider))\" "
                 + "aria-label=\"Reconnect \(provider) account \(who)\">Reconnect</a>"
         }
         // A link to the confirmation page: the delete itself is its form's POST.
@@ -119,12 +125,14 @@ struct ConnectPage {
     private func noticeHTML(_ notice: ConnectPageNotice) -> String {
         let (provider, uid) = Self.split(notice.accountID)
         let account = HTMLPage.escape(displayName(provider) + " account " + uid)
-        let text = switch notice.kind {
-        case .connected: "Connected \(account)."
-        case .disconnected: "Disconnected \(account). The broker no longer keeps its token."
-        case .disconnectedUnrevoked: "Disconnected \(account) here, but the provider did not confirm that it revoked "
-            + "the access; you can remove the app in your account settings at the provider."
-        }
+        let text =
+            switch notice.kind {
+            case .connected: "Connected \(account)."
+            case .disconnected: "Disconnected \(account). The broker no longer keeps its token."
+            case .disconnectedUnrevoked:
+                "Disconnected \(account) here, but the provider did not confirm that it revoked "
+                    + "the access; you can remove the app in your account settings at the provider."
+            }
         return "<p class=\"notice ok\" role=\"status\">\(text)</p>\n"
     }
 

@@ -27,8 +27,10 @@ final class ConnectPageHandlers: Sendable {
     let now: @Sendable () -> Date
 
     /// Creates the handlers over the same services as the OAuth surface.
-    init(accounts: AccountService, registry: ProviderRegistry, access: AccessControl, cookies: CookieHeader,
-         publicURL: String, appearance: PageAppearance, logger: BrokerLogger, now: @escaping @Sendable () -> Date) {
+    init(
+        accounts: AccountService, registry: ProviderRegistry, access: AccessControl, cookies: CookieHeader,
+        publicURL: String, appearance: PageAppearance, logger: BrokerLogger, now: @escaping @Sendable () -> Date
+    ) {
         self.accounts = accounts
         self.registry = registry
         self.access = access
@@ -50,14 +52,17 @@ final class ConnectPageHandlers: Sendable {
             let (provider, uid) = ConnectPage.split(id)
             do {
                 let account = try await accounts.account(id: id)
-                items.append(ConnectPage.AccountItem(
-                    id: id, provider: account.provider, uid: account.uid, screenName: account.screenName,
-                    status: ConnectPageStatus.make(status: account.status, expiresAt: account.expiresAt, now: now()),
-                    canReconnect: isConfigured(account.provider), iconURL: icon(of: account.provider)))
+                items.append(
+                    ConnectPage.AccountItem(
+                        id: id, provider: account.provider, uid: account.uid, screenName: account.screenName,
+                        status: ConnectPageStatus.make(status: account.status, expiresAt: account.expiresAt, now: now()),
+                        canReconnect: isConfigured(account.provider), iconURL: icon(of: account.provider)))
             } catch {
                 if let status = ConnectPageStatus.make(refusal: error) {
-                    items.append(ConnectPage.AccountItem(id: id, provider: provider, uid: uid, screenName: nil, status: status,
-                                                         canReconnect: isConfigured(provider), iconURL: icon(of: provider)))
+                    items.append(
+                        ConnectPage.AccountItem(
+                            id: id, provider: provider, uid: uid, screenName: nil, status: status,
+                            canReconnect: isConfigured(provider), iconURL: icon(of: provider)))
                 } else if error != .notFound {
                     // Deleted elsewhere (notFound) just drops out of the list; anything else is a real failure.
                     logger.log(.warning, "connect page failed", [("error", .string(error.code))])
@@ -88,14 +93,16 @@ final class ConnectPageHandlers: Sendable {
     /// `GET /disconnect?id=ID`: the confirmation page, for an account this browser connected; 403 otherwise. Deletes nothing.
     func confirmDisconnect(_ request: Request) async -> Response {
         guard let cookie = request.cookies[SessionCookie.name], let session = access.session(request),
-              let id = request.query("id"), session.holds(id) else {
+            let id = request.query("id"), session.holds(id)
+        else {
             return refusal(request, "This browser did not connect that account, so it cannot disconnect it.")
         }
         let (provider, uid) = ConnectPage.split(id)
         // Named as the page names it; a read that fails (already deleted, expired) still lets the person confirm.
         let screenName = try? await accounts.account(id: id).screenName
-        let page = DisconnectConfirmation(accountID: id, providerName: displayNames[provider] ?? provider, who: screenName ?? uid,
-                                          revokes: accounts.revokes(provider: provider), csrfToken: csrf.token(session: cookie), appearance: appearance)
+        let page = DisconnectConfirmation(
+            accountID: id, providerName: displayNames[provider] ?? provider, who: screenName ?? uid,
+            revokes: accounts.revokes(provider: provider), csrfToken: csrf.token(session: cookie), appearance: appearance)
         return page.page().response(.ok)
     }
 
@@ -118,10 +125,13 @@ final class ConnectPageHandlers: Sendable {
     func disconnect(_ request: Request) async -> Response {
         let form = RequestForm(request)
         guard let cookie = request.cookies[SessionCookie.name], var session = access.session(request),
-              csrf.verify(form["csrf"], session: cookie) else {
+            csrf.verify(form["csrf"], session: cookie)
+        else {
             logger.log(.warning, "disconnect refused", [("reason", .string("csrf"))])
-            return refusal(request, "This form is out of date or did not come from the connect page. "
-                           + "Open the page again and retry.")
+            return refusal(
+                request,
+                "This form is out of date or did not come from the connect page. "
+                    + "Open the page again and retry.")
         }
         guard let id = form["id"], session.holds(id) else {
             logger.log(.warning, "disconnect refused", [("reason", .string("not_in_session"))])
@@ -141,16 +151,19 @@ final class ConnectPageHandlers: Sendable {
             // Already gone (deleted through the API): dropping it from the session is all that is left.
             guard error == .notFound else {
                 logger.log(.warning, "disconnect failed", [("account", .string(id)), ("error", .string(error.code))])
-                return request.wantsHTML ? HTMLPage.failure(error, during: .disconnect, appearance: appearance).response(error.status)
-                                         : error.response
+                return request.wantsHTML
+                    ? HTMLPage.failure(error, during: .disconnect, appearance: appearance).response(error.status)
+                    : error.response
             }
         }
         session.accountIDs.removeAll { ExactKey.same($0, id) }
         session.issuedAt = Int(now().timeIntervalSince1970)
         var headers = HTTPHeaders([("Cache-Control", "no-store"), ("Location", appearance.home)])
         headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
-        headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: kind, accountID: id)
-            .setCookie(secret: access.cookieSecret, cookies: cookies))
+        headers.add(
+            name: "Set-Cookie",
+            value: ConnectPageNotice(kind: kind, accountID: id)
+                .setCookie(secret: access.cookieSecret, cookies: cookies))
         // RFC 9110 §15.4.4: 303 makes the browser GET the page, so a reload never re-posts the form.
         return Response(status: .seeOther, headers: headers)
     }

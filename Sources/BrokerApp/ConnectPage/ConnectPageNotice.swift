@@ -36,7 +36,8 @@ struct ConnectPageNotice: Equatable {
     static func decode(_ value: String, secret: [UInt8]) -> ConnectPageNotice? {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let payload = Base64URL.decode(String(parts[0])), let mac = Base64URL.decode(String(parts[1])),
-              ConstantTime.equals(mac, Self.mac(payload, secret: secret)) else { return nil }
+            ConstantTime.equals(mac, Self.mac(payload, secret: secret))
+        else { return nil }
         let text = String(decoding: payload, as: UTF8.self)
         guard let bar = text.firstIndex(of: "|"), let kind = Kind(rawValue: String(text[..<bar])) else { return nil }
         return ConnectPageNotice(kind: kind, accountID: String(text[text.index(after: bar)...]))

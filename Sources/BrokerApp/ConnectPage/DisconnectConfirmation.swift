@@ -23,7 +23,8 @@ struct DisconnectConfirmation {
     func page() -> HTMLPage {
         let account = HTMLPage.escape(providerName + " account " + who)
         let provider = HTMLPage.escape(providerName)
-        let consequence = revokes
+        let consequence =
+            revokes
             ? "The broker deletes its tokens and asks \(provider) to revoke the access it granted."
             : "The broker deletes its tokens. \(provider) keeps the app in your account settings until you remove it there."
         let home = HTMLPage.escape(appearance.home)

@@ -15,11 +15,12 @@ extension HTMLPage {
     ///
     /// Only the error's own sentences appear, which never hold a token, code or provider body.
     static func failure(_ error: BrokerError, during attempt: Attempt, appearance: PageAppearance) -> HTMLPage {
-        let headline = switch attempt {
-        case .connect: "The account was not connected"
-        case .disconnect: "The account was not disconnected"
-        case .view: "The page could not be shown"
-        }
+        let headline =
+            switch attempt {
+            case .connect: "The account was not connected"
+            case .disconnect: "The account was not disconnected"
+            case .view: "The page could not be shown"
+            }
         let body = """
             <h1>\(escape(headline))</h1>
             <p class="notice error" role="alert">\(escape(explanation(error)))</p>
@@ -44,7 +45,7 @@ extension HTMLPage {
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
-             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable:
+            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable:
             error.message
         }
     }

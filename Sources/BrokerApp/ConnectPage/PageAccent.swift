@@ -52,9 +52,10 @@ struct PageAccent: Sendable, Equatable {
         while Self.lightBackgrounds.contains(where: { text.contrast(with: $0) < 4.5 }) {
             text = text.mixed(with: black, by: 0.05)
         }
-        self.init(fill: fill.hex, onFill: labelIsWhite ? "#fff" : Self.ink.hex, text: text.hex,
-                  hover: fill.mixed(with: labelIsWhite ? black : white, by: 0.2).hex,
-                  tint: fill.mixed(with: white, by: 0.92).hex)
+        self.init(
+            fill: fill.hex, onFill: labelIsWhite ? "#fff" : Self.ink.hex, text: text.hex,
+            hover: fill.mixed(with: labelIsWhite ? black : white, by: 0.2).hex,
+            tint: fill.mixed(with: white, by: 0.92).hex)
     }
 
     /// An sRGB colour with channels from 0 to 1.
@@ -94,7 +95,8 @@ struct PageAccent: Sendable, Equatable {
 
         /// This colour moved `amount` (0 to 1) of the way to `other`.
         func mixed(with other: RGB, by amount: Double) -> RGB {
-            RGB(red: red + (other.red - red) * amount, green: green + (other.green - green) * amount,
+            RGB(
+                red: red + (other.red - red) * amount, green: green + (other.green - green) * amount,
                 blue: blue + (other.blue - blue) * amount)
         }
     }

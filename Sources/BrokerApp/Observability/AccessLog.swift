@@ -8,10 +8,12 @@ struct AccessLog: HTTPServerObserver {
 
     func requestCompleted(method: String, path: String, status: Int, seconds: Double) {
         guard enabled else { return }
-        logger.log(status >= 500 ? .error : .info, "request", [
-            ("method", .string(method)), ("path", .string(path)),
-            ("status", .int(status)), ("duration_ms", .double(seconds * 1000, decimals: 3)),
-        ])
+        logger.log(
+            status >= 500 ? .error : .info, "request",
+            [
+                ("method", .string(method)), ("path", .string(path)),
+                ("status", .int(status)), ("duration_ms", .double(seconds * 1000, decimals: 3)),
+            ])
     }
 
     func serverEvent(level: String, message: String) {

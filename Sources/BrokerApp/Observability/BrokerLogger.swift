@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import BrokerCore
 import BrokerHTTP
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Structured log lines: `text` for a terminal, `json` (one object a line) for collectors.
 ///

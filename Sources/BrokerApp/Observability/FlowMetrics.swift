@@ -55,15 +55,17 @@ final class FlowMetrics: Sendable {
         out += "# HELP broker_flows_completed_total Sign-ins completed (the account stored), by provider.\n"
         out += "# TYPE broker_flows_completed_total counter\n"
         for (name, counts) in providers { out += "broker_flows_completed_total{\(label(name))} \(counts.completed)\n" }
-        out += "# HELP broker_flows_failed_total Sign-ins that failed at their start or their callback, by provider and reason (the error code).\n"
+        out +=
+            "# HELP broker_flows_failed_total Sign-ins that failed at their start or their callback, by provider and reason (the error code).\n"
         out += "# TYPE broker_flows_failed_total counter\n"
         for (name, counts) in providers {
             for (reason, count) in counts.failed.sorted(by: { $0.key < $1.key }) {
                 out += "broker_flows_failed_total{\(label(name)),reason=\"\(MetricsRenderer.escape(reason))\"} \(count)\n"
             }
         }
-        out += MetricsRenderer.single("broker_flows_unmatched_total", .counter,
-                                      "Callbacks whose state matched no pending flow (unknown, already used, or purged after expiry).", unmatched)
+        out += MetricsRenderer.single(
+            "broker_flows_unmatched_total", .counter,
+            "Callbacks whose state matched no pending flow (unknown, already used, or purged after expiry).", unmatched)
         return out
     }
 }

@@ -20,8 +20,9 @@ enum MetricsRenderer {
         out += "# HELP broker_http_request_duration_seconds Time from a request's first byte to its response, by route.\n"
         out += "# TYPE broker_http_request_duration_seconds histogram\n"
         for (r, route) in http.routes.enumerated() where http.latencyCounts[r].contains(where: { $0 > 0 }) {
-            out += histogram("broker_http_request_duration_seconds", labels: "route=\"\(escape(route))\"",
-                             bounds: http.latencyBounds, counts: http.latencyCounts[r], sum: http.latencySum[r])
+            out += histogram(
+                "broker_http_request_duration_seconds", labels: "route=\"\(escape(route))\"",
+                bounds: http.latencyBounds, counts: http.latencyCounts[r], sum: http.latencySum[r])
         }
         out += single("broker_http_open_connections", .gauge, "Connections open now.", http.openConnections)
         out += single("broker_http_connections_accepted_total", .counter, "Connections accepted since start.", http.acceptedConnections)
@@ -40,7 +41,8 @@ enum MetricsRenderer {
         out += "# TYPE broker_refresh_failures_total counter\n"
         for counts in refresh {
             for reason in RefreshCoordinator.Event.FailureReason.allCases {
-                out += "broker_refresh_failures_total{provider=\"\(escape(counts.provider))\",reason=\"\(reason.rawValue)\"} \(counts.failures(reason))\n"
+                out +=
+                    "broker_refresh_failures_total{provider=\"\(escape(counts.provider))\",reason=\"\(reason.rawValue)\"} \(counts.failures(reason))\n"
             }
         }
         return out

@@ -1,7 +1,8 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// The broker's version, printed by `token-broker version` and exported as `broker_build_info`.
 public enum BrokerVersion {
@@ -39,8 +40,9 @@ struct ProcessMetrics {
         if let descriptors = openDescriptors() {
             out += MetricsRenderer.single("process_open_fds", .gauge, "Number of open file descriptors.", descriptors)
         }
-        out += MetricsRenderer.single("process_start_time_seconds", .gauge,
-                                      "Start time of the process since the Unix epoch in seconds.", Int(startTime))
+        out += MetricsRenderer.single(
+            "process_start_time_seconds", .gauge,
+            "Start time of the process since the Unix epoch in seconds.", Int(startTime))
         return out
     }
 }

@@ -41,7 +41,8 @@ final class ProviderCallMetrics: ProviderCallObserver {
     func snapshot() -> [(key: Key, series: Series)] {
         let steps = ProviderStep.allCases
         return table.withLock { Array($0) }.map { (key: $0.key, series: $0.value) }.sorted {
-            $0.key.provider != $1.key.provider ? $0.key.provider < $1.key.provider
+            $0.key.provider != $1.key.provider
+                ? $0.key.provider < $1.key.provider
                 : steps.firstIndex(of: $0.key.step)! < steps.firstIndex(of: $1.key.step)!
         }
     }
@@ -49,7 +50,8 @@ final class ProviderCallMetrics: ProviderCallObserver {
     /// `broker_provider_call_duration_seconds{provider,step}` and `broker_provider_call_failures_total{provider,step,reason}`.
     func render() -> String {
         let observed = snapshot()
-        var out = "# HELP broker_provider_call_duration_seconds Time a call to a provider took, from sending to the checked answer, by provider and step.\n"
+        var out =
+            "# HELP broker_provider_call_duration_seconds Time a call to a provider took, from sending to the checked answer, by provider and step.\n"
         out += "# TYPE broker_provider_call_duration_seconds histogram\n"
         for (key, series) in observed {
             out += MetricsRenderer.histogram("broker_provider_call_duration_seconds", labels: labels(key), series.duration)

@@ -23,7 +23,8 @@ extension BrokerError {
         switch self {
         case .upstreamError, .upstreamTimeout: return true
         case .unknownProvider, .notFound, .providerNotConfigured, .storageUnavailable, .invalidReturnTo, .invalidState,
-             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized: return false
+            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized:
+            return false
         }
     }
 

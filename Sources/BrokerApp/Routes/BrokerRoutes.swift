@@ -7,18 +7,22 @@ import BrokerRedis
 /// docs/openapi.yaml describes every route registered here; `OpenAPIDocumentTests` fails when one is missing there.
 enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
-    static func make(readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
-                     cors: CORSPolicy) -> Router {
+    static func make(
+        readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
+        cors: CORSPolicy
+    ) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
-        router.add(.GET, "/readyz", .async({ _ in
-            let problem = await readiness.check()
-            if let problem {
-                return Response.json(.serviceUnavailable, "{\"status\":\"unavailable\",\"reason\":\(JSONString.quote(problem))}")
-            }
-            return Response.json(.ok, "{\"status\":\"ready\"}")
-        }))
+        router.add(
+            .GET, "/readyz",
+            .async({ _ in
+                let problem = await readiness.check()
+                if let problem {
+                    return Response.json(.serviceUnavailable, "{\"status\":\"unavailable\",\"reason\":\(JSONString.quote(problem))}")
+                }
+                return Response.json(.ok, "{\"status\":\"ready\"}")
+            }))
         if let metrics { router.add(.GET, "/metrics", metrics) }
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
@@ -37,9 +41,10 @@ enum BrokerRoutes {
         router.get("/openapi.json") { _ in openAPI }
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.
         let publicURL = String(oauth.authorization.redirectURI.dropLast("/callback".count))
-        let page = ConnectPageHandlers(accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
-                                       cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
-                                       logger: oauth.logger, now: oauth.now)
+        let page = ConnectPageHandlers(
+            accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
+            cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
+            logger: oauth.logger, now: oauth.now)
         router.add(.GET, "/", .async(page.page))
         router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
         router.add(.POST, "/disconnect", .async(page.disconnect))

@@ -22,9 +22,11 @@ final class OAuthHandlers: Sendable {
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
 
-    init(authorization: AuthorizationService, accounts: AccountService, registry: ProviderRegistry, access: AccessControl,
-         cookies: CookieHeader, appearance: PageAppearance = .standard, flowTTL: Double, logger: BrokerLogger,
-         now: @escaping @Sendable () -> Date) {
+    init(
+        authorization: AuthorizationService, accounts: AccountService, registry: ProviderRegistry, access: AccessControl,
+        cookies: CookieHeader, appearance: PageAppearance = .standard, flowTTL: Double, logger: BrokerLogger,
+        now: @escaping @Sendable () -> Date
+    ) {
         self.authorization = authorization
         self.accounts = accounts
         self.registry = registry
@@ -43,13 +45,17 @@ final class OAuthHandlers: Sendable {
             guard let provider = request.query("provider"), !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
-            let start = try await authorization.begin(provider: provider, returnTo: request.query("return_to"),
-                                                      binding: AuthorizationService.binding(forCookieNonce: nonce))
+            let start = try await authorization.begin(
+                provider: provider, returnTo: request.query("return_to"),
+                binding: AuthorizationService.binding(forCookieNonce: nonce))
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("browser"))])
             var headers = Self.noStore()
             headers.add(name: "Location", value: start.authorizeURL)
-            headers.add(name: "Set-Cookie", value: cookies.set(Self.flowCookie, start.state + "." + nonce,
-                                                               path: "/callback", maxAge: Int(flowTTL)))
+            headers.add(
+                name: "Set-Cookie",
+                value: cookies.set(
+                    Self.flowCookie, start.state + "." + nonce,
+                    path: "/callback", maxAge: Int(flowTTL)))
             return Response(status: .found, headers: headers)
         } catch {
             return failure(error, event: "authorize failed", negotiatingFor: request)
@@ -66,10 +72,12 @@ final class OAuthHandlers: Sendable {
             }
             let start = try await authorization.begin(provider: provider, returnTo: form["return_to"], binding: "api")
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
-            return Response.json(.ok, AccountJSON.object([
-                ("authorize_url", JSONString.quote(start.authorizeURL)), ("state", JSONString.quote(start.state)),
-                ("expires_at", AccountJSON.date(start.expiresAt)),
-            ]), headers: Self.noStore())
+            return Response.json(
+                .ok,
+                AccountJSON.object([
+                    ("authorize_url", JSONString.quote(start.authorizeURL)), ("state", JSONString.quote(start.state)),
+                    ("expires_at", AccountJSON.date(start.expiresAt)),
+                ]), headers: Self.noStore())
         } catch {
             return failure(error, event: "authorize failed")
         }
@@ -101,8 +109,10 @@ final class OAuthHandlers: Sendable {
             }
             if request.wantsHTML {
                 // A person in a browser: back to the connect page, which says once what happened.
-                headers.add(name: "Set-Cookie", value: ConnectPageNotice(kind: .connected, accountID: account.id)
-                    .setCookie(secret: access.cookieSecret, cookies: cookies))
+                headers.add(
+                    name: "Set-Cookie",
+                    value: ConnectPageNotice(kind: .connected, accountID: account.id)
+                        .setCookie(secret: access.cookieSecret, cookies: cookies))
                 headers.add(name: "Location", value: appearance.home)
                 return Response(status: .seeOther, headers: headers)
             }
@@ -111,8 +121,10 @@ final class OAuthHandlers: Sendable {
         } catch {
             var response = failure(error, event: "callback failed", negotiatingFor: request)
             // RFC 9700 §4.2.4: the callback URL holds a code; an error page must not pass it on as a Referer either.
-            for field in headers.fields where field.name == "Set-Cookie"
-                || (field.name == "Referrer-Policy" && !response.headers.contains("Referrer-Policy")) {
+            for field in headers.fields
+            where field.name == "Set-Cookie"
+                || (field.name == "Referrer-Policy" && !response.headers.contains("Referrer-Policy"))
+            {
                 response.headers.add(name: field.name, value: field.value)
             }
             return response
@@ -135,7 +147,8 @@ final class OAuthHandlers: Sendable {
         } catch {
             var response = failure(error, event: nil)
             if let id = authorizedID, error.isUpstreamFailure,
-               let seconds = await accounts.retryAfter(accountID: id) {
+                let seconds = await accounts.retryAfter(accountID: id)
+            {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
             return response
@@ -146,7 +159,8 @@ final class OAuthHandlers: Sendable {
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
         guard let id = try? Self.accountID(request), (try? access.require(request, mayUse: id)) != nil,
-              let account = accounts.accountNow(id: id) else { return nil }
+            let account = accounts.accountNow(id: id)
+        else { return nil }
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
@@ -157,12 +171,15 @@ final class OAuthHandlers: Sendable {
         guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
             let provider = request.query("provider")
-            let all = if let session {
-                try await accounts.list(ids: session.accountIDs, provider: provider)
-            } else {
-                try await accounts.list(provider: provider)
-            }
-            let body = "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",") + "]}"
+            let all =
+                if let session {
+                    try await accounts.list(ids: session.accountIDs, provider: provider)
+                } else {
+                    try await accounts.list(provider: provider)
+                }
+            let body =
+                "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")
+                + "]}"
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
             return failure(error, event: nil)
@@ -202,10 +219,12 @@ final class OAuthHandlers: Sendable {
             if let reason = result.revokeError { fields.append(("revoke_error", .string(reason))) }
             logger.log(result.revokeError == nil ? .info : .warning, "account deleted", fields)
             guard let reason = result.revokeError else { return Response(status: .noContent, headers: Self.noStore()) }
-            return Response.json(.ok, AccountJSON.object([
-                ("id", JSONString.quote(id)), ("deleted", "true"), ("revoked", "false"),
-                ("revoke_error", JSONString.quote(reason)),
-            ]), headers: Self.noStore())
+            return Response.json(
+                .ok,
+                AccountJSON.object([
+                    ("id", JSONString.quote(id)), ("deleted", "true"), ("revoked", "false"),
+                    ("revoke_error", JSONString.quote(reason)),
+                ]), headers: Self.noStore())
         } catch {
             return failure(error, event: nil)
         }
@@ -235,8 +254,10 @@ final class OAuthHandlers: Sendable {
         }
         guard let request else { return brokerError.response }
         // RFC 9110 §12.5.5: the answer depends on Accept, so shared caches must key on it.
-        var response = request.wantsHTML ? HTMLPage.failure(brokerError, during: .connect, appearance: appearance).response(brokerError.status)
-                                         : brokerError.response
+        var response =
+            request.wantsHTML
+            ? HTMLPage.failure(brokerError, during: .connect, appearance: appearance).response(brokerError.status)
+            : brokerError.response
         response.headers.add(name: "Vary", value: "Accept")
         return response
     }

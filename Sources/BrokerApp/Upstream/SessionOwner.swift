@@ -2,6 +2,7 @@ import BrokerCore
 import Dispatch
 import Foundation
 import Synchronization
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -197,7 +198,7 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         case .networkConnectionLost: return .transport("connection lost")
         case .notConnectedToInternet: return .transport("network unreachable")
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             return .transport("TLS handshake failed")
         case .cancelled: return .transport("cancelled")
         // The URL was checked before the request went out, so libcurl reports these codes for an

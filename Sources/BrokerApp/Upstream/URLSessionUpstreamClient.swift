@@ -1,5 +1,6 @@
 import BrokerCore
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -48,10 +49,12 @@ public struct URLSessionUpstreamClient: UpstreamClient {
     /// an answer over the cap, or cancellation.
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
         guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
+            let host = url.host, !host.isEmpty
+        else {
             throw .transport("invalid URL")
         }
-        var urlRequest = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout.rounded(.up) + 1)
+        var urlRequest = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout.rounded(.up) + 1)
         urlRequest.httpMethod = request.method
         urlRequest.httpShouldHandleCookies = false
         for (name, value) in request.headers {

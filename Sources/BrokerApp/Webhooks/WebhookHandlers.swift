@@ -24,7 +24,8 @@ struct WebhookHandlers: Sendable {
         guard let webhooks else { return Self.notConfigured }
         do {
             let listing = try await webhooks.outbox.list(limit: Self.listLimit)
-            let body = "{\"pending_count\":\(listing.stats.pending),\"dropped_count\":\(listing.stats.dropped),"
+            let body =
+                "{\"pending_count\":\(listing.stats.pending),\"dropped_count\":\(listing.stats.dropped),"
                 + "\"oldest_pending_enqueued_at\":\(AccountJSON.date(listing.stats.oldestPendingEnqueuedAt)),"
                 + "\"pending\":[" + listing.pending.map(Self.json).joined(separator: ",") + "],"
                 + "\"dropped\":[" + listing.dropped.map(Self.json).joined(separator: ",") + "]}"
@@ -44,9 +45,10 @@ struct WebhookHandlers: Sendable {
         do {
             let count = try await webhooks.outbox.replay(id: id, now: wallClock())
             guard count > 0 else {
-                return Response.error(.notFound, code: "not_found",
-                                      message: "No pending or dropped webhook delivery has this id; delivered ones are not kept.",
-                                      headers: Self.noStore)
+                return Response.error(
+                    .notFound, code: "not_found",
+                    message: "No pending or dropped webhook delivery has this id; delivered ones are not kept.",
+                    headers: Self.noStore)
             }
             webhooks.dispatcher.wake()
             return Response.json(.ok, "{\"replayed\":\(count)}", headers: Self.noStore)

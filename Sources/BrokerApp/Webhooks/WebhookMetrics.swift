@@ -50,10 +50,13 @@ final class WebhookMetrics: Sendable {
         }
         guard let stats else { return out }
         let age = stats.oldestPendingEnqueuedAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
-        out += MetricsRenderer.single("broker_webhook_outbox_pending", .gauge, "Webhook deliveries not yet delivered or dropped.", stats.pending)
-        out += MetricsRenderer.single("broker_webhook_outbox_dropped", .gauge, "Webhook deliveries given up on and kept for replay.", stats.dropped)
-        out += MetricsRenderer.single("broker_webhook_outbox_oldest_pending_seconds", .gauge,
-                                      "Age of the oldest pending webhook delivery; 0 when none is pending.", String(format: "%.3f", age))
+        out += MetricsRenderer.single(
+            "broker_webhook_outbox_pending", .gauge, "Webhook deliveries not yet delivered or dropped.", stats.pending)
+        out += MetricsRenderer.single(
+            "broker_webhook_outbox_dropped", .gauge, "Webhook deliveries given up on and kept for replay.", stats.dropped)
+        out += MetricsRenderer.single(
+            "broker_webhook_outbox_oldest_pending_seconds", .gauge,
+            "Age of the oldest pending webhook delivery; 0 when none is pending.", String(format: "%.3f", age))
         return out
     }
 }

@@ -28,9 +28,12 @@ public struct WebhookSettings: Sendable, Equatable {
         for item in list.split(separator: ",") {
             let text = item.trimmingCharacters(in: .whitespaces)
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  let host = url.host, !host.isEmpty, url.user == nil, url.password == nil, url.fragment == nil else {
-                throw ConfigurationError(variable: "BROKER_WEBHOOK_URL",
-                                         message: "each entry must be an http or https URL such as https://app.example.com/hooks/broker, without user information")
+                let host = url.host, !host.isEmpty, url.user == nil, url.password == nil, url.fragment == nil
+            else {
+                throw ConfigurationError(
+                    variable: "BROKER_WEBHOOK_URL",
+                    message:
+                        "each entry must be an http or https URL such as https://app.example.com/hooks/broker, without user information")
             }
             guard !urls.contains(text) else {
                 throw ConfigurationError(variable: "BROKER_WEBHOOK_URL", message: "lists \(WebhookDelivery.displayURL(text)) twice")
@@ -39,15 +42,18 @@ public struct WebhookSettings: Sendable, Equatable {
         }
         guard !urls.isEmpty else { throw ConfigurationError(variable: "BROKER_WEBHOOK_URL", message: "holds no URL") }
         guard urls.count <= WebhookDelivery.maximumURLs else {
-            throw ConfigurationError(variable: "BROKER_WEBHOOK_URL", message: "lists \(urls.count) URLs; at most \(WebhookDelivery.maximumURLs) are allowed")
+            throw ConfigurationError(
+                variable: "BROKER_WEBHOOK_URL", message: "lists \(urls.count) URLs; at most \(WebhookDelivery.maximumURLs) are allowed")
         }
         guard let secret = env.raw("BROKER_WEBHOOK_SECRET") else {
-            throw ConfigurationError(variable: "BROKER_WEBHOOK_SECRET",
-                                     message: "must be set when BROKER_WEBHOOK_URL is set (at least \(minimumSecretBytes) bytes, e.g. openssl rand -hex 32)")
+            throw ConfigurationError(
+                variable: "BROKER_WEBHOOK_SECRET",
+                message: "must be set when BROKER_WEBHOOK_URL is set (at least \(minimumSecretBytes) bytes, e.g. openssl rand -hex 32)")
         }
         guard secret.utf8.count >= minimumSecretBytes else {
-            throw ConfigurationError(variable: "BROKER_WEBHOOK_SECRET",
-                                     message: "must be at least \(minimumSecretBytes) bytes long (got \(secret.utf8.count))")
+            throw ConfigurationError(
+                variable: "BROKER_WEBHOOK_SECRET",
+                message: "must be at least \(minimumSecretBytes) bytes long (got \(secret.utf8.count))")
         }
         var events = Set(BrokerEventType.allCases)
         if let chosen = env.raw("BROKER_WEBHOOK_EVENTS") {
@@ -56,7 +62,8 @@ public struct WebhookSettings: Sendable, Equatable {
                 let name = item.trimmingCharacters(in: .whitespaces)
                 guard let type = BrokerEventType(rawValue: name) else {
                     let allowed = BrokerEventType.allCases.map(\.rawValue).joined(separator: ", ")
-                    throw ConfigurationError(variable: "BROKER_WEBHOOK_EVENTS", message: "must list event types among \(allowed), got \"\(name)\"")
+                    throw ConfigurationError(
+                        variable: "BROKER_WEBHOOK_EVENTS", message: "must list event types among \(allowed), got \"\(name)\"")
                 }
                 events.insert(type)
             }
@@ -69,8 +76,9 @@ public struct WebhookSettings: Sendable, Equatable {
             throw ConfigurationError(variable: "BROKER_WEBHOOK_RETRY_CAP", message: "must be at least BROKER_WEBHOOK_RETRY_BASE (\(base))")
         }
         let retryFor = try env.integer("BROKER_WEBHOOK_RETRY_FOR", default: 86_400, range: 1...30 * 86_400)
-        return WebhookSettings(urls: urls, secret: Secret(secret), events: events, timeout: timeout,
-                               retry: WebhookRetryPolicy(base: base, cap: cap, retryFor: TimeInterval(retryFor)))
+        return WebhookSettings(
+            urls: urls, secret: Secret(secret), events: events, timeout: timeout,
+            retry: WebhookRetryPolicy(base: base, cap: cap, retryFor: TimeInterval(retryFor)))
     }
 }
 

@@ -19,15 +19,18 @@ final class Webhooks: Sendable {
 
     /// Builds the machinery for `settings`; `redis` is the store's client when accounts live in Redis, else the outbox
     /// is a journal in `dataDirectory`. `now` is the services' clock, used for `created_at`.
-    init(settings: WebhookSettings, redis: RedisClient?, dataDirectory: String, logger: BrokerLogger,
-         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() }) throws(StoreError) {
+    init(
+        settings: WebhookSettings, redis: RedisClient?, dataDirectory: String, logger: BrokerLogger,
+        now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(StoreError) {
         if let redis {
             outbox = RedisWebhookOutbox(client: redis)
         } else {
             let journal = try JournalWebhookOutbox(directory: dataDirectory, now: wallClock())
             if journal.damagedLinesAtOpen > 0 {
-                logger.log(.warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
-                           [("count", .int(journal.damagedLinesAtOpen))])
+                logger.log(
+                    .warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
+                    [("count", .int(journal.damagedLinesAtOpen))])
             }
             outbox = journal
         }
@@ -37,8 +40,9 @@ final class Webhooks: Sendable {
         let client = URLSessionUpstreamClient(timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
-            settings: WebhookDispatcher.Settings(secret: Array(settings.secret.value.utf8), urls: settings.urls,
-                                                 policy: settings.retry, attemptTimeout: settings.timeout),
+            settings: WebhookDispatcher.Settings(
+                secret: Array(settings.secret.value.utf8), urls: settings.urls,
+                policy: settings.retry, attemptTimeout: settings.timeout),
             now: wallClock,
             onReport: { report in
                 metrics.record(report)
@@ -52,9 +56,11 @@ final class Webhooks: Sendable {
                 }
             })
         self.dispatcher = dispatcher
-        sink = LoggedEventSink(inner: OutboxEventSink(outbox: outbox, urls: settings.urls, types: settings.events,
-                                                      now: now, wallClock: wallClock, onAppend: { dispatcher.wake() }),
-                               logger: logger)
+        sink = LoggedEventSink(
+            inner: OutboxEventSink(
+                outbox: outbox, urls: settings.urls, types: settings.events,
+                now: now, wallClock: wallClock, onAppend: { dispatcher.wake() }),
+            logger: logger)
     }
 
     /// The `/metrics` text: attempt counters, and the outbox's depth when the store answers.
@@ -65,9 +71,11 @@ final class Webhooks: Sendable {
     /// One log line per attempt: info when delivered, warning when it will be retried, error when dropped.
     static func log(_ report: WebhookDispatcher.Report, to logger: BrokerLogger) {
         let d = report.delivery
-        var fields: [(String, LogValue)] = [("event", .string(d.eventID)), ("type", .string(d.eventType)),
-                                            ("url", .string(d.displayURL)), ("attempt", .int(d.attempts + 1)),
-                                            ("duration_ms", .double(report.duration * 1000, decimals: 1))]
+        var fields: [(String, LogValue)] = [
+            ("event", .string(d.eventID)), ("type", .string(d.eventType)),
+            ("url", .string(d.displayURL)), ("attempt", .int(d.attempts + 1)),
+            ("duration_ms", .double(report.duration * 1000, decimals: 1)),
+        ]
         if let account = d.accountID { fields.append(("account", .string(account))) }
         if let failure = report.failure { fields.append(("error", .string(failure))) }
         if let problem = report.storeError {
@@ -96,8 +104,10 @@ struct LoggedEventSink: EventSink {
         do {
             try await inner.record(type, data)
         } catch {
-            var fields: [(String, LogValue)] = [("type", .string(type.rawValue)), ("provider", .string(data.provider)),
-                                                ("error", .string(error.message))]
+            var fields: [(String, LogValue)] = [
+                ("type", .string(type.rawValue)), ("provider", .string(data.provider)),
+                ("error", .string(error.message)),
+            ]
             if let account = data.accountID { fields.append(("account", .string(account))) }
             logger.log(.error, "webhook event not recorded", fields)
             throw error

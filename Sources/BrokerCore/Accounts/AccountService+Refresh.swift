@@ -68,7 +68,8 @@ extension AccountService {
     /// and not due for refresh. Nil means "ask `account(id:)`", never "absent".
     public func accountNow(id: String) -> Account? {
         guard let reader = immediateReader, let account = reader.getNow(id: id),
-              account.status == .active else { return nil }
+            account.status == .active
+        else { return nil }
         let at = now()
         guard !account.isExpired(at: at), !refresher.isDue(account, at: at) else { return nil }
         return account

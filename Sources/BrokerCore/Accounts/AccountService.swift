@@ -105,7 +105,8 @@ public final class AccountService: Sendable {
             let account: Account?
             do { account = try await accounts.get(id: id) } catch { throw BrokerError(error) }
             guard let account, provider.map({ ExactKey.same($0, account.provider) }) ?? true,
-                  !found.contains(where: { ExactKey.same($0.id, account.id) }) else { continue }
+                !found.contains(where: { ExactKey.same($0.id, account.id) })
+            else { continue }
             found.append(account)
         }
         return found.sorted { ExactKey.precedes($0.id, $1.id) }

@@ -19,7 +19,9 @@ extension AuthorizationService {
     /// A flow that was found but fails from then on is reported as
     /// `flow.failed`; a state that finds no flow sends no event, since anyone
     /// can send one.
-    public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (account: Account, returnTo: String?) {
+    public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (
+        account: Account, returnTo: String?
+    ) {
         let takenAt = now()
         // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
         let taken: PendingFlow?
@@ -35,7 +37,8 @@ extension AuthorizationService {
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
-            (account, existed) = try await store(completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
+            (account, existed) = try await store(
+                completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
@@ -76,7 +79,9 @@ extension AuthorizationService {
     ///
     /// A refresh token is kept from the earlier record when the new grant has
     /// none: Google, for one, issues it only at the first consent.
-    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> (Account, existed: Bool) {
+    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> (
+        Account, existed: Bool
+    ) {
         let issuedAt = now()
         let id = AccountID(provider: provider, uid: uid).string
         let existed = TransformWitness(false)

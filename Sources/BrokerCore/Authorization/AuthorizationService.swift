@@ -60,8 +60,9 @@ public final class AuthorizationService: Sendable {
         var base = publicURL
         while base.hasSuffix("/") { base.removeLast() }
         self.redirectURI = base + "/callback"
-        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
-                                       observer: providerCalls)
+        self.context = ExchangeContext(
+            upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
+            observer: providerCalls)
     }
 
     /// A fresh state: 256 random bits as 43 base64url characters (RFC 6749 §10.10 asks for at least 128).

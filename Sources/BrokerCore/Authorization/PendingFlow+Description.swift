@@ -22,14 +22,16 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, Cu
 
     /// A mirror without the state, binding or request token, so `dump` cannot print them.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "provider": provider,
-            "state": "<redacted>",
-            "codeVerifier": codeVerifier as Any,
-            "requestTokenSecret": requestTokenSecret as Any,
-            "returnTo": returnTo as Any,
-            "createdAt": createdAt,
-            "expiresAt": expiresAt,
-        ], displayStyle: .struct)
+        Mirror(
+            self,
+            children: [
+                "provider": provider,
+                "state": "<redacted>",
+                "codeVerifier": codeVerifier as Any,
+                "requestTokenSecret": requestTokenSecret as Any,
+                "returnTo": returnTo as Any,
+                "createdAt": createdAt,
+                "expiresAt": expiresAt,
+            ], displayStyle: .struct)
     }
 }

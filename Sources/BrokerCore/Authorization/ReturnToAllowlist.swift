@@ -44,7 +44,7 @@ public struct ReturnToAllowlist: Sendable {
         guard value.utf8.count <= 2048, let (origin, _) = Self.split(value), origins.contains(origin) else { return false }
         // A second parser must agree on the host, so no parser differential can smuggle another one through.
         guard let components = URLComponents(string: value), components.user == nil, components.password == nil,
-              let host = components.host?.lowercased(), host == origin.host || "[\(host)]" == origin.host
+            let host = components.host?.lowercased(), host == origin.host || "[\(host)]" == origin.host
         else { return false }
         return true
     }
@@ -86,7 +86,8 @@ public struct ReturnToAllowlist: Sendable {
         var port = defaultPort
         if let portText {
             guard !portText.isEmpty, portText.count <= 5, portText.allSatisfy({ ("0"..."9").contains($0) }),
-                  let parsed = Int(portText), (1...65535).contains(parsed) else { return nil }
+                let parsed = Int(portText), (1...65535).contains(parsed)
+            else { return nil }
             port = parsed
         }
         return (host.lowercased(), port)

@@ -20,8 +20,9 @@ extension EncryptedAccountCodec {
     func seal(_ secret: String, accountID: String, field: String) -> EncryptedField {
         let key = keyring.current
         let nonce = randomBytes(ChaCha20Poly1305.nonceByteCount)
-        let sealed = ChaCha20Poly1305.seal(key: key.bytes, nonce: nonce, plaintext: Array(secret.utf8),
-                                           aad: Self.associatedData(accountID: accountID, field: field))
+        let sealed = ChaCha20Poly1305.seal(
+            key: key.bytes, nonce: nonce, plaintext: Array(secret.utf8),
+            aad: Self.associatedData(accountID: accountID, field: field))
         return EncryptedField(kid: key.id, nonce: Base64URL.encode(nonce), ct: Base64URL.encode(sealed.ciphertext + sealed.tag))
     }
 
@@ -30,7 +31,8 @@ extension EncryptedAccountCodec {
     /// In a record marked encrypted every secret must be sealed, and in an
     /// unmarked (earlier version) record every secret must be plaintext, so
     /// stripping the marker or a field's envelope cannot pass unnoticed.
-    func open(_ value: EncryptedFieldValue, sealedRecord: Bool, accountID: String, field: String, path: String) throws(StoreError) -> String {
+    func open(_ value: EncryptedFieldValue, sealedRecord: Bool, accountID: String, field: String, path: String) throws(StoreError) -> String
+    {
         guard sealedRecord else { return try plaintext(value, field: field, path: path) }
         return try envelope(value, field: field, path: path).open(accountID: accountID, field: field, path: path)
     }
@@ -51,8 +53,9 @@ extension EncryptedAccountCodec {
             throw corrupt("\(field) is plaintext in a record marked \"encryption\": \"\(Self.algorithm)\"")
         case .sealed(let envelope):
             guard let key = keyring.key(id: envelope.kid) else {
-                throw corrupt("\(field) is sealed with key id \"\(envelope.kid)\", which \(keyring.source) does not hold "
-                    + "(it holds \(keyring.ids.joined(separator: ", "))); list that key after the current one")
+                throw corrupt(
+                    "\(field) is sealed with key id \"\(envelope.kid)\", which \(keyring.source) does not hold "
+                        + "(it holds \(keyring.ids.joined(separator: ", "))); list that key after the current one")
             }
             guard let nonce = Base64URL.decode(envelope.nonce), nonce.count == ChaCha20Poly1305.nonceByteCount else {
                 throw corrupt("\(field) has a malformed nonce")

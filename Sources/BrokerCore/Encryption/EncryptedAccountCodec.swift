@@ -67,13 +67,18 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     func checkedStoredAccount(_ bytes: [UInt8], path: String) throws(StoreError) -> StoredAccount {
         let stored = try Self.parse(bytes, path: path)
         guard stored.encryption != nil else {
-            let plain = try stored.mapSecrets { value, field throws(StoreError) in try plaintext(value, field: field.stringValue, path: path) }
+            let plain = try stored.mapSecrets { value, field throws(StoreError) in
+                try plaintext(value, field: field.stringValue, path: path)
+            }
             return StoredAccount(try PlainJSONAccountCodec.account(from: plain, path: path))
         }
-        let envelopes = try stored.mapSecrets { value, field throws(StoreError) in try envelope(value, field: field.stringValue, path: path) }
+        let envelopes = try stored.mapSecrets { value, field throws(StoreError) in try envelope(value, field: field.stringValue, path: path)
+        }
         let readable = try PlainJSONAccountCodec.account(from: stored.mapSecrets { _, _ in "" }, path: path)
-        return StoredAccount(readable: readable, sealed: SealedSecrets(
-            accessToken: envelopes.accessToken, refreshToken: envelopes.refreshToken, tokenSecret: envelopes.tokenSecret))
+        return StoredAccount(
+            readable: readable,
+            sealed: SealedSecrets(
+                accessToken: envelopes.accessToken, refreshToken: envelopes.refreshToken, tokenSecret: envelopes.tokenSecret))
     }
 
     /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back

@@ -28,10 +28,11 @@ public struct EncryptionKey: Sendable, CustomStringConvertible, CustomDebugStrin
 
     /// Whether `id` is usable as a key id: 1 to 64 of `A-Z a-z 0-9 . _ -`.
     static func isValidID(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == 0x2E || byte == 0x5F || byte == 0x2D
-        }
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == 0x2E || byte == 0x5F || byte == 0x2D
+            }
     }
 
     /// `EncryptionKey(<id>, <redacted>)`: the id only.

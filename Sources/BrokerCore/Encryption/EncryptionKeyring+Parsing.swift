@@ -18,8 +18,9 @@ extension EncryptionKeyring {
         for (offset, entry) in entries.enumerated() {
             let key = try parseEntry(entry, source: source, position: offset + 1)
             if let first = keys.firstIndex(where: { $0.id == key.id }) {
-                throw EncryptionKeyError(source: source, entry: offset + 1,
-                                         problem: "key id \"\(key.id)\" is already used by entry \(first + 1); ids must be unique")
+                throw EncryptionKeyError(
+                    source: source, entry: offset + 1,
+                    problem: "key id \"\(key.id)\" is already used by entry \(first + 1); ids must be unique")
             }
             keys.append(key)
         }

@@ -31,9 +31,10 @@ package struct SealedSecret: Sendable {
         let tagStart = sealed.count - ChaCha20Poly1305.tagByteCount
         let plaintext: [UInt8]
         do {
-            plaintext = try ChaCha20Poly1305.open(key: keyBytes ?? key.bytes, nonce: nonce,
-                                                  ciphertext: Array(sealed[..<tagStart]), tag: Array(sealed[tagStart...]),
-                                                  aad: EncryptedAccountCodec.associatedData(accountID: accountID, field: field))
+            plaintext = try ChaCha20Poly1305.open(
+                key: keyBytes ?? key.bytes, nonce: nonce,
+                ciphertext: Array(sealed[..<tagStart]), tag: Array(sealed[tagStart...]),
+                aad: EncryptedAccountCodec.associatedData(accountID: accountID, field: field))
         } catch {
             throw .corrupt(path: path(), reason: "cannot decrypt \(field) with key \"\(key.id)\": wrong key or tampered data")
         }

@@ -30,8 +30,10 @@ package final class SealedSecrets: Sendable {
         try open(into: account, path: path) { keys.bytes(of: $0) }
     }
 
-    private func open(into account: Account, path: () -> String,
-                      keyBytes: (EncryptionKey) -> [UInt8]?) throws(StoreError) -> Account {
+    private func open(
+        into account: Account, path: () -> String,
+        keyBytes: (EncryptionKey) -> [UInt8]?
+    ) throws(StoreError) -> Account {
         let id = account.id
         var account = account
         func open(_ secret: SealedSecret, _ field: AccountRecordField) throws(StoreError) -> Secret {

@@ -102,10 +102,12 @@ public enum BrokerError: Error, Sendable, Equatable {
 
     /// A caller-supplied name in quotes when it is short and plain, or a placeholder when it is not.
     private static func quoted(_ name: String) -> String {
-        let plain = name.utf8.count <= 64 && name.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
-        }
+        let plain =
+            name.utf8.count <= 64
+            && name.utf8.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            }
         return plain ? "\"\(name)\"" : "(given)"
     }
 }

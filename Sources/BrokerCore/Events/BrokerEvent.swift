@@ -45,7 +45,9 @@ public struct BrokerEvent: Sendable, Equatable {
         }
 
         private enum CodingKeys: String, CodingKey {
-            case id, type, createdAt = "created_at", data
+            case id, type
+            case createdAt = "created_at"
+            case data
         }
     }
 }

@@ -46,8 +46,13 @@ public struct BrokerEventData: Sendable, Equatable {
 
 extension BrokerEventData: Encodable {
     private enum CodingKeys: String, CodingKey {
-        case accountID = "account_id", provider, uid, endUserID = "end_user_id", tags, status
-        case expiresAt = "expires_at", revoked, error, message, nextRetryAt = "next_retry_at"
+        case accountID = "account_id"
+        case provider, uid
+        case endUserID = "end_user_id"
+        case tags, status
+        case expiresAt = "expires_at"
+        case revoked, error, message
+        case nextRetryAt = "next_retry_at"
     }
 
     /// Writes the fields that are set; dates as RFC 3339 text.

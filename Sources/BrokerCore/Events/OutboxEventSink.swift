@@ -22,9 +22,11 @@ public final class OutboxEventSink: EventSink {
     let onAppend: @Sendable () -> Void
 
     /// Creates a sink writing to `outbox` for `urls` (at most ``WebhookDelivery/maximumURLs``).
-    public init(outbox: any WebhookOutbox, urls: [String], types: Set<BrokerEventType> = Set(BrokerEventType.allCases),
-                now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
-                onAppend: @escaping @Sendable () -> Void = {}) {
+    public init(
+        outbox: any WebhookOutbox, urls: [String], types: Set<BrokerEventType> = Set(BrokerEventType.allCases),
+        now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
+        onAppend: @escaping @Sendable () -> Void = {}
+    ) {
         precondition(urls.count <= WebhookDelivery.maximumURLs, "OutboxEventSink: too many receiver URLs")
         self.outbox = outbox
         self.urls = urls
@@ -46,8 +48,9 @@ public final class OutboxEventSink: EventSink {
         let body = String(decoding: event.body(), as: UTF8.self)
         let enqueuedAt = wallClock()
         let deliveries = urls.enumerated().map { index, url in
-            WebhookDelivery(id: "\(event.id).\(index)", eventID: event.id, eventType: type.rawValue,
-                            accountID: data.accountID, url: url, body: body, enqueuedAt: enqueuedAt)
+            WebhookDelivery(
+                id: "\(event.id).\(index)", eventID: event.id, eventType: type.rawValue,
+                accountID: data.accountID, url: url, body: body, enqueuedAt: enqueuedAt)
         }
         try await outbox.append(deliveries)
         onAppend()

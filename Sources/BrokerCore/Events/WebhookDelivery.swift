@@ -67,8 +67,15 @@ public struct WebhookDelivery: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, eventID = "event_id", eventType = "type", accountID = "account_id", url, body
-        case enqueuedAt = "enqueued_at", attempts, nextAttemptAt = "next_attempt_at", lastError = "last_error"
+        case id
+        case eventID = "event_id"
+        case eventType = "type"
+        case accountID = "account_id"
+        case url, body
+        case enqueuedAt = "enqueued_at"
+        case attempts
+        case nextAttemptAt = "next_attempt_at"
+        case lastError = "last_error"
         case droppedAt = "dropped_at"
     }
 }

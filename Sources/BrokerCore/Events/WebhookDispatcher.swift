@@ -36,8 +36,10 @@ public final class WebhookDispatcher: Sendable {
         public var pollInterval: Double
 
         /// Creates settings; the lease and poll interval follow from the attempt timeout and the policy unless given.
-        public init(secret: [UInt8], urls: [String], policy: WebhookRetryPolicy, attemptTimeout: Double,
-                    concurrency: Int = 16, pollInterval: Double? = nil) {
+        public init(
+            secret: [UInt8], urls: [String], policy: WebhookRetryPolicy, attemptTimeout: Double,
+            concurrency: Int = 16, pollInterval: Double? = nil
+        ) {
             self.secret = secret
             self.urls = urls
             self.policy = policy
@@ -96,11 +98,13 @@ public final class WebhookDispatcher: Sendable {
     public static let userAgent = "token-broker-webhooks"
 
     /// Creates a dispatcher; nothing is sent until ``start()``.
-    public init(outbox: any WebhookOutbox, upstream: any UpstreamClient, settings: Settings,
-                now: @escaping @Sendable () -> Date = { Date() },
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                onReport: @escaping @Sendable (Report) -> Void = { _ in },
-                onOutboxUnreadable: @escaping @Sendable (StoreError?) -> Void = { _ in }) {
+    public init(
+        outbox: any WebhookOutbox, upstream: any UpstreamClient, settings: Settings,
+        now: @escaping @Sendable () -> Date = { Date() },
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        onReport: @escaping @Sendable (Report) -> Void = { _ in },
+        onOutboxUnreadable: @escaping @Sendable (StoreError?) -> Void = { _ in }
+    ) {
         self.outbox = outbox
         self.upstream = upstream
         self.settings = settings
@@ -246,7 +250,8 @@ public final class WebhookDispatcher: Sendable {
             updated.attempts += 1
             updated.lastError = failure
             let at = now()
-            let next = settings.urls.contains(delivery.url)
+            let next =
+                settings.urls.contains(delivery.url)
                 ? settings.policy.nextAttempt(after: delivery, attempts: updated.attempts, now: at, random: random) : nil
             if let next {
                 updated.nextAttemptAt = next
@@ -268,13 +273,15 @@ public final class WebhookDispatcher: Sendable {
     func send(_ delivery: WebhookDelivery) async -> String? {
         let body = Array(delivery.body.utf8)
         let timestamp = Int(now().timeIntervalSince1970.rounded(.down))
-        let request = UpstreamRequest(method: "POST", url: delivery.url, headers: [
-            ("Content-Type", "application/json"),
-            ("User-Agent", Self.userAgent),
-            ("Broker-Event-Id", delivery.eventID),
-            ("Broker-Event-Type", delivery.eventType),
-            (WebhookSignature.headerName, WebhookSignature.header(secret: settings.secret, timestamp: timestamp, body: body)),
-        ], body: body)
+        let request = UpstreamRequest(
+            method: "POST", url: delivery.url,
+            headers: [
+                ("Content-Type", "application/json"),
+                ("User-Agent", Self.userAgent),
+                ("Broker-Event-Id", delivery.eventID),
+                ("Broker-Event-Type", delivery.eventType),
+                (WebhookSignature.headerName, WebhookSignature.header(secret: settings.secret, timestamp: timestamp, body: body)),
+            ], body: body)
         do {
             let response = try await upstream.send(request)
             return (200..<300).contains(response.status) ? nil : "HTTP \(response.status)"

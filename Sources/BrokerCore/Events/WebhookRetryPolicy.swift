@@ -31,8 +31,10 @@ public struct WebhookRetryPolicy: Sendable, Equatable {
     /// When to try `delivery` next after its `attempts`-th attempt failed at `now`, or nil to give up.
     ///
     /// `random` returns a number in [0, 1) and picks the jitter.
-    public func nextAttempt(after delivery: WebhookDelivery, attempts: Int, now: Date,
-                            random: () -> Double) -> Date? {
+    public func nextAttempt(
+        after delivery: WebhookDelivery, attempts: Int, now: Date,
+        random: () -> Double
+    ) -> Date? {
         let deadline = delivery.enqueuedAt.addingTimeInterval(retryFor)
         guard now < deadline else { return nil }
         let wait = delay(afterAttempts: attempts)

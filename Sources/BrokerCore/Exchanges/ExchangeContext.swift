@@ -16,8 +16,10 @@ struct ExchangeContext: Sendable {
     private(set) var provider = ""
 
     /// A context for no provider in particular; ``scoped(to:)`` names one.
-    init(upstream: any UpstreamClient, redirectURI: String, registry: ProviderRegistry, now: @escaping @Sendable () -> Date,
-         observer: (any ProviderCallObserver)? = nil) {
+    init(
+        upstream: any UpstreamClient, redirectURI: String, registry: ProviderRegistry, now: @escaping @Sendable () -> Date,
+        observer: (any ProviderCallObserver)? = nil
+    ) {
         self.upstream = upstream
         self.redirectURI = redirectURI
         self.registry = registry

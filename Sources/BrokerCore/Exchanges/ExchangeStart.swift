@@ -12,8 +12,10 @@ struct ExchangeStart: Sendable {
     var maximumLifetime: Double?
 
     /// Creates a start; only `authorizeURL` is needed by every kind.
-    init(authorizeURL: String, codeVerifier: Secret? = nil, requestToken: String? = nil,
-         requestTokenSecret: Secret? = nil, maximumLifetime: Double? = nil) {
+    init(
+        authorizeURL: String, codeVerifier: Secret? = nil, requestToken: String? = nil,
+        requestTokenSecret: Secret? = nil, maximumLifetime: Double? = nil
+    ) {
         self.authorizeURL = authorizeURL
         self.codeVerifier = codeVerifier
         self.requestToken = requestToken

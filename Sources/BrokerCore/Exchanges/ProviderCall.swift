@@ -23,8 +23,10 @@ struct ProviderCall: Sendable {
     /// `check` is the kind's response checks (status, body shape, provider
     /// error), which name the failure they found. The observer hears of the
     /// call once `check` has decided, so a refusal inside a 200 counts as a failure.
-    func perform<Value>(_ request: UpstreamRequest, step: ProviderStep, secrets: [String],
-                        check: (UpstreamResponse) throws(BrokerError) -> Value) async throws(BrokerError) -> Value {
+    func perform<Value>(
+        _ request: UpstreamRequest, step: ProviderStep, secrets: [String],
+        check: (UpstreamResponse) throws(BrokerError) -> Value
+    ) async throws(BrokerError) -> Value {
         let started = ContinuousClock.now
         do {
             let value = try check(try await send(request, step: step))
@@ -71,6 +73,7 @@ struct ProviderCall: Sendable {
 
     /// Whether a token is fit to keep and to send back: 1–512 bytes without control characters (C0, DEL, C1).
     static func isUsableToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 512 && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
+        !token.isEmpty && token.utf8.count <= 512
+            && token.unicodeScalars.allSatisfy { $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }
     }
 }

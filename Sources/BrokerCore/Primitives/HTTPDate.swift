@@ -33,8 +33,9 @@ public enum HTTPDate {
     static func imfFixdate(_ bytes: [UInt8]) -> Date? {
         var c = DateCursor(bytes)
         guard c.name(dayNames) != nil, c.literal(", "), let day = c.digits(2), c.literal(" "),
-              let month = c.name(monthNames), c.literal(" "), let year = c.digits(4), c.literal(" "),
-              let time = c.timeOfDay(), c.literal(" GMT"), c.atEnd else { return nil }
+            let month = c.name(monthNames), c.literal(" "), let year = c.digits(4), c.literal(" "),
+            let time = c.timeOfDay(), c.literal(" GMT"), c.atEnd
+        else { return nil }
         return date(year: year, month: month + 1, day: day, time: time)
     }
 
@@ -42,8 +43,9 @@ public enum HTTPDate {
     static func rfc850(_ bytes: [UInt8], now: Date) -> Date? {
         var c = DateCursor(bytes)
         guard c.name(longDayNames) != nil, c.literal(", "), let day = c.digits(2), c.literal("-"),
-              let month = c.name(monthNames), c.literal("-"), let shortYear = c.digits(2), c.literal(" "),
-              let time = c.timeOfDay(), c.literal(" GMT"), c.atEnd else { return nil }
+            let month = c.name(monthNames), c.literal("-"), let shortYear = c.digits(2), c.literal(" "),
+            let time = c.timeOfDay(), c.literal(" GMT"), c.atEnd
+        else { return nil }
         let currentYear = RFC3339Date.civil(fromDays: Int((now.timeIntervalSince1970 / 86_400).rounded(.down))).year
         var year = currentYear - currentYear % 100 + shortYear
         if year > currentYear + 50 { year -= 100 }
@@ -106,7 +108,8 @@ private struct DateCursor {
     /// `hour ":" minute ":" second`, two digits each; a leap second (60) is allowed.
     mutating func timeOfDay() -> (hour: Int, minute: Int, second: Int)? {
         guard let hour = digits(2), literal(":"), let minute = digits(2), literal(":"), let second = digits(2),
-              hour < 24, minute < 60, second <= 60 else { return nil }
+            hour < 24, minute < 60, second <= 60
+        else { return nil }
         return (hour, minute, second)
     }
 }

@@ -73,14 +73,14 @@ public enum RFC3339Date {
         var scanner = DigitScanner(bytes)
         // RFC 3339 §5.6: full-date "T" partial-time time-offset; §5.6 NOTE allows "t", "z" and a space.
         guard let year = scanner.number(digits: 4), scanner.take("-"),
-              let month = scanner.number(digits: 2), scanner.take("-"),
-              let day = scanner.number(digits: 2), scanner.take(oneOf: "Tt "),
-              let hour = scanner.number(digits: 2), scanner.take(":"),
-              let minute = scanner.number(digits: 2), scanner.take(":"),
-              let second = scanner.number(digits: 2)
+            let month = scanner.number(digits: 2), scanner.take("-"),
+            let day = scanner.number(digits: 2), scanner.take(oneOf: "Tt "),
+            let hour = scanner.number(digits: 2), scanner.take(":"),
+            let minute = scanner.number(digits: 2), scanner.take(":"),
+            let second = scanner.number(digits: 2)
         else { return nil }
         guard (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second <= 60  // RFC 3339 §5.7: 60 only for a leap second.
+            hour < 24, minute < 60, second <= 60  // RFC 3339 §5.7: 60 only for a leap second.
         else { return nil }
         var fraction = 0.0
         if scanner.take(".") {
@@ -91,7 +91,8 @@ public enum RFC3339Date {
         if scanner.take(oneOf: "Zz") {
             offset = 0
         } else if let sign = scanner.sign(), let offsetHour = scanner.number(digits: 2), scanner.take(":"),
-                  let offsetMinute = scanner.number(digits: 2), offsetHour < 24, offsetMinute < 60 {
+            let offsetMinute = scanner.number(digits: 2), offsetHour < 24, offsetMinute < 60
+        {
             offset = sign * (offsetHour * 3600 + offsetMinute * 60)
         } else {
             return nil

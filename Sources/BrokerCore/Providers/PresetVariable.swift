@@ -39,22 +39,28 @@ struct PresetVariable: Sendable {
     func problem(with value: String) -> String? {
         switch shape {
         case .pathSegment:
-            let fits = value.utf8.count <= 253 && value.unicodeScalars.allSatisfy {
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
-            } && value != "." && value != ".."
+            let fits =
+                value.utf8.count <= 253
+                && value.unicodeScalars.allSatisfy {
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+                } && value != "." && value != ".."
             return fits ? nil : "must be a tenant name, id or domain: letters, digits, '.', '-' and '_'"
         case .host:
             let labels = value.split(separator: ".", omittingEmptySubsequences: false)
-            let fits = value.utf8.count <= 253 && labels.allSatisfy { label in
-                (1...63).contains(label.utf8.count) && label.unicodeScalars.allSatisfy {
-                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+            let fits =
+                value.utf8.count <= 253
+                && labels.allSatisfy { label in
+                    (1...63).contains(label.utf8.count)
+                        && label.unicodeScalars.allSatisfy {
+                            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-")
+                        }
                 }
-            }
             return fits ? nil : "must be a host name such as login.salesforce.com or test.salesforce.com"
         case .baseURL:
             let parts = URLComponents(string: value)
             let scheme = parts?.scheme?.lowercased()
-            let fits = (scheme == "https" || scheme == "http") && !(parts?.host ?? "").isEmpty && parts?.query == nil
+            let fits =
+                (scheme == "https" || scheme == "http") && !(parts?.host ?? "").isEmpty && parts?.query == nil
                 && parts?.fragment == nil && parts?.user == nil && !value.contains("{")
             return fits ? nil : "must be an absolute http or https URL without a query or fragment, such as https://gitlab.example.com"
         }

@@ -35,9 +35,12 @@ struct ProviderErrorSummary: CustomStringConvertible {
 
     /// `value` when it is 1–64 characters of letters, digits, space and `_ . - !`; else nil.
     private static func displayable(_ value: String) -> String? {
-        let plain = !value.isEmpty && value.utf8.count <= 64 && value.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || " _.-!".unicodeScalars.contains(scalar))
-        }
+        let plain =
+            !value.isEmpty && value.utf8.count <= 64
+            && value.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || " _.-!".unicodeScalars.contains(scalar))
+            }
         return plain ? value : nil
     }
 }

@@ -29,9 +29,10 @@ public struct ProviderJSONPath: Sendable, Equatable, CustomStringConvertible {
             return "must be a JSON path of 1 to \(maximumSegments) names joined with '.'"
         }
         let plain = path.segments.allSatisfy { segment in
-            !segment.isEmpty && segment.utf8.count <= 64 && segment.unicodeScalars.allSatisfy {
-                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
-            }
+            !segment.isEmpty && segment.utf8.count <= 64
+                && segment.unicodeScalars.allSatisfy {
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
+                }
         }
         return plain ? nil : "must be a JSON path of names of letters, digits, '_' and '-', joined with '.'"
     }
@@ -46,7 +47,8 @@ public struct ProviderJSONPath: Sendable, Equatable, CustomStringConvertible {
                 guard let next = object[segment] else { return nil }
                 current = next
             } else if let array = current as? [Any], let index = Int(segment), segment.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                      array.indices.contains(index) {
+                array.indices.contains(index)
+            {
                 current = array[index]
             } else {
                 return nil

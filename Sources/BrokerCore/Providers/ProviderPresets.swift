@@ -42,7 +42,9 @@ public enum ProviderPresets {
     static func checkVariables(in environment: [String: String]) throws(ProviderConfigurationError) {
         for name in variables.keys.sorted() {
             for variable in variables[name] ?? [] {
-                guard let given = environment[variable.variable], !given.isEmpty, let problem = variable.problem(with: given) else { continue }
+                guard let given = environment[variable.variable], !given.isEmpty, let problem = variable.problem(with: given) else {
+                    continue
+                }
                 throw ProviderConfigurationError(provider: name, key: nil, message: problem, variable: variable.variable)
             }
         }
@@ -62,7 +64,9 @@ public enum ProviderPresets {
     static let variables: [String: [PresetVariable]] = [
         "microsoft": [PresetVariable(name: "tenant", variable: "MICROSOFT_TENANT", defaultValue: "common", shape: .pathSegment)],
         "gitlab": [PresetVariable(name: "base_url", variable: "GITLAB_URL", defaultValue: "https://gitlab.com", shape: .baseURL)],
-        "salesforce": [PresetVariable(name: "login_host", variable: "SALESFORCE_LOGIN_HOST", defaultValue: "login.salesforce.com", shape: .host)],
+        "salesforce": [
+            PresetVariable(name: "login_host", variable: "SALESFORCE_LOGIN_HOST", defaultValue: "login.salesforce.com", shape: .host)
+        ],
     ]
 
     /// The credential variables `<PREFIX>_CLIENT_ID` and `<PREFIX>_CLIENT_SECRET`.

@@ -75,7 +75,8 @@ enum ProviderValue {
     /// control characters; anything else is dropped, since the name is only a courtesy to people.
     static func displayName(_ value: Any?) -> String? {
         guard let name = text(value), name.utf8.count <= maximumDisplayNameBytes,
-              name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) }) else { return nil }
+            name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && !(0x7F...0x9F).contains($0.value) })
+        else { return nil }
         return name
     }
 
@@ -99,9 +100,11 @@ enum ProviderValue {
     static func mediaType(_ contentType: String?) -> String? {
         guard let contentType else { return nil }
         let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        let plain = !type.isEmpty && type.count <= 64 && type.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/+.-".unicodeScalars.contains($0))
-        }
+        let plain =
+            !type.isEmpty && type.count <= 64
+            && type.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "/+.-".unicodeScalars.contains($0))
+            }
         return plain ? type : nil
     }
 }

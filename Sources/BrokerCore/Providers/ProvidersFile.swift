@@ -21,7 +21,9 @@ enum ProvidersFile {
     ]
 
     /// The providers the file defines, presets merged with their overrides, sorted by name.
-    static func configurations(from bytes: [UInt8], environment: [String: String]) throws(ProviderConfigurationError) -> [ProviderConfiguration] {
+    static func configurations(from bytes: [UInt8], environment: [String: String]) throws(ProviderConfigurationError)
+        -> [ProviderConfiguration]
+    {
         let providers = try providerTable(from: bytes)
         var result: [ProviderConfiguration] = []
         for name in providers.keys.sorted() {
@@ -42,7 +44,8 @@ enum ProvidersFile {
     /// ("… around character N."): the operator can go straight to the mistake.
     static func position(of error: any Error, in bytes: [UInt8]) -> (line: Int, column: Int)? {
         guard let text = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String,
-              let range = text.range(of: "character ") else { return nil }
+            let range = text.range(of: "character ")
+        else { return nil }
         let digits = text[range.upperBound...].prefix { $0.isASCII && $0.isNumber }
         guard let offset = Int(digits), offset >= 0, offset <= bytes.count else { return nil }
         let before = bytes[..<offset]
@@ -61,22 +64,25 @@ enum ProvidersFile {
             throw ProviderConfigurationError(provider: nil, key: nil, message: "not valid JSON\(place)")
         }
         guard let root = parsed as? [String: Any] else {
-            throw ProviderConfigurationError(provider: nil, key: nil, message: "the top level must be an object with a \"providers\" object")
+            throw ProviderConfigurationError(
+                provider: nil, key: nil, message: "the top level must be an object with a \"providers\" object")
         }
         if let unknown = root.keys.sorted().first(where: { $0 != "providers" }) {
             throw ProviderConfigurationError(provider: nil, key: unknown, message: "unknown key; the top level holds only \"providers\"")
         }
         guard let providers = root["providers"] as? [String: Any] else {
-            throw ProviderConfigurationError(provider: nil, key: "providers", message: "missing or not an object of provider name to settings")
+            throw ProviderConfigurationError(
+                provider: nil, key: "providers", message: "missing or not an object of provider name to settings")
         }
         return providers
     }
 
     /// Provider names become URL parameters and the prefix of account ids (`name:uid`), so they stay plain.
     static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { byte in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        !name.isEmpty && name.utf8.count <= 64
+            && name.utf8.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }

@@ -33,8 +33,10 @@ extension ProvidersFileEntry {
         if settings["icon_url"] != nil {
             let icon = try string("icon_url")
             if let icon, !Self.isAcceptableIconURL(icon) {
-                throw failure("icon_url", "must be an https URL, or a data:image/… URL (png, gif, jpeg, webp or svg+xml) "
-                              + "of at most \(Self.maximumIconURLBytes) bytes")
+                throw failure(
+                    "icon_url",
+                    "must be an https URL, or a data:image/… URL (png, gif, jpeg, webp or svg+xml) "
+                        + "of at most \(Self.maximumIconURLBytes) bytes")
             }
             c.iconURL = icon
         }
@@ -44,7 +46,8 @@ extension ProvidersFileEntry {
     /// printable ASCII only, so it needs no encoding in an attribute or a policy.
     static func isAcceptableIconURL(_ text: String) -> Bool {
         guard !text.isEmpty, text.utf8.count <= maximumIconURLBytes,
-              text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+            text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        else { return false }
         if text.lowercased().hasPrefix("data:") {
             guard let comma = text.firstIndex(of: ",") else { return false }
             let header = text[text.index(text.startIndex, offsetBy: 5)..<comma].lowercased()
@@ -52,7 +55,8 @@ extension ProvidersFileEntry {
             return iconMediaTypes.contains(type)
         }
         guard let url = URLComponents(string: text), url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty,
-              url.user == nil, url.password == nil else { return false }
+            url.user == nil, url.password == nil
+        else { return false }
         return true
     }
 }

@@ -56,7 +56,8 @@ extension ProvidersFileEntry {
     }
 
     /// One of `Choice`'s raw values at `key`; `fallback` for JSON null.
-    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, default fallback: Choice) throws(ProviderConfigurationError) -> Choice
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, default fallback: Choice) throws(ProviderConfigurationError)
+        -> Choice
     where Choice.RawValue == String {
         guard let text = try string(key) else { return fallback }
         guard let parsed = Choice(rawValue: text) else {
@@ -133,14 +134,18 @@ extension ProvidersFileEntry {
         }
         var headers: [(String, String)] = []
         for name in table.keys.sorted() {
-            let token = !name.isEmpty && name.utf8.count <= 64 && name.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == UInt8(ascii: "-")
-            }
+            let token =
+                !name.isEmpty && name.utf8.count <= 64
+                && name.utf8.allSatisfy { byte in
+                    (byte >= 0x30 && byte <= 0x39) || ((byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A) || byte == UInt8(ascii: "-")
+                }
             guard token else { throw failure("request_headers", "\"\(name)\" is not a header name of letters, digits and '-'") }
             guard !Self.reservedHeaders.contains(name.lowercased()) else {
                 throw failure("request_headers", "may not set \"\(name)\"; the broker writes it")
             }
-            guard let written = table[name] as? String else { throw failure("request_headers", "the value of \"\(name)\" must be a string") }
+            guard let written = table[name] as? String else {
+                throw failure("request_headers", "the value of \"\(name)\" must be a string")
+            }
             let value = try resolve(written, key: "request_headers")
             guard (1...256).contains(value.utf8.count), value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
                 throw failure("request_headers", "the value of \"\(name)\" must be 1 to 256 bytes of visible ASCII and spaces")
@@ -151,9 +156,9 @@ extension ProvidersFileEntry {
     }
 }
 
-private extension String {
+extension String {
     /// `a, b, c` as `a, b or c`.
-    func replacingLastComma(with word: String) -> String {
+    fileprivate func replacingLastComma(with word: String) -> String {
         guard let range = range(of: ", ", options: .backwards) else { return self }
         return replacingCharacters(in: range, with: word)
     }

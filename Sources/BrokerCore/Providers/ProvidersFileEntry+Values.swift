@@ -12,7 +12,7 @@ extension ProvidersFileEntry {
     func url(_ key: String) throws(ProviderConfigurationError) -> String? {
         guard let text = try string(key) else { return nil }
         guard let parsed = URLComponents(string: text), let scheme = parsed.scheme?.lowercased(),
-              scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty, parsed.fragment == nil
+            scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty, parsed.fragment == nil
         else {
             throw failure(key, "must be an absolute http or https URL without a fragment")
         }
@@ -22,9 +22,11 @@ extension ProvidersFileEntry {
     /// A field or parameter name at `key`: letters, digits, `_`, `-` and `.`.
     func parameterName(_ key: String) throws(ProviderConfigurationError) -> String? {
         guard let text = try string(key) else { return nil }
-        let plain = !text.isEmpty && text.utf8.count <= 64 && text.unicodeScalars.allSatisfy {
-            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" || $0 == ".")
-        }
+        let plain =
+            !text.isEmpty && text.utf8.count <= 64
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" || $0 == ".")
+            }
         guard plain else { throw failure(key, "must be a plain name of letters, digits, '_', '-' or '.'") }
         return text
     }
@@ -73,7 +75,8 @@ extension ProvidersFileEntry {
         guard text.hasPrefix("${") else { return text }
         guard text.hasSuffix("}"), text.count > 3 else { throw failure(key, "malformed environment reference; write ${NAME}") }
         let variable = String(text.dropFirst(2).dropLast())
-        let validName = variable.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
+        let validName =
+            variable.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }
             && !(variable.first?.isNumber ?? true)
         guard validName else { throw failure(key, "malformed environment reference; write ${NAME}") }
         guard let value = environment[variable], !value.isEmpty else {

@@ -53,11 +53,16 @@ struct ResponseBody {
         guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: "\"") }) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         let rawPairs = text.split(separator: "&", omittingEmptySubsequences: true)
-        guard !rawPairs.isEmpty, rawPairs.allSatisfy({ pair in
-            guard let equals = pair.firstIndex(of: "=") else { return false }
-            let name = pair[..<equals]
-            return !name.isEmpty && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "." || $0 == "-" }
-        }) else { return nil }
+        guard !rawPairs.isEmpty,
+            rawPairs.allSatisfy({ pair in
+                guard let equals = pair.firstIndex(of: "=") else { return false }
+                let name = pair[..<equals]
+                return !name.isEmpty
+                    && name.unicodeScalars.allSatisfy {
+                        $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "." || $0 == "-"
+                    }
+            })
+        else { return nil }
         let pairs = PercentEncoding.parseForm(text)
         guard pairs.count == rawPairs.count else { return nil }
         var fields: [String: Any] = [:]

@@ -21,16 +21,16 @@ extension AccountRecordScanner {
     /// The sealed account the spans describe, or nil when the record needs the general path.
     func storedAccount(from spans: AccountRecordSpans, keyring: EncryptionKeyring) -> StoredAccount? {
         guard spans.version == PlainJSONAccountCodec.version,
-              let marker = spans.encryption, !marker.escaped, Self.matches(raw(marker), EncryptedAccountCodec.algorithm),
-              let accessToken = spans.accessToken.flatMap({ sealed($0, keyring: keyring) }),
-              let refreshToken = optionalSealed(spans.refreshToken, keyring: keyring),
-              let tokenSecret = optionalSealed(spans.tokenSecret, keyring: keyring),
-              let status = spans.status.flatMap(status),
-              let createdAt = spans.createdAt.flatMap(date), let updatedAt = spans.updatedAt.flatMap(date),
-              let expiresAt = optionalDate(spans.expiresAt), let refreshedAt = optionalDate(spans.refreshedAt),
-              let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
-              let tokenType = optionalText(spans.tokenType), let scope = optionalText(spans.scope),
-              let screenName = optionalText(spans.screenName)
+            let marker = spans.encryption, !marker.escaped, Self.matches(raw(marker), EncryptedAccountCodec.algorithm),
+            let accessToken = spans.accessToken.flatMap({ sealed($0, keyring: keyring) }),
+            let refreshToken = optionalSealed(spans.refreshToken, keyring: keyring),
+            let tokenSecret = optionalSealed(spans.tokenSecret, keyring: keyring),
+            let status = spans.status.flatMap(status),
+            let createdAt = spans.createdAt.flatMap(date), let updatedAt = spans.updatedAt.flatMap(date),
+            let expiresAt = optionalDate(spans.expiresAt), let refreshedAt = optionalDate(spans.refreshedAt),
+            let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
+            let tokenType = optionalText(spans.tokenType), let scope = optionalText(spans.scope),
+            let screenName = optionalText(spans.screenName)
         else { return nil }
         let readable = Account(
             provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
@@ -39,20 +39,23 @@ extension AccountRecordScanner {
             refreshedAt: refreshedAt, status: status)
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
-            let matches = id.escaped ? text(id).map { $0.utf8.elementsEqual(readable.id.utf8) } ?? false
-                                     : raw(id).elementsEqual(readable.id.utf8)
+            let matches =
+                id.escaped
+                ? text(id).map { $0.utf8.elementsEqual(readable.id.utf8) } ?? false
+                : raw(id).elementsEqual(readable.id.utf8)
             guard matches else { return nil }
         }
-        return StoredAccount(readable: readable,
-                             sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
+        return StoredAccount(
+            readable: readable,
+            sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
     }
 
     /// An envelope with a key of `keyring`, a 12-byte nonce and a ciphertext with room for its tag; else nil.
     private func sealed(_ value: AccountRecordSpans.SecretValue, keyring: EncryptionKeyring) -> SealedSecret? {
         guard case .sealed(let kid, let nonce, let ct) = value, !kid.escaped, !nonce.escaped, !ct.escaped,
-              let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) }),
-              let nonceBytes = Base64URL.decode(utf8: raw(nonce)), nonceBytes.count == ChaCha20Poly1305.nonceByteCount,
-              let sealedBytes = Base64URL.decode(utf8: raw(ct)), sealedBytes.count >= ChaCha20Poly1305.tagByteCount
+            let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) }),
+            let nonceBytes = Base64URL.decode(utf8: raw(nonce)), nonceBytes.count == ChaCha20Poly1305.nonceByteCount,
+            let sealedBytes = Base64URL.decode(utf8: raw(ct)), sealedBytes.count >= ChaCha20Poly1305.tagByteCount
         else { return nil }
         return SealedSecret(key: key, nonce: nonceBytes, sealed: sealedBytes)
     }

@@ -2,9 +2,14 @@ extension AccountRecordScanner {
     /// The ASCII bytes the JSON grammar is made of.
     enum Byte: UInt8 {
         /// `"`, `\`, `/`, `,` and `:`.
-        case quote = 0x22, backslash = 0x5C, slash = 0x2F, comma = 0x2C, colon = 0x3A
+        case quote = 0x22
+        case backslash = 0x5C
+        case slash = 0x2F
+        case comma = 0x2C
+        case colon = 0x3A
         /// `{` and `}`.
-        case openBrace = 0x7B, closeBrace = 0x7D
+        case openBrace = 0x7B
+        case closeBrace = 0x7D
     }
 
     /// Moves past JSON whitespace (RFC 8259 §2: space, tab, line feed, carriage return).
@@ -137,7 +142,9 @@ extension AccountRecordScanner {
             var value = UInt32(unit)
             // RFC 8259 §7: a character outside the BMP is a UTF-16 surrogate pair; a lone surrogate is left to JSONDecoder.
             if (0xD800...0xDBFF).contains(unit) {
-                guard index + 1 < raw.count, raw[index] == Byte.backslash.rawValue, raw[index + 1] == UInt8(ascii: "u") else { return false }
+                guard index + 1 < raw.count, raw[index] == Byte.backslash.rawValue, raw[index + 1] == UInt8(ascii: "u") else {
+                    return false
+                }
                 index += 2
                 guard let low = hexUnit(raw, at: &index), (0xDC00...0xDFFF).contains(low) else { return false }
                 value = 0x10000 + (UInt32(unit - 0xD800) << 10) + UInt32(low - 0xDC00)

@@ -34,7 +34,8 @@ struct AccountRecordScanner {
             repeat {
                 skipSpace()
                 guard let name = memberName(), let key = Self.key(named: name), seen & Self.bit(key) == 0,
-                      skipSpaceAndTake(.colon) else { return nil }
+                    skipSpaceAndTake(.colon)
+                else { return nil }
                 seen |= Self.bit(key)
                 skipSpace()
                 guard readValue(of: key, into: &spans) else { return nil }
@@ -66,14 +67,14 @@ struct AccountRecordScanner {
             return secret(value).map { .some($0) }
         }
         guard let version = spans.version, let accessToken = spans.accessToken.flatMap(secret),
-              let refreshToken = optionalSecret(spans.refreshToken), let tokenSecret = optionalSecret(spans.tokenSecret),
-              let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
-              let createdAt = spans.createdAt.flatMap(text), let updatedAt = spans.updatedAt.flatMap(text),
-              let status = spans.status.flatMap(text),
-              let encryption = optional(spans.encryption), let id = optional(spans.id),
-              let tokenType = optional(spans.tokenType), let scope = optional(spans.scope),
-              let screenName = optional(spans.screenName), let expiresAt = optional(spans.expiresAt),
-              let refreshedAt = optional(spans.refreshedAt)
+            let refreshToken = optionalSecret(spans.refreshToken), let tokenSecret = optionalSecret(spans.tokenSecret),
+            let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
+            let createdAt = spans.createdAt.flatMap(text), let updatedAt = spans.updatedAt.flatMap(text),
+            let status = spans.status.flatMap(text),
+            let encryption = optional(spans.encryption), let id = optional(spans.id),
+            let tokenType = optional(spans.tokenType), let scope = optional(spans.scope),
+            let screenName = optional(spans.screenName), let expiresAt = optional(spans.expiresAt),
+            let refreshedAt = optional(spans.refreshedAt)
         else { return nil }
         return AccountRecord(
             version: version, encryption: encryption, id: id, provider: provider, uid: uid, accessToken: accessToken,

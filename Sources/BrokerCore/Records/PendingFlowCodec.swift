@@ -56,8 +56,10 @@ public enum PendingFlowCodec {
             let parts = value.dropFirst(sealedPrefix.count).split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 3 else { throw .corrupt(path: path, reason: "\(field) has a malformed sealed value") }
             let envelope = EncryptedField(kid: String(parts[0]), nonce: String(parts[1]), ct: String(parts[2]))
-            return Secret(try sealer.open(.sealed(envelope), sealedRecord: true, accountID: "flow:" + record.state,
-                                          field: field, path: path))
+            return Secret(
+                try sealer.open(
+                    .sealed(envelope), sealedRecord: true, accountID: "flow:" + record.state,
+                    field: field, path: path))
         }
         return PendingFlow(
             state: record.state,

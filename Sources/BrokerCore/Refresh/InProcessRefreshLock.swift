@@ -14,8 +14,10 @@ public final class InProcessRefreshLock: RefreshLock {
     private let makeToken: @Sendable () -> String
 
     /// Creates an empty lock table whose TTLs run on `now`; tokens come from `makeToken` (128 random bits by default).
-    public init(now: @escaping @Sendable () -> Date = { Date() },
-                makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }) {
+    public init(
+        now: @escaping @Sendable () -> Date = { Date() },
+        makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }
+    ) {
         self.now = now
         self.makeToken = makeToken
     }

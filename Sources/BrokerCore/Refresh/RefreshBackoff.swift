@@ -67,11 +67,12 @@ extension RefreshBackoff {
     /// flood an answer.
     public init?(encoded bytes: [UInt8]) {
         guard bytes.count <= 4096,
-              let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
-              let failures = object[Field.failures].flatMap(ProviderValue.integer), failures >= 1,
-              let milliseconds = object[Field.notBefore].flatMap(ProviderValue.integer),
-              abs(milliseconds) < 1 << 50,
-              let step = object[Field.step] as? String, step.utf8.count <= 64 else { return nil }
+            let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
+            let failures = object[Field.failures].flatMap(ProviderValue.integer), failures >= 1,
+            let milliseconds = object[Field.notBefore].flatMap(ProviderValue.integer),
+            abs(milliseconds) < 1 << 50,
+            let step = object[Field.step] as? String, step.utf8.count <= 64
+        else { return nil }
         let error: BrokerError
         switch object[Field.error] as? String {
         case "upstream_error":

@@ -2,8 +2,10 @@ import Foundation
 
 extension RefreshCoordinator {
     /// Calls the provider's refresh grant through `exchange` with `refreshToken` and stores what it says.
-    nonisolated func callProvider(for account: Account, with exchange: any ProviderExchange,
-                                  presenting refreshToken: Secret) async throws(BrokerError) -> Outcome {
+    nonisolated func callProvider(
+        for account: Account, with exchange: any ProviderExchange,
+        presenting refreshToken: Secret
+    ) async throws(BrokerError) -> Outcome {
         let grant: TokenGrant
         do {
             grant = try await exchange.refresh(refreshToken: refreshToken)

@@ -20,8 +20,10 @@ extension RefreshCoordinator {
         public static let backoffKeep: TimeInterval = 300
 
         /// Creates a policy; the defaults suit a 10-second upstream timeout.
-        public init(margin: TimeInterval = 300, lockTTL: Double = 30, pollInterval: Double = 0.05,
-                    backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300, retryAfterCap: TimeInterval = 3600) {
+        public init(
+            margin: TimeInterval = 300, lockTTL: Double = 30, pollInterval: Double = 0.05,
+            backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300, retryAfterCap: TimeInterval = 3600
+        ) {
             self.margin = margin
             self.lockTTL = lockTTL
             self.pollInterval = pollInterval

@@ -60,8 +60,9 @@ public actor RefreshCoordinator {
     ) {
         self.accounts = accounts
         self.registry = registry
-        self.context = ExchangeContext(upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
-                                       observer: providerCalls)
+        self.context = ExchangeContext(
+            upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
+            observer: providerCalls)
         self.lock = lock
         self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy
@@ -79,7 +80,8 @@ public actor RefreshCoordinator {
     /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.
     nonisolated func refreshExchange(for account: Account) -> (any ProviderExchange)? {
         guard account.refreshToken != nil, let provider = registry.provider(named: account.provider),
-              let exchange = try? context.exchange(for: provider) else { return nil }
+            let exchange = try? context.exchange(for: provider)
+        else { return nil }
         return exchange.capabilities.contains(.refresh) ? exchange : nil
     }
 

@@ -115,28 +115,34 @@ public final class FakeTwitterProvider: Sendable {
     public func providerEntry(authenticate: Bool = false) -> String {
         let signIn = authenticate ? #", "authenticate_url": "\#(baseURL)/oauth/authenticate""# : ""
         return """
-        "twitter": {"request_token_url": "\(baseURL)/oauth/request_token", "authorize_url": "\(baseURL)/oauth/authorize",
-                    "access_token_url": "\(baseURL)/oauth/access_token",
-                    "user_url": "\(baseURL)/1.1/account/verify_credentials.json?include_entities=false&skip_status=true"\(signIn)}
-        """
+            "twitter": {"request_token_url": "\(baseURL)/oauth/request_token", "authorize_url": "\(baseURL)/oauth/authorize",
+                        "access_token_url": "\(baseURL)/oauth/access_token",
+                        "user_url": "\(baseURL)/1.1/account/verify_credentials.json?include_entities=false&skip_status=true"\(signIn)}
+            """
     }
 
     // MARK: Endpoints
 
-    static let couldNotAuthenticate = FakeWire.answer(.unauthorized, "application/json; charset=utf-8",
-                                                      #"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#)
+    static let couldNotAuthenticate = FakeWire.answer(
+        .unauthorized, "application/json; charset=utf-8",
+        #"{"errors":[{"code":32,"message":"Could not authenticate you."}]}"#)
 
     static func requestToken(_ request: Request, box: Box, client: Client) -> Response {
-        let mode = box.state.withLock { s in s.requestTokenCalls += 1; return s.mode }
+        let mode = box.state.withLock { s in
+            s.requestTokenCalls += 1; return s.mode
+        }
         switch mode {
         case .requestTokenUnauthorized: return couldNotAuthenticate
         case .callbackNotApproved:
-            return FakeWire.answer(.forbidden, "application/xml;charset=utf-8",
-                #"<?xml version="1.0" encoding="UTF-8"?><errors><error code="415">Callback URL not approved for this client application. Approved callback URLs can be adjusted in your application settings</error></errors>"#)
+            return FakeWire.answer(
+                .forbidden, "application/xml;charset=utf-8",
+                #"<?xml version="1.0" encoding="UTF-8"?><errors><error code="415">Callback URL not approved for this client application. Approved callback URLs can be adjusted in your application settings</error></errors>"#
+            )
         default: break
         }
         guard let oauth = verified(request, box: box, client: client, tokenSecret: { _ in nil }),
-              let callback = oauth["oauth_callback"] else { return couldNotAuthenticate }
+            let callback = oauth["oauth_callback"]
+        else { return couldNotAuthenticate }
         let (token, secret, confirmed, contentType) = box.state.withLock { s in
             s.issued += 1
             let token = "TWREQ\(s.issued)" + FakeWire.randomHex(16)
@@ -167,15 +173,19 @@ public final class FakeTwitterProvider: Sendable {
     }
 
     static func accessToken(_ request: Request, box: Box, client: Client) -> Response {
-        let mode = box.state.withLock { s in s.accessTokenCalls += 1; return s.mode }
+        let mode = box.state.withLock { s in
+            s.accessTokenCalls += 1; return s.mode
+        }
         let lookup: (String) -> String? = { token in box.state.withLock { $0.pending[token]?.secret } }
         guard let oauth = verified(request, box: box, client: client, tokenSecret: lookup),
-              let token = oauth["oauth_token"] else { return couldNotAuthenticate }
+            let token = oauth["oauth_token"]
+        else { return couldNotAuthenticate }
         // Temporary credentials are single use (RFC 5849 §2.3), whatever the outcome.
         let entry = box.state.withLock { $0.pending.removeValue(forKey: token) }
         guard mode != .verifierRejected, let verifier = entry?.verifier, oauth["oauth_verifier"] == verifier else {
-            return FakeWire.answer(.unauthorized, "text/plain;charset=utf-8",
-                                   "Error processing your OAuth request: Invalid oauth_verifier parameter")
+            return FakeWire.answer(
+                .unauthorized, "text/plain;charset=utf-8",
+                "Error processing your OAuth request: Invalid oauth_verifier parameter")
         }
         let (accessToken, accessSecret, contentType) = box.state.withLock { s in
             let accessToken = "\(userID)-TW-ACCESS-SENTINEL-" + FakeWire.randomHex(16)
@@ -188,25 +198,33 @@ public final class FakeTwitterProvider: Sendable {
     }
 
     static func verifyCredentials(_ request: Request, box: Box, client: Client) -> Response {
-        let mode = box.state.withLock { s in s.verifyCalls += 1; return s.mode }
+        let mode = box.state.withLock { s in
+            s.verifyCalls += 1; return s.mode
+        }
         let lookup: (String) -> String? = { token in box.state.withLock { $0.access[token] } }
         guard verified(request, box: box, client: client, tokenSecret: lookup) != nil else {
             return couldNotAuthenticate
         }
         if mode == .verifyForbidden {
-            return FakeWire.answer(.forbidden, "application/json;charset=utf-8",
-                #"{"errors":[{"message":"You currently have access to a subset of X API V2 endpoints and limited v1.1 endpoints only.","code":453}]}"#)
+            return FakeWire.answer(
+                .forbidden, "application/json;charset=utf-8",
+                #"{"errors":[{"message":"You currently have access to a subset of X API V2 endpoints and limited v1.1 endpoints only.","code":453}]}"#
+            )
         }
-        return FakeWire.answer(.ok, "application/json;charset=utf-8",
+        return FakeWire.answer(
+            .ok, "application/json;charset=utf-8",
             #"{"id":\#(userID),"id_str":"\#(userID)","name":"Twitter API","screen_name":"TwitterAPI","protected":false}"#)
     }
 
     /// The verified `oauth_*` parameters of a request whose nonce is new; a failure is counted.
     /// `tokenSecret` maps an `oauth_token` to the secret issued for it (`request_token` takes none: nil refuses any).
-    static func verified(_ request: Request, box: Box, client: Client,
-                         tokenSecret: (String) -> String?) -> [String: String]? {
-        var fields = OAuth1SignatureCheck.verify(request, consumerKey: client.key, consumerSecret: client.secret,
-                                                 tokenSecret: tokenSecret)
+    static func verified(
+        _ request: Request, box: Box, client: Client,
+        tokenSecret: (String) -> String?
+    ) -> [String: String]? {
+        var fields = OAuth1SignatureCheck.verify(
+            request, consumerKey: client.key, consumerSecret: client.secret,
+            tokenSecret: tokenSecret)
         // RFC 5849 §3.2: a used nonce is refused.
         if let nonce = fields?["oauth_nonce"], !box.state.withLock({ $0.nonces.insert(nonce).inserted }) { fields = nil }
         if fields == nil { box.state.withLock { $0.signatureFailures += 1 } }

@@ -19,7 +19,8 @@ enum OAuth1SignatureCheck {
             guard value.count >= 2, value.first == "\"", value.last == "\"" else { return nil }
             value = value.dropFirst().dropLast()
             guard let decodedName = PercentEncoding.percentDecode(name, plusIsSpace: false),
-                  let decodedValue = PercentEncoding.percentDecode(String(value), plusIsSpace: false) else { return nil }
+                let decodedValue = PercentEncoding.percentDecode(String(value), plusIsSpace: false)
+            else { return nil }
             if decodedName.lowercased() == "realm" { continue }
             guard !pairs.contains(where: { $0.0 == decodedName }) else { return nil }
             pairs.append((decodedName, decodedValue))
@@ -35,7 +36,8 @@ enum OAuth1SignatureCheck {
         let encoded = parameters.map { (PercentEncoding.rfc3986($0.0), PercentEncoding.rfc3986($0.1)) }
         // §3.4.1.3.2: sorted by name, then by value, in byte order.
         let sorted = encoded.sorted { a, b in
-            a.0 == b.0 ? Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8)) : Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8))
+            a.0 == b.0
+                ? Array(a.1.utf8).lexicographicallyPrecedes(Array(b.1.utf8)) : Array(a.0.utf8).lexicographicallyPrecedes(Array(b.0.utf8))
         }
         let normalized = sorted.map { $0.0 + "=" + $0.1 }.joined(separator: "&")
         return method.uppercased() + "&" + PercentEncoding.rfc3986(baseURI) + "&" + PercentEncoding.rfc3986(normalized)
@@ -57,14 +59,17 @@ enum OAuth1SignatureCheck {
 
     /// The request's verified `oauth_*` parameters, or nil when the signature is not HMAC-SHA1 by `consumerKey` under
     /// `consumerSecret` and the secret `tokenSecret` gives for its `oauth_token` ("" when it has none; nil: unknown token).
-    static func verify(_ request: Request, consumerKey: String, consumerSecret: String,
-                       tokenSecret: (String) -> String?) -> [String: String]? {
+    static func verify(
+        _ request: Request, consumerKey: String, consumerSecret: String,
+        tokenSecret: (String) -> String?
+    ) -> [String: String]? {
         guard let header = request.headers["Authorization"], let oauth = parameters(header), let baseURI = baseURI(request)
         else { return nil }
         let fields = Dictionary(oauth, uniquingKeysWith: { first, _ in first })
         guard fields["oauth_consumer_key"] == consumerKey, fields["oauth_signature_method"] == "HMAC-SHA1",
-              let sent = fields["oauth_signature"], let nonce = fields["oauth_nonce"], !nonce.isEmpty,
-              let timestamp = fields["oauth_timestamp"], Int(timestamp) != nil else { return nil }
+            let sent = fields["oauth_signature"], let nonce = fields["oauth_nonce"], !nonce.isEmpty,
+            let timestamp = fields["oauth_timestamp"], Int(timestamp) != nil
+        else { return nil }
         if let version = fields["oauth_version"], version != "1.0" { return nil }
         let secret: String
         if let token = fields["oauth_token"] {
@@ -79,8 +84,9 @@ enum OAuth1SignatureCheck {
         if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
             signed += URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)).map { ($0.name, $0.value) }
         }
-        let expected = signature(baseString(method: request.method.rawValue, baseURI: baseURI, parameters: signed),
-                                 consumerSecret: consumerSecret, tokenSecret: secret)
+        let expected = signature(
+            baseString(method: request.method.rawValue, baseURI: baseURI, parameters: signed),
+            consumerSecret: consumerSecret, tokenSecret: secret)
         guard ConstantTime.equals(expected, sent) else { return nil }
         return fields
     }

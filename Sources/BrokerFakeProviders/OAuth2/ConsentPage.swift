@@ -82,7 +82,8 @@ struct ConsentPage {
     /// A complete document with the policy: nothing but the inline sheet, forms only to this provider and the client.
     private static func page(title: String, body: String, status: HTTPStatus, formOrigin: String?) -> Response {
         let formAction = "'self'" + (formOrigin.map { " " + $0 } ?? "")
-        let policy = "default-src 'none'; style-src \(styleSource); img-src data:; form-action \(formAction); "
+        let policy =
+            "default-src 'none'; style-src \(styleSource); img-src data:; form-action \(formAction); "
             + "frame-ancestors 'none'; base-uri 'none'"
         let html = """
             <!doctype html>
@@ -103,13 +104,15 @@ struct ConsentPage {
             </html>
 
             """
-        return Response(status: status, headers: HTTPHeaders([
-            ("Content-Type", "text/html; charset=utf-8"),
-            ("Content-Security-Policy", policy),
-            ("Cache-Control", "no-store"),
-            ("Referrer-Policy", "no-referrer"),
-            ("X-Content-Type-Options", "nosniff"),
-            ("X-Frame-Options", "DENY"),
-        ]), body: Array(html.utf8))
+        return Response(
+            status: status,
+            headers: HTTPHeaders([
+                ("Content-Type", "text/html; charset=utf-8"),
+                ("Content-Security-Policy", policy),
+                ("Cache-Control", "no-store"),
+                ("Referrer-Policy", "no-referrer"),
+                ("X-Content-Type-Options", "nosniff"),
+                ("X-Frame-Options", "DENY"),
+            ]), body: Array(html.utf8))
     }
 }

@@ -104,13 +104,15 @@ extension FakeOAuth2Provider {
 
         /// `LABEL-CODE-SENTINEL-n`, `LABEL-ACCESS-SENTINEL-n`, `LABEL-REFRESH-SENTINEL-n`: predictable, and easy to scan logs for.
         public static func sentinel(_ label: String) -> TokenNames {
-            TokenNames(code: label + "-CODE-SENTINEL-", access: label + "-ACCESS-SENTINEL-",
-                       refresh: label + "-REFRESH-SENTINEL-", random: false)
+            TokenNames(
+                code: label + "-CODE-SENTINEL-", access: label + "-ACCESS-SENTINEL-",
+                refresh: label + "-REFRESH-SENTINEL-", random: false)
         }
 
         /// Weibo's `2.00…` access tokens, marked for scans, with a random tail.
-        public static let weibo = TokenNames(code: "WEIBO-CODE-SENTINEL-", access: "2.00WEIBO-TOKEN-SENTINEL-",
-                                             refresh: "2.00WEIBO-REFRESH-SENTINEL-", random: true)
+        public static let weibo = TokenNames(
+            code: "WEIBO-CODE-SENTINEL-", access: "2.00WEIBO-TOKEN-SENTINEL-",
+            refresh: "2.00WEIBO-REFRESH-SENTINEL-", random: true)
 
         /// The name with number `n`.
         func name(_ prefix: String, _ n: Int) -> String {
@@ -213,8 +215,10 @@ extension FakeOAuth2Provider {
         }
 
         /// Every failure, `rate_limited` with `Retry-After: 30`.
-        public static let all: [Failure] = [.serverError, .html, .empty, .invalidGrant, .noAccessToken, .errorIn200,
-                                            .rateLimited(retryAfter: "30"), .echoingError]
+        public static let all: [Failure] = [
+            .serverError, .html, .empty, .invalidGrant, .noAccessToken, .errorIn200,
+            .rateLimited(retryAfter: "30"), .echoingError,
+        ]
 
         /// The failure called `name` (`rate_limited` with `Retry-After: 30`), if any.
         public init?(name: String) {

@@ -25,8 +25,10 @@ public final class FakeOAuth2Provider: Sendable {
     /// Makes a provider for `configuration` that will listen on `host`:`port` once started.
     public init(_ configuration: Configuration, behaviour: Behaviour? = nil, host: String = "127.0.0.1", port: Int = 0) {
         self.configuration = configuration
-        endpoints = OAuth2Endpoints(OAuth2ProviderState(configuration: configuration,
-                                                        behaviour: behaviour ?? Behaviour(dialect: configuration.dialect)))
+        endpoints = OAuth2Endpoints(
+            OAuth2ProviderState(
+                configuration: configuration,
+                behaviour: behaviour ?? Behaviour(dialect: configuration.dialect)))
         router = Self.routes(configuration, endpoints)
         listener = FakeProviderServer(router: router, host: host, port: port)
     }

@@ -37,8 +37,10 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
     public var paths: Paths {
         switch self {
         case .rfc6749: Paths(authorize: "/authorize", token: "/token", user: "/user", revoke: "/revoke")
-        case .weibo: Paths(authorize: "/oauth2/authorize", token: "/oauth2/access_token",
-                           user: "/2/account/get_uid.json", revoke: "/oauth2/revokeoauth2")
+        case .weibo:
+            Paths(
+                authorize: "/oauth2/authorize", token: "/oauth2/access_token",
+                user: "/2/account/get_uid.json", revoke: "/oauth2/revokeoauth2")
         }
     }
 
@@ -76,7 +78,8 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
             if let refresh = grant.refreshToken { body += ",\"refresh_token\":\(JSONString.quote(refresh))" }
             if let scope = grant.scope { body += ",\"scope\":\(JSONString.quote(scope))" }
         case .weibo:
-            body = "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"remind_in\":\"\(grant.expiresIn)\","
+            body =
+                "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"remind_in\":\"\(grant.expiresIn)\","
                 + "\"expires_in\":\(grant.expiresIn),\"uid\":\(JSONString.quote(grant.uid)),\"isRealName\":\"true\""
             if let refresh = grant.refreshToken { body += ",\"refresh_token\":\(JSONString.quote(refresh))" }
             if let scope = grant.scope { body += ",\"scope\":\(JSONString.quote(scope))" }
@@ -99,7 +102,8 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
         case .rfc6749:
             return "{\"error\":\(JSONString.quote(error)),\"error_description\":\(JSONString.quote(description))}"
         case .weibo:
-            return "{\"error\":\(JSONString.quote(error)),\"error_code\":\(Self.weiboNumber(error)),\"request\":\(JSONString.quote(request)),"
+            return
+                "{\"error\":\(JSONString.quote(error)),\"error_code\":\(Self.weiboNumber(error)),\"request\":\(JSONString.quote(request)),"
                 + "\"error_uri\":\(JSONString.quote(request)),\"error_description\":\(JSONString.quote(description))}"
         }
     }
@@ -111,8 +115,10 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
         case .rfc6749:
             pairs = [("error", error), ("error_description", description)]
         case .weibo:
-            pairs = [("error_uri", paths.authorize), ("error", error), ("error_description", description),
-                     ("error_code", String(Self.weiboNumber(error)))]
+            pairs = [
+                ("error_uri", paths.authorize), ("error", error), ("error_description", description),
+                ("error_code", String(Self.weiboNumber(error))),
+            ]
         }
         if let state { pairs.append(("state", state)) }
         return pairs
@@ -137,11 +143,13 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
         switch self {
         case .rfc6749:
             // RFC 6750 §3: the challenge names the problem.
-            return FakeWire.answer(.unauthorized, "application/json;charset=UTF-8", "{\"message\":\"Bad credentials\"}",
-                                   extra: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+            return FakeWire.answer(
+                .unauthorized, "application/json;charset=UTF-8", "{\"message\":\"Bad credentials\"}",
+                extra: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
         case .weibo:
-            return FakeWire.answer(.unauthorized, "application/json;charset=UTF-8",
-                                   "{\"error\":\"expired_token\",\"error_code\":21327,\"request\":\"/2/account/get_uid.json\"}")
+            return FakeWire.answer(
+                .unauthorized, "application/json;charset=UTF-8",
+                "{\"error\":\"expired_token\",\"error_code\":21327,\"request\":\"/2/account/get_uid.json\"}")
         }
     }
 
@@ -163,21 +171,27 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
         case .empty:
             return FakeWire.answer(.ok, jsonLabel, "")
         case .invalidGrant:
-            let description = self == .weibo ? "invalid authorization code:" + (form["code"] ?? "") : "The grant is invalid, expired or revoked."
+            let description =
+                self == .weibo ? "invalid authorization code:" + (form["code"] ?? "") : "The grant is invalid, expired or revoked."
             return tokenError("invalid_grant", description)
         case .noAccessToken:
-            let body = self == .weibo ? "{\"expires_in\":3600,\"uid\":\(JSONString.quote(uid))}" : "{\"token_type\":\"bearer\",\"expires_in\":3600}"
+            let body =
+                self == .weibo
+                ? "{\"expires_in\":3600,\"uid\":\(JSONString.quote(uid))}" : "{\"token_type\":\"bearer\",\"expires_in\":3600}"
             return FakeWire.answer(.ok, jsonLabel, body, extra: answerFields)
         case .errorIn200:
-            let body = self == .weibo
+            let body =
+                self == .weibo
                 ? "{\"error\":\"expired_token\",\"error_code\":21327}"
                 : "{\"error\":\"bad_verification_code\",\"error_description\":\"The code passed is incorrect or expired.\"}"
             return FakeWire.answer(.ok, jsonLabel, body, extra: answerFields)
         case .rateLimited(let retryAfter):
-            return FakeWire.answer(HTTPStatus(429, "Too Many Requests"), "text/plain;charset=UTF-8", "slow down",
-                                   extra: [("Retry-After", retryAfter)])
+            return FakeWire.answer(
+                HTTPStatus(429, "Too Many Requests"), "text/plain;charset=UTF-8", "slow down",
+                extra: [("Retry-After", retryAfter)])
         case .echoingError:
-            let echoed = "code \(form["code"] ?? "") with verifier \(form["code_verifier"] ?? "") and refresh token "
+            let echoed =
+                "code \(form["code"] ?? "") with verifier \(form["code_verifier"] ?? "") and refresh token "
                 + "\(form["refresh_token"] ?? "") for a client whose secret is \(clientSecret)"
             return tokenError("invalid_grant", echoed)
         }

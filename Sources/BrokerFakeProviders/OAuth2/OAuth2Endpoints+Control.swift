@@ -2,14 +2,17 @@ import BrokerHTTP
 
 extension OAuth2Endpoints {
     /// The settings `POST /_fake/control` takes, each a form field.
-    static let controlFields = ["deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
-                                "access_token_lifetime", "refreshed_token_lifetime"]
+    static let controlFields = [
+        "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
+        "access_token_lifetime", "refreshed_token_lifetime",
+    ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
     func stats(_ request: Request) -> Response {
         let ledger = state.withLock { $0.ledger }
         let referers = ledger.authorizeReferers.map { $0.map(JSONString.quote) ?? "null" }.joined(separator: ",")
-        let body = "{\"authorize_calls\":\(ledger.authorizeCalls),\"token_calls\":\(ledger.tokenCalls),"
+        let body =
+            "{\"authorize_calls\":\(ledger.authorizeCalls),\"token_calls\":\(ledger.tokenCalls),"
             + "\"exchanges\":\(ledger.exchanges),\"refresh_calls\":\(ledger.refreshCalls),\"user_calls\":\(ledger.userCalls),"
             + "\"revoke_calls\":\(ledger.revokeCalls),\"open_codes\":\(ledger.openCodes),"
             + "\"stale_presentations\":\(ledger.stalePresentations),\"authorize_referers\":[\(referers)]}"
@@ -26,8 +29,9 @@ extension OAuth2Endpoints {
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             guard let change = Self.change(name, value) else {
-                return FakeWire.answer(.badRequest, "application/json",
-                                       "{\"error\":\"invalid_control\",\"message\":\(JSONString.quote("cannot set \(name) to \(value)"))}")
+                return FakeWire.answer(
+                    .badRequest, "application/json",
+                    "{\"error\":\"invalid_control\",\"message\":\(JSONString.quote("cannot set \(name) to \(value)"))}")
             }
             changes.append(change)
         }

@@ -26,9 +26,11 @@ final class OAuth2Endpoints: Sendable {
         case .ask(let id):
             let (pending, lifetime) = state.withLock { ($0.pendingRequest(id), $0.behaviour.accessTokenLifetime) }
             guard let pending else { return ConsentPage.refusal("This sign-in request has expired.", provider: providerName) }
-            return ConsentPage(provider: providerName, requestID: id, formAction: configuration.paths.authorize,
-                               redirectURI: pending.redirectURI, scope: pending.scope, user: userLabel,
-                               tokenLifetime: lifetime).response()
+            return ConsentPage(
+                provider: providerName, requestID: id, formAction: configuration.paths.authorize,
+                redirectURI: pending.redirectURI, scope: pending.scope, user: userLabel,
+                tokenLifetime: lifetime
+            ).response()
         }
     }
 
@@ -36,9 +38,11 @@ final class OAuth2Endpoints: Sendable {
     func decide(_ request: Request) -> Response {
         let form = FakeWire.form(request)
         guard let id = form["request"], let decision = form["decision"], decision == "approve" || decision == "deny",
-              let location = state.withLock({ $0.decide(id, approve: decision == "approve") }) else {
-            return ConsentPage.refusal("This sign-in request is unknown, was answered already or has expired. "
-                                       + "Start again from the application.", provider: providerName)
+            let location = state.withLock({ $0.decide(id, approve: decision == "approve") })
+        else {
+            return ConsentPage.refusal(
+                "This sign-in request is unknown, was answered already or has expired. "
+                    + "Start again from the application.", provider: providerName)
         }
         // 303: the browser follows with GET (RFC 9110 §15.4.4).
         return Response(status: .seeOther, headers: HTTPHeaders([("Location", location), ("Cache-Control", "no-store")]))
@@ -78,8 +82,9 @@ final class OAuth2Endpoints: Sendable {
         }
         guard client.id == configuration.clientID, client.secret == configuration.clientSecret else {
             state.withLock { $0.ledger.violations.append("token: wrong client credentials") }
-            return tokenError("invalid_client", dialect == .weibo ? "client_secret error." : "Client authentication failed.",
-                              basic: client.basic)
+            return tokenError(
+                "invalid_client", dialect == .weibo ? "client_secret error." : "Client authentication failed.",
+                basic: client.basic)
         }
         switch form["grant_type"] {
         case "authorization_code" where request.path == configuration.paths.token:
@@ -111,9 +116,11 @@ final class OAuth2Endpoints: Sendable {
         switch outcome {
         case .tokens(let tokens):
             guard let spell = configuration.quirks.tokenAnswer else { return dialect.tokenAnswer(tokens) }
-            let body = spell(FakeOAuth2Provider.TokenAnswer(accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
-                                                            expiresIn: tokens.expiresIn, scope: tokens.scope,
-                                                            refreshing: tokens.refreshing))
+            let body = spell(
+                FakeOAuth2Provider.TokenAnswer(
+                    accessToken: tokens.accessToken, refreshToken: tokens.refreshToken,
+                    expiresIn: tokens.expiresIn, scope: tokens.scope,
+                    refreshing: tokens.refreshing))
             return FakeWire.answer(.ok, dialect.jsonLabel, body, extra: dialect.answerFields)
         case .error(let code, let description):
             return tokenError(code, description)
@@ -214,14 +221,16 @@ final class OAuth2Endpoints: Sendable {
             return .success(String(header.dropFirst(scheme.count + 1)))
         case .jsonPost(let containing):
             guard request.method == .POST, (request.headers["Content-Type"] ?? "").lowercased().hasPrefix("application/json"),
-                  let token = FakeWire.bearerToken(request), String(decoding: request.body, as: UTF8.self).contains(containing) else {
+                let token = FakeWire.bearerToken(request), String(decoding: request.body, as: UTF8.self).contains(containing)
+            else {
                 return .failure(Refusal("user: a POSTed JSON query for \(containing) with a Bearer token wanted"))
             }
             return .success(token)
         case .introspection:
             let form = FakeWire.form(request)
             guard request.method == .POST, let token = form["token"], form["client_id"] == configuration.clientID,
-                  form["client_secret"] == configuration.clientSecret else {
+                form["client_secret"] == configuration.clientSecret
+            else {
                 return .failure(Refusal("user: a form with token and the client credentials wanted"))
             }
             return .success(token)
@@ -242,7 +251,8 @@ final class OAuth2Endpoints: Sendable {
             var form = FakeWire.form(request)
             form.merge(FakeWire.query(request)) { body, _ in body }
             if let client = FakeWire.clientCredentials(request, form: form),
-               client.id != configuration.clientID || client.secret != configuration.clientSecret {
+                client.id != configuration.clientID || client.secret != configuration.clientSecret
+            {
                 return tokenError("invalid_client", "Client authentication failed.", basic: client.basic)
             }
             token = dialect == .weibo ? form["access_token"] : form["token"]
@@ -265,7 +275,8 @@ final class OAuth2Endpoints: Sendable {
             return .success(token)
         case .json:
             guard (request.headers["Content-Type"] ?? "").lowercased().hasPrefix("application/json"),
-                  let body = FakeWire.jsonStrings(request), let token = body["token"] else {
+                let body = FakeWire.jsonStrings(request), let token = body["token"]
+            else {
                 return .failure(Refusal("revoke: a JSON body with token wanted"))
             }
             if let refusal = revocationClientProblem(request, body: body, client: .credentials) { return .failure(refusal) }
@@ -278,8 +289,10 @@ final class OAuth2Endpoints: Sendable {
         }
     }
 
-    private func revocationClientProblem(_ request: Request, body: [String: String],
-                                         client: FakeOAuth2Provider.Quirks.RevocationClient) -> Refusal? {
+    private func revocationClientProblem(
+        _ request: Request, body: [String: String],
+        client: FakeOAuth2Provider.Quirks.RevocationClient
+    ) -> Refusal? {
         let basic = FakeWire.clientCredentials(request, form: [:])
         switch client {
         case .none:
@@ -288,7 +301,8 @@ final class OAuth2Endpoints: Sendable {
             return body["client_id"] == configuration.clientID && body["client_secret"] == nil && basic == nil
                 ? nil : Refusal("revoke: client_id alone wanted")
         case .credentials:
-            let given = configuration.quirks.clientAuthentication == .basic
+            let given =
+                configuration.quirks.clientAuthentication == .basic
                 ? basic.map { ($0.id, $0.secret) }
                 : body["client_id"].map { ($0, body["client_secret"] ?? "") }
             return given.map { $0 == (configuration.clientID, configuration.clientSecret) } == true

@@ -123,8 +123,9 @@ struct OAuth2ProviderState {
                 return violation("code_challenge is required.")
             }
         }
-        let request = AuthorizationRequest(redirectURI: redirect, state: state, scope: query[quirks.scopeParameter],
-                                           challenge: challenge, askedAt: now)
+        let request = AuthorizationRequest(
+            redirectURI: redirect, state: state, scope: query[quirks.scopeParameter],
+            challenge: challenge, askedAt: now)
         switch configuration.consent {
         case .automatic:
             return .redirect(answer(request, approve: !behaviour.deny))
@@ -151,7 +152,8 @@ struct OAuth2ProviderState {
     private mutating func answer(_ request: AuthorizationRequest, approve: Bool) -> String {
         guard approve else {
             let description = dialect == .weibo ? "user denied your request." : "The user denied the request."
-            return FakeWire.appendingQuery(request.redirectURI, dialect.authorizationError("access_denied", description, state: request.state))
+            return FakeWire.appendingQuery(
+                request.redirectURI, dialect.authorizationError("access_denied", description, state: request.state))
         }
         issued += 1
         let code = configuration.names.name(configuration.names.code, issued)
@@ -191,10 +193,11 @@ struct OAuth2ProviderState {
 
     /// RFC 7636 §4.1: 43 to 128 unreserved characters.
     static func isVerifier(_ text: String) -> Bool {
-        (43...128).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
-        }
+        (43...128).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+            }
     }
 
     // MARK: Token
@@ -283,8 +286,9 @@ struct OAuth2ProviderState {
             grant.refreshToken = token
             ledger.currentRefreshToken = token
         }
-        return IssuedTokens(accessToken: access, refreshToken: grant.refreshToken, expiresIn: lifetime, uid: grant.uid,
-                            scope: grant.scope)
+        return IssuedTokens(
+            accessToken: access, refreshToken: grant.refreshToken, expiresIn: lifetime, uid: grant.uid,
+            scope: grant.scope)
     }
 
     private mutating func index(_ id: Int, _ grant: Grant, lifetime: Int) {
@@ -296,7 +300,8 @@ struct OAuth2ProviderState {
     /// Makes the `access_token` of a replaced exchange answer work at the user endpoint, for a day.
     private mutating func honour(_ body: String, uid: String, scope: String?) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
-              let access = object["access_token"] as? String else { return }
+            let access = object["access_token"] as? String
+        else { return }
         ledger.accessTokens.append(access)
         grants[grantCount] = Grant(uid: uid, scope: scope, accessTokens: [access])
         accessIndex[access] = (grantCount, now.addingTimeInterval(86_400))

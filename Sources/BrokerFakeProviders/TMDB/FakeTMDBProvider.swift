@@ -64,19 +64,24 @@ public final class FakeTMDBProvider: Sendable {
         let box = Box()
         self.box = box
         var router = Router()
-        router.add(.GET, "/3/authentication/token/new", .sync({ request in
-            if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
-            // A real request token is 40 hex digits.
-            let token = FakeWire.randomHex(20)
-            box.state.withLock { s in
-                s.tokenCalls += 1
-                s.issued.insert(token)
-            }
-            return Self.json(.ok, #"{"success":true,"expires_at":"\#(Self.expiry(Date().addingTimeInterval(3600)))","request_token":"\#(token)"}"#)
-        }))
-        router.add(.GET, prefix: "/authenticate/", .sync({ request in
-            Self.approve(String(request.path.dropFirst("/authenticate/".count)), request, box: box)
-        }))
+        router.add(
+            .GET, "/3/authentication/token/new",
+            .sync({ request in
+                if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
+                // A real request token is 40 hex digits.
+                let token = FakeWire.randomHex(20)
+                box.state.withLock { s in
+                    s.tokenCalls += 1
+                    s.issued.insert(token)
+                }
+                return Self.json(
+                    .ok, #"{"success":true,"expires_at":"\#(Self.expiry(Date().addingTimeInterval(3600)))","request_token":"\#(token)"}"#)
+            }))
+        router.add(
+            .GET, prefix: "/authenticate/",
+            .sync({ request in
+                Self.approve(String(request.path.dropFirst("/authenticate/".count)), request, box: box)
+            }))
         let sessionNew: Router.Handler = .sync({ request in
             if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
             let fromBody = (try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["request_token"] as? String
@@ -85,31 +90,43 @@ public final class FakeTMDBProvider: Sendable {
         })
         router.add(.POST, "/3/authentication/session/new", sessionNew)
         router.add(.GET, "/3/authentication/session/new", sessionNew)
-        router.add(.GET, "/3/account", .sync({ request in
-            if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
-            let known = box.state.withLock { s in
-                s.accountCalls += 1
-                return request.query("session_id").flatMap { s.sessions[$0] } != nil
-            }
-            guard known else {
-                return Self.json(.unauthorized, #"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#)
-            }
-            return Self.json(.ok, #"{"avatar":{"gravatar":{"hash":"c9e9fc152ee756a900db85757c29815d"},"tmdb":{"avatar_path":null}},"id":\#(Self.accountID),"iso_639_1":"en","iso_3166_1":"CA","name":"Travis Bell","include_adult":false,"username":"travisbell"}"#)
-        }))
-        router.add(.DELETE, "/3/authentication/session", .sync({ request in
-            if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
-            let session = (try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["session_id"] as? String
-            let removed = box.state.withLock { s -> Bool in
-                s.deleteCalls += 1
-                guard let session, s.sessions.removeValue(forKey: session) != nil else { return false }
-                s.deletedSessions.append(session)
-                return true
-            }
-            guard removed else {
-                return Self.json(.notFound, #"{"status_code":6,"status_message":"Invalid id: The pre-requisite id is invalid or not found.","success":false}"#)
-            }
-            return Self.json(.ok, #"{"success":true}"#)
-        }))
+        router.add(
+            .GET, "/3/account",
+            .sync({ request in
+                if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
+                let known = box.state.withLock { s in
+                    s.accountCalls += 1
+                    return request.query("session_id").flatMap { s.sessions[$0] } != nil
+                }
+                guard known else {
+                    return Self.json(
+                        .unauthorized,
+                        #"{"status_code":3,"status_message":"Authentication failed: You do not have permissions to access the service.","success":false}"#
+                    )
+                }
+                return Self.json(
+                    .ok,
+                    #"{"avatar":{"gravatar":{"hash":"c9e9fc152ee756a900db85757c29815d"},"tmdb":{"avatar_path":null}},"id":\#(Self.accountID),"iso_639_1":"en","iso_3166_1":"CA","name":"Travis Bell","include_adult":false,"username":"travisbell"}"#
+                )
+            }))
+        router.add(
+            .DELETE, "/3/authentication/session",
+            .sync({ request in
+                if let refusal = Self.refuseKey(request, key: apiKey, box: box) { return refusal }
+                let session = (try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])?["session_id"] as? String
+                let removed = box.state.withLock { s -> Bool in
+                    s.deleteCalls += 1
+                    guard let session, s.sessions.removeValue(forKey: session) != nil else { return false }
+                    s.deletedSessions.append(session)
+                    return true
+                }
+                guard removed else {
+                    return Self.json(
+                        .notFound,
+                        #"{"status_code":6,"status_message":"Invalid id: The pre-requisite id is invalid or not found.","success":false}"#)
+                }
+                return Self.json(.ok, #"{"success":true}"#)
+            }))
         self.router = router
         listener = FakeProviderServer(router: router, host: host, port: port)
     }
@@ -151,7 +168,8 @@ public final class FakeTMDBProvider: Sendable {
             box.state.withLock { $0.apiKeyCalls += 1 }
             return nil
         }
-        return json(.unauthorized, #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#)
+        return json(
+            .unauthorized, #"{"status_code":7,"status_message":"Invalid API key: You must be granted a valid key.","success":false}"#)
     }
 
     /// The approval step: sends the browser to `redirect_to` with the token and the user's answer appended.
@@ -176,7 +194,10 @@ public final class FakeTMDBProvider: Sendable {
 
     /// `session/new`: one session per approved, unused token.
     static func createSession(_ token: String?, method: String, box: Box) -> Response {
-        enum Outcome { case invalid, denied, session(String) }
+        enum Outcome {
+            case invalid, denied
+            case session(String)
+        }
         let outcome = box.state.withLock { s -> Outcome in
             s.sessionCalls += 1
             s.sessionMethods.append(method)
@@ -188,7 +209,10 @@ public final class FakeTMDBProvider: Sendable {
         }
         switch outcome {
         case .invalid:
-            return json(.unauthorized, #"{"status_code":33,"status_message":"Invalid request token: The request token is either expired or invalid.","success":false}"#)
+            return json(
+                .unauthorized,
+                #"{"status_code":33,"status_message":"Invalid request token: The request token is either expired or invalid.","success":false}"#
+            )
         case .denied:
             return json(.unauthorized, #"{"failure":true,"status_code":17,"status_message":"Session denied."}"#)
         case .session(let session):

@@ -48,8 +48,9 @@ struct AccountStatusTally: Sendable {
             sorted = true
         }
         let expired = firstIndex(above: now.timeIntervalSince1970)
-        return AccountStatusCounts(active: total - reauthorizationRequired - expired, expired: expired,
-                                   reauthorizationRequired: reauthorizationRequired)
+        return AccountStatusCounts(
+            active: total - reauthorizationRequired - expired, expired: expired,
+            reauthorizationRequired: reauthorizationRequired)
     }
 
     /// The index of the first expiry at or above `value` (binary search; ``expiries`` must be sorted).

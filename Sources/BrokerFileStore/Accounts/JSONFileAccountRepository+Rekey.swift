@@ -14,16 +14,19 @@ extension JSONFileAccountRepository {
     ///
     /// Like ``AccountRekey/run(repository:concurrency:)`` it reads each account
     /// just before writing it, so run it before serving, as `token-broker rekey` does.
-    public func rekey(codec: EncryptedAccountCodec,
-                      concurrency: Int = AccountRekey.defaultConcurrency) async throws(StoreError) -> (rewritten: Int, total: Int) {
+    public func rekey(
+        codec: EncryptedAccountCodec,
+        concurrency: Int = AccountRekey.defaultConcurrency
+    ) async throws(StoreError) -> (rewritten: Int, total: Int) {
         let accounts = try await list(provider: nil)
         let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { (account) async throws(StoreError) in
             let path = self.path(for: account.id)
             guard try await Self.isStale(path, codec: codec), let current = try await self.get(id: account.id) else { return false }
             try await self.put(current)
             guard try await !Self.isStale(path, codec: codec) else {
-                throw .unavailable("rekey \(path): the record was not sealed with key \"\(codec.keyring.current.id)\"; "
-                    + "open the repository with the same EncryptedAccountCodec")
+                throw .unavailable(
+                    "rekey \(path): the record was not sealed with key \"\(codec.keyring.current.id)\"; "
+                        + "open the repository with the same EncryptedAccountCodec")
             }
             return true
         }
@@ -57,7 +60,9 @@ extension JSONFileAccountRepository {
     /// (a key missing from the keyring, a tampered file, a name that does not match its id)
     /// throws here as it would there, naming the file. A missing `accounts/` directory holds
     /// no records. Returns the candidates sorted by file name and how many records exist.
-    public static func rekeyPlan(directory: String, codec: EncryptedAccountCodec) throws(StoreError) -> (candidates: [RekeyCandidate], total: Int) {
+    public static func rekeyPlan(directory: String, codec: EncryptedAccountCodec) throws(StoreError) -> (
+        candidates: [RekeyCandidate], total: Int
+    ) {
         let accounts = directory + "/accounts"
         var status = stat()
         if stat(accounts, &status) != 0 && errno == ENOENT { return ([], 0) }

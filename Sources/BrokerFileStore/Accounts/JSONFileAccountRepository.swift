@@ -40,8 +40,10 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// left untouched), or ``StoreError/unavailable(_:)`` when I/O fails.
     /// Then, unless `openSealedInBackground` is false, starts decrypting the
     /// records still sealed on a background thread (see ``openSealedAccounts()``).
-    public init(directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
-                openSealedInBackground: Bool = true) throws(StoreError) {
+    public init(
+        directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        openSealedInBackground: Bool = true
+    ) throws(StoreError) {
         try DataDirectory.prepare(directory)
         let accountsDirectory = directory + "/accounts"
         try DataDirectory.prepare(accountsDirectory)
@@ -54,8 +56,10 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 
     /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:)-(String,_,_)``.
-    public convenience init(directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
-                            openSealedInBackground: Bool = true) throws(StoreError) {
+    public convenience init(
+        directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        openSealedInBackground: Bool = true
+    ) throws(StoreError) {
         try self.init(directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground)
     }
 
@@ -69,7 +73,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         let id = account.id
         let record = try record(for: account)
         try await locks.withLock(id) { () async throws(StoreError) in
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync)
+            }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
         }
     }
@@ -114,7 +119,8 @@ public final class JSONFileAccountRepository: AccountRepository {
             }
             if next == current { return current }
             let record = try record(for: next)
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync) }
+            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync)
+            }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
             return record.stored
         }

@@ -79,8 +79,10 @@ public enum DataDirectory {
     private static func removeAbandonedTemporaries(of name: String, in directory: String) {
         guard let names = try? DirectoryListing.names(in: directory) else { return }
         let cutoff = time(nil) - 60
-        for candidate in names where candidate.hasPrefix(name) && DurableFile.hasRandomSuffix(candidate, marker: DurableFile.temporaryMarker)
-            && candidate.utf8.count == name.utf8.count + DurableFile.temporaryMarker.utf8.count + 16 {
+        for candidate in names
+        where candidate.hasPrefix(name) && DurableFile.hasRandomSuffix(candidate, marker: DurableFile.temporaryMarker)
+            && candidate.utf8.count == name.utf8.count + DurableFile.temporaryMarker.utf8.count + 16
+        {
             var status = stat()
             let path = directory + "/" + candidate
             if stat(path, &status) == 0, status.st_mtim.tv_sec < cutoff { unlink(path) }

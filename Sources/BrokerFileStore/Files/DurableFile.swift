@@ -25,8 +25,10 @@ public enum DurableFile {
         try write(bytes, to: path, sync: true, syncDirectory: { () throws(StoreError) in try directory.sync() })
     }
 
-    private static func write(_ bytes: [UInt8], to path: String, sync: Bool,
-                              syncDirectory: () throws(StoreError) -> Void) throws(StoreError) {
+    private static func write(
+        _ bytes: [UInt8], to path: String, sync: Bool,
+        syncDirectory: () throws(StoreError) -> Void
+    ) throws(StoreError) {
         let temporary = temporaryPath(for: path)
         let descriptor = open(temporary, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .posix("create", temporary) }

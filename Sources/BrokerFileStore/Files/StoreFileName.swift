@@ -56,7 +56,8 @@ package enum StoreFileName {
                 guard expected.next() == byte else { return false }
             } else {
                 guard expected.next() == UInt8(ascii: "%"), expected.next() == hexDigit(byte >> 4),
-                      expected.next() == hexDigit(byte & 0x0F) else { return false }
+                    expected.next() == hexDigit(byte & 0x0F)
+                else { return false }
             }
         }
         for byte in recordExtension.utf8 where expected.next() != byte { return false }
@@ -95,7 +96,7 @@ package enum StoreFileName {
     package static func forFlow(state: String) -> String? {
         let bytes = state.utf8
         guard (16...128).contains(bytes.count),
-              bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+            bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
         else { return nil }
         return state + recordExtension
     }

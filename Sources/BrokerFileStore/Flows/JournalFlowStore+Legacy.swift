@@ -6,8 +6,10 @@ extension JournalFlowStore {
     /// Returns every name to remove once the journal holds the imported flows
     /// (flow files and their claimed copies, which were already used once) and
     /// how many flow files could not be read. A flow already in the journal wins.
-    static func importLegacyFiles(in directory: String, into entries: inout [String: FlowJournal.Entry],
-                                  sealer: EncryptedAccountCodec?) throws(StoreError) -> (names: [String], unreadable: Int) {
+    static func importLegacyFiles(
+        in directory: String, into entries: inout [String: FlowJournal.Entry],
+        sealer: EncryptedAccountCodec?
+    ) throws(StoreError) -> (names: [String], unreadable: Int) {
         var names: [String] = []
         var unreadable = 0
         for name in try DirectoryListing.names(in: directory) {
@@ -20,8 +22,8 @@ extension JournalFlowStore {
             names.append(name)
             let path = directory + "/" + name
             guard let bytes = try DurableFile.read(path),
-                  let flow = try? PendingFlowCodec.decode(bytes, path: path, sealer: sealer), flow.state == state,
-                  let line = try? FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer))
+                let flow = try? PendingFlowCodec.decode(bytes, path: path, sealer: sealer), flow.state == state,
+                let line = try? FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer))
             else {
                 unreadable += 1
                 continue

@@ -53,8 +53,10 @@ public final class JournalFlowStore: FlowStore {
     /// client starting sign-ins it never finishes must not grow it without bound.
     /// Past the cap the flows that expire first (the oldest) are dropped, so a flood
     /// of abandoned starts costs a real user a retry at worst, never a refusal.
-    public init(directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil,
-                compactionThreshold: Int = 4 << 20, maxPending: Int = 50_000) throws(StoreError) {
+    public init(
+        directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil,
+        compactionThreshold: Int = 4 << 20, maxPending: Int = 50_000
+    ) throws(StoreError) {
         self.maxPending = max(1, maxPending)
         try DataDirectory.prepare(directory)
         flowsDirectory = directory + "/flows"

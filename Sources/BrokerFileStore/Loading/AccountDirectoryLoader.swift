@@ -65,8 +65,10 @@ enum AccountDirectoryLoader {
     }
 
     /// Opens the first record (by name) sealed with each key id, so a wrong key stops start-up; the opened ones stay open.
-    private static func openOnePerKey(_ probes: [String: Probe], into accounts: inout AccountIndex,
-                                      directory: String) throws(StoreError) {
+    private static func openOnePerKey(
+        _ probes: [String: Probe], into accounts: inout AccountIndex,
+        directory: String
+    ) throws(StoreError) {
         for probe in probes.values.sorted(by: { $0.name < $1.name }) {
             guard let stored = accounts[probe.id] else { continue }
             accounts.set(StoredAccount(try stored.opened(path: directory + "/" + probe.name)), for: probe.id)
@@ -84,8 +86,10 @@ enum AccountDirectoryLoader {
     }
 
     /// One record: read, decoded (secrets left sealed when the codec can), and checked against its file name.
-    private static func loadOne(_ name: String, reader: inout RecordFileReader, codec: some AccountRecordCodec,
-                                deferring: (any StoredAccountDecoding)?) throws(StoreError) -> (String, StoredAccount) {
+    private static func loadOne(
+        _ name: String, reader: inout RecordFileReader, codec: some AccountRecordCodec,
+        deferring: (any StoredAccountDecoding)?
+    ) throws(StoreError) -> (String, StoredAccount) {
         let directory = reader.directory
         guard let bytes = try reader.read(name) else {
             throw .unavailable("load \(directory)/\(name): the file vanished while loading; is another process using this directory?")

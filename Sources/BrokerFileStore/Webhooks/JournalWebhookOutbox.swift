@@ -132,8 +132,9 @@ public final class JournalWebhookOutbox: WebhookOutbox {
                 .sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }
             let dropped = all.filter { $0.droppedAt != nil }
                 .sorted { ($0.droppedAt!, $0.id) > ($1.droppedAt!, $1.id) }
-            return WebhookOutboxListing(pending: Array(pending.prefix(limit)), dropped: Array(dropped.prefix(limit)),
-                                        stats: Self.stats(of: all))
+            return WebhookOutboxListing(
+                pending: Array(pending.prefix(limit)), dropped: Array(dropped.prefix(limit)),
+                stats: Self.stats(of: all))
         }
     }
 

@@ -53,7 +53,7 @@ extension HTTPParser.ChunkScan {
         case .trailerLineStart, .trailerName, .trailerValue, .trailerLF, .endLF:
             return countMetadata(limits) ?? advanceTrailer(c)
         case .size, .sizeBWS, .extNameStart, .extName, .extNameBWS, .extValueStart, .extToken,
-             .extQuoted, .extQuotedEscape, .extAfterQuoted, .extValueBWS, .sizeLF:
+            .extQuoted, .extQuotedEscape, .extAfterQuoted, .extValueBWS, .sizeLF:
             return countMetadata(limits) ?? advanceSizeLine(c)
         }
     }
@@ -297,4 +297,3 @@ extension HTTPParser.ChunkScan {
         return .proceed
     }
 }
-

@@ -164,7 +164,8 @@ extension HTTPParser {
         if case .length(let size) = framing, size > limits.maxBodyBytes { return fail(.contentTooLarge) }
 
         // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
-        let keepAlive = isHTTP10
+        let keepAlive =
+            isHTTP10
             ? head.connectionKeepAlive && !head.connectionClose
             : !head.connectionClose
 
@@ -285,4 +286,3 @@ extension HTTPParser {
         }
     }
 }
-

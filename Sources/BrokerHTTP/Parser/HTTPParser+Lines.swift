@@ -73,8 +73,8 @@ extension HTTPParser.HeadScan {
         guard i < n else { return .needMore }
         // RFC 9112 §2.3: HTTP-version = "HTTP" "/" DIGIT "." DIGIT, case-sensitive.
         guard i - tokenStart == 8, P.matches(b, at: tokenStart, "HTTP/"), b[tokenStart + 6] == 0x2E,
-              case let major = b[tokenStart + 5] &- 0x30, major < 10,
-              case let minor = b[tokenStart + 7] &- 0x30, minor < 10
+            case let major = b[tokenStart + 5] &- 0x30, major < 10,
+            case let minor = b[tokenStart + 7] &- 0x30, minor < 10
         else { return .failure(.badRequest("The HTTP version is malformed.")) }
         // RFC 9112 §2.3 / RFC 9110 §15.6.6: only major version 1 is served.
         guard major == 1 else { return .failure(.versionNotSupported) }
@@ -131,11 +131,11 @@ extension HTTPParser.HeadScan {
     /// for OPTIONS only (§3.2.4). Authority-form (§3.2.3, CONNECT) is not served.
     mutating func parseTarget(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int) -> HTTPParseError? {
         switch b[start] {
-        case 0x2F: // "/": origin-form
+        case 0x2F:  // "/": origin-form
             target = P.string(b, start, end)
             splitPathAndQuery(b, start, end, wholeTarget: true)
             return nil
-        case 0x2A where end - start == 1: // "*": asterisk-form
+        case 0x2A where end - start == 1:  // "*": asterisk-form
             guard method == .OPTIONS else {
                 return .badRequest("The asterisk request target is only valid for OPTIONS.")
             }
@@ -200,7 +200,7 @@ extension HTTPParser.HeadScan {
         let budgetEnd = headerStart + limits.maxHeaderBytes
         let searchEnd = min(n, budgetEnd)
         guard pos < searchEnd, let base = b.baseAddress,
-              let hit = memchr(base + pos, Int32(P.lf), searchEnd - pos)
+            let hit = memchr(base + pos, Int32(P.lf), searchEnd - pos)
         else {
             pos = max(pos, searchEnd)
             // RFC 6585 §5: a byte past the budget with no line end before it means the section is too large.
@@ -301,7 +301,7 @@ extension HTTPParser {
     static func isValidHost(_ b: Bytes, _ start: Int, _ end: Int) -> Bool {
         guard start < end else { return false }
         var i = start
-        if b[i] == 0x5B { // "[" IPv6address "]"
+        if b[i] == 0x5B {  // "[" IPv6address "]"
             i += 1
             var colons = 0
             while i < end, b[i] != 0x5D {
@@ -314,7 +314,7 @@ extension HTTPParser {
             i += 1
         } else {
             while i < end, b[i] != colon {
-                if b[i] == 0x25 { // "%" HEXDIG HEXDIG
+                if b[i] == 0x25 {  // "%" HEXDIG HEXDIG
                     guard end - i > 2, hexValue(b[i + 1]) != nil, hexValue(b[i + 2]) != nil else { return false }
                     i += 3
                     continue
@@ -362,4 +362,3 @@ extension HTTPParser {
         return (close, keepAlive)
     }
 }
-

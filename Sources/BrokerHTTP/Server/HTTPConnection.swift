@@ -1,8 +1,9 @@
+import Dispatch
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import Synchronization
 
 /// One accepted TCP connection: the Dispatch sources, `recv` and `send` that carry out what its
 /// `HTTPConnectionStateMachine` decides.
@@ -51,8 +52,9 @@ final class HTTPConnection: @unchecked Sendable {
         self.worker = worker
         self.server = server
         timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
-        machine = HTTPConnectionStateMachine(limits: server.configuration.limits, timeouts: timeouts,
-                                             remoteAddress: remoteAddress, date: HTTPConnection.date, now: Monotonic.now())
+        machine = HTTPConnectionStateMachine(
+            limits: server.configuration.limits, timeouts: timeouts,
+            remoteAddress: remoteAddress, date: HTTPConnection.date, now: Monotonic.now())
         publish()
     }
 
@@ -97,7 +99,7 @@ final class HTTPConnection: @unchecked Sendable {
     /// nothing if the connection moved on since.
     func requestEviction() -> Bool {
         guard waitingSince != nil,
-              evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+            evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return false }
         let expected = deadlineAt.load(ordering: .relaxed)
         worker.queue.async { [self] in

@@ -205,8 +205,10 @@ struct HTTPConnectionStateMachine {
     private let date: @Sendable () -> [UInt8]
 
     /// A connection accepted at `now`: idle, the idle deadline running from the accept.
-    init(limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
-         date: @escaping @Sendable () -> [UInt8], now: UInt64) {
+    init(
+        limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
+        date: @escaping @Sendable () -> [UInt8], now: UInt64
+    ) {
         parser = HTTPParser(limits: limits)
         self.remoteAddress = remoteAddress
         self.date = date
@@ -286,8 +288,9 @@ struct HTTPConnectionStateMachine {
             case .error(let error):
                 if case .idle = state { requestStart = now }
                 let head = Self.head(of: state)
-                let completed = queue(Response.error(error.status, code: error.code, message: error.message),
-                                      head: head, route: nil, close: true, includeBody: true, now: now)
+                let completed = queue(
+                    Response.error(error.status, code: error.code, message: error.message),
+                    head: head, route: nil, close: true, includeBody: true, now: now)
                 return (.responded(completed), offset)
             }
         }
@@ -310,8 +313,9 @@ struct HTTPConnectionStateMachine {
     /// request allows it (RFC 9112 §9.3), we are not draining and the peer has not closed.
     mutating func handlerFinished(_ response: Response, route: Int?, now: UInt64) -> Completed? {
         guard case .inHandler(let head) = state else { return nil }
-        return queue(response, head: head, route: route, close: !head.keepAlive,
-                     includeBody: head.method != .HEAD, now: now)
+        return queue(
+            response, head: head, route: route, close: !head.keepAlive,
+            includeBody: head.method != .HEAD, now: now)
     }
 
     /// The peer's end of input was read.
@@ -385,8 +389,9 @@ struct HTTPConnectionStateMachine {
             return .none
         case .header, .body:
             // RFC 9110 §15.5.9: 408 for a request not received in time.
-            let failure = Response.error(.requestTimeout, code: "request_timeout",
-                                         message: "The request was not received in time.")
+            let failure = Response.error(
+                .requestTimeout, code: "request_timeout",
+                message: "The request was not received in time.")
             return .write(queueFinal(failure, now: now))
         case .idle, .write, .linger:
             return close()
@@ -403,8 +408,9 @@ struct HTTPConnectionStateMachine {
         guard deadline.at == expected else { return .none }
         switch deadline.kind {
         case .header, .body:
-            let response = Response.error(.serviceUnavailable, code: "over_capacity",
-                                          message: "The server is at its connection limit and this request was too slow.")
+            let response = Response.error(
+                .serviceUnavailable, code: "over_capacity",
+                message: "The server is at its connection limit and this request was too slow.")
             return .write(queueFinal(response, now: now))
         case .idle, .write, .linger:
             return close()
@@ -462,13 +468,16 @@ struct HTTPConnectionStateMachine {
 
     /// Encodes a response into the output and moves on: to `idle` with the idle deadline,
     /// or to `closing` when the connection must close (RFC 9112 §9.6: `Connection: close`).
-    private mutating func queue(_ response: Response, head: HTTPRequestHead?, route: Int?, close: Bool,
-                                includeBody: Bool, now: UInt64) -> Completed {
+    private mutating func queue(
+        _ response: Response, head: HTTPRequestHead?, route: Int?, close: Bool,
+        includeBody: Bool, now: UInt64
+    ) -> Completed {
         let closing = close || draining || peerClosed
         // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
         let keepAlive10 = !closing && head?.version.minor == 0
-        ResponseEncoder.encode(response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
-                               date: date(), into: &output)
+        ResponseEncoder.encode(
+            response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
+            date: date(), into: &output)
         if closing {
             state = .closing
             disarm()
@@ -476,8 +485,9 @@ struct HTTPConnectionStateMachine {
             state = .idle
             arm(.idle, from: now)
         }
-        return Completed(method: head?.method.rawValue ?? "-", path: head?.path ?? "-", route: route,
-                         status: response.status.code, seconds: Double(now &- requestStart) / 1e9)
+        return Completed(
+            method: head?.method.rawValue ?? "-", path: head?.path ?? "-", route: route,
+            status: response.status.code, seconds: Double(now &- requestStart) / 1e9)
     }
 
     private mutating func arm(_ kind: Deadline.Kind, from start: UInt64) {

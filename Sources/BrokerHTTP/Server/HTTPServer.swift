@@ -1,8 +1,9 @@
+import Dispatch
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
-import Synchronization
 
 /// An HTTP/1.1 server on non-blocking sockets driven by Dispatch sources.
 ///
@@ -45,7 +46,8 @@ public final class HTTPServer: @unchecked Sendable {
         self.configuration = configuration
         self.router = router
         self.observer = observer
-        let count = configuration.workerCount > 0
+        let count =
+            configuration.workerCount > 0
             ? configuration.workerCount
             : max(2, System.coreCount)
         workers = (0..<count).map { HTTPWorker(index: $0, routeCount: router.routes.count) }
@@ -94,7 +96,9 @@ public final class HTTPServer: @unchecked Sendable {
         while openConnections > 0 && Monotonic.now() < end &+ 1_000_000_000 {
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
-        sweepQueue.sync { sweepTimer?.cancel(); sweepTimer = nil }
+        sweepQueue.sync {
+            sweepTimer?.cancel(); sweepTimer = nil
+        }
     }
 
     /// Counters for `/metrics`, summed over the workers.
@@ -182,7 +186,8 @@ public final class HTTPServer: @unchecked Sendable {
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     // Out of descriptors: stay up, stop the level-triggered source from
                     // spinning, and try again shortly (connections may close meanwhile).
-                    observer?.serverEvent(level: "error", message: "accept failed: \(String(cString: strerror(errno))); pausing accepts for 100 ms")
+                    observer?.serverEvent(
+                        level: "error", message: "accept failed: \(String(cString: strerror(errno))); pausing accepts for 100 ms")
                     pauseAccepting(for: 0.1)
                     return
                 default:
@@ -206,8 +211,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func register(fd: Int32, remoteAddress: String?) {
         nextID += 1
-        let connection = HTTPConnection(fd: fd, id: nextID, remoteAddress: remoteAddress,
-                                        worker: workers[nextID % workers.count], server: self)
+        let connection = HTTPConnection(
+            fd: fd, id: nextID, remoteAddress: remoteAddress,
+            worker: workers[nextID % workers.count], server: self)
         insert(connection)
         connection.start()
     }
@@ -225,8 +231,10 @@ public final class HTTPServer: @unchecked Sendable {
         refusedSinceLog += 1
         let now = Monotonic.now()
         guard now &- lastRefusalLog >= 1_000_000_000 || lastRefusalLog == 0 else { return }
-        observer?.serverEvent(level: "warning",
-                              message: "connection cap \(configuration.maxConnections) reached; refused \(refusedSinceLog) connection(s) since the last report")
+        observer?.serverEvent(
+            level: "warning",
+            message:
+                "connection cap \(configuration.maxConnections) reached; refused \(refusedSinceLog) connection(s) since the last report")
         refusedSinceLog = 0
         lastRefusalLog = now
     }

@@ -95,9 +95,12 @@ public struct Router: Sendable {
         case .methodNotAllowed(let allow, let route):
             var headers = HTTPHeaders()
             headers.add(name: "Allow", value: allow)
-            return (Response.error(.methodNotAllowed, code: "method_not_allowed",
-                                   message: "\(method.rawValue) is not allowed here; use \(allow).",
-                                   headers: headers), route)
+            return (
+                Response.error(
+                    .methodNotAllowed, code: "method_not_allowed",
+                    message: "\(method.rawValue) is not allowed here; use \(allow).",
+                    headers: headers), route
+            )
         case .notFound, .handler:
             return (Response.error(.notFound, code: "not_found", message: "No such endpoint."), nil)
         }

@@ -110,7 +110,8 @@ struct TrackedReadCache<Value> {
     @discardableResult
     mutating func fill(_ ticket: Ticket, with value: Value?) -> Bool {
         guard ticket.generation == generation, let slot = index[ExactKey(ticket.key)],
-              case .pending(let token) = nodes[slot].slot, token == ticket.token else { return false }
+            case .pending(let token) = nodes[slot].slot, token == ticket.token
+        else { return false }
         nodes[slot].slot = .value(value)
         return true
     }

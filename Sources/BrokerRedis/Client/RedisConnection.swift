@@ -1,4 +1,5 @@
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -173,7 +174,8 @@ final class RedisConnection: @unchecked Sendable {
         try gate.checkAttempt(endpoint: target.endpoint)
         do {
             url = try target.resolve()
-            fd = try RedisSocket.open(host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
+            fd = try RedisSocket.open(
+                host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
             try handshake()
         } catch {
             disconnect()

@@ -1,4 +1,5 @@
 import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -29,7 +30,8 @@ enum RedisSocket {
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let info = next {
             next = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let fd = socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else {
                 reason = errorText(errno)
                 continue
@@ -49,7 +51,9 @@ enum RedisSocket {
     }
 
     /// Connects `fd` to `address`, waiting for completion until `deadline`; nil on success, else the reason.
-    private static func finishConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, deadline: UInt64, now: () -> UInt64) -> String? {
+    private static func finishConnect(
+        _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t, deadline: UInt64, now: () -> UInt64
+    ) -> String? {
         if connect(fd, address, length) == 0 { return nil }
         guard errno == EINPROGRESS || errno == EINTR else { return errorText(errno) }
         switch wait(fd, events: Int16(POLLOUT), deadline: deadline, now: now) {

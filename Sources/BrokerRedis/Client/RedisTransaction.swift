@@ -42,8 +42,9 @@ enum RedisTransaction {
             if let failure = results.lazy.compactMap(\.errorMessage).first { throw .server(failure) }
             if replicas > 0, let confirmed = replies.last?.integer, confirmed < replicas {
                 connection.metrics.recordUnreplicatedWrite()
-                throw .unavailable("redis at \(connection.url.endpoint): \(confirmed) of \(replicas) replicas confirmed the write "
-                    + "within \(RedisTarget.replicaWaitMilliseconds) ms; it is not acknowledged")
+                throw .unavailable(
+                    "redis at \(connection.url.endpoint): \(confirmed) of \(replicas) replicas confirmed the write "
+                        + "within \(RedisTarget.replicaWaitMilliseconds) ms; it is not acknowledged")
             }
             return .committed(results)
         case .error(let message):

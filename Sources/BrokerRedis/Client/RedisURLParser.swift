@@ -22,7 +22,9 @@ enum RedisURLParser {
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "redis" else {
             if scheme == "rediss" {
-                throw RedisURLError("rediss:// (TLS) is not supported; run a TLS proxy beside the broker (docs/deployment.md, \"Redis over TLS\") and give its redis:// address")
+                throw RedisURLError(
+                    "rediss:// (TLS) is not supported; run a TLS proxy beside the broker (docs/deployment.md, \"Redis over TLS\") and give its redis:// address"
+                )
             }
             throw RedisURLError("the scheme must be redis://")
         }
@@ -135,13 +137,17 @@ enum RedisURLParser {
         }
         let name = parts[1]
         guard (1...128).contains(name.utf8.count),
-              name.utf8.allSatisfy({ isDigit($0) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "z"))
-                  || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }) else {
+            name.utf8.allSatisfy({
+                isDigit($0) || ($0 | 0x20 >= UInt8(ascii: "a") && $0 | 0x20 <= UInt8(ascii: "z"))
+                    || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_")
+            })
+        else {
             throw RedisURLError("the primary's name \"\(name)\" must be 1 to 128 letters, digits, '.', '_' or '-'")
         }
         let database = try parts.count == 3 ? self.database(parts[2]) : 0
-        return RedisSentinelURL(sentinels: sentinels, primaryName: String(name), username: username,
-                                password: password, database: database)
+        return RedisSentinelURL(
+            sentinels: sentinels, primaryName: String(name), username: username,
+            password: password, database: database)
     }
 
     /// The database number after `/`; empty means 0.

@@ -7,7 +7,9 @@ import Synchronization
 /// every connection taken. Cache counters stay zero when the cache is off.
 public final class RedisMetrics: Sendable {
     /// Upper bounds of the round-trip histogram buckets, in seconds (the last bucket is `+Inf`).
-    public static let roundTripBounds: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+    public static let roundTripBounds: [Double] = [
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+    ]
 
     /// Non-cumulative bucket counts and the sum in nanoseconds; one lock, taken once per round trip.
     private let roundTrips = Mutex<(counts: [UInt64], nanoseconds: UInt64)>(([UInt64](repeating: 0, count: roundTripBounds.count + 1), 0))

@@ -65,10 +65,12 @@ public struct RedisReplicaRegistry: Sendable {
                     let recorded = fields.keys.filter { $0.hasPrefix("key:") }.map { String($0.dropFirst(4)) }.sorted()
                     if file == nil, !recorded.isEmpty {
                         try await unwatch(connection)
-                        throw ReplicaDisagreement(variable: ReplicaDisagreement.keyVariable, message: """
-                            is not set, and the other replicas seal records with a key they were given (key id \
-                            \(recorded.joined(separator: ", "))). Give this replica the same BROKER_ENCRYPTION_KEY.
-                            """)
+                        throw ReplicaDisagreement(
+                            variable: ReplicaDisagreement.keyVariable,
+                            message: """
+                                is not set, and the other replicas seal records with a key they were given (key id \
+                                \(recorded.joined(separator: ", "))). Give this replica the same BROKER_ENCRYPTION_KEY.
+                                """)
                     }
                     let text = fileKey.map(Self.trimmed) ?? Base64.encode(randomBytes(EncryptionKey.byteCount))
                     if try await commit([RedisCommand("SET", generatedKeyKey, text)], on: connection) {
@@ -110,10 +112,12 @@ public struct RedisReplicaRegistry: Sendable {
                 }
                 if fileSecret == nil, fields[ReplicaAgreement.secretField] != nil {
                     try await unwatch(connection)
-                    throw ReplicaDisagreement(variable: ReplicaDisagreement.secretVariable, message: """
-                        is not set, and the other replicas sign cookies with a secret they were given. \
-                        Give this replica the same BROKER_SECRET.
-                        """)
+                    throw ReplicaDisagreement(
+                        variable: ReplicaDisagreement.secretVariable,
+                        message: """
+                            is not set, and the other replicas sign cookies with a secret they were given. \
+                            Give this replica the same BROKER_SECRET.
+                            """)
                 }
                 let secret = fileSecret.flatMap { $0.isEmpty ? nil : $0 } ?? randomBytes(32)
                 let set = RedisCommand(bytes: [Array("SET".utf8), Array(generatedSecretKey.utf8), secret])

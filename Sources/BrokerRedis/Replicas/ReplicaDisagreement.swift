@@ -29,27 +29,35 @@ public struct ReplicaDisagreement: Error, Sendable, Equatable, CustomStringConve
         case .agree:
             return nil
         case .keyDiffers(let id):
-            self.init(variable: Self.keyVariable, message: """
-                differs from the key the other replicas use (key id \(id)): the same id names another key\(keyNote). \
-                Give every replica the same BROKER_ENCRYPTION_KEY.
-                """)
+            self.init(
+                variable: Self.keyVariable,
+                message: """
+                    differs from the key the other replicas use (key id \(id)): the same id names another key\(keyNote). \
+                    Give every replica the same BROKER_ENCRYPTION_KEY.
+                    """)
         case .noKeyInCommon(let recorded):
-            self.init(variable: Self.keyVariable, message: """
-                differs from the key the other replicas use (key id \(recorded.joined(separator: ", ")); \
-                this replica's is \(mine.current.id))\(keyNote): it cannot open the records they stored. \
-                Give every replica the same BROKER_ENCRYPTION_KEY.
-                """)
+            self.init(
+                variable: Self.keyVariable,
+                message: """
+                    differs from the key the other replicas use (key id \(recorded.joined(separator: ", ")); \
+                    this replica's is \(mine.current.id))\(keyNote): it cannot open the records they stored. \
+                    Give every replica the same BROKER_ENCRYPTION_KEY.
+                    """)
         case .keysMissing(let ids):
             let list = ids.joined(separator: ", ")
-            self.init(variable: Self.keyVariable, message: """
-                lacks key id \(list), which other replicas have sealed records with\(keyNote): list it after the \
-                current key (new,old) until `token-broker rekey` has resealed every record with the current key.
-                """)
+            self.init(
+                variable: Self.keyVariable,
+                message: """
+                    lacks key id \(list), which other replicas have sealed records with\(keyNote): list it after the \
+                    current key (new,old) until `token-broker rekey` has resealed every record with the current key.
+                    """)
         case .secretDiffers:
-            self.init(variable: Self.secretVariable, message: """
-                differs from the secret the other replicas use\(secretNote): session cookies signed by one would not \
-                verify on another. Give every replica the same BROKER_SECRET.
-                """)
+            self.init(
+                variable: Self.secretVariable,
+                message: """
+                    differs from the secret the other replicas use\(secretNote): session cookies signed by one would not \
+                    verify on another. Give every replica the same BROKER_SECRET.
+                    """)
         }
     }
 }

@@ -37,8 +37,9 @@ public struct ReplicaFingerprints: Sendable, Equatable {
 
     /// The fingerprints of `keyring` and of `cookieSecret`.
     public init(keyring: EncryptionKeyring, cookieSecret: [UInt8]) {
-        self.init(keys: keyring.keys.map { Key(id: $0.id, fingerprint: $0.fingerprint) },
-                  secret: Self.secretFingerprint(cookieSecret))
+        self.init(
+            keys: keyring.keys.map { Key(id: $0.id, fingerprint: $0.fingerprint) },
+            secret: Self.secretFingerprint(cookieSecret))
     }
 
     /// The key new records are sealed with.

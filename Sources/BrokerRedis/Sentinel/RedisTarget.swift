@@ -64,14 +64,16 @@ final class RedisTarget: Sendable, CustomStringConvertible {
     private func ask(_ sentinel: RedisSentinelURL) throws(RedisError) -> RedisURL {
         var reasons: [String] = []
         for address in sentinel.sentinels {
-            let connection = RedisConnection(url: sentinel.sentinel(address), timeout: timeout, gate: RedisReconnectGate(),
-                                             label: "token-broker.redis.sentinel")
+            let connection = RedisConnection(
+                url: sentinel.sentinel(address), timeout: timeout, gate: RedisReconnectGate(),
+                label: "token-broker.redis.sentinel")
             defer { connection.disconnect() }
             do throws(RedisError) {
                 try connection.connectIfNeeded()
                 let reply = try connection.exchange([RedisCommand("SENTINEL", "get-master-addr-by-name", sentinel.primaryName)])[0]
                 guard let parts = reply.array, parts.count == 2, let host = parts[0].string,
-                      let portText = parts[1].string, let port = Int(portText), (1...65535).contains(port) else {
+                    let portText = parts[1].string, let port = Int(portText), (1...65535).contains(port)
+                else {
                     reasons.append("\(address.endpoint) knows no primary named \(sentinel.primaryName)")
                     continue
                 }

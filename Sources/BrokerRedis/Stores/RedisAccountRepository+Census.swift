@@ -38,11 +38,13 @@ extension RedisAccountRepository: AccountStatusCounting {
             }
         }
         guard case .committed(let replies) = outcome, replies.count == 3,
-              let total = replies[0].integer, let reauthorization = replies[1].integer, let expired = replies[2].integer else {
+            let total = replies[0].integer, let reauthorization = replies[1].integer, let expired = replies[2].integer
+        else {
             throw StoreError.unavailable("redis: the account counts did not come back as three integers")
         }
-        return AccountStatusCounts(active: max(0, total - reauthorization - expired), expired: expired,
-                                   reauthorizationRequired: reauthorization)
+        return AccountStatusCounts(
+            active: max(0, total - reauthorization - expired), expired: expired,
+            reauthorizationRequired: reauthorization)
     }
 
     /// The commands that put `account` (stored under `id`) where the census counts it.
@@ -106,7 +108,9 @@ extension RedisAccountRepository: AccountStatusCounting {
                         }
                         commands += censusCommands(for: try readable(bytes, key: accountKey(id)))
                     }
-                    let outcome = try await run { () async throws(RedisError) in try await RedisTransaction.execute(commands, on: connection) }
+                    let outcome = try await run { () async throws(RedisError) in
+                        try await RedisTransaction.execute(commands, on: connection)
+                    }
                     return outcome != .conflict
                 } catch {
                     // The connection goes back to the pool: it must not carry this WATCH into another task's transaction.

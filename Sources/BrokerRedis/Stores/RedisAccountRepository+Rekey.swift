@@ -9,7 +9,9 @@ extension RedisAccountRepository {
     /// by a running replica in between is never overwritten: the record is
     /// read again and checked again. Records already sealed with the current
     /// key are left alone.
-    public func rekey(codec: EncryptedAccountCodec, concurrency: Int = AccountRekey.defaultConcurrency) async throws(StoreError) -> (rewritten: Int, total: Int) {
+    public func rekey(codec: EncryptedAccountCodec, concurrency: Int = AccountRekey.defaultConcurrency) async throws(StoreError) -> (
+        rewritten: Int, total: Int
+    ) {
         let accounts = try await list(provider: nil)
         let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { (account) async throws(StoreError) in
             try await self.reseal(id: account.id, codec: codec)

@@ -19,11 +19,13 @@ extension RedisAccountRepository {
     }
 
     /// The `WATCH`/`MULTI`/`EXEC` loop behind ``update(id:_:)`` and ``delete(id:)``: the account before and as stored after.
-    private func apply(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?
+    private func apply(
+        id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> (previous: Account?, stored: Account?) {
         let key = accountKey(id)
         for _ in 0..<Self.maximumAttempts {
-            let outcome = try await client.withConnection { (connection) async throws(StoreError) -> (previous: Account?, stored: Account?)? in
+            let outcome = try await client.withConnection {
+                (connection) async throws(StoreError) -> (previous: Account?, stored: Account?)? in
                 do throws(StoreError) {
                     let current = try decode(try await watch(key, on: connection), key: key)
                     let next = try transform(current)

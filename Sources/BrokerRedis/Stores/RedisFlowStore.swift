@@ -19,8 +19,10 @@ public final class RedisFlowStore: FlowStore {
     let sealer: EncryptedAccountCodec?
 
     /// Creates a store over `client`; `now` is the clock TTLs are counted from.
-    public init(client: RedisClient, keyPrefix: String = "tb:", sealer: EncryptedAccountCodec? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        client: RedisClient, keyPrefix: String = "tb:", sealer: EncryptedAccountCodec? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.sealer = sealer
         self.client = client
         self.keyPrefix = keyPrefix
@@ -81,14 +83,15 @@ public final class RedisFlowStore: FlowStore {
 
     /// Whether `state` is 16 to 128 base64url characters, as the file store requires too.
     static func isWellFormed(state: String) -> Bool {
-        (16...128).contains(state.utf8.count) && state.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                return true
-            default:
-                return false
+        (16...128).contains(state.utf8.count)
+            && state.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    return true
+                default:
+                    return false
+                }
             }
-        }
     }
 }

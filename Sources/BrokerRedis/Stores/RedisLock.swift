@@ -19,7 +19,9 @@ public final class RedisLock: Sendable {
     private let makeToken: @Sendable () -> String
 
     /// Creates a lock over `client`; each acquisition gets a fresh random token (128 bits) from `makeToken`.
-    public init(client: RedisClient, keyPrefix: String = "tb:", makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }) {
+    public init(
+        client: RedisClient, keyPrefix: String = "tb:", makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }
+    ) {
         self.client = client
         self.keyPrefix = keyPrefix
         self.makeToken = makeToken

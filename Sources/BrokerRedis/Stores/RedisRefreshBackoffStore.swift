@@ -41,7 +41,9 @@ public final class RedisRefreshBackoffStore: RefreshBackoffStore {
         let milliseconds = ((backoff.notBefore.timeIntervalSince(now) + keep) * 1000).rounded(.up)
         guard milliseconds.isFinite else { return }
         let ttl = String(Int(min(max(milliseconds, 1), 1e15)))
-        let command = RedisCommand(bytes: [Array("SET".utf8), Array(key(accountID).utf8), backoff.encoded, Array("PX".utf8), Array(ttl.utf8)])
+        let command = RedisCommand(bytes: [
+            Array("SET".utf8), Array(key(accountID).utf8), backoff.encoded, Array("PX".utf8), Array(ttl.utf8),
+        ])
         do {
             _ = try await client.command(command)
         } catch {

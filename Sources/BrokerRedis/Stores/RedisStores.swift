@@ -27,8 +27,9 @@ public struct RedisStores: Sendable {
         cacheCapacity: Int = 0,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.init(client: RedisClient(url: url, poolSize: poolSize, timeout: timeout), codec: codec,
-                  flowSealer: flowSealer, keyPrefix: keyPrefix, cacheCapacity: cacheCapacity, now: now)
+        self.init(
+            client: RedisClient(url: url, poolSize: poolSize, timeout: timeout), codec: codec,
+            flowSealer: flowSealer, keyPrefix: keyPrefix, cacheCapacity: cacheCapacity, now: now)
     }
 
     /// Creates the stores over an existing `client`, such as the one the replicas' agreement was settled through.

@@ -68,9 +68,12 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         let leaseMilliseconds = max(1, Int((lease * 1000).rounded(.up)))
         let until = Self.milliseconds(now.addingTimeInterval(Double(leaseMilliseconds) / 1000))
         let token = SecureRandom.token(byteCount: 12)
-        let reply = try await script(Self.claimScript, keys: [dueKey],
-                                     arguments: [Self.milliseconds(now), until, String(limit), token, deliveryPrefix, leasePrefix,
-                                                 String(leaseMilliseconds)])
+        let reply = try await script(
+            Self.claimScript, keys: [dueKey],
+            arguments: [
+                Self.milliseconds(now), until, String(limit), token, deliveryPrefix, leasePrefix,
+                String(leaseMilliseconds),
+            ])
         guard let records = reply.array else { throw StoreError.unavailable("claim webhook deliveries: the script did not answer a list") }
         var leases: [WebhookLease] = []
         for record in records {
@@ -84,29 +87,36 @@ public final class RedisWebhookOutbox: WebhookOutbox {
     public func complete(_ lease: WebhookLease) async throws(StoreError) {
         let id = lease.delivery.id
         // Delivered is delivered, whoever holds the lease now.
-        _ = try await transaction([
-            RedisCommand("DEL", deliveryPrefix + id, leasePrefix + id),
-            RedisCommand("ZREM", dueKey, id),
-            RedisCommand("ZREM", pendingKey, id),
-        ], what: "complete webhook delivery \(id)")
+        _ = try await transaction(
+            [
+                RedisCommand("DEL", deliveryPrefix + id, leasePrefix + id),
+                RedisCommand("ZREM", dueKey, id),
+                RedisCommand("ZREM", pendingKey, id),
+            ], what: "complete webhook delivery \(id)")
     }
 
     /// Stores the updated record and due time with ``rescheduleScript``, only under this lease.
     public func reschedule(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
-        _ = try await script(Self.rescheduleScript, keys: [dueKey],
-                             arguments: [Array(updated.id.utf8), Array(lease.token.utf8), try updated.encoded(),
-                                         Array(Self.milliseconds(updated.nextAttemptAt).utf8),
-                                         Array(deliveryPrefix.utf8), Array(leasePrefix.utf8)])
+        _ = try await script(
+            Self.rescheduleScript, keys: [dueKey],
+            arguments: [
+                Array(updated.id.utf8), Array(lease.token.utf8), try updated.encoded(),
+                Array(Self.milliseconds(updated.nextAttemptAt).utf8),
+                Array(deliveryPrefix.utf8), Array(leasePrefix.utf8),
+            ])
     }
 
     /// Moves the delivery to `dropped` with ``dropScript``, only under this lease, and prunes old dropped ones.
     public func drop(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
         let at = updated.droppedAt ?? Date()
         let cutoff = at.addingTimeInterval(-WebhookRetention.droppedFor)
-        _ = try await script(Self.dropScript, keys: [dueKey, pendingKey, droppedKey],
-                             arguments: [Array(updated.id.utf8), Array(lease.token.utf8), try updated.encoded(),
-                                         Array(Self.milliseconds(at).utf8), Array(deliveryPrefix.utf8), Array(leasePrefix.utf8),
-                                         Array(Self.milliseconds(cutoff).utf8), Array(String(WebhookRetention.droppedCount).utf8)])
+        _ = try await script(
+            Self.dropScript, keys: [dueKey, pendingKey, droppedKey],
+            arguments: [
+                Array(updated.id.utf8), Array(lease.token.utf8), try updated.encoded(),
+                Array(Self.milliseconds(at).utf8), Array(deliveryPrefix.utf8), Array(leasePrefix.utf8),
+                Array(Self.milliseconds(cutoff).utf8), Array(String(WebhookRetention.droppedCount).utf8),
+            ])
     }
 
     /// The first pending ids by due time and the latest dropped ones, then their records.
@@ -120,8 +130,9 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         }
         let pending = try await records(ids: replies[0].array?.compactMap(\.string) ?? [])
         let dropped = try await records(ids: replies[1].array?.compactMap(\.string) ?? [])
-        return WebhookOutboxListing(pending: pending.sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) },
-                                    dropped: dropped, stats: try await stats())
+        return WebhookOutboxListing(
+            pending: pending.sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) },
+            dropped: dropped, stats: try await stats())
     }
 
     /// Rewrites each record found as due now with ``replayScript``, which checks it did not change meanwhile.
@@ -129,16 +140,21 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         let ids = id.contains(".") ? [id] : WebhookDelivery.ids(ofEvent: id)
         var count = 0
         for id in ids {
-            let reply = try await run { () async throws(RedisError) in try await self.client.command(RedisCommand("GET", self.deliveryPrefix + id)) }
+            let reply = try await run { () async throws(RedisError) in
+                try await self.client.command(RedisCommand("GET", self.deliveryPrefix + id))
+            }
             guard let current = reply.bytes else { continue }
             var delivery = try WebhookDelivery.decode(current, path: "redis \(deliveryPrefix + id)")
             delivery.attempts = 0
             delivery.droppedAt = nil
             delivery.enqueuedAt = now
             delivery.nextAttemptAt = now
-            let done = try await script(Self.replayScript, keys: [dueKey, pendingKey, droppedKey],
-                                        arguments: [Array(id.utf8), current, try delivery.encoded(), Array(Self.milliseconds(now).utf8),
-                                                    Array(deliveryPrefix.utf8), Array(leasePrefix.utf8)])
+            let done = try await script(
+                Self.replayScript, keys: [dueKey, pendingKey, droppedKey],
+                arguments: [
+                    Array(id.utf8), current, try delivery.encoded(), Array(Self.milliseconds(now).utf8),
+                    Array(deliveryPrefix.utf8), Array(leasePrefix.utf8),
+                ])
             count += done.integer ?? 0
         }
         return count
@@ -155,8 +171,9 @@ public final class RedisWebhookOutbox: WebhookOutbox {
         }
         if let message = replies.lazy.compactMap(\.errorMessage).first { throw RedisError.server(message).storeError }
         let oldest = replies[2].array.flatMap { $0.count == 2 ? $0[1].string.flatMap(Double.init) : nil }
-        return WebhookOutboxStats(pending: replies[0].integer ?? 0, dropped: replies[1].integer ?? 0,
-                                  oldestPendingEnqueuedAt: oldest.map { Date(timeIntervalSince1970: $0 / 1000) })
+        return WebhookOutboxStats(
+            pending: replies[0].integer ?? 0, dropped: replies[1].integer ?? 0,
+            oldestPendingEnqueuedAt: oldest.map { Date(timeIntervalSince1970: $0 / 1000) })
     }
 
     /// The deliveries stored under `ids`, in that order; ids whose record vanished meanwhile are left out.
@@ -191,8 +208,9 @@ public final class RedisWebhookOutbox: WebhookOutbox {
 
     /// Runs a script with byte arguments (records go out as they are).
     private func script(_ source: String, keys: [String], arguments: [[UInt8]]) async throws(StoreError) -> RESPValue {
-        let command = RedisCommand(bytes: [Array("EVAL".utf8), Array(source.utf8), Array(String(keys.count).utf8)]
-            + keys.map { Array($0.utf8) } + arguments)
+        let command = RedisCommand(
+            bytes: [Array("EVAL".utf8), Array(source.utf8), Array(String(keys.count).utf8)]
+                + keys.map { Array($0.utf8) } + arguments)
         return try await run { () async throws(RedisError) in try await self.client.command(command) }
     }
 

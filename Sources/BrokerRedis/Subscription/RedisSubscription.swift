@@ -1,4 +1,5 @@
 import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -37,8 +38,10 @@ final class RedisSubscription: Sendable {
     private static let slice: UInt64 = 100_000_000
 
     /// Creates a stopped subscription to `target` sending `commands`, which answer with `replies` values.
-    init(target: RedisTarget, timeout: Double, commands: [RedisCommand], replies: Int, heartbeat: Double = 1,
-         label: String, metrics: RedisMetrics, onEvent: @escaping @Sendable (RedisSubscriptionEvent) -> Void) {
+    init(
+        target: RedisTarget, timeout: Double, commands: [RedisCommand], replies: Int, heartbeat: Double = 1,
+        label: String, metrics: RedisMetrics, onEvent: @escaping @Sendable (RedisSubscriptionEvent) -> Void
+    ) {
         self.connection = RedisConnection(target: target, timeout: timeout, gate: RedisReconnectGate(), label: label, metrics: metrics)
         self.commands = commands
         self.replies = replies

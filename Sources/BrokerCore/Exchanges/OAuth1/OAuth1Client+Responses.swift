@@ -31,10 +31,12 @@ extension OAuth1Client {
             }
             return fields
         case .notAnObject, .invalidJSON:
-            throw .upstreamError(step: step, reason: acceptForm ? "the body is neither form-encoded nor a JSON object" : "the body is not a JSON object")
+            throw .upstreamError(
+                step: step, reason: acceptForm ? "the body is neither form-encoded nor a JSON object" : "the body is not a JSON object")
         case .notJSON:
             let type = ProviderValue.mediaType(response.header("Content-Type")) ?? "no content type"
-            throw .upstreamError(step: step, reason: acceptForm ? "the body is not form-encoded (\(type))" : "the body is not JSON (\(type))")
+            throw .upstreamError(
+                step: step, reason: acceptForm ? "the body is not form-encoded (\(type))" : "the body is not JSON (\(type))")
         }
     }
 

@@ -10,10 +10,13 @@ extension OAuth1Client {
             throw .upstreamError(step: step.rawValue, reason: "the access token response names no user and the provider has no user_url")
         }
         let header = signer(token: token.value, tokenSecret: tokenSecret.value).authorizationHeader(method: "GET", url: url)
-        let request = UpstreamRequest(method: "GET", url: url, headers: [
-            ("Authorization", header), ("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent),
-        ])
-        let user = try await call.perform(request, step: step, secrets: sensitive(token.value, tokenSecret.value)) { response throws(BrokerError) in
+        let request = UpstreamRequest(
+            method: "GET", url: url,
+            headers: [
+                ("Authorization", header), ("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent),
+            ])
+        let user = try await call.perform(request, step: step, secrets: sensitive(token.value, tokenSecret.value)) {
+            response throws(BrokerError) in
             try Self.jsonObject(of: response, step: step.rawValue)
         }
         let field = settings.userIDField

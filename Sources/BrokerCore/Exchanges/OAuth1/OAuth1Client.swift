@@ -26,8 +26,10 @@ public struct OAuth1Client: Sendable {
     }
 
     /// Creates a client whose calls go through `call` (an exchange's, which reports them).
-    init(settings: OAuth1Settings, call: ProviderCall, nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
-         timestamp: @escaping @Sendable () -> Int) {
+    init(
+        settings: OAuth1Settings, call: ProviderCall, nonce: @escaping @Sendable () -> String = { OAuth1Signer.randomNonce() },
+        timestamp: @escaping @Sendable () -> Int
+    ) {
         self.settings = settings
         self.call = call
         self.nonce = nonce
@@ -44,7 +46,8 @@ public struct OAuth1Client: Sendable {
         let url = settings.requestTokenURL
         let header = signer(token: nil, tokenSecret: nil)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_callback", callback)])
-        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
+        let request = UpstreamRequest(
+            method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
         let fields = try await call.perform(request, step: step, secrets: sensitive()) { response throws(BrokerError) in
             try Self.formFields(of: response, step: step.rawValue)
         }
@@ -77,12 +80,15 @@ public struct OAuth1Client: Sendable {
     /// The request is signed with the temporary token and its secret. The answer is
     /// form-encoded even when labelled `text/html`; `user_id` and `screen_name` are
     /// Twitter's additions and land in the grant's `uid` and `screenName`.
-    public func requestTokenCredentials(requestToken: String, requestTokenSecret: Secret, verifier: String) async throws(BrokerError) -> TokenGrant {
+    public func requestTokenCredentials(requestToken: String, requestTokenSecret: Secret, verifier: String) async throws(BrokerError)
+        -> TokenGrant
+    {
         let step = ProviderStep.accessToken
         let url = settings.accessTokenURL
         let header = signer(token: requestToken, tokenSecret: requestTokenSecret.value)
             .authorizationHeader(method: "POST", url: url, extraOAuthParameters: [("oauth_verifier", verifier)])
-        let request = UpstreamRequest(method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
+        let request = UpstreamRequest(
+            method: "POST", url: url, headers: [("Authorization", header), ("User-Agent", ProviderCall.userAgent)])
         let fields = try await call.perform(request, step: step, secrets: sensitive(requestToken, requestTokenSecret.value, verifier)) {
             response throws(BrokerError) in try Self.formFields(of: response, step: step.rawValue)
         }

@@ -11,11 +11,13 @@ extension OAuth1Credentials: CustomStringConvertible, CustomDebugStringConvertib
 
     /// A mirror with the secrets and the token replaced, so `dump` cannot reveal them.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "consumerKey": consumerKey,
-            "consumerSecret": "<redacted>",
-            "token": token == nil ? "nil" : "<redacted>",
-            "tokenSecret": tokenSecret == nil ? "nil" : "<redacted>",
-        ])
+        Mirror(
+            self,
+            children: [
+                "consumerKey": consumerKey,
+                "consumerSecret": "<redacted>",
+                "token": token == nil ? "nil" : "<redacted>",
+                "tokenSecret": tokenSecret == nil ? "nil" : "<redacted>",
+            ])
     }
 }

@@ -30,8 +30,9 @@ struct OAuth1Exchange: ProviderExchange {
         let callback = binding == AuthorizationService.apiBinding ? FormEncoding.url(redirectURI, adding: [("state", state)]) : redirectURI
         let client = self.client
         let temporary = try await client.requestTemporaryCredentials(callback: callback)
-        return ExchangeStart(authorizeURL: client.authorizeURL(requestToken: temporary.token),
-                             requestToken: temporary.token, requestTokenSecret: temporary.secret)
+        return ExchangeStart(
+            authorizeURL: client.authorizeURL(requestToken: temporary.token),
+            requestToken: temporary.token, requestTokenSecret: temporary.secret)
     }
 
     /// Checks the callback against the flow, trades the verifier for token credentials and names the user.
@@ -43,7 +44,8 @@ struct OAuth1Exchange: ProviderExchange {
         if query["denied"] != nil { throw .accessDenied }
         // RFC 5849 §2.2 and OAuth Security Advisory 2009.1: only the token issued to this browser's flow completes it.
         guard let expected = flow.requestToken, let secret = flow.requestTokenSecret,
-              let token = query["oauth_token"], ConstantTime.equals(token, expected) else { throw .invalidState }
+            let token = query["oauth_token"], ConstantTime.equals(token, expected)
+        else { throw .invalidState }
         guard let verifier = query["oauth_verifier"], !verifier.isEmpty else {
             throw .badRequest("The callback has neither an oauth_verifier nor denied")
         }
@@ -59,7 +61,8 @@ struct OAuth1Exchange: ProviderExchange {
         if settings.userURL != nil, let user = try await profile(client, grant.accessToken, tokenSecret) {
             // The same credentials cannot name two users; a provider that says so is not trusted.
             guard ExactKey.same(user.uid, known) else {
-                throw .upstreamError(step: ProviderStep.userInfo.rawValue, reason: "the user response names another user than the access token")
+                throw .upstreamError(
+                    step: ProviderStep.userInfo.rawValue, reason: "the user response names another user than the access token")
             }
             screenName = user.screenName ?? screenName
         }
@@ -69,7 +72,9 @@ struct OAuth1Exchange: ProviderExchange {
     /// The profile when the user endpoint answers, nil when it fails: the user is already named, so a profile is optional.
     ///
     /// Twitter's free API tier refuses `verify_credentials` (403, code 453) although the tokens are good.
-    private func profile(_ client: OAuth1Client, _ token: Secret, _ tokenSecret: Secret) async throws(BrokerError) -> (uid: String, screenName: String?)? {
+    private func profile(_ client: OAuth1Client, _ token: Secret, _ tokenSecret: Secret) async throws(BrokerError) -> (
+        uid: String, screenName: String?
+    )? {
         do {
             return try await client.fetchUser(token: token, tokenSecret: tokenSecret)
         } catch .upstreamError, .upstreamTimeout {

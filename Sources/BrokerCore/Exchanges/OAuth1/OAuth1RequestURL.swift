@@ -54,11 +54,12 @@ struct OAuth1RequestURL: Equatable {
 
     /// RFC 5849 §3.4.1.2: scheme and host lowercase, the port only when it is not the scheme's default, no query.
     var baseStringURI: String {
-        let isDefaultPort = switch (scheme, port) {
-        case (_, nil): true
-        case ("http", 80), ("https", 443): true
-        default: false
-        }
+        let isDefaultPort =
+            switch (scheme, port) {
+            case (_, nil): true
+            case ("http", 80), ("https", 443): true
+            default: false
+            }
         let authority = isDefaultPort ? host : "\(host):\(port!)"
         return "\(scheme)://\(authority)\(path)"
     }

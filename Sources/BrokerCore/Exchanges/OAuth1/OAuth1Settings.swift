@@ -23,8 +23,6 @@ public struct OAuth1Settings: ProviderKindSettings, Sendable {
     /// The top-level field of the user response that holds the stable user id; `id` unless configured.
     public let userIDField: String
 
-
-
     /// Reads `provider` through `required`, the one statement of what OAuth 1.0a requires.
     package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
         consumerKey = required.text("client_id", provider.clientID)

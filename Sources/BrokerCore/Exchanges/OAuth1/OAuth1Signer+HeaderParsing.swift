@@ -27,7 +27,8 @@ extension OAuth1Signer {
             // RFC 5849 §3.4.1.3.1: realm is not a protocol parameter.
             if name.lowercased() == "realm" { continue }
             guard let decodedName = PercentEncoding.percentDecode(name, plusIsSpace: false),
-                  let decodedValue = PercentEncoding.percentDecode(quoted, plusIsSpace: false) else { return nil }
+                let decodedValue = PercentEncoding.percentDecode(quoted, plusIsSpace: false)
+            else { return nil }
             pairs.append((decodedName, decodedValue))
         }
     }

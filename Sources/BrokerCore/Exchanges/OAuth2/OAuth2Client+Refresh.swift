@@ -32,7 +32,8 @@ extension OAuth2Client {
     /// statuses it means something else or nothing, and is dropped.
     public func attemptRefresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         let step = ProviderStep.tokenRefresh
-        let request = tokenRequest(url: settings.refreshURL, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)])
+        let request = tokenRequest(
+            url: settings.refreshURL, form: [("grant_type", "refresh_token"), ("refresh_token", refreshToken.value)])
         let sensitive = [refreshToken.value, settings.credentials.secret.value]
         let layout = settings.tokenAnswer
         var retryAfter: String?

@@ -20,10 +20,12 @@ extension OAuth2Client {
         let fields = settings.userIDFields
         guard let uid = ProviderJSONPath.userID(at: fields, in: user) else {
             // A value that is there but not a string or an integer written exactly counts as absent.
-            throw .upstreamError(step: step.rawValue, reason: "the user response has no \(fields.map(\.description).joined(separator: " and "))")
+            throw .upstreamError(
+                step: step.rawValue, reason: "the user response has no \(fields.map(\.description).joined(separator: " and "))")
         }
         try ProviderUserID.check(uid, step: step.rawValue)
-        let names = settings.userRequest.userNameField.map { [ProviderJSONPath($0)] }
+        let names =
+            settings.userRequest.userNameField.map { [ProviderJSONPath($0)] }
             ?? ["screen_name", "login", "name"].map(ProviderJSONPath.init)
         let screenName = names.lazy.compactMap { ProviderValue.displayName($0.value(in: user)) }.first
         return (uid, screenName)
@@ -38,11 +40,13 @@ extension OAuth2Client {
             var form = [("token", accessToken.value), ("token_type_hint", "access_token")]
             settings.credentials.add(to: &form, headers: &headers)
             headers.insert(("Content-Type", ProviderRequestFormat.form.contentType), at: 0)
-            return UpstreamRequest(method: "POST", url: url, headers: settings.headers(headers), body: ProviderRequestFormat.form.body(form))
+            return UpstreamRequest(
+                method: "POST", url: url, headers: settings.headers(headers), body: ProviderRequestFormat.form.body(form))
         }
         if let parameter = settings.userTokenParameter {
-            return UpstreamRequest(method: "GET", url: FormEncoding.url(url, adding: [(parameter, accessToken.value)]),
-                                   headers: settings.headers(headers))
+            return UpstreamRequest(
+                method: "GET", url: FormEncoding.url(url, adding: [(parameter, accessToken.value)]),
+                headers: settings.headers(headers))
         }
         headers.append(("Authorization", asked.authScheme + " " + accessToken.value))
         guard let body = asked.jsonBody else {

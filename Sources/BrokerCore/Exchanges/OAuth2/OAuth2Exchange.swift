@@ -49,8 +49,9 @@ struct OAuth2Exchange: ProviderExchange {
         }
         if settings.userURL == nil, let fields = settings.tokenAnswer.userIDFields, !fields.isEmpty {
             // The provider names its users only in the token answer (Slack, Notion, Strava), and this one did not.
-            throw .upstreamError(step: ProviderStep.tokenExchange.rawValue,
-                                 reason: "the token response has no \(fields.joined(separator: " and "))")
+            throw .upstreamError(
+                step: ProviderStep.tokenExchange.rawValue,
+                reason: "the token response has no \(fields.joined(separator: " and "))")
         }
         let user = try await client.fetchUser(accessToken: grant.accessToken)
         return ExchangeCompletion(grant: grant, uid: user.uid, screenName: grant.screenName ?? user.screenName)
@@ -80,7 +81,9 @@ struct OAuth2Exchange: ProviderExchange {
     /// `iss` is refused only when it is another configured provider's issuer.
     static func checkIssuer(_ iss: String?, provider: OAuth2Settings, among registry: ProviderRegistry) throws(BrokerError) {
         guard let expected = provider.issuer, !expected.isEmpty else {
-            if let iss, registry.all.contains(where: { !ExactKey.same($0.name, provider.name) && $0.issuer.map { ExactKey.same($0, iss) } == true }) {
+            if let iss,
+                registry.all.contains(where: { !ExactKey.same($0.name, provider.name) && $0.issuer.map { ExactKey.same($0, iss) } == true })
+            {
                 throw .badRequest("The callback's iss names another provider than the one this authorization was started with")
             }
             return

@@ -13,8 +13,10 @@ public enum OAuth2ResponseValidator {
     /// a number of seconds. The tokens are read from the object at
     /// ``TokenAnswerLayout/tokensAt`` when it holds an `access_token` (Slack's
     /// `authed_user`), else from the top level; the user is read from the whole answer.
-    public static func tokenGrant(from response: UpstreamResponse, step: String,
-                                  layout: TokenAnswerLayout = TokenAnswerLayout()) throws(BrokerError) -> TokenGrant {
+    public static func tokenGrant(
+        from response: UpstreamResponse, step: String,
+        layout: TokenAnswerLayout = TokenAnswerLayout()
+    ) throws(BrokerError) -> TokenGrant {
         let answer = try checkedFields(of: response, step: step, acceptForm: true)
         let fields = tokenFields(in: answer, at: layout.tokensAt)
         guard let accessToken = fields["access_token"] as? String, !accessToken.isEmpty else {
@@ -38,14 +40,16 @@ public enum OAuth2ResponseValidator {
             refreshToken: refreshToken.map(Secret.init),
             expiresIn: expiresIn,
             uid: userID(in: answer, layout: layout),
-            screenName: ProviderValue.displayName(layout.userNameField.map { ProviderJSONPath($0).value(in: answer) } ?? answer["screen_name"])
+            screenName: ProviderValue.displayName(
+                layout.userNameField.map { ProviderJSONPath($0).value(in: answer) } ?? answer["screen_name"])
         )
     }
 
     /// The object holding the tokens: the one at `path` when it has an `access_token`, else the whole answer.
     static func tokenFields(in answer: [String: Any], at path: String?) -> [String: Any] {
         guard let path, let object = ProviderJSONPath(path).value(in: answer) as? [String: Any],
-              let token = object["access_token"], !ProviderValue.isNull(token) else { return answer }
+            let token = object["access_token"], !ProviderValue.isNull(token)
+        else { return answer }
         return object
     }
 

@@ -54,9 +54,10 @@ public struct OAuth2Revocation: Sendable {
         } else {
             client = .none
         }
-        return OAuth2Revocation(url: url, tokenParameter: provider.revokeTokenParameter, style: provider.revocationStyle,
-                                namesAccessToken: provider.revokesAccessToken, client: client,
-                                requestHeaders: provider.requestHeaders)
+        return OAuth2Revocation(
+            url: url, tokenParameter: provider.revokeTokenParameter, style: provider.revocationStyle,
+            namesAccessToken: provider.revokesAccessToken, client: client,
+            requestHeaders: provider.requestHeaders)
     }
 
     /// Revokes `account`'s grant through `call`.

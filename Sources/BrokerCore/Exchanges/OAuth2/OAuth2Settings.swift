@@ -86,9 +86,10 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
 
     /// Reads `provider` through `required`, the one statement of what OAuth 2.0 requires.
     package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
-        let credentials = Credentials(id: required.text("client_id", provider.clientID),
-                                      secret: required.secret("client_secret", provider.clientSecret),
-                                      authentication: provider.clientAuthentication)
+        let credentials = Credentials(
+            id: required.text("client_id", provider.clientID),
+            secret: required.secret("client_secret", provider.clientSecret),
+            authentication: provider.clientAuthentication)
         authorizeURL = required.text("authorize_url", provider.authorizeURL)
         tokenURL = required.text("token_url", provider.tokenURL)
         name = provider.name

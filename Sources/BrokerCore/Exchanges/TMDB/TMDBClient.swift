@@ -40,9 +40,10 @@ public struct TMDBClient: Sendable {
         let key = settings.apiKey.value
         guard key.hasPrefix("eyJ") else { return false }
         let segments = key.split(separator: ".", omittingEmptySubsequences: false)
-        return segments.count == 3 && segments.allSatisfy { segment in
-            !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
-        }
+        return segments.count == 3
+            && segments.allSatisfy { segment in
+                !segment.isEmpty && segment.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }
+            }
     }
 
     /// Step 1: `GET /authentication/token/new`; checks `success`, `request_token` and `expires_at`.
@@ -91,14 +92,17 @@ public struct TMDBClient: Sendable {
     /// Logs the session out: `DELETE /authentication/session` with `{"session_id"}`.
     public func deleteSession(_ sessionID: Secret) async throws(BrokerError) {
         let step = ProviderStep.revoke
-        let fields = try await call("DELETE", "/authentication/session", json: ["session_id": sessionID.value], step: step,
-                                    sensitive: [sessionID.value])
+        let fields = try await call(
+            "DELETE", "/authentication/session", json: ["session_id": sessionID.value], step: step,
+            sensitive: [sessionID.value])
         try Self.requireSuccess(fields, step: step.rawValue)
     }
 
     /// Sends one API call with the key and returns the checked JSON object.
-    func call(_ method: String, _ path: String, query: [(String, String)] = [], json: [String: String]? = nil,
-              step: ProviderStep, sensitive: [String] = []) async throws(BrokerError) -> [String: Any] {
+    func call(
+        _ method: String, _ path: String, query: [(String, String)] = [], json: [String: String]? = nil,
+        step: ProviderStep, sensitive: [String] = []
+    ) async throws(BrokerError) -> [String: Any] {
         var headers: [(String, String)] = [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)]
         var pairs = query
         if usesBearer {

@@ -25,8 +25,9 @@ struct TMDBSessionExchange: ProviderExchange {
         let client = self.client
         let requestToken = try await client.createRequestToken()
         let redirectTo = FormEncoding.url(context.redirectURI, adding: [("state", state)])
-        return ExchangeStart(authorizeURL: client.approvalURL(requestToken: requestToken, redirectTo: redirectTo),
-                             requestToken: requestToken, maximumLifetime: TMDBClient.requestTokenLifetime)
+        return ExchangeStart(
+            authorizeURL: client.approvalURL(requestToken: requestToken, redirectTo: redirectTo),
+            requestToken: requestToken, maximumLifetime: TMDBClient.requestTokenLifetime)
     }
 
     /// Checks approval and the request token, creates the session and names the account.
@@ -52,7 +53,8 @@ struct TMDBSessionExchange: ProviderExchange {
             try? await client.deleteSession(session)
             throw error
         }
-        return ExchangeCompletion(grant: TokenGrant(accessToken: session, screenName: user.username), uid: user.uid, screenName: user.username)
+        return ExchangeCompletion(
+            grant: TokenGrant(accessToken: session, screenName: user.username), uid: user.uid, screenName: user.username)
     }
 
     /// Logs the session out.

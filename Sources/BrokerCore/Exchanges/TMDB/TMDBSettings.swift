@@ -13,8 +13,6 @@ public struct TMDBSettings: ProviderKindSettings, Sendable {
     /// An approval page root preferred to ``authorizeURL`` when set.
     public let authenticateURL: String?
 
-
-
     /// Reads `provider` through `required`, the one statement of what TMDB requires.
     package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
         apiKey = required.secret("api_key", provider.apiKey)
