@@ -21,8 +21,9 @@ import Testing
         let b = try Self.broker()
         #expect(Self.text(await b.respond(.GET, "/healthz")) == #"{"status":"ok"}"#)
         let providers = await b.respond(.GET, "/providers")
-        #expect(Self.text(providers).contains(#"{"name":"weibo","kind":"oauth2","configured":true"#))
-        #expect(Self.text(providers).contains(#""name":"github","kind":"oauth2","configured":false"#))
+        #expect(Self.text(providers).contains(#"{"name":"weibo","display_name":"Weibo","icon_url":null,"kind":"oauth2","configured":true"#))
+        #expect(
+            Self.text(providers).contains(#""name":"github","display_name":"GitHub","icon_url":null,"kind":"oauth2","configured":false"#))
         let missing = await b.respond(.GET, "/nowhere")
         #expect(missing.status.code == 404 && Self.text(missing).contains(#""error":"not_found""#))
         let wrong = await b.respond(.DELETE, "/healthz")

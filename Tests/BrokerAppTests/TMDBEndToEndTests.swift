@@ -182,7 +182,10 @@ import Testing
     @Test func providersListsTMDBAsConfigured() async throws {
         let s = try Self.setUp()
         let reply = try #require(await TestHTTP.send(port: s.broker.port, target: "/providers"))
-        #expect(reply.body.contains("{\"name\":\"tmdb\",\"kind\":\"tmdb\",\"configured\":true,\"missing\":[]}"))
+        #expect(
+            reply.body.contains(
+                "{\"name\":\"tmdb\",\"display_name\":\"TheMovieDB\",\"icon_url\":null,\"kind\":\"tmdb\",\"configured\":true,\"missing\":[]}"
+            ))
     }
 
     @Test func noSecretReachesTheLogsAfterEveryFlow() async throws {

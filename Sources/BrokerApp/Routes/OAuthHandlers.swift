@@ -234,8 +234,9 @@ final class OAuthHandlers: Sendable {
     func providers(_ request: Request) -> Response {
         let items = registry.all.map { p in
             AccountJSON.object([
-                ("name", JSONString.quote(p.name)), ("kind", JSONString.quote(p.kind.rawValue)),
-                ("configured", p.isConfigured ? "true" : "false"),
+                ("name", JSONString.quote(p.name)), ("display_name", JSONString.quote(p.displayedName)),
+                ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"),
+                ("kind", JSONString.quote(p.kind.rawValue)), ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
             ])
         }
