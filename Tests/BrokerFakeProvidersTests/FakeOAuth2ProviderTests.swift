@@ -266,6 +266,46 @@ import Testing
         #expect(stats["token_calls"] as? Int == 0)
     }
 
+    @Test func theControlRouteSetsTheUserRefreshTokensAndRevocationFailure() async throws {
+        let p = Self.provider { $0.controlRoutes = true }
+        let set = await Self.send(
+            p, .POST, "/_fake/control",
+            form: [
+                ("uid", "5001"), ("refresh_tokens", "none"), ("revoke_failure", "503"),
+                ("refresh_failure", "rate_limited:120"),
+            ])
+        #expect(set.status.code == 200)
+        #expect(p.behaviour.users == .fixed("5001") && p.behaviour.refreshTokens == .none)
+        #expect(p.behaviour.revokeFailure == .serviceUnavailable && p.behaviour.refreshFailure == .rateLimited(retryAfter: "120"))
+        // The code is for user 5001, and its tokens come without a refresh token.
+        let code = try #require(Self.redirectQuery(await Self.send(p, .GET, Self.authorizeTarget()))["code"])
+        let tokens = Self.json(
+            await Self.send(
+                p, .POST, "/token",
+                form: [
+                    ("client_id", "acme-client-id"), ("client_secret", Self.secret), ("grant_type", "authorization_code"),
+                    ("code", code), ("redirect_uri", Self.callback),
+                ]))
+        let access = try #require(tokens["access_token"] as? String)
+        #expect(tokens["refresh_token"] == nil)
+        let user = Self.json(await Self.send(p, .GET, "/user", headers: [("Authorization", "Bearer " + access)]))
+        #expect(user["id"] as? Int == 5001)
+        // A failing revocation is counted, answers 503 and leaves the token working.
+        let refused = await Self.send(p, .POST, "/revoke", form: [("token", access)])
+        #expect(refused.status.code == 503 && Self.json(refused)["error"] as? String == "temporarily_unavailable")
+        #expect(p.revokeCalls == 1 && p.ledger.revoked.isEmpty)
+        #expect(await Self.send(p, .GET, "/user", headers: [("Authorization", "Bearer " + access)]).status.code == 200)
+        _ = await Self.send(p, .POST, "/_fake/control", form: [("revoke_failure", "none"), ("refresh_tokens", "keep")])
+        #expect(p.behaviour.revokeFailure == nil && p.behaviour.refreshTokens == .keep)
+        #expect(await Self.send(p, .POST, "/revoke", form: [("token", access)]).status.code == 200)
+        #expect(await Self.send(p, .GET, "/user", headers: [("Authorization", "Bearer " + access)]).status.code == 401)
+        for (name, value) in [
+            ("uid", ""), ("refresh_tokens", "sometimes"), ("revoke_failure", "200"), ("refresh_failure", "rate_limited:soon"),
+        ] {
+            #expect(await Self.send(p, .POST, "/_fake/control", form: [(name, value)]).status.code == 400, "\(name)=\(value)")
+        }
+    }
+
     @Test func countingUsersMakeEverySignInAnotherAccount() async throws {
         var behaviour = FakeOAuth2Provider.Behaviour(dialect: .weibo)
         behaviour.users = .counting(from: 7)

@@ -6,7 +6,7 @@ Also checks that GET /openapi.json is docs/openapi.yaml, that answers the HTTP s
 route (404, 405) match the document's TransportError, and that every operation of the document was
 exercised at least once, so a route added to the document without a scenario here fails too.
 
-Usage: contract.py --binary PATH
+Usage: contract.py [--binary PATH] [--fake-provider PATH]
 Prints PASS/FAIL per scenario and "N passed, N failed" last; exits 1 when anything failed.
 """
 import argparse
@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import traceback
+import urllib.request
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import yaml
@@ -31,8 +32,6 @@ from openapi_schema_validator import OAS31Validator
 from werkzeug.datastructures import Headers, ImmutableMultiDict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tests", "fakes"))
-from fake_oauth2 import FakeOAuth2  # noqa: E402
 
 API_KEY = "contract-test-api-key-0123456789"
 CLIENT_SECRET = "ACME-CLIENT-SECRET-SENTINEL-0123456789"
@@ -44,26 +43,60 @@ API = {"Authorization": "Bearer " + API_KEY}
 
 
 class FakeProvider:
-    """What the script needs of the fake provider: providers-file entries, environment, switches, stop."""
+    """The fake-provider executable as `acme`, an OAuth 2.0 provider with rotating refresh tokens and revocation:
+    its providers-file entry, the environment the broker needs for it, its switches (POST /_fake/control), stop."""
 
-    def __init__(self, fake, providers, env):
-        self.fake, self.providers, self.env = fake, providers, env
+    def __init__(self, binary, workdir):
+        providers_file = os.path.join(workdir, "fake-providers.json")
+        self.log = open(os.path.join(workdir, "fake-provider.log"), "w")
+        self.process = subprocess.Popen(
+            [binary, "--kind", "oauth2", "--control", "--client-secret", CLIENT_SECRET,
+             "--secret-variable", "FAKE_ACME_SECRET", "--providers-file", providers_file],
+            stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.process.stdout.readline().strip()
+        if not line.isdigit():
+            self.stop()
+            raise RuntimeError("fake-provider did not start: %r" % line)
+        self.base = "http://127.0.0.1:%s" % line
+        with open(providers_file) as f:
+            self.providers = {"acme": json.load(f)["providers"]["acme"]}
+        self.env = {"FAKE_ACME_SECRET": CLIENT_SECRET}
 
-    def configure(self, **switches):
-        """uid, expires_in, issue_refresh, deny, token_fails, refresh (ok | invalid_grant | rate_limited | slow), delay, revoke_fails."""
-        with self.fake.lock:
-            for name, value in switches.items():
-                assert hasattr(self.fake, name), name
-                setattr(self.fake, name, value)
+    def configure(self, uid=None, expires_in=None, issue_refresh=None, deny=None, token_fails=None, refresh=None,
+                  delay=None, revoke_fails=None):
+        """Sets the switches given: uid, expires_in, issue_refresh, deny, token_fails,
+        refresh (ok | invalid_grant | rate_limited | slow, with delay seconds), revoke_fails."""
+        fields = {}
+        if uid is not None:
+            fields["uid"] = uid
+        if expires_in is not None:
+            fields["access_token_lifetime"] = fields["refreshed_token_lifetime"] = expires_in
+        if issue_refresh is not None:
+            fields["refresh_tokens"] = "rotate" if issue_refresh else "none"
+        if deny is not None:
+            fields["deny"] = "true" if deny else "false"
+        if token_fails is not None:
+            fields["exchange_failure"] = "server_error" if token_fails else "none"
+        if refresh is not None:
+            failures = {"ok": "none", "slow": "none", "invalid_grant": "invalid_grant", "rate_limited": "rate_limited:120"}
+            assert refresh in failures, refresh
+            fields["refresh_failure"] = failures[refresh]
+            fields["refresh_delay"] = (delay or 0) if refresh == "slow" else 0
+        elif delay is not None:
+            fields["refresh_delay"] = delay
+        if revoke_fails is not None:
+            fields["revoke_failure"] = "503" if revoke_fails else "none"
+        request = urllib.request.Request(self.base + "/_fake/control", data=urlencode(fields).encode())
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            reply.read()
 
     def stop(self):
-        self.fake.stop()
-
-
-def start_fake_provider():
-    """The provider the broker signs in at: `acme`, an OAuth 2.0 provider with refresh tokens and revocation."""
-    fake = FakeOAuth2(CLIENT_SECRET)
-    return FakeProvider(fake, {"acme": fake.providers_entry("FAKE_ACME_SECRET")}, {"FAKE_ACME_SECRET": CLIENT_SECRET})
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
 
 
 def free_port():
@@ -308,7 +341,7 @@ def test_authorize_for_a_back_end(t):
     form = {"Content-Type": "application/x-www-form-urlencoded", **API, **JSON}
     started = t.call("POST", "/authorize", form, body=urlencode({"provider": "acme", "return_to": RETURN_TO}))
     expect(started, 200)
-    assert started.json["authorize_url"].startswith(t.provider.fake.base + "/authorize?")
+    assert started.json["authorize_url"].startswith(t.provider.providers["acme"]["authorize_url"] + "?")
     as_json = t.call("POST", "/authorize", {"Content-Type": "application/json", **API}, body=json.dumps({"provider": "acme"}))
     expect(as_json, 200)
     expect(t.call("POST", "/authorize", {"Content-Type": "application/json"}, body=json.dumps({"provider": "acme"})),
@@ -486,13 +519,15 @@ class Context:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "token-broker"))
+    parser.add_argument("--fake-provider", default=os.path.join(ROOT, ".build", "debug", "fake-provider"))
     args = parser.parse_args()
-    if not os.access(args.binary, os.X_OK):
-        sys.exit("api-contract: %s is missing; run swift build first" % args.binary)
+    for binary in [args.binary, args.fake_provider]:
+        if not os.access(binary, os.X_OK):
+            sys.exit("api-contract: %s is missing; run swift build first" % binary)
     with open(os.path.join(ROOT, "docs", "openapi.yaml"), "rb") as f:
         document = yaml.safe_load(f)
     workdir = tempfile.mkdtemp(prefix="broker-contract-")
-    provider = start_fake_provider()
+    provider = FakeProvider(args.fake_provider, workdir)
     broker = None
     passed, failed = 0, 0
     try:

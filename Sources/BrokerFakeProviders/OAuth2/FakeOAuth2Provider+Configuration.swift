@@ -1,3 +1,4 @@
+import BrokerHTTP
 import Foundation
 
 extension FakeOAuth2Provider {
@@ -145,6 +146,9 @@ extension FakeOAuth2Provider {
         public var exchangeBody: String?
         /// The user endpoint's answer for a valid token, replaced by this text.
         public var userBody: String?
+        /// The status revocation answers instead of success, with a `temporarily_unavailable` error; the token stays
+        /// valid. Nil revokes.
+        public var revokeFailure: HTTPStatus?
 
         /// The usual behaviour of `dialect`: Weibo issues tokens for about five years and no refresh token,
         /// the RFC 6749 dialect tokens for an hour with rotating refresh tokens (a GitHub App's user tokens).

@@ -4,7 +4,7 @@ extension OAuth2Endpoints {
     /// The settings `POST /_fake/control` takes, each a form field.
     static let controlFields = [
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
-        "access_token_lifetime", "refreshed_token_lifetime",
+        "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -22,8 +22,10 @@ extension OAuth2Endpoints {
     /// `POST /_fake/control`: changes the behaviour from form fields (``controlFields``); all or nothing.
     ///
     /// `deny=true|false`, `exchange_delay=SECONDS`, `refresh_delay=SECONDS`, `exchange_failure=NAME|none`,
-    /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``), `access_token_lifetime=SECONDS`,
-    /// `refreshed_token_lifetime=SECONDS`.
+    /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``; `rate_limited:SECONDS` sets its
+    /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
+    /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
+    /// (revocation answers that 4xx or 5xx status and revokes nothing).
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -44,7 +46,13 @@ extension OAuth2Endpoints {
         func seconds() -> Double? { Double(value).flatMap { $0 >= 0 && $0 <= 3600 ? $0 : nil } }
         func lifetime() -> Int? { Int(value).flatMap { $0 > 0 ? $0 : nil } }
         func failure() -> FakeOAuth2Provider.Failure?? {
-            value == "none" ? .some(nil) : FakeOAuth2Provider.Failure(name: value).map { .some($0) }
+            if value == "none" { return .some(nil) }
+            if value.hasPrefix("rate_limited:") {
+                let retryAfter = String(value.dropFirst("rate_limited:".count))
+                guard !retryAfter.isEmpty, retryAfter.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+                return .some(.rateLimited(retryAfter: retryAfter))
+            }
+            return FakeOAuth2Provider.Failure(name: value).map { .some($0) }
         }
         switch name {
         case "deny":
@@ -68,6 +76,19 @@ extension OAuth2Endpoints {
         case "refreshed_token_lifetime":
             guard let n = lifetime() else { return nil }
             return { $0.refreshedTokenLifetime = n }
+        case "uid":
+            guard !value.isEmpty else { return nil }
+            return { $0.users = .fixed(value) }
+        case "refresh_tokens":
+            let modes: [String: FakeOAuth2Provider.RefreshTokens] = ["none": .none, "rotate": .rotate, "keep": .keep]
+            guard let mode = modes[value] else { return nil }
+            return { $0.refreshTokens = mode }
+        case "revoke_failure":
+            if value == "none" { return { $0.revokeFailure = nil } }
+            guard let code = Int(value), (400...599).contains(code) else { return nil }
+            let known: [HTTPStatus] = [.badRequest, .unauthorized, .internalServerError, .badGateway, .serviceUnavailable]
+            let status = known.first { $0.code == code } ?? HTTPStatus(code, code < 500 ? "Client Error" : "Server Error")
+            return { $0.revokeFailure = status }
         default:
             return nil
         }

@@ -238,7 +238,8 @@ final class OAuth2Endpoints: Sendable {
     }
 
     /// `POST revoke`: forgets the token (RFC 7009 §2.1; Weibo's `access_token` parameter), asked the provider's way.
-    /// Without a ``FakeOAuth2Provider/Quirks/revocation``, credentials are checked only when sent.
+    /// Without a ``FakeOAuth2Provider/Quirks/revocation``, credentials are checked only when sent. With a
+    /// ``FakeOAuth2Provider/Behaviour/revokeFailure`` the call is counted and answered with that status, and nothing is revoked.
     func revoke(_ request: Request) -> Response {
         if let problem = headerProblem(request, "revoke") { return refuse(problem) }
         let token: String?
@@ -257,7 +258,19 @@ final class OAuth2Endpoints: Sendable {
             }
             token = dialect == .weibo ? form["access_token"] : form["token"]
         }
-        state.withLock { $0.revoke(token) }
+        let failure = state.withLock { s -> HTTPStatus? in
+            guard let failure = s.behaviour.revokeFailure else {
+                s.revoke(token)
+                return nil
+            }
+            s.ledger.revokeCalls += 1
+            return failure
+        }
+        if let failure {
+            return FakeWire.answer(
+                failure, "application/json",
+                "{\"error\":\"temporarily_unavailable\",\"error_description\":\"Revocation is failing on purpose.\"}")
+        }
         if let answer = configuration.quirks.revokeAnswer {
             let headers = answer.body == nil ? HTTPHeaders() : HTTPHeaders([("Content-Type", "application/json")])
             return Response(status: answer.status, headers: headers, body: Array((answer.body ?? "").utf8))
