@@ -62,7 +62,7 @@ struct DataDirectoryTests {
             let abandoned = directory + "/broker-secret.tmp.00112233445566ff"
             let fresh = directory + "/broker-secret.tmp.aabbccddeeff0011"
             let other = directory + "/accounts.tmp.00112233445566ff"
-            for path in [abandoned, fresh, other] { FileManager.default.createFile(atPath: path, contents: Data("x".utf8)) }
+            for path in [abandoned, fresh, other] { #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8))) }
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: abandoned)
             try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-120)], ofItemAtPath: other)
             _ = try DataDirectory.readOrCreateSecret(named: "broker-secret", in: directory) { Array("s".utf8) }

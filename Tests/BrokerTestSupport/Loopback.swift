@@ -4,45 +4,40 @@ import Glibc
 public enum Loopback {
     /// A port nothing listens on right now: bind 127.0.0.1:0, read the port back, close.
     public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw LoopbackError("socket failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = Self.address(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw LoopbackError("bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard
-            withUnsafeMutablePointer(
-                to: &address,
-                {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-                }) == 0
-        else { throw LoopbackError("getsockname failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try boundSocket()
+        close(fd)
+        return port
     }
 
     /// A port that refuses connections for as long as `body` runs: bound, never listening,
     /// so no other test's listener can take it meanwhile (as it could a ``freePort()``).
     public static func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
+        let (fd, port) = try boundSocket()
+        defer { close(fd) }
+        return try await body(port)
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on a port the kernel picks, and that port.
+    private static func boundSocket() throws -> (Int32, Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw LoopbackError("socket failed: errno \(errno)") }
-        defer { close(fd) }
         var address = Self.address(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw LoopbackError("bind failed: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        guard
+        guard bound == 0,
             withUnsafeMutablePointer(
                 to: &address,
                 {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
                 }) == 0
-        else { throw LoopbackError("getsockname failed: errno \(errno)") }
-        return try await body(Int(UInt16(bigEndian: address.sin_port)))
+        else {
+            let failure = LoopbackError("bind or getsockname failed: errno \(errno)")
+            close(fd)
+            throw failure
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// `127.0.0.1:port` as a socket address.

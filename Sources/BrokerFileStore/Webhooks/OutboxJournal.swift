@@ -85,18 +85,7 @@ struct OutboxJournal: ~Copyable {
         }
         guard descriptor >= 0 else { throw .posix("open", path) }
         defer { close(descriptor) }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else {
-                let failure = StoreError.posix("append to", path, written < 0 ? errno : ENOSPC)
-                // Never leave half a record in the middle: later appends would merge with it.
-                if offset > 0 && ftruncate(descriptor, off_t(size)) != 0 { damaged = true }
-                throw failure
-            }
-            offset += written
-        }
+        try JournalAppend.write(bytes, to: descriptor, path: path, size: size, damaged: &damaged)
         size += bytes.count
     }
 
