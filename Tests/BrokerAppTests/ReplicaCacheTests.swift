@@ -65,7 +65,9 @@ import Testing
         let invalidations = await Self.metric("broker_redis_cache_invalidations_total", port: c.b.port) ?? 0
         #expect(hits >= 1_000, "B served \(hits) reads from its cache")
         #expect(invalidations >= 1_000)
-        #expect(await Self.metric("broker_redis_cache_hits_total", port: c.a.port) ?? 0 >= 1_000)
+        // A's own write reaches its cache twice (the write itself, then Redis's invalidation of it), so one of
+        // its two reads a round may miss when the invalidation lands between them: most, not all, are hits.
+        #expect(await Self.metric("broker_redis_cache_hits_total", port: c.a.port) ?? 0 >= 500)
         // The client's own figures: round trips timed, connections counted.
         #expect(await Self.metric("broker_redis_round_trip_seconds_count", port: c.a.port) ?? 0 >= 1_000)
         #expect(await Self.metric("broker_redis_connects_total", port: c.a.port) ?? 0 >= 2)
