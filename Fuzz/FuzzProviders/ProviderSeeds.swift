@@ -202,8 +202,10 @@ enum ProviderSeeds {
     ]
 
     /// User ids found from outside, as JSON string contents: composed and decomposed é, 128 bytes of `/`, a right-to-left override.
+    /// The last starts with a combining mark, which joined after `T1:` forms one Character with the colon.
     static let hostileUIDs = [
         #"caf\u00e9"#, "caf\u{e9}", #"cafe\u0301"#, "cafe\u{301}", String(repeating: "/", count: 128), #"\u202Eevil"#,
+        #"\u102Eevil"#,
     ]
 
     /// The same ids percent-encoded for a form body.
