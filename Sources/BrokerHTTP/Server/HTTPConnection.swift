@@ -26,10 +26,10 @@ final class HTTPConnection: @unchecked Sendable {
     private let server: HTTPServer
     private let timeouts: HTTPConnectionStateMachine.Timeouts
 
-    /// The machine's deadline, published for the sweeper and the accept queue: when it passes
-    /// (monotonic ns, 0 when none) and its kind (`Deadline.Kind.rawValue`).
-    private let deadlineAt = Atomic<UInt64>(0)
-    private let deadlineKind = Atomic<UInt8>(0)
+    /// The machine's deadline, published for the sweeper and the accept queue as one
+    /// ``HTTPConnectionStateMachine/Deadline/word``: a kind and a time read apart could pair a new
+    /// kind with an old time and make a connection that was just served look like the longest waiting.
+    private let deadlineWord = Atomic<UInt64>(0)
     /// Set by the accept queue when it picks this connection to close at the cap; cleared on the worker queue.
     private let evictionPending = Atomic<Bool>(false)
 
@@ -77,21 +77,19 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// Called by the sweeper: when the published deadline has passed, the machine hears of it on the worker queue.
     func checkDeadline(now: UInt64) {
-        let at = deadlineAt.load(ordering: .relaxed)
-        guard at != 0 && now >= at else { return }
+        let deadline = HTTPConnectionStateMachine.Deadline(word: deadlineWord.load(ordering: .relaxed))
+        guard deadline.at != 0 && now >= deadline.at else { return }
         worker.queue.async { [self] in execute(machine.deadlinePassed(now: now)) }
     }
 
     /// Monotonic nanoseconds since the connection began waiting on its client, or nil while the
     /// server works on it or it is already chosen for eviction.
     ///
-    /// Read from the accept queue; the deadline and its kind are two atomics, so a torn pair only
-    /// skews the choice of one victim.
+    /// Read from the accept queue.
     var waitingSince: UInt64? {
-        let at = deadlineAt.load(ordering: .relaxed)
-        guard at != 0, !evictionPending.load(ordering: .relaxed) else { return nil }
-        let kind = HTTPConnectionStateMachine.Deadline.Kind(rawValue: deadlineKind.load(ordering: .relaxed)) ?? .none
-        return HTTPConnectionStateMachine.waitingSince(.init(kind: kind, at: at), timeouts: timeouts)
+        guard !evictionPending.load(ordering: .relaxed) else { return nil }
+        let deadline = HTTPConnectionStateMachine.Deadline(word: deadlineWord.load(ordering: .relaxed))
+        return HTTPConnectionStateMachine.waitingSince(deadline, timeouts: timeouts)
     }
 
     /// Asks the connection to make room at the cap; false when it no longer waits on its client
@@ -101,7 +99,7 @@ final class HTTPConnection: @unchecked Sendable {
         guard waitingSince != nil,
             evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return false }
-        let expected = deadlineAt.load(ordering: .relaxed)
+        let expected = deadlineWord.load(ordering: .relaxed)
         worker.queue.async { [self] in
             defer { evictionPending.store(false, ordering: .relaxed) }
             execute(machine.evict(chosenWithDeadline: expected, now: Monotonic.now()))
@@ -305,8 +303,7 @@ final class HTTPConnection: @unchecked Sendable {
         let deadline = machine.deadline
         guard deadline != published else { return }
         published = deadline
-        deadlineKind.store(deadline.kind.rawValue, ordering: .relaxed)
-        deadlineAt.store(deadline.at, ordering: .relaxed)
+        deadlineWord.store(deadline.word, ordering: .relaxed)
     }
 
     private func armWrite() {

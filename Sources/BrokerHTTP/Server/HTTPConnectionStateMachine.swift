@@ -83,6 +83,27 @@ struct HTTPConnectionStateMachine {
 
         /// No deadline.
         static let none = Deadline(kind: .none, at: 0)
+
+        /// The deadline as one word, so that threads reading it without the machine see a kind
+        /// and a time that belong together: the time with its low three bits replaced by the kind
+        /// (an 8 ns rounding nothing notices); 0 for none.
+        var word: UInt64 {
+            kind == .none || at == 0 ? 0 : (at & ~UInt64(7)) | UInt64(kind.rawValue)
+        }
+
+        /// The deadline a ``word`` stands for (its time rounded up to the 8 ns step, never early).
+        init(word: UInt64) {
+            guard word != 0, let kind = Kind(rawValue: UInt8(word & 7)), kind != .none else {
+                self = .none
+                return
+            }
+            self.init(kind: kind, at: word | 7)
+        }
+
+        init(kind: Kind, at: UInt64) {
+            self.kind = kind
+            self.at = at
+        }
     }
 
     /// The time each deadline allows, in nanoseconds.
@@ -399,13 +420,13 @@ struct HTTPConnectionStateMachine {
     }
 
     /// The server chose this connection to make room at the connection cap, when its
-    /// deadline was `expected`; nothing happens if the connection moved on since.
+    /// deadline's ``Deadline/word`` was `expected`; nothing happens if the connection moved on since.
     ///
     /// A request still arriving gets `503 over_capacity` and a close, so a slow client
     /// answers for the room, not the next client; an idle, unread or lingering connection
     /// is just closed.
     mutating func evict(chosenWithDeadline expected: UInt64, now: UInt64) -> Action {
-        guard deadline.at == expected else { return .none }
+        guard deadline.word == expected, expected != 0 else { return .none }
         switch deadline.kind {
         case .header, .body:
             let response = Response.error(
