@@ -338,9 +338,15 @@ import Testing
         var m = Self.make()
         let chosen = m.deadline.word
         _ = try #require(m.feed("GET / HTTP/1.1\r\nHost: a\r\n\r\n", at: Self.t0 + Self.second).request)
-        guard case .none = m.evict(chosenWithDeadline: chosen, now: Self.t0 + 2 * Self.second) else { Issue.record("evicted in its handler"); return }
+        guard case .none = m.evict(chosenWithDeadline: chosen, now: Self.t0 + 2 * Self.second) else {
+            Issue.record("evicted in its handler")
+            return
+        }
         _ = m.handlerFinished(Self.ok(), route: 0, now: Self.t0 + 3 * Self.second)
-        guard case .none = m.evict(chosenWithDeadline: chosen, now: Self.t0 + 4 * Self.second) else { Issue.record("evicted after moving on"); return }
+        guard case .none = m.evict(chosenWithDeadline: chosen, now: Self.t0 + 4 * Self.second) else {
+            Issue.record("evicted after moving on")
+            return
+        }
         guard case .idle = m.state else { Issue.record("state \(m.state)"); return }
     }
 
