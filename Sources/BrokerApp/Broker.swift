@@ -124,7 +124,7 @@ public final class Broker: Sendable {
         self.redisStores = redisStores
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(
-            providers: registry.all.filter(\.isConfigured).map(\.name),
+            providers: registry.all.filter(\.offersSignIn).map(\.name),
             appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
