@@ -66,4 +66,24 @@ struct AppTokenServiceTests {
         await lock.release(key: AppTokenService.lockKey(for: key), token: other)
         #expect(await upstream.requests.isEmpty)
     }
+
+    @Test func whileAnotherReplicaFetchesAnUnexpiredCachedTokenIsAnsweredAtOnce() async throws {
+        let upstream = FakeUpstream()
+        await upstream.on(Self.tokenURL, respond: Self.answer("MINE"))
+        let clock = TestClock()
+        let store = InProcessAppTokenStore(now: clock.function)
+        let lock = InProcessRefreshLock(now: clock.function)
+        let service = AppTokenService(
+            registry: Self.registry(), upstream: upstream, store: store, lock: lock,
+            backoffStore: InProcessRefreshBackoffStore(now: clock.function), now: clock.function)
+        let key = AppToken.key(provider: "m2m", scope: "default.read")
+        let cached = AppToken(
+            provider: "m2m", requestedScope: "default.read", accessToken: Secret("CACHED"), tokenType: "Bearer", scope: nil,
+            issuedAt: clock.now, expiresAt: clock.now.addingTimeInterval(3600))
+        await store.store(cached, keepUntil: clock.now.addingTimeInterval(3600), at: clock.now)
+        clock.advance(3500)  // due (inside the margin), not expired
+        _ = try #require(await lock.acquire(key: AppTokenService.lockKey(for: key), ttl: 30))
+        #expect(try await service.token(provider: "m2m", scope: nil).accessToken.value == "CACHED")
+        #expect(await upstream.requests.isEmpty)
+    }
 }

@@ -13,9 +13,10 @@ extension AppTokenService {
 
     /// This process's one fetch for `key`, as a result so joined callers can share it.
     ///
-    /// While another replica holds the lock the store is polled every
-    /// ``RefreshCoordinator/Policy/pollInterval`` until its token shows up or
-    /// the lock is free to take; the wait ends after twice the lock TTL.
+    /// While another replica holds the lock, a cached token that has not
+    /// expired is answered at once; without one the store is polled every
+    /// ``RefreshCoordinator/Policy/pollInterval`` until the holder's token shows
+    /// up or the lock is free to take, for at most twice the lock TTL.
     nonisolated func lead(key: String, settings: ClientCredentialsSettings, scopes: [String], seen: AppToken?) async -> Result<
         AppToken, BrokerError
     > {
@@ -36,6 +37,8 @@ extension AppTokenService {
                     await releaseLock(lockKey, token: owner)
                     return .success(result)
                 }
+                // Another replica is fetching: a token that has not expired serves meanwhile, without waiting.
+                if let seen, !seen.isExpired(at: now()) { return .success(seen) }
                 guard clock.now < deadline else {
                     return .success(try usable(seen, else: .upstreamTimeout(step: ProviderStep.clientCredentials.rawValue)))
                 }
