@@ -145,7 +145,7 @@ public struct ProviderConfiguration: Sendable {
         missingSettingKeys.map { settingNames[$0] ?? $0 }
     }
 
-    /// Whether every setting the provider's kind needs is present.
+    /// Whether every setting the provider's grants need is present.
     public var isConfigured: Bool { missingSettingKeys.isEmpty }
 
     /// The providers-file keys of the settings the provider's grants need and it lacks: its kind's sign-in, then the client credentials grant's.
