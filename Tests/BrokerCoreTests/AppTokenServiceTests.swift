@@ -86,4 +86,47 @@ struct AppTokenServiceTests {
         #expect(try await service.token(provider: "m2m", scope: nil).accessToken.value == "CACHED")
         #expect(await upstream.requests.isEmpty)
     }
+
+    @Test(arguments: [
+        (#"{"token_type":"Bearer","expires_in":3600}"#, "has no access_token"),
+        (#"{"access_token":"A","expires_in":-5}"#, "expires_in is negative"),
+        (#"{"error":"invalid_scope","error_description":"nope"}"#, "error invalid_scope"),
+        ("", "empty body"),
+    ])
+    func aHostileAnswerIsAClearUpstreamErrorAndNothingIsCached(body: String, reason: String) async throws {
+        let upstream = FakeUpstream()
+        await upstream.on(
+            Self.tokenURL, respond: UpstreamResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(body.utf8)))
+        let clock = TestClock()
+        let store = InProcessAppTokenStore(now: clock.function)
+        let service = AppTokenService(
+            registry: Self.registry(), upstream: upstream, store: store, lock: InProcessRefreshLock(now: clock.function),
+            backoffStore: InProcessRefreshBackoffStore(now: clock.function), now: clock.function)
+        do {
+            _ = try await service.token(provider: "m2m", scope: nil)
+            Issue.record("a token was handed out")
+        } catch {
+            guard case .upstreamError(let step, let message) = error else { throw error }
+            #expect(step == "client_credentials_grant")
+            #expect(message.contains(reason), "\(message)")
+        }
+        #expect(await store.token(for: AppToken.key(provider: "m2m", scope: "default.read")) == nil)
+    }
+
+    @Test func aRefreshTokenInTheAnswerIsNotKept() async throws {
+        let upstream = FakeUpstream()
+        await upstream.on(
+            Self.tokenURL,
+            respond: UpstreamResponse(
+                status: 200, headers: [("Content-Type", "application/json")],
+                body: Array(#"{"access_token":"A","refresh_token":"R-SENTINEL","expires_in":60,"scope":"x"}"#.utf8)))
+        let clock = TestClock()
+        let store = InProcessAppTokenStore(now: clock.function)
+        let service = AppTokenService(
+            registry: Self.registry(), upstream: upstream, store: store, lock: InProcessRefreshLock(now: clock.function),
+            backoffStore: InProcessRefreshBackoffStore(now: clock.function), now: clock.function)
+        let token = try await service.token(provider: "m2m", scope: "x")
+        #expect(token.scope == "x")
+        #expect(!String(decoding: AppTokenCodec.encode(token, sealer: nil), as: UTF8.self).contains("R-SENTINEL"))
+    }
 }
