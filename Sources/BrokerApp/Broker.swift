@@ -123,7 +123,9 @@ public final class Broker: Sendable {
         }
         self.redisStores = redisStores
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
-        let metrics = BrokerMetrics(providers: registry.all.filter(\.isConfigured).map(\.name))
+        let metrics = BrokerMetrics(
+            providers: registry.all.filter(\.offersSignIn).map(\.name),
+            appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
@@ -141,6 +143,15 @@ public final class Broker: Sendable {
                 Self.log(event, to: logger)
             },
             events: webhooks?.sink)
+        // App tokens take the accounts' lock and backoff, so replicas single-flight them the same way.
+        let appTokens = AppTokenService(
+            registry: registry, upstream: upstream, store: redisStores?.appTokens ?? InProcessAppTokenStore(now: now),
+            lock: refreshLock, backoffStore: refreshBackoff, policy: refreshPolicy, now: now,
+            providerCalls: metrics.providerCalls,
+            onEvent: { event in
+                metrics.appTokens.record(event)
+                Self.log(event, to: logger)
+            })
         backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
             var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
             if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
@@ -170,6 +181,7 @@ public final class Broker: Sendable {
         let router = BrokerRoutes.make(
             readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
             webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
+            appTokens: AppTokenHandlers(service: appTokens, access: access),
             cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(
             configuration: c.server, router: router,

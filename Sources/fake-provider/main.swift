@@ -3,13 +3,15 @@
 //
 //   fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
 //                 [--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting]
-//                 [--token-lifetime SECONDS] [--control] [--providers-file PATH] [--secret-variable NAME]
+//                 [--token-lifetime SECONDS] [--control] [--client-credentials] [--providers-file PATH]
+//                 [--secret-variable NAME]
 //
 // Prints the bound port on the first line of stdout once it listens, then serves until SIGTERM or SIGINT.
 // --client-secret is the consumer secret for twitter and the API key for tmdb. --control serves
 // GET /_fake/stats and POST /_fake/control (OAuth 2.0 kinds). --providers-file writes a providers
 // file pointing the broker at the fake (the secret as ${NAME}, NAME from --secret-variable) before
-// the port is printed.
+// the port is printed. --client-credentials (oauth2) grants app tokens (RFC 6749 §4.4): the providers
+// file's `acme` then has both grants, and `acme-app` is a machine-to-machine entry for the same fake.
 import BrokerFakeProviders
 import Dispatch
 import Foundation
@@ -21,12 +23,15 @@ func fail(_ message: String) -> Never {
 
 var options: [String: String] = [:]
 var control = false
+var clientCredentials = false
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
     case "--control":
         control = true
+    case "--client-credentials":
+        clientCredentials = true
     case "--kind", "--host", "--port", "--client-id", "--client-secret", "--consent", "--pkce", "--users",
         "--token-lifetime", "--providers-file", "--secret-variable":
         guard let value = arguments.first else { fail("\(argument) needs a value") }
@@ -36,7 +41,7 @@ while let argument = arguments.first {
         print(
             "usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
                 + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
-                + "[--control] [--providers-file PATH] [--secret-variable NAME]")
+                + "[--control] [--client-credentials] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
     default:
         fail("unknown argument \(argument)")
@@ -56,6 +61,7 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
             dialect: dialect, clientID: options["client-id"] ?? (dialect == .weibo ? "1234567890" : "acme-client-id"),
             clientSecret: secret)
         configuration.controlRoutes = control
+        configuration.clientCredentials = clientCredentials
         switch options["consent"] ?? "auto" {
         case "auto": configuration.consent = .automatic
         case "page": configuration.consent = .page(providerName: dialect == .weibo ? "Fake Weibo" : "Fake provider")
@@ -82,7 +88,15 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         }
         let provider = FakeOAuth2Provider(configuration, behaviour: behaviour, host: host, port: port)
         try provider.start()
-        return (provider.port, provider.providersFile(secretVariable: options["secret-variable"]), provider)
+        guard clientCredentials else {
+            return (provider.port, provider.providersFile(secretVariable: options["secret-variable"]), provider)
+        }
+        let variable = options["secret-variable"] ?? (dialect == .weibo ? "FAKE_WEIBO_SECRET" : "FAKE_ACME_SECRET")
+        let entries = [
+            provider.providerEntry(secretVariable: variable, extra: "\"grant\": [\"authorization_code\", \"client_credentials\"]"),
+            provider.appTokenEntry(secretVariable: variable),
+        ]
+        return (provider.port, "{\"providers\": {" + entries.joined(separator: ", ") + "}}", provider)
     case "twitter":
         let fake = FakeTwitterProvider(consumerSecret: secret, host: host, port: port)
         try fake.start()

@@ -50,7 +50,7 @@ class FakeProvider:
         providers_file = os.path.join(workdir, "fake-providers.json")
         self.log = open(os.path.join(workdir, "fake-provider.log"), "w")
         self.process = subprocess.Popen(
-            [binary, "--kind", "oauth2", "--control", "--client-secret", CLIENT_SECRET,
+            [binary, "--kind", "oauth2", "--control", "--client-credentials", "--client-secret", CLIENT_SECRET,
              "--secret-variable", "FAKE_ACME_SECRET", "--providers-file", providers_file],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.process.stdout.readline().strip()
@@ -59,11 +59,11 @@ class FakeProvider:
             raise RuntimeError("fake-provider did not start: %r" % line)
         self.base = "http://127.0.0.1:%s" % line
         with open(providers_file) as f:
-            self.providers = {"acme": json.load(f)["providers"]["acme"]}
+            self.providers = json.load(f)["providers"]  # acme (sign-in and app tokens) and acme-app (app tokens only)
         self.env = {"FAKE_ACME_SECRET": CLIENT_SECRET}
 
     def configure(self, uid=None, expires_in=None, issue_refresh=None, deny=None, token_fails=None, refresh=None,
-                  delay=None, revoke_fails=None):
+                  delay=None, revoke_fails=None, app_token_fails=None):
         """Sets the switches given: uid, expires_in, issue_refresh, deny, token_fails,
         refresh (ok | invalid_grant | rate_limited | slow, with delay seconds), revoke_fails."""
         fields = {}
@@ -86,6 +86,8 @@ class FakeProvider:
             fields["refresh_delay"] = delay
         if revoke_fails is not None:
             fields["revoke_failure"] = "503" if revoke_fails else "none"
+        if app_token_fails is not None:
+            fields["client_credentials_failure"] = "rate_limited:120" if app_token_fails else "none"
         request = urllib.request.Request(self.base + "/_fake/control", data=urlencode(fields).encode())
         with urllib.request.urlopen(request, timeout=5) as reply:
             reply.read()
@@ -502,10 +504,34 @@ def test_webhook_outbox(t):
     expect(t.call("POST", "/webhooks/replay?id=x", JSON), 401, "unauthorized")
 
 
+def test_app_tokens(t):
+    first = t.call("GET", "/app-token?provider=acme-app&scope=read+write", API)
+    expect(first, 200)
+    assert first.json["access_token"].startswith("ACME-ACCESS-SENTINEL-") and first.json["scope"] == "read write", first.json
+    assert first.header("Cache-Control") == "no-store"
+    again = t.call("GET", "/app-token?provider=acme-app&scope=write%20read", API)
+    expect(again, 200)
+    assert again.json["access_token"] == first.json["access_token"], "the same scope set is one cached token"
+    expect(t.call("GET", "/app-token?provider=acme", API), 200)
+    expect(t.call("GET", "/app-token?provider=acme-app"), 401, "unauthorized")
+    expect(t.call("GET", "/app-token", API), 400, "bad_request")
+    expect(t.call("GET", "/app-token?provider=acme-app&scope=a%22b", API), 400, "bad_request")
+    expect(t.call("GET", "/app-token?provider=github", API), 400, "bad_request")
+    expect(t.call("GET", "/app-token?provider=nope", API), 404, "unknown_provider")
+    t.provider.configure(app_token_fails=True)
+    limited = t.call("GET", "/app-token?provider=acme-app&scope=other", API)
+    t.provider.configure(app_token_fails=False)
+    expect(limited, 502, "upstream_error")
+    assert limited.header("Retry-After") == "120", limited.headers
+    providers = {p["name"]: p for p in t.call("GET", "/providers").json["providers"]}
+    assert providers["acme-app"]["grants"] == ["client_credentials"], providers["acme-app"]
+    expect(t.call("GET", "/authorize?provider=acme-app", JSON), 400, "bad_request")
+
+
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_callback_errors, test_reading_an_account, test_listing_accounts,
          test_preflights, test_refreshing_an_account, test_deleting_accounts, test_disconnect_from_the_page,
-         test_webhook_outbox]
+         test_webhook_outbox, test_app_tokens]
 
 
 class Context:

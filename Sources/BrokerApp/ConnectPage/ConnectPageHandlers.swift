@@ -77,7 +77,8 @@ final class ConnectPageHandlers: Sendable {
             extra.add(name: "Set-Cookie", value: cookies.clear(ConnectPageNotice.cookieName, path: "/"))
         }
         let page = ConnectPage(
-            providers: registry.all.filter(\.isConfigured).map {
+            // An app-token-only provider has no sign-in, so no Connect button.
+            providers: registry.all.filter(\.offersSignIn).map {
                 ConnectPage.ProviderItem(name: $0.name, displayName: $0.displayedName, iconURL: $0.iconURL)
             },
             accounts: items,
@@ -116,9 +117,9 @@ final class ConnectPageHandlers: Sendable {
         registry.provider(named: provider).flatMap { $0.isConfigured ? $0.iconURL : nil }
     }
 
-    /// Whether `provider` exists and has every setting its kind needs.
+    /// Whether `provider` exists, has every setting its kind needs and a sign-in, so Reconnect can work.
     private func isConfigured(_ provider: String) -> Bool {
-        registry.provider(named: provider)?.isConfigured ?? false
+        registry.provider(named: provider)?.offersSignIn ?? false
     }
 
     /// `POST /disconnect` with form fields `id` and `csrf`: 403 and nothing deleted unless both check out.

@@ -16,10 +16,13 @@ final class BrokerMetrics: Sendable {
     let providerCalls = ProviderCallMetrics()
     /// Sign-ins started, completed and failed by provider.
     let flows: FlowMetrics
+    /// App token fetches by provider and outcome.
+    let appTokens: AppTokenMetrics
 
-    /// Metrics whose per-provider series start at zero for each of `providers`.
-    init(providers: [String]) {
+    /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`.
+    init(providers: [String], appTokenProviders: [String] = []) {
         flows = FlowMetrics(providers: providers)
+        appTokens = AppTokenMetrics(providers: appTokenProviders)
     }
 
     /// The whole exposition text, or nil while the server does not exist yet.
@@ -31,6 +34,7 @@ final class BrokerMetrics: Sendable {
         out += MetricsRenderer.renderRefresh(refresh.snapshot())
         out += providerCalls.render()
         out += flows.render()
+        out += appTokens.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
         if let webhooks { out += await webhooks.renderMetrics() }

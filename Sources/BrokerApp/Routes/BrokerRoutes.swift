@@ -9,7 +9,7 @@ enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
-        cors: CORSPolicy
+        appTokens: AppTokenHandlers, cors: CORSPolicy
     ) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -34,6 +34,7 @@ enum BrokerRoutes {
         router.add(.GET, "/accounts", cors.wrap(.async(oauth.list)))
         router.add(.OPTIONS, "/accounts", cors.preflight(methods: [.GET, .HEAD]))
         router.add(.POST, "/account/refresh", .async(oauth.refresh))
+        router.add(.GET, "/app-token", .async(appTokens.appToken))
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))

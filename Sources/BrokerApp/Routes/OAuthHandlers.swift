@@ -238,6 +238,7 @@ final class OAuthHandlers: Sendable {
                 ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"),
                 ("kind", JSONString.quote(p.kind.rawValue)), ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
+                ("grants", "[" + p.grants.listed.map(JSONString.quote).joined(separator: ",") + "]"),
             ])
         }
         return Response.json(.ok, "{\"providers\":[" + items.joined(separator: ",") + "]}")

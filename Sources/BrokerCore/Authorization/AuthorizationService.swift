@@ -136,6 +136,9 @@ public final class AuthorizationService: Sendable {
     /// The provider called `name` when it exists and is configured.
     func configuredProvider(named name: String) throws(BrokerError) -> ProviderConfiguration {
         guard let provider = registry.provider(named: name) else { throw .unknownProvider(name) }
+        guard provider.grants.contains(.authorizationCode) else {
+            throw .badRequest("Provider \"\(provider.name)\" issues app tokens only (GET /app-token); nobody signs in to it")
+        }
         let missing = provider.missingSettings
         guard missing.isEmpty else { throw .providerNotConfigured(name, missing: missing) }
         return provider

@@ -10,6 +10,8 @@ public enum ProviderStep: String, Sendable, CaseIterable {
     case userInfo = "user_info"
     /// OAuth 2.0 refresh grant (RFC 6749 §6).
     case tokenRefresh = "token_refresh"
+    /// OAuth 2.0 client credentials grant for an app token (RFC 6749 §4.4).
+    case clientCredentials = "client_credentials_grant"
     /// Revocation at the provider: RFC 7009, Weibo's `revokeoauth2`, or TMDB's session logout.
     case revoke
     /// OAuth 1.0a temporary credentials (RFC 5849 §2.1), or TMDB's request token.

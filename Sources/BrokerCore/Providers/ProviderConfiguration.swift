@@ -78,6 +78,11 @@ public struct ProviderConfiguration: Sendable {
     public var revokeSendsClientID: Bool = false
     /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
     public var requestHeaders: [(String, String)] = []
+    /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.
+    public var grants: ProviderGrants = .authorizationCode
+
+    /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
+    public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }
 
     /// Creates a configuration; everything but the name and kind defaults to absent or the OAuth 2.0 norm.
     public init(
@@ -140,9 +145,15 @@ public struct ProviderConfiguration: Sendable {
         missingSettingKeys.map { settingNames[$0] ?? $0 }
     }
 
-    /// Whether every setting the provider's kind needs is present.
+    /// Whether every setting the provider's grants need is present.
     public var isConfigured: Bool { missingSettingKeys.isEmpty }
 
-    /// The providers-file keys of the settings the provider's kind needs and lacks, in the kind's fixed order.
-    var missingSettingKeys: [String] { ExchangeRegistry.missingKeys(in: self) }
+    /// The providers-file keys of the settings the provider's grants need and it lacks: its kind's sign-in, then the client credentials grant's.
+    var missingSettingKeys: [String] {
+        var keys = grants.contains(.authorizationCode) ? ExchangeRegistry.missingKeys(in: self) : []
+        if grants.contains(.clientCredentials) {
+            for key in ClientCredentialsSettings.missingKeys(in: self) where !keys.contains(key) { keys.append(key) }
+        }
+        return keys
+    }
 }

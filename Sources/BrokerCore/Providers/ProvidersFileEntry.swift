@@ -13,7 +13,7 @@ struct ProvidersFileEntry {
     func configuration() throws(ProviderConfigurationError) -> ProviderConfiguration {
         if let unknown = settings.keys.sorted().first(where: {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
-                && !Self.displayKeys.contains($0)
+                && !Self.displayKeys.contains($0) && !Self.grantKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -22,6 +22,7 @@ struct ProvidersFileEntry {
         try applyIssuer(to: &configuration)
         try applyDisplay(to: &configuration)
         try applyOAuth2(to: &configuration)
+        try applyGrant(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }
@@ -95,7 +96,9 @@ struct ProvidersFileEntry {
             throw failure(missing, "missing; a custom \(c.kind.rawValue) provider needs it")
         }
         // A custom OAuth 2.0 provider cannot be assumed to put the user id in its token response unless it says where.
-        if !isPreset, c.kind == .oauth2, c.userURL == nil, c.tokenAnswer.userIDFields?.isEmpty ?? true {
+        if !isPreset, c.kind == .oauth2, c.grants.contains(.authorizationCode), c.userURL == nil,
+            c.tokenAnswer.userIDFields?.isEmpty ?? true
+        {
             throw failure("user_url", "missing; a custom oauth2 provider needs the endpoint that names the user, or token_user_id_field")
         }
     }

@@ -30,6 +30,9 @@ extension FakeOAuth2Provider {
         public var issuer: String?
         /// Whether `/_fake/stats` and `/_fake/control` answer, so another process can read the ledger and set the behaviour.
         public var controlRoutes: Bool
+        /// Whether the token endpoint grants app tokens with the client credentials grant (RFC 6749 §4.4); without it
+        /// that grant is `unsupported_grant_type`, as at a provider that has none.
+        public var clientCredentials: Bool = false
         /// The provider's clock: codes live ten minutes (RFC 6749 §4.1.2), access tokens their lifetime.
         public var now: @Sendable () -> Date
 
@@ -149,6 +152,11 @@ extension FakeOAuth2Provider {
         /// The status revocation answers instead of success, with a `temporarily_unavailable` error; the token stays
         /// valid. Nil revokes.
         public var revokeFailure: HTTPStatus?
+        /// Seconds a client credentials grant waits before answering.
+        public var clientCredentialsDelay: Double = 0
+        /// How a client credentials grant fails, after the client is authenticated; nil answers with a token that
+        /// lives ``accessTokenLifetime`` seconds.
+        public var clientCredentialsFailure: Failure?
 
         /// The usual behaviour of `dialect`: Weibo issues tokens for about five years and no refresh token,
         /// the RFC 6749 dialect tokens for an hour with rotating refresh tokens (a GitHub App's user tokens).
@@ -245,6 +253,10 @@ extension FakeOAuth2Provider {
         public var refreshCalls = 0
         /// Refresh grants that presented an unknown or already used refresh token.
         public var stalePresentations = 0
+        /// Client credentials grants from the authenticated client, whatever their outcome.
+        public var clientCredentialsCalls = 0
+        /// The `scope` each client credentials grant asked for (nil when none), in order.
+        public var clientCredentialsScopes: [String?] = []
         /// Requests to the user endpoint.
         public var userCalls = 0
         /// Requests to the revocation endpoint.

@@ -67,6 +67,8 @@ public final class FakeOAuth2Provider: Sendable {
     public var tokenCalls: Int { ledger.tokenCalls }
     /// Refresh grants received so far.
     public var refreshCalls: Int { ledger.refreshCalls }
+    /// Client credentials grants from the authenticated client so far.
+    public var clientCredentialsCalls: Int { ledger.clientCredentialsCalls }
     /// Requests to the revocation endpoint so far.
     public var revokeCalls: Int { ledger.revokeCalls }
     /// Every access token issued, oldest first.
@@ -98,6 +100,19 @@ public final class FakeOAuth2Provider: Sendable {
 
     /// The entry with its defaults.
     public var providerEntry: String { providerEntry() }
+
+    /// A machine-to-machine providers-file entry `"NAME": {…}` for this fake's client credentials grant: `kind`,
+    /// client id and secret (from `secretVariable`), `token_url` and `"grant": "client_credentials"`, nothing else.
+    /// `extra` is added inside the object.
+    public func appTokenEntry(name: String = "acme-app", secretVariable: String = "FAKE_ACME_SECRET", extra: String = "") -> String {
+        let fields = [
+            ("kind", "\"oauth2\""), ("client_id", JSONString.quote(configuration.clientID)),
+            ("client_secret", JSONString.quote("${" + secretVariable + "}")),
+            ("token_url", JSONString.quote(baseURL + configuration.paths.token)), ("grant", "\"client_credentials\""),
+        ]
+        let object = fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + (extra.isEmpty ? "" : ", " + extra)
+        return "\(JSONString.quote(name)): {\(object)}"
+    }
 
     /// A whole providers file holding only ``providerEntry(name:secretVariable:extra:)``.
     public func providersFile(name: String? = nil, secretVariable: String? = nil) -> String {

@@ -5,6 +5,7 @@ extension OAuth2Endpoints {
     static let controlFields = [
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
         "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
+        "client_credentials_failure", "client_credentials_delay",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -15,7 +16,8 @@ extension OAuth2Endpoints {
             "{\"authorize_calls\":\(ledger.authorizeCalls),\"token_calls\":\(ledger.tokenCalls),"
             + "\"exchanges\":\(ledger.exchanges),\"refresh_calls\":\(ledger.refreshCalls),\"user_calls\":\(ledger.userCalls),"
             + "\"revoke_calls\":\(ledger.revokeCalls),\"open_codes\":\(ledger.openCodes),"
-            + "\"stale_presentations\":\(ledger.stalePresentations),\"authorize_referers\":[\(referers)]}"
+            + "\"stale_presentations\":\(ledger.stalePresentations),\"client_credentials_calls\":\(ledger.clientCredentialsCalls),"
+            + "\"authorize_referers\":[\(referers)]}"
         return FakeWire.answer(.ok, "application/json", body, extra: [("Cache-Control", "no-store")])
     }
 
@@ -25,7 +27,8 @@ extension OAuth2Endpoints {
     /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``; `rate_limited:SECONDS` sets its
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
-    /// (revocation answers that 4xx or 5xx status and revokes nothing).
+    /// (revocation answers that 4xx or 5xx status and revokes nothing), `client_credentials_failure=NAME|none`,
+    /// `client_credentials_delay=SECONDS`.
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -70,6 +73,12 @@ extension OAuth2Endpoints {
         case "refresh_failure":
             guard let f = failure() else { return nil }
             return { $0.refreshFailure = f }
+        case "client_credentials_failure":
+            guard let f = failure() else { return nil }
+            return { $0.clientCredentialsFailure = f }
+        case "client_credentials_delay":
+            guard let s = seconds() else { return nil }
+            return { $0.clientCredentialsDelay = s }
         case "access_token_lifetime":
             guard let n = lifetime() else { return nil }
             return { $0.accessTokenLifetime = n }

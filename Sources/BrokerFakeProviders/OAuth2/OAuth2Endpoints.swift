@@ -105,10 +105,22 @@ final class OAuth2Endpoints: Sendable {
             }
             if let failure { return answer(failure, form: form, uid: "") }
             return answer(outcome!)
+        case "client_credentials" where configuration.clientCredentials && request.path == configuration.paths.token:
+            state.withLock { s in
+                s.ledger.clientCredentialsCalls += 1
+                s.ledger.clientCredentialsScopes.append(form["scope"])
+            }
+            if behaviour.clientCredentialsDelay > 0 { try? await Task.sleep(nanoseconds: UInt64(behaviour.clientCredentialsDelay * 1e9)) }
+            let (outcome, failure) = state.withLock { s -> (OAuth2ProviderState.TokenOutcome?, FakeOAuth2Provider.Failure?) in
+                if let failure = s.behaviour.clientCredentialsFailure { return (nil, failure) }
+                return (s.appToken(scope: form["scope"]), nil)
+            }
+            if let failure { return answer(failure, form: form, uid: "") }
+            return answer(outcome!)
         case nil:
             return tokenError("invalid_request", "grant_type is missing.")
         default:
-            return tokenError("unsupported_grant_type", "Only authorization_code and refresh_token are supported.")
+            return tokenError("unsupported_grant_type", "This grant_type is not supported here.")
         }
     }
 

@@ -275,6 +275,18 @@ struct OAuth2ProviderState {
         return .tokens(tokens)
     }
 
+    /// The client credentials grant (RFC 6749 §4.4.3): an access token for the client itself, with no refresh token.
+    ///
+    /// It works at the user endpoint as the client's own id, for tests that use it.
+    mutating func appToken(scope: String?) -> TokenOutcome {
+        var grant = Grant(uid: "client:" + configuration.clientID, scope: scope)
+        let tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: false)
+        grants[grantCount] = grant
+        index(grantCount, grant, lifetime: behaviour.accessTokenLifetime)
+        grantCount += 1
+        return .tokens(tokens)
+    }
+
     /// New tokens for `grant`, counted and remembered.
     private mutating func issue(_ grant: inout Grant, lifetime: Int, refresh: Bool) -> IssuedTokens {
         issued += 1

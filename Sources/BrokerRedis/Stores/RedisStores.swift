@@ -15,6 +15,8 @@ public struct RedisStores: Sendable {
     public let lock: RedisLock
     /// The refresh backoff shared by every replica.
     public let backoff: RedisRefreshBackoffStore
+    /// The app token cache shared by every replica, its tokens sealed like flow secrets.
+    public let appTokens: RedisAppTokenStore
 
     /// Creates the stores for `url`; nothing connects until the first call. `flowSealer` seals flow secrets.
     public init(
@@ -50,6 +52,7 @@ public struct RedisStores: Sendable {
         flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
         backoff = RedisRefreshBackoffStore(client: client, keyPrefix: keyPrefix)
+        appTokens = RedisAppTokenStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer)
     }
 
     /// The account repository the broker uses: the cached one when the cache is on.

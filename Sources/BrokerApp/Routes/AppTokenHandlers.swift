@@ -1,0 +1,48 @@
+import BrokerCore
+import BrokerHTTP
+
+/// `GET /app-token?provider=P[&scope=S]`: a client credentials token for a back end holding the API key.
+final class AppTokenHandlers: Sendable {
+    let service: AppTokenService
+    let access: AccessControl
+
+    init(service: AppTokenService, access: AccessControl) {
+        self.service = service
+        self.access = access
+    }
+
+    /// The token as JSON, never cached by anyone on the way (RFC 6749 §5.1); errors as for `/account`.
+    ///
+    /// A failed fetch whose key now backs off carries `Retry-After` with the
+    /// seconds until the broker will ask the provider again (RFC 9110 §10.2.3).
+    func appToken(_ request: Request) async -> Response {
+        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+        guard let provider = request.query("provider"), !provider.isEmpty else {
+            return BrokerError.badRequest("The provider query parameter is required.").response
+        }
+        let scope = request.query("scope")
+        do {
+            let token = try await service.token(provider: provider, scope: scope)
+            return OAuthHandlers.tokenResponse(Self.json(token))
+        } catch {
+            var response = error.response
+            if error.isUpstreamFailure, let seconds = await service.retryAfter(provider: provider, scope: scope) {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
+        }
+    }
+
+    /// `{"provider","access_token","token_type","scope","expires_at","issued_at"}`: `scope` is what the provider
+    /// granted, or when it did not say, what was asked (RFC 6749 §5.1); null when neither.
+    static func json(_ token: AppToken) -> [UInt8] {
+        var json = JSONObjectWriter()
+        json.string("provider", token.provider)
+        json.string("access_token", token.accessToken.value)
+        json.string("token_type", token.tokenType)
+        json.string("scope", token.scope ?? (token.requestedScope.isEmpty ? nil : token.requestedScope))
+        json.raw("expires_at", AccountJSON.date(token.expiresAt))
+        json.raw("issued_at", AccountJSON.date(token.issuedAt))
+        return json.finish()
+    }
+}
