@@ -113,4 +113,17 @@ struct LoggedEventSink: EventSink {
             throw error
         }
     }
+
+    /// The inner sink's outbox.
+    var changeOutbox: (any WebhookOutbox)? { inner.changeOutbox }
+
+    /// The inner sink's deliveries.
+    func deliveries(_ type: BrokerEventType, _ data: BrokerEventData) -> [WebhookDelivery] {
+        inner.deliveries(type, data)
+    }
+
+    /// Tells the inner sink.
+    func appended() {
+        inner.appended()
+    }
 }
