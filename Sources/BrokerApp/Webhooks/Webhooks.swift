@@ -32,6 +32,13 @@ final class Webhooks: Sendable {
                     .warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
                     [("count", .int(journal.damagedLinesAtOpen))])
             }
+            let staged = journal.stagedAtOpen
+            if staged.committed + staged.dropped > 0 {
+                // Events staged when the process stopped: those whose account change reached the disk are delivered.
+                logger.log(
+                    .info, "webhook outbox: staged events decided at start from their accounts",
+                    [("committed", .int(staged.committed)), ("dropped", .int(staged.dropped))])
+            }
             outbox = journal
         }
         let metrics = WebhookMetrics()
