@@ -57,10 +57,13 @@ struct RedisAccountEventTests {
         }
     }
 
-    @Test func theAccountWriteAndItsDeliveriesAreQueuedBetweenOneMultiAndItsExec() async throws {
+    @Test(arguments: [false, true])
+    func theAccountWriteAndItsDeliveriesAreQueuedBetweenOneMultiAndItsExec(cached: Bool) async throws {
         try await RedisServer.with { server async throws in
             let client = server.client()
-            let accounts = RedisAccountRepository(client: client)
+            let base = RedisAccountRepository(client: client)
+            // The broker's repository when the client-side cache is on: it must pass the event through, not record it after.
+            let accounts: any AccountRepository = cached ? CachingRedisAccountRepository(base: base, capacity: 10) : base
             let outbox = RedisWebhookOutbox(client: client)
             try await accounts.put(.make(uid: "2", scope: "a"))
             let monitor = try RawClient(port: server.port)
