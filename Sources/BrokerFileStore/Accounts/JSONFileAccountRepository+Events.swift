@@ -1,9 +1,10 @@
 import BrokerCore
-import BrokerCrypto
 import Synchronization
 
-/// The steps of an account write that carries events, where a test can stop it as a crash would.
+/// The steps of an account write that carries events, where a test can stop it as a crash would, or fail it.
 enum EventWriteStep: Sendable, Hashable {
+    /// The account file write fails with an error, as a full disk makes it (not a crash: the write goes on to abort).
+    case accountWriteFails
     /// The deliveries are staged and synced; the account file is not written.
     case staged
     /// The account file is written and synced; no commit line is appended.
@@ -59,11 +60,21 @@ extension JSONFileAccountRepository {
             }
             let ids = deliveries.map(\.id)
             if !deliveries.isEmpty {
-                let change = StagedChange(account: id, sha256: written.bytes.map { Hex.encode(SHA256.hash($0)) })
-                try await journal.stage(deliveries, for: change)
-                try stopIfCrashing(at: .staged)
+                // The file as it is now (what a write that never happened leaves) and as the change leaves it.
+                let before = try await BlockingIO.run { () throws(StoreError) -> [UInt8]? in try DurableFile.read(path) }
+                let change = StagedChange(
+                    account: id, after: StagedChange.fingerprint(written.bytes), before: StagedChange.fingerprint(before))
+                if change.after == change.before {
+                    // The record differs below what the file keeps (a date's microseconds): the write changes no
+                    // byte, so the file cannot tell whether it happened. The event is simply appended first.
+                    try await journal.append(deliveries)
+                } else {
+                    try await journal.stage(deliveries, for: change)
+                    try stopIfCrashing(at: .staged)
+                }
             }
             do throws(StoreError) {
+                if crashPoints.withLock({ $0.contains(.accountWriteFails) }) { throw .unavailable("account write failed for a test") }
                 try await BlockingIO.run { () throws(StoreError) in
                     if let bytes = written.bytes {
                         try DurableFile.write(bytes, to: path, in: self.directorySync)

@@ -17,15 +17,15 @@ import Synchronization
 /// An event about an account change is written with the change
 /// (``JSONFileAccountRepository/update(id:reporting:to:_:)``). Two files cannot
 /// share one fsync, so the step is made atomic by protocol: the deliveries are
-/// first appended *staged* (naming the account and the SHA-256 of the bytes its
-/// file will hold, or none for a removal) and synced; then the account file is
-/// written; then a *commit* line is appended without waiting for a sync. A
-/// staged delivery is never claimed, listed or counted. An account write that
-/// fails appends a done line (abort) instead. At start, a staged delivery with
-/// neither is resolved by reading the account's file: holding the staged bytes
-/// (or absent, for a removal) it is committed, since the change became durable;
-/// otherwise it is dropped, since the change never did and was never
-/// acknowledged.
+/// first appended *staged* (naming the account and the SHA-256 of its file's
+/// bytes before and after the change, `none` for no file) and synced; then the
+/// account file is written; then a *commit* line is appended without waiting
+/// for a sync. A staged delivery is never claimed, listed or counted. An account
+/// write that fails appends a done line (abort), synced, instead. At start, a
+/// staged delivery with neither is resolved by reading the account's file
+/// (``StagedChange/isWritten(in:)``): still as before the change, it is dropped,
+/// since the change never became durable and was never acknowledged; otherwise
+/// (as after the change, or replaced by a later write) it is committed.
 ///
 /// At start the journal is replayed (a torn last line, a write the crash cut
 /// short, is ignored; a damaged line is skipped and counted), staged deliveries
@@ -131,11 +131,17 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
-    /// Appends done lines for staged deliveries `ids` whose change failed, not synced: recovery at start drops them
-    /// anyway unless the account's file shows the change.
+    /// Appends done lines for staged deliveries `ids` whose change failed, and syncs them: a later write of the same
+    /// account must not make recovery take the failed change for written.
     func abort(_ ids: [String]) async {
         _ = try? await BlockingIO.run { () throws(StoreError) in
-            self.state.withLock { (state: inout State) in _ = try? state.journal.done(ids) }
+            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
+                let rewritten = try state.journal.done(ids)
+                let ticket = self.commits.ticket()
+                if rewritten { self.commits.markAllDurable() }
+                return ticket
+            }
+            try self.waitUntilDurable(ticket)
         }
     }
 

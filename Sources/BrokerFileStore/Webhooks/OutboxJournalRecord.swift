@@ -94,26 +94,42 @@ enum OutboxJournalRecord: Equatable {
     }
 }
 
-/// The account change a staged delivery waits for: which account, and what its file holds once the change is written.
+/// The account change a staged delivery waits for: which account, and what its file holds before and after the change.
+///
+/// Hashes are lowercase hex SHA-256 of the file's bytes; a missing file is `"none"`.
 struct StagedChange: Codable, Equatable, Sendable {
     /// The account's id.
     var account: String
-    /// The lowercase hex SHA-256 of the account file's bytes after the change; nil when the change removes the file.
-    var sha256: String?
+    /// The file after the change: a hash, or `"none"` when the change removes it.
+    var after: String
+    /// The file before the change: a hash, or `"none"` when there was none.
+    var before: String
 
-    /// Whether the fields have their shapes: an id, and 64 lowercase hex digits or nothing.
-    var isWellFormed: Bool {
-        guard !account.isEmpty else { return false }
-        guard let sha256 else { return true }
-        return sha256.utf8.count == 64 && sha256.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    /// What a missing file is recorded as.
+    static let none = "none"
+
+    /// The recorded form of a file's bytes (nil: no file).
+    static func fingerprint(_ bytes: [UInt8]?) -> String {
+        bytes.map { Hex.encode(SHA256.hash($0)) } ?? none
     }
 
-    /// Whether `fileBytes` (nil: no file) show the change written.
-    func isWritten(in fileBytes: [UInt8]?) -> Bool {
-        switch (sha256, fileBytes) {
-        case (nil, nil): return true
-        case (let expected?, let bytes?): return Hex.encode(SHA256.hash(bytes)) == expected
-        default: return false
+    /// Whether the fields have their shapes: an id, and each fingerprint 64 lowercase hex digits or `"none"`.
+    var isWellFormed: Bool {
+        func valid(_ print: String) -> Bool {
+            print == Self.none
+                || (print.utf8.count == 64 && print.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
         }
+        return !account.isEmpty && valid(after) && valid(before) && after != before
+    }
+
+    /// Whether the account file's bytes now (nil: no file) show that the change was written.
+    ///
+    /// The file as it was before means the write never happened; the file as
+    /// the change left it means it did; anything else means a later write of
+    /// the same account replaced it, and writes of one account are made one
+    /// after another, each once the one before had returned (the staged write
+    /// was then done, its commit line lost with the power).
+    func isWritten(in fileBytes: [UInt8]?) -> Bool {
+        Self.fingerprint(fileBytes) != before
     }
 }
