@@ -7,6 +7,8 @@
 //                                          auto-approving fake Weibo of `fake-provider --kind weibo`
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
+//   broker-bench outbox-accounts DIR|REDIS_URL SECONDS CONCURRENCY [separate]   account changes with their event per
+//                                          second, in one step (or, with `separate`, the change then the event)
 import Dispatch
 import Foundation
 
@@ -49,6 +51,13 @@ case "outbox":
         fail("usage: outbox DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY")
     }
     try await OutboxBench.run(target: args[1], seconds: seconds, concurrency: concurrency)
+case "outbox-accounts":
+    guard args.count == 4 || (args.count == 5 && args[4] == "separate"), let seconds = Double(args[2]),
+        let concurrency = Int(args[3]), concurrency > 0
+    else {
+        fail("usage: outbox-accounts DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY [separate]")
+    }
+    try await OutboxAccountsBench.run(target: args[1], seconds: seconds, concurrency: concurrency, separate: args.count == 5)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts")
 }

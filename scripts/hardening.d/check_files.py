@@ -98,7 +98,8 @@ def check_journal(rel, data, report):
 
 
 def check_outbox(rel, data, report):
-    """Counts the deliveries the webhook outbox holds; every complete line must be a put or a done."""
+    """Counts the deliveries the webhook outbox holds; every complete line must be a put (staged or not), a commit
+    of a staged delivery, or a done."""
     lines = data.split(b"\n")
     if lines.pop():
         report["torn"] += 1
@@ -111,13 +112,19 @@ def check_outbox(rel, data, report):
         except ValueError as e:
             report["bad"].append(f"{rel}:{number}: {e}")
             continue
-        put, done = (record.get("put"), record.get("done")) if isinstance(record, dict) else (None, None)
-        if isinstance(put, dict) and put.get("id") and isinstance(put.get("body"), str) and done is None:
+        if not isinstance(record, dict):
+            record = {}
+        put, stage, commit, done = (record.get(k) for k in ("put", "stage", "commit", "done"))
+        staged_ok = stage is None or (isinstance(stage, dict) and isinstance(stage.get("account"), str))
+        if isinstance(put, dict) and put.get("id") and isinstance(put.get("body"), str) and staged_ok \
+                and commit is None and done is None:
             live.add(put["id"])
-        elif isinstance(done, str) and put is None:
+        elif isinstance(commit, str) and put is None and stage is None and done is None:
+            pass
+        elif isinstance(done, str) and put is None and stage is None and commit is None:
             live.discard(done)
         else:
-            report["bad"].append(f"{rel}:{number}: neither a put nor a done")
+            report["bad"].append(f"{rel}:{number}: neither a put, a stage, a commit nor a done")
     report["deliveries"] += len(live)
 
 

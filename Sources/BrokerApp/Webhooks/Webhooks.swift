@@ -32,6 +32,13 @@ final class Webhooks: Sendable {
                     .warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
                     [("count", .int(journal.damagedLinesAtOpen))])
             }
+            let staged = journal.stagedAtOpen
+            if staged.committed + staged.dropped > 0 {
+                // Events staged when the process stopped: those whose account change reached the disk are delivered.
+                logger.log(
+                    .info, "webhook outbox: staged events decided at start from their accounts",
+                    [("committed", .int(staged.committed)), ("dropped", .int(staged.dropped))])
+            }
             outbox = journal
         }
         let metrics = WebhookMetrics()
@@ -112,5 +119,18 @@ struct LoggedEventSink: EventSink {
             logger.log(.error, "webhook event not recorded", fields)
             throw error
         }
+    }
+
+    /// The inner sink's outbox.
+    var changeOutbox: (any WebhookOutbox)? { inner.changeOutbox }
+
+    /// The inner sink's deliveries.
+    func deliveries(_ type: BrokerEventType, _ data: BrokerEventData) -> [WebhookDelivery] {
+        inner.deliveries(type, data)
+    }
+
+    /// Tells the inner sink.
+    func appended() {
+        inner.appended()
     }
 }

@@ -17,4 +17,18 @@ public protocol AccountRepository: Sendable {
     /// Returns the account as stored afterwards. An error thrown by `transform`
     /// propagates unchanged and changes nothing.
     func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account?
+
+    /// Like ``update(id:_:)``, and records the event that `event` finds in the change through `sink`, in the same durable step.
+    ///
+    /// After a crash at any moment either both the change and its event were
+    /// written, or neither was: the Redis store puts the outbox entries in the
+    /// account's `MULTI`/`EXEC`; the file store stages them in its outbox journal
+    /// before the account write and commits them after (see `JournalWebhookOutbox`).
+    /// When the account is unchanged, an event found is recorded on its own.
+    /// The default implementation records after the change
+    /// (``updateThenRecord(id:reporting:to:_:)``), so a crash between the two can lose the event.
+    func update(
+        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        _ transform: @Sendable (Account?) throws(StoreError) -> Account?
+    ) async throws(StoreError) -> Account?
 }

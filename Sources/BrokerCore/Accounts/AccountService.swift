@@ -114,11 +114,11 @@ public final class AccountService: Sendable {
 
     /// Revokes the account at its provider when it has a revoke endpoint (best effort), then deletes it locally, always.
     ///
-    /// `account.deleted` is recorded durably before this returns, with
-    /// `revoked` false when the provider offers no revocation or refused it;
-    /// when the event cannot be written this fails with
-    /// ``BrokerError/storageUnavailable(_:)``, though the account is gone.
-    /// Only the call that removed the record reports it.
+    /// `account.deleted` is written in the same durable step as the removal,
+    /// with `revoked` false when the provider offers no revocation or refused
+    /// it; when either cannot be written this fails with
+    /// ``BrokerError/storageUnavailable(_:)``. Only the call that removed the
+    /// record reports it.
     public func delete(id: String) async throws(BrokerError) -> DeletionResult {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
@@ -127,12 +127,23 @@ public final class AccountService: Sendable {
         if let provider = registry.provider(named: account.provider) {
             (result.revoked, result.revokeError) = await revoke(account, at: provider)
         }
-        let removed: Account?
-        do { removed = try await accounts.delete(id: id) } catch { throw BrokerError(error) }
-        if let events, let removed {
-            var data = BrokerEventData(account: removed, status: "deleted")
-            data.revoked = result.revoked ?? false
-            do { try await events.record(.accountDeleted, data) } catch { throw BrokerError(error) }
+        do {
+            if let events {
+                let revoked = result.revoked ?? false
+                _ = try await accounts.update(
+                    id: id,
+                    reporting: { before, after in
+                        guard let before, after == nil else { return nil }
+                        var data = BrokerEventData(account: before, status: "deleted")
+                        data.revoked = revoked
+                        return (.accountDeleted, data)
+                    }, to: events
+                ) { _ in nil }
+            } else {
+                _ = try await accounts.delete(id: id)
+            }
+        } catch {
+            throw BrokerError(error)
         }
         return result
     }

@@ -9,13 +9,14 @@ extension AuthorizationService {
     /// cookie's nonce, nil without a cookie; `query` is the callback's query as
     /// it came. Order: take the flow (single use) → missing or expired → binding
     /// → the provider kind's exchange checks the query, trades it for tokens and
-    /// names the user → store → event. Every refusal before the trade makes no provider call.
+    /// names the user → store with its event. Every refusal before the trade makes no provider call.
     ///
     /// ``onFlow`` hears of the outcome: completed or failed under the flow's
     /// provider, or unmatched when the state names no pending flow. The event
-    /// (`account.connected` or `account.reconnected`) is durable before this
-    /// returns; when it cannot be written the call fails with
-    /// ``BrokerError/storageUnavailable(_:)``, though the account is stored.
+    /// (`account.connected` or `account.reconnected`) is written in the same
+    /// durable step as the account (``AccountRepository/update(id:reporting:to:_:)``);
+    /// when either cannot be written the call fails with
+    /// ``BrokerError/storageUnavailable(_:)``.
     /// A flow that was found but fails from then on is reported as
     /// `flow.failed`; a state that finds no flow sends no event, since anyone
     /// can send one.
@@ -31,13 +32,12 @@ extension AuthorizationService {
             throw .invalidState
         }
         let account: Account
-        let existed: Bool
         do throws(BrokerError) {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
-            (account, existed) = try await store(
+            (account, _) = try await store(
                 completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
@@ -45,13 +45,6 @@ extension AuthorizationService {
             throw error
         }
         onFlow(.completed(provider: flow.provider))
-        if let events {
-            do {
-                try await events.record(existed ? .accountReconnected : .accountConnected, BrokerEventData(account: account))
-            } catch {
-                throw BrokerError(error)
-            }
-        }
         return (account, flow.returnTo)
     }
 
@@ -74,8 +67,9 @@ extension AuthorizationService {
         return ConstantTime.equals(Self.binding(forCookieNonce: proof), binding)
     }
 
-    /// Writes the account: a new record, or the same id updated (createdAt kept, updatedAt now, status active);
-    /// returns it and whether a record was there before.
+    /// Writes the account: a new record, or the same id updated (createdAt kept, updatedAt now, status active),
+    /// with its `account.connected` or `account.reconnected` event when there is a sink; returns it and whether a
+    /// record was there before.
     ///
     /// A refresh token is kept from the earlier record when the new grant has
     /// none: Google, for one, issues it only at the first consent.
@@ -86,30 +80,41 @@ extension AuthorizationService {
         let id = AccountID(provider: provider, uid: uid).string
         let existed = TransformWitness(false)
         let stored: Account?
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            existed.value = existing != nil
+            return Account(
+                provider: provider,
+                uid: uid,
+                accessToken: grant.accessToken,
+                tokenType: grant.tokenType,
+                scope: grant.scope,
+                refreshToken: grant.refreshToken ?? existing?.refreshToken,
+                tokenSecret: grant.tokenSecret,
+                screenName: screenName ?? existing?.screenName,
+                // RFC 6749 §5.1: expires_in counts from when the response was generated.
+                expiresAt: Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn),
+                createdAt: existing?.createdAt ?? issuedAt,
+                updatedAt: issuedAt,
+                refreshedAt: nil,
+                status: .active
+            )
+        }
         do {
-            stored = try await accounts.update(id: id) { existing in
-                existed.value = existing != nil
-                return Account(
-                    provider: provider,
-                    uid: uid,
-                    accessToken: grant.accessToken,
-                    tokenType: grant.tokenType,
-                    scope: grant.scope,
-                    refreshToken: grant.refreshToken ?? existing?.refreshToken,
-                    tokenSecret: grant.tokenSecret,
-                    screenName: screenName ?? existing?.screenName,
-                    // RFC 6749 §5.1: expires_in counts from when the response was generated.
-                    expiresAt: Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn),
-                    createdAt: existing?.createdAt ?? issuedAt,
-                    updatedAt: issuedAt,
-                    refreshedAt: nil,
-                    status: .active
-                )
+            if let events {
+                stored = try await accounts.update(id: id, reporting: Self.connectionEvent, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
             }
         } catch {
             throw BrokerError(error)
         }
         guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
         return (stored, existed.value)
+    }
+
+    /// `account.connected` for an account that was not there, `account.reconnected` for one that was.
+    static let connectionEvent: AccountChangeEvent = { before, after in
+        guard let after else { return nil }
+        return (before == nil ? .accountConnected : .accountReconnected, BrokerEventData(account: after))
     }
 }

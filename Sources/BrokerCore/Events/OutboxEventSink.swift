@@ -43,16 +43,30 @@ public final class OutboxEventSink: EventSink {
 
     /// Writes one delivery per URL for an event of a chosen type; returns once the outbox made them durable.
     public func record(_ type: BrokerEventType, _ data: BrokerEventData) async throws(StoreError) {
-        guard types.contains(type), !urls.isEmpty else { return }
+        let deliveries = deliveries(type, data)
+        guard !deliveries.isEmpty else { return }
+        try await outbox.append(deliveries)
+        onAppend()
+    }
+
+    /// The outbox, for a repository that writes deliveries with the change they report.
+    public var changeOutbox: (any WebhookOutbox)? { outbox }
+
+    /// One delivery per URL for an event of a chosen type, under a fresh event id; none for other types.
+    public func deliveries(_ type: BrokerEventType, _ data: BrokerEventData) -> [WebhookDelivery] {
+        guard types.contains(type), !urls.isEmpty else { return [] }
         let event = BrokerEvent(id: Self.makeEventID(), type: type, createdAt: now(), data: data)
         let body = String(decoding: event.body(), as: UTF8.self)
         let enqueuedAt = wallClock()
-        let deliveries = urls.enumerated().map { index, url in
+        return urls.enumerated().map { index, url in
             WebhookDelivery(
                 id: "\(event.id).\(index)", eventID: event.id, eventType: type.rawValue,
                 accountID: data.accountID, url: url, body: body, enqueuedAt: enqueuedAt)
         }
-        try await outbox.append(deliveries)
+    }
+
+    /// Wakes the dispatcher.
+    public func appended() {
         onAppend()
     }
 }

@@ -60,30 +60,36 @@ extension RefreshCoordinator {
     /// Marks the account as needing re-authorization, tokens untouched, if it still holds the rejected refresh token.
     ///
     /// Throws ``BrokerError/reauthorizationRequired`` when it does; an account
-    /// re-authorized meanwhile comes back as refreshed.
+    /// re-authorized meanwhile comes back as refreshed. The write that changes
+    /// the status carries `account.reauthorization_required` in the same
+    /// durable step, so the event is reported once per change.
     nonisolated func markReauthorizationRequired(_ id: String, rejected: Secret) async throws(BrokerError) -> Outcome {
         let at = now()
-        let marked = TransformWitness(false)
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
+            account.status = .reauthorizationRequired
+            account.updatedAt = at
+            return account
+        }
         let stored: Account?
         do {
-            stored = try await accounts.update(id: id) { existing in
-                marked.value = false
-                guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
-                account.status = .reauthorizationRequired
-                account.updatedAt = at
-                marked.value = true
-                return account
+            if let events {
+                stored = try await accounts.update(id: id, reporting: Self.reauthorizationEvent, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
             }
         } catch {
             throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
-        if stored.status == .reauthorizationRequired {
-            // Only the caller whose write changed the status reports it, once per change.
-            if marked.value, let events { try? await events.record(.accountReauthorizationRequired, BrokerEventData(account: stored)) }
-            throw .reauthorizationRequired
-        }
+        if stored.status == .reauthorizationRequired { throw .reauthorizationRequired }
         return .refreshed(stored)
+    }
+
+    /// `account.reauthorization_required` when the change is the one from active to needing re-authorization.
+    static let reauthorizationEvent: AccountChangeEvent = { before, after in
+        guard let before, let after, before.status == .active, after.status == .reauthorizationRequired else { return nil }
+        return (.accountReauthorizationRequired, BrokerEventData(account: after))
     }
 
     /// Records `account.refresh_failed` when a transient failure leaves the token to expire before the next try.

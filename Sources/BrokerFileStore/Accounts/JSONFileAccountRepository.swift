@@ -27,10 +27,12 @@ public final class JSONFileAccountRepository: AccountRepository {
 
     private let codec: any AccountRecordCodec
     /// Shares directory fsyncs among concurrent writes of different accounts (group commit).
-    private let directorySync: SyncedDirectory
+    let directorySync: SyncedDirectory
     /// Every account by id: the acknowledged state of the files, some perhaps still sealed.
     let index: Mutex<AccountIndex>
-    private let locks = KeyedAsyncLock()
+    let locks = KeyedAsyncLock()
+    /// Where a write with events stops as a crash would, writing nothing more; for tests.
+    let crashPoints = Mutex<Set<EventWriteStep>>([])
 
     /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.
     ///
@@ -135,7 +137,7 @@ public final class JSONFileAccountRepository: AccountRepository {
     ///
     /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
     /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
-    private func record(for account: Account) throws(StoreError) -> (path: String, bytes: [UInt8], stored: Account) {
+    func record(for account: Account) throws(StoreError) -> (path: String, bytes: [UInt8], stored: Account) {
         let path = path(for: account.id)
         return (path, try codec.encode(account), try codec.stored(account, path: path))
     }

@@ -14,15 +14,33 @@ import Synchronization
 /// delivery allows. Leases live in memory, since one process owns the data
 /// directory: after a restart every pending delivery is due again at its time.
 ///
+/// An event about an account change is written with the change
+/// (``JSONFileAccountRepository/update(id:reporting:to:_:)``). Two files cannot
+/// share one fsync, so the step is made atomic by protocol: the deliveries are
+/// first appended *staged* (naming the account and the SHA-256 of its file's
+/// bytes before and after the change, `none` for no file) and synced; then the
+/// account file is written; then a *commit* line is appended without waiting
+/// for a sync. A staged delivery is never claimed, listed or counted. An account
+/// write that fails appends a done line (abort), synced, instead. At start, a
+/// staged delivery with neither is resolved by reading the account's file
+/// (``StagedChange/isWritten(in:)``): still as before the change, it is dropped,
+/// since the change never became durable and was never acknowledged; otherwise
+/// (as after the change, or replaced by a later write) it is committed.
+///
 /// At start the journal is replayed (a torn last line, a write the crash cut
-/// short, is ignored; a damaged line is skipped and counted) and rewritten with
-/// the deliveries still pending or kept as dropped.
+/// short, is ignored; a damaged line is skipped and counted), staged deliveries
+/// are resolved, and the journal is rewritten with the deliveries still
+/// pending or kept as dropped.
 public final class JournalWebhookOutbox: WebhookOutbox {
     /// The journal's file name inside the webhooks directory.
     public static let journalName = "outbox.jsonl"
 
     /// The journal's path.
     public let journalPath: String
+    /// The file store's accounts directory, `<directory>/accounts`, read to resolve staged deliveries at start.
+    public let accountsDirectory: String
+    /// How many staged deliveries found at start were committed (their change was written) and dropped (it was not).
+    public let stagedAtOpen: (committed: Int, dropped: Int)
     /// How many complete lines could not be read at start (skipped).
     public let damagedLinesAtOpen: Int
 
@@ -41,6 +59,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         let webhooksDirectory = directory + "/webhooks"
         try DataDirectory.prepare(webhooksDirectory)
         journalPath = webhooksDirectory + "/" + Self.journalName
+        accountsDirectory = directory + "/accounts"
         DurableFile.removeStaleTemporaries(in: webhooksDirectory)
         var entries: [String: OutboxJournal.Entry] = [:]
         var damaged = 0
@@ -52,12 +71,19 @@ public final class JournalWebhookOutbox: WebhookOutbox {
             if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
             switch OutboxJournalRecord.decode(line) {
             case .put(let delivery)?: entries[delivery.id] = OutboxJournal.Entry(delivery: delivery, line: Array(line) + [0x0A])
+            case .stage(let delivery, let change)?:
+                entries[delivery.id] = OutboxJournal.Entry(delivery: delivery, line: Array(line) + [0x0A], staged: change)
+            case .commit(let id)?:
+                if let entry = entries[id], entry.staged != nil {
+                    entries[id] = OutboxJournal.Entry(delivery: entry.delivery, line: try OutboxJournalRecord.encodePut(entry.delivery))
+                }
             case .done(let id)?: entries[id] = nil
             // Skipping a damaged line can at worst deliver something again, never lose it.
             case nil: damaged += 1
             }
         }
         damagedLinesAtOpen = damaged
+        stagedAtOpen = try Self.resolveStaged(&entries, accountsDirectory: accountsDirectory)
         for id in Self.expiredDropped(in: entries, now: now) { entries[id] = nil }
         state = Mutex(State(journal: try OutboxJournal(path: journalPath, entries: entries, compactionThreshold: compactionThreshold)))
     }
@@ -77,12 +103,87 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         }
     }
 
+    /// Appends staged deliveries waiting for `change`; returns once an fdatasync that began after the write has ended.
+    func stage(_ deliveries: [WebhookDelivery], for change: StagedChange) async throws(StoreError) {
+        guard !deliveries.isEmpty else { return }
+        try await BlockingIO.run { () throws(StoreError) in
+            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
+                let rewritten = try state.journal.stage(deliveries, for: change)
+                let ticket = self.commits.ticket()
+                if rewritten { self.commits.markAllDurable() }
+                return ticket
+            }
+            try self.waitUntilDurable(ticket)
+        }
+    }
+
+    /// Appends commit lines for staged deliveries `ids`, not synced: recovery at start reaches the same decision
+    /// from the account's file. Memory commits even when the append fails, for the same reason.
+    func commit(_ ids: [String]) async {
+        _ = try? await BlockingIO.run { () throws(StoreError) in
+            self.state.withLock { (state: inout State) in
+                do {
+                    try state.journal.commit(ids)
+                } catch {
+                    for id in ids { try? state.journal.markCommitted(id) }
+                }
+            }
+        }
+    }
+
+    /// Appends done lines for staged deliveries `ids` whose change failed, and syncs them: a later write of the same
+    /// account must not make recovery take the failed change for written.
+    func abort(_ ids: [String]) async {
+        _ = try? await BlockingIO.run { () throws(StoreError) in
+            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
+                let rewritten = try state.journal.done(ids)
+                let ticket = self.commits.ticket()
+                if rewritten { self.commits.markAllDurable() }
+                return ticket
+            }
+            try self.waitUntilDurable(ticket)
+        }
+    }
+
+    /// Rewrites the journal now with the current line of each delivery, staged ones as staged.
+    func compact() throws(StoreError) {
+        try state.withLock { (state: inout State) throws(StoreError) in try state.journal.compact() }
+    }
+
+    /// Decides each staged delivery of `entries` from its account's file: committed when the file shows the change, else removed.
+    private static func resolveStaged(
+        _ entries: inout [String: OutboxJournal.Entry], accountsDirectory: String
+    ) throws(StoreError) -> (committed: Int, dropped: Int) {
+        var files: [String: [UInt8]?] = [:]
+        var committed = 0
+        var dropped = 0
+        for (id, entry) in entries {
+            guard let change = entry.staged else { continue }
+            let bytes: [UInt8]?
+            if let read = files[change.account] {
+                bytes = read
+            } else {
+                bytes = try DurableFile.read(accountsDirectory + "/" + StoreFileName.forAccount(id: change.account))
+                files[change.account] = bytes
+            }
+            if change.isWritten(in: bytes) {
+                entries[id] = OutboxJournal.Entry(delivery: entry.delivery, line: try OutboxJournalRecord.encodePut(entry.delivery))
+                committed += 1
+            } else {
+                entries[id] = nil
+                dropped += 1
+            }
+        }
+        return (committed, dropped)
+    }
+
     /// Leases the earliest due deliveries not leased now; the leases live in memory only.
     public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
         return state.withLock { state in
             var due: [WebhookDelivery] = []
-            for entry in state.journal.entries.values where entry.delivery.droppedAt == nil && entry.delivery.nextAttemptAt <= now {
+            for entry in state.journal.entries.values
+            where entry.staged == nil && entry.delivery.droppedAt == nil && entry.delivery.nextAttemptAt <= now {
                 if let held = state.leases[entry.delivery.id], held.until > now { continue }
                 due.append(entry.delivery)
             }
@@ -127,7 +228,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     /// Pending deliveries earliest due first, dropped ones latest first, from memory.
     public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
         state.withLock { state in
-            let all = state.journal.entries.values.map(\.delivery)
+            let all = state.journal.entries.values.filter { $0.staged == nil }.map(\.delivery)
             let pending = all.filter { $0.droppedAt == nil }
                 .sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }
             let dropped = all.filter { $0.droppedAt != nil }
@@ -145,7 +246,8 @@ public final class JournalWebhookOutbox: WebhookOutbox {
             let (count, ticket) = try self.state.withLock { (state: inout State) throws(StoreError) -> (Int, UInt64) in
                 var replayed: [WebhookDelivery] = []
                 for id in ids {
-                    guard var delivery = state.journal.entries[id]?.delivery else { continue }
+                    guard let entry = state.journal.entries[id], entry.staged == nil else { continue }
+                    var delivery = entry.delivery
                     delivery.attempts = 0
                     delivery.droppedAt = nil
                     delivery.enqueuedAt = now
@@ -167,7 +269,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
 
     /// Counts from memory.
     public func stats() async throws(StoreError) -> WebhookOutboxStats {
-        state.withLock { Self.stats(of: $0.journal.entries.values.map(\.delivery)) }
+        state.withLock { Self.stats(of: $0.journal.entries.values.filter { $0.staged == nil }.map(\.delivery)) }
     }
 
     /// Counts of `deliveries` and the oldest pending enqueue time.

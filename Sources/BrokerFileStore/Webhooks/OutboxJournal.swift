@@ -16,8 +16,13 @@ struct OutboxJournal: ~Copyable {
     struct Entry {
         /// The delivery as it stands.
         var delivery: WebhookDelivery
-        /// Its latest put line, newline included, copied as is into a rewritten journal.
+        /// Its latest put (or stage) line, newline included, copied as is into a rewritten journal.
         var line: [UInt8]
+        /// The account change a staged delivery waits for; nil once it may be delivered.
+        var staged: StagedChange? = nil
+        /// Where in a stage line written by this process its put record begins (after `{"stage":…,`), so a
+        /// commit turns it into a put line without encoding the delivery again.
+        var putStart: Int? = nil
     }
 
     /// The journal's path: `<webhooks directory>/outbox.jsonl`.
@@ -59,6 +64,51 @@ struct OutboxJournal: ~Copyable {
             liveBytes += entry.line.count
         }
         return try compactIfWorthIt()
+    }
+
+    /// Appends a stage line for each delivery, waiting for `change`; true when the journal was then rewritten.
+    @discardableResult
+    mutating func stage(_ deliveries: [WebhookDelivery], for change: StagedChange) throws(StoreError) -> Bool {
+        var lines: [UInt8] = []
+        var added: [Entry] = []
+        for delivery in deliveries {
+            let (line, put) = try OutboxJournalRecord.encodeStage(delivery, change)
+            lines += line
+            added.append(Entry(delivery: delivery, line: line, staged: change, putStart: line.count - put.count + 1))
+        }
+        guard !lines.isEmpty else { return false }
+        try append(lines)
+        for entry in added {
+            if let previous = entries.updateValue(entry, forKey: entry.delivery.id) { liveBytes -= previous.line.count }
+            liveBytes += entry.line.count
+        }
+        return try compactIfWorthIt()
+    }
+
+    /// Appends a commit line for each of `ids` still staged, which may then be delivered; true when the journal was then rewritten.
+    @discardableResult
+    mutating func commit(_ ids: [String]) throws(StoreError) -> Bool {
+        let staged = ids.filter { entries[$0]?.staged != nil }
+        guard !staged.isEmpty else { return false }
+        try append(staged.flatMap(OutboxJournalRecord.encodeCommit))
+        for id in staged { try markCommitted(id) }
+        return try compactIfWorthIt()
+    }
+
+    /// Makes staged delivery `id` deliverable in memory, its line the plain put a rewrite keeps.
+    mutating func markCommitted(_ id: String) throws(StoreError) {
+        guard var entry = entries[id], entry.staged != nil else { return }
+        let line: [UInt8]
+        if let start = entry.putStart {
+            line = [UInt8(ascii: "{")] + entry.line[start...]
+        } else {
+            line = try OutboxJournalRecord.encodePut(entry.delivery)
+        }
+        liveBytes += line.count - entry.line.count
+        entry.line = line
+        entry.staged = nil
+        entry.putStart = nil
+        entries[id] = entry
     }
 
     /// Appends a done line for each of `ids` that is present and forgets them; true when the journal was then rewritten.

@@ -98,4 +98,13 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
         defer { cache.forget(id) }
         return try await base.update(id: id, transform)
     }
+
+    /// Updates the account with its event in one transaction; see ``RedisAccountRepository/update(id:reporting:to:_:)``.
+    public func update(
+        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        _ transform: @Sendable (Account?) throws(StoreError) -> Account?
+    ) async throws(StoreError) -> Account? {
+        defer { cache.forget(id) }
+        return try await base.update(id: id, reporting: event, to: sink, transform)
+    }
 }

@@ -48,18 +48,25 @@ public final class RedisWebhookOutbox: WebhookOutbox {
     /// Writes the records and their index entries in one `MULTI`/`EXEC`.
     public func append(_ deliveries: [WebhookDelivery]) async throws(StoreError) {
         guard !deliveries.isEmpty else { return }
-        var commands: [RedisCommand] = []
-        for delivery in deliveries {
-            commands.append(RedisCommand(bytes: [Array("SET".utf8), Array((deliveryPrefix + delivery.id).utf8), try delivery.encoded()]))
-            commands.append(RedisCommand("ZADD", dueKey, Self.milliseconds(delivery.nextAttemptAt), delivery.id))
-            commands.append(RedisCommand("ZADD", pendingKey, Self.milliseconds(delivery.enqueuedAt), delivery.id))
-        }
+        let commands = try appendCommands(deliveries)
         let outcome = try await run { () async throws(RedisError) in
             try await self.client.withConnection { (connection) async throws(RedisError) in
                 try await RedisTransaction.execute(commands, on: connection)
             }
         }
         guard case .committed = outcome else { throw StoreError.unavailable("append webhook deliveries: the transaction was aborted") }
+    }
+
+    /// The commands that store `deliveries` as pending and due: what ``append(_:)`` sends, and what an account
+    /// update adds to its own `MULTI`/`EXEC` to write the event with the change.
+    func appendCommands(_ deliveries: [WebhookDelivery]) throws(StoreError) -> [RedisCommand] {
+        var commands: [RedisCommand] = []
+        for delivery in deliveries {
+            commands.append(RedisCommand(bytes: [Array("SET".utf8), Array((deliveryPrefix + delivery.id).utf8), try delivery.encoded()]))
+            commands.append(RedisCommand("ZADD", dueKey, Self.milliseconds(delivery.nextAttemptAt), delivery.id))
+            commands.append(RedisCommand("ZADD", pendingKey, Self.milliseconds(delivery.enqueuedAt), delivery.id))
+        }
+        return commands
     }
 
     /// Leases due deliveries with ``claimScript``; every replica may call it at once, each delivery goes to one.
