@@ -99,6 +99,18 @@ public final class FakeOAuth2Provider: Sendable {
     /// The entry with its defaults.
     public var providerEntry: String { providerEntry() }
 
+    /// The providers-file entry `"NAME": {"kind": "oidc", "issuer": …}` of this fake as an OpenID provider (``Configuration/openID``):
+    /// the issuer and the client alone, everything else from the discovery document. `extra` is added inside the object.
+    public func oidcProviderEntry(name: String = "acme", secretVariable: String = "FAKE_ACME_SECRET", extra: String = "") -> String {
+        let fields = [
+            ("kind", "\"oidc\""), ("issuer", JSONString.quote(baseURL)),
+            ("client_id", JSONString.quote(configuration.clientID)),
+            ("client_secret", JSONString.quote("${" + secretVariable + "}")),
+        ]
+        let object = fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + (extra.isEmpty ? "" : ", " + extra)
+        return "\(JSONString.quote(name)): {\(object)}"
+    }
+
     /// A whole providers file holding only ``providerEntry(name:secretVariable:extra:)``.
     public func providersFile(name: String? = nil, secretVariable: String? = nil) -> String {
         "{\"providers\": {\(providerEntry(name: name, secretVariable: secretVariable))}}"
@@ -123,6 +135,9 @@ public final class FakeOAuth2Provider: Sendable {
                 // Weibo documents GET as well as POST for revokeoauth2.
                 router.add(.GET, revoke, .sync(endpoints.revoke))
             }
+        }
+        if configuration.openID {
+            router.add(.GET, "/.well-known/openid-configuration", .sync(endpoints.discovery))
         }
         if configuration.controlRoutes {
             router.add(.GET, "/_fake/stats", .sync(endpoints.stats))

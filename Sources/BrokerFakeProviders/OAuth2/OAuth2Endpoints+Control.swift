@@ -5,6 +5,7 @@ extension OAuth2Endpoints {
     static let controlFields = [
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
         "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
+        "discovery", "id_token",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -25,7 +26,8 @@ extension OAuth2Endpoints {
     /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``; `rate_limited:SECONDS` sets its
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
-    /// (revocation answers that 4xx or 5xx status and revokes nothing).
+    /// (revocation answers that 4xx or 5xx status and revokes nothing), `discovery=up|down` (the discovery document
+    /// answers 503 while down), `id_token=NAME|none` (names of ``FakeOAuth2Provider/IDTokenFault``; `none` issues a correct one).
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -83,6 +85,13 @@ extension OAuth2Endpoints {
             let modes: [String: FakeOAuth2Provider.RefreshTokens] = ["none": .none, "rotate": .rotate, "keep": .keep]
             guard let mode = modes[value] else { return nil }
             return { $0.refreshTokens = mode }
+        case "discovery":
+            guard value == "up" || value == "down" else { return nil }
+            return { $0.discoveryDown = value == "down" }
+        case "id_token":
+            if value == "none" { return { $0.idTokenFault = nil } }
+            guard let fault = FakeOAuth2Provider.IDTokenFault(rawValue: value) else { return nil }
+            return { $0.idTokenFault = fault }
         case "revoke_failure":
             if value == "none" { return { $0.revokeFailure = nil } }
             guard let code = Int(value), (400...599).contains(code) else { return nil }
