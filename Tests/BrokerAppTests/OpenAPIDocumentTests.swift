@@ -62,7 +62,8 @@ import Testing
     /// Every case of the core's error enum; the switch stops compiling when a case is added and not listed here.
     static var everyBrokerError: [BrokerError] {
         let all: [BrokerError] = [
-            .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .providerUnavailable("p", reason: "r"), .invalidReturnTo, .invalidState, .accessDenied,
+            .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .providerUnavailable("p", reason: "r"), .invalidReturnTo,
+            .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"),
         ]

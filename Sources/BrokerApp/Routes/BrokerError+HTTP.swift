@@ -22,7 +22,8 @@ extension BrokerError {
     var isUpstreamFailure: Bool {
         switch self {
         case .upstreamError, .upstreamTimeout: return true
-        case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo, .invalidState,
+        case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
+            .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized:
             return false
         }

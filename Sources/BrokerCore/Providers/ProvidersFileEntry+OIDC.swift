@@ -25,7 +25,10 @@ extension ProvidersFileEntry {
     func applyOIDC(to c: inout ProviderConfiguration) throws(ProviderConfigurationError) {
         guard c.kind == .oidc else { return }
         if let key = settings.keys.sorted().first(where: Self.oidcRefusedKeys.contains) {
-            throw failure(key, "does not apply to an oidc provider: its endpoints come from the issuer's discovery document and its user id is the ID token's sub")
+            throw failure(
+                key,
+                "does not apply to an oidc provider: its endpoints come from the issuer's discovery document and its user id is the ID token's sub"
+            )
         }
         if settings["pkce"] != nil { c.oidcOverrides.pkce = c.pkce }
         if settings["token_endpoint_auth_method"] != nil { c.oidcOverrides.clientAuthentication = c.clientAuthentication }

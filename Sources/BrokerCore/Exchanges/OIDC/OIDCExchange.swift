@@ -84,7 +84,9 @@ struct OIDCExchange: ProviderExchange {
 
     /// How to revoke `provider`'s accounts: at the loaded document's revocation endpoint, nil when it names none,
     /// and a revocation that refuses with the reason while the document is missing.
-    static func revocation(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> ExchangeRegistry.Revocation? {
+    static func revocation(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> ExchangeRegistry
+        .Revocation?
+    {
         let settings = try OIDCSettings(provider)
         let metadata: OIDCProviderMetadata
         do {

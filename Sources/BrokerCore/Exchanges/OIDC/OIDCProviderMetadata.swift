@@ -108,7 +108,9 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
         }
         var names: [String] = []
         for item in items {
-            guard let name = item as? String, name.utf8.count <= 64 else { throw OIDCDocumentProblem("\(key) holds a value that is not a short name") }
+            guard let name = item as? String, name.utf8.count <= 64 else {
+                throw OIDCDocumentProblem("\(key) holds a value that is not a short name")
+            }
             names.append(name)
         }
         return names

@@ -58,3 +58,11 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
         return c
     }
 }
+
+extension ProviderConfiguration {
+    /// This `oidc` provider as the OAuth 2.0 provider its discovery document `metadata` makes it, for embedders and
+    /// tests that hold a document; throws what the broker would (a missing setting, a document it cannot work with).
+    public func oauth2Configuration(discovered metadata: OIDCProviderMetadata) throws(BrokerError) -> ProviderConfiguration {
+        try OIDCSettings(self).oauth2Configuration(with: metadata)
+    }
+}
