@@ -184,7 +184,7 @@ import Testing
         let reply = try #require(await TestHTTP.send(port: s.broker.port, target: "/providers"))
         #expect(
             reply.body.contains(
-                "{\"name\":\"tmdb\",\"display_name\":\"TheMovieDB\",\"icon_url\":null,\"kind\":\"tmdb\",\"configured\":true,\"missing\":[]}"
+                "{\"name\":\"tmdb\",\"display_name\":\"TheMovieDB\",\"icon_url\":null,\"kind\":\"tmdb\",\"configured\":true,\"missing\":[],\"available\":true,\"reason\":null}"
             ))
     }
 
