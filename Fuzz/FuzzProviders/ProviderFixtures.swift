@@ -79,7 +79,7 @@ enum ProviderFixtures {
             tokenEndpoint: "https://oauth2.googleapis.com/token", userinfoEndpoint: "https://openidconnect.googleapis.com/v1/userinfo",
             revocationEndpoint: "https://oauth2.googleapis.com/revoke",
             tokenEndpointAuthMethods: ["client_secret_post", "client_secret_basic"], codeChallengeMethods: ["plain", "S256"])
-        return settings(preset("google")) { try $0.oauth2Configuration(discovered: metadata) }
+        return ProviderFixtures.settings(ProviderFixtures.preset("google")) { try $0.oauth2Configuration(discovered: metadata) }
     }()
     /// Twitter, for OAuth 1.0a.
     static let twitter = preset("twitter")
