@@ -58,6 +58,17 @@ struct OIDCIDTokenTests {
         #expect(Self.refusal(Self.jws(Self.claims(removing: [claim]))) == "the id_token's iss is not the issuer")
     }
 
+    @Test func anIssuerAliasItsPresetKnowsIsTakenAndNoOther() throws {
+        let bare = Self.jws(Self.claims(["iss": #""accounts.google.com""#]))
+        #expect(Self.refusal(bare) == "the id_token's iss is not the issuer")
+        let token = try OIDCIDToken.verify(
+            bare, issuer: Self.issuer, clientID: Self.clientID, nonce: Self.nonce, now: .fixture, step: "token_exchange",
+            issuerAliases: ["accounts.google.com"])
+        #expect(token.subject == "110169484474386276334")
+        let registry = try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil)
+        #expect(registry.provider(named: "google")?.oidcOptions.idTokenIssuerAliases == ["accounts.google.com"])
+    }
+
     @Test func theAudienceMustHoldThisClientAndSeveralNeedAnAuthorizedParty() {
         let client = "\"\(Self.clientID)\""
         #expect(Self.refusal(Self.jws(Self.claims(["aud": "\"someone-else\""]))) == "the id_token's aud does not hold this client's id")

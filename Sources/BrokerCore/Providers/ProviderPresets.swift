@@ -118,6 +118,8 @@ public enum ProviderPresets {
             displayName: "Google"
         )
         google.issuer = "https://accounts.google.com"
+        // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
+        google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
         return google
     }()
 

@@ -30,8 +30,8 @@ extension ProvidersFileEntry {
                 "does not apply to an oidc provider: its endpoints come from the issuer's discovery document and its user id is the ID token's sub"
             )
         }
-        if settings["pkce"] != nil { c.oidcOverrides.pkce = c.pkce }
-        if settings["token_endpoint_auth_method"] != nil { c.oidcOverrides.clientAuthentication = c.clientAuthentication }
+        if settings["pkce"] != nil { c.oidcOptions.pkce = c.pkce }
+        if settings["token_endpoint_auth_method"] != nil { c.oidcOptions.clientAuthentication = c.clientAuthentication }
         if let issuer = c.issuer, let problem = Self.oidcIssuerProblem(issuer) { throw failure("issuer", problem) }
         if !c.scopes.contains("openid") {
             throw failure("scopes", "an oidc provider's scopes must include openid (OIDC Core §3.1.2.1)")

@@ -50,10 +50,12 @@ struct OIDCExchange: ProviderExchange {
         let issuer = settings.issuer
         let clientID = settings.clientID
         let nonce = flow.nonce?.value
+        let aliases = settings.provider.oidcOptions.idTokenIssuerAliases
         let now = context.now()
         let (grant, idToken) = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
             fields throws(BrokerError) in
-            try OIDCIDToken.verify(fields["id_token"], issuer: issuer, clientID: clientID, nonce: nonce, now: now, step: step)
+            try OIDCIDToken.verify(
+                fields["id_token"], issuer: issuer, clientID: clientID, nonce: nonce, now: now, step: step, issuerAliases: aliases)
         }
         var name = idToken.displayName
         if name == nil, client.settings.userURL != nil,

@@ -10,7 +10,7 @@ import Foundation
 /// token's signature, so the JWS signature is not verified. The token must
 /// still have the compact JWS shape (RFC 7515 §7.1: three base64url parts,
 /// a header naming an `alg` other than `none`), and its claims must say:
-/// `iss` is the issuer, byte for byte (step 2); `aud` holds the client id,
+/// `iss` is the issuer, byte for byte, or an alias its preset knows (step 2); `aud` holds the client id,
 /// and with several audiences `azp` is present and is the client id
 /// (steps 3–5); `exp` is not past, with ``leeway`` for clock skew (step 9);
 /// `nonce` is the one the flow sent (step 11); `sub` is 1–255 ASCII
@@ -34,7 +34,7 @@ struct OIDCIDToken: Sendable {
 
     /// The checked claims of `raw` (the answer's `id_token` value), or an upstream error of `step` naming the failed check.
     static func verify(
-        _ raw: Any?, issuer: String, clientID: String, nonce: String?, now: Date, step: String
+        _ raw: Any?, issuer: String, clientID: String, nonce: String?, now: Date, step: String, issuerAliases: [String] = []
     ) throws(BrokerError) -> OIDCIDToken {
         func refuse(_ reason: String) -> BrokerError { .upstreamError(step: step, reason: reason) }
         guard let raw, !ProviderValue.isNull(raw) else { throw refuse("the token response has no id_token") }
@@ -62,7 +62,8 @@ struct OIDCIDToken: Sendable {
         guard let payloadBytes = Base64URL.decode(String(parts[1])), let claims = object(payloadBytes) else {
             throw refuse("the id_token's payload is not a base64url JSON object")
         }
-        guard let iss = claims["iss"] as? String, ExactKey.same(iss, issuer) else {
+        guard let iss = claims["iss"] as? String, ExactKey.same(iss, issuer) || issuerAliases.contains(where: { ExactKey.same(iss, $0) })
+        else {
             throw refuse("the id_token's iss is not the issuer")
         }
         try checkAudience(claims, clientID: clientID, refuse: refuse)

@@ -23,7 +23,7 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
     ///
     /// The user id is the ID token's `sub` (OIDC Core §2), never a field of the
     /// token answer. Client authentication and PKCE follow the operator's
-    /// ``OIDCOverrides`` when set, else the document: `client_secret_post` when
+    /// ``OIDCOptions`` when set, else the document: `client_secret_post` when
     /// it is listed (the form carries the secret without the encoding step
     /// RFC 6749 §2.3.1 adds to Basic, which servers decode inconsistently), else
     /// `client_secret_basic`, the default when the list is absent (OIDC
@@ -39,7 +39,7 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
         c.tokenAnswer.userIDFields = []
         c.revokeURL = provider.revokeURL ?? metadata.revocationEndpoint
         c.issuer = issuer
-        if let chosen = provider.oidcOverrides.clientAuthentication {
+        if let chosen = provider.oidcOptions.clientAuthentication {
             c.clientAuthentication = chosen
         } else if let methods = metadata.tokenEndpointAuthMethods {
             if methods.contains(ClientAuthentication.clientSecretPost.rawValue) {
@@ -54,7 +54,7 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
         } else {
             c.clientAuthentication = .clientSecretBasic
         }
-        c.pkce = provider.oidcOverrides.pkce ?? (metadata.codeChallengeMethods?.contains(PKCE.method) ?? false)
+        c.pkce = provider.oidcOptions.pkce ?? (metadata.codeChallengeMethods?.contains(PKCE.method) ?? false)
         return c
     }
 }
