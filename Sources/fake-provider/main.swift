@@ -1,7 +1,7 @@
 // fake-provider: one of the fake providers of BrokerFakeProviders as a process, for scripts and
 // browser tests that drive a real token-broker binary. Not part of the service.
 //
-//   fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
+//   fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
 //                 [--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting]
 //                 [--token-lifetime SECONDS] [--control] [--providers-file PATH] [--secret-variable NAME]
 //
@@ -9,7 +9,8 @@
 // --client-secret is the consumer secret for twitter and the API key for tmdb. --control serves
 // GET /_fake/stats and POST /_fake/control (OAuth 2.0 kinds). --providers-file writes a providers
 // file pointing the broker at the fake (the secret as ${NAME}, NAME from --secret-variable) before
-// the port is printed.
+// the port is printed. --kind oidc is the OAuth 2.0 fake as an OpenID Connect provider: a discovery
+// document at /.well-known/openid-configuration, ID tokens, and a providers file naming only its issuer.
 import BrokerFakeProviders
 import Dispatch
 import Foundation
@@ -34,7 +35,7 @@ while let argument = arguments.first {
         options[String(argument.dropFirst(2))] = value
     case "-h", "--help":
         print(
-            "usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
+            "usage: fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
                 + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
                 + "[--control] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
@@ -50,12 +51,13 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
 /// Starts the fake; returns its port and its providers file.
 @MainActor func start() throws -> (port: Int, providers: String, keepAlive: any Sendable) {
     switch options["kind"] {
-    case "oauth2", "weibo":
+    case "oauth2", "oidc", "weibo":
         let dialect: OAuth2Dialect = options["kind"] == "weibo" ? .weibo : .rfc6749
         var configuration = FakeOAuth2Provider.Configuration(
             dialect: dialect, clientID: options["client-id"] ?? (dialect == .weibo ? "1234567890" : "acme-client-id"),
             clientSecret: secret)
         configuration.controlRoutes = control
+        configuration.openID = options["kind"] == "oidc"
         switch options["consent"] ?? "auto" {
         case "auto": configuration.consent = .automatic
         case "page": configuration.consent = .page(providerName: dialect == .weibo ? "Fake Weibo" : "Fake provider")
@@ -82,6 +84,10 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         }
         let provider = FakeOAuth2Provider(configuration, behaviour: behaviour, host: host, port: port)
         try provider.start()
+        if configuration.openID {
+            let entry = provider.oidcProviderEntry(secretVariable: options["secret-variable"] ?? "FAKE_ACME_SECRET")
+            return (provider.port, "{\"providers\": {\(entry)}}", provider)
+        }
         return (provider.port, provider.providersFile(secretVariable: options["secret-variable"]), provider)
     case "twitter":
         let fake = FakeTwitterProvider(consumerSecret: secret, host: host, port: port)
@@ -92,7 +98,7 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         try fake.start()
         return (fake.port, "{\"providers\": {\(fake.providerEntry)}}", fake)
     case nil:
-        fail("--kind is required (oauth2, weibo, twitter or tmdb)")
+        fail("--kind is required (oauth2, oidc, weibo, twitter or tmdb)")
     case let other?:
         fail("unknown kind \(other)")
     }
