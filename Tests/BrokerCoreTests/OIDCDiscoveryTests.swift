@@ -77,6 +77,19 @@ struct OIDCDiscoveryTests {
         #expect(Self.problem(document) == reason)
     }
 
+    @Test func aDocumentThatPromisesIssInEveryCallbackMakesACallbackWithoutItRefused() throws {
+        let document =
+            #"{"issuer":"https://accounts.google.com","authorization_endpoint":"https://a.example/x","#
+            + #""token_endpoint":"https://a.example/t","authorization_response_iss_parameter_supported":true}"#
+        let metadata = try Self.parse(document).get()
+        #expect(metadata.sendsIssuerParameter)
+        #expect(try !Self.parse(GoogleOpenID.document).get().sendsIssuerParameter)
+        let google = try #require(
+            try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil).provider(named: "google"))
+        #expect(try google.oauth2Configuration(discovered: metadata).requiresIssuerParameter)
+        #expect(try !google.oauth2Configuration(discovered: GoogleOpenID.metadata).requiresIssuerParameter)
+    }
+
     @Test func anOversizedDocumentIsRefusedUnread() {
         let padding = String(repeating: " ", count: OIDCProviderMetadata.maximumDocumentBytes)
         #expect(Self.problem(GoogleOpenID.document + padding) == "the document is larger than 65536 bytes")

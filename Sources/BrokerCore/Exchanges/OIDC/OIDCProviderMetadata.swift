@@ -22,6 +22,8 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
     public let tokenEndpointAuthMethods: [String]?
     /// `code_challenge_methods_supported` (RFC 8414 §2); nil when absent.
     public let codeChallengeMethods: [String]?
+    /// `authorization_response_iss_parameter_supported` (RFC 9207 §3): every callback then carries `iss`.
+    public var sendsIssuerParameter: Bool = false
 
     /// The largest document read; real ones are 1–10 KiB.
     public static let maximumDocumentBytes = 64 * 1024
@@ -75,13 +77,17 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
             guard let token = try endpoint(fields, "token_endpoint", scheme: scheme) else {
                 throw OIDCDocumentProblem("the document has no token_endpoint")
             }
-            return .success(
-                OIDCProviderMetadata(
-                    issuer: named, authorizationEndpoint: authorization, tokenEndpoint: token,
-                    userinfoEndpoint: try endpoint(fields, "userinfo_endpoint", scheme: scheme),
-                    revocationEndpoint: try endpoint(fields, "revocation_endpoint", scheme: scheme),
-                    tokenEndpointAuthMethods: try list(fields, "token_endpoint_auth_methods_supported"),
-                    codeChallengeMethods: try list(fields, "code_challenge_methods_supported")))
+            var metadata = OIDCProviderMetadata(
+                issuer: named, authorizationEndpoint: authorization, tokenEndpoint: token,
+                userinfoEndpoint: try endpoint(fields, "userinfo_endpoint", scheme: scheme),
+                revocationEndpoint: try endpoint(fields, "revocation_endpoint", scheme: scheme),
+                tokenEndpointAuthMethods: try list(fields, "token_endpoint_auth_methods_supported"),
+                codeChallengeMethods: try list(fields, "code_challenge_methods_supported"))
+            // JSONSerialization reads true as a boolean NSNumber (type code "c"); anything else counts as absent.
+            if let flag = fields["authorization_response_iss_parameter_supported"] as? NSNumber, String(cString: flag.objCType) == "c" {
+                metadata.sendsIssuerParameter = flag.boolValue
+            }
+            return .success(metadata)
         } catch {
             return .failure(error)
         }

@@ -27,7 +27,8 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
     /// it is listed (the form carries the secret without the encoding step
     /// RFC 6749 §2.3.1 adds to Basic, which servers decode inconsistently), else
     /// `client_secret_basic`, the default when the list is absent (OIDC
-    /// Discovery §3); PKCE S256 when `code_challenge_methods_supported` lists it (RFC 8414 §2).
+    /// Discovery §3); PKCE S256 when `code_challenge_methods_supported` lists it (RFC 8414 §2). A document saying
+    /// `authorization_response_iss_parameter_supported` makes a callback without `iss` refused (RFC 9207 §2.4).
     func oauth2Configuration(with metadata: OIDCProviderMetadata) throws(BrokerError) -> ProviderConfiguration {
         var c = provider
         c.kind = .oauth2
@@ -39,6 +40,7 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
         c.tokenAnswer.userIDFields = []
         c.revokeURL = provider.revokeURL ?? metadata.revocationEndpoint
         c.issuer = issuer
+        c.requiresIssuerParameter = provider.requiresIssuerParameter || metadata.sendsIssuerParameter
         if let chosen = provider.oidcOptions.clientAuthentication {
             c.clientAuthentication = chosen
         } else if let methods = metadata.tokenEndpointAuthMethods {
