@@ -72,8 +72,15 @@ enum ProviderFixtures {
     static let weibo = preset("weibo")
     /// GitHub, for the user endpoint.
     static let github = preset("github")
-    /// Google, for the refresh grant.
-    static let google = preset("google")
+    /// Google, for the refresh grant: the OpenID preset with the endpoints of Google's discovery document.
+    static let google: ProviderConfiguration = {
+        let metadata = OIDCProviderMetadata(
+            issuer: "https://accounts.google.com", authorizationEndpoint: "https://accounts.google.com/o/oauth2/v2/auth",
+            tokenEndpoint: "https://oauth2.googleapis.com/token", userinfoEndpoint: "https://openidconnect.googleapis.com/v1/userinfo",
+            revocationEndpoint: "https://oauth2.googleapis.com/revoke",
+            tokenEndpointAuthMethods: ["client_secret_post", "client_secret_basic"], codeChallengeMethods: ["plain", "S256"])
+        return ProviderFixtures.settings(ProviderFixtures.preset("google")) { try $0.oauth2Configuration(discovered: metadata) }
+    }()
     /// Twitter, for OAuth 1.0a.
     static let twitter = preset("twitter")
     /// TMDB, for v3 session authentication.

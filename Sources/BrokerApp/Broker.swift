@@ -28,6 +28,10 @@ public final class Broker: Sendable {
     let webhooks: Webhooks?
     /// The Redis stores, whose cache runs in the background; nil on the file store.
     let redisStores: RedisStores?
+    /// Reads the OpenID providers' discovery documents, retrying in the background until each loads.
+    let discovery: OIDCDiscovery
+    /// The task that runs ``discovery`` from ``start()`` until ``shutdown()``.
+    let discoveryTask = Mutex<Task<Void, Never>?>(nil)
 
     /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
     ///
@@ -126,6 +130,7 @@ public final class Broker: Sendable {
         let metrics = BrokerMetrics(
             providers: registry.all.filter(\.offersSignIn).map(\.name),
             appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
+        discovery = OIDCDiscovery(registry: registry, upstream: upstream, providerCalls: metrics.providerCalls)
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
@@ -289,6 +294,7 @@ public final class Broker: Sendable {
             }
         }
         purgeTask.withLock { $0 = task }
+        startDiscovery()
         redisStores?.start()
         backgroundRefresher.start()
         webhooks?.dispatcher.start()
@@ -304,6 +310,26 @@ public final class Broker: Sendable {
             ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
 
+    /// Reads every configured OpenID provider's discovery document in the background, each retried with
+    /// backoff until it loads; the broker is ready meanwhile, and those providers' sign-ins answer 503.
+    func startDiscovery() {
+        guard !discovery.registry.discovery.providers.isEmpty else { return }
+        let logger = self.logger
+        let task = Task { [discovery] in
+            await discovery.keepLoading { provider, state in
+                switch state {
+                case .loaded(let metadata):
+                    logger.log(.info, "oidc discovery loaded", [("provider", .string(provider)), ("issuer", .string(metadata.issuer))])
+                case .failed(let reason):
+                    logger.log(.warning, "oidc discovery failed", [("provider", .string(provider)), ("reason", .string(reason))])
+                case .pending:
+                    break
+                }
+            }
+        }
+        discoveryTask.withLock { $0 = task }
+    }
+
     /// The bound port.
     public var port: Int { server.port }
 
@@ -315,6 +341,7 @@ public final class Broker: Sendable {
     public func shutdown() async {
         readiness.beginShutdown()
         purgeTask.withLock { $0?.cancel() }
+        discoveryTask.withLock { $0?.cancel() }
         backgroundRefresher.stop()
         logger.log(
             .info, "shutting down",

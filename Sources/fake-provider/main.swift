@@ -1,7 +1,7 @@
 // fake-provider: one of the fake providers of BrokerFakeProviders as a process, for scripts and
 // browser tests that drive a real token-broker binary. Not part of the service.
 //
-//   fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
+//   fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
 //                 [--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting]
 //                 [--token-lifetime SECONDS] [--control] [--client-credentials] [--providers-file PATH]
 //                 [--secret-variable NAME]
@@ -12,6 +12,8 @@
 // file pointing the broker at the fake (the secret as ${NAME}, NAME from --secret-variable) before
 // the port is printed. --client-credentials (oauth2) grants app tokens (RFC 6749 §4.4): the providers
 // file's `acme` then has both grants, and `acme-app` is a machine-to-machine entry for the same fake.
+// --kind oidc is the OAuth 2.0 fake as an OpenID Connect provider: a discovery
+// document at /.well-known/openid-configuration, ID tokens, and a providers file naming only its issuer.
 import BrokerFakeProviders
 import Dispatch
 import Foundation
@@ -39,7 +41,7 @@ while let argument = arguments.first {
         options[String(argument.dropFirst(2))] = value
     case "-h", "--help":
         print(
-            "usage: fake-provider --kind oauth2|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
+            "usage: fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
                 + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
                 + "[--control] [--client-credentials] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
@@ -55,13 +57,14 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
 /// Starts the fake; returns its port and its providers file.
 @MainActor func start() throws -> (port: Int, providers: String, keepAlive: any Sendable) {
     switch options["kind"] {
-    case "oauth2", "weibo":
+    case "oauth2", "oidc", "weibo":
         let dialect: OAuth2Dialect = options["kind"] == "weibo" ? .weibo : .rfc6749
         var configuration = FakeOAuth2Provider.Configuration(
             dialect: dialect, clientID: options["client-id"] ?? (dialect == .weibo ? "1234567890" : "acme-client-id"),
             clientSecret: secret)
         configuration.controlRoutes = control
         configuration.clientCredentials = clientCredentials
+        configuration.openID = options["kind"] == "oidc"
         switch options["consent"] ?? "auto" {
         case "auto": configuration.consent = .automatic
         case "page": configuration.consent = .page(providerName: dialect == .weibo ? "Fake Weibo" : "Fake provider")
@@ -88,10 +91,13 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         }
         let provider = FakeOAuth2Provider(configuration, behaviour: behaviour, host: host, port: port)
         try provider.start()
+        let variable = options["secret-variable"] ?? (dialect == .weibo ? "FAKE_WEIBO_SECRET" : "FAKE_ACME_SECRET")
+        if configuration.openID {
+            return (provider.port, "{\"providers\": {\(provider.oidcProviderEntry(secretVariable: variable))}}", provider)
+        }
         guard clientCredentials else {
             return (provider.port, provider.providersFile(secretVariable: options["secret-variable"]), provider)
         }
-        let variable = options["secret-variable"] ?? (dialect == .weibo ? "FAKE_WEIBO_SECRET" : "FAKE_ACME_SECRET")
         let entries = [
             provider.providerEntry(secretVariable: variable, extra: "\"grant\": [\"authorization_code\", \"client_credentials\"]"),
             provider.appTokenEntry(secretVariable: variable),
@@ -106,7 +112,7 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         try fake.start()
         return (fake.port, "{\"providers\": {\(fake.providerEntry)}}", fake)
     case nil:
-        fail("--kind is required (oauth2, weibo, twitter or tmdb)")
+        fail("--kind is required (oauth2, oidc, weibo, twitter or tmdb)")
     case let other?:
         fail("unknown kind \(other)")
     }

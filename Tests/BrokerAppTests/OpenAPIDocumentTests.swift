@@ -62,13 +62,15 @@ import Testing
     /// Every case of the core's error enum; the switch stops compiling when a case is added and not listed here.
     static var everyBrokerError: [BrokerError] {
         let all: [BrokerError] = [
-            .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .invalidReturnTo, .invalidState, .accessDenied,
+            .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .providerUnavailable("p", reason: "r"), .invalidReturnTo,
+            .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"),
         ]
         for error in all {
             switch error {
-            case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .invalidState, .accessDenied, .upstreamError,
+            case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .invalidState, .accessDenied,
+                .upstreamError,
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
                 .storageUnavailable:
                 break

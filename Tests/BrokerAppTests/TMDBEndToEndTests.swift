@@ -184,7 +184,7 @@ import Testing
         let reply = try #require(await TestHTTP.send(port: s.broker.port, target: "/providers"))
         #expect(
             reply.body.contains(
-                "{\"name\":\"tmdb\",\"display_name\":\"TheMovieDB\",\"icon_url\":null,\"kind\":\"tmdb\",\"configured\":true,\"missing\":[],\"grants\":[\"authorization_code\"]}"
+                "{\"name\":\"tmdb\",\"display_name\":\"TheMovieDB\",\"icon_url\":null,\"kind\":\"tmdb\",\"configured\":true,\"missing\":[],\"grants\":[\"authorization_code\"],\"available\":true,\"reason\":null}"
             ))
     }
 

@@ -227,14 +227,14 @@ import Testing
         let reply = try #require(await TestHTTP.send(port: s.broker.port, target: "/providers"))
         #expect(
             reply.body.contains(
-                "{\"name\":\"twitter\",\"display_name\":\"Twitter\",\"icon_url\":null,\"kind\":\"oauth1\",\"configured\":true,\"missing\":[],\"grants\":[\"authorization_code\"]}"
+                "{\"name\":\"twitter\",\"display_name\":\"Twitter\",\"icon_url\":null,\"kind\":\"oauth1\",\"configured\":true,\"missing\":[],\"grants\":[\"authorization_code\"],\"available\":true,\"reason\":null}"
             ))
         await s.broker.stop()
         let bare = try BrokerHarness(providersJSON: "{\"providers\": {}}")
         let unconfigured = try #require(await TestHTTP.send(port: bare.port, target: "/providers"))
         #expect(
             unconfigured.body.contains(
-                "{\"name\":\"twitter\",\"display_name\":\"Twitter\",\"icon_url\":null,\"kind\":\"oauth1\",\"configured\":false,\"missing\":[\"TWITTER_CONSUMER_KEY\",\"TWITTER_CONSUMER_SECRET\"],\"grants\":[\"authorization_code\"]}"
+                "{\"name\":\"twitter\",\"display_name\":\"Twitter\",\"icon_url\":null,\"kind\":\"oauth1\",\"configured\":false,\"missing\":[\"TWITTER_CONSUMER_KEY\",\"TWITTER_CONSUMER_SECRET\"],\"grants\":[\"authorization_code\"],\"available\":false,\"reason\":null}"
             ))
     }
 

@@ -234,6 +234,7 @@ struct URLSessionUpstreamClientTests {
         let upstream = URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 64 << 10)
         let environment = ["GOOGLE_CLIENT_ID": "google-id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "google-secret-SENTINEL"]
         var provider = try #require(try ProviderRegistry.load(environment: environment, providersFile: nil).provider(named: "google"))
+        provider = try provider.oauth2Configuration(discovered: GoogleOpenID.metadata)
         provider.tokenURL = server.url("/token")
         let subject = OAuth2Client(
             settings: try OAuth2Settings(provider), redirectURI: "https://broker.example/callback", upstream: upstream)

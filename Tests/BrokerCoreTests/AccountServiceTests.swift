@@ -51,7 +51,7 @@ struct AccountServiceTests {
     @Test func accountStoredByACallbackExpiresAfterExpiresIn() async throws {
         try await BrokerHarness.with { broker in
             // No refresh token: an account that has one is refreshed before expiry instead (AccountServiceRefreshTests).
-            await broker.upstream.on(broker.tokenURL("google"), respond: ProviderWire.googleToken(accessToken: "ya29", expiresIn: 3920))
+            await broker.answerGoogleToken(accessToken: "ya29", refreshToken: nil, expiresIn: 3920)
             let account = try await broker.callback(try await broker.begin("google")).account
             broker.clock.advance(3919)
             #expect(try await broker.accountService.account(id: account.id).id == account.id)

@@ -130,7 +130,7 @@ struct AuthorizationServiceTests {
         }
     }
 
-    @Test func googleCallbackSendsTheVerifierOfTheChallengeAndFetchesSub() async throws {
+    @Test func googleCallbackSendsTheVerifierOfTheChallengeAndTakesTheIDTokensSub() async throws {
         try await BrokerHarness.with { broker in
             let start = try await broker.begin("google")
             let (account, returnTo) = try await broker.callback(start)
@@ -141,8 +141,9 @@ struct AuthorizationServiceTests {
             let token = try #require(await broker.upstream.requests(to: broker.tokenURL("google")).first)
             let verifier = try #require(token.form["code_verifier"])
             #expect(PKCE.challenge(for: verifier) == parameter("code_challenge", of: start.authorizeURL))
-            let userinfo = try #require(await broker.upstream.requests(to: "https://openidconnect.googleapis.com/").first)
-            #expect(userinfo.header("Authorization") == "Bearer \(BrokerHarness.googleAccessToken)")
+            #expect(parameter("nonce", of: start.authorizeURL)?.utf8.count == 43)
+            // The ID token names the user and carries the name: no userinfo call.
+            #expect(await broker.upstream.requests(to: "https://openidconnect.googleapis.com/").isEmpty)
         }
     }
 
@@ -261,9 +262,7 @@ struct AuthorizationServiceTests {
         try await BrokerHarness.with { broker in
             let first = try await broker.callback(try await broker.begin("google")).account
             broker.clock.advance(86_400)
-            await broker.upstream.on(
-                broker.tokenURL("google"),
-                respond: ProviderWire.googleToken(accessToken: "ya29.second", refreshToken: "1//second", expiresIn: 100))
+            await broker.answerGoogleToken(accessToken: "ya29.second", refreshToken: "1//second", expiresIn: 100)
             let second = try await broker.callback(try await broker.begin("google"), code: "code-2").account
             #expect(second.id == first.id)
             #expect(second.createdAt == Date.fixture)
@@ -278,9 +277,7 @@ struct AuthorizationServiceTests {
     @Test func reauthorizationWithoutANewRefreshTokenKeepsTheOldOne() async throws {
         try await BrokerHarness.with { broker in
             _ = try await broker.callback(try await broker.begin("google"))
-            await broker.upstream.on(
-                broker.tokenURL("google"),
-                respond: ProviderWire.response(200, "application/json", #"{"access_token":"ya29.third","expires_in":3599}"#))
+            await broker.answerGoogleToken(accessToken: "ya29.third", refreshToken: nil, expiresIn: 3599)
             let again = try await broker.callback(try await broker.begin("google")).account
             #expect(again.accessToken.value == "ya29.third")
             #expect(again.refreshToken?.value == BrokerHarness.googleRefreshToken)

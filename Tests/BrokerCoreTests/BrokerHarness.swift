@@ -2,6 +2,7 @@ import BrokerCore
 import BrokerFileStore
 import BrokerTestSupport
 import Foundation
+import Synchronization
 
 /// The core services on real JSON-file stores in a temporary directory, a fake provider and a hand-moved clock.
 struct BrokerHarness {
@@ -30,6 +31,8 @@ struct BrokerHarness {
     let registry: ProviderRegistry
     let authorization: AuthorizationService
     let accountService: AccountService
+    /// The `nonce` of the last flow started, which Google's ID token answers with.
+    let lastNonce = NonceBox()
 
     /// Runs `body` with fresh stores under a temporary directory and the default provider answers installed;
     /// `providerCalls` and `onFlow` hear what the services report for metrics.
@@ -55,6 +58,7 @@ struct BrokerHarness {
         upstream = FakeUpstream()
         clock = TestClock()
         registry = try ProviderRegistry.load(environment: environment, providersFile: nil)
+        await GoogleOpenID.discover(in: registry)
         authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream,
             publicURL: Self.publicURL, flowTTL: Self.flowTTL, returnToAllowlist: [Self.allowedOrigin], now: clock.function,
@@ -68,17 +72,27 @@ struct BrokerHarness {
         await upstream.on(
             "https://github.com/login/oauth/access_token", respond: ProviderWire.githubTokenJSON(accessToken: Self.githubAccessToken))
         await upstream.on("https://api.github.com/user", respond: ProviderWire.githubUser())
-        await upstream.on(
-            "https://oauth2.googleapis.com/token",
-            respond: ProviderWire.googleToken(
-                accessToken: Self.googleAccessToken, refreshToken: Self.googleRefreshToken))
+        await answerGoogleToken(accessToken: Self.googleAccessToken, refreshToken: Self.googleRefreshToken)
         await upstream.on("https://openidconnect.googleapis.com/v1/userinfo", respond: ProviderWire.googleUserinfo())
         await upstream.on("https://oauth2.googleapis.com/revoke", respond: UpstreamResponse(status: 200))
     }
 
-    /// The token endpoint URL of `provider`.
+    /// The token endpoint URL of `provider` (an OpenID provider's from its discovery document).
     func tokenURL(_ provider: String) -> String {
-        registry.provider(named: provider)?.tokenURL ?? "-"
+        if case .loaded(let metadata) = registry.discovery.state(of: provider) { return metadata.tokenEndpoint }
+        return registry.provider(named: provider)?.tokenURL ?? "-"
+    }
+
+    /// Makes Google's token endpoint answer with these tokens and an ID token for the last flow's nonce.
+    func answerGoogleToken(accessToken: String, refreshToken: String?, expiresIn: Int = 3920) async {
+        let nonces = lastNonce
+        let clock = self.clock
+        await upstream.on("https://oauth2.googleapis.com/token") { _ in
+            .success(
+                ProviderWire.googleToken(
+                    accessToken: accessToken, refreshToken: refreshToken, expiresIn: expiresIn,
+                    idToken: GoogleOpenID.idToken(nonce: nonces.value, expires: clock.now.addingTimeInterval(3600))))
+        }
     }
 
     /// How many token requests `provider` has received.
@@ -90,7 +104,10 @@ struct BrokerHarness {
     func begin(_ provider: String, nonce: String = "cookie-nonce-A", returnTo: String? = nil) async throws(BrokerError)
         -> AuthorizationStart
     {
-        try await authorization.begin(provider: provider, returnTo: returnTo, binding: AuthorizationService.binding(forCookieNonce: nonce))
+        let start = try await authorization.begin(
+            provider: provider, returnTo: returnTo, binding: AuthorizationService.binding(forCookieNonce: nonce))
+        lastNonce.value = URLComponents(string: start.authorizeURL)?.queryItems?.first { $0.name == "nonce" }?.value
+        return start
     }
 
     /// Calls back for `start` with `code`, presenting the cookie `nonce`.
@@ -98,6 +115,15 @@ struct BrokerHarness {
         async throws(BrokerError) -> (account: Account, returnTo: String?)
     {
         try await authorization.complete(state: start.state, bindingProof: nonce, query: ["code": code, "state": start.state])
+    }
+}
+
+/// The last OpenID nonce a harness sent, shared with the answers that echo it.
+final class NonceBox: Sendable {
+    private let box = Mutex<String?>(nil)
+    var value: String? {
+        get { box.withLock { $0 } }
+        set { box.withLock { $0 = newValue } }
     }
 }
 

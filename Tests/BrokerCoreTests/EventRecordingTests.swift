@@ -30,10 +30,12 @@ struct EventRecordingTests {
         let accounts: JSONFileAccountRepository
         let authorization: AuthorizationService
         let service: AccountService
+        let registry: ProviderRegistry
 
         static func with(_ body: (World) async throws -> Void) async throws {
             try await TemporaryDirectory.with { directory in
                 let world = try World(directory: directory)
+                await GoogleOpenID.discover(in: world.registry)
                 await world.upstream.on(
                     "https://api.weibo.com/oauth2/access_token",
                     respond: ProviderWire.weiboToken(accessToken: BrokerHarness.weiboAccessToken))
@@ -47,6 +49,7 @@ struct EventRecordingTests {
         private init(directory: String) throws {
             accounts = try JSONFileAccountRepository(directory: directory)
             let registry = try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil)
+            self.registry = registry
             authorization = AuthorizationService(
                 registry: registry, accounts: accounts, flows: try JSONFileFlowStore(directory: directory), upstream: upstream,
                 publicURL: BrokerHarness.publicURL, flowTTL: 600, returnToAllowlist: [], now: clock.function, events: sink)

@@ -13,6 +13,7 @@ struct OAuth2ClientTests {
     {
         var provider = try #require(
             try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil).provider(named: name))
+        if provider.kind == .oidc { provider = try provider.oauth2Configuration(discovered: GoogleOpenID.metadata) }
         edit(&provider)
         return OAuth2Client(settings: try OAuth2Settings(provider), redirectURI: Self.redirectURI, upstream: upstream)
     }

@@ -192,7 +192,7 @@ struct ProviderRegistryTests {
         let file = #"{"providers": {"google": {"revoke_url": null}}}"#
         let registry = try load(file, environment: ["GOOGLE_CLIENT_ID": "i", "GOOGLE_CLIENT_SECRET": "s"])
         #expect(registry.provider(named: "google")?.revokeURL == nil)
-        #expect(registry.provider(named: "google")?.userURL == "https://openidconnect.googleapis.com/v1/userinfo")
+        #expect(registry.provider(named: "google")?.issuer == "https://accounts.google.com")
     }
 
     @Test func presetsHaveTheNamesPeopleKnowThemBy() throws {

@@ -57,11 +57,13 @@ enum ProviderWire {
         response(200, "application/json; charset=utf-8", #"{"login":"\#(login)","id":\#(id),"node_id":"MDQ6VXNlcjE=","type":"User"}"#)
     }
 
-    /// Google's token answer with a refresh token.
-    static func googleToken(accessToken: String, refreshToken: String, expiresIn: Int = 3920) -> UpstreamResponse {
-        response(
+    /// Google's token answer with a refresh token, and an ID token when given (a code exchange's).
+    static func googleToken(accessToken: String, refreshToken: String?, expiresIn: Int = 3920, idToken: String? = nil) -> UpstreamResponse {
+        let refresh = refreshToken.map { #","refresh_token":"\#($0)""# } ?? ""
+        let id = idToken.map { #","id_token":"\#($0)""# } ?? ""
+        return response(
             200, "application/json; charset=utf-8",
-            #"{"access_token":"\#(accessToken)","expires_in":\#(expiresIn),"token_type":"Bearer","scope":"openid https://www.googleapis.com/auth/userinfo.email","refresh_token":"\#(refreshToken)"}"#
+            #"{"access_token":"\#(accessToken)","expires_in":\#(expiresIn),"token_type":"Bearer","scope":"openid https://www.googleapis.com/auth/userinfo.email"\#(refresh)\#(id)}"#
         )
     }
 

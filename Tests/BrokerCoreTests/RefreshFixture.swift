@@ -28,6 +28,7 @@ struct RefreshFixture {
     static func with(_ body: (RefreshFixture) async throws -> Void) async throws {
         try await TemporaryDirectory.with { directory in
             let registry = try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: Array(providersFile.utf8))
+            await GoogleOpenID.discover(in: registry)
             let fixture = RefreshFixture(
                 accounts: try JSONFileAccountRepository(directory: directory), upstream: FakeUpstream(),
                 clock: TestClock(), registry: registry, events: EventLog())

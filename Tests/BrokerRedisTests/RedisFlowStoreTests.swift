@@ -27,6 +27,25 @@ struct RedisFlowStoreTests {
         }
     }
 
+    @Test func anOpenIDNonceIsKeptAndAFlowOfThePreviousFormatIsReadWithoutOne() async throws {
+        try await RedisServer.with { server async throws in
+            let client = server.client()
+            let store = RedisFlowStore(client: client, now: { .fixture })
+            var flow = Self.makeFlow()
+            flow.nonce = Secret("nonce-SENTINEL-0123456789")
+            try await store.put(flow)
+            #expect(try await store.take(state: flow.state, now: .fixture)?.nonce == flow.nonce)
+            // A record exactly as the previous version wrote it: no nonce member.
+            let state = PendingFlow.randomState()
+            let previous =
+                #"{"binding":"api","code_verifier":"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk","created_at":"2026-12-01T08:00:00Z","#
+                + #""expires_at":"2099-12-01T08:10:00Z","provider":"google","state":"\#(state)","version":1}"#
+            _ = try await client.command("SET", "tb:flow:\(state)", previous)
+            let taken = try #require(try await store.take(state: state, now: .fixture))
+            #expect(taken.provider == "google" && taken.nonce == nil && taken.codeVerifier != nil)
+        }
+    }
+
     @Test func aLookAlikeStateTakesNothing() async throws {
         try await RedisServer.with { server async throws in
             try await FlowStoreConformance.lookAlikeStateTakesNothing { RedisFlowStore(client: server.client(), now: { .fixture }) }

@@ -100,10 +100,9 @@ struct ReplicaWorld {
     let clock: HandClock
 
     static func make(server: RedisServer) async throws -> ReplicaWorld {
-        ReplicaWorld(
-            server: server,
-            registry: try ProviderRegistry.load(environment: RedisRefreshBackoffStoreTests.environment, providersFile: nil),
-            upstream: CountingProvider(), clock: HandClock())
+        let registry = try ProviderRegistry.load(environment: RedisRefreshBackoffStoreTests.environment, providersFile: nil)
+        await GoogleOpenID.discover(in: registry)
+        return ReplicaWorld(server: server, registry: registry, upstream: CountingProvider(), clock: HandClock())
     }
 
     /// One broker replica with its own Redis client, as a separate process would have; `backoff` replaces the shared one.

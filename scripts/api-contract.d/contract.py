@@ -114,8 +114,10 @@ class Broker:
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         providers = os.path.join(workdir, "providers.json")
+        # An OpenID provider whose issuer never answers: listed as unavailable, its sign-ins refused with 503.
+        down = {"kind": "oidc", "issuer": "http://127.0.0.1:9", "client_id": "down-client", "client_secret": "down-secret"}
         with open(providers, "w") as f:
-            json.dump({"providers": provider.providers}, f)
+            json.dump({"providers": dict(provider.providers, **{"down-oidc": down})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -304,6 +306,10 @@ def test_documents_and_probes(t):
     expect(providers, 200)
     by_name = {p["name"]: p for p in providers.json["providers"]}
     assert by_name["acme"]["configured"] and not by_name["github"]["configured"], by_name
+    assert by_name["acme"]["available"] and by_name["acme"]["reason"] is None, by_name["acme"]
+    down = by_name["down-oidc"]
+    assert down["kind"] == "oidc" and down["configured"] and not down["available"], down
+    assert down["reason"].startswith("discovery"), down
 
 
 def test_transport_errors(t):
@@ -333,6 +339,7 @@ def test_authorize_errors(t):
     expect(t.call("GET", "/authorize", JSON), 400, "bad_request")
     expect(t.call("GET", "/authorize?provider=nope", JSON), 404, "unknown_provider")
     expect(t.call("GET", "/authorize?provider=github", JSON), 503, "provider_not_configured")
+    expect(t.call("GET", "/authorize?provider=down-oidc", JSON), 503, "provider_unavailable")
     expect(t.call("GET", "/authorize?provider=acme&return_to=https://evil.example/", JSON), 400, "invalid_return_to")
     page = t.call("GET", "/authorize?provider=nope", HTML)
     expect(page, 404)

@@ -44,7 +44,7 @@ extension HTMLPage {
         case .invalidState:
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
-        case .unknownProvider, .providerNotConfigured, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
+        case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable:
             error.message
         }
@@ -55,7 +55,7 @@ extension HTMLPage {
         switch error {
         case .accessDenied, .invalidState, .expired, .reauthorizationRequired, .notRefreshable:
             "Go back and choose Connect again."
-        case .upstreamError, .upstreamTimeout, .storageUnavailable:
+        case .upstreamError, .upstreamTimeout, .storageUnavailable, .providerUnavailable:
             "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."
         case .providerNotConfigured, .unknownProvider:
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."

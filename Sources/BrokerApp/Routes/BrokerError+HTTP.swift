@@ -7,7 +7,7 @@ extension BrokerError {
     var status: HTTPStatus {
         switch self {
         case .unknownProvider, .notFound: return .notFound
-        case .providerNotConfigured, .storageUnavailable: return .serviceUnavailable
+        case .providerNotConfigured, .providerUnavailable, .storageUnavailable: return .serviceUnavailable
         case .invalidReturnTo, .invalidState, .badRequest: return .badRequest
         case .accessDenied: return .forbidden
         case .upstreamError: return .badGateway
@@ -22,7 +22,8 @@ extension BrokerError {
     var isUpstreamFailure: Bool {
         switch self {
         case .upstreamError, .upstreamTimeout: return true
-        case .unknownProvider, .notFound, .providerNotConfigured, .storageUnavailable, .invalidReturnTo, .invalidState,
+        case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
+            .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized:
             return false
         }

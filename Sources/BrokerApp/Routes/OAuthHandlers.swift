@@ -230,21 +230,33 @@ final class OAuthHandlers: Sendable {
         }
     }
 
-    /// `GET /providers`: names, kinds and whether each is configured (and what it lacks).
+    /// `GET /providers`: names, kinds, whether each is configured (and what it lacks) and available (and why not).
     func providers(_ request: Request) -> Response {
         let items = registry.all.map { p in
-            AccountJSON.object([
+            let unavailable = Self.unavailability(of: p, in: registry)
+            return AccountJSON.object([
                 ("name", JSONString.quote(p.name)), ("display_name", JSONString.quote(p.displayedName)),
                 ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"),
                 ("kind", JSONString.quote(p.kind.rawValue)), ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
                 ("grants", "[" + p.grants.listed.map(JSONString.quote).joined(separator: ",") + "]"),
+                ("available", p.isConfigured && unavailable == nil ? "true" : "false"),
+                ("reason", unavailable.map(JSONString.quote) ?? "null"),
             ])
         }
         return Response.json(.ok, "{\"providers\":[" + items.joined(separator: ",") + "]}")
     }
 
     // MARK: Helpers
+
+    /// Why configured provider `p` cannot start a sign-in now (an OpenID provider without its discovery document), or nil.
+    static func unavailability(of p: ProviderConfiguration, in registry: ProviderRegistry) -> String? {
+        switch registry.discovery.state(of: p.name) {
+        case nil, .loaded: nil
+        case .pending: "discovery pending"
+        case .failed(let reason): "discovery failed: " + reason
+        }
+    }
 
     /// The error response; with `negotiatingFor`, a browser gets a page in plain words instead of JSON.
     private func failure(_ error: any Error, event: String?, negotiatingFor request: Request? = nil) -> Response {

@@ -118,6 +118,7 @@ public final class AuthorizationService: Sendable {
             requestToken: start.requestToken,
             requestTokenSecret: start.requestTokenSecret,
             returnTo: returnTo,
+            nonce: start.nonce,
             createdAt: createdAt,
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
         )

@@ -14,6 +14,7 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, Cu
         if requestToken != nil { parts.append("requestToken: <redacted>") }
         if let requestTokenSecret { parts.append("requestTokenSecret: \(requestTokenSecret)") }
         if let returnTo { parts.append("returnTo: \(returnTo)") }
+        if let nonce { parts.append("nonce: \(nonce)") }
         return "PendingFlow(\(parts.joined(separator: ", ")))"
     }
 
@@ -30,6 +31,7 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, Cu
                 "codeVerifier": codeVerifier as Any,
                 "requestTokenSecret": requestTokenSecret as Any,
                 "returnTo": returnTo as Any,
+                "nonce": nonce as Any,
                 "createdAt": createdAt,
                 "expiresAt": expiresAt,
             ], displayStyle: .struct)

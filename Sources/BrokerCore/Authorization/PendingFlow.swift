@@ -18,6 +18,8 @@ public struct PendingFlow: Sendable, Equatable {
     public var requestTokenSecret: Secret?
     /// Where to send the browser when the flow completes.
     public var returnTo: String?
+    /// The OpenID Connect `nonce` the authorization request carried (OIDC Core §3.1.2.1); absent in other flows and in flows of earlier versions.
+    public var nonce: Secret?
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -32,6 +34,7 @@ public struct PendingFlow: Sendable, Equatable {
         requestToken: String? = nil,
         requestTokenSecret: Secret? = nil,
         returnTo: String? = nil,
+        nonce: Secret? = nil,
         createdAt: Date,
         expiresAt: Date
     ) {
@@ -42,6 +45,7 @@ public struct PendingFlow: Sendable, Equatable {
         self.requestToken = requestToken
         self.requestTokenSecret = requestTokenSecret
         self.returnTo = returnTo
+        self.nonce = nonce
         self.createdAt = createdAt
         self.expiresAt = expiresAt
     }

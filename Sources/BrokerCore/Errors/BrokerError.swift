@@ -7,6 +7,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case unknownProvider(String)
     /// The provider exists but lacks settings, named as the operator sets them (`WEIBO_CLIENT_ID`, `client_id`).
     case providerNotConfigured(String, missing: [String])
+    /// The provider is configured but cannot be used yet, for `reason` (an OpenID provider whose discovery document is not loaded).
+    case providerUnavailable(String, reason: String)
     /// The `return_to` URL is not on the allowlist or is malformed.
     case invalidReturnTo
     /// The callback's state is missing, unknown, expired, used, or bound to another browser.
@@ -37,6 +39,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         switch self {
         case .unknownProvider: "unknown_provider"
         case .providerNotConfigured: "provider_not_configured"
+        case .providerUnavailable: "provider_unavailable"
         case .invalidReturnTo: "invalid_return_to"
         case .invalidState: "invalid_state"
         case .accessDenied: "access_denied"
@@ -61,6 +64,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "Provider \(Self.quoted(name)) is not available in this broker."
         case .providerNotConfigured(let name, let missing):
             "Provider \(Self.quoted(name)) is not configured: set \(missing.joined(separator: ", "))."
+        case .providerUnavailable(let name, let reason):
+            "Provider \(Self.quoted(name)) is unavailable for now (\(reason)); try again later."
         case .invalidReturnTo:
             "return_to must be an http(s) URL on an allowed origin."
         case .invalidState:

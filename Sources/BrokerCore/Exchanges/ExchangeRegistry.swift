@@ -11,6 +11,7 @@ enum ExchangeRegistry {
         let scoped = context.scoped(to: provider.name)
         return switch provider.kind {
         case .oauth2: OAuth2Exchange(settings: try OAuth2Settings(provider), context: scoped)
+        case .oidc: OIDCExchange(settings: try OIDCSettings(provider), context: scoped)
         case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: scoped)
         case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: scoped)
         }
@@ -28,6 +29,8 @@ enum ExchangeRegistry {
             guard let revocation = try OAuth2Revocation.of(provider) else { return nil }
             let call = context.call
             return { account throws(BrokerError) in try await revocation.revoke(account, through: call) }
+        case .oidc:
+            return try OIDCExchange.revocation(for: provider, in: context)
         case .oauth1:
             return nil
         case .tmdb:
@@ -39,6 +42,7 @@ enum ExchangeRegistry {
     static func missingKeys(in provider: ProviderConfiguration) -> [String] {
         switch provider.kind {
         case .oauth2: OAuth2Settings.missingKeys(in: provider)
+        case .oidc: OIDCSettings.missingKeys(in: provider)
         case .oauth1: OAuth1Settings.missingKeys(in: provider)
         case .tmdb: TMDBSettings.missingKeys(in: provider)
         }

@@ -8,6 +8,8 @@ struct ExchangeStart: Sendable {
     var requestToken: String?
     /// The OAuth 1.0a temporary token's secret, which signs the token credentials request (RFC 5849 §2.3).
     var requestTokenSecret: Secret?
+    /// The OpenID Connect `nonce` sent with the authorization request (OIDC Core §3.1.2.1), compared with the ID token's.
+    var nonce: Secret?
     /// The longest the flow may live, in seconds, when the provider's own token dies sooner than the broker's flow TTL.
     var maximumLifetime: Double?
 

@@ -22,4 +22,6 @@ public enum ProviderStep: String, Sendable, CaseIterable {
     case session
     /// TMDB's account lookup for a session.
     case account
+    /// OpenID Connect Discovery: the issuer's `/.well-known/openid-configuration` (OIDC Discovery §4).
+    case discovery
 }

@@ -76,6 +76,8 @@ public struct ProviderConfiguration: Sendable {
     public var revokesAccessToken: Bool = false
     /// Whether a revocation without client authentication still sends `client_id` (Twitch).
     public var revokeSendsClientID: Bool = false
+    /// For an `oidc` provider, what the operator decided that the discovery document would otherwise decide, and what its preset knows of its ID tokens.
+    public var oidcOptions = OIDCOptions()
     /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
     public var requestHeaders: [(String, String)] = []
     /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.

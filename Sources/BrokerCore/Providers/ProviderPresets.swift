@@ -103,21 +103,25 @@ public enum ProviderPresets {
         displayName: "GitHub"
     )
 
-    /// Google: PKCE S256, offline access with consent (so a refresh token is issued each time), `sub` from OpenID userinfo.
-    static let google = ProviderConfiguration(
-        name: "google", kind: .oauth2,
-        authorizeURL: "https://accounts.google.com/o/oauth2/v2/auth",
-        tokenURL: "https://oauth2.googleapis.com/token",
-        userURL: "https://openidconnect.googleapis.com/v1/userinfo",
-        userIDFields: ["sub"],
-        revokeURL: "https://oauth2.googleapis.com/revoke",
-        revokeAuthenticatesClient: false,
-        scopes: ["openid", "email", "profile"],
-        pkce: true,
-        extraAuthorizeParameters: [("access_type", "offline"), ("prompt", "consent")],
-        settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"],
-        displayName: "Google"
-    )
+    /// Google: OpenID Connect from the issuer `https://accounts.google.com`, offline access with consent (so a refresh
+    /// token is issued each time); the user is the ID token's `sub`, the same id Google's userinfo gives.
+    ///
+    /// The endpoints, PKCE S256 and the client authentication come from Google's
+    /// discovery document; its revocation endpoint takes no client credentials.
+    static let google: ProviderConfiguration = {
+        var google = ProviderConfiguration(
+            name: "google", kind: .oidc,
+            revokeAuthenticatesClient: false,
+            scopes: ["openid", "email", "profile"],
+            extraAuthorizeParameters: [("access_type", "offline"), ("prompt", "consent")],
+            settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"],
+            displayName: "Google"
+        )
+        google.issuer = "https://accounts.google.com"
+        // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
+        google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
+        return google
+    }()
 
     /// Twitter OAuth 1.0a: consumer key and secret, three endpoints, `verify_credentials` for the profile.
     ///

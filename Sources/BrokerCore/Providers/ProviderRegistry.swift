@@ -2,12 +2,15 @@
 public struct ProviderRegistry: Sendable {
     /// Keyed by the name's exact bytes, so a look-alike spelling never finds a provider.
     private let providers: [ExactKey: ProviderConfiguration]
+    /// The discovery documents of the configured OpenID Connect providers, shared by every copy of this registry.
+    public let discovery: OIDCDiscoveryCache
 
     /// Builds the registry from an explicit list, for tests and embedders; a later duplicate name wins.
     public init(providers: [ProviderConfiguration]) {
         var table: [ExactKey: ProviderConfiguration] = [:]
         for provider in providers { table[ExactKey(provider.name)] = provider }
         self.providers = table
+        discovery = OIDCDiscoveryCache(providers: table.values.filter { $0.kind == .oidc && $0.isConfigured }.map(\.name))
     }
 
     /// Presets (``ProviderPresets``) with credentials from `environment`, then the providers file over them.

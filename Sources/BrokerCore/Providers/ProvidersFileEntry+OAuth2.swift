@@ -18,7 +18,7 @@ extension ProvidersFileEntry {
     func applyOAuth2(to c: inout ProviderConfiguration) throws(ProviderConfigurationError) {
         let present = Self.oauth2Keys.filter { settings[$0] != nil }.sorted()
         guard !present.isEmpty else { return }
-        if c.kind != .oauth2, let key = present.first {
+        if c.kind != .oauth2, c.kind != .oidc, let key = present.first {
             throw failure(key, "applies to oauth2 providers only; this one is \(c.kind.rawValue)")
         }
         if settings["token_request_format"] != nil { c.tokenRequestFormat = try choice("token_request_format", default: .form) }

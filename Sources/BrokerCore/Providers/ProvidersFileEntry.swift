@@ -22,6 +22,7 @@ struct ProvidersFileEntry {
         try applyIssuer(to: &configuration)
         try applyDisplay(to: &configuration)
         try applyOAuth2(to: &configuration)
+        try applyOIDC(to: &configuration)
         try applyGrant(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
@@ -35,7 +36,7 @@ struct ProvidersFileEntry {
             guard let parsed = ProviderKind(rawValue: kindName) else {
                 // Quote the file's text, not what a ${NAME} in it resolved to: that may be a secret.
                 let written = settings["kind"] as? String ?? kindName
-                throw failure("kind", "unknown kind \"\(written)\"; expected oauth2, oauth1 or tmdb")
+                throw failure("kind", "unknown kind \"\(written)\"; expected oauth2, oidc, oauth1 or tmdb")
             }
             kind = parsed
         } else {
@@ -48,8 +49,9 @@ struct ProvidersFileEntry {
             return preset
         }
         guard let kind else {
-            throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oauth1\" or \"tmdb\"")
+            throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oidc\", \"oauth1\" or \"tmdb\"")
         }
+        if kind == .oidc { return Self.customOIDC(named: provider) }
         return ProviderConfiguration(name: provider, kind: kind, userIDFields: ["id"])
     }
 

@@ -2,7 +2,7 @@ import Foundation
 
 /// Stores a pending flow as human-readable JSON with `"version": 1`, like account records.
 ///
-/// With a `sealer`, the PKCE verifier and the OAuth 1.0a request-token secret are
+/// With a `sealer`, the PKCE verifier, the OAuth 1.0a request-token secret and the OpenID Connect nonce are
 /// sealed like account secrets (ChaCha20-Poly1305, the flow's state as associated
 /// data) and written as `sealed:v1:<kid>:<nonce>:<ciphertext>`; a plaintext value
 /// (a store without a key) is still read.
@@ -39,6 +39,7 @@ public enum PendingFlowCodec {
             requestToken: flow.requestToken,
             requestTokenSecret: protect(flow.requestTokenSecret, "request_token_secret"),
             returnTo: flow.returnTo,
+            nonce: protect(flow.nonce, "nonce"),
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -69,6 +70,7 @@ public enum PendingFlowCodec {
             requestToken: record.requestToken,
             requestTokenSecret: try reveal(record.requestTokenSecret, "request_token_secret"),
             returnTo: record.returnTo,
+            nonce: try reveal(record.nonce, "nonce"),
             createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path)
         )

@@ -16,6 +16,8 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var requestTokenSecret: String?
     /// `return_to`.
     package var returnTo: String?
+    /// `nonce` (OpenID Connect), plaintext or sealed; absent in records of earlier versions and in other flows.
+    package var nonce: String? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -28,6 +30,7 @@ package struct PendingFlowJSON: Codable, Equatable {
         case requestToken = "request_token"
         case requestTokenSecret = "request_token_secret"
         case returnTo = "return_to"
+        case nonce
         case createdAt = "created_at"
         case expiresAt = "expires_at"
     }

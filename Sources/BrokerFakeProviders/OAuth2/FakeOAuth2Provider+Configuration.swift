@@ -28,6 +28,10 @@ extension FakeOAuth2Provider {
         public var displayName: String?
         /// The issuer identifier put in every authorization response as `iss` (RFC 9207 §2); nil sends none.
         public var issuer: String?
+        /// Whether the provider is also an OpenID Connect provider: it serves `/.well-known/openid-configuration`
+        /// (OIDC Discovery §4), and a code exchange answers with an `id_token` (OIDC Core §3.1.3.3). Its issuer is
+        /// `http://` plus the `Host` it is asked under, so it is known before the port is.
+        public var openID: Bool = false
         /// Whether `/_fake/stats` and `/_fake/control` answer, so another process can read the ledger and set the behaviour.
         public var controlRoutes: Bool
         /// Whether the token endpoint grants app tokens with the client credentials grant (RFC 6749 §4.4); without it
@@ -157,6 +161,10 @@ extension FakeOAuth2Provider {
         /// How a client credentials grant fails, after the client is authenticated; nil answers with a token that
         /// lives ``accessTokenLifetime`` seconds.
         public var clientCredentialsFailure: Failure?
+        /// Whether the discovery document answers 503 instead, as an issuer that is down (an ``Configuration/openID`` provider).
+        public var discoveryDown = false
+        /// What the ID token gets wrong on purpose; nil issues a correct one.
+        public var idTokenFault: IDTokenFault?
 
         /// The usual behaviour of `dialect`: Weibo issues tokens for about five years and no refresh token,
         /// the RFC 6749 dialect tokens for an hour with rotating refresh tokens (a GitHub App's user tokens).
@@ -173,6 +181,24 @@ extension FakeOAuth2Provider {
             }
             refreshedTokenLifetime = accessTokenLifetime
         }
+    }
+
+    /// A wrong ID token, each a check of OIDC Core §3.1.3.7 a client must make.
+    public enum IDTokenFault: String, Sendable, Equatable, CaseIterable {
+        /// `iss` names another issuer.
+        case wrongIssuer = "wrong_issuer"
+        /// `aud` names another client.
+        case wrongAudience = "wrong_audience"
+        /// `exp` passed an hour ago.
+        case expired
+        /// `nonce` is not the one the authorization request sent.
+        case wrongNonce = "wrong_nonce"
+        /// No `nonce`, though the authorization request sent one.
+        case missingNonce = "missing_nonce"
+        /// Two audiences and no `azp`.
+        case severalAudiences = "several_audiences"
+        /// No `id_token` in the answer at all.
+        case absent
     }
 
     /// Whose account an authorization is.
@@ -261,6 +287,8 @@ extension FakeOAuth2Provider {
         public var userCalls = 0
         /// Requests to the revocation endpoint.
         public var revokeCalls = 0
+        /// Requests for the discovery document.
+        public var discoveryCalls = 0
         /// Every access token issued, oldest first.
         public var accessTokens: [String] = []
         /// The refresh token issued last, if any.

@@ -94,8 +94,7 @@ public final class FakeOAuth2Provider: Sendable {
         if !(dialect == .weibo && name == "weibo") { fields.insert(("kind", "\"oauth2\""), at: 0) }
         if dialect == .weibo && name != "weibo" { fields.append(("user_id_field", "\"uid\"")) }
         if configuration.pkce == .required { fields.append(("pkce", "true")) }
-        let object = fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + (extra.isEmpty ? "" : ", " + extra)
-        return "\(JSONString.quote(name)): {\(object)}"
+        return Self.entry(name: name, fields: fields, extra: extra)
     }
 
     /// The entry with its defaults.
@@ -105,11 +104,29 @@ public final class FakeOAuth2Provider: Sendable {
     /// client id and secret (from `secretVariable`), `token_url` and `"grant": "client_credentials"`, nothing else.
     /// `extra` is added inside the object.
     public func appTokenEntry(name: String = "acme-app", secretVariable: String = "FAKE_ACME_SECRET", extra: String = "") -> String {
-        let fields = [
-            ("kind", "\"oauth2\""), ("client_id", JSONString.quote(configuration.clientID)),
-            ("client_secret", JSONString.quote("${" + secretVariable + "}")),
-            ("token_url", JSONString.quote(baseURL + configuration.paths.token)), ("grant", "\"client_credentials\""),
-        ]
+        Self.entry(
+            name: name,
+            fields: [
+                ("kind", "\"oauth2\""), ("client_id", JSONString.quote(configuration.clientID)),
+                ("client_secret", JSONString.quote("${" + secretVariable + "}")),
+                ("token_url", JSONString.quote(baseURL + configuration.paths.token)), ("grant", "\"client_credentials\""),
+            ], extra: extra)
+    }
+
+    /// The providers-file entry `"NAME": {"kind": "oidc", "issuer": …}` of this fake as an OpenID provider (``Configuration/openID``):
+    /// the issuer and the client alone, everything else from the discovery document. `extra` is added inside the object.
+    public func oidcProviderEntry(name: String = "acme", secretVariable: String = "FAKE_ACME_SECRET", extra: String = "") -> String {
+        Self.entry(
+            name: name,
+            fields: [
+                ("kind", "\"oidc\""), ("issuer", JSONString.quote(baseURL)),
+                ("client_id", JSONString.quote(configuration.clientID)),
+                ("client_secret", JSONString.quote("${" + secretVariable + "}")),
+            ], extra: extra)
+    }
+
+    /// `"NAME": {fields…, extra}`, each field's value already JSON.
+    private static func entry(name: String, fields: [(String, String)], extra: String) -> String {
         let object = fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + (extra.isEmpty ? "" : ", " + extra)
         return "\(JSONString.quote(name)): {\(object)}"
     }
@@ -138,6 +155,9 @@ public final class FakeOAuth2Provider: Sendable {
                 // Weibo documents GET as well as POST for revokeoauth2.
                 router.add(.GET, revoke, .sync(endpoints.revoke))
             }
+        }
+        if configuration.openID {
+            router.add(.GET, "/.well-known/openid-configuration", .sync(endpoints.discovery))
         }
         if configuration.controlRoutes {
             router.add(.GET, "/_fake/stats", .sync(endpoints.stats))

@@ -77,6 +77,7 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
             body = "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"token_type\":\"bearer\",\"expires_in\":\(grant.expiresIn)"
             if let refresh = grant.refreshToken { body += ",\"refresh_token\":\(JSONString.quote(refresh))" }
             if let scope = grant.scope { body += ",\"scope\":\(JSONString.quote(scope))" }
+            if let idToken = grant.idToken { body += ",\"id_token\":\(JSONString.quote(idToken))" }
         case .weibo:
             body =
                 "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"remind_in\":\"\(grant.expiresIn)\","
@@ -207,4 +208,8 @@ struct IssuedTokens {
     var scope: String?
     /// Whether the tokens answer the refresh grant.
     var refreshing = false
+    /// The authorization request's OpenID Connect `nonce`.
+    var nonce: String?
+    /// The ID token that goes with a code exchange's answer (an OpenID provider's).
+    var idToken: String?
 }

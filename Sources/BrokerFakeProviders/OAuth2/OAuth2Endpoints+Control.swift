@@ -6,6 +6,7 @@ extension OAuth2Endpoints {
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
         "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
         "client_credentials_failure", "client_credentials_delay",
+        "discovery", "id_token",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -28,7 +29,7 @@ extension OAuth2Endpoints {
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
     /// (revocation answers that 4xx or 5xx status and revokes nothing), `client_credentials_failure=NAME|none`,
-    /// `client_credentials_delay=SECONDS`.
+    /// `client_credentials_delay=SECONDS`, `discovery=up|down` (the discovery document answers 503 while down), `id_token=NAME|none` (names of ``FakeOAuth2Provider/IDTokenFault``; `none` issues a correct one).
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -92,6 +93,13 @@ extension OAuth2Endpoints {
             let modes: [String: FakeOAuth2Provider.RefreshTokens] = ["none": .none, "rotate": .rotate, "keep": .keep]
             guard let mode = modes[value] else { return nil }
             return { $0.refreshTokens = mode }
+        case "discovery":
+            guard value == "up" || value == "down" else { return nil }
+            return { $0.discoveryDown = value == "down" }
+        case "id_token":
+            if value == "none" { return { $0.idTokenFault = nil } }
+            guard let fault = FakeOAuth2Provider.IDTokenFault(rawValue: value) else { return nil }
+            return { $0.idTokenFault = fault }
         case "revoke_failure":
             if value == "none" { return { $0.revokeFailure = nil } }
             guard let code = Int(value), (400...599).contains(code) else { return nil }

@@ -95,7 +95,7 @@ final class OAuth2Endpoints: Sendable {
                 return (s.exchange(entry, form: form), nil, "")
             }
             if let failure { return answer(failure, form: form, uid: uid) }
-            return answer(outcome!)
+            return answer(withIDToken(outcome!, issuer: issuer(request)))
         case "refresh_token":
             state.withLock { $0.ledger.refreshCalls += 1 }
             if behaviour.refreshDelay > 0 { try? await Task.sleep(nanoseconds: UInt64(behaviour.refreshDelay * 1e9)) }

@@ -12,6 +12,8 @@ struct OAuth2ProviderState {
         var scope: String?
         var challenge: String?
         var askedAt: Date
+        /// The OpenID Connect `nonce`, returned in the ID token (OIDC Core §3.1.2.1).
+        var nonce: String? = nil
     }
 
     /// A code issued and not yet used.
@@ -125,7 +127,7 @@ struct OAuth2ProviderState {
         }
         let request = AuthorizationRequest(
             redirectURI: redirect, state: state, scope: query[quirks.scopeParameter],
-            challenge: challenge, askedAt: now)
+            challenge: challenge, askedAt: now, nonce: query["nonce"])
         switch configuration.consent {
         case .automatic:
             return .redirect(answer(request, approve: !behaviour.deny))
@@ -246,7 +248,8 @@ struct OAuth2ProviderState {
             return .raw(body)
         }
         var grant = Grant(uid: entry.uid, scope: entry.request.scope)
-        let tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
+        var tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
+        tokens.nonce = entry.request.nonce
         grants[grantCount] = grant
         index(grantCount, grant, lifetime: behaviour.accessTokenLifetime)
         grantCount += 1

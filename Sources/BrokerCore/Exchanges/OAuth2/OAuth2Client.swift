@@ -54,6 +54,14 @@ public struct OAuth2Client: Sendable {
     /// (RFC 6749 §2.3.1); `code_verifier` is sent when the flow used PKCE. The
     /// body is a form, or the same parameters as a JSON object where the provider wants that.
     public func exchange(code: String, codeVerifier: String?) async throws(BrokerError) -> TokenGrant {
+        try await exchange(code: code, codeVerifier: codeVerifier) { _ throws(BrokerError) in () }.grant
+    }
+
+    /// Exchanges the code like ``exchange(code:codeVerifier:)`` and hands the answer's fields to `extra` too
+    /// (OpenID Connect reads the `id_token` there); what `extra` throws fails the exchange like any check.
+    func exchange<Extra>(
+        code: String, codeVerifier: String?, reading extra: ([String: Any]) throws(BrokerError) -> Extra
+    ) async throws(BrokerError) -> (grant: TokenGrant, extra: Extra) {
         let step = ProviderStep.tokenExchange
         var form: [(String, String)] = [
             ("grant_type", "authorization_code"),
@@ -65,7 +73,8 @@ public struct OAuth2Client: Sendable {
         let sensitive = [code, codeVerifier, settings.credentials.secret.value].compactMap { $0 }
         let layout = settings.tokenAnswer
         return try await call.perform(request, step: step, secrets: sensitive) { response throws(BrokerError) in
-            try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue, layout: layout)
+            let grant = try OAuth2ResponseValidator.tokenGrant(from: response, step: step.rawValue, layout: layout)
+            return (grant, try extra(ResponseBody(response.body).fields(acceptForm: true) ?? [:]))
         }
     }
 

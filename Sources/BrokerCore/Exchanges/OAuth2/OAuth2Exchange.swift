@@ -33,14 +33,7 @@ struct OAuth2Exchange: ProviderExchange {
     /// Order: state echoed in the query → issuer (`iss`) → provider error in
     /// the query → code → exchange → user.
     func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
-        // RFC 6749 §4.1.2 and §10.12: the provider echoes the state in the redirect. A flow found only
-        // through the flow cookie would let a planted `/callback?code=…` without state ride this
-        // browser's flow (login CSRF where there is no PKCE); the echoed state must be the flow's.
-        guard let echoed = query["state"], ConstantTime.equals(echoed, flow.state) else { throw .invalidState }
-        try Self.checkIssuer(query["iss"], provider: settings, among: context.registry)
-        // RFC 6749 §4.1.2.1: an `error` parameter means no code was issued; nothing is exchanged.
-        if query["error"] != nil { throw .accessDenied }
-        guard let code = query["code"], !code.isEmpty else { throw .badRequest("The callback has neither a code nor an error") }
+        let code = try checkCallback(query, flow: flow)
         let client = self.client
         let grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
         if let uid = grant.uid {
@@ -55,6 +48,19 @@ struct OAuth2Exchange: ProviderExchange {
         }
         let user = try await client.fetchUser(accessToken: grant.accessToken)
         return ExchangeCompletion(grant: grant, uid: user.uid, screenName: grant.screenName ?? user.screenName)
+    }
+
+    /// The code of a callback for `flow`, after the checks that need no provider call: state echoed → issuer (`iss`) → no error → a code.
+    func checkCallback(_ query: [String: String], flow: PendingFlow) throws(BrokerError) -> String {
+        // RFC 6749 §4.1.2 and §10.12: the provider echoes the state in the redirect. A flow found only
+        // through the flow cookie would let a planted `/callback?code=…` without state ride this
+        // browser's flow (login CSRF where there is no PKCE); the echoed state must be the flow's.
+        guard let echoed = query["state"], ConstantTime.equals(echoed, flow.state) else { throw .invalidState }
+        try Self.checkIssuer(query["iss"], provider: settings, among: context.registry)
+        // RFC 6749 §4.1.2.1: an `error` parameter means no code was issued; nothing is exchanged.
+        if query["error"] != nil { throw .accessDenied }
+        guard let code = query["code"], !code.isEmpty else { throw .badRequest("The callback has neither a code nor an error") }
+        return code
     }
 
     /// The refresh grant, with the provider's `Retry-After` on failure.
