@@ -32,11 +32,13 @@ extension AuthorizationService {
         }
         let account: Account
         let existed: Bool
+        var extrasDropped = false
         do throws(BrokerError) {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
+            extrasDropped = completed.grant.extrasDropped
             (account, existed) = try await store(
                 completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
         } catch {
@@ -45,6 +47,7 @@ extension AuthorizationService {
             throw error
         }
         onFlow(.completed(provider: flow.provider))
+        if extrasDropped { onFlow(.extrasDropped(provider: flow.provider)) }
         if let events {
             do {
                 try await events.record(existed ? .accountReconnected : .accountConnected, BrokerEventData(account: account))
@@ -103,7 +106,12 @@ extension AuthorizationService {
                     createdAt: existing?.createdAt ?? issuedAt,
                     updatedAt: issuedAt,
                     refreshedAt: nil,
-                    status: .active
+                    status: .active,
+                    issuedAt: issuedAt,
+                    refreshTokenExpiresAt: Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
+                        ?? (grant.refreshToken == nil ? existing?.refreshTokenExpiresAt : nil),
+                    idToken: grant.idToken,
+                    extras: grant.extras
                 )
             }
         } catch {

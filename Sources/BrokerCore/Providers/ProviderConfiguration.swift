@@ -76,6 +76,12 @@ public struct ProviderConfiguration: Sendable {
     public var revokesAccessToken: Bool = false
     /// Whether a revocation without client authentication still sends `client_id` (Twitch).
     public var revokeSendsClientID: Bool = false
+    /// Seconds before expiry from which this provider's accounts are refreshed (`refresh_margin`); nil takes
+    /// `BROKER_REFRESH_MARGIN`. Never more than half a token's lifetime is used (``RefreshTiming``).
+    public var refreshMargin: Double? = nil
+    /// The lifetime in seconds given to an access token whose answer has no `expires_in` (`default_expires_in`);
+    /// nil leaves such a token without expiry, refreshed only on request.
+    public var defaultExpiresIn: Int? = nil
     /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
     public var requestHeaders: [(String, String)] = []
 

@@ -13,7 +13,7 @@ struct ProvidersFileEntry {
     func configuration() throws(ProviderConfigurationError) -> ProviderConfiguration {
         if let unknown = settings.keys.sorted().first(where: {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
-                && !Self.displayKeys.contains($0)
+                && !Self.displayKeys.contains($0) && !Self.lifetimeKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -22,6 +22,7 @@ struct ProvidersFileEntry {
         try applyIssuer(to: &configuration)
         try applyDisplay(to: &configuration)
         try applyOAuth2(to: &configuration)
+        try applyLifetimes(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }

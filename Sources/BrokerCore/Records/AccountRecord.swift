@@ -44,10 +44,18 @@ struct AccountRecord<SecretField> {
     var refreshedAt: String?
     /// `active` or `reauthorization_required`.
     var status: String
+    /// `issued_at`, RFC 3339: when the current access token was issued; absent in records of earlier versions.
+    var issuedAt: String? = nil
+    /// `refresh_token_expires_at`, RFC 3339: when the refresh token lapses unused; absent when unknown.
+    var refreshTokenExpiresAt: String? = nil
+    /// `id_token` (OpenID Connect), a secret like the tokens; absent when the provider sent none.
+    var idToken: SecretField? = nil
+    /// `extras`: the token answer's other fields as one JSON object's text; absent when there were none.
+    var extras: String? = nil
 
-    /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`.
+    /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`, `id_token`.
     var secrets: [(field: AccountRecordField, value: SecretField)] {
-        [(AccountRecordField.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret)]
+        [(AccountRecordField.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret), (.idToken, idToken)]
             .compactMap { field, value in value.map { (field, $0) } }
     }
 
@@ -71,7 +79,11 @@ struct AccountRecord<SecretField> {
             createdAt: createdAt,
             updatedAt: updatedAt,
             refreshedAt: refreshedAt,
-            status: status
+            status: status,
+            issuedAt: issuedAt,
+            refreshTokenExpiresAt: refreshTokenExpiresAt,
+            idToken: try idToken.map { value throws(Failure) in try transform(value, .idToken) },
+            extras: extras
         )
     }
 }
@@ -105,4 +117,8 @@ enum AccountRecordField: String, CodingKey, CaseIterable {
     case createdAt = "created_at"
     case updatedAt = "updated_at"
     case refreshedAt = "refreshed_at"
+    case issuedAt = "issued_at"
+    case refreshTokenExpiresAt = "refresh_token_expires_at"
+    case idToken = "id_token"
+    case extras
 }

@@ -38,6 +38,12 @@ public actor RefreshCoordinator {
     var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
     /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
     var backoff: [ExactKey: RefreshBackoff] = [:]
+    /// When each account last had a token that lived no longer than its predecessor logged, so it is logged once an hour.
+    var lastLifetimeWarning: [ExactKey: Date] = [:]
+    /// Seconds between two such warnings for one account.
+    static let lifetimeWarningInterval: TimeInterval = 3600
+    /// The most accounts remembered there; past it the memory starts over, at worst one more warning each.
+    static let lifetimeWarningsKept = 10_000
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
     /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.
@@ -71,10 +77,16 @@ public actor RefreshCoordinator {
         self.events = events
     }
 
-    /// Whether `account` should be refreshed at `now`: active, refreshable, and expiring within the margin.
+    /// Whether `account` should be refreshed at `now`: active, refreshable, and its access token expiring
+    /// (or its refresh token lapsing) within the margin (``RefreshTiming``).
     public nonisolated func isDue(_ account: Account, at now: Date) -> Bool {
-        guard account.status == .active, let expiresAt = account.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= policy.margin && refreshExchange(for: account) != nil
+        guard account.status == .active, account.expiresAt != nil || account.refreshTokenExpiresAt != nil else { return false }
+        return RefreshTiming.isDue(account, configured: margin(for: account.provider), at: now) && refreshExchange(for: account) != nil
+    }
+
+    /// The configured margin of `provider`'s accounts: its `refresh_margin`, else ``Policy/margin``.
+    nonisolated func margin(for provider: String) -> TimeInterval {
+        registry.provider(named: provider)?.refreshMargin ?? policy.margin
     }
 
     /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.

@@ -1,10 +1,11 @@
 import BrokerHTTP
+import Foundation
 
 extension OAuth2Endpoints {
     /// The settings `POST /_fake/control` takes, each a form field.
     static let controlFields = [
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
-        "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
+        "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure", "extra_fields",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -25,7 +26,8 @@ extension OAuth2Endpoints {
     /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``; `rate_limited:SECONDS` sets its
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
-    /// (revocation answers that 4xx or 5xx status and revokes nothing).
+    /// (revocation answers that 4xx or 5xx status and revokes nothing), `extra_fields=JSON` (an object of string
+    /// members every token answer adds at its top level, `{"instance_url":"https://…"}`; `{}` for none).
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -83,6 +85,14 @@ extension OAuth2Endpoints {
             let modes: [String: FakeOAuth2Provider.RefreshTokens] = ["none": .none, "rotate": .rotate, "keep": .keep]
             guard let mode = modes[value] else { return nil }
             return { $0.refreshTokens = mode }
+        case "extra_fields":
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(value.utf8))) as? [String: Any] else { return nil }
+            var fields: [String: String] = [:]
+            for (member, text) in object {
+                guard let text = text as? String else { return nil }
+                fields[member] = JSONString.quote(text)
+            }
+            return { $0.extraFields = fields }
         case "revoke_failure":
             if value == "none" { return { $0.revokeFailure = nil } }
             guard let code = Int(value), (400...599).contains(code) else { return nil }
