@@ -27,6 +27,8 @@ public actor RefreshCoordinator {
     nonisolated let backoffStore: any RefreshBackoffStore
     /// Margin, lock TTL, polling and backoff settings.
     public nonisolated let policy: Policy
+    /// The largest margin any account can have: ``Policy/margin`` or a provider's larger `refresh_margin`.
+    nonisolated let marginCeiling: TimeInterval
     /// The injected clock that decides expiry, due dates and backoff.
     nonisolated let now: @Sendable () -> Date
     /// Told about every provider call's result, for logs and metrics.
@@ -72,6 +74,7 @@ public actor RefreshCoordinator {
         self.lock = lock
         self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy
+        self.marginCeiling = registry.all.compactMap(\.refreshMargin).reduce(max(0, policy.margin), max)
         self.now = now
         self.onEvent = onEvent
         self.events = events
@@ -79,8 +82,14 @@ public actor RefreshCoordinator {
 
     /// Whether `account` should be refreshed at `now`: active, refreshable, and its access token expiring
     /// (or its refresh token lapsing) within the margin (``RefreshTiming``).
+    ///
+    /// A token further from its end than the largest configured margin is not due whatever its provider, so
+    /// most reads decide without looking the provider up.
     public nonisolated func isDue(_ account: Account, at now: Date) -> Bool {
-        guard account.status == .active, account.expiresAt != nil || account.refreshTokenExpiresAt != nil else { return false }
+        guard account.status == .active else { return false }
+        let horizon = now.addingTimeInterval(marginCeiling)
+        guard account.expiresAt.map({ $0 <= horizon }) == true || account.refreshTokenExpiresAt.map({ $0 <= horizon }) == true
+        else { return false }
         return RefreshTiming.isDue(account, configured: margin(for: account.provider), at: now) && refreshExchange(for: account) != nil
     }
 
