@@ -2,11 +2,13 @@
 ///
 /// ``PlainJSONAccountCodec`` writes `AccountRecord<String>`, every secret in
 /// plaintext and no `encryption` member. ``EncryptedAccountCodec`` writes
-/// `AccountRecord<EncryptedFieldValue>`: `access_token`, `refresh_token` and
-/// `token_secret` hold envelopes and `"encryption": "chacha20-poly1305"` marks
+/// `AccountRecord<EncryptedFieldValue>`: `access_token`, `refresh_token`,
+/// `token_secret` and `id_token` hold envelopes and `"encryption": "chacha20-poly1305"` marks
 /// the record; it reads plaintext records of earlier versions through the same
 /// type. Every other member has one name and one meaning in both, so a member
 /// is added here once (and to ``AccountRecordScanner``, which reads the same members).
+/// Members added after the first release are optional and left out when absent, so
+/// records written before them read, and re-encode, byte for byte.
 /// ``EncryptedAccountCodec`` also maps a record to its checked envelopes (``SealedSecret``) with ``mapSecrets(_:)``.
 struct AccountRecord<SecretField> {
     /// The members' names on disk.
