@@ -64,6 +64,7 @@ extension RefreshCoordinator {
         let stored: Account?
         do {
             stored = try await accounts.update(id: id) { existing in
+                previousExpiry.value = nil  // A repository may run the transform again; only the last run counts.
                 guard var account = existing, account.refreshToken == used else { return existing }
                 previousExpiry.value = account.expiresAt
                 let refreshTokenKept = grant.refreshToken == nil && !grant.presentedRefreshTokenSpent
