@@ -7,6 +7,16 @@ extension Broker {
         switch event.result {
         case .refreshed:
             logger.log(.info, "token refreshed", fields)
+            for warning in event.warnings {
+                switch warning {
+                case .notLongerLived:
+                    logger.log(.warning, "refreshed token expires no later than the one it replaced", fields)
+                case .extrasDropped:
+                    logger.log(
+                        .warning, "token answer's extra fields dropped: over \(TokenExtras.maximumBytes) bytes",
+                        [("provider", .string(event.provider))])
+                }
+            }
         case .failed(let reason, let message):
             logger.log(.warning, "refresh failed", fields + [("reason", .string(reason.rawValue)), ("error", .string(message))])
         }

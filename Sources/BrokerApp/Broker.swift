@@ -134,7 +134,15 @@ public final class Broker: Sendable {
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
-            providerCalls: metrics.providerCalls, onFlow: metrics.flows.record, events: webhooks?.sink)
+            providerCalls: metrics.providerCalls,
+            onFlow: { event in
+                metrics.flows.record(event)
+                if case .extrasDropped(let provider) = event {
+                    logger.log(
+                        .warning, "token answer's extra fields dropped: over \(TokenExtras.maximumBytes) bytes",
+                        [("provider", .string(provider))])
+                }
+            }, events: webhooks?.sink)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
         let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
         let accountService = AccountService(

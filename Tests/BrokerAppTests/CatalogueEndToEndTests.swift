@@ -81,6 +81,12 @@ import Testing
         #expect(first.status == 200, "\(first.body)")
         #expect(Self.field(first.body, "access_token") == s.provider.accessTokens.first)
         #expect(Self.field(first.body, "screen_name") == catalogue.screenName)
+        // The answer's other fields come back under `raw`, never a refresh token among them.
+        if let refresh = s.provider.ledger.currentRefreshToken { #expect(!first.body.contains(refresh), "\(catalogue.preset)") }
+        if catalogue.preset == "salesforce" {
+            let account = try JSONSerialization.jsonObject(with: Data(first.body.utf8)) as? [String: Any]
+            #expect((account?["raw"] as? [String: Any])?["instance_url"] as? String == "https://yourInstance.my.salesforce.com")
+        }
         // What the account holds, and so what revocation must name, as refreshes move on.
         var heldAccess = s.provider.accessTokens.last
         var heldRefresh = s.provider.ledger.currentRefreshToken

@@ -1,8 +1,8 @@
-import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
 
+@testable import BrokerCore
 @testable import BrokerFileStore
 
 /// Records written by earlier versions still read the same, and the codecs still write them byte for byte.
@@ -40,6 +40,55 @@ struct AccountRecordCompatibilityTests {
         #expect(close(decoded.updatedAt, expected.updatedAt), "\(name)")
         #expect(close(decoded.refreshedAt, expected.refreshedAt), "\(name)")
         #expect(decoded.status == expected.status, "\(name)")
+    }
+
+    @Test func recordsOfTheEarlierVersionHaveNoneOfTheMembersAddedSince() throws {
+        let sealing = try AccountRecordFixtures.sealingCodec(firstNonce: 1)
+        for fixture in Self.cases {
+            for decoded in [
+                try PlainJSONAccountCodec().decode(fixture.plain, path: Self.path), try sealing.decode(fixture.sealed, path: Self.path),
+            ] {
+                #expect(decoded.issuedAt == nil && decoded.refreshTokenExpiresAt == nil, "\(fixture.name)")
+                #expect(decoded.idToken == nil && decoded.extras == nil, "\(fixture.name)")
+                // Their token counts from `refreshed_at`, else `updated_at`, for the margin.
+                #expect(decoded.tokenIssuedAt == (fixture.account.refreshedAt ?? fixture.account.updatedAt), "\(fixture.name)")
+            }
+        }
+    }
+
+    /// ``AccountRecordFixtures/full`` with every member added since: lifetimes, an ID token and the answer's other fields.
+    private static var withNewMembers: Account {
+        var account = AccountRecordFixtures.full
+        account.issuedAt = account.updatedAt
+        account.refreshTokenExpiresAt = account.updatedAt.addingTimeInterval(15_897_600.5)
+        account.idToken = Secret("eyJhbGciOiJub25lIn0.e30.ID-TOKEN-SENTINEL-4")
+        account.extras = #"{"instance_url":"https://na1.example.com","team":{"id":"T1"}}"#
+        return account
+    }
+
+    @Test func theMembersAddedSinceRoundTripAndTheIDTokenIsSealed() throws {
+        let account = Self.withNewMembers
+        let plain = try PlainJSONAccountCodec().encode(account)
+        let plainText = String(decoding: plain, as: UTF8.self)
+        for member in ["\"issued_at\"", "\"refresh_token_expires_at\"", "\"id_token\" : \"eyJ", "\"extras\""] {
+            #expect(plainText.contains(member), "\(member)")
+        }
+        #expect(try PlainJSONAccountCodec().decode(plain, path: Self.path) == account)
+        let sealing = try AccountRecordFixtures.sealingCodec(firstNonce: 1)
+        let sealed = try sealing.encode(account)
+        #expect(!String(decoding: sealed, as: UTF8.self).contains("ID-TOKEN-SENTINEL"))
+        #expect(String(decoding: sealed, as: UTF8.self).contains("na1.example.com"))
+        #expect(try sealing.decode(sealed, path: Self.path) == account)
+        // The fast reader and the general one agree, and the envelope is bound to its member.
+        let general = try sealing.checkedStoredAccount(sealed, path: Self.path)
+        let fast = try #require(AccountRecordScanner.storedAccount(sealed, keyring: sealing.keyring))
+        #expect(fast.account == general.account && fast.sealed?.idToken != nil)
+        #expect(try fast.opened(path: Self.path) == account)
+        // The ID token's envelope swapped with the token secret's fails to open: each is bound to its member.
+        let swapped = String(decoding: sealed, as: UTF8.self).replacingOccurrences(of: "\"id_token\"", with: "\"swap\"")
+            .replacingOccurrences(of: "\"token_secret\"", with: "\"id_token\"").replacingOccurrences(
+                of: "\"swap\"", with: "\"token_secret\"")
+        #expect(throws: StoreError.self) { try sealing.decode(Array(swapped.utf8), path: Self.path) }
     }
 
     @Test func plainRecordsOfTheEarlierVersionDecodeFieldForField() throws {

@@ -32,7 +32,8 @@ struct AccountRecordScannerTests {
             tokenType: maybe { text(&$0) }, scope: maybe { text(&$0) }, refreshToken: maybe { Secret(text(&$0)) },
             tokenSecret: maybe { Secret(text(&$0)) }, screenName: maybe { text(&$0) }, expiresAt: maybe(date),
             createdAt: date(&random), updatedAt: date(&random), refreshedAt: maybe(date),
-            status: AccountStatus.allCases.randomElement(using: &random)!)
+            status: AccountStatus.allCases.randomElement(using: &random)!, issuedAt: maybe(date),
+            refreshTokenExpiresAt: maybe(date), idToken: maybe { Secret(text(&$0)) }, extras: maybe { text(&$0) })
     }
 
     /// `bytes` rewritten in a random style: member order, spacing, escapes, and `null` for some absent optional members.
@@ -43,7 +44,10 @@ struct AccountRecordScannerTests {
             order == 0 ? names.sorted() : order == 1 ? names.sorted().reversed() : names.shuffled(using: &orderRandom)
         }
         guard case .object(var members) = parsed else { throw StoreTestError("not an object") }
-        for name in ["scope", "token_type", "refresh_token", "token_secret", "screen_name", "expires_at", "refreshed_at"]
+        for name in [
+            "scope", "token_type", "refresh_token", "token_secret", "screen_name", "expires_at", "refreshed_at", "issued_at",
+            "refresh_token_expires_at", "id_token", "extras",
+        ]
         where !members.contains(where: { $0.name == name }) && Bool.random(using: &random) {
             members.insert(JSONMember(name: name, value: .null), at: Int.random(in: 0...members.count, using: &random))
         }
@@ -61,7 +65,7 @@ struct AccountRecordScannerTests {
     /// The key id, nonce and sealed bytes of each secret, for comparing two stored accounts.
     private static func parts(_ sealed: SealedSecrets?) -> [[UInt8]] {
         guard let sealed else { return [] }
-        return [sealed.accessToken, sealed.refreshToken, sealed.tokenSecret].flatMap { secret in
+        return [sealed.accessToken, sealed.refreshToken, sealed.tokenSecret, sealed.idToken].flatMap { secret in
             secret.map { [Array($0.key.id.utf8), $0.nonce, $0.sealed] } ?? [[]]
         }
     }

@@ -214,3 +214,36 @@ struct AccountServiceRefreshTests {
         }
     }
 }
+
+/// The coordinator's observer hears of a refresh that gained nothing, once per account per hour.
+struct RefreshLifetimeWarningTests {
+    @Test func aTokenThatEndsNoLaterThanItsPredecessorIsReportedOncePerAccountPerHour() async throws {
+        try await RefreshFixture.with { f in
+            func answer(lifetime: Int) async {
+                await f.upstream.on(
+                    RefreshFixture.googleTokenURL,
+                    respond: ProviderWire.googleToken(accessToken: "ya29.next", refreshToken: "1//r", expiresIn: lifetime))
+            }
+            let service = f.service()
+            let seeded = try await f.seed(lifetime: 200)
+            // 200 s left, and the new token lives 100 s: it ends sooner than the one it replaced.
+            await answer(lifetime: 100)
+            _ = try await service.refreshNow(id: seeded.id)
+            #expect(f.events.all.map(\.warnings) == [[.notLongerLived]])
+            // The same story ten seconds later is not told again within the hour.
+            f.clock.advance(10)
+            await answer(lifetime: 50)
+            _ = try await service.refreshNow(id: seeded.id)
+            // A token that outlives its predecessor is no news.
+            f.clock.advance(3600)
+            await answer(lifetime: 1000)
+            _ = try await service.refreshNow(id: seeded.id)
+            // Over an hour after the first report: told again.
+            f.clock.advance(1)
+            await answer(lifetime: 500)
+            _ = try await service.refreshNow(id: seeded.id)
+            #expect(f.events.all.map(\.warnings) == [[.notLongerLived], [], [], [.notLongerLived]])
+            #expect(f.events.all.allSatisfy { $0.result == .refreshed })
+        }
+    }
+}

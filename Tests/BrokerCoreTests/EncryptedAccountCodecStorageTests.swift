@@ -8,7 +8,9 @@ import Testing
 struct EncryptedAccountCodecStorageTests {
     private let keyA = EncryptedRecordFixtures.keyText()
     private let keyB = EncryptedRecordFixtures.keyText()
-    private static let sentinels = ["access-SENTINEL-1", "refresh-SENTINEL-2", "secret-SENTINEL-3", "gho_access_github_"]
+    private static let sentinels = [
+        "access-SENTINEL-1", "refresh-SENTINEL-2", "secret-SENTINEL-3", "id-token-SENTINEL-4", "gho_access_github_",
+    ]
 
     /// Runs a shared repository check against an encrypted store in a fresh directory.
     private func conformance(_ check: (RepositoryOpener) async throws -> Void) async throws {

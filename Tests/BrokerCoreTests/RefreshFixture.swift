@@ -46,7 +46,10 @@ struct RefreshFixture {
             refreshLock: lock, onRefresh: { events.append($0) })
     }
 
-    /// Stores an account authorized at the fixture time whose token lives `lifetime` seconds.
+    /// Stores an account at the fixture time whose token expires `lifetime` seconds later.
+    ///
+    /// The token was issued an hour before, so that a short `lifetime` means "little time left", and the margin is
+    /// the configured one rather than half of a short lifetime (see ``RefreshTiming``).
     @discardableResult
     func seed(
         provider: String = "google", uid: String = "110169484474386276334", lifetime: TimeInterval = 3600,
@@ -55,6 +58,7 @@ struct RefreshFixture {
         var account = Account.make(provider: provider, uid: uid, accessToken: "\(provider)-access-SENTINEL-0")
         account.refreshToken = refreshToken.map(Secret.init)
         account.expiresAt = Date.fixture.addingTimeInterval(lifetime)
+        account.issuedAt = Date.fixture.addingTimeInterval(-3600)
         account.status = status
         try await accounts.put(account)
         return account

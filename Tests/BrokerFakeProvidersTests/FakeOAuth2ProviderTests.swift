@@ -176,6 +176,35 @@ import Testing
         #expect(p.ledger.revoked == [refresh])
     }
 
+    @Test func tokenAnswersCanOmitExpiresInCarryARefreshTokenLifetimeAndExtraFields() async throws {
+        let p = Self.provider()
+        p.set {
+            $0.sendsExpiresIn = false
+            $0.refreshTokenLifetime = 15_897_600
+            $0.extraFields = ["instance_url": #""https://na1.example.com""#, "id_token": #""eyJ.e30.sig""#]
+            $0.refreshExtraFields = ["signature": #""bmV3""#]
+        }
+        let first = Self.json(await Self.exchange(p, code: await Self.code(p) ?? ""))
+        #expect(first["expires_in"] == nil && first["refresh_token_expires_in"] as? Int == 15_897_600)
+        #expect(first["instance_url"] as? String == "https://na1.example.com" && first["id_token"] as? String == "eyJ.e30.sig")
+        let refresh = try #require(first["refresh_token"] as? String)
+        let form = [
+            ("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "acme-client-id"), ("client_secret", Self.secret),
+        ]
+        let renewed = Self.json(await Self.send(p, .POST, "/token", form: form))
+        #expect(renewed["access_token"] is String && renewed["refresh_token_expires_in"] as? Int == 15_897_600)
+        #expect(renewed["signature"] as? String == "bmV3" && renewed["instance_url"] == nil && renewed["id_token"] == nil)
+        // The same switches from another process: `extra_fields` through /_fake/control.
+        let controlled = Self.provider { $0.controlRoutes = true }
+        let control = await Self.send(
+            controlled, .POST, "/_fake/control", form: [("extra_fields", #"{"instance_url":"https://na2.example.com"}"#)])
+        #expect(control.status.code == 200)
+        let answer = Self.json(await Self.exchange(controlled, code: await Self.code(controlled) ?? ""))
+        #expect(answer["instance_url"] as? String == "https://na2.example.com" && answer["expires_in"] as? Int == 3600)
+        let refused = await Self.send(controlled, .POST, "/_fake/control", form: [("extra_fields", #"{"n":1}"#)])
+        #expect(refused.status.code == 400)
+    }
+
     @Test func everyFailureAnswersAsDocumented() async {
         let expected: [(FakeOAuth2Provider.Failure, Int, String?)] = [
             (.serverError, 500, nil), (.html, 200, nil), (.empty, 200, nil), (.invalidGrant, 400, "invalid_grant"),

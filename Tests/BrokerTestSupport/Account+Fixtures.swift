@@ -41,7 +41,11 @@ extension Account {
             createdAt: Date.fixture.addingTimeInterval(-86_400),
             updatedAt: Date.fixture,
             refreshedAt: Date.fixture.addingTimeInterval(-60),
-            status: .reauthorizationRequired
+            status: .reauthorizationRequired,
+            issuedAt: Date.fixture.addingTimeInterval(-60),
+            refreshTokenExpiresAt: Date.fixture.addingTimeInterval(15_897_600.5),
+            idToken: Secret("id-token-SENTINEL-4"),
+            extras: #"{"instance_url":"https://na1.example.com","team":{"id":"T1"}}"#
         )
     }
 }

@@ -119,6 +119,10 @@ public enum AccountRepositoryConformance {
         }
         #expect(abs(after.expiresAt!.timeIntervalSince(full.expiresAt!)) < 0.001)
         #expect(abs(after.refreshedAt!.timeIntervalSince(full.refreshedAt!)) < 0.001)
+        #expect(abs(after.issuedAt!.timeIntervalSince(full.issuedAt!)) < 0.001)
+        #expect(abs(after.refreshTokenExpiresAt!.timeIntervalSince(full.refreshTokenExpiresAt!)) < 0.001)
+        #expect(after.idToken == Secret("id-token-SENTINEL-4"))
+        #expect(after.extras == full.extras)
     }
 
     /// `update` returning nil deletes; a throwing transform changes nothing and its error comes back as thrown; a missing id passes nil.

@@ -63,9 +63,10 @@ class FakeProvider:
         self.env = {"FAKE_ACME_SECRET": CLIENT_SECRET}
 
     def configure(self, uid=None, expires_in=None, issue_refresh=None, deny=None, token_fails=None, refresh=None,
-                  delay=None, revoke_fails=None, app_token_fails=None):
+                  delay=None, revoke_fails=None, app_token_fails=None, extras=None):
         """Sets the switches given: uid, expires_in, issue_refresh, deny, token_fails,
-        refresh (ok | invalid_grant | rate_limited | slow, with delay seconds), revoke_fails."""
+        refresh (ok | invalid_grant | rate_limited | slow, with delay seconds), revoke_fails,
+        extras (string members every token answer adds: {"instance_url": …})."""
         fields = {}
         if uid is not None:
             fields["uid"] = uid
@@ -88,6 +89,8 @@ class FakeProvider:
             fields["revoke_failure"] = "503" if revoke_fails else "none"
         if app_token_fails is not None:
             fields["client_credentials_failure"] = "rate_limited:120" if app_token_fails else "none"
+        if extras is not None:
+            fields["extra_fields"] = json.dumps(extras)
         request = urllib.request.Request(self.base + "/_fake/control", data=urlencode(fields).encode())
         with urllib.request.urlopen(request, timeout=5) as reply:
             reply.read()
@@ -383,6 +386,15 @@ def test_reading_an_account(t):
         assert reply.json["access_token"].startswith("ACME-ACCESS-SENTINEL-") and "refresh_token" not in reply.json
     by_uid = t.call("GET", "/account?provider=acme&uid=4242", API)
     expect(by_uid, 200)
+    # The token answer's other fields come back under `raw`; the refresh token never does.
+    t.provider.configure(extras={"instance_url": "https://acme.example/instance"})
+    expect(sign_in(t, uid="4243", expires_in=3600, issue_refresh=True)[0], 200)
+    t.provider.configure(extras={})
+    with_raw = t.call("GET", "/account?id=acme:4243", API)
+    expect(with_raw, 200)
+    raw = with_raw.json.get("raw")
+    assert isinstance(raw, dict) and raw.get("instance_url") == "https://acme.example/instance", with_raw.json
+    assert "refresh_token" not in raw and "access_token" not in raw, raw
     cors = t.call("GET", "/account?id=acme:4242", {"Origin": FRONT_END}, jar=jar)
     expect(cors, 200)
     assert cors.header("Access-Control-Allow-Origin") == FRONT_END

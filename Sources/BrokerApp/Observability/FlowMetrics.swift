@@ -34,6 +34,7 @@ final class FlowMetrics: Sendable {
             case .completed(let provider): state.providers[provider, default: Counts()].completed &+= 1
             case .failed(let provider, let error): state.providers[provider, default: Counts()].failed[error.code, default: 0] &+= 1
             case .unmatched: state.unmatched &+= 1
+            case .extrasDropped: break
             }
         }
     }

@@ -9,7 +9,7 @@ import Foundation
 /// `expired` or `reauthorization_required`. Written straight to bytes: `/account` is
 /// the hottest path after `/healthz`.
 enum AccountJSON {
-    /// `{"id","provider","uid","access_token",…}`; never the refresh token.
+    /// `{"id","provider","uid","access_token",…,"raw"}`; never the refresh token.
     static func fullBytes(_ account: Account, status: String) -> [UInt8] {
         write(account, status: status, secrets: true)
     }
@@ -46,7 +46,31 @@ enum AccountJSON {
         json.value("refreshed_at") { date(a.refreshedAt, &$0) }
         json.string("status", status)
         if let name = a.screenName { json.string("screen_name", name) }
+        if secrets, a.idToken != nil || a.extras != nil { json.value("raw") { raw(a, &$0) } }
         return json.finish()
+    }
+
+    /// The token answer's other fields as one object: `id_token` first, then the kept extras (already a JSON object's text).
+    private static func raw(_ a: Account, _ out: inout [UInt8]) {
+        // The broker wrote the text as one compact object; anything else in a record is left out, not echoed.
+        var inner: [UInt8] = []
+        if let extras = a.extras, extras.utf8.first == UInt8(ascii: "{"), extras.utf8.last == UInt8(ascii: "}") {
+            inner = Array(extras.utf8.dropFirst().dropLast())
+        }
+        while inner.first.map(isSpace) == true { inner.removeFirst() }
+        out.append(UInt8(ascii: "{"))
+        if let idToken = a.idToken {
+            out.append(contentsOf: "\"id_token\":".utf8)
+            JSONString.appendQuoted(idToken.value, to: &out)
+            if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
+        }
+        out.append(contentsOf: inner)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// JSON whitespace (RFC 8259 §2).
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     static func object(_ fields: [(String, String)]) -> String {

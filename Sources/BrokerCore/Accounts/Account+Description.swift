@@ -10,6 +10,7 @@ extension Account: CustomStringConvertible, CustomDebugStringConvertible {
         parts.append("accessToken: \(accessToken)")
         if let refreshToken { parts.append("refreshToken: \(refreshToken)") }
         if let tokenSecret { parts.append("tokenSecret: \(tokenSecret)") }
+        if let idToken { parts.append("idToken: \(idToken)") }
         return "Account(\(parts.joined(separator: ", ")))"
     }
 

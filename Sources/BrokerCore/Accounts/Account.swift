@@ -31,6 +31,15 @@ public struct Account: Sendable, Equatable {
     public var refreshedAt: Date?
     /// Whether the tokens are usable or the user must authorize again.
     public var status: AccountStatus
+    /// When the current access token was issued (the broker's clock when the answer came); nil in records
+    /// written before it was kept, where ``tokenIssuedAt`` stands in.
+    public var issuedAt: Date?
+    /// When the refresh token lapses unless used, from the answer's `refresh_token_expires_in`; nil when unknown.
+    public var refreshTokenExpiresAt: Date?
+    /// The OpenID Connect ID token from the token answer, kept as a secret (sealed at rest like the tokens).
+    public var idToken: Secret?
+    /// The token answer's other top-level fields (``TokenExtras``), as a JSON object's text; never a token.
+    public var extras: String?
 
     /// The repository key: `provider:uid`, as ``AccountID`` builds it.
     public var id: String { AccountID(provider: provider, uid: uid).string }
@@ -49,7 +58,11 @@ public struct Account: Sendable, Equatable {
         createdAt: Date,
         updatedAt: Date,
         refreshedAt: Date? = nil,
-        status: AccountStatus = .active
+        status: AccountStatus = .active,
+        issuedAt: Date? = nil,
+        refreshTokenExpiresAt: Date? = nil,
+        idToken: Secret? = nil,
+        extras: String? = nil
     ) {
         self.provider = provider
         self.uid = uid
@@ -64,7 +77,15 @@ public struct Account: Sendable, Equatable {
         self.updatedAt = updatedAt
         self.refreshedAt = refreshedAt
         self.status = status
+        self.issuedAt = issuedAt
+        self.refreshTokenExpiresAt = refreshTokenExpiresAt
+        self.idToken = idToken
+        self.extras = extras
     }
+
+    /// When the current access token was issued: ``issuedAt``, else (records of earlier versions) `refreshed_at`,
+    /// else `updated_at`, which every write of a new token sets. Not `created_at`: a re-authorization keeps it.
+    public var tokenIssuedAt: Date { issuedAt ?? refreshedAt ?? updatedAt }
 
     /// Whether the access token has expired at `now`; a token without an expiry never does.
     public func isExpired(at now: Date) -> Bool {

@@ -32,11 +32,13 @@ extension AuthorizationService {
             throw .invalidState
         }
         let account: Account
+        var extrasDropped = false
         do throws(BrokerError) {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
+            extrasDropped = completed.grant.extrasDropped
             (account, _) = try await store(
                 completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
         } catch {
@@ -45,6 +47,7 @@ extension AuthorizationService {
             throw error
         }
         onFlow(.completed(provider: flow.provider))
+        if extrasDropped { onFlow(.extrasDropped(provider: flow.provider)) }
         return (account, flow.returnTo)
     }
 
@@ -96,7 +99,12 @@ extension AuthorizationService {
                 createdAt: existing?.createdAt ?? issuedAt,
                 updatedAt: issuedAt,
                 refreshedAt: nil,
-                status: .active
+                status: .active,
+                issuedAt: issuedAt,
+                refreshTokenExpiresAt: Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
+                    ?? (grant.refreshToken == nil ? existing?.refreshTokenExpiresAt : nil),
+                idToken: grant.idToken,
+                extras: grant.extras
             )
         }
         do {

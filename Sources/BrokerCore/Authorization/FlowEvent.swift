@@ -8,6 +8,8 @@ public enum FlowEvent: Sendable, Equatable {
     case started(provider: String)
     /// A callback completed a flow and the account was stored.
     case completed(provider: String)
+    /// A completed flow's token answer had more other fields than ``TokenExtras/maximumBytes``; none were kept.
+    case extrasDropped(provider: String)
     /// Starting or completing a flow of a known provider failed; ``BrokerError/code`` is the reason.
     case failed(provider: String, error: BrokerError)
     /// A callback's state matched no pending flow: unknown, already used, or purged after expiry.

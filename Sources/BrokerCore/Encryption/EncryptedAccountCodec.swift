@@ -2,7 +2,7 @@ import BrokerCrypto
 
 /// Stores an account as the readable JSON of ``PlainJSONAccountCodec`` with every secret sealed by ChaCha20-Poly1305 (RFC 8439).
 ///
-/// `access_token`, `refresh_token` and `token_secret` become
+/// `access_token`, `refresh_token`, `token_secret` and `id_token` become
 /// `{"ct": …, "kid": …, "nonce": …}` envelopes sealed with the keyring's current
 /// key and a fresh random nonce per field and write; the associated data
 /// `tb1|<account id>|<field name>` ties each envelope to its record and field.
@@ -78,7 +78,8 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
         return StoredAccount(
             readable: readable,
             sealed: SealedSecrets(
-                accessToken: envelopes.accessToken, refreshToken: envelopes.refreshToken, tokenSecret: envelopes.tokenSecret))
+                accessToken: envelopes.accessToken, refreshToken: envelopes.refreshToken, tokenSecret: envelopes.tokenSecret,
+                idToken: envelopes.idToken))
     }
 
     /// The account the sealed record for `account` decodes to: sealing and opening give the secrets back

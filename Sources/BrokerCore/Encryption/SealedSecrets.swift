@@ -12,12 +12,20 @@ package final class SealedSecrets: Sendable {
     package let refreshToken: SealedSecret?
     /// The sealed `token_secret`, when the record has one.
     package let tokenSecret: SealedSecret?
+    /// The sealed `id_token`, when the record has one.
+    package let idToken: SealedSecret?
 
     /// Keeps the sealed secrets of one record.
-    init(accessToken: SealedSecret, refreshToken: SealedSecret?, tokenSecret: SealedSecret?) {
+    init(accessToken: SealedSecret, refreshToken: SealedSecret?, tokenSecret: SealedSecret?, idToken: SealedSecret? = nil) {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.tokenSecret = tokenSecret
+        self.idToken = idToken
+    }
+
+    /// Every sealed secret of the record, `access_token` first.
+    package var all: [SealedSecret] {
+        [accessToken] + [refreshToken, tokenSecret, idToken].compactMap { $0 }
     }
 
     /// `account` with these secrets decrypted into it; throws ``StoreError/corrupt(path:reason:)`` naming `path` and the field that fails.
@@ -42,6 +50,7 @@ package final class SealedSecrets: Sendable {
         account.accessToken = try open(accessToken, .accessToken)
         account.refreshToken = try refreshToken.map { secret throws(StoreError) in try open(secret, .refreshToken) }
         account.tokenSecret = try tokenSecret.map { secret throws(StoreError) in try open(secret, .tokenSecret) }
+        account.idToken = try idToken.map { secret throws(StoreError) in try open(secret, .idToken) }
         return account
     }
 }

@@ -78,6 +78,12 @@ public struct ProviderConfiguration: Sendable {
     public var revokeSendsClientID: Bool = false
     /// For an `oidc` provider, what the operator decided that the discovery document would otherwise decide, and what its preset knows of its ID tokens.
     public var oidcOptions = OIDCOptions()
+    /// Seconds before expiry from which this provider's accounts are refreshed (`refresh_margin`); nil takes
+    /// `BROKER_REFRESH_MARGIN`. Never more than half a token's lifetime is used (``RefreshTiming``).
+    public var refreshMargin: Double? = nil
+    /// The lifetime in seconds given to an access token whose answer has no `expires_in` (`default_expires_in`);
+    /// nil leaves such a token without expiry, refreshed only on request.
+    public var defaultExpiresIn: Int? = nil
     /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
     public var requestHeaders: [(String, String)] = []
     /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.

@@ -14,6 +14,7 @@ struct ProvidersFileEntry {
         if let unknown = settings.keys.sorted().first(where: {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
                 && !Self.displayKeys.contains($0) && !Self.grantKeys.contains($0)
+                && !Self.lifetimeKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -24,6 +25,7 @@ struct ProvidersFileEntry {
         try applyOAuth2(to: &configuration)
         try applyOIDC(to: &configuration)
         try applyGrant(to: &configuration)
+        try applyLifetimes(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }

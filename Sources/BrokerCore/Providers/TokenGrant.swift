@@ -16,6 +16,14 @@ public struct TokenGrant: Sendable, Equatable {
     public var uid: String?
     /// The user's display name when the token response carries it (Twitter `screen_name`).
     public var screenName: String?
+    /// The refresh token's lifetime in seconds (`refresh_token_expires_in`, GitHub Apps): 0…``maximumLifetime``.
+    public var refreshTokenExpiresIn: Int?
+    /// The OpenID Connect `id_token` of the answer, when it sent one that is a string a header could carry.
+    public var idToken: Secret?
+    /// The answer's other top-level fields as a JSON object's text (``TokenExtras``), without `id_token`; nil when none.
+    public var extras: String?
+    /// Whether the answer's other fields were over ``TokenExtras/maximumBytes`` and so were dropped, `id_token` too.
+    public var extrasDropped: Bool = false
     /// Whether a refresh answer without a new refresh token spent the one presented, so none is kept (rotating providers).
     public var presentedRefreshTokenSpent: Bool = false
 
@@ -31,7 +39,10 @@ public struct TokenGrant: Sendable, Equatable {
         tokenSecret: Secret? = nil,
         expiresIn: Int? = nil,
         uid: String? = nil,
-        screenName: String? = nil
+        screenName: String? = nil,
+        refreshTokenExpiresIn: Int? = nil,
+        idToken: Secret? = nil,
+        extras: String? = nil
     ) {
         self.accessToken = accessToken
         self.tokenType = tokenType
@@ -41,5 +52,8 @@ public struct TokenGrant: Sendable, Equatable {
         self.expiresIn = expiresIn
         self.uid = uid
         self.screenName = screenName
+        self.refreshTokenExpiresIn = refreshTokenExpiresIn
+        self.idToken = idToken
+        self.extras = extras
     }
 }

@@ -2,11 +2,13 @@
 ///
 /// ``PlainJSONAccountCodec`` writes `AccountRecord<String>`, every secret in
 /// plaintext and no `encryption` member. ``EncryptedAccountCodec`` writes
-/// `AccountRecord<EncryptedFieldValue>`: `access_token`, `refresh_token` and
-/// `token_secret` hold envelopes and `"encryption": "chacha20-poly1305"` marks
+/// `AccountRecord<EncryptedFieldValue>`: `access_token`, `refresh_token`,
+/// `token_secret` and `id_token` hold envelopes and `"encryption": "chacha20-poly1305"` marks
 /// the record; it reads plaintext records of earlier versions through the same
 /// type. Every other member has one name and one meaning in both, so a member
 /// is added here once (and to ``AccountRecordScanner``, which reads the same members).
+/// Members added after the first release are optional and left out when absent, so
+/// records written before them read, and re-encode, byte for byte.
 /// ``EncryptedAccountCodec`` also maps a record to its checked envelopes (``SealedSecret``) with ``mapSecrets(_:)``.
 struct AccountRecord<SecretField> {
     /// The members' names on disk.
@@ -44,10 +46,18 @@ struct AccountRecord<SecretField> {
     var refreshedAt: String?
     /// `active` or `reauthorization_required`.
     var status: String
+    /// `issued_at`, RFC 3339: when the current access token was issued; absent in records of earlier versions.
+    var issuedAt: String? = nil
+    /// `refresh_token_expires_at`, RFC 3339: when the refresh token lapses unused; absent when unknown.
+    var refreshTokenExpiresAt: String? = nil
+    /// `id_token` (OpenID Connect), a secret like the tokens; absent when the provider sent none.
+    var idToken: SecretField? = nil
+    /// `extras`: the token answer's other fields as one JSON object's text; absent when there were none.
+    var extras: String? = nil
 
-    /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`.
+    /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`, `id_token`.
     var secrets: [(field: AccountRecordField, value: SecretField)] {
-        [(AccountRecordField.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret)]
+        [(AccountRecordField.accessToken, accessToken), (.refreshToken, refreshToken), (.tokenSecret, tokenSecret), (.idToken, idToken)]
             .compactMap { field, value in value.map { (field, $0) } }
     }
 
@@ -71,7 +81,11 @@ struct AccountRecord<SecretField> {
             createdAt: createdAt,
             updatedAt: updatedAt,
             refreshedAt: refreshedAt,
-            status: status
+            status: status,
+            issuedAt: issuedAt,
+            refreshTokenExpiresAt: refreshTokenExpiresAt,
+            idToken: try idToken.map { value throws(Failure) in try transform(value, .idToken) },
+            extras: extras
         )
     }
 }
@@ -105,4 +119,8 @@ enum AccountRecordField: String, CodingKey, CaseIterable {
     case createdAt = "created_at"
     case updatedAt = "updated_at"
     case refreshedAt = "refreshed_at"
+    case issuedAt = "issued_at"
+    case refreshTokenExpiresAt = "refresh_token_expires_at"
+    case idToken = "id_token"
+    case extras
 }

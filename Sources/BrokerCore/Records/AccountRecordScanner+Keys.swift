@@ -10,13 +10,15 @@ extension AccountRecordScanner {
         case 2: candidates = [.id]
         case 3: candidates = [.uid]
         case 5: candidates = [.scope]
-        case 6: candidates = [.status]
+        case 6: candidates = [.status, .extras]
         case 7: candidates = [.version]
-        case 8: candidates = [.provider]
+        case 8: candidates = [.provider, .idToken]
+        case 9: candidates = [.issuedAt]
         case 10: candidates = [.encryption, .tokenType, .expiresAt, .createdAt, .updatedAt]
         case 11: candidates = [.screenName]
         case 12: candidates = [.accessToken, .tokenSecret, .refreshedAt]
         case 13: candidates = [.refreshToken]
+        case 24: candidates = [.refreshTokenExpiresAt]
         default: return nil
         }
         return candidates.first { matches(name, $0.stringValue) }
@@ -41,6 +43,10 @@ extension AccountRecordScanner {
         case .createdAt: 1 << 13
         case .updatedAt: 1 << 14
         case .refreshedAt: 1 << 15
+        case .issuedAt: 1 << 16
+        case .refreshTokenExpiresAt: 1 << 17
+        case .idToken: 1 << 18
+        case .extras: 1 << 19
         }
     }
 

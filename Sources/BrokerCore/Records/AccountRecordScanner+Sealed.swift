@@ -25,6 +25,9 @@ extension AccountRecordScanner {
             let accessToken = spans.accessToken.flatMap({ sealed($0, keyring: keyring) }),
             let refreshToken = optionalSealed(spans.refreshToken, keyring: keyring),
             let tokenSecret = optionalSealed(spans.tokenSecret, keyring: keyring),
+            let idToken = optionalSealed(spans.idToken, keyring: keyring),
+            let issuedAt = optionalDate(spans.issuedAt), let refreshTokenExpiresAt = optionalDate(spans.refreshTokenExpiresAt),
+            let extras = optionalText(spans.extras),
             let status = spans.status.flatMap(status),
             let createdAt = spans.createdAt.flatMap(date), let updatedAt = spans.updatedAt.flatMap(date),
             let expiresAt = optionalDate(spans.expiresAt), let refreshedAt = optionalDate(spans.refreshedAt),
@@ -36,7 +39,8 @@ extension AccountRecordScanner {
             provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
             refreshToken: refreshToken.map { _ in Secret("") }, tokenSecret: tokenSecret.map { _ in Secret("") },
             screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
-            refreshedAt: refreshedAt, status: status)
+            refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
+            idToken: idToken.map { _ in Secret("") }, extras: extras)
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
             let matches =
@@ -47,7 +51,7 @@ extension AccountRecordScanner {
         }
         return StoredAccount(
             readable: readable,
-            sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret))
+            sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret, idToken: idToken))
     }
 
     /// An envelope with a key of `keyring`, a 12-byte nonce and a ciphertext with room for its tag; else nil.

@@ -74,12 +74,15 @@ struct AccountRecordScanner {
             let encryption = optional(spans.encryption), let id = optional(spans.id),
             let tokenType = optional(spans.tokenType), let scope = optional(spans.scope),
             let screenName = optional(spans.screenName), let expiresAt = optional(spans.expiresAt),
-            let refreshedAt = optional(spans.refreshedAt)
+            let refreshedAt = optional(spans.refreshedAt), let issuedAt = optional(spans.issuedAt),
+            let refreshTokenExpiresAt = optional(spans.refreshTokenExpiresAt), let idToken = optionalSecret(spans.idToken),
+            let extras = optional(spans.extras)
         else { return nil }
         return AccountRecord(
             version: version, encryption: encryption, id: id, provider: provider, uid: uid, accessToken: accessToken,
             tokenType: tokenType, scope: scope, refreshToken: refreshToken, tokenSecret: tokenSecret, screenName: screenName,
-            expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status)
+            expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status,
+            issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras)
     }
 
     /// Reads the value of member `key` into `spans`; false when it has a type the record does not allow there.
@@ -91,9 +94,13 @@ struct AccountRecordScanner {
         case .accessToken:
             spans.accessToken = secret()
             return spans.accessToken != nil
-        case .refreshToken, .tokenSecret:
+        case .refreshToken, .tokenSecret, .idToken:
             guard let value = nullOr({ $0.secret() }) else { return false }
-            if key == .refreshToken { spans.refreshToken = value } else { spans.tokenSecret = value }
+            switch key {
+            case .refreshToken: spans.refreshToken = value
+            case .tokenSecret: spans.tokenSecret = value
+            default: spans.idToken = value
+            }
             return true
         case .provider, .uid, .createdAt, .updatedAt, .status:
             guard let span = textSpan() else { return false }
@@ -105,7 +112,8 @@ struct AccountRecordScanner {
             default: spans.status = span
             }
             return true
-        case .encryption, .id, .tokenType, .scope, .screenName, .expiresAt, .refreshedAt:
+        case .encryption, .id, .tokenType, .scope, .screenName, .expiresAt, .refreshedAt, .issuedAt, .refreshTokenExpiresAt,
+            .extras:
             guard let span = nullOr({ $0.textSpan() }) else { return false }
             switch key {
             case .encryption: spans.encryption = span
@@ -114,6 +122,9 @@ struct AccountRecordScanner {
             case .scope: spans.scope = span
             case .screenName: spans.screenName = span
             case .expiresAt: spans.expiresAt = span
+            case .issuedAt: spans.issuedAt = span
+            case .refreshTokenExpiresAt: spans.refreshTokenExpiresAt = span
+            case .extras: spans.extras = span
             default: spans.refreshedAt = span
             }
             return true

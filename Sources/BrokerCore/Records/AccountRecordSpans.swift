@@ -24,13 +24,13 @@ struct AccountRecordSpans {
     /// `version`.
     var version: Int?
     /// The string members.
-    var encryption, id, provider, uid, tokenType, scope, screenName: Text?
+    var encryption, id, provider, uid, tokenType, scope, screenName, extras: Text?
     /// The date members, still RFC 3339 text.
-    var expiresAt, createdAt, updatedAt, refreshedAt: Text?
+    var expiresAt, createdAt, updatedAt, refreshedAt, issuedAt, refreshTokenExpiresAt: Text?
     /// `status`.
     var status: Text?
     /// The secret members.
-    var accessToken, refreshToken, tokenSecret: SecretValue?
+    var accessToken, refreshToken, tokenSecret, idToken: SecretValue?
 
     /// Whether every member a record requires is there (JSONDecoder would report the first missing one).
     var hasRequiredMembers: Bool {

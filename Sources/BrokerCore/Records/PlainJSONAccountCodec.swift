@@ -47,7 +47,11 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             createdAt: RFC3339Date.format(account.createdAt),
             updatedAt: RFC3339Date.format(account.updatedAt),
             refreshedAt: account.refreshedAt.map(RFC3339Date.format),
-            status: account.status.rawValue
+            status: account.status.rawValue,
+            issuedAt: account.issuedAt.map(RFC3339Date.format),
+            refreshTokenExpiresAt: account.refreshTokenExpiresAt.map(RFC3339Date.format),
+            idToken: account.idToken?.value,
+            extras: account.extras
         )
     }
 
@@ -72,7 +76,11 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
             updatedAt: try JSONRecord.date(record.updatedAt, field: "updated_at", path: path),
             refreshedAt: try JSONRecord.date(record.refreshedAt, field: "refreshed_at", path: path),
-            status: status
+            status: status,
+            issuedAt: try JSONRecord.date(record.issuedAt, field: "issued_at", path: path),
+            refreshTokenExpiresAt: try JSONRecord.date(record.refreshTokenExpiresAt, field: "refresh_token_expires_at", path: path),
+            idToken: record.idToken.map(Secret.init),
+            extras: record.extras
         )
         if let id = record.id, id != account.id {
             throw StoreError.corrupt(path: path, reason: "id \"\(id)\" does not match provider and uid (\"\(account.id)\")")

@@ -20,10 +20,26 @@ extension RefreshCoordinator {
             await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)
         }
-        let stored = try await store(grant, in: account.id, replacing: refreshToken)
+        let (stored, previousExpiry) = try await store(grant, in: account.id, replacing: refreshToken)
         await clearBackoff(accountID: account.id)
-        report(account, .refreshed)
+        var warnings: [Event.Warning] = []
+        if let previousExpiry, let newExpiry = stored.expiresAt, newExpiry <= previousExpiry,
+            await shouldWarnNotLongerLived(account.id, at: now())
+        {
+            warnings.append(.notLongerLived)
+        }
+        if grant.extrasDropped { warnings.append(.extrasDropped) }
+        report(account, .refreshed, warnings: warnings)
         return .refreshed(stored)
+    }
+
+    /// Whether a token that lives no longer than its predecessor should be logged for `accountID` now: once an hour at most.
+    func shouldWarnNotLongerLived(_ accountID: String, at now: Date) -> Bool {
+        let key = ExactKey(accountID)
+        if let last = lastLifetimeWarning[key], now.timeIntervalSince(last) < Self.lifetimeWarningInterval { return false }
+        if lastLifetimeWarning.count >= Self.lifetimeWarningsKept { lastLifetimeWarning.removeAll(keepingCapacity: true) }
+        lastLifetimeWarning[key] = now
+        return true
     }
 
     /// Writes the new tokens atomically, unless the account changed hands meanwhile.
@@ -34,17 +50,35 @@ extension RefreshCoordinator {
     /// from the injected clock's reading (RFC 6749 §5.1). The write happens only
     /// while the record still holds the refresh token that was presented: a
     /// re-authorization that landed meanwhile is newer and stands.
-    nonisolated func store(_ grant: TokenGrant, in id: String, replacing used: Secret) async throws(BrokerError) -> Account {
+    ///
+    /// The refresh token's expiry comes from `refresh_token_expires_in`; without
+    /// it a new refresh token has none known, and a kept one keeps its own. The
+    /// answer's extras replace the stored ones, except that `id_token` and
+    /// `instance_url` stay when the answer leaves them out (``TokenExtras/keptAcrossRefresh``).
+    /// Returns the account as stored and the expiry the replaced token had.
+    nonisolated func store(
+        _ grant: TokenGrant, in id: String, replacing used: Secret
+    ) async throws(BrokerError) -> (Account, previousExpiry: Date?) {
         let issuedAt = now()
+        let previousExpiry = TransformWitness<Date?>(nil)
         let stored: Account?
         do {
             stored = try await accounts.update(id: id) { existing in
+                previousExpiry.value = nil  // A repository may run the transform again; only the last run counts.
                 guard var account = existing, account.refreshToken == used else { return existing }
+                previousExpiry.value = account.expiresAt
+                let refreshTokenKept = grant.refreshToken == nil && !grant.presentedRefreshTokenSpent
                 account.accessToken = grant.accessToken
                 account.tokenType = grant.tokenType ?? account.tokenType
                 account.scope = grant.scope ?? account.scope
                 account.refreshToken = grant.refreshToken ?? (grant.presentedRefreshTokenSpent ? nil : used)
                 account.expiresAt = Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn)
+                account.refreshTokenExpiresAt =
+                    Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
+                    ?? (refreshTokenKept ? account.refreshTokenExpiresAt : nil)
+                account.idToken = grant.idToken ?? account.idToken
+                account.extras = TokenExtras.merged(old: account.extras, new: grant.extras)
+                account.issuedAt = issuedAt
                 account.refreshedAt = issuedAt
                 account.updatedAt = issuedAt
                 account.status = .active
@@ -54,7 +88,7 @@ extension RefreshCoordinator {
             throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
-        return stored
+        return (stored, previousExpiry.value)
     }
 
     /// Marks the account as needing re-authorization, tokens untouched, if it still holds the rejected refresh token.
@@ -108,7 +142,9 @@ extension RefreshCoordinator {
     }
 
     /// Tells ``onEvent`` about one provider call.
-    nonisolated func report(_ account: Account, _ result: Event.Result) {
-        onEvent(Event(provider: account.provider, accountID: account.id, result: result))
+    nonisolated func report(_ account: Account, _ result: Event.Result, warnings: [Event.Warning] = []) {
+        var event = Event(provider: account.provider, accountID: account.id, result: result)
+        event.warnings = warnings
+        onEvent(event)
     }
 }

@@ -38,12 +38,23 @@ extension RefreshCoordinator {
             case failed(FailureReason, message: String)
         }
 
+        /// Something about a successful refresh an operator should hear of; never a value from the answer.
+        public enum Warning: Sendable, Equatable {
+            /// The new access token expires no later than the one it replaced: the refresh gained nothing, and
+            /// the token stays due. Reported once per account per hour.
+            case notLongerLived
+            /// The answer's other fields were over ``TokenExtras/maximumBytes`` and were not kept.
+            case extrasDropped
+        }
+
         /// The provider called.
         public var provider: String
         /// The account refreshed.
         public var accountID: String
         /// What happened.
         public var result: Result
+        /// What an operator should hear of besides: only with ``Result/refreshed``.
+        public var warnings: [Warning] = []
 
         /// Creates an event.
         public init(provider: String, accountID: String, result: Result) {

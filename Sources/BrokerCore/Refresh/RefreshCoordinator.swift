@@ -27,6 +27,8 @@ public actor RefreshCoordinator {
     nonisolated let backoffStore: any RefreshBackoffStore
     /// Margin, lock TTL, polling and backoff settings.
     public nonisolated let policy: Policy
+    /// The largest margin any account can have: ``Policy/margin`` or a provider's larger `refresh_margin`.
+    nonisolated let marginCeiling: TimeInterval
     /// The injected clock that decides expiry, due dates and backoff.
     nonisolated let now: @Sendable () -> Date
     /// Told about every provider call's result, for logs and metrics.
@@ -38,6 +40,12 @@ public actor RefreshCoordinator {
     var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
     /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
     var backoff: [ExactKey: RefreshBackoff] = [:]
+    /// When each account last had a token that lived no longer than its predecessor logged, so it is logged once an hour.
+    var lastLifetimeWarning: [ExactKey: Date] = [:]
+    /// Seconds between two such warnings for one account.
+    static let lifetimeWarningInterval: TimeInterval = 3600
+    /// The most accounts remembered there; past it the memory starts over, at worst one more warning each.
+    static let lifetimeWarningsKept = 10_000
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
     /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.
@@ -66,15 +74,28 @@ public actor RefreshCoordinator {
         self.lock = lock
         self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
         self.policy = policy
+        self.marginCeiling = registry.all.compactMap(\.refreshMargin).reduce(max(0, policy.margin), max)
         self.now = now
         self.onEvent = onEvent
         self.events = events
     }
 
-    /// Whether `account` should be refreshed at `now`: active, refreshable, and expiring within the margin.
+    /// Whether `account` should be refreshed at `now`: active, refreshable, and its access token expiring
+    /// (or its refresh token lapsing) within the margin (``RefreshTiming``).
+    ///
+    /// A token further from its end than the largest configured margin is not due whatever its provider, so
+    /// most reads decide without looking the provider up.
     public nonisolated func isDue(_ account: Account, at now: Date) -> Bool {
-        guard account.status == .active, let expiresAt = account.expiresAt else { return false }
-        return expiresAt.timeIntervalSince(now) <= policy.margin && refreshExchange(for: account) != nil
+        guard account.status == .active else { return false }
+        let horizon = now.addingTimeInterval(marginCeiling)
+        guard account.expiresAt.map({ $0 <= horizon }) == true || account.refreshTokenExpiresAt.map({ $0 <= horizon }) == true
+        else { return false }
+        return RefreshTiming.isDue(account, configured: margin(for: account.provider), at: now) && refreshExchange(for: account) != nil
+    }
+
+    /// The configured margin of `provider`'s accounts: its `refresh_margin`, else ``Policy/margin``.
+    nonisolated func margin(for provider: String) -> TimeInterval {
+        registry.provider(named: provider)?.refreshMargin ?? policy.margin
     }
 
     /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.

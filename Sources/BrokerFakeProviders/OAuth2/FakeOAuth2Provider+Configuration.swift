@@ -140,6 +140,16 @@ extension FakeOAuth2Provider {
         public var refreshedTokenLifetime: Int
         /// Whether refresh tokens are issued, and what a refresh does with the one presented.
         public var refreshTokens: RefreshTokens
+        /// Whether token answers state `expires_in` (RFC 6749 dialect); Salesforce's and Zendesk's do not.
+        public var sendsExpiresIn = true
+        /// Seconds a refresh token lives, sent as `refresh_token_expires_in` with each new one (GitHub Apps); nil sends none.
+        /// The fake does not expire refresh tokens itself.
+        public var refreshTokenLifetime: Int?
+        /// Further top-level members of every token answer (RFC 6749 dialect), name to JSON value text:
+        /// `["instance_url": "\"https://…\""]`, an `id_token`, provider-specific ones.
+        public var extraFields: [String: String] = [:]
+        /// The further members of refresh answers instead of ``extraFields``; nil sends those.
+        public var refreshExtraFields: [String: String]?
         /// Seconds the code exchange waits before answering.
         public var exchangeDelay: Double = 0
         /// Seconds a refresh waits before answering.

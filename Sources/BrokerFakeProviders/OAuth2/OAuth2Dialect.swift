@@ -74,10 +74,13 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
         var body: String
         switch self {
         case .rfc6749:
-            body = "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"token_type\":\"bearer\",\"expires_in\":\(grant.expiresIn)"
+            body = "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"token_type\":\"bearer\""
+            if grant.sendsExpiresIn { body += ",\"expires_in\":\(grant.expiresIn)" }
             if let refresh = grant.refreshToken { body += ",\"refresh_token\":\(JSONString.quote(refresh))" }
+            if let lifetime = grant.refreshTokenExpiresIn { body += ",\"refresh_token_expires_in\":\(lifetime)" }
             if let scope = grant.scope { body += ",\"scope\":\(JSONString.quote(scope))" }
             if let idToken = grant.idToken { body += ",\"id_token\":\(JSONString.quote(idToken))" }
+            for name in grant.extraFields.keys.sorted() { body += ",\(JSONString.quote(name)):\(grant.extraFields[name]!)" }
         case .weibo:
             body =
                 "{\"access_token\":\(JSONString.quote(grant.accessToken)),\"remind_in\":\"\(grant.expiresIn)\","
@@ -212,4 +215,10 @@ struct IssuedTokens {
     var nonce: String?
     /// The ID token that goes with a code exchange's answer (an OpenID provider's).
     var idToken: String?
+    /// Whether the answer states `expires_in` (Salesforce and Zendesk do not).
+    var sendsExpiresIn = true
+    /// The refresh token's lifetime, sent as `refresh_token_expires_in` (GitHub Apps); nil sends none.
+    var refreshTokenExpiresIn: Int?
+    /// Further top-level members, name to JSON value text, sorted by name on the wire.
+    var extraFields: [String: String] = [:]
 }

@@ -1,10 +1,11 @@
 import BrokerHTTP
+import Foundation
 
 extension OAuth2Endpoints {
     /// The settings `POST /_fake/control` takes, each a form field.
     static let controlFields = [
         "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
-        "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure",
+        "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure", "extra_fields",
         "client_credentials_failure", "client_credentials_delay",
         "discovery", "id_token",
     ]
@@ -29,7 +30,10 @@ extension OAuth2Endpoints {
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
     /// (revocation answers that 4xx or 5xx status and revokes nothing), `client_credentials_failure=NAME|none`,
-    /// `client_credentials_delay=SECONDS`, `discovery=up|down` (the discovery document answers 503 while down), `id_token=NAME|none` (names of ``FakeOAuth2Provider/IDTokenFault``; `none` issues a correct one).
+    /// `client_credentials_delay=SECONDS`, `discovery=up|down` (the discovery document answers 503 while down),
+    /// `id_token=NAME|none` (names of ``FakeOAuth2Provider/IDTokenFault``; `none` issues a correct one),
+    /// `extra_fields=JSON` (an object of string members every token answer adds at its top level,
+    /// `{"instance_url":"https://…"}`; `{}` for none).
     func control(_ request: Request) -> Response {
         let fields = FakeWire.form(request)
         var changes: [(inout FakeOAuth2Provider.Behaviour) -> Void] = []
@@ -100,6 +104,14 @@ extension OAuth2Endpoints {
             if value == "none" { return { $0.idTokenFault = nil } }
             guard let fault = FakeOAuth2Provider.IDTokenFault(rawValue: value) else { return nil }
             return { $0.idTokenFault = fault }
+        case "extra_fields":
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(value.utf8))) as? [String: Any] else { return nil }
+            var fields: [String: String] = [:]
+            for (member, text) in object {
+                guard let text = text as? String else { return nil }
+                fields[member] = JSONString.quote(text)
+            }
+            return { $0.extraFields = fields }
         case "revoke_failure":
             if value == "none" { return { $0.revokeFailure = nil } }
             guard let code = Int(value), (400...599).contains(code) else { return nil }

@@ -272,6 +272,7 @@ struct OAuth2ProviderState {
         }
         var tokens = issue(&grant, lifetime: behaviour.refreshedTokenLifetime, refresh: rotate)
         tokens.refreshing = true
+        tokens.extraFields = behaviour.refreshExtraFields ?? behaviour.extraFields
         if !rotate { tokens.refreshToken = nil }
         grants[id] = grant
         index(id, grant, lifetime: behaviour.refreshedTokenLifetime)
@@ -303,7 +304,8 @@ struct OAuth2ProviderState {
         }
         return IssuedTokens(
             accessToken: access, refreshToken: grant.refreshToken, expiresIn: lifetime, uid: grant.uid,
-            scope: grant.scope)
+            scope: grant.scope, sendsExpiresIn: behaviour.sendsExpiresIn,
+            refreshTokenExpiresIn: refresh ? behaviour.refreshTokenLifetime : nil, extraFields: behaviour.extraFields)
     }
 
     private mutating func index(_ id: Int, _ grant: Grant, lifetime: Int) {

@@ -81,8 +81,7 @@ extension JSONFileAccountRepository {
             }
             _ = try stored.opened(path: path)
             guard try codec.needsRekey(bytes, path: path) else { continue }
-            let keys = [stored.sealed?.accessToken, stored.sealed?.refreshToken, stored.sealed?.tokenSecret]
-                .compactMap { $0?.key.id }.filter { $0 != codec.keyring.current.id }
+            let keys = (stored.sealed?.all ?? []).map(\.key.id).filter { $0 != codec.keyring.current.id }
             candidates.append(RekeyCandidate(accountID: id, fileName: name, sealedWith: Array(Set(keys)).sorted()))
         }
         return (candidates, total)

@@ -143,9 +143,7 @@ extension AccountDirectoryLoader {
             for (id, name, stored) in loaded {
                 accounts.set(stored, for: id)
                 guard let sealed = stored.sealed else { continue }
-                propose(sealed.accessToken.key.id, id: id, name: name)
-                if let secret = sealed.refreshToken { propose(secret.key.id, id: id, name: name) }
-                if let secret = sealed.tokenSecret { propose(secret.key.id, id: id, name: name) }
+                for secret in sealed.all { propose(secret.key.id, id: id, name: name) }
             }
         }
 

@@ -35,7 +35,8 @@ struct OAuth2Exchange: ProviderExchange {
     func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
         let code = try checkCallback(query, flow: flow)
         let client = self.client
-        let grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
+        var grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
+        grant.expiresIn = grant.expiresIn ?? settings.defaultExpiresIn
         if let uid = grant.uid {
             try ProviderUserID.check(uid, step: ProviderStep.tokenExchange.rawValue)
             return ExchangeCompletion(grant: grant, uid: uid, screenName: grant.screenName)
@@ -70,6 +71,8 @@ struct OAuth2Exchange: ProviderExchange {
     /// keeping it would only earn an `invalid_grant` at the next refresh.
     func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         var grant = try await client.attemptRefresh(refreshToken: refreshToken)
+        // An answer without `expires_in` gets the provider's configured lifetime; without one the token has no expiry.
+        grant.expiresIn = grant.expiresIn ?? settings.defaultExpiresIn
         if settings.refreshTokenRotates, grant.refreshToken == nil { grant.presentedRefreshTokenSpent = true }
         return grant
     }

@@ -33,7 +33,13 @@ public enum OAuth2ResponseValidator {
         if let raw = fields["expires_in"], !(raw is NSNull) {
             expiresIn = try lifetime(raw, field: "expires_in", step: step)
         }
-        return TokenGrant(
+        var refreshTokenExpiresIn: Int?
+        if let raw = fields["refresh_token_expires_in"], !(raw is NSNull) {
+            refreshTokenExpiresIn = try lifetime(raw, field: "refresh_token_expires_in", step: step)
+        }
+        // The member the layout reads tokens from may hold one (Slack's `authed_user`), so it is never kept.
+        let (idToken, extras, extrasDropped) = TokenExtras.split(answer, tokensAt: layout.tokensAt.flatMap(Self.topMember))
+        var grant = TokenGrant(
             accessToken: Secret(accessToken),
             tokenType: ProviderValue.text(fields["token_type"]).flatMap { $0.utf8.count <= 64 ? $0 : nil },
             scope: scope,
@@ -41,8 +47,18 @@ public enum OAuth2ResponseValidator {
             expiresIn: expiresIn,
             uid: userID(in: answer, layout: layout),
             screenName: ProviderValue.displayName(
-                layout.userNameField.map { ProviderJSONPath($0).value(in: answer) } ?? answer["screen_name"])
+                layout.userNameField.map { ProviderJSONPath($0).value(in: answer) } ?? answer["screen_name"]),
+            refreshTokenExpiresIn: refreshTokenExpiresIn,
+            idToken: idToken.map(Secret.init),
+            extras: extras
         )
+        grant.extrasDropped = extrasDropped
+        return grant
+    }
+
+    /// The first member name of a JSON path (`authed_user` of `authed_user.access_token`).
+    static func topMember(_ path: String) -> String? {
+        path.split(separator: ".", maxSplits: 1).first.map(String.init)
     }
 
     /// The object holding the tokens: the one at `path` when it has an `access_token`, else the whole answer.

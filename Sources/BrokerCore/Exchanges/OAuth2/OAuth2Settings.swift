@@ -71,6 +71,8 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     public let issuer: String?
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3).
     public let requiresIssuerParameter: Bool
+    /// The lifetime given to an access token whose answer has no `expires_in`; nil leaves it without expiry.
+    public let defaultExpiresIn: Int?
 
     /// `base` with ``requestHeaders`` applied: a configured field replaces the one of the same name (compared case-insensitively), others are added.
     func headers(_ base: [(String, String)]) -> [(String, String)] {
@@ -111,5 +113,6 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         requestHeaders = provider.requestHeaders
         issuer = provider.issuer
         requiresIssuerParameter = provider.requiresIssuerParameter
+        defaultExpiresIn = provider.defaultExpiresIn
     }
 }

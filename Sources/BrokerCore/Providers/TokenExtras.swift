@@ -1,0 +1,74 @@
+import Foundation
+
+/// The fields of a token answer the broker does not interpret itself, kept with the account for its clients.
+///
+/// `GET /account` returns them under `raw`: OpenID Connect's `id_token`,
+/// Salesforce's `instance_url`, the granted `scope` as sent, and whatever else
+/// a provider puts at the top level of its answer. Left out are the members the
+/// broker reads (`access_token`, `refresh_token`, `token_type`, `expires_in`,
+/// `refresh_token_expires_in`), the provider's error fields, and the object the
+/// tokens were read from when it is not the top level (Slack's `authed_user`,
+/// which holds a token). `id_token` is kept apart as a secret; the others are
+/// one JSON object's text, keys sorted.
+public enum TokenExtras {
+    /// The most bytes all kept fields may take as one JSON object, `id_token` included; past it, none are kept.
+    public static let maximumBytes = 16_384
+
+    /// Top-level members never kept: read by the broker, or error fields (RFC 6749 §5.2, Weibo's `error_code`).
+    static let interpreted: Set<String> = [
+        "access_token", "refresh_token", "token_type", "expires_in", "refresh_token_expires_in",
+        "error", "error_description", "error_uri", "error_code",
+    ]
+
+    /// Members a refresh answer often omits though they still hold; kept from the previous answer when it does.
+    ///
+    /// OpenID Connect Core §12.2: a refresh answer may leave out the ID token;
+    /// Salesforce sends `instance_url` with every answer, but proxies and other
+    /// providers trim it on refresh, and the instance does not move with a refresh.
+    public static let keptAcrossRefresh = ["id_token", "instance_url"]
+
+    /// The kept fields of `answer`: `id_token` apart, the rest as text; `dropped` when they were over ``maximumBytes``.
+    ///
+    /// `tokensAt` is the top-level member the tokens were read from, when not the top level.
+    static func split(_ answer: [String: Any], tokensAt: String?) -> (idToken: String?, extras: String?, dropped: Bool) {
+        var kept = answer.filter { !interpreted.contains($0.key) && $0.key != tokensAt }
+        guard !kept.isEmpty else { return (nil, nil, false) }
+        guard let whole = serialize(kept), whole.utf8.count <= maximumBytes else { return (nil, nil, true) }
+        var idToken: String?
+        if let raw = kept.removeValue(forKey: "id_token") {
+            // A header-safe string or nothing: an ID token is a JWS compact serialization (RFC 7515 §7.1).
+            if let text = raw as? String, !text.isEmpty,
+                !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E })
+            {
+                idToken = text
+            }
+        }
+        return (idToken, kept.isEmpty ? nil : serialize(kept), false)
+    }
+
+    /// The fields kept after a refresh: the new answer's, plus ``keptAcrossRefresh`` members of the old ones it omits.
+    ///
+    /// `old` and `new` are JSON object texts as ``split(_:tokensAt:)`` makes them; `id_token` is handled by the caller.
+    static func merged(old: String?, new: String?) -> String? {
+        guard let old, let previous = object(old) else { return new }
+        var fields = new.flatMap(object) ?? [:]
+        for name in keptAcrossRefresh where fields[name] == nil {
+            if let value = previous[name] { fields[name] = value }
+        }
+        guard !fields.isEmpty, let text = serialize(fields), text.utf8.count <= maximumBytes else { return new }
+        return text
+    }
+
+    /// The JSON object in `text`, or nil.
+    static func object(_ text: String) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+    }
+
+    /// `fields` as compact JSON with sorted keys; nil when it cannot be written (it always can, being parsed JSON).
+    static func serialize(_ fields: [String: Any]) -> String? {
+        guard JSONSerialization.isValidJSONObject(fields),
+            let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
