@@ -141,11 +141,14 @@ public final class Broker: Sendable {
                 Self.log(event, to: logger)
             },
             events: webhooks?.sink)
-        backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
-            var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
-            if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
-            logger.log(.warning, "background refresh sweep failed", fields)
-        }
+        let herd = BackgroundRefresher.Herd(concurrency: c.refreshConcurrency)
+        backgroundRefresher = BackgroundRefresher(
+            service: accountService, interval: c.refreshInterval, herd: herd,
+            onSweepFailure: { error in
+                var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
+                if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
+                logger.log(.warning, "background refresh sweep failed", fields)
+            })
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let cookies = CookieHeader(publicURL: c.publicURL)
         let appearance = PageAppearance(

@@ -99,4 +99,44 @@ struct BackgroundRefresherTests {
             #expect(await f.upstream.requests.isEmpty)
         }
     }
+
+    @Test func oneAtATimeTheOldestExpiryGoesFirst() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.ordered"))
+            let herd = BackgroundRefresher.Herd(concurrency: 1, startJitter: 0)
+            let refresher = BackgroundRefresher(service: f.service(margin: 300), interval: 60, herd: herd)
+            for (uid, lifetime) in [("c", 250.0), ("a", 120.0), ("d", 290.0), ("b", 200.0), ("e", 200.0)] {
+                try await f.seed(uid: uid, lifetime: lifetime, refreshToken: "1//refresh-" + uid)
+            }
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 5, refreshed: 5))
+            // Expiry order; the two expiring together in id order.
+            let presented = await f.refreshCalls().map { $0.form["refresh_token"] ?? "" }
+            #expect(presented == ["a", "b", "e", "c", "d"].map { "1//refresh-" + $0 })
+        }
+    }
+
+    @Test func aProvidersRetryAfterStopsItsStartsUntilThenAndOtherProvidersGoOn() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: RefreshBackoffTests.rateLimited(retryAfter: "120"))
+            await f.upstream.on(RefreshFixture.githubTokenURL, respond: ProviderWire.githubTokenJSON(accessToken: "ghu_swept"))
+            let herd = BackgroundRefresher.Herd(concurrency: 1, startJitter: 0)
+            let refresher = BackgroundRefresher(service: f.service(), interval: 60, herd: herd)
+            for i in 0..<10 {
+                try await f.seed(uid: "g\(i)", lifetime: 100, refreshToken: "1//refresh-\(i)")
+                try await f.seed(provider: "github", uid: String(i), lifetime: 100, refreshToken: "ghr_\(i)")
+            }
+            // Google's first answer pauses Google: one call, nine accounts skipped; GitHub's ten all go.
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 20, refreshed: 10, skipped: 9, failed: 1))
+            #expect(await f.refreshCalls().count == 1)
+            #expect(await f.refreshCalls(to: RefreshFixture.githubTokenURL).count == 10)
+            // Until Retry-After has passed no sweep calls Google, whichever account is next.
+            f.clock.advance(119)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 10, skipped: 10))
+            #expect(await f.refreshCalls().count == 1)
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.resumed"))
+            f.clock.advance(1)
+            #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 10, refreshed: 10))
+            #expect(await f.refreshCalls().count == 11)
+        }
+    }
 }

@@ -38,6 +38,8 @@ public actor RefreshCoordinator {
     var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
     /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
     var backoff: [ExactKey: RefreshBackoff] = [:]
+    /// Until when each provider asked not to be called by background refreshes (its `Retry-After`), by provider name.
+    var providerPauses: [ExactKey: Date] = [:]
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
     /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.

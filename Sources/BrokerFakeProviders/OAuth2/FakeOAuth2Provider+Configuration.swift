@@ -245,6 +245,10 @@ extension FakeOAuth2Provider {
         public var refreshCalls = 0
         /// Refresh grants that presented an unknown or already used refresh token.
         public var stalePresentations = 0
+        /// Refresh grants being answered right now (waiting out ``Behaviour/refreshDelay`` included).
+        public var refreshesInFlight = 0
+        /// The most refresh grants that were ever being answered at once.
+        public var maxRefreshesInFlight = 0
         /// Requests to the user endpoint.
         public var userCalls = 0
         /// Requests to the revocation endpoint.

@@ -15,7 +15,8 @@ extension OAuth2Endpoints {
             "{\"authorize_calls\":\(ledger.authorizeCalls),\"token_calls\":\(ledger.tokenCalls),"
             + "\"exchanges\":\(ledger.exchanges),\"refresh_calls\":\(ledger.refreshCalls),\"user_calls\":\(ledger.userCalls),"
             + "\"revoke_calls\":\(ledger.revokeCalls),\"open_codes\":\(ledger.openCodes),"
-            + "\"stale_presentations\":\(ledger.stalePresentations),\"authorize_referers\":[\(referers)]}"
+            + "\"stale_presentations\":\(ledger.stalePresentations),\"max_refreshes_in_flight\":\(ledger.maxRefreshesInFlight),"
+            + "\"authorize_referers\":[\(referers)]}"
         return FakeWire.answer(.ok, "application/json", body, extra: [("Cache-Control", "no-store")])
     }
 
