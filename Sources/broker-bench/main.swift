@@ -7,6 +7,8 @@
 //                                          auto-approving fake Weibo of `fake-provider --kind weibo`
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
+//   broker-bench refresh-herd DIR DUE TRACKED CONCURRENCY   background refreshes per second (durable writes) against the
+//                                          fake provider on a local socket, and RSS with TRACKED accounts in the store
 import Dispatch
 import Foundation
 
@@ -49,6 +51,11 @@ case "outbox":
         fail("usage: outbox DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY")
     }
     try await OutboxBench.run(target: args[1], seconds: seconds, concurrency: concurrency)
+case "refresh-herd":
+    guard args.count == 5, let due = Int(args[2]), let tracked = Int(args[3]), let concurrency = Int(args[4]),
+        due >= 0, tracked >= due, concurrency > 0
+    else { fail("usage: refresh-herd DIR DUE TRACKED CONCURRENCY") }
+    try await RefreshBench.run(directory: args[1], due: due, tracked: tracked, concurrency: concurrency)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | refresh-herd")
 }
