@@ -139,4 +139,32 @@ struct BackgroundRefresherTests {
             #expect(await f.refreshCalls().count == 11)
         }
     }
+
+    @Test func aReaderNeverWaitsForTheQueueAndTheSweepDoesNotRefreshWhatAReaderRenewed() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.renewed"))
+            let held = HeldUpstream(forwardingTo: f.upstream)
+            let service = f.service(margin: 300, upstream: held)
+            let herd = BackgroundRefresher.Herd(concurrency: 1, startJitter: 0)
+            let refresher = BackgroundRefresher(service: service, interval: 60, herd: herd)
+            try await f.seed(uid: "first", lifetime: 100, refreshToken: "1//refresh-first")
+            try await f.seed(uid: "second", lifetime: 150, refreshToken: "1//refresh-second")
+            let last = try await f.seed(uid: "third", lifetime: 200, refreshToken: "1//refresh-third")
+            let valid = try await f.seed(uid: "valid", lifetime: 3600, refreshToken: "1//refresh-valid")
+            let sweep = Task { try await refresher.runOnce() }
+            // The sweep's one slot is taken by the first account's call, held at the provider; the others queue.
+            try await held.waitForArrivals(1)
+            // A read of an account that is not due answers from the store while the sweep is stuck.
+            #expect(try await service.account(id: valid.id) == valid)
+            // A reader of a due account still in the queue refreshes it at once instead of waiting its turn.
+            let reader = Task { try await service.account(id: last.id) }
+            try await held.waitForArrivals(2)
+            await held.open()
+            #expect(try await reader.value.accessToken.value == "ya29.renewed")
+            // The sweep finds the third account renewed and calls nobody for it.
+            #expect(try await sweep.value == BackgroundRefresher.Summary(due: 3, refreshed: 3))
+            let presented = await f.refreshCalls().map { $0.form["refresh_token"] ?? "" }
+            #expect(presented.sorted() == ["1//refresh-first", "1//refresh-second", "1//refresh-third"])
+        }
+    }
 }
