@@ -291,6 +291,7 @@ public final class Broker: Sendable {
                 ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
                 ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
                 ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
+                ("refresh_concurrency", .int(configuration.refreshConcurrency)),
                 ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
             ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
