@@ -167,4 +167,29 @@ struct BackgroundRefresherTests {
             #expect(presented.sorted() == ["1//refresh-first", "1//refresh-second", "1//refresh-third"])
         }
     }
+
+    @Test func aProvidersPauseHoldsTheSweepsOfEveryReplicaSharingTheBackoff() async throws {
+        try await RefreshFixture.with { f in
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: RefreshBackoffTests.rateLimited(retryAfter: "120"))
+            let lock = InProcessRefreshLock(now: f.clock.function)
+            let shared = InProcessRefreshBackoffStore(now: f.clock.function)
+            func replica() -> BackgroundRefresher {
+                let service = AccountService(
+                    accounts: f.accounts, registry: f.registry, upstream: f.upstream, redirectURI: "https://broker.example/callback",
+                    now: f.clock.function, refreshLock: lock, refreshBackoff: shared)
+                return BackgroundRefresher(service: service, interval: 60, herd: BackgroundRefresher.Herd(concurrency: 1, startJitter: 0))
+            }
+            let a = replica(), b = replica()
+            for i in 0..<5 { try await f.seed(uid: "g\(i)", lifetime: 100, refreshToken: "1//refresh-\(i)") }
+            #expect(try await a.runOnce() == BackgroundRefresher.Summary(due: 5, skipped: 4, failed: 1))
+            // The other replica never saw the 429, yet calls nobody until Retry-After has passed.
+            f.clock.advance(60)
+            #expect(try await b.runOnce() == BackgroundRefresher.Summary(due: 5, skipped: 5))
+            #expect(await f.refreshCalls().count == 1)
+            await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.resumed"))
+            f.clock.advance(60)
+            #expect(try await b.runOnce() == BackgroundRefresher.Summary(due: 5, refreshed: 5))
+            #expect(await f.refreshCalls().count == 6)
+        }
+    }
 }

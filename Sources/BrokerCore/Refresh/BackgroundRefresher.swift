@@ -13,8 +13,8 @@ import Synchronization
 /// does not wait for it (the queue is not a refresh in flight). Accounts whose
 /// last attempt failed transiently are skipped until their shared backoff
 /// ends, and once a provider answers with `Retry-After` no further refresh of
-/// that provider starts until then: the rest of its queue is skipped and left
-/// to a later sweep.
+/// that provider starts until then, on any replica sharing the backoff store:
+/// the rest of its queue is skipped and left to a later sweep.
 public final class BackgroundRefresher: Sendable {
     /// What one sweep did.
     public struct Summary: Sendable, Equatable {
