@@ -37,7 +37,10 @@ let package = Package(
         .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
         .executableTarget(
-            name: "broker-bench", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis"],
+            name: "broker-bench",
+            dependencies: [
+                "BrokerApp", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerHTTP", "BrokerRedis", "BrokerFakeProviders",
+            ],
             swiftSettings: strict),
 
         // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped

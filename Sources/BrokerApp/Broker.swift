@@ -165,11 +165,14 @@ public final class Broker: Sendable {
                 metrics.appTokens.record(event)
                 Self.log(event, to: logger)
             })
-        backgroundRefresher = BackgroundRefresher(service: accountService, interval: c.refreshInterval) { error in
-            var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
-            if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
-            logger.log(.warning, "background refresh sweep failed", fields)
-        }
+        let herd = BackgroundRefresher.Herd(concurrency: c.refreshConcurrency)
+        backgroundRefresher = BackgroundRefresher(
+            service: accountService, interval: c.refreshInterval, herd: herd,
+            onSweepFailure: { error in
+                var fields: [(String, LogValue)] = [("error", .string(error.code)), ("reason", .string(error.message))]
+                if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
+                logger.log(.warning, "background refresh sweep failed", fields)
+            })
         let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let cookies = CookieHeader(publicURL: c.publicURL)
         let appearance = PageAppearance(
@@ -314,6 +317,7 @@ public final class Broker: Sendable {
                 ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
                 ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
                 ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
+                ("refresh_concurrency", .int(configuration.refreshConcurrency)),
                 ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
             ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }

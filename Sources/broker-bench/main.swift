@@ -9,6 +9,8 @@
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
 //   broker-bench outbox-accounts DIR|REDIS_URL SECONDS CONCURRENCY [separate]   account changes with their event per
 //                                          second, in one step (or, with `separate`, the change then the event)
+//   broker-bench refresh-herd DIR DUE TRACKED CONCURRENCY   background refreshes per second (durable writes) against the
+//                                          fake provider on a local socket, and RSS with TRACKED accounts in the store
 import Dispatch
 import Foundation
 
@@ -58,6 +60,11 @@ case "outbox-accounts":
         fail("usage: outbox-accounts DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY [separate]")
     }
     try await OutboxAccountsBench.run(target: args[1], seconds: seconds, concurrency: concurrency, separate: args.count == 5)
+case "refresh-herd":
+    guard args.count == 5, let due = Int(args[2]), let tracked = Int(args[3]), let concurrency = Int(args[4]),
+        due >= 0, tracked >= due, concurrency > 0
+    else { fail("usage: refresh-herd DIR DUE TRACKED CONCURRENCY") }
+    try await RefreshBench.run(directory: args[1], due: due, tracked: tracked, concurrency: concurrency)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts")
+    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd")
 }

@@ -43,6 +43,19 @@ import Testing
         }
     }
 
+    @Test func readsTheRefreshConcurrencyAndRefusesOneOutOfRange() throws {
+        #expect(try BrokerConfiguration.from(environment: [:]).refreshConcurrency == 8)
+        #expect(try BrokerConfiguration.from(environment: ["BROKER_REFRESH_CONCURRENCY": "32"]).refreshConcurrency == 32)
+        for bad in ["0", "-1", "1001", "eight", "2.5"] {
+            do {
+                _ = try BrokerConfiguration.from(environment: ["BROKER_REFRESH_CONCURRENCY": bad])
+                Issue.record("BROKER_REFRESH_CONCURRENCY=\(bad) was accepted")
+            } catch {
+                #expect(error.variable == "BROKER_REFRESH_CONCURRENCY")
+            }
+        }
+    }
+
     @Test func defaultsWhenNothingIsSet() throws {
         let c = try BrokerConfiguration.from(environment: [:])
         #expect(c.server.host == "127.0.0.1")

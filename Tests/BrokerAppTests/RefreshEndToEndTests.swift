@@ -24,15 +24,16 @@ import Testing
     }
 
     /// A broker on an injected clock with the background refresher off unless `interval` is given.
-    static func setUp(interval: String = "0", configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }) async throws
-        -> Setup
-    {
+    static func setUp(
+        interval: String = "0", environment: [String: String] = [:],
+        configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }
+    ) async throws -> Setup {
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: clientSecret))
         provider.set(configure)
         let clock = TestClock(Date())
         let broker = try BrokerHarness(
             providersJSON: "{\"providers\": {\(provider.providerEntry)}}",
-            environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": interval],
+            environment: ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": interval].merging(environment) { $1 },
             now: { clock.now })
         let setup = Setup(provider: provider, broker: broker, clock: clock)
         let connected = await setup.browser.connect(provider: "acme")
@@ -254,6 +255,58 @@ import Testing
         let deleted = await TestHTTP.send(port: b.port, method: "DELETE", target: Self.accountPath, headers: Self.api)
         #expect(deleted?.status == 204)
         #expect(provider.ledger.revoked == [provider.ledger.currentRefreshToken ?? "-"])
+        #expect(!(a.log + b.log).contains("SENTINEL"))
+        a.signal(SIGTERM)
+        b.signal(SIGTERM)
+        _ = await a.waitForExit(timeout: 5)
+        _ = await b.waitForExit(timeout: 5)
+    }
+
+    @Test func concurrentForcedRefreshesOnTwoReplicasCallTheProviderOnceAndEveryCallerGetsTheNewToken() async throws {
+        let redis = try await RedisServer.scoped()
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: Self.clientSecret))
+        // Not due (an hour left): only the forced refresh calls the provider. The slow answer lets all 20 pile up.
+        provider.set { $0.refreshDelay = 0.5 }
+        let root = try TemporaryDirectory.scoped(prefix: "broker-forced-refresh-replicas")
+        let providers = root + "/providers.json"
+        try Data("{\"providers\": {\(provider.providerEntry)}}".utf8).write(to: URL(fileURLWithPath: providers))
+        let key = "k1:" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
+        func environment(_ name: String) -> [String: String] {
+            [
+                "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
+                "BROKER_PROVIDERS_FILE": providers, "FAKE_ACME_SECRET": Self.clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
+                "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
+                "BROKER_UPSTREAM_TIMEOUT": "3", "BROKER_REFRESH_INTERVAL": "0",
+            ]
+        }
+        let a = try await BrokerProcess.start(environment: environment("a"))
+        let b = try await BrokerProcess.start(environment: environment("b"))
+        let browser = Browser(brokerPort: a.port, providerPort: provider.port)
+        #expect(await browser.connect(provider: "acme")?.status == 200)
+        let original = provider.accessTokens.last
+        let ports = [a.port, b.port]
+        let target = "/account/refresh?id=acme:4242"
+        let replies = await withTaskGroup(of: TestHTTP.Reply?.self) { group in
+            for i in 0..<20 {
+                group.addTask { await TestHTTP.send(port: ports[i % 2], method: "POST", target: target, headers: Self.api) }
+            }
+            var all: [TestHTTP.Reply?] = []
+            for await reply in group { all.append(reply) }
+            return all
+        }
+        #expect(replies.map { $0?.status } == Array(repeating: 200, count: 20))
+        let tokens = Set(replies.map { $0.flatMap { Self.field($0.body, "access_token") } })
+        #expect(tokens.count == 1)
+        #expect(tokens.first != original && tokens.first == provider.accessTokens.last)
+        #expect(provider.refreshCalls == 1)
+        #expect(provider.ledger.stalePresentations == 0)
+        // Asked again on either replica within ten seconds: that refresh's token, and still one provider call.
+        for port in ports {
+            let again = await TestHTTP.send(port: port, method: "POST", target: target, headers: Self.api)
+            #expect(again?.status == 200)
+            #expect(again.flatMap { Self.field($0.body, "access_token") } == tokens.first ?? "-")
+        }
+        #expect(provider.refreshCalls == 1)
         #expect(!(a.log + b.log).contains("SENTINEL"))
         a.signal(SIGTERM)
         b.signal(SIGTERM)

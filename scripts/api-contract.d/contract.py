@@ -439,14 +439,28 @@ def test_preflights(t):
     expect(other, 204)
     assert other.header("Access-Control-Allow-Origin") is None
     expect(t.call("OPTIONS", "/accounts", {"Origin": FRONT_END, "Access-Control-Request-Method": "GET"}), 204)
+    refresh = t.call("OPTIONS", "/account/refresh?id=acme:4242", {"Origin": FRONT_END, "Access-Control-Request-Method": "POST"})
+    expect(refresh, 204)
+    assert refresh.header("Access-Control-Allow-Methods") == "POST", refresh.headers
 
 
 def test_refreshing_an_account(t):
-    expect(sign_in(t, uid="4242", expires_in=3600, issue_refresh=True)[0], 200)
+    done, jar = sign_in(t, uid="4242", expires_in=3600, issue_refresh=True)
+    expect(done, 200)
     fresh = t.call("POST", "/account/refresh?id=acme:4242", API)
     expect(fresh, 200)
-    assert fresh.json["refreshed_at"] is not None and "access_token" not in fresh.json
+    assert fresh.json["refreshed_at"] is not None and fresh.json["access_token"], fresh.json
+    assert "refresh_token" not in fresh.json
+    # A second ask within 10 s gets the same token, without another provider call.
+    again = t.call("POST", "/account/refresh?id=acme:4242", API)
+    expect(again, 200)
+    assert again.json["access_token"] == fresh.json["access_token"]
     expect(t.call("POST", "/account/refresh?id=acme:4242"), 401, "unauthorized")
+    # The browser that connected it: from a listed front end, or never on its cookie alone.
+    mine = t.call("POST", "/account/refresh?id=acme:4242", {"Origin": FRONT_END}, jar=jar)
+    expect(mine, 200)
+    assert mine.header("Access-Control-Allow-Origin") == FRONT_END
+    expect(t.call("POST", "/account/refresh?id=acme:4242", {}, jar=jar), 403, "forbidden")
     expect(t.call("POST", "/account/refresh", API), 400, "bad_request")
     expect(t.call("POST", "/account/refresh?id=acme:999", API), 404, "not_found")
     expect(sign_in(t, uid="6001", issue_refresh=False)[0], 200)

@@ -44,6 +44,8 @@ public struct BrokerConfiguration: Sendable {
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
     public var refreshInterval: Double = 60
+    /// Background refresh calls in flight at once per provider (`BROKER_REFRESH_CONCURRENCY`, 1–1000).
+    public var refreshConcurrency = BackgroundRefresher.Herd.defaultConcurrency
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…` or `redis-sentinel://…`).
     public var redisStore: RedisLocation?
     /// Accounts each replica keeps in its client-side cache of Redis (`BROKER_REDIS_CACHE_MAX`, 0 = no cache).
@@ -109,6 +111,8 @@ public struct BrokerConfiguration: Sendable {
             range: 1024...64 << 20)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
+        c.refreshConcurrency = try read.integer(
+            "BROKER_REFRESH_CONCURRENCY", default: BackgroundRefresher.Herd.defaultConcurrency, range: 1...1000)
         // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.
         if let store = read.raw("BROKER_STORE"), store != "files" {
             do {

@@ -186,19 +186,31 @@ final class OAuthHandlers: Sendable {
         }
     }
 
-    /// `POST /account/refresh?id=ID` (API key): refreshes the token now, due or not, and answers the summary without secrets.
+    /// `POST /account/refresh?id=ID`: refreshes the token now, due or not, and answers the account with its new token, as `GET /account` does.
     ///
-    /// Like a read, it keeps to the refresh backoff: while the account backs off, the last
-    /// try's error comes back at once with `Retry-After`.
-    func refresh(_ request: Request) async -> Response {
-        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
+    /// The API key may refresh any account; a browser only one its session
+    /// cookie lists, and only from a page allowed to ask (see
+    /// ``browserMayPost(_:cors:)``), since a forced refresh calls the provider.
+    /// A second ask within ``RefreshCoordinator/Policy/forcedRefreshReuse`` of
+    /// the last refresh gets that refresh's token without another provider call.
+    /// Like a read, it keeps to the refresh backoff: while the account backs
+    /// off, the last try's error comes back at once with `Retry-After`.
+    func refresh(_ request: Request, cors: CORSPolicy) async -> Response {
         var accountID: String?
         do {
             let id = try Self.accountID(request)
+            try access.require(request, mayUse: id)
+            if request.headers["Authorization"] == nil, !browserMayPost(request, cors: cors) {
+                logger.log(.warning, "refresh refused", [("account", .string(id)), ("reason", .string("csrf"))])
+                return Response.error(
+                    .forbidden, code: "forbidden",
+                    message: "A browser may force a refresh only from a listed front-end origin or with the connect page's csrf token.",
+                    headers: Self.noStore())
+            }
             accountID = id
             let account = try await accounts.refreshNow(id: id)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
-            return Response.json(.ok, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)), headers: Self.noStore())
+            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
@@ -206,6 +218,21 @@ final class OAuthHandlers: Sendable {
             }
             return response
         }
+    }
+
+    /// Whether a browser's POST comes from a page allowed to make it: its `Origin` is a listed front-end origin
+    /// (`BROKER_CORS_ORIGINS`), or it carries the connect page's anti-forgery token for its session as `csrf`
+    /// (a form field or a query parameter).
+    ///
+    /// The session cookie alone is not enough: it is `SameSite=Lax`, which
+    /// keeps it off cross-site POSTs but not off those of another origin on the
+    /// same site, and a plain form POST needs no CORS preflight. The token is
+    /// the signed double-submit the connect page's forms use (OWASP CSRF
+    /// Prevention Cheat Sheet); a listed origin is trusted as it is for reads.
+    func browserMayPost(_ request: Request, cors: CORSPolicy) -> Bool {
+        if cors.allowedOrigin(request) != nil { return true }
+        let token = RequestForm(request)["csrf"] ?? request.query("csrf")
+        return ConnectPageCSRF(secret: access.cookieSecret).verify(token, session: request.cookies[SessionCookie.name])
     }
 
     /// `DELETE /account?id=ID`: revokes at the provider where it can, always deletes locally.

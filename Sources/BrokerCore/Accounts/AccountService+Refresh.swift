@@ -19,6 +19,10 @@ extension AccountService {
 
     /// Refreshes account `id` now, due or not, for an operator who asks: the account as stored afterwards.
     ///
+    /// Single flight like a read's refresh, in this process and across
+    /// replicas; an account refreshed less than
+    /// ``RefreshCoordinator/Policy/forcedRefreshReuse`` ago (here or on another
+    /// replica) comes back as it is, with that refresh's token.
     /// The backoff still holds: while the account backs off after transient
     /// failures (a provider's rate limit among them) the last try's error comes
     /// back at once, without a provider call, as it does for readers. Refuses

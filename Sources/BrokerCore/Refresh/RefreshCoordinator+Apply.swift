@@ -16,6 +16,7 @@ extension RefreshCoordinator {
                 return try await markReauthorizationRequired(account.id, rejected: refreshToken)
             }
             let backoff = await recordTransientFailure(accountID: account.id, error)
+            await pauseProvider(account.provider, after: error)
             report(account, .failed(.transient, message: error.error.message))
             await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)

@@ -65,10 +65,16 @@ extension RefreshCoordinator {
     ///
     /// Tokens that differ from what the caller read mean someone else refreshed
     /// or re-authorized the account; a new token is never refreshed again at once,
-    /// not even when forced. Without `force`, an account that is not due is settled as it is.
+    /// not even when forced. Nor is one refreshed within
+    /// ``Policy/forcedRefreshReuse`` of its last refresh, by whichever replica:
+    /// `refreshedAt` lives in the shared record, so a second forced refresh
+    /// gets the first one's token. Without `force`, an account that is not due is settled as it is.
     nonisolated func settledOutcome(_ current: Account, comparedWith initial: Account, force: Bool) throws(BrokerError) -> Outcome? {
         if current.status == .reauthorizationRequired { throw .reauthorizationRequired }
         if current.accessToken != initial.accessToken || current.refreshToken != initial.refreshToken { return .refreshed(current) }
+        if force, let refreshedAt = current.refreshedAt, abs(now().timeIntervalSince(refreshedAt)) < Policy.forcedRefreshReuse {
+            return .refreshed(current)
+        }
         if !force && !isDue(current, at: now()) { return .unchanged(current) }
         return nil
     }

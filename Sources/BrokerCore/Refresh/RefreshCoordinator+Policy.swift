@@ -18,6 +18,8 @@ extension RefreshCoordinator {
 
         /// Seconds a shared backoff entry outlives its backoff, so that failures keep counting across the next try.
         public static let backoffKeep: TimeInterval = 300
+        /// Seconds after a refresh during which a forced refresh hands out that refresh's token instead of calling the provider again.
+        public static let forcedRefreshReuse: TimeInterval = 10
 
         /// Creates a policy; the defaults suit a 10-second upstream timeout.
         public init(

@@ -46,6 +46,8 @@ public actor RefreshCoordinator {
     static let lifetimeWarningInterval: TimeInterval = 3600
     /// The most accounts remembered there; past it the memory starts over, at worst one more warning each.
     static let lifetimeWarningsKept = 10_000
+    /// Until when each provider asked not to be called by background refreshes (its `Retry-After`), by provider name.
+    var providerPauses: [ExactKey: Date] = [:]
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
     /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.

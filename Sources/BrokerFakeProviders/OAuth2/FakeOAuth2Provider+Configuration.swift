@@ -293,6 +293,10 @@ extension FakeOAuth2Provider {
         public var clientCredentialsCalls = 0
         /// The `scope` each client credentials grant asked for (nil when none), in order.
         public var clientCredentialsScopes: [String?] = []
+        /// Refresh grants being answered right now (waiting out ``Behaviour/refreshDelay`` included).
+        public var refreshesInFlight = 0
+        /// The most refresh grants that were ever being answered at once.
+        public var maxRefreshesInFlight = 0
         /// Requests to the user endpoint.
         public var userCalls = 0
         /// Requests to the revocation endpoint.

@@ -73,6 +73,15 @@ public final class FakeOAuth2Provider: Sendable {
     public var revokeCalls: Int { ledger.revokeCalls }
     /// Every access token issued, oldest first.
     public var accessTokens: [String] { ledger.accessTokens }
+    /// The most refresh grants the provider was ever answering at once.
+    public var maxRefreshesInFlight: Int { ledger.maxRefreshesInFlight }
+
+    /// Grants for `uid` as if the user had signed in earlier, without a flow: the access token, the refresh token
+    /// (nil when the behaviour issues none) and the access token's lifetime in seconds.
+    public func grantWithoutFlow(uid: String, scope: String? = nil) -> (accessToken: String, refreshToken: String?, expiresIn: Int) {
+        let tokens = endpoints.state.withLock { $0.grantWithoutFlow(uid: uid, scope: scope) }
+        return (tokens.accessToken, tokens.refreshToken, tokens.expiresIn)
+    }
 
     /// The providers-file entry `"NAME": {…}` pointing a provider at this fake; the client secret is read from
     /// the environment variable `secretVariable`. Weibo's entry overrides the `weibo` preset; others are custom

@@ -19,6 +19,7 @@ extension OAuth2Endpoints {
             + "\"exchanges\":\(ledger.exchanges),\"refresh_calls\":\(ledger.refreshCalls),\"user_calls\":\(ledger.userCalls),"
             + "\"revoke_calls\":\(ledger.revokeCalls),\"open_codes\":\(ledger.openCodes),"
             + "\"stale_presentations\":\(ledger.stalePresentations),\"client_credentials_calls\":\(ledger.clientCredentialsCalls),"
+            + "\"max_refreshes_in_flight\":\(ledger.maxRefreshesInFlight),"
             + "\"authorize_referers\":[\(referers)]}"
         return FakeWire.answer(.ok, "application/json", body, extra: [("Cache-Control", "no-store")])
     }

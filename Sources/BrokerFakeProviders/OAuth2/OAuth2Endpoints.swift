@@ -97,9 +97,14 @@ final class OAuth2Endpoints: Sendable {
             if let failure { return answer(failure, form: form, uid: uid) }
             return answer(withIDToken(outcome!, issuer: issuer(request)))
         case "refresh_token":
-            state.withLock { $0.ledger.refreshCalls += 1 }
+            state.withLock { s in
+                s.ledger.refreshCalls += 1
+                s.ledger.refreshesInFlight += 1
+                s.ledger.maxRefreshesInFlight = max(s.ledger.maxRefreshesInFlight, s.ledger.refreshesInFlight)
+            }
             if behaviour.refreshDelay > 0 { try? await Task.sleep(nanoseconds: UInt64(behaviour.refreshDelay * 1e9)) }
             let (outcome, failure) = state.withLock { s -> (OAuth2ProviderState.TokenOutcome?, FakeOAuth2Provider.Failure?) in
+                s.ledger.refreshesInFlight -= 1
                 if let failure = s.behaviour.refreshFailure { return (nil, failure) }
                 return (s.refresh(form), nil)
             }

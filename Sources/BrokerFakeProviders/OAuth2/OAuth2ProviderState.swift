@@ -256,6 +256,17 @@ struct OAuth2ProviderState {
         return .tokens(tokens)
     }
 
+    /// A grant for `uid` as if that user had signed in earlier, made without a flow: its tokens, a refresh token among them
+    /// unless the behaviour issues none. Lets a test or benchmark stand up thousands of refreshable accounts at once.
+    mutating func grantWithoutFlow(uid: String, scope: String?) -> IssuedTokens {
+        var grant = Grant(uid: uid, scope: scope)
+        let tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
+        grants[grantCount] = grant
+        index(grantCount, grant, lifetime: behaviour.accessTokenLifetime)
+        grantCount += 1
+        return tokens
+    }
+
     /// The refresh grant (RFC 6749 §6): an unknown or spent refresh token is `invalid_grant`.
     mutating func refresh(_ form: [String: String]) -> TokenOutcome {
         guard let presented = form["refresh_token"], let id = refreshIndex[presented], var grant = grants[id] else {

@@ -23,7 +23,7 @@ package enum StoreFileName {
     /// encoded name would pass ``maximumLength`` (uids up to 128 bytes of `/`,
     /// `é` or CJK triple in size) is stored as `~<SHA-256 of the id, hex>.json`;
     /// the record inside names the id, and the loader checks the two agree.
-    static func forAccount(id: String) -> String {
+    package static func forAccount(id: String) -> String {
         var name = ""
         name.reserveCapacity(id.utf8.count + 5)
         for byte in id.utf8 {
