@@ -152,6 +152,9 @@ extension FakeOAuth2Provider {
         public var refreshExtraFields: [String: String]?
         /// Seconds the code exchange waits before answering.
         public var exchangeDelay: Double = 0
+        /// Whether code exchanges wait (after ``exchangeDelay``) until this is false again, at most two minutes:
+        /// a script can then act while the broker waits on the provider, however slow the machine.
+        public var exchangeHeld = false
         /// Seconds a refresh waits before answering.
         public var refreshDelay: Double = 0
         /// How the code exchange fails, after the client is authenticated; nil answers normally.

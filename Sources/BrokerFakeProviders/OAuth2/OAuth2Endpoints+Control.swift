@@ -4,7 +4,7 @@ import Foundation
 extension OAuth2Endpoints {
     /// The settings `POST /_fake/control` takes, each a form field.
     static let controlFields = [
-        "deny", "exchange_delay", "refresh_delay", "exchange_failure", "refresh_failure",
+        "deny", "exchange_delay", "exchange_hold", "refresh_delay", "exchange_failure", "refresh_failure",
         "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure", "extra_fields",
         "client_credentials_failure", "client_credentials_delay",
         "discovery", "id_token",
@@ -26,7 +26,8 @@ extension OAuth2Endpoints {
 
     /// `POST /_fake/control`: changes the behaviour from form fields (``controlFields``); all or nothing.
     ///
-    /// `deny=true|false`, `exchange_delay=SECONDS`, `refresh_delay=SECONDS`, `exchange_failure=NAME|none`,
+    /// `deny=true|false`, `exchange_delay=SECONDS`, `exchange_hold=true|false` (code exchanges wait until released),
+    /// `refresh_delay=SECONDS`, `exchange_failure=NAME|none`,
     /// `refresh_failure=NAME|none` (names of ``FakeOAuth2Provider/Failure``; `rate_limited:SECONDS` sets its
     /// `Retry-After`), `access_token_lifetime=SECONDS`, `refreshed_token_lifetime=SECONDS`, `uid=ID` (every
     /// authorization from now on is for that user), `refresh_tokens=none|rotate|keep`, `revoke_failure=STATUS|none`
@@ -70,6 +71,9 @@ extension OAuth2Endpoints {
         case "exchange_delay":
             guard let s = seconds() else { return nil }
             return { $0.exchangeDelay = s }
+        case "exchange_hold":
+            guard value == "true" || value == "false" else { return nil }
+            return { $0.exchangeHeld = value == "true" }
         case "refresh_delay":
             guard let s = seconds() else { return nil }
             return { $0.refreshDelay = s }

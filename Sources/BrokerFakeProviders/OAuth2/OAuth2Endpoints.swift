@@ -89,6 +89,11 @@ final class OAuth2Endpoints: Sendable {
         switch form["grant_type"] {
         case "authorization_code" where request.path == configuration.paths.token:
             if behaviour.exchangeDelay > 0 { try? await Task.sleep(nanoseconds: UInt64(behaviour.exchangeDelay * 1e9)) }
+            var waited = 0
+            while waited < 12_000 && state.withLock({ $0.behaviour.exchangeHeld }) {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+                waited += 1
+            }
             let (outcome, failure, uid) = state.withLock { s -> (OAuth2ProviderState.TokenOutcome?, FakeOAuth2Provider.Failure?, String) in
                 let entry = s.takeCode(form)
                 if let failure = s.behaviour.exchangeFailure { return (nil, failure, entry?.uid ?? s.currentUser) }
