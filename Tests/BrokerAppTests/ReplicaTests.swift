@@ -103,6 +103,8 @@ import Testing
         // Redis forgets it by itself: the key's TTL runs to BROKER_FLOW_TTL (600 s) after the callback.
         let ttl = try #require(try await c.redis.client().command("PTTL", "tb:flow-outcome:" + state).integer)
         #expect((1...600_000).contains(ttl), "PTTL \(ttl)")
+        // The access log names the route, not the state.
+        #expect(c.b.log.contains("/flows/{state}") && !c.b.log.contains(state))
     }
 
     @Test func redisGoingAwayTurnsReadinessOffAndTheBrokersRecover() async throws {
