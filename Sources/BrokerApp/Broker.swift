@@ -72,6 +72,7 @@ public final class Broker: Sendable {
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? Self.accountCodec(c, logger: logger)
         let accounts: any AccountRepository
         let flows: any FlowStore
+        let outcomes: any FlowOutcomeStore
         let cookieSecret: [UInt8]
         let storageCheck: @Sendable () async -> String?
         let refreshLock: any RefreshLock
@@ -87,6 +88,7 @@ public final class Broker: Sendable {
                 redisStores = redis
                 accounts = redis.accountRepository
                 flows = redis.flows
+                outcomes = redis.flows
                 storageCheck = { await redis.client.ping() ? nil : "redis_unreachable" }
                 refreshLock = redis.lock
                 // One backoff for all replicas: N replicas make one provider call per backoff window, not N.
@@ -97,13 +99,14 @@ public final class Broker: Sendable {
                 accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
                 let journal = try JournalFlowStore(
                     directory: dataDirectory, durable: false, sealer: codec,
-                    maxPending: c.maxPendingFlows)
+                    maxPending: c.maxPendingFlows, now: now())
                 if journal.discardedAtOpen > 0 {
                     logger.log(
                         .warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
                         [("count", .int(journal.discardedAtOpen))])
                 }
                 flows = journal
+                outcomes = journal
                 // The probe touches the disk: keep it off the worker queues and the cooperative pool.
                 storageCheck = { await DataDirectory.probeWritable(dataDirectory) ? nil : "storage_not_writable" }
                 // One process owns the file store, so an in-process lock is enough for single-flight refresh.
@@ -132,7 +135,7 @@ public final class Broker: Sendable {
             appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
         discovery = OIDCDiscovery(registry: registry, upstream: upstream, providerCalls: metrics.providerCalls)
         let authorization = AuthorizationService(
-            registry: registry, accounts: accounts, flows: flows, upstream: upstream, publicURL: c.publicURL,
+            registry: registry, accounts: accounts, flows: flows, outcomes: outcomes, upstream: upstream, publicURL: c.publicURL,
             flowTTL: c.flowTTL, returnToAllowlist: c.returnToAllowlist, now: now,
             providerCalls: metrics.providerCalls,
             onFlow: { event in

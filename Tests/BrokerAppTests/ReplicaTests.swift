@@ -83,6 +83,30 @@ import Testing
         #expect(c.weibo.tokenCalls == 1)
     }
 
+    @Test func aFlowCompletedOnOneReplicaReadsCompletedOnTheOther() async throws {
+        let c = try await Self.start()
+        let started = try #require(
+            await TestHTTP.send(
+                port: c.a.port, method: "POST", target: "/authorize",
+                headers: Self.api + [("Content-Type", "application/x-www-form-urlencoded")], body: "provider=weibo"))
+        #expect(started.status == 200)
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(started.body.utf8)) as? [String: Any])
+        let state = try #require(json["state"] as? String)
+        let authorizeURL = try #require(json["authorize_url"] as? String)
+        #expect(await TestHTTP.send(port: c.b.port, target: "/flows/" + state, headers: Self.api)?.body.contains("\"pending\"") == true)
+        let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
+        let callback = try #require(await browser.visitProvider(authorizeURL))
+        #expect(await browser.get(callback)?.status == 200)
+        let onB = try #require(await TestHTTP.send(port: c.b.port, target: "/flows/" + state, headers: Self.api))
+        #expect(onB.status == 200)
+        #expect(onB.body.contains("\"status\":\"completed\"") && onB.body.contains("\"account\":\"weibo:3733034601\""))
+        // Redis forgets it by itself: the key's TTL runs to BROKER_FLOW_TTL (600 s) after the callback.
+        let ttl = try #require(try await c.redis.client().command("PTTL", "tb:flow-outcome:" + state).integer)
+        #expect((1...600_000).contains(ttl), "PTTL \(ttl)")
+        // The access log names the route, not the state.
+        #expect(c.b.log.contains("/flows/{state}") && !c.b.log.contains(state))
+    }
+
     @Test func redisGoingAwayTurnsReadinessOffAndTheBrokersRecover() async throws {
         let c = try await Self.start()
         let browser = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)

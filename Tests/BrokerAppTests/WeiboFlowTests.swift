@@ -141,12 +141,17 @@ import Testing
         #expect(s.weibo.tokenCalls == 1)
     }
 
-    @Test func anAllowedReturnToGetsTheAccountID() async throws {
+    @Test func anAllowedReturnToGetsTheAccountIDAndTheState() async throws {
         let s = try Self.setUp()
-        let reply = try #require(
-            await s.browser.connect(provider: "weibo", extra: "&return_to=https%3A%2F%2Fapp.example.com%2Fdone%3Fx%3D1"))
+        let browser = s.browser
+        let start = try #require(
+            await browser.authorize("provider=weibo&return_to=https%3A%2F%2Fapp.example.com%2Fdone%3Fx%3D1"))
+        let location = try #require(start.header("Location"))
+        let state = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "state" }?.value)
+        let callback = try #require(await browser.visitProvider(location))
+        let reply = try #require(await browser.get(callback))
         #expect(reply.status == 302)
-        #expect(reply.header("Location") == "https://app.example.com/done?x=1&account=weibo%3A3733034601")
+        #expect(reply.header("Location") == "https://app.example.com/done?x=1&account=weibo%3A3733034601&state=\(state)")
     }
 
     /// A provider fault: a wrong answer, or a right one (nil) that takes 4 s, beyond the broker's 2 s timeout.

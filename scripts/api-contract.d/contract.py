@@ -231,12 +231,20 @@ class Contract:
                 self.openapi.validate_response(request, OpenAPIResponse(reply))
             except Exception as error:
                 raise AssertionError("%s does not match docs/openapi.yaml: %s\n%s" % (where, describe(error), reply.body[:300]))
-            self.exercised.add((method.lower(), urlsplit(target).path))
+            self.exercised.add((method.lower(), self.template(urlsplit(target).path)))
         else:
             errors = list(self.transport.iter_errors(reply.json))
             assert not errors, "%s is not a TransportError: %s" % (where, [e.message for e in errors])
         self.validated += 1
         return reply
+
+    def template(self, path):
+        """The documented path `path` is an instance of (`/flows/abc` of `/flows/{state}`), or `path` itself."""
+        for documented in self.document["paths"]:
+            pattern = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(documented))
+            if "{" in documented and re.fullmatch(pattern, path):
+                return documented
+        return path
 
     def operations(self):
         return {(method, path) for path, item in self.document["paths"].items() for method in item
@@ -332,7 +340,8 @@ def test_browser_sign_in(t):
     assert page.header("Location") == "/"
     back, _ = sign_in(t, query="&return_to=" + RETURN_TO)
     expect(back, 302)
-    assert back.header("Location") == RETURN_TO + "?account=acme%3A4242", back.header("Location")
+    assert re.fullmatch(re.escape(RETURN_TO) + r"\?account=acme%3A4242&state=[A-Za-z0-9_-]{43}", back.header("Location")), \
+        back.header("Location")
     home = t.call("GET", "/", HTML, jar=jar)
     expect(home, 200)
     assert b"acme" in home.body
@@ -360,6 +369,48 @@ def test_authorize_for_a_back_end(t):
            401, "unauthorized")
     expect(t.call("POST", "/authorize", {"Content-Type": "application/json", **API}, body="{}"), 400, "bad_request")
     expect(t.call("POST", "/authorize?provider=github", API), 503, "provider_not_configured")
+
+
+def follow(t, authorize_url, accept=JSON):
+    """The browser's part of a flow a back end started: the provider's page (auto-approved or denied), then the callback."""
+    location = urlsplit(authorize_url)
+    connection = http.client.HTTPConnection(location.hostname, location.port, timeout=10)
+    connection.request("GET", location.path + "?" + location.query)
+    back = connection.getresponse()
+    back.read()
+    callback = urlsplit(back.getheader("Location"))
+    connection.close()
+    return t.call("GET", callback.path + "?" + callback.query, accept)
+
+
+def test_flow_outcomes(t):
+    start = {"Content-Type": "application/json", **API}
+    started = t.call("POST", "/authorize", start, body=json.dumps({"provider": "acme", "return_to": RETURN_TO}))
+    expect(started, 200)
+    state = started.json["state"]
+    pending = t.call("GET", "/flows/" + state, API)
+    expect(pending, 200)
+    assert pending.json["status"] == "pending" and pending.json["ended_at"] is None, pending.json
+    t.provider.configure(uid="5151")
+    back = follow(t, started.json["authorize_url"])
+    expect(back, 302)
+    assert back.header("Location") == RETURN_TO + "?account=acme%3A5151&state=" + state, back.header("Location")
+    done = t.call("GET", "/flows/" + state, API)
+    expect(done, 200)
+    assert done.json["status"] == "completed" and done.json["account"] == "acme:5151", done.json
+    assert done.json["error"] is None and done.json["ended_at"] is not None, done.json
+    denied = t.call("POST", "/authorize", start, body=json.dumps({"provider": "acme"}))
+    t.provider.configure(deny=True)
+    expect(follow(t, denied.json["authorize_url"]), 403, "access_denied")
+    t.provider.configure(deny=False)
+    failed = t.call("GET", "/flows/" + denied.json["state"], API)
+    expect(failed, 200)
+    assert failed.json["status"] == "failed" and failed.json["error"] == "access_denied", failed.json
+    assert failed.json["account"] is None, failed.json
+    expect(t.call("GET", "/flows/" + "A" * 43, API), 404, "not_found")
+    expect(t.call("GET", "/flows/" + "A" * 129, API), 400, "bad_request")
+    expect(t.call("GET", "/flows/bad%2Fstate", API), 400, "bad_request")
+    expect(t.call("GET", "/flows/" + state), 401, "unauthorized")
 
 
 def test_callback_errors(t):
@@ -562,7 +613,7 @@ def test_app_tokens(t):
 
 
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
-         test_authorize_for_a_back_end, test_callback_errors, test_reading_an_account, test_listing_accounts,
+         test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
          test_preflights, test_refreshing_an_account, test_deleting_accounts, test_disconnect_from_the_page,
          test_webhook_outbox, test_app_tokens]
 

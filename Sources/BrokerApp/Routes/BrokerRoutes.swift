@@ -27,6 +27,7 @@ enum BrokerRoutes {
         router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
+        router.add(.GET, prefix: OAuthHandlers.flowsPrefix, .async(oauth.flow))
         // The browser-session routes: listed front-end origins may call them from their pages (CORS).
         router.add(.GET, "/account", cors.wrap(.fastPath(oauth.accountNow, otherwise: oauth.account)))
         router.add(.DELETE, "/account", cors.wrap(.async(oauth.delete)))

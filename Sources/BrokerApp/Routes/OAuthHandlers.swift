@@ -3,7 +3,7 @@ import BrokerCrypto
 import BrokerHTTP
 import Foundation
 
-/// The OAuth surface: `/authorize`, `/callback`, `/account`, `/accounts`, `/account/refresh`, `/providers`.
+/// The OAuth surface: `/authorize`, `/callback`, `/flows/{state}`, `/account`, `/accounts`, `/account/refresh`, `/providers`.
 ///
 /// Turns requests into calls on the core services and their results or errors into
 /// responses; decides who may see which account (API key or this browser's session).
@@ -103,8 +103,13 @@ final class OAuthHandlers: Sendable {
             session.issuedAt = Int(now().timeIntervalSince1970)
             headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
             if let returnTo {
+                // The state beside the account: the back end that started the flow matches the two itself
+                // (GET /flows/{state}), rather than trusting an account id the browser could have changed.
                 let separator = returnTo.contains("?") ? "&" : "?"
-                headers.add(name: "Location", value: returnTo + separator + "account=" + PercentEncoding.rfc3986(account.id))
+                headers.add(
+                    name: "Location",
+                    value: returnTo + separator + "account=" + PercentEncoding.rfc3986(account.id) + "&state="
+                        + PercentEncoding.rfc3986(state))
                 return Response(status: .found, headers: headers)
             }
             if request.wantsHTML {
@@ -286,7 +291,7 @@ final class OAuthHandlers: Sendable {
     }
 
     /// The error response; with `negotiatingFor`, a browser gets a page in plain words instead of JSON.
-    private func failure(_ error: any Error, event: String?, negotiatingFor request: Request? = nil) -> Response {
+    func failure(_ error: any Error, event: String?, negotiatingFor request: Request? = nil) -> Response {
         let brokerError = (error as? BrokerError) ?? .badRequest("The request could not be handled.")
         if let event {
             var fields: [(String, LogValue)] = [("error", .string(brokerError.code)), ("reason", .string(brokerError.message))]

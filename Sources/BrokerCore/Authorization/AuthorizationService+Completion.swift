@@ -44,11 +44,42 @@ extension AuthorizationService {
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
+            await recordOutcome(of: flow, at: takenAt, accountID: nil, error: error)
             throw error
         }
+        await recordOutcome(of: flow, at: now(), accountID: account.id, error: nil)
         onFlow(.completed(provider: flow.provider))
         if extrasDropped { onFlow(.extrasDropped(provider: flow.provider)) }
         return (account, flow.returnTo)
+    }
+
+    /// Replaces the flow's pending outcome by how it ended: completed with `accountID`, or failed with `error`'s code.
+    ///
+    /// A flow taken after its expiry keeps its pending outcome, which reads as
+    /// expired. The account (or the failure) stands whether or not this write
+    /// succeeds: a back end that cannot read the outcome sees the flow expire.
+    private func recordOutcome(of flow: PendingFlow, at endedAt: Date, accountID: String?, error: BrokerError?) async {
+        guard let outcomes, !flow.isExpired(at: endedAt) || accountID != nil else { return }
+        let outcome = FlowOutcome(
+            state: flow.state, provider: flow.provider, status: accountID == nil ? .failed : .completed,
+            accountID: accountID, endUserID: FlowOutcome.endUserID(of: flow), error: error?.code,
+            expiresAt: flow.expiresAt, endedAt: endedAt, keepUntil: endedAt.addingTimeInterval(flowTTL))
+        try? await outcomes.record(outcome)
+    }
+
+    /// What is known of the flow with `state`: its outcome as reported now (a pending flow past its
+    /// expiry reads ``FlowOutcome/Status/expired``), or nil when the state is unknown or long gone.
+    public func outcome(state: String) async throws(BrokerError) -> FlowOutcome? {
+        guard let outcomes else { return nil }
+        let at = now()
+        do {
+            guard var outcome = try await outcomes.outcome(state: state, now: at) else { return nil }
+            outcome.status = outcome.status(at: at)
+            if outcome.endedAt == nil, outcome.status == .expired { outcome.endedAt = outcome.expiresAt }
+            return outcome
+        } catch {
+            throw BrokerError(error)
+        }
     }
 
     /// Records `flow.failed` for `flow`; a failure to record it is the sink's to report, and does not hide `error`.

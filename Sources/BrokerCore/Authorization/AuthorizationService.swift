@@ -15,6 +15,8 @@ public final class AuthorizationService: Sendable {
     let accounts: any AccountRepository
     /// Pending flows, each taken once.
     let flows: any FlowStore
+    /// How flows ended, for `GET /flows/{state}`; nil keeps no outcomes.
+    let outcomes: (any FlowOutcomeStore)?
     /// What the providers' exchanges need from the broker: the outbound client, the redirect URI, the registry and the clock.
     let context: ExchangeContext
     /// How long a flow lives, in seconds (`BROKER_FLOW_TTL`).
@@ -33,6 +35,9 @@ public final class AuthorizationService: Sendable {
 
     /// Creates the service; `flowTTL` is in seconds, `returnToAllowlist` holds origins such as `https://app.example`.
     ///
+    /// `outcomes` keeps each flow's outcome from its start until `flowTTL`
+    /// seconds after it ended (completed, failed or expired).
+    ///
     /// `providerCalls` hears of every call to a provider and `onFlow` of every
     /// sign-in started, completed or failed, for metrics; neither may block.
     /// `events` hears of each completed or failed callback before it is answered.
@@ -40,6 +45,7 @@ public final class AuthorizationService: Sendable {
         registry: ProviderRegistry,
         accounts: any AccountRepository,
         flows: any FlowStore,
+        outcomes: (any FlowOutcomeStore)? = nil,
         upstream: any UpstreamClient,
         publicURL: String,
         flowTTL: Double,
@@ -52,6 +58,7 @@ public final class AuthorizationService: Sendable {
         self.registry = registry
         self.accounts = accounts
         self.flows = flows
+        self.outcomes = outcomes
         self.flowTTL = flowTTL
         self.allowlist = ReturnToAllowlist(returnToAllowlist)
         self.now = now
@@ -122,7 +129,12 @@ public final class AuthorizationService: Sendable {
             createdAt: createdAt,
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
         )
-        do { try await flows.put(flow) } catch { throw BrokerError(error) }
+        do {
+            try await flows.put(flow)
+            try await outcomes?.record(.pending(flow, retention: flowTTL))
+        } catch {
+            throw BrokerError(error)
+        }
         return AuthorizationStart(authorizeURL: start.authorizeURL, state: state, expiresAt: flow.expiresAt)
     }
 

@@ -1,7 +1,7 @@
 import BrokerCore
 import Glibc
 
-/// The state behind a ``JournalFlowStore``: the pending flows in memory and the append-only file that records them.
+/// The state behind a ``JournalFlowStore``: the pending flows and flow outcomes in memory, and the append-only file that records them.
 ///
 /// Every mutation appends its line with one `write`, and memory changes only
 /// when the write succeeded, so memory and file always agree: a take that
@@ -28,6 +28,14 @@ struct FlowJournal: ~Copyable {
         }
     }
 
+    /// A flow outcome and the line that recorded it.
+    struct OutcomeEntry {
+        /// The outcome as handed back by `outcome(state:now:)`.
+        var outcome: FlowOutcome
+        /// The outcome line, newline included, copied as is into a rewritten journal.
+        var line: [UInt8]
+    }
+
     /// The journal's path: `<flows directory>/journal.jsonl`.
     let path: String
     /// Whether rewrites are fsynced (file and directory) before they replace the journal.
@@ -36,20 +44,25 @@ struct FlowJournal: ~Copyable {
     let compactionThreshold: Int
     /// The pending flows by state.
     private(set) var entries: [String: Entry]
+    /// The flow outcomes by state, until purged after their `keepUntil`.
+    private(set) var outcomes: [String: OutcomeEntry]
     /// The journal's length in bytes, every byte a complete record.
     private(set) var size = 0
-    /// The bytes of the put lines of `entries`: what a rewrite would keep.
+    /// The bytes of the put lines of `entries` and the lines of `outcomes`: what a rewrite would keep.
     private var liveBytes = 0
     /// Set when a failed append could not be cut off, so the file must be rewritten before it is trusted.
     private var damaged = false
 
-    /// Writes `entries` as a fresh journal at `path`, replacing any.
-    init(path: String, entries: [String: Entry], durable: Bool, compactionThreshold: Int) throws(StoreError) {
+    /// Writes `entries` and `outcomes` as a fresh journal at `path`, replacing any.
+    init(
+        path: String, entries: [String: Entry], outcomes: [String: OutcomeEntry] = [:], durable: Bool, compactionThreshold: Int
+    ) throws(StoreError) {
         self.path = path
         self.durable = durable
         self.compactionThreshold = compactionThreshold
         self.entries = entries
-        size = try Self.rewrite(path: path, entries: entries, durable: durable)
+        self.outcomes = outcomes
+        size = try Self.rewrite(path: path, entries: entries, outcomes: outcomes, durable: durable)
         liveBytes = size
     }
 
@@ -62,6 +75,26 @@ struct FlowJournal: ~Copyable {
         if let previous = entries.updateValue(entry, forKey: entry.flow.state) { liveBytes -= previous.line.count }
         liveBytes += entry.line.count
         return try compactIfWorthIt()
+    }
+
+    /// Appends the line of `entry`, replacing the outcome of its state; true when the journal was then rewritten.
+    @discardableResult
+    mutating func record(_ entry: OutcomeEntry) throws(StoreError) -> Bool {
+        try append(entry.line)
+        if let previous = outcomes.updateValue(entry, forKey: entry.outcome.state) { liveBytes -= previous.line.count }
+        liveBytes += entry.line.count
+        return try compactIfWorthIt()
+    }
+
+    /// Forgets the outcomes of `states` in memory; their lines become dead, left out of the next rewrite.
+    ///
+    /// No line is written: an outcome dropped for age is dropped again when a
+    /// replay finds its `keepUntil` passed, and one dropped at the cap is at
+    /// worst read again after a restart.
+    mutating func forgetOutcomes(_ states: [String]) {
+        for state in states {
+            if let entry = outcomes.removeValue(forKey: state) { liveBytes -= entry.line.count }
+        }
     }
 
     /// Appends one take line for each pending flow among `states` and removes them; returns the flows removed,
@@ -108,21 +141,25 @@ struct FlowJournal: ~Copyable {
         return true
     }
 
-    /// Replaces the journal by one holding only the pending flows' put lines.
+    /// Replaces the journal by one holding only the pending flows' put lines and the outcomes' lines.
     mutating func compact() throws(StoreError) {
-        size = try Self.rewrite(path: path, entries: entries, durable: durable)
+        size = try Self.rewrite(path: path, entries: entries, outcomes: outcomes, durable: durable)
         liveBytes = size
         damaged = false
     }
 
-    /// Writes the put lines of `entries` to a new file, makes it the journal by rename, and returns its size.
+    /// Writes the put lines of `entries` and the lines of `outcomes` to a new file, makes it the journal by rename,
+    /// and returns its size.
     ///
     /// ``DurableFile/write(_:to:sync:)``: a crash at any point leaves the old
     /// journal or the new, never a mix; with `durable` both are fsynced.
-    private static func rewrite(path: String, entries: [String: Entry], durable: Bool) throws(StoreError) -> Int {
+    private static func rewrite(
+        path: String, entries: [String: Entry], outcomes: [String: OutcomeEntry], durable: Bool
+    ) throws(StoreError) -> Int {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.values.reduce(0) { $0 + $1.line.count })
+        bytes.reserveCapacity(entries.values.reduce(0) { $0 + $1.line.count } + outcomes.values.reduce(0) { $0 + $1.line.count })
         for entry in entries.values { bytes += entry.line }
+        for entry in outcomes.values { bytes += entry.line }
         try DurableFile.write(bytes, to: path, sync: durable)
         return bytes.count
     }

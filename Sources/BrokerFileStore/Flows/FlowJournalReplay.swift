@@ -12,6 +12,9 @@ import BrokerCore
 ///   have been a take, and replaying a flow past its take would let it be used
 ///   twice, so every flow pending before the damaged line is cancelled; flows
 ///   put after it are unaffected, since their takes can only come later.
+///
+/// An outcome line replaces the outcome of its state; outcomes survive a
+/// damaged line, since an outcome never lets anything be used twice.
 struct FlowJournalReplay {
     /// A flow pending at the end of the journal: its stored shape and the line that put it.
     struct Pending: Equatable {
@@ -23,6 +26,8 @@ struct FlowJournalReplay {
 
     /// The flows still pending, by state.
     private(set) var pending: [String: Pending] = [:]
+    /// The last outcome line of each state, newline included, with its record.
+    private(set) var outcomes: [String: (record: FlowOutcomeJSON, line: [UInt8])] = [:]
     /// How many complete lines were not records.
     private(set) var damagedLines = 0
     /// How many pending flows were cancelled because a damaged line followed them.
@@ -48,6 +53,8 @@ struct FlowJournalReplay {
             pending[record.state] = Pending(record: record, line: Array(line) + [0x0A])
         case .take(let state)?:
             pending[state] = nil
+        case .outcome(let record)?:
+            outcomes[record.state] = (record, Array(line) + [0x0A])
         case nil:
             damagedLines += 1
             cancelledFlows += pending.count

@@ -24,7 +24,11 @@ import Synchronization
 /// single use holds across this process's threads, not across processes.
 /// Flow files left by the earlier one-file-per-flow store (`<state>.json`) are imported into
 /// the journal at start and removed.
-public final class JournalFlowStore: FlowStore {
+///
+/// It is the ``FlowOutcomeStore`` of the same broker too: an outcome is one
+/// more line in the journal, kept in memory until its `keepUntil` passes
+/// (``purgeExpired(now:)`` forgets it then, a replay skips it, a rewrite leaves it out).
+public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
     /// The journal's file name inside the flows directory.
     public static let journalName = "journal.jsonl"
 
@@ -40,6 +44,8 @@ public final class JournalFlowStore: FlowStore {
     let sealer: EncryptedAccountCodec?
     /// The most flows kept pending; a put beyond it drops the oldest first (a sixteenth of the cap at a time).
     public let maxPending: Int
+    /// The most outcomes kept; beyond it those that would be forgotten first go first (a sixteenth of the cap at a time).
+    public let maxOutcomes: Int
     private let journal: Mutex<FlowJournal>
     private let commits = GroupCommit()
     private let evicted = Atomic<Int>(0)
@@ -53,11 +59,14 @@ public final class JournalFlowStore: FlowStore {
     /// client starting sign-ins it never finishes must not grow it without bound.
     /// Past the cap the flows that expire first (the oldest) are dropped, so a flood
     /// of abandoned starts costs a real user a retry at worst, never a refusal.
+    /// At most `maxOutcomes` outcomes are kept, for the same reason; outcomes whose
+    /// `keepUntil` passed at `now` are not read back.
     public init(
         directory: String, durable: Bool = true, sealer: EncryptedAccountCodec? = nil,
-        compactionThreshold: Int = 4 << 20, maxPending: Int = 50_000
+        compactionThreshold: Int = 4 << 20, maxPending: Int = 50_000, maxOutcomes: Int? = nil, now: Date = Date()
     ) throws(StoreError) {
         self.maxPending = max(1, maxPending)
+        self.maxOutcomes = max(1, maxOutcomes ?? 2 * maxPending)
         try DataDirectory.prepare(directory)
         flowsDirectory = directory + "/flows"
         try DataDirectory.prepare(flowsDirectory)
@@ -76,9 +85,18 @@ public final class JournalFlowStore: FlowStore {
             }
             entries[state] = FlowJournal.Entry(flow: flow, line: pending.line)
         }
+        var outcomes: [String: FlowJournal.OutcomeEntry] = [:]
+        for (state, found) in replay.outcomes {
+            guard let outcome = try? FlowOutcomeCodec.outcome(from: found.record, path: journalPath), !outcome.isStale(at: now) else {
+                continue
+            }
+            outcomes[state] = FlowJournal.OutcomeEntry(outcome: outcome, line: found.line)
+        }
         let legacy = try Self.importLegacyFiles(in: flowsDirectory, into: &entries, sealer: sealer)
         discardedAtOpen = discarded + legacy.unreadable
-        journal = Mutex(try FlowJournal(path: journalPath, entries: entries, durable: durable, compactionThreshold: compactionThreshold))
+        journal = Mutex(
+            try FlowJournal(
+                path: journalPath, entries: entries, outcomes: outcomes, durable: durable, compactionThreshold: compactionThreshold))
         // The journal now holds the imported flows; only then do their old files go.
         for name in legacy.names { unlink(flowsDirectory + "/" + name) }
         if durable && !legacy.names.isEmpty { try DurableFile.syncDirectory(flowsDirectory) }
@@ -131,10 +149,11 @@ public final class JournalFlowStore: FlowStore {
         return flow
     }
 
-    /// Removes every flow expired at `now` and returns how many.
+    /// Removes every flow expired at `now` and returns how many; forgets the outcomes whose `keepUntil` passed too.
     public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         try await perform { () throws(StoreError) -> Int in
             let (count, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> (Int, UInt64) in
+                journal.forgetOutcomes(journal.outcomes.filter { $0.value.outcome.isStale(at: now) }.map(\.key))
                 let expired = journal.entries.filter { $0.value.flow.isExpired(at: now) }.map(\.key)
                 let (flows, rewritten) = try journal.take(expired)
                 return (flows.count, flows.isEmpty ? 0 : self.issueTicket(rewritten: rewritten))
@@ -142,6 +161,34 @@ public final class JournalFlowStore: FlowStore {
             if count > 0 { try self.waitUntilDurable(ticket) }
             return count
         }
+    }
+
+    /// Records `outcome` in the journal, replacing its state's earlier one; a state that is not 16–128 base64url
+    /// characters is refused.
+    public func record(_ outcome: FlowOutcome) async throws(StoreError) {
+        guard StoreFileName.forFlow(state: outcome.state) != nil else {
+            throw .unavailable("record flow outcome: the state is not 16 to 128 base64url characters")
+        }
+        let entry = FlowJournal.OutcomeEntry(
+            outcome: outcome, line: try FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
+        try await perform { () throws(StoreError) in
+            let ticket = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> UInt64 in
+                if journal.outcomes.count >= self.maxOutcomes, journal.outcomes[outcome.state] == nil {
+                    let count = journal.outcomes.count - self.maxOutcomes + max(1, self.maxOutcomes / 16)
+                    let first = journal.outcomes.values.map { ($0.outcome.keepUntil, $0.outcome.state) }.sorted { $0.0 < $1.0 }
+                    journal.forgetOutcomes(first.prefix(count).map(\.1))
+                }
+                return self.issueTicket(rewritten: try journal.record(entry))
+            }
+            try self.waitUntilDurable(ticket)
+        }
+    }
+
+    /// The outcome recorded for `state`; nil when none, its `keepUntil` passed at `now`, or `state` is malformed.
+    public func outcome(state: String, now: Date) async throws(StoreError) -> FlowOutcome? {
+        guard StoreFileName.forFlow(state: state) != nil else { return nil }
+        guard let outcome = journal.withLock({ $0.outcomes[state]?.outcome }), !outcome.isStale(at: now) else { return nil }
+        return outcome
     }
 
     /// At the cap, drops the flows that expire first, a sixteenth of the cap at once so the sort is paid rarely; call with the journal locked.

@@ -8,7 +8,11 @@ import Foundation
 /// ``purgeExpired(now:)`` has nothing to do. `take` is one `GETDEL` (Redis 6.2
 /// or later): Redis runs commands one at a time, so of any number of concurrent
 /// takes across any number of replicas exactly one gets the flow.
-public final class RedisFlowStore: FlowStore {
+///
+/// As the ``FlowOutcomeStore`` of every replica, it keeps each flow's outcome
+/// under `<prefix>flow-outcome:<state>` with `SET … PX` running to the
+/// outcome's `keepUntil`, so Redis forgets it then; any replica reads it with `GET`.
+public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
     /// The client the store talks through.
     public let client: RedisClient
     /// The prefix of every key this store uses, `tb:` unless told otherwise.
@@ -77,6 +81,48 @@ public final class RedisFlowStore: FlowStore {
     public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         0
     }
+
+    /// Stores `outcome` until its `keepUntil`, replacing any earlier one; refuses a malformed state.
+    ///
+    /// An outcome already past its `keepUntil` by the store's clock is not stored.
+    public func record(_ outcome: FlowOutcome) async throws(StoreError) {
+        guard Self.isWellFormed(state: outcome.state) else {
+            throw .unavailable("record flow outcome: the state is not 16 to 128 base64url characters")
+        }
+        let ttl = (outcome.keepUntil.timeIntervalSince(now()) * 1000).rounded(.up)
+        guard ttl >= 1 else { return }
+        let milliseconds = String(Int(min(ttl, 1e15)))
+        let bytes = try FlowOutcomeCodec.encode(outcome)
+        let command = RedisCommand(bytes: [
+            Array("SET".utf8), Array(outcomeKey(outcome.state).utf8), bytes, Array("PX".utf8), Array(milliseconds.utf8),
+        ])
+        do {
+            _ = try await client.command(command)
+        } catch {
+            throw error.storeError
+        }
+    }
+
+    /// The outcome stored for `state` with `GET`; nil when none, past its `keepUntil` at `now`, or `state` is malformed.
+    public func outcome(state: String, now: Date) async throws(StoreError) -> FlowOutcome? {
+        guard Self.isWellFormed(state: state) else { return nil }
+        let key = outcomeKey(state)
+        let reply: RESPValue
+        do {
+            reply = try await client.command("GET", key)
+        } catch {
+            throw error.storeError
+        }
+        guard let bytes = reply.bytes else { return nil }
+        let outcome = try FlowOutcomeCodec.decode(bytes, path: "redis key \(key)")
+        guard outcome.state == state else {
+            throw .corrupt(path: "redis key \(key)", reason: "the key does not match the outcome's state")
+        }
+        return outcome.isStale(at: now) ? nil : outcome
+    }
+
+    /// The key of the outcome of the flow for `state`.
+    func outcomeKey(_ state: String) -> String { keyPrefix + "flow-outcome:" + state }
 
     /// The key of the flow for `state`.
     func key(_ state: String) -> String { keyPrefix + "flow:" + state }
