@@ -63,7 +63,8 @@ import Testing
         #expect(try await Self.connect(s, uid: "1002", type: form, body: "provider=weibo&end_user_id=user-42&tag=plan:free") == 200)
         #expect(
             try await Self.connect(s, uid: "1003", type: form, body: "provider=weibo&end_user_id=user-7&tag=plan:pro&tag=env:dev") == 200)
-        #expect(try await Self.connect(s, uid: "1004", type: form, body: "provider=weibo") == 200)
+        #expect(
+            try await Self.connect(s, uid: "1004", type: json, body: #"{"provider":"weibo","end_user_id":null,"tags":null}"#) == 200)
 
         // The full account and the summary carry them; an account without any says null and {}.
         let account = try #require(await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:1001", headers: Self.api))

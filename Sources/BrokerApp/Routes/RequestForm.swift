@@ -21,10 +21,11 @@ struct RequestForm {
         let type = (request.headers["Content-Type"] ?? "").lowercased()
         if type.hasPrefix("application/json") {
             if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] {
-                for (key, value) in object {
+                // A member that is null is as good as absent.
+                for (key, value) in object where !(value is NSNull) {
                     if let text = value as? String { fields[key] = text } else { nonStringFields.insert(key) }
                 }
-                if let tags = object["tags"] {
+                if let tags = object["tags"], !(tags is NSNull) {
                     if let pairs = tags as? [String: Any], pairs.values.allSatisfy({ $0 is String }) {
                         // Sorted, so that an error names the same key every time.
                         tagPairs = pairs.keys.sorted().map { ($0, pairs[$0] as? String) }
