@@ -19,9 +19,10 @@ import Testing
         let clock: TestClock
 
         /// `POST /authorize` for the fake provider; returns the state and the provider URL.
-        func start(returnTo: String? = nil) async throws -> (state: String, authorizeURL: String) {
+        func start(returnTo: String? = nil, endUserID: String? = nil) async throws -> (state: String, authorizeURL: String) {
             var body = "{\"provider\":\"acme\""
             if let returnTo { body += ",\"return_to\":\"\(returnTo)\"" }
+            if let endUserID { body += ",\"end_user_id\":\"\(endUserID)\"" }
             let reply = await broker.respond(
                 .POST, "/authorize", headers: FlowOutcomeEndToEndTests.api + [("Content-Type", "application/json")], body: body + "}")
             #expect(reply.status.code == 200)
@@ -62,12 +63,13 @@ import Testing
 
     @Test func aCompletedFlowReadsPendingThenCompletedWithTheAccountUntilTheTTLAfterItEnded() async throws {
         let s = try Self.setUp()
-        let (state, authorizeURL) = try await s.start(returnTo: "https://app.example.com/done")
+        let (state, authorizeURL) = try await s.start(returnTo: "https://app.example.com/done", endUserID: "user-42")
         let pending = await s.outcome(state)
         #expect(pending.status == 200)
         #expect(pending.json["status"] as? String == "pending")
         #expect(pending.json["provider"] as? String == "acme" && pending.json["state"] as? String == state)
         #expect(pending.json["ended_at"] is NSNull && pending.json["account"] is NSNull)
+        #expect(pending.json["end_user_id"] as? String == "user-42")
         // Every member, and nothing of the flow's secrets (verifier, binding, return_to, nonce).
         #expect(
             Set(pending.json.keys) == ["state", "status", "provider", "account", "end_user_id", "error", "expires_at", "ended_at"])
@@ -85,7 +87,7 @@ import Testing
         #expect(completed.status == 200)
         #expect(completed.json["status"] as? String == "completed")
         #expect(completed.json["account"] as? String == account)
-        #expect(completed.json["error"] is NSNull && completed.json["end_user_id"] is NSNull)
+        #expect(completed.json["error"] is NSNull && completed.json["end_user_id"] as? String == "user-42")
         #expect(completed.json["ended_at"] as? String == RFC3339Date.format(s.clock.now))
 
         // Kept BROKER_FLOW_TTL after it ended, past the flow's own expiry; gone after that.

@@ -74,7 +74,7 @@ import Testing
         #expect(!mixed.body.contains("SENTINEL"))
         #expect(s.a.tokenCalls == 1)
         #expect(s.b.tokenCalls == 0)
-        #expect(await Self.accounts(s) == "{\"accounts\":[]}")
+        #expect(await Self.accounts(s) == "{\"accounts\":[],\"next_cursor\":null}")
 
         // B's code was never spent: B's own browser still completes B's flow, at B.
         let done = try #require(await other.get(callbackB))
@@ -103,7 +103,7 @@ import Testing
         #expect(reply.body.contains("\"error\":\"bad_request\""))
         #expect(reply.body.contains("iss"))
         #expect(s.a.tokenCalls + s.b.tokenCalls == 0)
-        #expect(await Self.accounts(s) == "{\"accounts\":[]}")
+        #expect(await Self.accounts(s) == "{\"accounts\":[],\"next_cursor\":null}")
     }
 
     @Test func aWrongIssOnAnErrorResponseIsRefusedToo() async throws {
@@ -210,7 +210,7 @@ import Testing
         #expect(stateless?.status == 400)
 
         #expect(s.a.tokenCalls == 0)
-        #expect(await Self.accounts(s) == "{\"accounts\":[]}")
+        #expect(await Self.accounts(s) == "{\"accounts\":[],\"next_cursor\":null}")
     }
 
     // MARK: Session cookie tampering

@@ -90,7 +90,7 @@ import Testing
         #expect(s.provider.ledger.exchanges == 1)
         let list = try #require(
             await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]))
-        #expect(list.body == "{\"accounts\":[]}")
+        #expect(list.body == "{\"accounts\":[],\"next_cursor\":null}")
         let log = s.broker.log
         #expect(log.contains("\"msg\":\"callback failed\""))
         #expect(!log.contains("SENTINEL"))

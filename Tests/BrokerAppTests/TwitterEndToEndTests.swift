@@ -110,7 +110,7 @@ import Testing
         #expect(reply.header("Location") == nil)
         #expect(s.twitter.state.signatureFailures == 1)
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
-        #expect(list?.body == "{\"accounts\":[]}")
+        #expect(list?.body == "{\"accounts\":[],\"next_cursor\":null}")
     }
 
     @Test func signInWithTwitterUsesAuthenticate() async throws {
@@ -187,7 +187,7 @@ import Testing
             #expect(!reply.body.contains(echoed))
         }
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
-        #expect(list?.body == "{\"accounts\":[]}")
+        #expect(list?.body == "{\"accounts\":[],\"next_cursor\":null}")
     }
 
     @Test func aProfileRefusedByTheAPITierStillConnectsTheAccount() async throws {

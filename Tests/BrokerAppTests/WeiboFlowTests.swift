@@ -174,7 +174,7 @@ import Testing
         #expect(reply.body.contains("\"error\":\"\(code)\""))
         #expect(!reply.body.contains("SENTINEL"))
         let list = await TestHTTP.send(port: s.broker.port, target: "/accounts", headers: Self.api)
-        #expect(list?.body == "{\"accounts\":[]}")
+        #expect(list?.body == "{\"accounts\":[],\"next_cursor\":null}")
         #expect(!s.broker.log.contains("SENTINEL"))
     }
 

@@ -50,6 +50,7 @@ struct AccountRecordCompatibilityTests {
             ] {
                 #expect(decoded.issuedAt == nil && decoded.refreshTokenExpiresAt == nil, "\(fixture.name)")
                 #expect(decoded.idToken == nil && decoded.extras == nil, "\(fixture.name)")
+                #expect(decoded.endUser == nil && decoded.tags.isEmpty, "\(fixture.name)")
                 // Their token counts from `refreshed_at`, else `updated_at`, for the margin.
                 #expect(decoded.tokenIssuedAt == (fixture.account.refreshedAt ?? fixture.account.updatedAt), "\(fixture.name)")
             }
@@ -89,6 +90,34 @@ struct AccountRecordCompatibilityTests {
             .replacingOccurrences(of: "\"token_secret\"", with: "\"id_token\"").replacingOccurrences(
                 of: "\"swap\"", with: "\"token_secret\"")
         #expect(throws: StoreError.self) { try sealing.decode(Array(swapped.utf8), path: Self.path) }
+    }
+
+    @Test func theEndUserAndTagsRoundTripInBothCodecsAndBothReaders() throws {
+        var account = Self.withNewMembers
+        account.endUser = EndUser(id: "user-42", email: "ada@example.com", name: "Ada \u{e9}\"L\"")
+        account.tags = ["plan": "pro", "team.id": "T-1", "empty": ""]
+        let plain = try PlainJSONAccountCodec().encode(account)
+        let plainText = String(decoding: plain, as: UTF8.self)
+        for member in ["\"end_user_id\" : \"user-42\"", "\"end_user_email\"", "\"end_user_name\"", "\"tags\" : {"] {
+            #expect(plainText.contains(member), "\(member)")
+        }
+        #expect(try PlainJSONAccountCodec().decode(plain, path: Self.path) == account)
+        // The fast reader reads the new members itself and agrees with JSONDecoder.
+        let scanned = try #require(AccountRecordScanner.scan(plain))
+        #expect(scanned == (try JSONDecoder().decode(AccountRecord<EncryptedFieldValue>.self, from: Data(plain))))
+        #expect(scanned.tags == account.tags && scanned.endUserID == "user-42")
+        let sealing = try AccountRecordFixtures.sealingCodec(firstNonce: 1)
+        let sealed = try sealing.encode(account)
+        #expect(try sealing.decode(sealed, path: Self.path) == account)
+        let fast = try #require(AccountRecordScanner.storedAccount(sealed, keyring: sealing.keyring))
+        #expect(fast.account.endUser == account.endUser && fast.account.tags == account.tags)
+        #expect(try fast.opened(path: Self.path) == account)
+        // A repeated tag key or a non-string tag value is JSONDecoder's to judge, never the scanner's.
+        let repeated = plainText.replacingOccurrences(of: "\"plan\" : \"pro\"", with: "\"plan\" : \"pro\", \"plan\" : \"x\"")
+        #expect(AccountRecordScanner.scan(Array(repeated.utf8)) == nil)
+        let numeric = plainText.replacingOccurrences(of: "\"plan\" : \"pro\"", with: "\"plan\" : 1")
+        #expect(AccountRecordScanner.scan(Array(numeric.utf8)) == nil)
+        #expect(throws: StoreError.self) { try PlainJSONAccountCodec().decode(Array(numeric.utf8), path: Self.path) }
     }
 
     @Test func plainRecordsOfTheEarlierVersionDecodeFieldForField() throws {

@@ -30,6 +30,32 @@ struct AccountServiceTests {
         }
     }
 
+    @Test func pagesFilterByTheStatusTheAccountsReportNow() async throws {
+        try await BrokerHarness.with { broker in
+            let lasting = try await seed(broker, provider: "weibo", uid: "1", lifetime: 7200)
+            let lapsing = try await seed(broker, provider: "weibo", uid: "2", lifetime: 60)
+            let revoked = try await seed(broker, provider: "weibo", uid: "3", status: .reauthorizationRequired)
+            func ids(_ status: String?) async throws -> [String] {
+                try await broker.accountService.page(after: nil, limit: 10, filter: AccountFilter(), status: status).accounts.map(\.id)
+            }
+            #expect(try await ids("active") == [lasting.id, lapsing.id])
+            #expect(try await ids("expired").isEmpty)
+            #expect(try await ids("reauthorization_required") == [revoked.id])
+            broker.clock.advance(61)
+            // Expired is what the clock says now, for an account that cannot be refreshed.
+            #expect(try await ids("active") == [lasting.id])
+            #expect(try await ids("expired") == [lapsing.id])
+            #expect(try await ids(nil) == [lasting.id, lapsing.id, revoked.id])
+            // A browser's page keeps to its own ids, with the same filter and paging.
+            let own = try await broker.accountService.page(
+                ids: [revoked.id, lapsing.id, "weibo:gone"], after: nil, limit: 1, filter: AccountFilter(), status: nil)
+            #expect(own.accounts.map(\.id) == [lapsing.id] && own.nextAfter == lapsing.id)
+            let next = try await broker.accountService.page(
+                ids: [revoked.id, lapsing.id], after: own.nextAfter, limit: 1, filter: AccountFilter(), status: "reauthorization_required")
+            #expect(next.accounts.map(\.id) == [revoked.id] && next.nextAfter == nil)
+        }
+    }
+
     @Test func accountWithoutExpiryNeverExpires() async throws {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, provider: "github", uid: "1", lifetime: nil)

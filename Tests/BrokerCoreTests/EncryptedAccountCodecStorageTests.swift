@@ -22,6 +22,10 @@ struct EncryptedAccountCodecStorageTests {
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
+    @Test func pageFiltersAndPages() async throws { try await conformance(AccountRepositoryConformance.pageFiltersAndPages) }
+    @Test func pagingUnderConcurrentInserts() async throws {
+        try await conformance(AccountRepositoryConformance.pagingUnderConcurrentInserts)
+    }
     @Test func concurrentUpdatesAreNotLost() async throws {
         try await conformance(AccountRepositoryConformance.concurrentUpdatesAreNotLost)
     }

@@ -88,6 +88,35 @@ struct EventRecordingTests {
         }
     }
 
+    @Test func eventsCarryTheEndUserAndTagsOfTheAccountAndOfAFailedFlow() async throws {
+        try await World.with { w in
+            let owner = EndUser(id: "user-42", email: "ada@example.com", name: "Ada")
+            let start = try await w.authorization.begin(
+                provider: "weibo", returnTo: nil, binding: AuthorizationService.apiBinding, endUser: owner, tags: ["plan": "pro"])
+            let account = try await w.authorization.complete(
+                state: start.state, bindingProof: nil, query: ["code": "code-SENTINEL", "state": start.state]
+            ).account
+            #expect(account.endUser == owner && account.tags == ["plan": "pro"])
+            let data = try #require(w.sink.data.first)
+            #expect(data.endUserID == "user-42" && data.tags == ["plan": "pro"])
+            let json = String(
+                decoding: BrokerEvent(id: "evt_3", type: .accountConnected, createdAt: .fixture, data: data).body(), as: UTF8.self)
+            #expect(json.contains(#""end_user_id":"user-42""#) && json.contains(#""tags":{"plan":"pro"}"#))
+            #expect(!json.contains("ada@example.com"))
+            // A browser's sign-in of the same account keeps them; so does its event.
+            _ = try await w.connect()
+            #expect(w.sink.data.last?.endUserID == "user-42" && w.sink.data.last?.tags == ["plan": "pro"])
+            // A flow for an end user that fails names the end user.
+            let failing = try await w.authorization.begin(
+                provider: "weibo", returnTo: nil, binding: AuthorizationService.apiBinding, endUser: EndUser(id: "user-7"))
+            _ = await brokerError {
+                try await w.authorization.complete(
+                    state: failing.state, bindingProof: nil, query: ["error": "access_denied", "state": failing.state])
+            }
+            #expect(w.sink.types.last == .flowFailed && w.sink.data.last?.endUserID == "user-7")
+        }
+    }
+
     @Test func aSignInThatFailsAfterItsFlowWasFoundIsFlowFailed() async throws {
         try await World.with { w in
             let refusal = await brokerError { try await w.connect(query: ["error": "access_denied", "code": ""]) }

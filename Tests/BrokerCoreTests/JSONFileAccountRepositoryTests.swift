@@ -30,6 +30,10 @@ struct JSONFileAccountRepositoryTests {
         try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
     }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
+    @Test func pageFiltersAndPages() async throws { try await conformance(AccountRepositoryConformance.pageFiltersAndPages) }
+    @Test func pagingUnderConcurrentInserts() async throws {
+        try await conformance(AccountRepositoryConformance.pagingUnderConcurrentInserts)
+    }
     @Test func updateEdgeCases() async throws { try await conformance(AccountRepositoryConformance.updateEdgeCases) }
     @Test func canonicallyEquivalentIDsAreDistinct() async throws {
         try await conformance(AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)

@@ -87,6 +87,30 @@ struct JournalFlowStoreTests {
         }
     }
 
+    @Test func aJournalLineOfThePreviousVersionReadsWithoutAnEndUserAndANewOneKeepsIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let store = try JournalFlowStore(directory: directory, durable: false)
+            var owned = PendingFlow.make(state: PendingFlow.randomState())
+            owned.endUser = EndUser(id: "user-42", email: "ada@example.com", name: "Ada")
+            owned.tags = ["plan": "pro"]
+            try await store.put(owned)
+            // A line exactly as the previous version wrote it: no end-user members.
+            let state = PendingFlow.randomState()
+            let previous =
+                #"{"put":{"binding":"api","code_verifier":"dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk","created_at":"2026-12-01T08:00:00Z","#
+                + #""expires_at":"2099-12-01T08:10:00Z","provider":"google","state":"\#(state)","version":1}}"# + "\n"
+            let handle = try #require(FileHandle(forWritingAtPath: store.journalPath))
+            handle.seekToEndOfFile()
+            handle.write(Data(previous.utf8))
+            try handle.close()
+
+            let reopened = try JournalFlowStore(directory: directory, durable: false)
+            let taken = try #require(try await reopened.take(state: state, now: .fixture))
+            #expect(taken.provider == "google" && taken.endUser == nil && taken.tags.isEmpty)
+            #expect(try await reopened.take(state: owned.state, now: .fixture) == owned)
+        }
+    }
+
     @Test func aStoreOpenedAfterAnAbruptStopReplaysPutsAndTakes() async throws {
         try await TemporaryDirectory.with { directory in
             // The first store is never closed or flushed: like a process killed with SIGKILL.

@@ -13,6 +13,8 @@ struct RedisFlowStoreTests {
         var flow = PendingFlow.make(state: state, lifetime: lifetime)
         flow.requestToken = "request-token"
         flow.requestTokenSecret = Secret("request-secret-SENTINEL")
+        flow.endUser = EndUser(id: "user-42", email: "ada@example.com", name: "Ada")
+        flow.tags = ["plan": "pro"]
         return flow
     }
 
@@ -43,6 +45,7 @@ struct RedisFlowStoreTests {
             _ = try await client.command("SET", "tb:flow:\(state)", previous)
             let taken = try #require(try await store.take(state: state, now: .fixture))
             #expect(taken.provider == "google" && taken.nonce == nil && taken.codeVerifier != nil)
+            #expect(taken.endUser == nil && taken.tags.isEmpty)
         }
     }
 

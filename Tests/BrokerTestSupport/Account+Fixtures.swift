@@ -45,7 +45,9 @@ extension Account {
             issuedAt: Date.fixture.addingTimeInterval(-60),
             refreshTokenExpiresAt: Date.fixture.addingTimeInterval(15_897_600.5),
             idToken: Secret("id-token-SENTINEL-4"),
-            extras: #"{"instance_url":"https://na1.example.com","team":{"id":"T1"}}"#
+            extras: #"{"instance_url":"https://na1.example.com","team":{"id":"T1"}}"#,
+            endUser: EndUser(id: "end-user-42", email: "ada@example.com", name: "Ada Lovelace"),
+            tags: ["plan": "pro", "team": "T-1"]
         )
     }
 }

@@ -123,6 +123,111 @@ public enum AccountRepositoryConformance {
         #expect(abs(after.refreshTokenExpiresAt!.timeIntervalSince(full.refreshTokenExpiresAt!)) < 0.001)
         #expect(after.idToken == Secret("id-token-SENTINEL-4"))
         #expect(after.extras == full.extras)
+        #expect(after.endUser == EndUser(id: "end-user-42", email: "ada@example.com", name: "Ada Lovelace"))
+        #expect(after.tags == ["plan": "pro", "team": "T-1"])
+    }
+
+    /// `page` keeps what every filter asks (provider, end user, all tags, a further test), in id order, page by page.
+    public static func pageFiltersAndPages(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        func make(_ provider: String, _ uid: String, _ user: String?, _ tags: [String: String] = [:]) -> Account {
+            var account = Account.make(provider: provider, uid: uid)
+            account.endUser = user.map { EndUser(id: $0) }
+            account.tags = tags
+            return account
+        }
+        let accounts = [
+            make("github", "1", "u42", ["plan": "pro", "env": "prod"]), make("github", "2", "u42", ["plan": "free"]),
+            make("google", "1", "u42", ["plan": "pro"]), make("github", "3", "u7", ["plan": "pro", "env": "prod"]),
+            make("github", "4", nil), make("spotify", "9", "u420"),
+        ]
+        for account in accounts { try await repository.put(account) }
+        func ids(_ filter: AccountFilter, limit: Int = 100) async throws -> [String] {
+            try await repository.page(after: nil, limit: limit, filter: filter).accounts.map(\.id)
+        }
+        #expect(try await ids(AccountFilter()) == accounts.sortedByID().map(\.id))
+        #expect(try await ids(AccountFilter(provider: "github")) == ["github:1", "github:2", "github:3", "github:4"])
+        #expect(try await ids(AccountFilter(endUserID: "u42")) == ["github:1", "github:2", "google:1"])
+        #expect(try await ids(AccountFilter(endUserID: "u4")).isEmpty)
+        #expect(try await ids(AccountFilter(provider: "github", endUserID: "u42")) == ["github:1", "github:2"])
+        #expect(try await ids(AccountFilter(tags: ["plan": "pro"])) == ["github:1", "github:3", "google:1"])
+        #expect(try await ids(AccountFilter(tags: ["plan": "pro", "env": "prod"])) == ["github:1", "github:3"])
+        #expect(try await ids(AccountFilter(tags: ["plan": "Pro"])).isEmpty)
+        #expect(try await ids(AccountFilter(also: { $0.uid == "1" })) == ["github:1", "google:1"])
+        #expect(try await ids(AccountFilter(endUserID: "u42", tags: ["plan": "pro"], also: { $0.provider == "google" })) == ["google:1"])
+
+        // Pages of two: every account once, in order; the last page says there is no next.
+        var seen: [String] = []
+        var after: String?
+        var pages = 0
+        repeat {
+            let page = try await repository.page(after: after, limit: 2, filter: AccountFilter())
+            seen += page.accounts.map(\.id)
+            #expect(page.accounts.count <= 2)
+            after = page.nextAfter
+            pages += 1
+        } while after != nil && pages < 10
+        #expect(seen == accounts.sortedByID().map(\.id))
+        #expect(pages == 3)
+        // A full last page has no next either, and the filters apply across pages.
+        let first = try await repository.page(after: nil, limit: 2, filter: AccountFilter(endUserID: "u42"))
+        #expect(first.accounts.map(\.id) == ["github:1", "github:2"] && first.nextAfter == "github:2")
+        let second = try await repository.page(after: first.nextAfter, limit: 2, filter: AccountFilter(endUserID: "u42"))
+        #expect(second.accounts.map(\.id) == ["google:1"] && second.nextAfter == nil)
+        let exact = try await repository.page(after: nil, limit: 3, filter: AccountFilter(endUserID: "u42"))
+        #expect(exact.accounts.count == 3 && exact.nextAfter == nil)
+        // Moving an account to another end user moves it between the filters, after a restart too.
+        _ = try await repository.update(id: "github:2") { current in
+            var account = current
+            account?.endUser = EndUser(id: "u7")
+            return account
+        }
+        #expect(try await ids(AccountFilter(endUserID: "u42")) == ["github:1", "google:1"])
+        let reopened = try open()
+        #expect(
+            try await reopened.page(after: nil, limit: 10, filter: AccountFilter(endUserID: "u7")).accounts.map(\.id) == [
+                "github:2", "github:3",
+            ])
+        _ = try await repository.delete(id: "github:3")
+        #expect(try await ids(AccountFilter(endUserID: "u7")) == ["github:2"])
+    }
+
+    /// Paging under concurrent inserts: no account skipped or repeated; every account there throughout is listed once.
+    public static func pagingUnderConcurrentInserts(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        let present = (0..<60).map { index in
+            var account = Account.make(provider: "github", uid: String(format: "user-%03d", index * 2))
+            account.endUser = EndUser(id: "owner")
+            return account
+        }
+        for account in present { try await repository.put(account) }
+        // Inserted while paging: ids that sort between, before and after the ones present, some of the same end user.
+        let added = (0..<60).map { index in
+            var account = Account.make(provider: "github", uid: String(format: "user-%03d", index * 2 + 1))
+            account.endUser = index.isMultiple(of: 2) ? EndUser(id: "owner") : nil
+            return account
+        }
+        for filter in [AccountFilter(), AccountFilter(endUserID: "owner")] {
+            let inserting = Task {
+                for account in added { try await repository.put(account) }
+            }
+            var seen: [String] = []
+            var after: String?
+            var pages = 0
+            repeat {
+                let page = try await repository.page(after: after, limit: 7, filter: filter)
+                seen += page.accounts.map(\.id)
+                after = page.nextAfter
+                pages += 1
+                await Task.yield()
+            } while after != nil && pages < 100
+            try await inserting.value
+            #expect(Set(seen).count == seen.count, "an account was listed twice")
+            #expect(seen == seen.sorted { ExactKey.precedes($0, $1) })
+            for account in present { #expect(seen.contains(account.id), "\(account.id) was skipped") }
+            for id in seen { #expect(filter.matches(try #require(try await repository.get(id: id)))) }
+            for account in added { _ = try await repository.delete(id: account.id) }
+        }
     }
 
     /// `update` returning nil deletes; a throwing transform changes nothing and its error comes back as thrown; a missing id passes nil.

@@ -54,7 +54,8 @@ public enum FlowStoreConformance {
         let flow = PendingFlow(
             state: PendingFlow.randomState(), provider: "twitter", binding: "api-caller-7",
             requestToken: "request-token", requestTokenSecret: Secret("request-secret"),
-            returnTo: nil, createdAt: .fixture, expiresAt: Date.fixture.addingTimeInterval(900))
+            returnTo: nil, createdAt: .fixture, expiresAt: Date.fixture.addingTimeInterval(900),
+            endUser: EndUser(id: "user-42", email: "ada@example.com", name: "Ada"), tags: ["plan": "pro", "env": "prod"])
         let used = PendingFlow.make(state: PendingFlow.randomState())
         let before = try open()
         try await before.put(flow)

@@ -369,6 +369,19 @@ def test_authorize_for_a_back_end(t):
            401, "unauthorized")
     expect(t.call("POST", "/authorize", {"Content-Type": "application/json", **API}, body="{}"), 400, "bad_request")
     expect(t.call("POST", "/authorize?provider=github", API), 503, "provider_not_configured")
+    # End users and tags: a JSON object or repeated tag=key:value; bad values are 400 naming the field.
+    owned = t.call("POST", "/authorize", {"Content-Type": "application/json", **API},
+                   body=json.dumps({"provider": "acme", "end_user_id": "user-42", "end_user_email": "ada@example.com",
+                                    "end_user_name": "Ada", "tags": {"plan": "pro"}}))
+    expect(owned, 200)
+    expect(t.call("POST", "/authorize", form, body="provider=acme&end_user_id=user-42&tag=plan:pro&tag=env:prod"), 200)
+    refused = t.call("POST", "/authorize", form, body="provider=acme&end_user_id=user-42&tag=Plan:pro")
+    expect(refused, 400, "bad_request")
+    assert "tags" in refused.json["message"], refused.json
+    expect(t.call("POST", "/authorize?provider=acme&end_user_email=ada@example.com", API), 400, "bad_request")
+    browser = t.call("GET", "/authorize?provider=acme&end_user_id=user-42", JSON)
+    expect(browser, 400, "bad_request")
+    assert "end_user_id" in browser.json["message"], browser.json
 
 
 def follow(t, authorize_url, accept=JSON):
@@ -473,6 +486,18 @@ def test_listing_accounts(t):
     expect(everything, 200)
     assert "acme:4242" in [a["id"] for a in everything.json["accounts"]]
     expect(t.call("GET", "/accounts?provider=acme", API), 200)
+    assert everything.json["next_cursor"] is None
+    first = t.call("GET", "/accounts?limit=1&status=active", API)
+    expect(first, 200)
+    assert len(first.json["accounts"]) == 1
+    if first.json["next_cursor"] is not None:
+        expect(t.call("GET", "/accounts?limit=1&cursor=" + first.json["next_cursor"], API), 200)
+    filtered = t.call("GET", "/accounts?end_user_id=user-42&tag=plan:pro&provider=acme", API)
+    expect(filtered, 200)
+    assert all(a["end_user_id"] == "user-42" and a["tags"].get("plan") == "pro" for a in filtered.json["accounts"])
+    expect(t.call("GET", "/accounts?limit=0", API), 400, "bad_request")
+    expect(t.call("GET", "/accounts?status=gone", API), 400, "bad_request")
+    expect(t.call("GET", "/accounts?cursor=%21", API), 400, "bad_request")
     mine = t.call("GET", "/accounts", {"Origin": FRONT_END}, jar=jar)
     expect(mine, 200)
     assert [a["id"] for a in mine.json["accounts"]] == ["acme:4242"]

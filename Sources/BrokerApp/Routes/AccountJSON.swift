@@ -46,6 +46,10 @@ enum AccountJSON {
         json.value("refreshed_at") { date(a.refreshedAt, &$0) }
         json.string("status", status)
         if let name = a.screenName { json.string("screen_name", name) }
+        json.string("end_user_id", a.endUser?.id)
+        json.string("end_user_email", a.endUser?.email)
+        json.string("end_user_name", a.endUser?.name)
+        json.value("tags") { tags(a.tags, &$0) }
         if secrets, a.idToken != nil || a.extras != nil { json.value("raw") { raw(a, &$0) } }
         return json.finish()
     }
@@ -65,6 +69,18 @@ enum AccountJSON {
             if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
         }
         out.append(contentsOf: inner)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The tags as one object, keys sorted, `{}` when there are none.
+    private static func tags(_ tags: [String: String], _ out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        for (index, key) in tags.keys.sorted(by: ExactKey.precedes).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.appendQuoted(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONString.appendQuoted(tags[key] ?? "", to: &out)
+        }
         out.append(UInt8(ascii: "}"))
     }
 

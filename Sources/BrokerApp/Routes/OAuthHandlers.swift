@@ -39,9 +39,12 @@ final class OAuthHandlers: Sendable {
     }
 
     /// `GET /authorize?provider=P[&return_to=URL]`: 302 to the provider, flow cookie set.
+    ///
+    /// An end user or tags in the query are refused (400 naming the field): only the API key may say whom an account belongs to.
     func authorizeBrowser(_ request: Request) async -> Response {
         let nonce = SecureRandom.token()
         do {
+            try OwnerParameters.refuseInBrowserFlow(request)
             guard let provider = request.query("provider"), !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
@@ -63,6 +66,10 @@ final class OAuthHandlers: Sendable {
     }
 
     /// `POST /authorize` (API key): for back ends that drive the browser themselves.
+    ///
+    /// Optional `end_user_id`, `end_user_email`, `end_user_name` and tags (a JSON
+    /// `tags` object, or repeated `tag=key:value`) are checked before the flow
+    /// starts and stored with the account it creates or updates.
     func authorizeAPI(_ request: Request) async -> Response {
         guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         let form = RequestForm(request)
@@ -70,7 +77,9 @@ final class OAuthHandlers: Sendable {
             guard let provider = form["provider"], !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
-            let start = try await authorization.begin(provider: provider, returnTo: form["return_to"], binding: "api")
+            let owner = try OwnerParameters.owner(form)
+            let start = try await authorization.begin(
+                provider: provider, returnTo: form["return_to"], binding: "api", endUser: owner.endUser, tags: owner.tags)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
             return Response.json(
                 .ok,
@@ -169,22 +178,31 @@ final class OAuthHandlers: Sendable {
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
-    /// `GET /accounts[?provider=P]`: summaries without secrets; every account for the API key,
+    /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
     /// the accounts this browser connected for its session cookie (without an `Authorization` field).
+    ///
+    /// Filters `provider`, `end_user_id`, `status` and repeated `tag=key:value`
+    /// (all must hold); `limit` (1–1000, default 100) and the `cursor` of the
+    /// previous answer's `next_cursor`. Pages follow the id order, so accounts
+    /// added meanwhile skip or repeat no other.
     func list(_ request: Request) async -> Response {
         let session = request.headers["Authorization"] == nil ? access.session(request) : nil
         guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
-            let provider = request.query("provider")
-            let all =
+            let listing = try OwnerParameters.listing(request)
+            let page =
                 if let session {
-                    try await accounts.list(ids: session.accountIDs, provider: provider)
+                    try await accounts.page(
+                        ids: session.accountIDs, after: listing.after, limit: listing.limit, filter: listing.filter,
+                        status: listing.status)
                 } else {
-                    try await accounts.list(provider: provider)
+                    try await accounts.page(after: listing.after, limit: listing.limit, filter: listing.filter, status: listing.status)
                 }
+            let next = page.nextAfter.map { JSONString.quote(OwnerParameters.cursor(after: $0)) } ?? "null"
             let body =
-                "{\"accounts\":[" + all.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")
-                + "]}"
+                "{\"accounts\":["
+                + page.accounts.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")
+                + "],\"next_cursor\":" + next + "}"
             return Response.json(.ok, body, headers: Self.noStore())
         } catch {
             return failure(error, event: nil)

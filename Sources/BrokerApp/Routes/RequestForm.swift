@@ -3,20 +3,52 @@ import Foundation
 
 /// The fields of a request given as query, `application/x-www-form-urlencoded` body or a
 /// flat JSON object body; body fields win over query ones.
+///
+/// Tags come as a JSON object of strings (`"tags": {"plan": "pro"}`) or as
+/// repeated `tag=key:value` fields of the query or a form body.
 struct RequestForm {
     private var fields: [String: String] = [:]
+    /// Members of a JSON body whose value is not a string (a number, an object, …), which the flat fields leave out.
+    private(set) var nonStringFields: Set<String> = []
+    /// The tags given, in order, as `key:value` pairs split at the first colon; `(text, nil)` for a pair without a colon.
+    private(set) var tagPairs: [(key: String, value: String?)] = []
+    /// Whether a JSON body's `tags` was something other than an object of strings.
+    private(set) var tagsMalformed = false
 
     init(_ request: Request) {
         for item in request.queryItems where fields[item.name] == nil { fields[item.name] = item.value }
+        for item in request.queryItems where item.name == "tag" { tagPairs.append(Self.split(item.value)) }
         let type = (request.headers["Content-Type"] ?? "").lowercased()
         if type.hasPrefix("application/json") {
             if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] {
-                for (key, value) in object { if let text = value as? String { fields[key] = text } }
+                // A member that is null is as good as absent.
+                for (key, value) in object where !(value is NSNull) {
+                    if let text = value as? String { fields[key] = text } else { nonStringFields.insert(key) }
+                }
+                if let tags = object["tags"], !(tags is NSNull) {
+                    if let pairs = tags as? [String: Any], pairs.values.allSatisfy({ $0 is String }) {
+                        // Sorted, so that an error names the same key every time.
+                        tagPairs = pairs.keys.sorted().map { ($0, pairs[$0] as? String) }
+                    } else {
+                        tagsMalformed = true
+                    }
+                }
             }
         } else if type.hasPrefix("application/x-www-form-urlencoded") {
-            for item in URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)) { fields[item.name] = item.value }
+            var bodyTags: [(key: String, value: String?)] = []
+            for item in URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)) {
+                fields[item.name] = item.value
+                if item.name == "tag" { bodyTags.append(Self.split(item.value)) }
+            }
+            if !bodyTags.isEmpty { tagPairs = bodyTags }
         }
     }
 
     subscript(name: String) -> String? { fields[name] }
+
+    /// `key:value` split at the first colon; no colon gives the whole text as key and no value.
+    private static func split(_ pair: String) -> (key: String, value: String?) {
+        guard let colon = pair.firstIndex(of: ":") else { return (pair, nil) }
+        return (String(pair[..<colon]), String(pair[pair.index(after: colon)...]))
+    }
 }

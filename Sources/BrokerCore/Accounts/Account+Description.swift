@@ -6,6 +6,7 @@ extension Account: CustomStringConvertible, CustomDebugStringConvertible {
         if let tokenType { parts.append("tokenType: \(tokenType)") }
         if let scope { parts.append("scope: \(scope)") }
         if let screenName { parts.append("screenName: \(screenName)") }
+        if let endUser { parts.append("endUser: \(endUser.id)") }
         if let expiresAt { parts.append("expiresAt: \(RFC3339Date.format(expiresAt))") }
         parts.append("accessToken: \(accessToken)")
         if let refreshToken { parts.append("refreshToken: \(refreshToken)") }

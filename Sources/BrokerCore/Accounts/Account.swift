@@ -40,6 +40,10 @@ public struct Account: Sendable, Equatable {
     public var idToken: Secret?
     /// The token answer's other top-level fields (``TokenExtras``), as a JSON object's text; never a token.
     public var extras: String?
+    /// The user of the back end the account belongs to, as `POST /authorize` named them; nil when none was given.
+    public var endUser: EndUser?
+    /// The back end's labels on the account (``AccountTags``); empty when none were given.
+    public var tags: [String: String]
 
     /// The repository key: `provider:uid`, as ``AccountID`` builds it.
     public var id: String { AccountID(provider: provider, uid: uid).string }
@@ -62,7 +66,9 @@ public struct Account: Sendable, Equatable {
         issuedAt: Date? = nil,
         refreshTokenExpiresAt: Date? = nil,
         idToken: Secret? = nil,
-        extras: String? = nil
+        extras: String? = nil,
+        endUser: EndUser? = nil,
+        tags: [String: String] = [:]
     ) {
         self.provider = provider
         self.uid = uid
@@ -81,6 +87,8 @@ public struct Account: Sendable, Equatable {
         self.refreshTokenExpiresAt = refreshTokenExpiresAt
         self.idToken = idToken
         self.extras = extras
+        self.endUser = endUser
+        self.tags = tags
     }
 
     /// When the current access token was issued: ``issuedAt``, else (records of earlier versions) `refreshed_at`,

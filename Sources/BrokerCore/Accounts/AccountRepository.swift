@@ -11,6 +11,13 @@ public protocol AccountRepository: Sendable {
     func delete(id: String) async throws(StoreError) -> Account?
     /// Every account, or those of one provider, sorted by id (UTF-8 byte order).
     func list(provider: String?) async throws(StoreError) -> [Account]
+    /// Up to `limit` (≥ 1) accounts passing `filter` whose id sorts after `after` (nil: from the start), sorted by id
+    /// (UTF-8 byte order), and the `after` of the next page when more may follow.
+    ///
+    /// Paging by id keeps every account that exists throughout on exactly one
+    /// page, however many are added or removed meanwhile. A default that
+    /// filters ``list(provider:)`` in memory exists (``AccountPage/slice(_:after:limit:filter:)``).
+    func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage
     /// Atomically reads, transforms and writes the account with `id`; a nil result deletes it (or writes nothing).
     ///
     /// Concurrent updates of one id are applied one after another, so none is lost.

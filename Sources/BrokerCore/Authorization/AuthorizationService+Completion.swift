@@ -40,7 +40,7 @@ extension AuthorizationService {
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
             extrasDropped = completed.grant.extrasDropped
             (account, _) = try await store(
-                completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName)
+                completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName, owner: flow)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
@@ -86,6 +86,7 @@ extension AuthorizationService {
     private func reportFailure(of flow: PendingFlow, _ error: BrokerError) async {
         guard let events else { return }
         var data = BrokerEventData(provider: flow.provider)
+        data.endUserID = flow.endUser?.id
         data.error = error.code
         data.message = error.message
         try? await events.record(.flowFailed, data)
@@ -106,14 +107,20 @@ extension AuthorizationService {
     /// record was there before.
     ///
     /// A refresh token is kept from the earlier record when the new grant has
-    /// none: Google, for one, issues it only at the first consent.
-    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?) async throws(BrokerError) -> (
-        Account, existed: Bool
-    ) {
+    /// none: Google, for one, issues it only at the first consent. The end user
+    /// and tags come from `owner` when it assigns them (``PendingFlow/assignsOwner``,
+    /// replacing both), else they are kept from the earlier record: a browser
+    /// re-authorizing cannot move or relabel an account.
+    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?, owner: PendingFlow? = nil) async throws(BrokerError)
+        -> (
+            Account, existed: Bool
+        )
+    {
         let issuedAt = now()
         let id = AccountID(provider: provider, uid: uid).string
         let existed = TransformWitness(false)
         let stored: Account?
+        let assigned = owner.flatMap { $0.assignsOwner ? (endUser: $0.endUser, tags: $0.tags) : nil }
         let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
             existed.value = existing != nil
             return Account(
@@ -135,7 +142,9 @@ extension AuthorizationService {
                 refreshTokenExpiresAt: Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
                     ?? (grant.refreshToken == nil ? existing?.refreshTokenExpiresAt : nil),
                 idToken: grant.idToken,
-                extras: grant.extras
+                extras: grant.extras,
+                endUser: assigned.map(\.endUser) ?? existing?.endUser,
+                tags: assigned.map(\.tags) ?? existing?.tags ?? [:]
             )
         }
         do {

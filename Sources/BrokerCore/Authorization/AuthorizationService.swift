@@ -96,11 +96,15 @@ public final class AuthorizationService: Sendable {
     ///
     /// `binding` is ``binding(forCookieNonce:)`` of the browser's flow cookie, or
     /// ``apiBinding`` for back-end-driven flows. Returns where to send the browser.
+    /// `endUser` and `tags` (checked by the caller: only an API-key caller may
+    /// give them) travel with the flow and are stored with its account.
     /// A provider the registry knows hears of the start or the failure; a name
     /// the registry does not know is refused without reaching ``onFlow``.
-    public func begin(provider name: String, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
+    public func begin(
+        provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:]
+    ) async throws(BrokerError) -> AuthorizationStart {
         do {
-            let start = try await start(provider: name, returnTo: returnTo, binding: binding)
+            let start = try await start(provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags)
             onFlow(.started(provider: name))
             return start
         } catch {
@@ -109,8 +113,10 @@ public final class AuthorizationService: Sendable {
         }
     }
 
-    /// ``begin(provider:returnTo:binding:)`` without the report.
-    private func start(provider name: String, returnTo: String?, binding: String) async throws(BrokerError) -> AuthorizationStart {
+    /// ``begin(provider:returnTo:binding:endUser:tags:)`` without the report.
+    private func start(
+        provider name: String, returnTo: String?, binding: String, endUser: EndUser?, tags: [String: String]
+    ) async throws(BrokerError) -> AuthorizationStart {
         let provider = try configuredProvider(named: name)
         let returnTo = try validateReturnTo(returnTo)
         guard !binding.isEmpty else { throw .badRequest("The flow has no browser binding") }
@@ -127,7 +133,9 @@ public final class AuthorizationService: Sendable {
             returnTo: returnTo,
             nonce: start.nonce,
             createdAt: createdAt,
-            expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL))
+            expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL)),
+            endUser: endUser,
+            tags: tags
         )
         do {
             try await flows.put(flow)

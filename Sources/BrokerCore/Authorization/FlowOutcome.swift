@@ -63,12 +63,9 @@ public struct FlowOutcome: Sendable, Equatable {
             expiresAt: flow.expiresAt, keepUntil: flow.expiresAt.addingTimeInterval(retention))
     }
 
-    /// The end user a flow was started for, copied into its outcome; nil while flows carry none.
-    ///
-    /// The one place an outcome learns the end user: when ``PendingFlow`` holds
-    /// one, this returns it.
+    /// The end user a flow was started for (`POST /authorize`'s `end_user_id`), copied into its outcome; nil when none was named.
     public static func endUserID(of flow: PendingFlow) -> String? {
-        nil
+        flow.endUser?.id
     }
 
     /// The status reported at `now`: a pending flow past its expiry is ``Status/expired``.

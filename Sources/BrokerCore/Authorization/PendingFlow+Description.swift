@@ -15,6 +15,8 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, Cu
         if let requestTokenSecret { parts.append("requestTokenSecret: \(requestTokenSecret)") }
         if let returnTo { parts.append("returnTo: \(returnTo)") }
         if let nonce { parts.append("nonce: \(nonce)") }
+        // The end user's id only: the email and name are personal data and stay out of logs.
+        if let endUser { parts.append("endUser: \(endUser.id)") }
         return "PendingFlow(\(parts.joined(separator: ", ")))"
     }
 
@@ -32,6 +34,7 @@ extension PendingFlow: CustomStringConvertible, CustomDebugStringConvertible, Cu
                 "requestTokenSecret": requestTokenSecret as Any,
                 "returnTo": returnTo as Any,
                 "nonce": nonce as Any,
+                "endUserID": endUser?.id as Any,
                 "createdAt": createdAt,
                 "expiresAt": expiresAt,
             ], displayStyle: .struct)

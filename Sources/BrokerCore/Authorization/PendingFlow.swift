@@ -20,6 +20,10 @@ public struct PendingFlow: Sendable, Equatable {
     public var returnTo: String?
     /// The OpenID Connect `nonce` the authorization request carried (OIDC Core §3.1.2.1); absent in other flows and in flows of earlier versions.
     public var nonce: Secret?
+    /// The end user the API caller started the flow for; nil for browser flows and flows of earlier versions.
+    public var endUser: EndUser?
+    /// The tags the API caller put on the flow's account; empty when none.
+    public var tags: [String: String]
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -36,7 +40,9 @@ public struct PendingFlow: Sendable, Equatable {
         returnTo: String? = nil,
         nonce: Secret? = nil,
         createdAt: Date,
-        expiresAt: Date
+        expiresAt: Date,
+        endUser: EndUser? = nil,
+        tags: [String: String] = [:]
     ) {
         self.state = state
         self.provider = provider
@@ -48,7 +54,12 @@ public struct PendingFlow: Sendable, Equatable {
         self.nonce = nonce
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.endUser = endUser
+        self.tags = tags
     }
+
+    /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.
+    public var assignsOwner: Bool { endUser != nil || !tags.isEmpty }
 
     /// Whether the flow can no longer be completed at `now`.
     public func isExpired(at now: Date) -> Bool {

@@ -3,8 +3,8 @@ import Foundation
 /// The `data` object of a webhook event: what the back end needs to act, and never a token, secret or code.
 ///
 /// Fields that do not apply to an event type are left out of its JSON.
-/// `endUserID` and `tags` are the place for the end user an account belongs
-/// to and the labels put on it; nothing fills them yet.
+/// `endUserID` and `tags` are the end user an account belongs to and the
+/// labels put on it (an object of strings), taken from the account.
 public struct BrokerEventData: Sendable, Equatable {
     /// The account's id, `provider:uid`; nil for a sign-in that failed before any account existed.
     public var accountID: String?
@@ -12,10 +12,10 @@ public struct BrokerEventData: Sendable, Equatable {
     public var provider: String
     /// The user's id at the provider, when known.
     public var uid: String?
-    /// The end user of the back end the account belongs to, once accounts carry one.
+    /// The end user of the back end the account belongs to, when the account has one.
     public var endUserID: String?
-    /// Labels the back end put on the account, once accounts carry them.
-    public var tags: [String]?
+    /// Labels the back end put on the account; nil when it has none.
+    public var tags: [String: String]?
     /// `active`, `reauthorization_required` or `deleted`.
     public var status: String?
     /// When the access token expires; nil when it does not, or for events without an account.
@@ -41,6 +41,8 @@ public struct BrokerEventData: Sendable, Equatable {
         uid = account.uid
         self.status = status ?? account.status.rawValue
         expiresAt = account.expiresAt
+        endUserID = account.endUser?.id
+        tags = account.tags.isEmpty ? nil : account.tags
     }
 }
 

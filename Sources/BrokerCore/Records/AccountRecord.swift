@@ -54,6 +54,14 @@ struct AccountRecord<SecretField> {
     var idToken: SecretField? = nil
     /// `extras`: the token answer's other fields as one JSON object's text; absent when there were none.
     var extras: String? = nil
+    /// `end_user_id`: the back end's user the account belongs to; absent when none was given and in earlier records.
+    var endUserID: String? = nil
+    /// `end_user_email`, present only with `end_user_id`.
+    var endUserEmail: String? = nil
+    /// `end_user_name`, present only with `end_user_id`.
+    var endUserName: String? = nil
+    /// `tags`: a JSON object of strings; absent when the account has none.
+    var tags: [String: String]? = nil
 
     /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`, `id_token`.
     var secrets: [(field: AccountRecordField, value: SecretField)] {
@@ -85,7 +93,11 @@ struct AccountRecord<SecretField> {
             issuedAt: issuedAt,
             refreshTokenExpiresAt: refreshTokenExpiresAt,
             idToken: try idToken.map { value throws(Failure) in try transform(value, .idToken) },
-            extras: extras
+            extras: extras,
+            endUserID: endUserID,
+            endUserEmail: endUserEmail,
+            endUserName: endUserName,
+            tags: tags
         )
     }
 }
@@ -123,4 +135,8 @@ enum AccountRecordField: String, CodingKey, CaseIterable {
     case refreshTokenExpiresAt = "refresh_token_expires_at"
     case idToken = "id_token"
     case extras
+    case endUserID = "end_user_id"
+    case endUserEmail = "end_user_email"
+    case endUserName = "end_user_name"
+    case tags
 }

@@ -9,15 +9,17 @@ extension AccountRecordScanner {
         switch name.count {
         case 2: candidates = [.id]
         case 3: candidates = [.uid]
+        case 4: candidates = [.tags]
         case 5: candidates = [.scope]
         case 6: candidates = [.status, .extras]
         case 7: candidates = [.version]
         case 8: candidates = [.provider, .idToken]
         case 9: candidates = [.issuedAt]
         case 10: candidates = [.encryption, .tokenType, .expiresAt, .createdAt, .updatedAt]
-        case 11: candidates = [.screenName]
+        case 11: candidates = [.screenName, .endUserID]
         case 12: candidates = [.accessToken, .tokenSecret, .refreshedAt]
-        case 13: candidates = [.refreshToken]
+        case 13: candidates = [.refreshToken, .endUserName]
+        case 14: candidates = [.endUserEmail]
         case 24: candidates = [.refreshTokenExpiresAt]
         default: return nil
         }
@@ -47,6 +49,10 @@ extension AccountRecordScanner {
         case .refreshTokenExpiresAt: 1 << 17
         case .idToken: 1 << 18
         case .extras: 1 << 19
+        case .endUserID: 1 << 20
+        case .endUserEmail: 1 << 21
+        case .endUserName: 1 << 22
+        case .tags: 1 << 23
         }
     }
 

@@ -33,14 +33,17 @@ extension AccountRecordScanner {
             let expiresAt = optionalDate(spans.expiresAt), let refreshedAt = optionalDate(spans.refreshedAt),
             let provider = spans.provider.flatMap(text), let uid = spans.uid.flatMap(text),
             let tokenType = optionalText(spans.tokenType), let scope = optionalText(spans.scope),
-            let screenName = optionalText(spans.screenName)
+            let screenName = optionalText(spans.screenName),
+            let endUserID = optionalText(spans.endUserID), let endUserEmail = optionalText(spans.endUserEmail),
+            let endUserName = optionalText(spans.endUserName), let tags = tags(spans.tags)
         else { return nil }
         let readable = Account(
             provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
             refreshToken: refreshToken.map { _ in Secret("") }, tokenSecret: tokenSecret.map { _ in Secret("") },
             screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
             refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
-            idToken: idToken.map { _ in Secret("") }, extras: extras)
+            idToken: idToken.map { _ in Secret("") }, extras: extras,
+            endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags ?? [:])
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
             let matches =

@@ -76,13 +76,27 @@ struct AccountRecordScanner {
             let screenName = optional(spans.screenName), let expiresAt = optional(spans.expiresAt),
             let refreshedAt = optional(spans.refreshedAt), let issuedAt = optional(spans.issuedAt),
             let refreshTokenExpiresAt = optional(spans.refreshTokenExpiresAt), let idToken = optionalSecret(spans.idToken),
-            let extras = optional(spans.extras)
+            let extras = optional(spans.extras), let endUserID = optional(spans.endUserID),
+            let endUserEmail = optional(spans.endUserEmail), let endUserName = optional(spans.endUserName),
+            let tags = tags(spans.tags)
         else { return nil }
         return AccountRecord(
             version: version, encryption: encryption, id: id, provider: provider, uid: uid, accessToken: accessToken,
             tokenType: tokenType, scope: scope, refreshToken: refreshToken, tokenSecret: tokenSecret, screenName: screenName,
             expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status,
-            issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras)
+            issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras,
+            endUserID: endUserID, endUserEmail: endUserEmail, endUserName: endUserName, tags: tags)
+    }
+
+    /// The `tags` object decoded, `.some(nil)` when absent; nil when a string does not decode or a key repeats,
+    /// which JSONDecoder shall judge.
+    func tags(_ spans: [(key: AccountRecordSpans.Text, value: AccountRecordSpans.Text)]?) -> [String: String]?? {
+        guard let spans else { return .some(nil) }
+        var tags: [String: String] = [:]
+        for (keySpan, valueSpan) in spans {
+            guard let key = text(keySpan), let value = text(valueSpan), tags.updateValue(value, forKey: key) == nil else { return nil }
+        }
+        return .some(tags)
     }
 
     /// Reads the value of member `key` into `spans`; false when it has a type the record does not allow there.
@@ -112,8 +126,12 @@ struct AccountRecordScanner {
             default: spans.status = span
             }
             return true
+        case .tags:
+            guard let value = nullOr({ $0.stringObject() }) else { return false }
+            spans.tags = value
+            return true
         case .encryption, .id, .tokenType, .scope, .screenName, .expiresAt, .refreshedAt, .issuedAt, .refreshTokenExpiresAt,
-            .extras:
+            .extras, .endUserID, .endUserEmail, .endUserName:
             guard let span = nullOr({ $0.textSpan() }) else { return false }
             switch key {
             case .encryption: spans.encryption = span
@@ -125,6 +143,9 @@ struct AccountRecordScanner {
             case .issuedAt: spans.issuedAt = span
             case .refreshTokenExpiresAt: spans.refreshTokenExpiresAt = span
             case .extras: spans.extras = span
+            case .endUserID: spans.endUserID = span
+            case .endUserEmail: spans.endUserEmail = span
+            case .endUserName: spans.endUserName = span
             default: spans.refreshedAt = span
             }
             return true
@@ -153,6 +174,22 @@ struct AccountRecordScanner {
         } while skipSpaceAndTake(.comma)
         guard skipSpaceAndTake(.closeBrace), let ct, let kid, let nonce else { return nil }
         return .sealed(kid: kid, nonce: nonce, ct: ct)
+    }
+
+    /// An object whose every member is a string (`tags`): names and values as spans, in file order.
+    private mutating func stringObject() -> [(key: AccountRecordSpans.Text, value: AccountRecordSpans.Text)]? {
+        guard take(.openBrace) else { return nil }
+        var members: [(key: AccountRecordSpans.Text, value: AccountRecordSpans.Text)] = []
+        if skipSpaceAndTake(.closeBrace) { return members }
+        repeat {
+            skipSpace()
+            guard let name = textSpan(), skipSpaceAndTake(.colon) else { return nil }
+            skipSpace()
+            guard let value = textSpan() else { return nil }
+            members.append((name, value))
+        } while skipSpaceAndTake(.comma)
+        guard skipSpaceAndTake(.closeBrace) else { return nil }
+        return members
     }
 
     /// `nil` inside for a JSON `null`, else what `read` takes; nil when neither fits.

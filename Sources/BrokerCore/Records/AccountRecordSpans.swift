@@ -31,6 +31,10 @@ struct AccountRecordSpans {
     var status: Text?
     /// The secret members.
     var accessToken, refreshToken, tokenSecret, idToken: SecretValue?
+    /// The end user's members.
+    var endUserID, endUserEmail, endUserName: Text?
+    /// `tags`: each member's name and value, in file order; nil when absent or `null`.
+    var tags: [(key: Text, value: Text)]?
 
     /// Whether every member a record requires is there (JSONDecoder would report the first missing one).
     var hasRequiredMembers: Bool {

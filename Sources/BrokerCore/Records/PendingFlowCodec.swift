@@ -40,6 +40,10 @@ public enum PendingFlowCodec {
             requestTokenSecret: protect(flow.requestTokenSecret, "request_token_secret"),
             returnTo: flow.returnTo,
             nonce: protect(flow.nonce, "nonce"),
+            endUserID: flow.endUser?.id,
+            endUserEmail: flow.endUser?.email,
+            endUserName: flow.endUser?.name,
+            tags: flow.tags.isEmpty ? nil : flow.tags,
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -72,7 +76,9 @@ public enum PendingFlowCodec {
             returnTo: record.returnTo,
             nonce: try reveal(record.nonce, "nonce"),
             createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
-            expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path)
+            expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
+            endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
+            tags: record.tags ?? [:]
         )
     }
 }

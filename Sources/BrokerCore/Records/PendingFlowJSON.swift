@@ -18,6 +18,12 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var returnTo: String?
     /// `nonce` (OpenID Connect), plaintext or sealed; absent in records of earlier versions and in other flows.
     package var nonce: String? = nil
+    /// `end_user_id`, `end_user_email`, `end_user_name`: plaintext (not secrets); absent in records of earlier versions.
+    package var endUserID: String? = nil
+    package var endUserEmail: String? = nil
+    package var endUserName: String? = nil
+    /// `tags`, an object of strings; absent when none and in records of earlier versions.
+    package var tags: [String: String]? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -31,6 +37,10 @@ package struct PendingFlowJSON: Codable, Equatable {
         case requestTokenSecret = "request_token_secret"
         case returnTo = "return_to"
         case nonce
+        case endUserID = "end_user_id"
+        case endUserEmail = "end_user_email"
+        case endUserName = "end_user_name"
+        case tags
         case createdAt = "created_at"
         case expiresAt = "expires_at"
     }

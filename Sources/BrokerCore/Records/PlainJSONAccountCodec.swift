@@ -51,7 +51,11 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             issuedAt: account.issuedAt.map(RFC3339Date.format),
             refreshTokenExpiresAt: account.refreshTokenExpiresAt.map(RFC3339Date.format),
             idToken: account.idToken?.value,
-            extras: account.extras
+            extras: account.extras,
+            endUserID: account.endUser?.id,
+            endUserEmail: account.endUser?.email,
+            endUserName: account.endUser?.name,
+            tags: account.tags.isEmpty ? nil : account.tags
         )
     }
 
@@ -80,7 +84,9 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             issuedAt: try JSONRecord.date(record.issuedAt, field: "issued_at", path: path),
             refreshTokenExpiresAt: try JSONRecord.date(record.refreshTokenExpiresAt, field: "refresh_token_expires_at", path: path),
             idToken: record.idToken.map(Secret.init),
-            extras: record.extras
+            extras: record.extras,
+            endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
+            tags: record.tags ?? [:]
         )
         if let id = record.id, id != account.id {
             throw StoreError.corrupt(path: path, reason: "id \"\(id)\" does not match provider and uid (\"\(account.id)\")")

@@ -93,6 +93,11 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
         try await base.list(provider: provider)
     }
 
+    /// One page of accounts from Redis; see ``RedisAccountRepository/page(after:limit:filter:)``.
+    public func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
+        try await base.page(after: after, limit: limit, filter: filter)
+    }
+
     /// Updates the account; see ``RedisAccountRepository/update(id:_:)``.
     public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
         defer { cache.forget(id) }

@@ -4,7 +4,8 @@ import BrokerCore
 ///
 /// Each account is one string key `<prefix>account:<id>` holding the codec's
 /// bytes (so an encrypting codec plugs in exactly as for files), listed in the
-/// set `<prefix>accounts` and in `<prefix>accounts:<provider>`. The record,
+/// set `<prefix>accounts` and in `<prefix>accounts:<provider>`, and, when it
+/// belongs to an end user, in `<prefix>end-user-accounts:<end user id>`. The record,
 /// both index entries and the status counts kept for `/metrics` change
 /// together in one `MULTI`/`EXEC`; `update` and
 /// `delete` read under `WATCH` and retry when another writer came first, so
@@ -97,6 +98,13 @@ public final class RedisAccountRepository: AccountRepository {
     /// The set of the account ids of `provider`.
     func providerIndexKey(_ provider: String) -> String { keyPrefix + "accounts:" + provider }
 
+    /// The set of the account ids of the end user `id`.
+    ///
+    /// A hint for `page`, which reads every record it lists and checks it: an
+    /// entry left behind by a `put` that moved an account to another end user
+    /// costs a read, never a wrong answer.
+    func endUserIndexKey(_ id: String) -> String { keyPrefix + "end-user-accounts:" + id }
+
     /// The commands that store `account` as `bytes` and index it; `previous` is dropped from its provider's set if that differs.
     func writeCommands(_ account: Account, bytes: [UInt8], replacing previous: Account?) -> [RedisCommand] {
         let id = Array(account.id.utf8)
@@ -108,6 +116,12 @@ public final class RedisAccountRepository: AccountRepository {
         if let previous, previous.provider != account.provider {
             commands.append(RedisCommand("SREM", providerIndexKey(previous.provider), account.id))
         }
+        if let owner = account.endUser {
+            commands.append(RedisCommand(bytes: [Array("SADD".utf8), Array(endUserIndexKey(owner.id).utf8), id]))
+        }
+        if let before = previous?.endUser, !ExactKey.same(before.id, account.endUser?.id ?? "") {
+            commands.append(RedisCommand("SREM", endUserIndexKey(before.id), account.id))
+        }
         return commands + censusCommands(for: account)
     }
 
@@ -117,7 +131,8 @@ public final class RedisAccountRepository: AccountRepository {
             RedisCommand("DEL", accountKey(account.id)),
             RedisCommand("SREM", indexKey, account.id),
             RedisCommand("SREM", providerIndexKey(account.provider), account.id),
-        ] + censusRemovalCommands(account.id)
+        ] + (account.endUser.map { [RedisCommand("SREM", endUserIndexKey($0.id), account.id)] } ?? [])
+            + censusRemovalCommands(account.id)
     }
 
     /// The account in a `GET` reply, nil for a missing key; bytes that do not decode are ``StoreError/corrupt(path:reason:)``.
