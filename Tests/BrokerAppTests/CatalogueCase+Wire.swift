@@ -37,6 +37,8 @@ extension CatalogueCase {
         var answer: (@Sendable (FakeOAuth2Provider.TokenAnswer) -> String)?
         var userAsk = Quirks.UserRequest.header(scheme: "Bearer")
         var userAnswer = "{\"id\":4242,\"login\":\"ada\"}"
+        /// Documents served to a Bearer `GET` with a live access token, by path (Atlassian's accessible resources).
+        var resources: [String: String] = [:]
         /// How revocation names the token; nil: an RFC 7009 form with `token`.
         var revokeShape: Quirks.Revocation?
         /// Whether revocation names the access token (else the refresh token, when the account holds one).
@@ -62,6 +64,7 @@ extension CatalogueCase {
             quirks.tokenAnswer = answer
             quirks.userRequest = userAsk
             quirks.revocation = revokeShape
+            quirks.resources = resources
             quirks.revokeAnswer = revokeAnswer
             quirks.errorAnswer = errorAnswer
             configuration.quirks = quirks

@@ -63,6 +63,11 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
             answer: { tokens($0, type: "Bearer", extra: #""scope":"read:me offline_access""#) },
             userAnswer:
                 #"{"account_type":"atlassian","account_id":"112233aa-bb11-cc22-33dd-444444eeeeee","email":"mia@example.com","name":"Mia Krystof","nickname":"mkrystof"}"#,
+            // Atlassian's "Get the cloudid for your site": an array of the sites the token reaches.
+            resources: [
+                "/api.atlassian.com/oauth/token/accessible-resources":
+                    #"[{"id":"1324a887-45db-1bf4-1e99-ef0ff456d421","name":"Site name","url":"https://your-domain.atlassian.net","scopes":["read:me"],"avatarUrl":"https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png"}]"#
+            ],
             errorAnswer: { (.forbidden, "{\"error\":\"\($0)\",\"error_description\":\"Unknown or invalid refresh token.\"}") }
         ), uid: "112233aa-bb11-cc22-33dd-444444eeeeee", screenName: "Mia Krystof")
 

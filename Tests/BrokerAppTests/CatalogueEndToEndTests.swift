@@ -69,6 +69,15 @@ import Testing
         return String(rest.prefix { $0 != "," && $0 != "}" })
     }
 
+    /// Atlassian's site list under `raw.accessible_resources`: the cloud id a back end calls the gateway with, no avatar.
+    static func expectCloudID(in body: String) throws {
+        let account = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        let sites = (account?["raw"] as? [String: Any])?["accessible_resources"] as? [[String: Any]]
+        #expect(sites?.first?["id"] as? String == "1324a887-45db-1bf4-1e99-ef0ff456d421", "\(body)")
+        #expect(sites?.first?["url"] as? String == "https://your-domain.atlassian.net")
+        #expect(sites?.first?["avatarUrl"] == nil)
+    }
+
     @Test(arguments: CatalogueCase.all)
     func connectReadRefreshAndRevoke(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
@@ -87,6 +96,7 @@ import Testing
             let account = try JSONSerialization.jsonObject(with: Data(first.body.utf8)) as? [String: Any]
             #expect((account?["raw"] as? [String: Any])?["instance_url"] as? String == "https://yourInstance.my.salesforce.com")
         }
+        if catalogue.preset == "atlassian" { try Self.expectCloudID(in: first.body) }
         // What the account holds, and so what revocation must name, as refreshes move on.
         var heldAccess = s.provider.accessTokens.last
         var heldRefresh = s.provider.ledger.currentRefreshToken
@@ -101,6 +111,8 @@ import Testing
                 #expect(s.provider.refreshCalls == round)
                 heldAccess = s.provider.accessTokens.last
                 heldRefresh = s.provider.ledger.currentRefreshToken
+                // What connecting looked up stays through refreshes, whose answers never carry it.
+                if catalogue.preset == "atlassian" { try Self.expectCloudID(in: refreshed.body) }
             }
             #expect(s.provider.ledger.stalePresentations == 0)
         } else if wire.issuesRefreshTokens {

@@ -165,6 +165,7 @@ public final class FakeOAuth2Provider: Sendable {
                 router.add(.GET, revoke, .sync(endpoints.revoke))
             }
         }
+        for path in configuration.quirks.resources.keys.sorted() { router.add(.GET, path, .sync(endpoints.resource)) }
         if configuration.openID {
             router.add(.GET, "/.well-known/openid-configuration", .sync(endpoints.discovery))
         }

@@ -52,7 +52,7 @@ struct OIDCExchange: ProviderExchange {
         let nonce = flow.nonce?.value
         let aliases = settings.provider.oidcOptions.idTokenIssuerAliases
         let now = context.now()
-        let (grant, idToken) = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
+        var (grant, idToken) = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
             fields throws(BrokerError) in
             try OIDCIDToken.verify(
                 fields["id_token"], issuer: issuer, clientID: clientID, nonce: nonce, now: now, step: step, issuerAliases: aliases)
@@ -63,6 +63,7 @@ struct OIDCExchange: ProviderExchange {
         {
             name = user.screenName
         }
+        try await client.lookUpResources(into: &grant)
         return ExchangeCompletion(grant: grant, uid: idToken.subject, screenName: name)
     }
 
