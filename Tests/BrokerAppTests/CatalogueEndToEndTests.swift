@@ -33,6 +33,19 @@ import Testing
             await TestHTTP.send(port: broker.port, target: accountPath, headers: CatalogueEndToEndTests.api)
         }
 
+        /// Whether the preset can sign in: at once, or for an OpenID one once its discovery document has loaded.
+        func ready() async -> Bool {
+            guard catalogue.wire.openIDIssuer != nil else { return true }
+            // Bounded generously: under a loaded machine URLSession's shared work queue can hold a first fetch for seconds.
+            return await eventually(timeout: 60) {
+                guard let reply = await TestHTTP.send(port: broker.port, target: "/providers"),
+                    let object = try? JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any],
+                    let items = object["providers"] as? [[String: Any]]
+                else { return false }
+                return items.contains { $0["name"] as? String == catalogue.preset && $0["available"] as? Bool == true }
+            }
+        }
+
         /// Browser → broker → the fake's authorize page (at the preset's real host and path) → broker callback.
         func connect() async -> TestHTTP.Reply? {
             let browser = self.browser  // one cookie jar for the whole dance
@@ -82,6 +95,7 @@ import Testing
     func connectReadRefreshAndRevoke(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
         let wire = catalogue.wire
+        #expect(await s.ready())
 
         // Connect: the account is the provider's user, named where the preset says.
         let connected = try #require(await s.connect())
@@ -97,6 +111,11 @@ import Testing
             #expect((account?["raw"] as? [String: Any])?["instance_url"] as? String == "https://yourInstance.my.salesforce.com")
         }
         if catalogue.preset == "atlassian" { try Self.expectCloudID(in: first.body) }
+        if wire.openIDIssuer != nil {
+            // The endpoints came from the tenant's document; the ID token (its sub the fake's "4242") passed its checks.
+            #expect(s.provider.ledger.discoveryCalls >= 1)
+            #expect(first.body.contains("\"id_token\""))
+        }
         // What the account holds, and so what revocation must name, as refreshes move on.
         var heldAccess = s.provider.accessTokens.last
         var heldRefresh = s.provider.ledger.currentRefreshToken
@@ -143,6 +162,7 @@ import Testing
     @Test(arguments: CatalogueCase.all.filter { $0.wire.expiresIn != nil && $0.wire.issuesRefreshTokens })
     func aDeadRefreshTokenInTheProvidersErrorShape(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
+        #expect(await s.ready())
         #expect(try #require(await s.connect()).status == 200)
         s.provider.set { $0.refreshFailure = .invalidGrant }
         s.clock.advance(TimeInterval(catalogue.wire.expiresIn ?? 0) + 1)

@@ -167,7 +167,7 @@ public final class FakeOAuth2Provider: Sendable {
         }
         for path in configuration.quirks.resources.keys.sorted() { router.add(.GET, path, .sync(endpoints.resource)) }
         if configuration.openID {
-            router.add(.GET, "/.well-known/openid-configuration", .sync(endpoints.discovery))
+            router.add(.GET, OAuth2Endpoints.discoveryPath(configuration), .sync(endpoints.discovery))
         }
         if configuration.controlRoutes {
             router.add(.GET, "/_fake/stats", .sync(endpoints.stats))
