@@ -54,11 +54,13 @@ struct OIDCExchange: ProviderExchange {
         let nonce = flow.nonce?.value
         let aliases = settings.provider.oidcOptions.idTokenIssuerAliases
         let now = context.now()
-        var (grant, idToken) = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
+        let exchanged = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
             fields throws(BrokerError) in
             try OIDCIDToken.verify(
                 fields["id_token"], issuer: issuer, clientID: clientID, nonce: nonce, now: now, step: step, issuerAliases: aliases)
         }
+        var grant = exchanged.grant
+        let idToken = exchanged.extra
         if settings.provider.oidcOptions.userFromUserEndpoint {
             // The ID token was checked; the account keeps the id the preset always named it by (its user endpoint's).
             let user = try await client.fetchUser(accessToken: grant.accessToken)
