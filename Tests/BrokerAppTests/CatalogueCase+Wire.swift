@@ -37,6 +37,10 @@ extension CatalogueCase {
         var answer: (@Sendable (FakeOAuth2Provider.TokenAnswer) -> String)?
         var userAsk = Quirks.UserRequest.header(scheme: "Bearer")
         var userAnswer = "{\"id\":4242,\"login\":\"ada\"}"
+        /// The issuer of a provider that is also an OpenID provider, stood in for at its real host (``FakeOAuth2Provider/Configuration/openIDIssuer``).
+        var openIDIssuer: String?
+        /// Documents served to a Bearer `GET` with a live access token, by path (Atlassian's accessible resources).
+        var resources: [String: String] = [:]
         /// How revocation names the token; nil: an RFC 7009 form with `token`.
         var revokeShape: Quirks.Revocation?
         /// Whether revocation names the access token (else the refresh token, when the account holds one).
@@ -62,6 +66,11 @@ extension CatalogueCase {
             quirks.tokenAnswer = answer
             quirks.userRequest = userAsk
             quirks.revocation = revokeShape
+            quirks.resources = resources
+            if let openIDIssuer {
+                configuration.openID = true
+                configuration.openIDIssuer = openIDIssuer
+            }
             quirks.revokeAnswer = revokeAnswer
             quirks.errorAnswer = errorAnswer
             configuration.quirks = quirks

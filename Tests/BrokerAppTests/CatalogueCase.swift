@@ -23,7 +23,10 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
     /// Whether the broker recognizes the provider's answer to a dead refresh token as one (else it is a transient error).
     var namesDeadRefreshTokens = true
 
-    var testDescription: String { preset }
+    /// What tells this case from another of the same preset.
+    var variant: String?
+
+    var testDescription: String { variant.map { preset + " (" + $0 + ")" } ?? preset }
 
     /// The RFC 6749 §5.1 fields of `issued`, with `extra` JSON members appended (no leading comma).
     static func tokens(_ issued: FakeOAuth2Provider.TokenAnswer, type: String = "bearer", expires: Bool = true, extra: String = "")
@@ -37,7 +40,7 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
 
     static let all: [CatalogueCase] = [
         asana, atlassian, bitbucket, box, discord, dropbox, figma, gitlab, hubspot, linear,
-        linkedin, microsoft, notion, reddit, salesforce, slack, spotify, strava, twitch, zoom,
+        linkedin, microsoft, microsoftTenantID, notion, reddit, salesforce, slack, spotify, strava, twitch, zoom,
     ]
 
     static let asana = CatalogueCase(
@@ -63,6 +66,11 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
             answer: { tokens($0, type: "Bearer", extra: #""scope":"read:me offline_access""#) },
             userAnswer:
                 #"{"account_type":"atlassian","account_id":"112233aa-bb11-cc22-33dd-444444eeeeee","email":"mia@example.com","name":"Mia Krystof","nickname":"mkrystof"}"#,
+            // Atlassian's "Get the cloudid for your site": an array of the sites the token reaches.
+            resources: [
+                "/api.atlassian.com/oauth/token/accessible-resources":
+                    #"[{"id":"1324a887-45db-1bf4-1e99-ef0ff456d421","name":"Site name","url":"https://your-domain.atlassian.net","scopes":["read:me"],"avatarUrl":"https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/flag.png"}]"#
+            ],
             errorAnswer: { (.forbidden, "{\"error\":\"\($0)\",\"error_description\":\"Unknown or invalid refresh token.\"}") }
         ), uid: "112233aa-bb11-cc22-33dd-444444eeeeee", screenName: "Mia Krystof")
 
@@ -179,6 +187,26 @@ struct CatalogueCase: Sendable, CustomTestStringConvertible {
             userAnswer:
                 #"{"sub":"782bbtaQ","name":"John Doe","given_name":"John","family_name":"Doe","email":"doe@email.com","email_verified":true,"locale":"en-US"}"#
         ), uid: "782bbtaQ", screenName: "John Doe")
+
+    /// Microsoft with a tenant id: OpenID Connect from the tenant's discovery document (written in lowercase,
+    /// as Entra writes its issuers), the ID token checked, and the account still Graph's `id`, not the token's `sub`.
+    static let microsoftTenantID = CatalogueCase(
+        preset: "microsoft", environment: ["MICROSOFT_TENANT": "AAAABBBB-0000-CCCC-1111-DDDD2222EEEE"],
+        wire: Wire(
+            authorizePath: "/login.microsoftonline.com/aaaabbbb-0000-cccc-1111-dddd2222eeee/oauth2/v2.0/authorize",
+            tokenPath: "/login.microsoftonline.com/aaaabbbb-0000-cccc-1111-dddd2222eeee/oauth2/v2.0/token",
+            userPath: "/graph.microsoft.com/v1.0/me", revokePath: nil, scope: "openid profile email offline_access User.Read", pkce: true,
+            expiresIn: 3599,
+            userAnswer:
+                #"{"id":"87d349ed-44d7-43e1-9a83-5f2406dee5bd","displayName":"Megan Bowen","userPrincipalName":"MeganB@contoso.com"}"#,
+            openIDIssuer: "https://login.microsoftonline.com/aaaabbbb-0000-cccc-1111-dddd2222eeee/v2.0",
+            errorAnswer: {
+                (
+                    .badRequest,
+                    "{\"error\":\"\($0)\",\"error_description\":\"AADSTS70000: The provided value for the grant is invalid.\",\"error_codes\":[70000]}"
+                )
+            }
+        ), uid: "87d349ed-44d7-43e1-9a83-5f2406dee5bd", screenName: "Megan Bowen", variant: "tenant id")
 
     static let microsoft = CatalogueCase(
         preset: "microsoft", environment: ["MICROSOFT_TENANT": "contoso.onmicrosoft.com"],

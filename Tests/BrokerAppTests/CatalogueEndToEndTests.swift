@@ -33,6 +33,19 @@ import Testing
             await TestHTTP.send(port: broker.port, target: accountPath, headers: CatalogueEndToEndTests.api)
         }
 
+        /// Whether the preset can sign in: at once, or for an OpenID one once its discovery document has loaded.
+        func ready() async -> Bool {
+            guard catalogue.wire.openIDIssuer != nil else { return true }
+            // Bounded generously: under a loaded machine URLSession's shared work queue can hold a first fetch for seconds.
+            return await eventually(timeout: 60) {
+                guard let reply = await TestHTTP.send(port: broker.port, target: "/providers"),
+                    let object = try? JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any],
+                    let items = object["providers"] as? [[String: Any]]
+                else { return false }
+                return items.contains { $0["name"] as? String == catalogue.preset && $0["available"] as? Bool == true }
+            }
+        }
+
         /// Browser → broker → the fake's authorize page (at the preset's real host and path) → broker callback.
         func connect() async -> TestHTTP.Reply? {
             let browser = self.browser  // one cookie jar for the whole dance
@@ -69,10 +82,20 @@ import Testing
         return String(rest.prefix { $0 != "," && $0 != "}" })
     }
 
+    /// Atlassian's site list under `raw.accessible_resources`: the cloud id a back end calls the gateway with, no avatar.
+    static func expectCloudID(in body: String) throws {
+        let account = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        let sites = (account?["raw"] as? [String: Any])?["accessible_resources"] as? [[String: Any]]
+        #expect(sites?.first?["id"] as? String == "1324a887-45db-1bf4-1e99-ef0ff456d421", "\(body)")
+        #expect(sites?.first?["url"] as? String == "https://your-domain.atlassian.net")
+        #expect(sites?.first?["avatarUrl"] == nil)
+    }
+
     @Test(arguments: CatalogueCase.all)
     func connectReadRefreshAndRevoke(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
         let wire = catalogue.wire
+        #expect(await s.ready())
 
         // Connect: the account is the provider's user, named where the preset says.
         let connected = try #require(await s.connect())
@@ -86,6 +109,12 @@ import Testing
         if catalogue.preset == "salesforce" {
             let account = try JSONSerialization.jsonObject(with: Data(first.body.utf8)) as? [String: Any]
             #expect((account?["raw"] as? [String: Any])?["instance_url"] as? String == "https://yourInstance.my.salesforce.com")
+        }
+        if catalogue.preset == "atlassian" { try Self.expectCloudID(in: first.body) }
+        if wire.openIDIssuer != nil {
+            // The endpoints came from the tenant's document; the ID token (its sub the fake's "4242") passed its checks.
+            #expect(s.provider.ledger.discoveryCalls >= 1)
+            #expect(first.body.contains("\"id_token\""))
         }
         // What the account holds, and so what revocation must name, as refreshes move on.
         var heldAccess = s.provider.accessTokens.last
@@ -101,6 +130,8 @@ import Testing
                 #expect(s.provider.refreshCalls == round)
                 heldAccess = s.provider.accessTokens.last
                 heldRefresh = s.provider.ledger.currentRefreshToken
+                // What connecting looked up stays through refreshes, whose answers never carry it.
+                if catalogue.preset == "atlassian" { try Self.expectCloudID(in: refreshed.body) }
             }
             #expect(s.provider.ledger.stalePresentations == 0)
         } else if wire.issuesRefreshTokens {
@@ -131,6 +162,7 @@ import Testing
     @Test(arguments: CatalogueCase.all.filter { $0.wire.expiresIn != nil && $0.wire.issuesRefreshTokens })
     func aDeadRefreshTokenInTheProvidersErrorShape(_ catalogue: CatalogueCase) async throws {
         let s = try Self.setUp(catalogue)
+        #expect(await s.ready())
         #expect(try #require(await s.connect()).status == 200)
         s.provider.set { $0.refreshFailure = .invalidGrant }
         s.clock.advance(TimeInterval(catalogue.wire.expiresIn ?? 0) + 1)

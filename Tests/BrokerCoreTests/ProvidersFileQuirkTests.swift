@@ -102,6 +102,17 @@ struct ProvidersFileQuirkTests {
         (#""request_headers": {"X-Line": "a\r\nInjected: 1"}"#, "request_headers"),
         (#""request_headers": {"X-Empty": ""}"#, "request_headers"),
         (#""request_headers": {"X-Number": 1}"#, "request_headers"),
+        (#""resource_urls": ["https://acme.example/sites"]"#, "resource_urls"),
+        (#""resource_urls": {"sites": "ftp://acme.example/sites"}"#, "resource_urls"),
+        (#""resource_urls": {"access_token": "https://acme.example/sites"}"#, "resource_urls"),
+        (#""resource_urls": {"id_token": "https://acme.example/sites"}"#, "resource_urls"),
+        (#""resource_urls": {"a b": "https://acme.example/sites"}"#, "resource_urls"),
+        (#""resource_urls": {"sites": {"url": "https://acme.example/sites", "fields": []}}"#, "resource_urls"),
+        (#""resource_urls": {"sites": {"href": "https://acme.example/sites"}}"#, "resource_urls"),
+        (
+            #""resource_urls": {"a": "https://x.example", "b": "https://x.example", "c": "https://x.example", "d": "https://x.example", "e": "https://x.example"}"#,
+            "resource_urls"
+        ),
     ])
     func aBadValueNamesItsKey(setting: String, key: String) {
         let error = loadError(acme(setting))

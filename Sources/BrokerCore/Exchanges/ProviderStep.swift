@@ -22,6 +22,8 @@ public enum ProviderStep: String, Sendable, CaseIterable {
     case session
     /// TMDB's account lookup for a session.
     case account
+    /// A document fetched with a new account's access token and kept with it (``ResourceLookup``, Atlassian's accessible resources).
+    case resourceLookup = "resource_lookup"
     /// OpenID Connect Discovery: the issuer's `/.well-known/openid-configuration` (OIDC Discovery §4).
     case discovery
 }

@@ -86,6 +86,8 @@ public struct ProviderConfiguration: Sendable {
     public var defaultExpiresIn: Int? = nil
     /// Header fields added to every call to this provider, replacing the broker's own of the same name (Notion's `Notion-Version`, Reddit's `User-Agent`).
     public var requestHeaders: [(String, String)] = []
+    /// Documents fetched with a new account's access token and kept with it under `raw` (`resource_urls`; Atlassian's sites).
+    public var resourceLookups: [ResourceLookup] = []
     /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.
     public var grants: ProviderGrants = .authorizationCode
 

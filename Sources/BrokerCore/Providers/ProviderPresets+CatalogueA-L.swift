@@ -40,8 +40,9 @@ extension ProviderPresets {
     }()
 
     /// Atlassian (Jira, Confluence Cloud, 3LO): JSON token requests, `audience=api.atlassian.com`, `offline_access` for a
-    /// refresh token, rotating refresh tokens, `account_id` from `api.atlassian.com/me`. The cloud id a site's API calls
-    /// need comes from `oauth/token/accessible-resources` with the stored token; the account is the user, not a site.
+    /// refresh token, rotating refresh tokens, `account_id` from `api.atlassian.com/me`. The cloud ids a site's API calls
+    /// need come from `oauth/token/accessible-resources`, asked at connect and kept under `raw.accessible_resources`
+    /// (`id`, `url`, `name`, `scopes` of each site); the account is the user, not a site.
     static let atlassian: ProviderConfiguration = {
         var c = ProviderConfiguration(
             name: "atlassian", kind: .oauth2,
@@ -56,6 +57,11 @@ extension ProviderPresets {
         c.tokenRequestFormat = .json
         c.refreshTokenRotates = true
         c.tokenAnswer.userIDFields = []
+        c.resourceLookups = [
+            ResourceLookup(
+                name: "accessible_resources", url: "https://api.atlassian.com/oauth/token/accessible-resources",
+                fields: ["id", "url", "name", "scopes"])
+        ]
         return c
     }()
 

@@ -2,8 +2,8 @@
 extension ProviderPresets {
     /// Microsoft Entra ID (identity platform v2.0) for the tenant in `MICROSOFT_TENANT` (`common` unless set):
     /// `offline_access` for a refresh token, PKCE S256, the object `id` from Microsoft Graph `/me`. The endpoints are
-    /// the documented static ones with the tenant filled in (the broker reads no OpenID discovery documents).
-    /// No revocation endpoint exists for one grant.
+    /// the documented static ones with the tenant filled in; a tenant id makes it OpenID Connect
+    /// (``microsoftDiscovery(_:tenant:)``). No revocation endpoint exists for one grant.
     static let microsoft: ProviderConfiguration = {
         var c = ProviderConfiguration(
             name: "microsoft", kind: .oauth2,

@@ -14,7 +14,11 @@ public enum ProviderPresets {
     ///
     /// An endpoint variable that is unfit leaves its placeholder in the URLs;
     /// ``checkVariables(in:)`` refuses such an environment at start-up first.
-    public static func preset(named name: String, environment: [String: String]) -> ProviderConfiguration? {
+    /// Microsoft with a tenant id reads the tenant's discovery document
+    /// (``microsoftDiscovery(_:tenant:)``) unless `staticEndpoints` asks for the documented URLs.
+    public static func preset(named name: String, environment: [String: String], staticEndpoints: Bool = false)
+        -> ProviderConfiguration?
+    {
         guard var preset = all.first(where: { $0.name == name }) else { return nil }
         for (key, variable) in preset.settingNames {
             guard let value = environment[variable], !value.isEmpty else { continue }
@@ -34,6 +38,9 @@ public enum ProviderPresets {
             preset.refreshURL = fill(preset.refreshURL)
             preset.userURL = fill(preset.userURL)
             preset.revokeURL = fill(preset.revokeURL)
+            if name == "microsoft", variable.name == "tenant", !staticEndpoints, isTenantID(value) {
+                preset = microsoftDiscovery(preset, tenant: value)
+            }
         }
         return preset
     }

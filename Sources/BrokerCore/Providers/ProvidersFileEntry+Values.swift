@@ -11,6 +11,11 @@ extension ProvidersFileEntry {
     /// The absolute http(s) URL at `key`; nil when absent or JSON null.
     func url(_ key: String) throws(ProviderConfigurationError) -> String? {
         guard let text = try string(key) else { return nil }
+        return try checkedURL(text, key: key)
+    }
+
+    /// `text` when it is an absolute http(s) URL without a fragment; else an error naming `key`.
+    func checkedURL(_ text: String, key: String) throws(ProviderConfigurationError) -> String {
         guard let parsed = URLComponents(string: text), let scheme = parsed.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty, parsed.fragment == nil
         else {

@@ -44,7 +44,10 @@ struct ProvidersFileEntry {
         } else {
             kind = nil
         }
-        if let preset = ProviderPresets.preset(named: provider, environment: environment) {
+        // An entry that names endpoints, or says oauth2, keeps a preset's documented endpoints rather than its issuer's
+        // document (Microsoft with a tenant id), as before presets read discovery documents.
+        let staticEndpoints = kind == .oauth2 || settings.keys.contains(where: Self.oidcRefusedKeys.contains)
+        if let preset = ProviderPresets.preset(named: provider, environment: environment, staticEndpoints: staticEndpoints) {
             if let kind, kind != preset.kind {
                 throw failure("kind", "the \(provider) preset is \(preset.kind.rawValue); a preset's kind cannot change")
             }

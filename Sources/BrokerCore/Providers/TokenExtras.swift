@@ -46,13 +46,14 @@ public enum TokenExtras {
         return (idToken, kept.isEmpty ? nil : serialize(kept), false)
     }
 
-    /// The fields kept after a refresh: the new answer's, plus ``keptAcrossRefresh`` members of the old ones it omits.
+    /// The fields kept after a refresh: the new answer's, plus ``keptAcrossRefresh`` and `also` members of the old ones it omits.
     ///
     /// `old` and `new` are JSON object texts as ``split(_:tokensAt:)`` makes them; `id_token` is handled by the caller.
-    static func merged(old: String?, new: String?) -> String? {
+    /// `also` names what the provider's ``ResourceLookup``s keep, which no refresh answer carries.
+    static func merged(old: String?, new: String?, also: [String] = []) -> String? {
         guard let old, let previous = object(old) else { return new }
         var fields = new.flatMap(object) ?? [:]
-        for name in keptAcrossRefresh where fields[name] == nil {
+        for name in keptAcrossRefresh + also where fields[name] == nil {
             if let value = previous[name] { fields[name] = value }
         }
         guard !fields.isEmpty, let text = serialize(fields), text.utf8.count <= maximumBytes else { return new }

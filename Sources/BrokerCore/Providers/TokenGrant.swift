@@ -24,6 +24,8 @@ public struct TokenGrant: Sendable, Equatable {
     public var extras: String?
     /// Whether the answer's other fields were over ``TokenExtras/maximumBytes`` and so were dropped, `id_token` too.
     public var extrasDropped: Bool = false
+    /// Members of the account's kept fields that stand when a refresh answer omits them: the provider's ``ResourceLookup`` names.
+    public var extrasKeptAcrossRefresh: [String] = []
     /// Whether a refresh answer without a new refresh token spent the one presented, so none is kept (rotating providers).
     public var presentedRefreshTokenSpent: Bool = false
 

@@ -55,7 +55,8 @@ extension RefreshCoordinator {
     /// The refresh token's expiry comes from `refresh_token_expires_in`; without
     /// it a new refresh token has none known, and a kept one keeps its own. The
     /// answer's extras replace the stored ones, except that `id_token` and
-    /// `instance_url` stay when the answer leaves them out (``TokenExtras/keptAcrossRefresh``).
+    /// `instance_url` stay when the answer leaves them out (``TokenExtras/keptAcrossRefresh``), and so do the
+    /// documents the provider's ``ResourceLookup``s fetched at connect (``TokenGrant/extrasKeptAcrossRefresh``).
     /// Returns the account as stored and the expiry the replaced token had.
     nonisolated func store(
         _ grant: TokenGrant, in id: String, replacing used: Secret
@@ -78,7 +79,8 @@ extension RefreshCoordinator {
                     Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
                     ?? (refreshTokenKept ? account.refreshTokenExpiresAt : nil)
                 account.idToken = grant.idToken ?? account.idToken
-                account.extras = TokenExtras.merged(old: account.extras, new: grant.extras)
+                account.extras = TokenExtras.merged(
+                    old: account.extras, new: grant.extras, also: grant.extrasKeptAcrossRefresh)
                 account.issuedAt = issuedAt
                 account.refreshedAt = issuedAt
                 account.updatedAt = issuedAt

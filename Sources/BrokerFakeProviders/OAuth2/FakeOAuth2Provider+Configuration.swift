@@ -32,6 +32,11 @@ extension FakeOAuth2Provider {
         /// (OIDC Discovery §4), and a code exchange answers with an `id_token` (OIDC Core §3.1.3.3). Its issuer is
         /// `http://` plus the `Host` it is asked under, so it is known before the port is.
         public var openID: Bool = false
+        /// The issuer an ``openID`` provider names when it stands in for a real one at `/<host><path>` (the
+        /// convention of a client that rewrites `https://host/path` to the fake): its document is served at
+        /// `/<host><path>/.well-known/openid-configuration`, names its endpoints `https:/` plus their paths, and
+        /// its ID tokens carry this issuer. Nil: `http://` plus the `Host` it is asked under.
+        public var openIDIssuer: String? = nil
         /// Whether `/_fake/stats` and `/_fake/control` answer, so another process can read the ledger and set the behaviour.
         public var controlRoutes: Bool
         /// Whether the token endpoint grants app tokens with the client credentials grant (RFC 6749 §4.4); without it

@@ -77,6 +77,9 @@ extension FakeOAuth2Provider {
         public var userRequest: UserRequest?
         /// How revocation must be asked; nil: the dialect's way, with credentials checked only when sent.
         public var revocation: Revocation?
+        /// Documents served at these paths to `GET` with a live access token as `Authorization: Bearer`, by path
+        /// (Atlassian's `oauth/token/accessible-resources`); another request gets 401.
+        public var resources: [String: String] = [:]
         /// What revocation answers (a body is labelled JSON), replacing the dialect's.
         public var revokeAnswer: (status: HTTPStatus, body: String?)?
         /// The token endpoint's error for an OAuth error code (`invalid_grant`, …), replacing the dialect's:

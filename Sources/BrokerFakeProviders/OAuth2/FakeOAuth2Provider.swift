@@ -165,8 +165,9 @@ public final class FakeOAuth2Provider: Sendable {
                 router.add(.GET, revoke, .sync(endpoints.revoke))
             }
         }
+        for path in configuration.quirks.resources.keys.sorted() { router.add(.GET, path, .sync(endpoints.resource)) }
         if configuration.openID {
-            router.add(.GET, "/.well-known/openid-configuration", .sync(endpoints.discovery))
+            router.add(.GET, OAuth2Endpoints.discoveryPath(configuration), .sync(endpoints.discovery))
         }
         if configuration.controlRoutes {
             router.add(.GET, "/_fake/stats", .sync(endpoints.stats))

@@ -3,9 +3,16 @@ import BrokerHTTP
 import Foundation
 
 extension OAuth2Endpoints {
-    /// The issuer this provider is asked as: `http://` plus the request's `Host`.
+    /// The issuer this provider is asked as: the configured ``FakeOAuth2Provider/Configuration/openIDIssuer``, else `http://` plus the request's `Host`.
     func issuer(_ request: Request) -> String {
-        "http://" + (request.headers["Host"] ?? "127.0.0.1")
+        configuration.openIDIssuer ?? "http://" + (request.headers["Host"] ?? "127.0.0.1")
+    }
+
+    /// Where the discovery document is served: under the stand-in issuer's host and path, else at the root.
+    static func discoveryPath(_ configuration: FakeOAuth2Provider.Configuration) -> String {
+        let wellKnown = "/.well-known/openid-configuration"
+        guard let issuer = configuration.openIDIssuer, let schemeEnd = issuer.range(of: "://") else { return wellKnown }
+        return "/" + issuer[schemeEnd.upperBound...] + wellKnown
     }
 
     /// `GET /.well-known/openid-configuration`: the discovery document (OIDC Discovery §3), or 503 while ``FakeOAuth2Provider/Behaviour/discoveryDown``.
@@ -20,13 +27,15 @@ extension OAuth2Endpoints {
         if down {
             return FakeWire.answer(.serviceUnavailable, "application/json", "{\"error\":\"temporarily_unavailable\"}")
         }
-        let base = issuer(request)
+        let issuer = issuer(request)
+        // A stand-in's paths are `/<host><path>`, so `https:/` before them gives the real provider's URLs.
+        let base = configuration.openIDIssuer == nil ? issuer : "https:/"
         let paths = configuration.paths
         var fields: [(String, String)] = [
-            ("issuer", JSONString.quote(base)),
+            ("issuer", JSONString.quote(issuer)),
             ("authorization_endpoint", JSONString.quote(base + paths.authorize)),
             ("token_endpoint", JSONString.quote(base + paths.token)),
-            ("jwks_uri", JSONString.quote(base + "/jwks")),
+            ("jwks_uri", JSONString.quote(issuer + "/jwks")),
             ("response_types_supported", "[\"code\"]"),
             ("subject_types_supported", "[\"public\"]"),
             ("id_token_signing_alg_values_supported", "[\"RS256\"]"),

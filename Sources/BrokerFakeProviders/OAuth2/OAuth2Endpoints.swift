@@ -233,6 +233,16 @@ final class OAuth2Endpoints: Sendable {
         return dialect.userAnswer(uid: uid, login: configuration.login, name: configuration.displayName)
     }
 
+    /// `GET` of a ``FakeOAuth2Provider/Quirks/resources`` document: its JSON for a live Bearer token, else 401.
+    func resource(_ request: Request) -> Response {
+        if let problem = headerProblem(request, "resource") { return refuse(problem) }
+        let token = FakeWire.bearerToken(request)
+        guard let body = configuration.quirks.resources[request.path], state.withLock({ $0.owner(of: token) }) != nil else {
+            return FakeWire.answer(.unauthorized, "application/json", "{\"code\":401,\"message\":\"Unauthorized\"}")
+        }
+        return FakeWire.answer(.ok, "application/json", body)
+    }
+
     /// The access token the user endpoint was asked about, or why it was not asked the provider's way.
     private func askedToken(_ request: Request, _ asked: FakeOAuth2Provider.Quirks.UserRequest) -> Result<String, Refusal> {
         switch asked {

@@ -341,6 +341,11 @@ struct OAuth2ProviderState {
     /// The user id behind a live access token.
     mutating func user(_ token: String?) -> String? {
         ledger.userCalls += 1
+        return owner(of: token)
+    }
+
+    /// The user a live access token belongs to, or nil; counts nothing.
+    func owner(of token: String?) -> String? {
         guard let token, let entry = accessIndex[token], entry.expires > now else { return nil }
         return grants[entry.grant]?.uid
     }

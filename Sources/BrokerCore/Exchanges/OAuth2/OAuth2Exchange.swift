@@ -28,10 +28,10 @@ struct OAuth2Exchange: ProviderExchange {
         return ExchangeStart(authorizeURL: url, codeVerifier: verifier.map(Secret.init))
     }
 
-    /// Checks the query, exchanges the code and names the user.
+    /// Checks the query, exchanges the code, names the user and fetches the provider's ``ResourceLookup``s.
     ///
     /// Order: state echoed in the query → issuer (`iss`) → provider error in
-    /// the query → code → exchange → user.
+    /// the query → code → exchange → user → lookups; a failed lookup fails the connection.
     func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
         let code = try checkCallback(query, flow: flow)
         let client = self.client
@@ -39,6 +39,7 @@ struct OAuth2Exchange: ProviderExchange {
         grant.expiresIn = grant.expiresIn ?? settings.defaultExpiresIn
         if let uid = grant.uid {
             try ProviderUserID.check(uid, step: ProviderStep.tokenExchange.rawValue)
+            try await client.lookUpResources(into: &grant)
             return ExchangeCompletion(grant: grant, uid: uid, screenName: grant.screenName)
         }
         if settings.userURL == nil, let fields = settings.tokenAnswer.userIDFields, !fields.isEmpty {
@@ -48,6 +49,7 @@ struct OAuth2Exchange: ProviderExchange {
                 reason: "the token response has no \(fields.joined(separator: " and "))")
         }
         let user = try await client.fetchUser(accessToken: grant.accessToken)
+        try await client.lookUpResources(into: &grant)
         return ExchangeCompletion(grant: grant, uid: user.uid, screenName: grant.screenName ?? user.screenName)
     }
 
@@ -74,6 +76,7 @@ struct OAuth2Exchange: ProviderExchange {
         // An answer without `expires_in` gets the provider's configured lifetime; without one the token has no expiry.
         grant.expiresIn = grant.expiresIn ?? settings.defaultExpiresIn
         if settings.refreshTokenRotates, grant.refreshToken == nil { grant.presentedRefreshTokenSpent = true }
+        grant.extrasKeptAcrossRefresh = settings.resourceLookups.map(\.name)
         return grant
     }
 

@@ -73,6 +73,8 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     public let requiresIssuerParameter: Bool
     /// The lifetime given to an access token whose answer has no `expires_in`; nil leaves it without expiry.
     public let defaultExpiresIn: Int?
+    /// Documents fetched with a new account's access token after the code exchange and kept under `raw`.
+    public let resourceLookups: [ResourceLookup]
 
     /// `base` with ``requestHeaders`` applied: a configured field replaces the one of the same name (compared case-insensitively), others are added.
     func headers(_ base: [(String, String)]) -> [(String, String)] {
@@ -114,5 +116,6 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         issuer = provider.issuer
         requiresIssuerParameter = provider.requiresIssuerParameter
         defaultExpiresIn = provider.defaultExpiresIn
+        resourceLookups = provider.resourceLookups
     }
 }

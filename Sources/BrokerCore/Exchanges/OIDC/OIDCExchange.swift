@@ -41,7 +41,9 @@ struct OIDCExchange: ProviderExchange {
     /// A flow of the previous version carries no nonce; its ID token's `nonce`
     /// is then not compared (OIDC Core §3.1.3.7 step 11 asks it only of a sent nonce).
     /// The display name is the ID token's, else the userinfo answer's when its
-    /// `sub` is the same (OIDC Core §5.3.2); a userinfo failure leaves it unnamed.
+    /// `sub` is the same (OIDC Core §5.3.2); a userinfo failure leaves it unnamed. A preset that names its
+    /// accounts by its user endpoint (``OIDCOptions/userFromUserEndpoint``) asks it after the ID token's checks,
+    /// and a failure there fails the connection.
     func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
         let exchange = try oauth2()
         let code = try exchange.checkCallback(query, flow: flow)
@@ -52,10 +54,18 @@ struct OIDCExchange: ProviderExchange {
         let nonce = flow.nonce?.value
         let aliases = settings.provider.oidcOptions.idTokenIssuerAliases
         let now = context.now()
-        let (grant, idToken) = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
+        let exchanged = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value) {
             fields throws(BrokerError) in
             try OIDCIDToken.verify(
                 fields["id_token"], issuer: issuer, clientID: clientID, nonce: nonce, now: now, step: step, issuerAliases: aliases)
+        }
+        var grant = exchanged.grant
+        let idToken = exchanged.extra
+        if settings.provider.oidcOptions.userFromUserEndpoint {
+            // The ID token was checked; the account keeps the id the preset always named it by (its user endpoint's).
+            let user = try await client.fetchUser(accessToken: grant.accessToken)
+            try await client.lookUpResources(into: &grant)
+            return ExchangeCompletion(grant: grant, uid: user.uid, screenName: user.screenName ?? idToken.displayName)
         }
         var name = idToken.displayName
         if name == nil, client.settings.userURL != nil,
@@ -63,6 +73,7 @@ struct OIDCExchange: ProviderExchange {
         {
             name = user.screenName
         }
+        try await client.lookUpResources(into: &grant)
         return ExchangeCompletion(grant: grant, uid: idToken.subject, screenName: name)
     }
 

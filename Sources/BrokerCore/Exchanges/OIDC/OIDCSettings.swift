@@ -22,7 +22,7 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
     /// The OAuth 2.0 configuration of this provider with `metadata`'s endpoints, or why the two cannot work together.
     ///
     /// The user id is the ID token's `sub` (OIDC Core §2), never a field of the
-    /// token answer. Client authentication and PKCE follow the operator's
+    /// token answer; a preset with ``OIDCOptions/userFromUserEndpoint`` keeps its own user endpoint instead. Client authentication and PKCE follow the operator's
     /// ``OIDCOptions`` when set, else the document: `client_secret_post` when
     /// it is listed (the form carries the secret without the encoding step
     /// RFC 6749 §2.3.1 adds to Basic, which servers decode inconsistently), else
@@ -34,9 +34,11 @@ struct OIDCSettings: ProviderKindSettings, Sendable {
         c.kind = .oauth2
         c.authorizeURL = metadata.authorizationEndpoint
         c.tokenURL = metadata.tokenEndpoint
-        c.userURL = metadata.userinfoEndpoint
-        c.userIDFields = ["sub"]
-        c.userTokenParameter = nil
+        if !provider.oidcOptions.userFromUserEndpoint {
+            c.userURL = metadata.userinfoEndpoint
+            c.userIDFields = ["sub"]
+            c.userTokenParameter = nil
+        }
         c.tokenAnswer.userIDFields = []
         c.revokeURL = provider.revokeURL ?? metadata.revocationEndpoint
         c.issuer = issuer
