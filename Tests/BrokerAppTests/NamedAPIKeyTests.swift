@@ -51,7 +51,7 @@ import Testing
             "BROKER_AUDIT_LOG": "/var/log/broker-audit.jsonl",
         ])
         let report = try ConfigCheck.report(c)
-        #expect(report.contains("old,new") && report.contains("set (named default)") && report.contains("/var/log/broker-audit.jsonl"))
+        #expect(report.contains("old,new") && report.contains("  set\n") && report.contains("/var/log/broker-audit.jsonl"))
         for key in [BrokerHarness.apiKey, Self.old, Self.new] { #expect(!report.contains(key)) }
     }
 

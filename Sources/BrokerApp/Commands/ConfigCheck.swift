@@ -21,7 +21,7 @@ public enum ConfigCheck {
             ("BROKER_PUBLIC_URL", c.publicURL), ("redirect URI", c.publicURL + "/callback"),
             ("BROKER_STORE", c.redisStore.map { "\($0)" } ?? "files"),
             ("BROKER_DATA_DIR", c.dataDirectory),
-            ("BROKER_API_KEY", c.apiKey == nil ? "unset" : "set (named default)"),
+            ("BROKER_API_KEY", set(c.apiKey)),
             ("BROKER_API_KEYS", c.apiKeys.isEmpty ? "unset" : c.apiKeys.map(\.name).joined(separator: ",")),
             ("BROKER_AUDIT_LOG", c.auditLog ?? "unset (audit events go to the log only)"),
             ("BROKER_SECRET", set(c.secret)),
