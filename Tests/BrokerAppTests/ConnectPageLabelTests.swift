@@ -7,7 +7,7 @@ import Testing
 
 @testable import BrokerApp
 
-/// The connect page names each account as the provider named the user: a handle when it gives one, else a display
+/// The connect page names each account as the provider named the user: a handle or a name when it gives one, else another display
 /// name, else an email; the uid only when it gives none.
 @Suite(.scoped) struct ConnectPageLabelTests {
     static let secret = "LABEL-CLIENT-SECRET-0123456789abcdef"

@@ -45,6 +45,13 @@ import Testing
         #expect((try? BrokerConfiguration.from(environment: ["BROKER_API_KEYS": "default:\(Self.old)"])) != nil)
     }
 
+    @Test func theCommandsUseTheFirstNamedKeyWithoutTheDefaultOne() throws {
+        #expect(try AccountsClient.settings(["BROKER_API_KEYS": "ci:\(Self.old),ops:\(Self.new)"]).apiKey.value == Self.old)
+        #expect(
+            try AccountsClient.settings(["BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_API_KEYS": "ci:\(Self.old)"]).apiKey.value
+                == BrokerHarness.apiKey)
+    }
+
     @Test func configCheckShowsKeyNamesOnly() throws {
         let c = try BrokerConfiguration.from(environment: [
             "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_API_KEYS": "old:\(Self.old),new:\(Self.new)",

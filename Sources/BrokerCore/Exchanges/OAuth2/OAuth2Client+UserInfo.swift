@@ -31,9 +31,10 @@ extension OAuth2Client {
         return (uid, screenName)
     }
 
-    /// Where a user answer names the person when the provider sets no `user_name_field`, first present wins: a
-    /// handle (`screen_name`, `login`, OpenID's `preferred_username`, `username`), then a display name, then an email.
-    static let userNameFields = ["screen_name", "login", "preferred_username", "username", "name", "display_name", "email"]
+    /// Where a user answer names the person when the provider sets no `user_name_field`, first present wins:
+    /// `screen_name`, `login` and `name` as before, then OpenID's `preferred_username`, `username`, `display_name`
+    /// (Spotify, Twitch) and last an `email`, so an answer with any of them is not shown by its bare id.
+    static let userNameFields = ["screen_name", "login", "name", "preferred_username", "username", "display_name", "email"]
 
     /// The request that asks the user endpoint at `url` about `accessToken`, as the provider wants it asked.
     func userRequest(url: String, accessToken: Secret) -> UpstreamRequest {
