@@ -32,6 +32,8 @@ public final class Broker: Sendable {
     let discovery: OIDCDiscovery
     /// The task that runs ``discovery`` from ``start()`` until ``shutdown()``.
     let discoveryTask = Mutex<Task<Void, Never>?>(nil)
+    /// Records token hand-outs, deletions and finished flows (and writes `BROKER_AUDIT_LOG`).
+    let audit: AuditTrail
 
     /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
     ///
@@ -176,15 +178,17 @@ public final class Broker: Sendable {
                 if let detail = error.logDetail { fields.append(("cause", .string(detail))) }
                 logger.log(.warning, "background refresh sweep failed", fields)
             })
-        let access = AccessControl(apiKey: c.apiKey, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
+        let access = AccessControl(apiKeys: c.callerKeys, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
         let cookies = CookieHeader(publicURL: c.publicURL)
         let appearance = PageAppearance(
             title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
             basePath: cookies.basePath,
             iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
+        let audit = AuditTrail(logger: logger, file: try c.auditLog.map { path throws(ConfigurationError) in try AuditLogFile(path: path) })
+        self.audit = audit
         let oauth = OAuthHandlers(
             authorization: authorization, accounts: accountService, registry: registry, access: access,
-            cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, now: now)
+            cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, audit: audit, now: now)
         let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
@@ -200,11 +204,11 @@ public final class Broker: Sendable {
         let router = BrokerRoutes.make(
             readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
             webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
-            appTokens: AppTokenHandlers(service: appTokens, access: access),
+            appTokens: AppTokenHandlers(service: appTokens, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(
             configuration: c.server, router: router,
-            observer: AccessLog(logger: logger, enabled: c.accessLog))
+            observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
             var router = Router()
@@ -216,8 +220,10 @@ public final class Broker: Sendable {
                 idleTimeout: c.server.idleTimeout, workerCount: 1)
             return HTTPServer(configuration: configuration, router: router)
         }
-        if c.apiKey == nil {
-            logger.log(.warning, "BROKER_API_KEY is not set: /accounts, POST /authorize and API-key access to /account answer 401")
+        if c.callerKeys.isEmpty {
+            logger.log(
+                .warning,
+                "neither BROKER_API_KEY nor BROKER_API_KEYS is set: /accounts, POST /authorize and API-key access to /account answer 401")
         }
         // One line for all: most of the catalogue's presets are unconfigured on any one broker, and that is no news.
         let unconfigured = registry.all.filter { !$0.isConfigured }.map(\.name)
@@ -370,6 +376,7 @@ public final class Broker: Sendable {
         // Deliveries cut off here stay pending and go out after the next start.
         await webhooks?.dispatcher.stop()
         redisStores?.stop()
+        audit.file?.close()
         directoryLock?.release()
         logger.log(.info, "stopped")
         logger.flush()

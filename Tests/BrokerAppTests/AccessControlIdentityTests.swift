@@ -7,7 +7,8 @@ import Testing
 /// Who may use an account is decided on exact bytes: the API key, and the account ids a browser's session lists.
 struct AccessControlIdentityTests {
     static let secret = Array("cookie-secret-0123456789abcdef0123".utf8)
-    static let access = AccessControl(apiKey: Secret("Key-0123456789abcdef"), cookieSecret: secret, sessionMaxAge: 3600)
+    static let access = AccessControl(
+        apiKeys: [NamedAPIKey(name: "default", key: Secret("Key-0123456789abcdef"))], cookieSecret: secret, sessionMaxAge: 3600)
 
     static func request(_ headers: [(String, String)]) -> Request {
         let head = HTTPRequestHead(

@@ -113,6 +113,8 @@ import Glibc
         #expect(verifiers.count == 2 && sessionCookies.count == 2)
         #expect(broker.log.contains("callback ok"))
         #expect(data.contains("chacha20-poly1305"))
+        let audit = (try? String(contentsOfFile: root + "/data/audit.jsonl", encoding: .utf8)) ?? ""
+        #expect(audit.contains("\"event\":\"flow_completed\"") && audit.contains("\"event\":\"account_deleted\""))
         for sentinel in sentinels {
             #expect(!broker.stdout.contains(sentinel), "stdout holds \(sentinel.prefix(12))…")
             #expect(!broker.log.contains(sentinel), "stderr holds \(sentinel.prefix(12))…")
@@ -177,6 +179,8 @@ import Glibc
             "BROKER_SECRET": cookieSecret, "BROKER_ENCRYPTION_KEY": "k1:" + encryptionKey,
             "FAKE_WEIBO_SECRET": weiboSecret, "ACME_SECRET": acmeSecret, "BROKER_UPSTREAM_TIMEOUT": "3",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com",
+            // Inside the data directory, so the scan below covers the audit trail too.
+            "BROKER_AUDIT_LOG": root + "/data/audit.jsonl",
         ])
     }
 

@@ -5,47 +5,68 @@ import BrokerHTTP
 /// Who may use an account: a service presenting the API key (any account), or the
 /// browser whose signed session cookie lists it.
 struct AccessControl: Sendable {
-    /// `BROKER_API_KEY`; nil means service endpoints always answer 401.
-    let apiKey: Secret?
+    /// The valid API keys with their names (`BROKER_API_KEY` as `default`, then `BROKER_API_KEYS`); none means
+    /// service endpoints always answer 401.
+    let apiKeys: [NamedAPIKey]
     /// The key that signs session cookies (`BROKER_SECRET` or the generated one).
     let cookieSecret: [UInt8]
     /// How long a session cookie lives, in seconds.
     let sessionMaxAge: Int
-    /// The API key's bytes, kept so the check on every `/account` read allocates nothing.
-    private let apiKeyBytes: [UInt8]
+    /// Each key's bytes, kept so the check on every `/account` read allocates nothing.
+    private let keyBytes: [[UInt8]]
 
-    init(apiKey: Secret?, cookieSecret: [UInt8], sessionMaxAge: Int) {
-        self.apiKey = apiKey
+    init(apiKeys: [NamedAPIKey], cookieSecret: [UInt8], sessionMaxAge: Int) {
+        self.apiKeys = apiKeys
         self.cookieSecret = cookieSecret
         self.sessionMaxAge = sessionMaxAge
-        apiKeyBytes = apiKey.map { Array($0.value.utf8) } ?? []
+        keyBytes = apiKeys.map { Array($0.key.value.utf8) }
     }
 
-    /// Whether the request carries `Authorization: Bearer <API key>` (compared in constant time).
-    func hasAPIKey(_ request: Request) -> Bool {
-        guard apiKey != nil, var header = request.headers["Authorization"] else { return false }
+    /// The name of the key the request carries as `Authorization: Bearer <API key>`, or nil when it carries none
+    /// that is valid. Every key is compared, each in constant time, so the time taken says nothing about the bytes.
+    func caller(_ request: Request) -> String? { caller(headers: request.headers) }
+
+    /// The name of the key these header fields carry, as ``caller(_:)``.
+    func caller(headers: HTTPHeaders) -> String? {
+        guard !keyBytes.isEmpty, var header = headers["Authorization"] else { return nil }
         // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes, in place: this runs on every /account read.
-        return header.withUTF8 { bytes in
+        let index = header.withUTF8 { bytes -> Int? in
             let scheme = "bearer ".utf8
             guard bytes.count > scheme.count,
                 bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
-            else { return false }
-            return apiKeyBytes.withUnsafeBufferPointer { ConstantTime.equals(UnsafeBufferPointer(rebasing: bytes[scheme.count...]), $0) }
+            else { return nil }
+            let presented = UnsafeBufferPointer(rebasing: bytes[scheme.count...])
+            var found: Int?
+            for (i, key) in keyBytes.enumerated() {
+                let equal = key.withUnsafeBufferPointer { ConstantTime.equals(presented, $0) }
+                if equal && found == nil { found = i }
+            }
+            return found
         }
+        return index.map { apiKeys[$0].name }
     }
+
+    /// Whether the request carries a valid API key.
+    func hasAPIKey(_ request: Request) -> Bool { caller(request) != nil }
 
     /// This browser's verified session, if it sent one.
     func session(_ request: Request) -> SessionCookie? {
         request.cookies[SessionCookie.name].flatMap { SessionCookie.decode($0, secret: cookieSecret) }
     }
 
-    /// Throws `unauthorized` unless the request may use account `id`.
-    func require(_ request: Request, mayUse id: String) throws(BrokerError) {
+    /// The label the audit trail gives a browser caller.
+    static let browser = "browser"
+
+    /// Throws `unauthorized` unless the request may use account `id`; returns who asked: the API key's name,
+    /// or `browser` for a session cookie.
+    @discardableResult
+    func require(_ request: Request, mayUse id: String) throws(BrokerError) -> String {
         if request.headers["Authorization"] != nil {
-            guard hasAPIKey(request) else { throw .unauthorized }
-            return
+            guard let name = caller(request) else { throw .unauthorized }
+            return name
         }
         guard let session = session(request), session.holds(id) else { throw .unauthorized }
+        return Self.browser
     }
 
     /// The `Set-Cookie` value for a session.

@@ -34,11 +34,13 @@ public enum AccountsClient {
         }
     }
 
-    /// The broker's base URL (no trailing `/`) and the API key, from `BROKER_URL` and `BROKER_API_KEY`.
+    /// The broker's base URL (no trailing `/`) and the API key, from `BROKER_URL` and `BROKER_API_KEY`, else the first
+    /// key of `BROKER_API_KEYS`.
     static func settings(_ environment: [String: String]) throws(ConfigurationError) -> (baseURL: String, apiKey: Secret) {
         let read = EnvironmentReader(environment)
         let url = try read.publicURL("BROKER_URL", default: defaultURL)
-        guard let key = try read.secret("BROKER_API_KEY", minimumLength: 16) else {
+        let named = try NamedAPIKey.parseList(read.raw("BROKER_API_KEYS"), variable: "BROKER_API_KEYS")
+        guard let key = try read.secret("BROKER_API_KEY", minimumLength: 16) ?? named.first?.key else {
             throw ConfigurationError(variable: "BROKER_API_KEY", message: "is not set; the accounts commands call the broker's API with it")
         }
         return (url, key)

@@ -15,7 +15,9 @@ public enum WebhooksCommand: Equatable, Sendable {
 
     /// Runs the command against the broker `configuration` describes; the exit status and what to print (stdout when 0, stderr otherwise).
     public func run(configuration c: BrokerConfiguration, timeout: Double = 10) async -> (status: Int32, output: String) {
-        guard let key = c.apiKey else { return (2, "BROKER_API_KEY must be set: the command asks the running broker through its API") }
+        guard let key = c.callerKeys.first?.key else {
+            return (2, "BROKER_API_KEY or BROKER_API_KEYS must be set: the command asks the running broker through its API")
+        }
         let host: String
         switch c.server.host {
         case "0.0.0.0": host = "127.0.0.1"

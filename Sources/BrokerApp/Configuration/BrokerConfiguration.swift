@@ -24,6 +24,12 @@ public struct BrokerConfiguration: Sendable {
     public var publicURL: String = "http://localhost:8080"
     /// The key back ends present as `Authorization: Bearer KEY` (`BROKER_API_KEY`); nil disables service endpoints.
     public var apiKey: Secret?
+    /// Named keys back ends present the same way (`BROKER_API_KEYS=name:key,…`); any of them is valid, so a key is
+    /// rotated by adding the new one, moving the callers, then removing the old one. Logs name the key, never show it.
+    public var apiKeys: [NamedAPIKey] = []
+    /// Where token hand-outs, deletions, revocations and finished flows are appended as JSON lines (`BROKER_AUDIT_LOG`);
+    /// nil keeps them in the log only.
+    public var auditLog: String?
     /// The cookie-signing secret (`BROKER_SECRET`); nil means generate one into the data directory.
     public var secret: Secret?
     /// Path of the JSON providers file (`BROKER_PROVIDERS_FILE`).
@@ -63,6 +69,11 @@ public struct BrokerConfiguration: Sendable {
     /// The environment the providers' credentials are read from.
     public var environment: [String: String] = [:]
 
+    /// Every valid API key with its name: `BROKER_API_KEY` as `default`, then the `BROKER_API_KEYS` entries.
+    public var callerKeys: [NamedAPIKey] {
+        (apiKey.map { [NamedAPIKey(name: NamedAPIKey.defaultName, key: $0)] } ?? []) + apiKeys
+    }
+
     /// Creates a configuration with every default.
     public init(
         server: HTTPServerConfiguration = HTTPServerConfiguration(), dataDirectory: String = "./data",
@@ -99,6 +110,13 @@ public struct BrokerConfiguration: Sendable {
             shutdownGrace: try read.seconds("BROKER_SHUTDOWN_GRACE", default: 10))
         c.publicURL = try read.publicURL("BROKER_PUBLIC_URL", default: "http://localhost:8080")
         c.apiKey = try read.secret("BROKER_API_KEY", minimumLength: 16)
+        c.apiKeys = try NamedAPIKey.parseList(read.raw("BROKER_API_KEYS"), variable: "BROKER_API_KEYS")
+        if c.apiKey != nil, c.apiKeys.contains(where: { $0.name == NamedAPIKey.defaultName }) {
+            throw ConfigurationError(
+                variable: "BROKER_API_KEYS",
+                message: "names a key \"default\", the name BROKER_API_KEY already takes; rename one of them")
+        }
+        c.auditLog = read.raw("BROKER_AUDIT_LOG")
         c.secret = try read.secret("BROKER_SECRET", minimumLength: 32)
         c.providersFile = read.raw("BROKER_PROVIDERS_FILE")
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)

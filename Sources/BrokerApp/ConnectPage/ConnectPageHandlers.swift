@@ -23,14 +23,18 @@ final class ConnectPageHandlers: Sendable {
     let appearance: PageAppearance
     /// Where refusals and deletions are logged, never with a token.
     let logger: BrokerLogger
+    /// Where disconnections are recorded.
+    let audit: AuditTrail
     /// The injected clock for status labels and the session's issue time.
     let now: @Sendable () -> Date
 
     /// Creates the handlers over the same services as the OAuth surface.
     init(
         accounts: AccountService, registry: ProviderRegistry, access: AccessControl, cookies: CookieHeader,
-        publicURL: String, appearance: PageAppearance, logger: BrokerLogger, now: @escaping @Sendable () -> Date
+        publicURL: String, appearance: PageAppearance, logger: BrokerLogger, audit: AuditTrail? = nil,
+        now: @escaping @Sendable () -> Date
     ) {
+        self.audit = audit ?? AuditTrail(logger: logger, file: nil)
         self.accounts = accounts
         self.registry = registry
         self.access = access
@@ -141,6 +145,7 @@ final class ConnectPageHandlers: Sendable {
         var kind = ConnectPageNotice.Kind.disconnected
         do {
             let result = try await accounts.delete(id: id)
+            audit.recordDeletion(result, caller: AccessControl.browser, request: request)
             var fields: [(String, LogValue)] = [("account", .string(id)), ("via", .string("connect page"))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }
             if let reason = result.revokeError {

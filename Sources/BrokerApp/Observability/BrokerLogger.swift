@@ -23,8 +23,13 @@ public struct BrokerLogger: Sendable {
         self.writer = writer
     }
 
-    /// Logs an event with a message and ordered fields.
+    /// Logs an event with a message and ordered fields; inside a request's handler the line also carries
+    /// `request_id` (unless the fields already name it).
     public func log(_ level: Level, _ message: String, _ fields: [(String, LogValue)] = []) {
+        var fields = fields
+        if let id = RequestID.current, !fields.contains(where: { $0.0 == "request_id" }) {
+            fields.append(("request_id", .string(id)))
+        }
         var line = ""
         line.reserveCapacity(128)
         let ts = RFC3339Date.formatWithMillis(Date())

@@ -47,7 +47,7 @@ enum BrokerRoutes {
         let page = ConnectPageHandlers(
             accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
             cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
-            logger: oauth.logger, now: oauth.now)
+            logger: oauth.logger, audit: oauth.audit, now: oauth.now)
         router.add(.GET, "/", .async(page.page))
         router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
         router.add(.POST, "/disconnect", .async(page.disconnect))

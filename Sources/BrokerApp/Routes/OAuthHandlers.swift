@@ -17,6 +17,8 @@ final class OAuthHandlers: Sendable {
     let appearance: PageAppearance
     let flowTTL: Double
     let logger: BrokerLogger
+    /// Where token hand-outs, deletions and finished flows are recorded.
+    let audit: AuditTrail
     let now: @Sendable () -> Date
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
@@ -25,8 +27,9 @@ final class OAuthHandlers: Sendable {
     init(
         authorization: AuthorizationService, accounts: AccountService, registry: ProviderRegistry, access: AccessControl,
         cookies: CookieHeader, appearance: PageAppearance = .standard, flowTTL: Double, logger: BrokerLogger,
-        now: @escaping @Sendable () -> Date
+        audit: AuditTrail? = nil, now: @escaping @Sendable () -> Date
     ) {
+        self.audit = audit ?? AuditTrail(logger: logger, file: nil)
         self.authorization = authorization
         self.accounts = accounts
         self.registry = registry
@@ -107,6 +110,7 @@ final class OAuthHandlers: Sendable {
         do {
             let (account, returnTo) = try await authorization.complete(state: state, bindingProof: proof, query: query)
             logger.log(.info, "callback ok", [("provider", .string(account.provider)), ("account", .string(account.id))])
+            audit.record(.flowCompleted, account, caller: AccessControl.browser, request: request)
             var session = access.session(request) ?? SessionCookie(accountIDs: [], issuedAt: 0)
             session.insert(account.id)
             session.issuedAt = Int(now().timeIntervalSince1970)
@@ -152,14 +156,18 @@ final class OAuthHandlers: Sendable {
     /// try the provider again (RFC 9110 §10.2.3); asking sooner gets the same error.
     func account(_ request: Request) async -> Response {
         var authorizedID: String?
+        var caller = AccessControl.browser
         do {
             let id = try Self.accountID(request)
-            try access.require(request, mayUse: id)
+            caller = try access.require(request, mayUse: id)
             authorizedID = id
             let account = try await accounts.account(id: id)
+            audit.record(.tokenRead, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
+            // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
+            if let id = authorizedID { audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code) }
             if let id = authorizedID, error.isUpstreamFailure,
                 let seconds = await accounts.retryAfter(accountID: id)
             {
@@ -172,9 +180,10 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
-        guard let id = try? Self.accountID(request), (try? access.require(request, mayUse: id)) != nil,
+        guard let id = try? Self.accountID(request), let caller = try? access.require(request, mayUse: id),
             let account = accounts.accountNow(id: id)
         else { return nil }
+        audit.record(.tokenRead, account, caller: caller, request: request)
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
@@ -220,9 +229,10 @@ final class OAuthHandlers: Sendable {
     /// off, the last try's error comes back at once with `Retry-After`.
     func refresh(_ request: Request, cors: CORSPolicy) async -> Response {
         var accountID: String?
+        var caller = AccessControl.browser
         do {
             let id = try Self.accountID(request)
-            try access.require(request, mayUse: id)
+            caller = try access.require(request, mayUse: id)
             if request.headers["Authorization"] == nil, !browserMayPost(request, cors: cors) {
                 logger.log(.warning, "refresh refused", [("account", .string(id)), ("reason", .string("csrf"))])
                 return Response.error(
@@ -233,9 +243,11 @@ final class OAuthHandlers: Sendable {
             accountID = id
             let account = try await accounts.refreshNow(id: id)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
+            audit.record(.tokenRefreshed, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
+            if let id = accountID { audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code) }
             if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
@@ -262,8 +274,9 @@ final class OAuthHandlers: Sendable {
     func delete(_ request: Request) async -> Response {
         do {
             let id = try Self.accountID(request)
-            try access.require(request, mayUse: id)
+            let caller = try access.require(request, mayUse: id)
             let result = try await accounts.delete(id: id)
+            audit.recordDeletion(result, caller: caller, request: request)
             var fields: [(String, LogValue)] = [("account", .string(id))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }
             if let reason = result.revokeError { fields.append(("revoke_error", .string(reason))) }

@@ -26,6 +26,8 @@ extension FakeOAuth2Provider {
         public var login: String?
         /// The `name` the user endpoint reports (RFC 6749 dialect); nil leaves it out.
         public var displayName: String?
+        /// The `email` the user endpoint reports (RFC 6749 dialect); nil leaves it out.
+        public var email: String?
         /// The issuer identifier put in every authorization response as `iss` (RFC 9207 §2); nil sends none.
         public var issuer: String?
         /// Whether the provider is also an OpenID Connect provider: it serves `/.well-known/openid-configuration`

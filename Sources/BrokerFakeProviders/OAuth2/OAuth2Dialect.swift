@@ -129,13 +129,14 @@ public enum OAuth2Dialect: String, Sendable, Equatable, CaseIterable {
     }
 
     /// What the user endpoint answers for `uid` (GitHub's `/user` shape; Weibo's `get_uid.json`, the uid a number).
-    func userAnswer(uid: String, login: String?, name: String?) -> Response {
+    func userAnswer(uid: String, login: String?, name: String?, email: String? = nil) -> Response {
         let id = Int(uid).map(String.init) ?? JSONString.quote(uid)
         switch self {
         case .rfc6749:
             var body = "{\"id\":\(id)"
             if let login { body += ",\"login\":\(JSONString.quote(login))" }
             if let name { body += ",\"name\":\(JSONString.quote(name))" }
+            if let email { body += ",\"email\":\(JSONString.quote(email))" }
             return FakeWire.answer(.ok, "application/json;charset=UTF-8", body + "}")
         case .weibo:
             return FakeWire.answer(.ok, "application/json;charset=UTF-8", "{\"uid\":\(id)}")

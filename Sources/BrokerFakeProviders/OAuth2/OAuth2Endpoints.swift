@@ -230,7 +230,7 @@ final class OAuth2Endpoints: Sendable {
         let (uid, body) = state.withLock { ($0.user(token), $0.behaviour.userBody) }
         guard let uid else { return dialect.userRefusal() }
         if let body { return FakeWire.answer(.ok, "application/json;charset=UTF-8", body) }
-        return dialect.userAnswer(uid: uid, login: configuration.login, name: configuration.displayName)
+        return dialect.userAnswer(uid: uid, login: configuration.login, name: configuration.displayName, email: configuration.email)
     }
 
     /// `GET` of a ``FakeOAuth2Provider/Quirks/resources`` document: its JSON for a live Bearer token, else 401.

@@ -6,12 +6,16 @@ public struct Request: Sendable {
     public let body: [UInt8]
     /// The peer's address, `ip` or `[ipv6]`, when known.
     public let remoteAddress: String?
+    /// The id naming this request in logs and in the `X-Request-Id` response field: the client's own when
+    /// acceptable (see ``RequestID``), else a generated one.
+    public let id: String
 
     /// Creates a request; the server is the usual source, tests may build one.
     public init(head: HTTPRequestHead, body: [UInt8] = [], remoteAddress: String? = nil) {
         self.head = head
         self.body = body
         self.remoteAddress = remoteAddress
+        id = RequestID.resolve(head.headers[RequestID.fieldName])
     }
 
     /// The method.

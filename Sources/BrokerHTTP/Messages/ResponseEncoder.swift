@@ -6,9 +6,10 @@ enum ResponseEncoder {
     ///   - includeBody: false for HEAD, where `Content-Length` still gives the GET length.
     ///   - close: adds `Connection: close`; the caller closes after writing.
     ///   - keepAliveHTTP10: adds `Connection: keep-alive` for an HTTP/1.0 client that asked for it.
+    ///   - requestID: the `X-Request-Id` field value, already checked to be printable ASCII.
     ///   - date: the `Date` field value (RFC 9110 §6.6.1), by default the current second.
     static func encode(
-        _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool,
+        _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool, requestID: String? = nil,
         date: [UInt8] = HTTPDateCache.shared.current(), into out: inout [UInt8]
     ) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
@@ -27,6 +28,10 @@ enum ResponseEncoder {
             out.append(contentsOf: "\r\nConnection: close".utf8)
         } else if keepAliveHTTP10 {
             out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+        }
+        if let requestID {
+            out.append(contentsOf: "\r\nX-Request-Id: ".utf8)
+            out.append(contentsOf: requestID.utf8)
         }
         for field in response.headers.fields {
             out.append(contentsOf: "\r\n".utf8)

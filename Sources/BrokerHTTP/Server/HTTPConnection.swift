@@ -214,7 +214,7 @@ final class HTTPConnection: @unchecked Sendable {
         pauseReading()
         let queue = worker.queue
         Task {
-            let response = await handler(request)
+            let response = await RequestID.$current.withValue(request.id) { await handler(request) }
             queue.async {
                 // Shutdown closes a connection whose handler outlives the grace: a closed
                 // connection drops the answer.
@@ -238,7 +238,9 @@ final class HTTPConnection: @unchecked Sendable {
 
     private func record(_ c: HTTPConnectionStateMachine.Completed) {
         worker.metrics.withLock { $0.record(route: c.route, status: c.status, seconds: c.seconds) }
-        server.observer?.requestCompleted(method: c.method, path: c.path, status: c.status, seconds: c.seconds)
+        server.observer?.requestCompleted(
+            CompletedRequest(
+                method: c.method, path: c.path, status: c.status, seconds: c.seconds, requestID: c.requestID, head: c.head))
     }
 
     // MARK: Writing

@@ -159,6 +159,10 @@ struct HTTPConnectionStateMachine {
         var status: Int
         /// Seconds from the request's first byte (or the end of the previous one) to the response.
         var seconds: Double
+        /// The request's id; nil when the response went out before a whole request was read.
+        var requestID: String?
+        /// The request's head, when one was parsed (the access log reads its fields).
+        var head: HTTPRequestHead?
     }
 
     /// What the driver does after `parse`.
@@ -217,6 +221,8 @@ struct HTTPConnectionStateMachine {
     private var outputOffset = 0
     /// When the current request began (its first byte, or the end of the previous response).
     private var requestStart: UInt64 = 0
+    /// The id of the request whose handler runs, echoed in its response's `X-Request-Id` field.
+    private var requestID: String?
     /// Whether body bytes followed a head that expects 100-continue in the same read.
     private var bodyBytesBuffered = false
     /// The peer's address, handed to handlers with each request.
@@ -305,7 +311,9 @@ struct HTTPConnectionStateMachine {
                 guard case .readingBody(let head) = state else { return (.discardRest, bytes.count) }
                 state = .inHandler(head)
                 disarm()
-                return (.callHandler(Request(head: head, body: body, remoteAddress: remoteAddress)), offset)
+                let request = Request(head: head, body: body, remoteAddress: remoteAddress)
+                requestID = request.id
+                return (.callHandler(request), offset)
             case .error(let error):
                 if case .idle = state { requestStart = now }
                 let head = Self.head(of: state)
@@ -496,9 +504,11 @@ struct HTTPConnectionStateMachine {
         let closing = close || draining || peerClosed
         // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
         let keepAlive10 = !closing && head?.version.minor == 0
+        let id = requestID
+        requestID = nil
         ResponseEncoder.encode(
             response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
-            date: date(), into: &output)
+            requestID: id, date: date(), into: &output)
         if closing {
             state = .closing
             disarm()
@@ -508,7 +518,8 @@ struct HTTPConnectionStateMachine {
         }
         return Completed(
             method: head?.method.rawValue ?? "-", path: head?.path ?? "-", route: route,
-            status: response.status.code, seconds: Double(now &- requestStart) / 1e9)
+            status: response.status.code, seconds: Double(now &- requestStart) / 1e9, requestID: id,
+            head: head)
     }
 
     private mutating func arm(_ kind: Deadline.Kind, from start: UInt64) {

@@ -114,10 +114,10 @@ public struct Router: Sendable {
         case .handler(.sync(let handler), _):
             return handler(request)
         case .handler(.async(let handler), _):
-            return await handler(request)
+            return await RequestID.$current.withValue(request.id) { await handler(request) }
         case .handler(.fastPath(let fast, let otherwise), _):
             if let response = fast(request) { return response }
-            return await otherwise(request)
+            return await RequestID.$current.withValue(request.id) { await otherwise(request) }
         case .methodNotAllowed, .notFound:
             return routingFailure(request.method, request.path).response
         }

@@ -26,10 +26,15 @@ extension OAuth2Client {
         try ProviderUserID.check(uid, step: step.rawValue)
         let names =
             settings.userRequest.userNameField.map { [ProviderJSONPath($0)] }
-            ?? ["screen_name", "login", "name"].map(ProviderJSONPath.init)
+            ?? Self.userNameFields.map(ProviderJSONPath.init)
         let screenName = names.lazy.compactMap { ProviderValue.displayName($0.value(in: user)) }.first
         return (uid, screenName)
     }
+
+    /// Where a user answer names the person when the provider sets no `user_name_field`, first present wins:
+    /// `screen_name`, `login` and `name` as before, then OpenID's `preferred_username`, `username`, `display_name`
+    /// (Spotify, Twitch) and last an `email`, so an answer with any of them is not shown by its bare id.
+    static let userNameFields = ["screen_name", "login", "name", "preferred_username", "username", "display_name", "email"]
 
     /// The request that asks the user endpoint at `url` about `accessToken`, as the provider wants it asked.
     func userRequest(url: String, accessToken: Secret) -> UpstreamRequest {

@@ -1,0 +1,43 @@
+import BrokerCore
+
+/// One entry of the audit trail: who was handed which account's token, or deleted, revoked or connected it.
+///
+/// Holds ids, names and outcome codes only; never a token, a code or a secret.
+struct AuditEvent: Sendable {
+    /// What happened.
+    enum Kind: String, Sendable {
+        /// `GET /account` answered with the account's token.
+        case tokenRead = "token_read"
+        /// `POST /account/refresh` refreshed the token and answered with it (or failed to).
+        case tokenRefreshed = "token_refreshed"
+        /// `GET /app-token` answered with a client credentials token.
+        case appTokenRead = "app_token_read"
+        /// The account was deleted (`DELETE /account` or the connect page).
+        case accountDeleted = "account_deleted"
+        /// The broker asked the provider to revoke the account's tokens before deleting it.
+        case accountRevoked = "account_revoked"
+        /// A sign-in finished and stored the account.
+        case flowCompleted = "flow_completed"
+    }
+
+    /// What happened.
+    var kind: Kind
+    /// The account's id (`provider:uid`); nil for app tokens.
+    var account: String?
+    /// The provider's name.
+    var provider: String
+    /// The back end's user the account belongs to, where one is known (see ``AuditEvent/endUser(of:)``).
+    var endUser: String?
+    /// The API key's name, or `browser` for a session cookie.
+    var caller: String
+    /// The request's id (``BrokerHTTP/RequestID``).
+    var requestID: String
+    /// `ok`, or the error code the caller got (`upstream_error`, `revoke_failed`, …).
+    var outcome: String
+
+    /// The end user an account belongs to (its `end_user_id`), for the audit trail; nil when it has none.
+    static func endUser(of account: Account) -> String? { account.endUser?.id }
+
+    /// The provider part of an account id, for events about an account that could not be read.
+    static func provider(ofAccountID id: String) -> String { AccountID(id)?.provider ?? "" }
+}
