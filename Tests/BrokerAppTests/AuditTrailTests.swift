@@ -99,7 +99,8 @@ import Glibc
         #expect(started.status == 200)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(started.body.utf8)) as? [String: Any])
         let browser = Browser(brokerPort: harness.port, providerPort: acme.port)
-        let callback = try #require(await browser.visitProvider(try #require(json["authorize_url"] as? String)))
+        let authorizeURL = try #require(json["authorize_url"] as? String)
+        let callback = try #require(await browser.visitProvider(authorizeURL))
         let connected = try #require(await browser.get(callback))
         #expect(connected.status == 200)
         let id = "acme:7"

@@ -80,7 +80,7 @@ struct BackgroundRefresherTests {
             let refresher = BackgroundRefresher(service: f.service(), interval: 0.02)
             let seeded = try await f.seed(lifetime: 100)
             refresher.start()
-            let renewed = try await eventually(timeout: 5) { try await f.stored(seeded.id)?.accessToken.value == "ya29.loop" }
+            let renewed = try await eventually(timeout: 30) { try await f.stored(seeded.id)?.accessToken.value == "ya29.loop" }
             refresher.stop()
             #expect(renewed)
             #expect(await f.refreshCalls().count == 1)
