@@ -14,4 +14,19 @@ public enum Base64URL {
     public static func decode(utf8 symbols: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         Base64Codec.url.decode(symbols: symbols, padding: .optional)
     }
+
+    /// Whether every byte of `text` is in the base64url alphabet (`A–Z a–z 0–9 - _`, no padding), and there are
+    /// `count` of them: for checking a random token (a flow `state`) before it is looked up.
+    public static func isAlphabet(_ text: String, count: ClosedRange<Int>) -> Bool {
+        count.contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                    return true
+                default:
+                    return false
+                }
+            }
+    }
 }

@@ -26,43 +26,21 @@ enum OutboxAccountsBench {
             return (before == nil ? .accountConnected : .accountReconnected, BrokerEventData(account: after))
         }
         let run = UUID().uuidString.prefix(8)
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        let started = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for writer in 0..<concurrency {
-                group.addTask {
-                    var mine: [Double] = []
-                    var n = 0
-                    while ContinuousClock.now < deadline {
-                        let now = Date()
-                        let account = Account(
-                            provider: "weibo", uid: "\(run)-\(writer)-\(n)", accessToken: Secret("bench-token-\(n)"),
-                            tokenType: "bearer", scope: nil, createdAt: now, updatedAt: now)
-                        let t0 = ContinuousClock.now
-                        if separate {
-                            _ = try await accounts.updateThenRecord(id: account.id, reporting: event, to: sink) { _ in account }
-                        } else {
-                            _ = try await accounts.update(id: account.id, reporting: event, to: sink) { _ in account }
-                        }
-                        let elapsed = t0.duration(to: .now)
-                        mine.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
-                        n += 1
-                    }
-                    return mine
-                }
+        let result = try await TimedWriters.run(concurrency: concurrency, seconds: seconds) { writer, n in
+            let now = Date()
+            let account = Account(
+                provider: "weibo", uid: "\(run)-\(writer)-\(n)", accessToken: Secret("bench-token-\(n)"),
+                tokenType: "bearer", scope: nil, createdAt: now, updatedAt: now)
+            if separate {
+                _ = try await accounts.updateThenRecord(id: account.id, reporting: event, to: sink) { _ in account }
+            } else {
+                _ = try await accounts.update(id: account.id, reporting: event, to: sink) { _ in account }
             }
-            var all: [Double] = []
-            for try await part in group { all += part }
-            return all.sorted()
-        }
-        let elapsed = started.duration(to: .now)
-        let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        func percentile(_ p: Double) -> Double {
-            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
         }
         print(
             String(
                 format: "changes=%d seconds=%.1f per_second=%.0f p50_ms=%.2f p99_ms=%.2f",
-                latencies.count, total, Double(latencies.count) / total, percentile(0.5) * 1000, percentile(0.99) * 1000))
+                result.latencies.count, result.seconds, result.perSecond, result.percentile(0.5) * 1000,
+                result.percentile(0.99) * 1000))
     }
 }

@@ -15,39 +15,17 @@ enum OutboxBench {
             outbox = try JournalWebhookOutbox(directory: target)
         }
         let sink = OutboxEventSink(outbox: outbox, urls: ["http://127.0.0.1:9/hooks"], now: { Date() })
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        let started = ContinuousClock.now
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for writer in 0..<concurrency {
-                group.addTask {
-                    var mine: [Double] = []
-                    var n = 0
-                    while ContinuousClock.now < deadline {
-                        var data = BrokerEventData(provider: "weibo")
-                        data.accountID = "weibo:\(writer)-\(n)"
-                        data.uid = "\(writer)-\(n)"
-                        data.status = "active"
-                        let t0 = ContinuousClock.now
-                        try await sink.record(.accountConnected, data)
-                        let elapsed = t0.duration(to: .now)
-                        mine.append(Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds))
-                        n += 1
-                    }
-                    return mine
-                }
-            }
-            var all: [Double] = []
-            for try await part in group { all += part }
-            return all.sorted()
-        }
-        let elapsed = started.duration(to: .now)
-        let total = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        func percentile(_ p: Double) -> Double {
-            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        let result = try await TimedWriters.run(concurrency: concurrency, seconds: seconds) { writer, n in
+            var data = BrokerEventData(provider: "weibo")
+            data.accountID = "weibo:\(writer)-\(n)"
+            data.uid = "\(writer)-\(n)"
+            data.status = "active"
+            try await sink.record(.accountConnected, data)
         }
         print(
             String(
                 format: "events=%d seconds=%.1f per_second=%.0f append_p50_ms=%.2f append_p99_ms=%.2f",
-                latencies.count, total, Double(latencies.count) / total, percentile(0.5) * 1000, percentile(0.99) * 1000))
+                result.latencies.count, result.seconds, result.perSecond, result.percentile(0.5) * 1000,
+                result.percentile(0.99) * 1000))
     }
 }

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import BrokerHTTP
 import Foundation
 
@@ -34,16 +35,7 @@ extension OAuthHandlers {
 
     /// Whether `state` could be a state the broker made: 1–128 base64url characters (RFC 4648 §5).
     static func isPlausibleState(_ state: String) -> Bool {
-        (1...128).contains(state.utf8.count)
-            && state.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    return true
-                default:
-                    return false
-                }
-            }
+        Base64URL.isAlphabet(state, count: 1...128)
     }
 
     /// The JSON answer for `outcome`, every member present (null when it does not apply).

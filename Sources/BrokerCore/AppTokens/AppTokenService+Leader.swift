@@ -101,17 +101,12 @@ extension AppTokenService {
         _ = try? await lock.release(key: key, token: token)
     }
 
-    /// Counts a failed fetch of `key` and pushes the next one back: the later of the exponential backoff and the
-    /// provider's `Retry-After` (RFC 9110 §10.2.3, clamped to ``RefreshCoordinator/Policy/retryAfterCap``).
+    /// Counts a failed fetch of `key` and pushes the next one back, as account refreshes do
+    /// (``RefreshCoordinator/Policy/backoff(after:failing:at:)``).
     func recordFailure(key: String, _ failure: RefreshFailure) async {
         let previous = await currentBackoff(key: key)
         let at = now()
-        let failures = min(previous?.failures ?? 0, 1_000) + 1
-        var delay = policy.backoffDelay(afterFailures: failures)
-        if let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) {
-            delay = max(delay, min(policy.retryAfterCap, asked))
-        }
-        let state = RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
+        let state = policy.backoff(after: previous, failing: failure, at: at)
         backoff[ExactKey(key)] = state
         try? await backoffStore.record(state, for: Self.backoffKey(for: key), at: at)
     }

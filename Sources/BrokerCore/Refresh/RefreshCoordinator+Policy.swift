@@ -40,25 +40,30 @@ extension RefreshCoordinator {
             let factor = Double(1 << min(failures - 1, 30))
             return min(backoffCap, backoffBase * factor)
         }
+
+        /// The backoff after one more transient `failure` at `at`, following `previous`: the later of the exponential
+        /// backoff and the provider's `Retry-After` (RFC 9110 §10.2.3), the latter clamped to ``retryAfterCap``;
+        /// a `Retry-After` that does not parse is ignored.
+        func backoff(after previous: RefreshBackoff?, failing failure: RefreshFailure, at: Date) -> RefreshBackoff {
+            let failures = min(previous?.failures ?? 0, 1_000) + 1
+            var delay = backoffDelay(afterFailures: failures)
+            if let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) {
+                delay = max(delay, min(retryAfterCap, asked))
+            }
+            return RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
+        }
     }
 
-    /// Counts a transient failure of `accountID` and pushes its next try back; returns the new backoff.
+    /// Counts a transient failure of `accountID` and pushes its next try back (``Policy/backoff(after:failing:at:)``);
+    /// returns the new backoff.
     ///
-    /// The wait is the later of the exponential backoff and the provider's
-    /// `Retry-After` (RFC 9110 §10.2.3), the latter clamped to
-    /// ``Policy/retryAfterCap``; a `Retry-After` that does not parse is ignored.
     /// The state goes to the shared store and to this process's copy; a store
     /// that cannot be written leaves the copy to enforce the backoff here.
     @discardableResult
     func recordTransientFailure(accountID: String, _ failure: RefreshFailure) async -> RefreshBackoff {
         let previous = await currentBackoff(accountID: accountID)
         let at = now()
-        let failures = min(previous?.failures ?? 0, 1_000) + 1
-        var delay = policy.backoffDelay(afterFailures: failures)
-        if let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) {
-            delay = max(delay, min(policy.retryAfterCap, asked))
-        }
-        let state = RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
+        let state = policy.backoff(after: previous, failing: failure, at: at)
         backoff[ExactKey(accountID)] = state
         try? await backoffStore.record(state, for: accountID, at: at)
         return state

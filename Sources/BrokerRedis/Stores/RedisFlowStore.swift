@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import Foundation
 
 /// A ``FlowStore`` in Redis: one key per pending flow, expired by Redis and taken with `GETDEL`.
@@ -129,15 +130,6 @@ public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
 
     /// Whether `state` is 16 to 128 base64url characters, as the file store requires too.
     static func isWellFormed(state: String) -> Bool {
-        (16...128).contains(state.utf8.count)
-            && state.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                    return true
-                default:
-                    return false
-                }
-            }
+        Base64URL.isAlphabet(state, count: 16...128)
     }
 }
