@@ -123,7 +123,7 @@ public final class RedisServer: @unchecked Sendable {
         var arguments = [
             "--port", String(port), "--bind", "127.0.0.1", "--save", "",
             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always",
-            "--dir", directory, "--logfile", "", "--daemonize", "no",
+            "--dir", directory, "--logfile", logPath, "--daemonize", "no",
         ]
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
@@ -133,8 +133,14 @@ public final class RedisServer: @unchecked Sendable {
             stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
+        let log = logPath
+        let readyBefore = Self.readyLines(in: log)
         for _ in 0..<200 {
-            if try await offPool({ Self.answersPing(port: port) }) { return }
+            // Its own log, not a PING alone: another test's server that took the port meanwhile answers PING too, and
+            // two tests would then share (and kill) one server. A server that could not bind says so there and exits.
+            if try await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
+                return
+            }
             guard process.isRunning else {
                 throw RedisTestError(
                     "redis-server exited at start-up on port \(port) (status \(process.terminationStatus.map(String.init) ?? "unknown"))")
@@ -142,6 +148,15 @@ public final class RedisServer: @unchecked Sendable {
             try await Task.sleep(nanoseconds: 25_000_000)
         }
         throw RedisTestError("redis-server on port \(port) did not answer PING within 5 s")
+    }
+
+    /// The log of this server, rewritten (appended) by each launch.
+    private var logPath: String { directory + "/redis.log" }
+
+    /// How many times the log says a launch listens (`Ready to accept connections`, Redis 6 and 7); a restart appends.
+    private static func readyLines(in log: String) -> Int {
+        guard let text = try? String(contentsOfFile: log, encoding: .utf8) else { return 0 }
+        return text.components(separatedBy: "Ready to accept connections").count - 1
     }
 
     /// Whether something on `port` answers an inline `PING` like Redis (`+PONG`, or `-NOAUTH` with a password).
