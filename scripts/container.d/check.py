@@ -513,7 +513,12 @@ def write_envfile(root, out, secrets_out):
     for _, name, value in read_env_example(root):
         if not name:
             continue
-        if not value and SECRET_NAME.search(name) and name != "BROKER_SECRET":
+        if not value and name == "BROKER_API_KEYS":
+            # A list of name:key entries; the key is the secret the scans look for.
+            key = "smoke-" + secrets.token_hex(24)
+            value = "smoke:" + key
+            test_secrets.append(key)
+        elif not value and SECRET_NAME.search(name) and name != "BROKER_SECRET":
             # BROKER_SECRET stays unset so the broker generates /data/broker-secret, as a fresh install does.
             value = "smoke-" + secrets.token_hex(24)
             test_secrets.append(value)
