@@ -35,6 +35,8 @@ struct ProviderFuzzCase {
         case catalogueExchange
         /// OAuth 2.0 user endpoint of HubSpot: RFC 7662 introspection, a user id joined from two paths.
         case catalogueUserInfo
+        /// An OpenID Connect ID token from the token endpoint, its claims checked as at sign-in.
+        case idToken
     }
 
     /// The step this input runs.
@@ -69,6 +71,7 @@ struct ProviderFuzzCase {
         case .tmdbAccount: checkTMDBAccount()
         case .catalogueExchange: checkCatalogueExchange()
         case .catalogueUserInfo: checkCatalogueUserInfo()
+        case .idToken: checkIDToken()
         }
     }
 

@@ -54,6 +54,26 @@ enum ProviderSeeds {
     /// Twitter's label for form bodies.
     static let twitterForm = "text/html;charset=utf-8"
 
+    /// ID token claims: a good set, then the ways a provider gets them wrong (OIDC Core §3.1.3.7), odd numbers among them.
+    static let idTokenClaims: [String] = {
+        let good = #""iss":"https://issuer.example","aud":"fuzz-client","nonce":"fuzz-nonce-SENTINEL""#
+        return [
+            "{\(good),\"sub\":\"248289761001\",\"exp\":1700000600,\"email\":\"jane@example.com\"}",
+            "{\(good),\"sub\":\"248289761001\",\"exp\":1e308}",
+            "{\(good),\"sub\":\"248289761001\",\"exp\":-1e308}",
+            "{\(good),\"sub\":\"248289761001\",\"exp\":\"1700000600\"}",
+            "{\(good),\"sub\":\"248289761001\",\"exp\":18446744073709551616}",
+            "{\(good),\"sub\":\"\(String(repeating: "x", count: 256))\",\"exp\":1700000600}",
+            "{\(good),\"sub\":\"a\\u0000b\",\"exp\":1700000600}",
+            "{\(good),\"sub\":248289761001,\"exp\":1700000600}",
+            #"{"iss":"https://issuer.example","aud":["fuzz-client","other"],"nonce":"fuzz-nonce-SENTINEL","sub":"1","exp":1700000600}"#,
+            #"{"iss":"https://issuer.example","aud":["other"],"azp":"fuzz-client","nonce":"fuzz-nonce-SENTINEL","sub":"1","exp":1700000600}"#,
+            #"{"iss":"https://evil.example","aud":"fuzz-client","nonce":"fuzz-nonce-SENTINEL","sub":"1","exp":1700000600}"#,
+            "eyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0.",
+            "a.b.c.d.e",
+        ]
+    }()
+
     /// Every seed.
     static var all: [Seed] {
         var seeds: [Seed] = []
@@ -97,6 +117,7 @@ enum ProviderSeeds {
             add(.refresh, 429, json, #"{"error":"rate_limited"}"#, retryAfter: source)
         }
         for (status, type, body) in userAnswers { add(.userInfo, status, type, body) }
+        for claims in idTokenClaims { add(.idToken, 200, json, claims) }
         // The exchange's user endpoint gets the same answer: a token answer without uid that is also a user object.
         add(.exchange, 200, weiboJSON, #"{"access_token":"2.00WsUooC2Qf7MD7939e77fc0pxQHIqC","expires_in":86400}"#)
         for (status, type, body) in requestTokenAnswers { add(.requestToken, status, type, body) }
