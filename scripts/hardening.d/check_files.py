@@ -75,7 +75,8 @@ def main():
 
 
 def check_journal(rel, data, report):
-    """Counts the flows a journal leaves pending; every complete line must be a put or a take."""
+    """Counts the flows a journal leaves pending; every complete line must be a put, a take, or an outcome
+    (how a flow ended: no secret, nothing pending)."""
     lines = data.split(b"\n")
     torn = lines.pop()  # after the last newline: empty, or a record whose write was cut short
     if torn:
@@ -87,13 +88,16 @@ def check_journal(rel, data, report):
         except ValueError as e:
             report["bad"].append(f"{rel}:{number}: {e}")
             continue
-        put, take = (record.get("put"), record.get("take")) if isinstance(record, dict) else (None, None)
-        if isinstance(put, dict) and put.get("state") and take is None:
+        put, take, outcome = (
+            (record.get("put"), record.get("take"), record.get("outcome")) if isinstance(record, dict) else (None, None, None))
+        if isinstance(put, dict) and put.get("state") and take is None and outcome is None:
             pending.add(put["state"])
-        elif isinstance(take, str) and put is None:
+        elif isinstance(take, str) and put is None and outcome is None:
             pending.discard(take)
+        elif isinstance(outcome, dict) and outcome.get("state") and outcome.get("status") and put is None and take is None:
+            pass
         else:
-            report["bad"].append(f"{rel}:{number}: neither a put nor a take")
+            report["bad"].append(f"{rel}:{number}: neither a put, a take nor an outcome")
     report["flows"] += len(pending)
 
 
