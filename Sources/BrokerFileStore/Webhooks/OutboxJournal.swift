@@ -57,13 +57,7 @@ struct OutboxJournal: ~Copyable {
             lines += line
             added.append(Entry(delivery: delivery, line: line))
         }
-        guard !lines.isEmpty else { return false }
-        try append(lines)
-        for entry in added {
-            if let previous = entries.updateValue(entry, forKey: entry.delivery.id) { liveBytes -= previous.line.count }
-            liveBytes += entry.line.count
-        }
-        return try compactIfWorthIt()
+        return try appendEntries(added, lines: lines)
     }
 
     /// Appends a stage line for each delivery, waiting for `change`; true when the journal was then rewritten.
@@ -76,6 +70,12 @@ struct OutboxJournal: ~Copyable {
             lines += line
             added.append(Entry(delivery: delivery, line: line, staged: change, putStart: line.count - put.count + 1))
         }
+        return try appendEntries(added, lines: lines)
+    }
+
+    /// Appends `lines` (the lines of `added`), then keeps `added` as the live entries of their deliveries; true when
+    /// the journal was then rewritten.
+    private mutating func appendEntries(_ added: [Entry], lines: [UInt8]) throws(StoreError) -> Bool {
         guard !lines.isEmpty else { return false }
         try append(lines)
         for entry in added {
