@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerFileStore
 import Foundation
+import Glibc
 
 /// Data directories as the previous version of the file store left them: one pretty-printed JSON file per account under `accounts/`.
 public enum LegacyAccountFiles {
