@@ -137,7 +137,8 @@ public final class Broker: Sendable {
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(
             providers: registry.all.filter(\.offersSignIn).map(\.name),
-            appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
+            appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name),
+            fileStore: accounts as? JSONFileAccountRepository)
         discovery = OIDCDiscovery(registry: registry, upstream: upstream, providerCalls: metrics.providerCalls)
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, outcomes: outcomes, upstream: upstream, publicURL: c.publicURL,
