@@ -65,6 +65,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         journal = AccountJournal(
             directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
         index = Mutex(loaded.index)
+        // The decoded lines and the parsing's scratch memory are free now; give their pages back.
+        HeapTrim.releaseFreeMemory()
         if openSealedInBackground { openSealedAccountsInBackground() }
     }
 
