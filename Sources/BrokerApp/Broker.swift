@@ -98,7 +98,10 @@ public final class Broker: Sendable {
                 redisClient = redis.client
             } else {
                 redisStores = nil
-                accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
+                let store = try JSONFileAccountRepository(
+                    directory: dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+                Self.reportOpening(store, logger: logger)
+                accounts = store
                 let journal = try JournalFlowStore(
                     directory: dataDirectory, durable: false, sealer: codec,
                     maxPending: c.maxPendingFlows, now: now())
@@ -272,7 +275,9 @@ public final class Broker: Sendable {
         }
         defer { lock?.release() }
         let codec = try accountCodec(c, logger: logger)
-        let repository = try JSONFileAccountRepository(directory: c.dataDirectory, codec: codec)
+        let repository = try JSONFileAccountRepository(
+            directory: c.dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+        Self.reportOpening(repository, logger: logger)
         let result = try await repository.rekey(codec: codec)
         return (result.rewritten, result.total, codec.keyring.current.id)
     }

@@ -61,7 +61,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         var numbers: UInt32 = 0
         let loaded = try AccountStoreLoader.load(directory, codec: codec, numbers: &numbers)
         tornLineCutAtOpen = loaded.tornLineCut
-        journal = AccountJournal(directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
+        journal = AccountJournal(
+            directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
         index = Mutex(loaded.index)
         if openSealedInBackground { openSealedAccountsInBackground() }
     }
@@ -72,7 +73,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         openSealedInBackground: Bool = true, compactionThreshold: Int = defaultCompactionThreshold
     ) throws(StoreError) {
         try self.init(
-            directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground, compactionThreshold: compactionThreshold)
+            directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground,
+            compactionThreshold: compactionThreshold)
     }
 
     /// The account with `id`, from memory; throws ``StoreError/corrupt(path:reason:)`` when its sealed secrets do not open.

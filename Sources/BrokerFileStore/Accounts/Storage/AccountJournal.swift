@@ -137,7 +137,8 @@ final class AccountJournal: Sendable {
             commits.markAllDurable()
             let next = state.generation + 1
             state.nextNumber += 1
-            let file = try AccountStoreLoader.createJournal(directory + "/" + AccountStoreFormat.journalName(next), number: state.nextNumber)
+            let file = try AccountStoreLoader.createJournal(
+                directory + "/" + AccountStoreFormat.journalName(next), number: state.nextNumber)
             try DurableFile.syncDirectory(directory)
             state.files[file.number] = file
             state.current = file

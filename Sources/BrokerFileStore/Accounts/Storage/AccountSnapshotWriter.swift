@@ -33,7 +33,9 @@ package enum AccountSnapshotWriter {
             }
             records.append((key, location, file))
         }
-        return try writeRecords(records.lazy.map { ($0.key, $0.location.length) }, to: path, journal: journal, number: number, keepOpen: keepOpen) {
+        return try writeRecords(
+            records.lazy.map { ($0.key, $0.location.length) }, to: path, journal: journal, number: number, keepOpen: keepOpen
+        ) {
             index, buffer throws(StoreError) in
             let record = records[index]
             buffer += try record.file.read(offset: record.location.offset, length: Int(record.location.length))

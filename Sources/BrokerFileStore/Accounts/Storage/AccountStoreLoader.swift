@@ -31,7 +31,8 @@ enum AccountStoreLoader {
     /// the file and line of the first record that does not read.
     static func load(_ directory: String, codec: some AccountRecordCodec, numbers: inout UInt32) throws(StoreError) -> Loaded {
         let names = try DirectoryListing.names(in: directory)
-        for name in names where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+        for name in names
+        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
             unlink(directory + "/" + name)
         }
         let deferring = codec as? any StoredAccountDecoding
@@ -128,7 +129,8 @@ enum AccountStoreLoader {
             throw .corrupt(path: file.path + " line 1", reason: "not an account snapshot header this version reads")
         }
         guard bytes.last == 0x0A else {
-            throw .corrupt(path: file.path, reason: "the snapshot does not end with a complete line (it is written whole, so it was damaged)")
+            throw .corrupt(
+                path: file.path, reason: "the snapshot does not end with a complete line (it is written whole, so it was damaged)")
         }
         let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 4)
         let results = Mutex<[Int: Result<[Parsed], StoreError>]>([:])
@@ -142,7 +144,8 @@ enum AccountStoreLoader {
                 while start < end {
                     let newline = bytes[start..<end].firstIndex(of: 0x0A)!
                     let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-                    let stored = try decode(line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                    let stored = try decode(
+                        line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
                     parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
                     start = newline + 1
                 }
@@ -161,7 +164,8 @@ enum AccountStoreLoader {
                 let key = ExactKey(record.id)
                 guard loaded.locations[key] == nil else {
                     throw .corrupt(
-                        path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)")
+                        path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
+                    )
                 }
                 loaded.index.set(record.stored, for: record.id)
                 loaded.locations[key] = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)

@@ -13,7 +13,8 @@ package enum AccountStoreReader {
     /// `id` reads a record's account id (a codec's, or ``recordID(_:)``); a
     /// record it rejects stops the read, as does a bad line that is not a torn last one.
     package static func records(
-        in directory: String, id: ([UInt8], String) throws(StoreError) -> String = { bytes, path throws(StoreError) in try recordID(bytes, path: path) }
+        in directory: String,
+        id: ([UInt8], String) throws(StoreError) -> String = { bytes, path throws(StoreError) in try recordID(bytes, path: path) }
     ) throws(StoreError) -> [(id: String, bytes: [UInt8], origin: String)] {
         var names: [String] = []
         var status = stat()
