@@ -18,7 +18,7 @@ struct JSONFileAccountRepositorySealedTests {
 
     /// Writes `accounts` as record files of the former layout with `codec`, as the previous version left them.
     private static func plant(_ accounts: [Account], codec: some AccountRecordCodec, in directory: String) throws {
-        try LegacyAccountFiles.plant(accounts, codec: codec, in: directory)
+        try LegacyAccountFiles.write(accounts, codec: codec, in: directory)
     }
 
     @Test func secretsStaySealedUntilReadThenStayOpen() async throws {

@@ -160,7 +160,7 @@ struct JSONFileAccountRepositoryTests {
             #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
         }
         try await TemporaryDirectory.with { directory in
-            try LegacyAccountFiles.plant([account], in: directory)
+            try LegacyAccountFiles.write([account], codec: PlainJSONAccountCodec(), in: directory)
             // The previous version named such a record by the digest of its id.
             let name = "~" + Hex.encode(SHA256.hash(Array(account.id.utf8))) + ".json"
             #expect(FileProbe.names(directory + "/accounts") == [name])
@@ -174,7 +174,9 @@ struct JSONFileAccountRepositoryTests {
 
     @Test func aDigestNamedRecordOfAnotherIDStopsTheMigrationAndLeavesTheFormerLayout() async throws {
         try await TemporaryDirectory.with { directory in
-            try LegacyAccountFiles.plant([Account.make(uid: String(repeating: "/", count: 128)), Account.make(uid: "1")], in: directory)
+            try LegacyAccountFiles.write(
+                [Account.make(uid: String(repeating: "/", count: 128)), Account.make(uid: "1")], codec: PlainJSONAccountCodec(),
+                in: directory)
             let accounts = directory + "/accounts"
             let digestName = try #require(FileProbe.names(accounts).first { $0.hasPrefix("~") })
             #expect(rename(accounts + "/github%3A1.json", accounts + "/" + digestName) == 0)
@@ -210,7 +212,7 @@ struct JSONFileAccountRepositoryTests {
     @Test func theMigrationCarriesRecordsOverAndLeavesTemporaryFilesBehind() async throws {
         try await TemporaryDirectory.with { directory in
             let account = Account.make()
-            try LegacyAccountFiles.plant([account], in: directory)
+            try LegacyAccountFiles.write([account], codec: PlainJSONAccountCodec(), in: directory)
             let accounts = directory + "/accounts"
             try FileProbe.plant("{\"version\": 1, \"provid", at: accounts + "/github%3A1001.json.tmp.00ff00ff00ff00ff")
             try FileProbe.plant("{}", at: accounts + "/github%3A2.json.tmp.0123456789abcdef")
@@ -251,7 +253,7 @@ struct JSONFileAccountRepositoryTests {
 
     @Test func recordInTheWrongFileStopsTheMigrationAndLeavesTheFormerLayout() async throws {
         try await TemporaryDirectory.with { directory in
-            try LegacyAccountFiles.plant([Account.make(uid: "1")], in: directory)
+            try LegacyAccountFiles.write([Account.make(uid: "1")], codec: PlainJSONAccountCodec(), in: directory)
             let accounts = directory + "/accounts"
             #expect(rename(accounts + "/github%3A1.json", accounts + "/github%3A9.json") == 0)
             #expect(
