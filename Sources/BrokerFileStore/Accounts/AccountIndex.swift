@@ -47,6 +47,15 @@ struct AccountIndex: Sendable {
         tally.counts(total: accounts.count, at: now)
     }
 
+    /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed entry.
+    func firstSealed(with keyID: String) -> String? {
+        var first: String?
+        for (key, secrets) in sealed where secrets.all.contains(where: { $0.key.id == keyID }) {
+            if first.map({ ExactKey.precedes(key.string, $0) }) ?? true { first = key.string }
+        }
+        return first
+    }
+
     /// The ids of the accounts still sealed.
     var sealedIDs: [String] { sealed.keys.map(\.string) }
 
