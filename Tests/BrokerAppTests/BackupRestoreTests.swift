@@ -260,6 +260,20 @@ import Glibc
         #expect(refused.status == 1 && refused.stderr.contains("restore refused: \(bad) line 3: "), "\(refused.stderr)")
     }
 
+    @Test func aBackupThatCannotBeWrittenIsStorageUnavailableAndAudited() async throws {
+        let s = try await Self.setUp(accounts: 1)
+        // Something that is not a directory where backups go: nothing can be written there.
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: s.harness.dataDirectory + "/backups"))
+        let reply = try #require(await TestHTTP.send(port: s.harness.port, method: "POST", target: "/backup", headers: s.ops))
+        #expect(reply.status == 503 && reply.body.contains("\"error\":\"storage_unavailable\""), "\(reply.body)")
+        #expect(reply.header("Cache-Control") == "no-store")
+        // The broker goes on serving.
+        #expect(await s.connect())
+        await s.harness.stop()
+        let audit = try String(contentsOfFile: s.root + "/audit.jsonl", encoding: .utf8)
+        #expect(audit.contains("\"event\":\"backup_written\"") && audit.contains("\"outcome\":\"storage_unavailable\""))
+    }
+
     @Test func aBrokerOnRedisAnswersNotSupported() async throws {
         let redis = try await RedisServer.scoped(persistent: false)
         let root = try TemporaryDirectory.scoped(prefix: "broker-backup-redis")
