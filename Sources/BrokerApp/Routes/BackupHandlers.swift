@@ -76,14 +76,12 @@ final class BackupHandlers: Sendable {
     /// Creates `backups/` (0700) when missing and picks the first free name of `stamp`, held in ``inFlight`` until written.
     private func reserveName(stamp: String, dataDirectory: String) async throws(StoreError) -> String {
         let directory = dataDirectory + "/" + Self.directoryName
-        try await BlockingIO.run { () throws(StoreError) in
+        return try await BlockingIO.run { [self] () throws(StoreError) -> String in
             if Glibc.access(directory, F_OK) != 0 {
                 try DataDirectory.prepare(directory)
                 // The new directory's entry in the data directory, durable before a backup inside it is reported.
                 try DurableFile.syncDirectory(dataDirectory)
             }
-        }
-        return try await BlockingIO.run { [self] () throws(StoreError) -> String in
             for attempt in 1...1000 {
                 let name = "accounts-" + stamp + (attempt == 1 ? "" : "-\(attempt)") + ".snapshot.jsonl"
                 let free = inFlight.withLock { names in
