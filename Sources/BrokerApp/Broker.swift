@@ -100,9 +100,11 @@ public final class Broker: Sendable {
                 backupStore = .redis
             } else {
                 redisStores = nil
-                let fileAccounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
-                accounts = fileAccounts
-                backupStore = .files(fileAccounts, dataDirectory: dataDirectory)
+                let store = try JSONFileAccountRepository(
+                    directory: dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+                Self.reportOpening(store, logger: logger)
+                accounts = store
+                backupStore = .files(store)
                 let journal = try JournalFlowStore(
                     directory: dataDirectory, durable: false, sealer: codec,
                     maxPending: c.maxPendingFlows, now: now())
@@ -277,7 +279,9 @@ public final class Broker: Sendable {
         }
         defer { lock?.release() }
         let codec = try accountCodec(c, logger: logger)
-        let repository = try JSONFileAccountRepository(directory: c.dataDirectory, codec: codec)
+        let repository = try JSONFileAccountRepository(
+            directory: c.dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+        Self.reportOpening(repository, logger: logger)
         let result = try await repository.rekey(codec: codec)
         return (result.rewritten, result.total, codec.keyring.current.id)
     }

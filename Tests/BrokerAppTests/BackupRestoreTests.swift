@@ -146,7 +146,7 @@ import Glibc
         #expect(wrongKey.status == 1 && wrongKey.stderr.contains("401 unauthorized"))
     }
 
-    @Test(.disabled("until the journal and snapshot account store lands: the per-file store does not read a snapshot"))
+    @Test
     func aRestoredDirectoryServesTheSameAccounts() async throws {
         let s = try await Self.setUp(accounts: 3)
         let backup = try await s.backup()

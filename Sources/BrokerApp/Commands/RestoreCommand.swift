@@ -30,11 +30,6 @@ public struct RestoreCommand: Equatable, Sendable {
         self.force = force
     }
 
-    /// The snapshot file the account store starts from.
-    static let snapshotName = "accounts.snapshot.jsonl"
-    /// The directory of one account file each, the former layout.
-    static let formerDirectoryName = "accounts"
-
     /// Reads the arguments after `restore`: the file, `--data-dir DIR` (or `--data-dir=DIR`) and `--force`.
     static func parse(_ arguments: ArraySlice<String>) -> Result<RestoreCommand, BrokerCommand.UsageError> {
         func refuse(_ text: String) -> Result<RestoreCommand, BrokerCommand.UsageError> {
@@ -134,9 +129,9 @@ public struct RestoreCommand: Equatable, Sendable {
             moved = try moveAside(existing, in: directory, now: now)
         }
         // An empty directory of the former layout holds nothing, but beside a snapshot it would read as half migrated.
-        let former = directory + "/" + Self.formerDirectoryName
+        let former = directory + "/" + AccountStoreFormat.legacyDirectoryName
         if rmdir(former) == 0 { try DurableFile.syncDirectory(directory) }
-        try DurableFile.write(bytes, to: directory + "/" + Self.snapshotName)
+        try DurableFile.write(bytes, to: directory + "/" + AccountStoreFormat.snapshotName)
         return moved
     }
 
@@ -144,14 +139,15 @@ public struct RestoreCommand: Equatable, Sendable {
     private func accountFiles(in directory: String) throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         return names.filter { name in
-            if name == Self.snapshotName || Self.isJournal(name) { return true }
-            guard name == Self.formerDirectoryName else { return false }
+            if name == AccountStoreFormat.snapshotName || Self.isJournal(name) { return true }
+            guard name == AccountStoreFormat.legacyDirectoryName else { return false }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + name)) ?? []
             return !entries.isEmpty
         }
     }
 
-    /// Whether `name` is a journal of the account store, `accounts.journal.<generation>.jsonl`.
+    /// Whether `name` is named like a journal of the account store, `accounts.journal.<digits>.jsonl`: any such file is
+    /// moved aside, whether or not the store would read it.
     static func isJournal(_ name: String) -> Bool {
         guard name.hasPrefix("accounts.journal."), name.hasSuffix(".jsonl") else { return false }
         let generation = name.dropFirst("accounts.journal.".count).dropLast(".jsonl".count)
@@ -190,7 +186,7 @@ public struct RestoreCommand: Equatable, Sendable {
         environment: [String: String]
     ) -> String {
         let count = "\(summary.accounts) account\(summary.accounts == 1 ? "" : "s")"
-        var lines = ["Restored \(count) from \(file) into \(directory)/\(Self.snapshotName)."]
+        var lines = ["Restored \(count) from \(file) into \(directory)/\(AccountStoreFormat.snapshotName)."]
         if let moved { lines.append("The accounts \(directory) held before are in \(moved)/.") }
         let keySource =
             environment[EncryptionKeyring.environmentVariable] != nil

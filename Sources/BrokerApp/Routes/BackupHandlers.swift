@@ -16,8 +16,8 @@ import Synchronization
 final class BackupHandlers: Sendable {
     /// What a backup is taken of.
     enum Store: Sendable {
-        /// The file store's repository and its data directory.
-        case files(JSONFileAccountRepository, dataDirectory: String)
+        /// The file store's repository.
+        case files(JSONFileAccountRepository)
         /// Redis: no backup through the broker.
         case redis
     }
@@ -45,7 +45,7 @@ final class BackupHandlers: Sendable {
     /// `POST /backup`: writes the snapshot and answers where, how many accounts and how many bytes.
     func backup(_ request: Request) async -> Response {
         guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
-        guard case .files(let repository, let dataDirectory) = store else {
+        guard case .files(let repository) = store else {
             record(caller: caller, request: request, outcome: "not_supported")
             return Response.error(
                 .conflict, code: "not_supported",
@@ -54,6 +54,7 @@ final class BackupHandlers: Sendable {
                 headers: Self.noStore)
         }
         let stamp = Self.stamp(wallClock())
+        let dataDirectory = repository.dataDirectory
         do {
             let name = try await reserveName(stamp: stamp, dataDirectory: dataDirectory)
             defer { _ = inFlight.withLock { $0.remove(name) } }
