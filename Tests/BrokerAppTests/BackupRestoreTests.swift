@@ -217,6 +217,23 @@ import Glibc
         #expect(forced.stdout.contains("are in \(target)/backups/\(replaced[0])/"))
         #expect(!FileManager.default.fileExists(atPath: target + "/accounts.journal.2.jsonl"))
         #expect(FileManager.default.fileExists(atPath: target + "/accounts.snapshot.jsonl"))
+
+        // A directory of the former layout, one file per account: it holds accounts too (a broker would migrate them).
+        let former = s.root + "/former"
+        try FileManager.default.createDirectory(atPath: former + "/accounts", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: former + "/accounts/acme%3A1.json"))
+        let refused = RestoreCommand(file: file, dataDirectory: former).run(environment: s.restoreEnvironment())
+        #expect(refused.status == 1 && refused.failure?.reason.contains("already holds accounts (accounts)") == true)
+        let forcedFormer = RestoreCommand(file: file, dataDirectory: former, force: true).run(environment: s.restoreEnvironment())
+        #expect(forcedFormer.status == 0)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: former + "/backups")
+        #expect(aside.count == 1 && FileManager.default.fileExists(atPath: former + "/backups/\(aside[0])/accounts/acme%3A1.json"))
+        #expect(!FileManager.default.fileExists(atPath: former + "/accounts"))
+        // An empty one holds nothing: it is removed, so the snapshot does not sit beside a half-migrated layout.
+        let empty = s.root + "/empty"
+        try FileManager.default.createDirectory(atPath: empty + "/accounts", withIntermediateDirectories: true)
+        #expect(RestoreCommand(file: file, dataDirectory: empty).run(environment: s.restoreEnvironment()).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).sorted() == ["accounts.snapshot.jsonl", "broker.lock"])
     }
 
     @Test func aDamagedBackupIsRefusedNamingTheLine() async throws {
