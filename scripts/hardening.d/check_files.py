@@ -18,7 +18,8 @@ broker-secret, encryption-key   non-empty
 A torn last journal line is counted ("torn"), not an error. Temporary files (*.tmp.<16 hex>) and claimed flows
 (*.taken.<16 hex>) are counted, not parsed: they are never read as records. "leftovers" counts those start-up removes
 (in accounts/ and flows/, accounts.snapshot.jsonl.tmp.* and old journals in the root); "root_leftovers" the key-file
-temporaries of the root, "backup_leftovers" those in backups/.
+temporaries of the root, "backup_leftovers" those in backups/; "compaction_leftovers" the snapshot temporaries and old
+journals a compaction cut short leaves. "generation" is the newest account journal's, "snapshot_journal" the snapshot's G.
 Prints one JSON line; exit status 1 when a record does not parse.
 Usage: check_files.py DATA_DIR [--no-sentinel TEXT]...
 """
@@ -38,7 +39,7 @@ def main():
     sentinels = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--no-sentinel"]
     report = {"accounts": 0, "flows": 0, "deliveries": 0, "torn": 0, "leftovers": 0, "root_leftovers": 0,
               "migrated": 0, "backups": 0, "backup_accounts": 0, "backup_leftovers": 0, "generation": 0,
-              "snapshot_journal": 0, "bad": [], "plaintext": []}
+              "snapshot_journal": 0, "compaction_leftovers": 0, "bad": [], "plaintext": []}
     store = check_accounts(root, report)
     for directory, _, names in os.walk(root):
         for name in names:
@@ -60,6 +61,7 @@ def main():
                 continue
             if account_store.SNAPSHOT_TEMPORARY.match(rel):
                 report["leftovers"] += 1  # a snapshot a kill cut short: start-up removes it
+                report["compaction_leftovers"] += 1
                 continue
             if LEFTOVER.search(name) or name.startswith(".probe"):
                 # Record directories are cleaned at start-up; the root holds only key-file temporaries.
@@ -107,6 +109,7 @@ def check_accounts(root, report):
     report["bad"] += store["bad"]
     report["torn"] += store["torn"]
     report["leftovers"] += store["former_leftovers"] + len(store["stale_journals"])
+    report["compaction_leftovers"] += len(store["stale_journals"])
     report["generation"], report["snapshot_journal"] = store["generation"], store["snapshot_journal"]
     for account_id, record in sorted(accounts.items()):
         problem = sealed_problem(record)
