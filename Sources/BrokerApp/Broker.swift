@@ -280,6 +280,12 @@ public final class Broker: Sendable {
             directory: c.dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
         Self.reportOpening(repository, logger: logger)
         let result = try await repository.rekey(codec: codec)
+        if result.rewritten > 0, FileManager.default.fileExists(atPath: c.dataDirectory + "/" + AccountStoreFormat.migratedDirectoryName) {
+            logger.log(
+                .warning,
+                "accounts.migrated/ (the former layout, kept after the migration) still holds the records as they were "
+                    + "before this rekey; remove it once you no longer need to roll back")
+        }
         return (result.rewritten, result.total, codec.keyring.current.id)
     }
 

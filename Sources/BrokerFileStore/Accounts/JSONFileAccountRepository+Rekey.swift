@@ -12,6 +12,9 @@ extension JSONFileAccountRepository {
     /// how many exist. Throws if a rewritten record is still not sealed with the
     /// current key (the repository was opened with another codec).
     ///
+    /// Then the journal is compacted, so no file of the store keeps the records as they were
+    /// (the former layout's `accounts.migrated/`, if any, still does: the command says so).
+    ///
     /// Like ``AccountRekey/run(repository:concurrency:)`` it reads each account
     /// just before writing it, so run it before serving, as `token-broker rekey` does.
     public func rekey(
@@ -30,6 +33,8 @@ extension JSONFileAccountRepository {
             }
             return true
         }
+        // The journal still holds the records as they were; a compaction leaves only the re-sealed ones on disk.
+        if rewritten > 0 { try await compact() }
         return (rewritten, accounts.count)
     }
 

@@ -57,6 +57,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         try DataDirectory.prepare(directory)
         dataDirectory = directory
         self.codec = codec
+        try AccountStoreLoader.removeTemporaries(in: directory)
         migratedAtOpen = try AccountStoreMigration.runIfNeeded(directory, codec: codec)
         var numbers: UInt32 = 0
         let loaded = try AccountStoreLoader.load(directory, codec: codec, numbers: &numbers)

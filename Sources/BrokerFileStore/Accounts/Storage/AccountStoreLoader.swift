@@ -24,6 +24,14 @@ enum AccountStoreLoader {
         var tornLineCut: Bool
     }
 
+    /// Removes the temporary snapshots a killed compaction, backup or migration left in `directory`; they were never in use.
+    static func removeTemporaries(in directory: String) throws(StoreError) {
+        for name in try DirectoryListing.names(in: directory)
+        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+            unlink(directory + "/" + name)
+        }
+    }
+
     /// Loads the store under `directory` (already migrated from the former layout), creating the first journal when there is none.
     ///
     /// Journals older than the snapshot (a compaction was killed after its
@@ -31,10 +39,6 @@ enum AccountStoreLoader {
     /// the file and line of the first record that does not read.
     static func load(_ directory: String, codec: some AccountRecordCodec, numbers: inout UInt32) throws(StoreError) -> Loaded {
         let names = try DirectoryListing.names(in: directory)
-        for name in names
-        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
-            unlink(directory + "/" + name)
-        }
         let deferring = codec as? any StoredAccountDecoding
         var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
         var probes: [String: String] = [:]
