@@ -91,6 +91,11 @@ class AccountStoreTest(unittest.TestCase):
         _, report = account_store.load(self.dir)
         self.assertEqual([b.split(": ")[0] for b in report["bad"]], [f"accounts.journal.1.jsonl:{n}" for n in (1, 2, 3, 4)])
 
+    def test_whitespace_inside_strings_is_compact(self):
+        self.write(account_store.journal_name(1), line({"put": record('weibo:a "b"\tc\\ d')}))
+        accounts, report = account_store.load(self.dir)
+        self.assertEqual((report["bad"], list(accounts)), ([], ['weibo:a "b"\tc\\ d']))
+
     def test_a_snapshot_is_checked_header_count_order_and_final_newline(self):
         self.write("accounts.snapshot.jsonl", snapshot([record("weibo:1"), record("weibo:2")], count=3))
         self.assertIn("accounts.snapshot.jsonl:1: the header says 3", account_store.load(self.dir)[1]["bad"][0])
