@@ -68,7 +68,7 @@ enum AccountStoreLoader {
         }
         for (position, generation) in generations.enumerated() {
             let path = directory + "/" + AccountStoreFormat.journalName(generation)
-            let journalDescriptor = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+            let journalDescriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard journalDescriptor >= 0 else { throw .posix("open", path) }
             numbers += 1
             let file = AccountStoreFile(path: path, descriptor: journalDescriptor, number: numbers)
@@ -88,14 +88,18 @@ enum AccountStoreLoader {
         return loaded
     }
 
-    /// Creates an empty journal at `path` (0600) open for appending.
+    /// Creates an empty journal at `path` (0600), open for reading only.
+    ///
+    /// No store file stays open for writing (appends and cuts open the file
+    /// for that one step): the kernel refuses to remount a file system
+    /// read-only while any file on it is open for writing.
     static func createJournal(_ path: String, number: UInt32) throws(StoreError) -> AccountStoreFile {
-        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .posix("create", path) }
-        guard fchmod(descriptor, 0o600) == 0 else {
-            close(descriptor)
-            throw .posix("chmod", path)
-        }
+        let writer = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard writer >= 0 else { throw .posix("create", path) }
+        defer { close(writer) }
+        guard fchmod(writer, 0o600) == 0 else { throw .posix("chmod", path) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .posix("open", path) }
         return AccountStoreFile(path: path, descriptor: descriptor, number: number)
     }
 
@@ -269,8 +273,11 @@ enum AccountStoreLoader {
                 guard newest else {
                     throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
                 }
-                guard ftruncate(file.descriptor, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
-                guard fsync(file.descriptor) == 0 else { throw .posix("fsync", file.path) }
+                let writer = open(file.path, O_WRONLY | O_CLOEXEC)
+                guard writer >= 0 else { throw .posix("open", file.path) }
+                defer { close(writer) }
+                guard ftruncate(writer, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
+                guard fsync(writer) == 0 else { throw .posix("fsync", file.path) }
                 loaded.tornLineCut = true
                 return start
             }
