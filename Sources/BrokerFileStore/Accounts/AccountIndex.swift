@@ -68,10 +68,11 @@ struct AccountIndex: Sendable {
     }
 
     /// Stores `stored` under `key`, known to hold no entry yet (start-up's load): one lookup each, no tally removal.
-    mutating func insertNew(_ stored: StoredAccount, key: ExactKey) {
+    mutating func insertNew(_ stored: consuming StoredAccount, key: ExactKey) {
         tally.add(stored.account)
-        accounts[key] = stored.account
         if let secrets = stored.sealed { sealed[key] = secrets }
+        // The record is consumed, so its account moves into the dictionary instead of being copied field by field.
+        accounts[key] = (consume stored).account
     }
 
     /// Forgets the account `id`.

@@ -205,7 +205,7 @@ enum AccountStoreLoader {
                         path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
                     )
                 }
-                loaded.index.insertNew(record.stored, key: key)
+                loaded.index.insertNew((consume record).stored, key: key)
             }
             for (keyID, id) in chunkProbes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
             chunkProbes.removeAll()
