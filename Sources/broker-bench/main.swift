@@ -11,6 +11,8 @@
 //                                          second, in one step (or, with `separate`, the change then the event)
 //   broker-bench refresh-herd DIR DUE TRACKED CONCURRENCY   background refreshes per second (durable writes) against the
 //                                          fake provider on a local socket, and RSS with TRACKED accounts in the store
+//   broker-bench account-writes DIR SECONDS WRITERS   durable account writes (new sealed accounts) from WRITERS at once:
+//                                          per second and latency p50/p99, in whichever store layout this binary has
 import Dispatch
 import Foundation
 
@@ -65,6 +67,13 @@ case "refresh-herd":
         due >= 0, tracked >= due, concurrency > 0
     else { fail("usage: refresh-herd DIR DUE TRACKED CONCURRENCY") }
     try await RefreshBench.run(directory: args[1], due: due, tracked: tracked, concurrency: concurrency)
+case "account-writes":
+    guard args.count == 4, let seconds = Double(args[2]), let writers = Int(args[3]), writers > 0 else {
+        fail("usage: account-writes DIR SECONDS WRITERS")
+    }
+    try await AccountWritesBench.run(directory: args[1], seconds: seconds, concurrency: writers)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd")
+    fail(
+        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd"
+            + " | account-writes")
 }
