@@ -98,7 +98,10 @@ public final class Broker: Sendable {
                 redisClient = redis.client
             } else {
                 redisStores = nil
-                accounts = try JSONFileAccountRepository(directory: dataDirectory, codec: codec)
+                let store = try JSONFileAccountRepository(
+                    directory: dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+                Self.reportOpening(store, logger: logger)
+                accounts = store
                 let journal = try JournalFlowStore(
                     directory: dataDirectory, durable: false, sealer: codec,
                     maxPending: c.maxPendingFlows, now: now())
@@ -134,7 +137,8 @@ public final class Broker: Sendable {
         let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(
             providers: registry.all.filter(\.offersSignIn).map(\.name),
-            appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name))
+            appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name),
+            fileStore: accounts as? JSONFileAccountRepository)
         discovery = OIDCDiscovery(registry: registry, upstream: upstream, providerCalls: metrics.providerCalls)
         let authorization = AuthorizationService(
             registry: registry, accounts: accounts, flows: flows, outcomes: outcomes, upstream: upstream, publicURL: c.publicURL,
@@ -272,8 +276,16 @@ public final class Broker: Sendable {
         }
         defer { lock?.release() }
         let codec = try accountCodec(c, logger: logger)
-        let repository = try JSONFileAccountRepository(directory: c.dataDirectory, codec: codec)
+        let repository = try JSONFileAccountRepository(
+            directory: c.dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
+        Self.reportOpening(repository, logger: logger)
         let result = try await repository.rekey(codec: codec)
+        if result.rewritten > 0, FileManager.default.fileExists(atPath: c.dataDirectory + "/" + AccountStoreFormat.migratedDirectoryName) {
+            logger.log(
+                .warning,
+                "accounts.migrated/ (the former layout, kept after the migration) still holds the records as they were "
+                    + "before this rekey; remove it once you no longer need to roll back")
+        }
         return (result.rewritten, result.total, codec.keyring.current.id)
     }
 

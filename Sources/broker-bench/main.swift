@@ -1,5 +1,6 @@
 // broker-bench: load and scaling tools for scripts/bench (not part of the service).
 //   broker-bench seed DIR COUNT            write COUNT sealed accounts weibo:0… into DIR
+//   broker-bench seed-legacy DIR COUNT     the same in the former layout, one file per account under DIR/accounts/
 //   broker-bench seed-redis URL COUNT DIR  the same into Redis (the key comes from DIR or BROKER_ENCRYPTION_KEY)
 //   broker-bench count-redis URL DIR       cost of counting the accounts in Redis by status (/metrics), first and per scrape
 //   broker-bench store-scaling ROOT SIZES  open/write/read/count cost of the file store at each size (comma list)
@@ -28,6 +29,11 @@ case "seed":
     let t0 = Date()
     try await StoreBench.seed(args[1], count: count)
     print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
+case "seed-legacy":
+    guard args.count == 3, let count = Int(args[2]) else { fail("usage: seed-legacy DIR COUNT") }
+    let t0 = Date()
+    try LegacySeed.seed(args[1], count: count)
+    print(String(format: "seeded=%d layout=one-file-per-account seconds=%.1f", count, Date().timeIntervalSince(t0)))
 case "seed-redis":
     guard args.count == 4, let count = Int(args[2]) else { fail("usage: seed-redis redis://HOST:PORT/DB COUNT KEY_DIR") }
     let t0 = Date()

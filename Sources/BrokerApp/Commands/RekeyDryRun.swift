@@ -54,7 +54,7 @@ public struct RekeyDryRun: Sendable {
                 : "sealed with key " + candidate.sealedWith.map { "\"\($0)\"" }.joined(separator: ", ")
             lines.append(
                 "  " + candidate.accountID.padding(toLength: width, withPad: " ", startingAt: 0)
-                    + "  " + now + "  accounts/" + candidate.fileName)
+                    + "  " + now + "  " + candidate.fileName)
         }
         return lines.joined(separator: "\n")
     }

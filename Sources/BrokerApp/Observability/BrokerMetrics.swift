@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerFileStore
 import BrokerHTTP
 import BrokerRedis
 import Synchronization
@@ -18,9 +19,12 @@ final class BrokerMetrics: Sendable {
     let flows: FlowMetrics
     /// App token fetches by provider and outcome.
     let appTokens: AppTokenMetrics
+    /// The file store, whose snapshot and journal sizes are reported; nil on Redis.
+    let fileStore: JSONFileAccountRepository?
 
     /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`.
-    init(providers: [String], appTokenProviders: [String] = []) {
+    init(providers: [String], appTokenProviders: [String] = [], fileStore: JSONFileAccountRepository? = nil) {
+        self.fileStore = fileStore
         flows = FlowMetrics(providers: providers)
         appTokens = AppTokenMetrics(providers: appTokenProviders)
     }
@@ -37,6 +41,7 @@ final class BrokerMetrics: Sendable {
         out += appTokens.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
+        if let fileStore { out += Self.renderFileStore(fileStore.storeSizes) }
         if let webhooks { out += await webhooks.renderMetrics() }
         if let redis { out += redis.snapshot().prometheusText }
         out += ProcessMetrics.render()
@@ -61,4 +66,19 @@ final class ServerBox: Sendable {
     private let server = Mutex<HTTPServer?>(nil)
     func set(_ value: HTTPServer) { server.withLock { $0 = value } }
     func snapshot() -> HTTPMetricsSnapshot? { server.withLock { $0 }?.metricsSnapshot() }
+}
+
+extension BrokerMetrics {
+    /// `broker_account_journal_bytes`, `broker_account_snapshot_bytes` and `broker_account_journal_generation`: a
+    /// journal that keeps growing past its compaction point, or a generation that stops moving, means compactions fail.
+    static func renderFileStore(_ sizes: (generation: Int, journalBytes: Int, snapshotBytes: Int)) -> String {
+        MetricsRenderer.single(
+            "broker_account_journal_bytes", .gauge, "Size of the file store's account journal (compacted in the background).",
+            sizes.journalBytes)
+            + MetricsRenderer.single(
+                "broker_account_snapshot_bytes", .gauge, "Size of the file store's account snapshot.", sizes.snapshotBytes)
+            + MetricsRenderer.single(
+                "broker_account_journal_generation", .gauge, "Generation of the account journal; each compaction adds one.",
+                sizes.generation)
+    }
 }

@@ -3,11 +3,11 @@ import Synchronization
 
 /// The steps of an account write that carries events, where a test can stop it as a crash would, or fail it.
 enum EventWriteStep: Sendable, Hashable {
-    /// The account file write fails with an error, as a full disk makes it (not a crash: the write goes on to abort).
+    /// The account's journal line fails with an error, as a full disk makes it (not a crash: the write goes on to abort).
     case accountWriteFails
-    /// The deliveries are staged and synced; the account file is not written.
+    /// The deliveries are staged and synced; the account's change is not written.
     case staged
-    /// The account file is written and synced; no commit line is appended.
+    /// The account's change is written and synced; no commit line is appended.
     case accountWritten
 }
 
@@ -15,18 +15,18 @@ extension JSONFileAccountRepository {
     /// Applies `transform` and writes the event `event` finds in the change to the outbox journal of this data directory,
     /// atomically by the staging protocol of ``JournalWebhookOutbox``.
     ///
-    /// Under the id's lock: the deliveries are staged (synced), the account
-    /// file is written or removed (synced), then committed (not waited for).
+    /// Under the id's lock: the deliveries are staged (synced), the account's
+    /// put or delete is appended to the journal (synced), then committed (not waited for).
     /// When the account write fails, the staged deliveries are aborted before
     /// the error is thrown. A sink writing elsewhere (not this directory's
     /// journal) gets the change first and the event after
     /// (``AccountRepository/updateThenRecord(id:reporting:to:_:)``). An
-    /// unchanged account writes no account file; an event found all the same is appended on its own.
+    /// unchanged account writes no journal line; an event found all the same is appended on its own.
     public func update(
         id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
-        guard let journal = sink.changeOutbox as? JournalWebhookOutbox, journal.accountsDirectory == accountsDirectory else {
+        guard let outbox = sink.changeOutbox as? JournalWebhookOutbox, outbox.dataDirectory == dataDirectory else {
             return try await updateThenRecord(id: id, reporting: event, to: sink, transform)
         }
         return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
@@ -35,8 +35,7 @@ extension JSONFileAccountRepository {
             if let next, !ExactKey.same(next.id, id) {
                 throw .unavailable("update of account \(id): the transform returned account \(next.id)")
             }
-            let path = path(for: id)
-            // The file's bytes after the change (nil: removed) and the account as it will read back.
+            // The record after the change (nil: removed) and the account as it will read back.
             let written: (bytes: [UInt8]?, stored: Account?)?
             switch (current, next) {
             case (nil, nil): written = nil
@@ -53,23 +52,23 @@ extension JSONFileAccountRepository {
             let deliveries = event(current, after).map { sink.deliveries($0.0, $0.1) } ?? []
             guard let written else {
                 if !deliveries.isEmpty {
-                    try await journal.append(deliveries)
+                    try await outbox.append(deliveries)
                     sink.appended()
                 }
                 return current
             }
             let ids = deliveries.map(\.id)
             if !deliveries.isEmpty {
-                // The file as it is now (what a write that never happened leaves) and as the change leaves it.
-                let before = try await BlockingIO.run { () throws(StoreError) -> [UInt8]? in try DurableFile.read(path) }
+                // The record as it is now (what a write that never happened leaves) and as the change leaves it.
+                let before = try await BlockingIO.run { () throws(StoreError) -> [UInt8]? in try self.journal.record(id: id) }
                 let change = StagedChange(
                     account: id, after: StagedChange.fingerprint(written.bytes), before: StagedChange.fingerprint(before))
                 if change.after == change.before {
-                    // The record differs below what the file keeps (a date's microseconds): the write changes no
-                    // byte, so the file cannot tell whether it happened. The event is simply appended first.
-                    try await journal.append(deliveries)
+                    // The record differs below what the store keeps (a date's microseconds): the write changes no
+                    // byte, so the store cannot tell whether it happened. The event is simply appended first.
+                    try await outbox.append(deliveries)
                 } else {
-                    try await journal.stage(deliveries, for: change)
+                    try await outbox.stage(deliveries, for: change)
                     try stopIfCrashing(at: .staged)
                 }
             }
@@ -77,13 +76,13 @@ extension JSONFileAccountRepository {
                 if crashPoints.withLock({ $0.contains(.accountWriteFails) }) { throw .unavailable("account write failed for a test") }
                 try await BlockingIO.run { () throws(StoreError) in
                     if let bytes = written.bytes {
-                        try DurableFile.write(bytes, to: path, in: self.directorySync)
+                        try self.journal.put(bytes, id: id)
                     } else {
-                        _ = try DurableFile.remove(path, in: self.directorySync)
+                        try self.journal.delete(id: id)
                     }
                 }
             } catch {
-                if !ids.isEmpty { await journal.abort(ids) }
+                if !ids.isEmpty { await outbox.abort(ids) }
                 throw error
             }
             index.withLock { index in
@@ -91,7 +90,7 @@ extension JSONFileAccountRepository {
             }
             if !ids.isEmpty {
                 try stopIfCrashing(at: .accountWritten)
-                await journal.commit(ids)
+                await outbox.commit(ids)
                 sink.appended()
             }
             return written.stored

@@ -10,8 +10,8 @@ extension JSONFileAccountRepository {
 
     /// The account with `id` from memory, its secrets decrypted (and kept so) when they were still sealed.
     ///
-    /// Throws ``StoreError/corrupt(path:reason:)`` naming the file when they do
-    /// not open; the entry then stays sealed and its file untouched.
+    /// Throws ``StoreError/corrupt(path:reason:)`` naming the record when they do
+    /// not open; the entry then stays sealed and its record untouched.
     func current(_ id: String) throws(StoreError) -> Account? {
         guard let stored = index.withLock({ $0[id] }) else { return nil }
         guard let sealed = stored.sealed else { return stored.account }
@@ -61,8 +61,7 @@ extension JSONFileAccountRepository {
     ///
     /// The work is spent at a lower priority while the server starts and serves. Each thread opens with its own copy of the key bytes
     /// (``KeyCopies``), or the threads would queue on one reference count.
-    /// Failures are left for reads to report. The last thread out hands the
-    /// memory of the sealed copies back to the system.
+    /// Failures are left for reads to report.
     func openSealedAccountsInBackground(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
         let work = BatchQueue(ids: index.withLock { $0.sealedIDs }, batchSize: Self.openingBatch)
         guard !work.isEmpty else { return }
@@ -74,7 +73,6 @@ extension JSONFileAccountRepository {
                 setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
                 var keys = KeyCopies()
                 while let batch = work.next() { _ = openBatch(batch, keys: &keys) }
-                if work.finishOne(of: threads) { HeapTrim.releaseFreeMemory() }
             }
             thread.name = "token-broker.open-sealed"
             thread.start()
@@ -107,9 +105,9 @@ extension JSONFileAccountRepository {
         }
     }
 
-    /// The path of the record of `id`, for error messages.
+    /// The record of `id`, for error messages.
     private func recordPath(_ id: String) -> String {
-        path(for: id)
+        recordName(id)
     }
 }
 
@@ -118,7 +116,6 @@ private final class BatchQueue: Sendable {
     private let ids: [String]
     private let batchSize: Int
     private let nextStart = Atomic<Int>(0)
-    private let finished = Atomic<Int>(0)
 
     /// A queue over `ids` in batches of `batchSize`.
     init(ids: [String], batchSize: Int) {
@@ -134,10 +131,5 @@ private final class BatchQueue: Sendable {
         let start = nextStart.wrappingAdd(batchSize, ordering: .relaxed).oldValue
         guard start < ids.count else { return nil }
         return ids[start..<min(start + batchSize, ids.count)]
-    }
-
-    /// Counts one of `count` workers as done; true for the last one.
-    func finishOne(of count: Int) -> Bool {
-        finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == count
     }
 }

@@ -2,67 +2,79 @@ import BrokerCore
 import Foundation
 import Synchronization
 
-/// An ``AccountRepository`` keeping one human-readable JSON file per account under `<directory>/accounts`.
+/// An ``AccountRepository`` keeping every account in a JSON-lines snapshot and journal under the data directory.
 ///
 /// Every record is loaded and validated into memory at start, and reads are
-/// served from there. A write goes to disk first (``DurableFile``) and then to
-/// memory, so a failed write changes nothing anyone can see. Writes of one id
-/// are serialized; writes of different ids run in parallel on ``BlockingIO``
-/// lanes, and each costs the same however many accounts exist. Concurrent
-/// writes share the final fsync of the directory (``SyncedDirectory``), and
-/// none returns before an fsync that began after its own rename.
+/// served from there. A write appends one line to the journal and is
+/// acknowledged once an `fdatasync` that began after it has ended (writers
+/// arriving together share one, ``AccountJournal``); only then does memory
+/// change, so a failed write changes nothing anyone can see. Writes of one
+/// id are serialized; writes of different ids run in parallel. The journal
+/// is compacted into the snapshot in the background once it has grown
+/// (``AccountStoreFormat`` describes the files). A data directory of the
+/// former layout, one file per account, is migrated at the first start
+/// (``AccountStoreMigration``).
 ///
 /// With ``EncryptedAccountCodec`` the secrets of sealed records are decrypted
 /// on first use, not at start: start-up opens one record per key id (so a
 /// wrong key still stops it), and a background pass opens the rest right
 /// after. A record that fails to open then (tampered) makes every read of it
-/// throw ``StoreError/corrupt(path:reason:)`` naming its file, never return
-/// garbage, and an update of it changes nothing.
+/// throw ``StoreError/corrupt(path:reason:)``, never return garbage, and an
+/// update of it changes nothing.
 ///
 /// One process should own a directory: another process's writes reach this
 /// one's memory only at its next start.
 public final class JSONFileAccountRepository: AccountRepository {
-    /// The directory holding one `<percent-encoded id>.json` file per account.
-    public let accountsDirectory: String
+    /// The data directory holding the snapshot and the journals.
+    public let dataDirectory: String
+    /// How many accounts the first start migrated from the former layout, or nil when it found none to migrate.
+    public let migratedAtOpen: Int?
+    /// Whether start-up cut off a torn last journal line (a write a crash interrupted, never acknowledged).
+    public let tornLineCutAtOpen: Bool
 
     private let codec: any AccountRecordCodec
-    /// Shares directory fsyncs among concurrent writes of different accounts (group commit).
-    let directorySync: SyncedDirectory
-    /// Every account by id: the acknowledged state of the files, some perhaps still sealed.
+    let journal: AccountJournal
+    /// Every account by id: the acknowledged state of the store, some perhaps still sealed.
     let index: Mutex<AccountIndex>
     let locks = KeyedAsyncLock()
     /// Where a write with events stops as a crash would, writing nothing more; for tests.
     let crashPoints = Mutex<Set<EventWriteStep>>([])
 
-    /// Opens the store under `directory`, creating it and `accounts/` with mode 0700.
+    /// The journal size past which a compaction starts, unless the snapshot is larger (then a quarter of it).
+    public static let defaultCompactionThreshold = 8 << 20
+
+    /// Opens the store under `directory`, creating it with mode 0700, migrating a former layout, and loading every record.
     ///
-    /// Removes temporary files left by interrupted writes and loads every
-    /// record. Blocks while loading, so call it before serving. Throws
-    /// ``StoreError/corrupt(path:reason:)`` naming the first bad file (which is
-    /// left untouched), or ``StoreError/unavailable(_:)`` when I/O fails.
-    /// Then, unless `openSealedInBackground` is false, starts decrypting the
-    /// records still sealed on a background thread (see ``openSealedAccounts()``).
+    /// Blocks while loading, so call it before serving. Throws
+    /// ``StoreError/corrupt(path:reason:)`` naming the file and line of the
+    /// first bad record (nothing is changed), or ``StoreError/unavailable(_:)``
+    /// when I/O fails. Then, unless `openSealedInBackground` is false, starts
+    /// decrypting the records still sealed on a background thread (see ``openSealedAccounts()``).
     public init(
         directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
-        openSealedInBackground: Bool = true
+        openSealedInBackground: Bool = true, compactionThreshold: Int = defaultCompactionThreshold
     ) throws(StoreError) {
         try DataDirectory.prepare(directory)
-        let accountsDirectory = directory + "/accounts"
-        try DataDirectory.prepare(accountsDirectory)
-        self.accountsDirectory = accountsDirectory
-        directorySync = SyncedDirectory(accountsDirectory)
+        dataDirectory = directory
         self.codec = codec
-        // The loader also removes the temporary files of interrupted writes, from the same listing.
-        self.index = Mutex(try AccountDirectoryLoader.load(accountsDirectory, codec: codec))
+        migratedAtOpen = try AccountStoreMigration.runIfNeeded(directory, codec: codec)
+        var numbers: UInt32 = 0
+        let loaded = try AccountStoreLoader.load(directory, codec: codec, numbers: &numbers)
+        tornLineCutAtOpen = loaded.tornLineCut
+        journal = AccountJournal(
+            directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
+        index = Mutex(loaded.index)
         if openSealedInBackground { openSealedAccountsInBackground() }
     }
 
-    /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:)-(String,_,_)``.
+    /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:compactionThreshold:)-(String,_,_,_)``.
     public convenience init(
         directory: URL, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
-        openSealedInBackground: Bool = true
+        openSealedInBackground: Bool = true, compactionThreshold: Int = defaultCompactionThreshold
     ) throws(StoreError) {
-        try self.init(directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground)
+        try self.init(
+            directory: directory.path, codec: codec, openSealedInBackground: openSealedInBackground,
+            compactionThreshold: compactionThreshold)
     }
 
     /// The account with `id`, from memory; throws ``StoreError/corrupt(path:reason:)`` when its sealed secrets do not open.
@@ -70,23 +82,21 @@ public final class JSONFileAccountRepository: AccountRepository {
         try current(id)
     }
 
-    /// Durably writes `account` to its file, then makes it visible.
+    /// Durably appends `account` to the journal, then makes it visible.
     public func put(_ account: Account) async throws(StoreError) {
         let id = account.id
         let record = try record(for: account)
         try await locks.withLock(id) { () async throws(StoreError) in
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync)
-            }
+            try await BlockingIO.run { () throws(StoreError) in try self.journal.put(record.bytes, id: id) }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
         }
     }
 
-    /// Durably removes the account's file, then forgets the account.
+    /// Durably appends the account's removal, then forgets it.
     public func delete(id: String) async throws(StoreError) -> Account? {
-        let path = path(for: id)
-        return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
+        try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             guard let current = try current(id) else { return nil }
-            try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
+            try await BlockingIO.run { () throws(StoreError) in try self.journal.delete(id: id) }
             index.withLock { $0.remove(id) }
             return current
         }
@@ -110,8 +120,7 @@ public final class JSONFileAccountRepository: AccountRepository {
             let current = try current(id)
             guard let next = try transform(current) else {
                 if current != nil {
-                    let path = path(for: id)
-                    try await BlockingIO.run { () throws(StoreError) in _ = try DurableFile.remove(path, in: self.directorySync) }
+                    try await BlockingIO.run { () throws(StoreError) in try self.journal.delete(id: id) }
                     index.withLock { $0.remove(id) }
                 }
                 return nil
@@ -121,25 +130,48 @@ public final class JSONFileAccountRepository: AccountRepository {
             }
             if next == current { return current }
             let record = try record(for: next)
-            try await BlockingIO.run { () throws(StoreError) in try DurableFile.write(record.bytes, to: record.path, in: self.directorySync)
-            }
+            try await BlockingIO.run { () throws(StoreError) in try self.journal.put(record.bytes, id: id) }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
             return record.stored
         }
     }
 
-    /// The file path of account `id`.
-    func path(for id: String) -> String {
-        accountsDirectory + "/" + StoreFileName.forAccount(id: id)
+    /// Compacts the journal into the snapshot now (it also happens by itself as the journal grows).
+    public func compact() async throws(StoreError) {
+        try await BlockingIO.run { () throws(StoreError) in try self.journal.compact() }
     }
 
-    /// The file content for `account` and the account as it will read back after a restart.
+    /// Writes a snapshot of every account as of this call to `path` while reads and writes go on; see ``AccountStoreFormat``.
+    ///
+    /// The file is complete and synced before it appears under `path`. A data
+    /// directory holding it as `accounts.snapshot.jsonl` (and no journal) serves
+    /// those accounts; sealed records need the same encryption keys.
+    public func backup(to path: String) async throws(StoreError) -> (accounts: Int, bytes: Int) {
+        try await BlockingIO.run { () throws(StoreError) in try self.journal.backup(to: path) }
+    }
+
+    /// The journal's generation and size and the snapshot's size in bytes, for metrics and benchmarks.
+    public var storeSizes: (generation: Int, journalBytes: Int, snapshotBytes: Int) {
+        let sizes = journal.sizes
+        return (sizes.generation, sizes.journal, sizes.snapshot)
+    }
+
+    /// Reports each background compaction that fails (it is tried again as the journal keeps growing).
+    public func onCompactionFailure(_ report: @escaping @Sendable (StoreError) -> Void) {
+        journal.onCompactionFailure.withLock { $0 = report }
+    }
+
+    /// Names account `id`'s record in error messages.
+    func recordName(_ id: String) -> String {
+        dataDirectory + "/" + AccountStoreFormat.snapshotName + " (account \(id))"
+    }
+
+    /// The record for `account` (compact JSON, one line) and the account as it will read back after a restart.
     ///
     /// Memory holds what the bytes decode to (``AccountRecordCodec/stored(_:path:)``), not the argument,
     /// so reads before and after a restart agree (dates, for example, are kept to the millisecond).
-    func record(for account: Account) throws(StoreError) -> (path: String, bytes: [UInt8], stored: Account) {
-        let path = path(for: account.id)
-        return (path, try codec.encode(account), try codec.stored(account, path: path))
+    func record(for account: Account) throws(StoreError) -> (bytes: [UInt8], stored: Account) {
+        (JSONLine.compact(try codec.encode(account)), try codec.stored(account, path: recordName(account.id)))
     }
 }
 
@@ -152,7 +184,7 @@ extension JSONFileAccountRepository: AccountStatusCounting {
 
 extension JSONFileAccountRepository: ImmediateAccountReading {
     public func getNow(id: String) -> Account? {
-        // A record whose secrets do not open answers nil here; get(id:) then throws the error naming its file.
+        // A record whose secrets do not open answers nil here; get(id:) then throws the error naming it.
         (try? current(id)) ?? nil
     }
 }

@@ -20,11 +20,6 @@ public enum DurableFile {
         try write(bytes, to: path, sync: sync, syncDirectory: { () throws(StoreError) in try syncDirectory(directory(of: path)) })
     }
 
-    /// ``write(_:to:sync:)`` whose final directory fsync is shared with concurrent writers in `directory`.
-    static func write(_ bytes: [UInt8], to path: String, in directory: SyncedDirectory) throws(StoreError) {
-        try write(bytes, to: path, sync: true, syncDirectory: { () throws(StoreError) in try directory.sync() })
-    }
-
     private static func write(
         _ bytes: [UInt8], to path: String, sync: Bool,
         syncDirectory: () throws(StoreError) -> Void
@@ -88,17 +83,6 @@ public enum DurableFile {
             throw .posix("remove", path)
         }
         try syncDirectory(directory(of: path))
-        return true
-    }
-
-    /// ``remove(_:)`` whose directory fsync is shared with concurrent writers in `directory`.
-    @discardableResult
-    static func remove(_ path: String, in directory: SyncedDirectory) throws(StoreError) -> Bool {
-        guard unlink(path) == 0 else {
-            if errno == ENOENT { return false }
-            throw .posix("remove", path)
-        }
-        try directory.sync()
         return true
     }
 

@@ -17,12 +17,12 @@ import Synchronization
 /// An event about an account change is written with the change
 /// (``JSONFileAccountRepository/update(id:reporting:to:_:)``). Two files cannot
 /// share one fsync, so the step is made atomic by protocol: the deliveries are
-/// first appended *staged* (naming the account and the SHA-256 of its file's
-/// bytes before and after the change, `none` for no file) and synced; then the
-/// account file is written; then a *commit* line is appended without waiting
+/// first appended *staged* (naming the account and the SHA-256 of its record's
+/// bytes before and after the change, `none` for no record) and synced; then the
+/// account's change is appended to the account journal (synced); then a *commit* line is appended without waiting
 /// for a sync. A staged delivery is never claimed, listed or counted. An account
 /// write that fails appends a done line (abort), synced, instead. At start, a
-/// staged delivery with neither is resolved by reading the account's file
+/// staged delivery with neither is resolved by reading the account's record
 /// (``StagedChange/isWritten(in:)``): still as before the change, it is dropped,
 /// since the change never became durable and was never acknowledged; otherwise
 /// (as after the change, or replaced by a later write) it is committed.
@@ -37,8 +37,8 @@ public final class JournalWebhookOutbox: WebhookOutbox {
 
     /// The journal's path.
     public let journalPath: String
-    /// The file store's accounts directory, `<directory>/accounts`, read to resolve staged deliveries at start.
-    public let accountsDirectory: String
+    /// The data directory whose account store is read to resolve staged deliveries at start.
+    public let dataDirectory: String
     /// How many staged deliveries found at start were committed (their change was written) and dropped (it was not).
     public let stagedAtOpen: (committed: Int, dropped: Int)
     /// How many complete lines could not be read at start (skipped).
@@ -59,7 +59,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         let webhooksDirectory = directory + "/webhooks"
         try DataDirectory.prepare(webhooksDirectory)
         journalPath = webhooksDirectory + "/" + Self.journalName
-        accountsDirectory = directory + "/accounts"
+        dataDirectory = directory
         DurableFile.removeStaleTemporaries(in: webhooksDirectory)
         var entries: [String: OutboxJournal.Entry] = [:]
         var damaged = 0
@@ -83,7 +83,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
             }
         }
         damagedLinesAtOpen = damaged
-        stagedAtOpen = try Self.resolveStaged(&entries, accountsDirectory: accountsDirectory)
+        stagedAtOpen = try Self.resolveStaged(&entries, dataDirectory: directory)
         for id in Self.expiredDropped(in: entries, now: now) { entries[id] = nil }
         state = Mutex(State(journal: try OutboxJournal(path: journalPath, entries: entries, compactionThreshold: compactionThreshold)))
     }
@@ -118,7 +118,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     }
 
     /// Appends commit lines for staged deliveries `ids`, not synced: recovery at start reaches the same decision
-    /// from the account's file. Memory commits even when the append fails, for the same reason.
+    /// from the account's record. Memory commits even when the append fails, for the same reason.
     func commit(_ ids: [String]) async {
         _ = try? await BlockingIO.run { () throws(StoreError) in
             self.state.withLock { (state: inout State) in
@@ -150,23 +150,20 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         try state.withLock { (state: inout State) throws(StoreError) in try state.journal.compact() }
     }
 
-    /// Decides each staged delivery of `entries` from its account's file: committed when the file shows the change, else removed.
+    /// Decides each staged delivery of `entries` from its account's record: committed when the store shows the change, else removed.
+    ///
+    /// Reads the account store only when something is staged (after a crash).
     private static func resolveStaged(
-        _ entries: inout [String: OutboxJournal.Entry], accountsDirectory: String
+        _ entries: inout [String: OutboxJournal.Entry], dataDirectory: String
     ) throws(StoreError) -> (committed: Int, dropped: Int) {
-        var files: [String: [UInt8]?] = [:]
+        guard entries.values.contains(where: { $0.staged != nil }) else { return (0, 0) }
+        var records: [ExactKey: [UInt8]] = [:]
+        for record in try AccountStoreReader.records(in: dataDirectory) { records[ExactKey(record.id)] = record.bytes }
         var committed = 0
         var dropped = 0
         for (id, entry) in entries {
             guard let change = entry.staged else { continue }
-            let bytes: [UInt8]?
-            if let read = files[change.account] {
-                bytes = read
-            } else {
-                bytes = try DurableFile.read(accountsDirectory + "/" + StoreFileName.forAccount(id: change.account))
-                files[change.account] = bytes
-            }
-            if change.isWritten(in: bytes) {
+            if change.isWritten(in: records[ExactKey(change.account)]) {
                 entries[id] = OutboxJournal.Entry(delivery: entry.delivery, line: try OutboxJournalRecord.encodePut(entry.delivery))
                 committed += 1
             } else {

@@ -94,21 +94,22 @@ enum OutboxJournalRecord: Equatable {
     }
 }
 
-/// The account change a staged delivery waits for: which account, and what its file holds before and after the change.
+/// The account change a staged delivery waits for: which account, and what its record holds before and after the change.
 ///
-/// Hashes are lowercase hex SHA-256 of the file's bytes; a missing file is `"none"`.
+/// Hashes are lowercase hex SHA-256 of the record's bytes as stored (a journal or
+/// snapshot line; a whole file in the former layout); a missing record is `"none"`.
 struct StagedChange: Codable, Equatable, Sendable {
     /// The account's id.
     var account: String
-    /// The file after the change: a hash, or `"none"` when the change removes it.
+    /// The record after the change: a hash, or `"none"` when the change removes it.
     var after: String
-    /// The file before the change: a hash, or `"none"` when there was none.
+    /// The record before the change: a hash, or `"none"` when there was none.
     var before: String
 
-    /// What a missing file is recorded as.
+    /// What a missing record is recorded as.
     static let none = "none"
 
-    /// The recorded form of a file's bytes (nil: no file).
+    /// The recorded form of a record's bytes (nil: no record).
     static func fingerprint(_ bytes: [UInt8]?) -> String {
         bytes.map { Hex.encode(SHA256.hash($0)) } ?? none
     }
@@ -122,14 +123,14 @@ struct StagedChange: Codable, Equatable, Sendable {
         return !account.isEmpty && valid(after) && valid(before) && after != before
     }
 
-    /// Whether the account file's bytes now (nil: no file) show that the change was written.
+    /// Whether the account's record now (nil: none) shows that the change was written.
     ///
-    /// The file as it was before means the write never happened; the file as
+    /// The record as it was before means the write never happened; the record as
     /// the change left it means it did; anything else means a later write of
     /// the same account replaced it, and writes of one account are made one
     /// after another, each once the one before had returned (the staged write
     /// was then done, its commit line lost with the power).
-    func isWritten(in fileBytes: [UInt8]?) -> Bool {
-        Self.fingerprint(fileBytes) != before
+    func isWritten(in record: [UInt8]?) -> Bool {
+        Self.fingerprint(record) != before
     }
 }

@@ -1,0 +1,23 @@
+import BrokerCore
+import BrokerFileStore
+
+extension Broker {
+    /// Logs what opening the file store found (a migration of the former layout, a torn journal line cut off) and
+    /// routes the failures of background compactions to the log.
+    static func reportOpening(_ store: JSONFileAccountRepository, logger: BrokerLogger) {
+        if let migrated = store.migratedAtOpen {
+            logger.log(
+                .info,
+                "account store migrated from one file per account to a snapshot and journal; "
+                    + "the former accounts/ directory is kept as accounts.migrated/ and may be removed",
+                [("accounts", .int(migrated)), ("directory", .string(store.dataDirectory))])
+        }
+        if store.tornLineCutAtOpen {
+            logger.log(.warning, "account journal ended in a torn line (a write cut short by a crash, never acknowledged); it was cut off")
+        }
+        store.onCompactionFailure { error in
+            logger.log(
+                .error, "account journal compaction failed; it is retried as the journal grows", [("error", .string(error.description))])
+        }
+    }
+}

@@ -1,0 +1,248 @@
+import BrokerCore
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// Reads the account store of a data directory at start-up: the snapshot, then the journals.
+///
+/// The snapshot's records are decoded on every core at once (its lines are
+/// independent); journal lines are applied in order. With a codec that can
+/// defer decryption (``StoredAccountDecoding``) sealed secrets stay sealed
+/// until first use, and one record per key id is opened here, so a wrong key
+/// still stops start-up.
+enum AccountStoreLoader {
+    /// What start-up found: the accounts, where each one's record lies, and the files that hold them.
+    struct Loaded {
+        var index: AccountIndex
+        var locations: [ExactKey: RecordLocation]
+        /// The snapshot, if there is one, and its size.
+        var snapshot: (file: AccountStoreFile, size: Int)?
+        /// The journals to keep, oldest first; the last is the one to append to.
+        var journals: [(generation: Int, file: AccountStoreFile, size: Int)]
+        /// Whether the last journal ended in a torn line, now cut off.
+        var tornLineCut: Bool
+    }
+
+    /// Loads the store under `directory` (already migrated from the former layout), creating the first journal when there is none.
+    ///
+    /// Journals older than the snapshot (a compaction was killed after its
+    /// rename) are deleted. Throws ``StoreError/corrupt(path:reason:)`` naming
+    /// the file and line of the first record that does not read.
+    static func load(_ directory: String, codec: some AccountRecordCodec, numbers: inout UInt32) throws(StoreError) -> Loaded {
+        let names = try DirectoryListing.names(in: directory)
+        for name in names
+        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+            unlink(directory + "/" + name)
+        }
+        let deferring = codec as? any StoredAccountDecoding
+        var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
+        var probes: [String: String] = [:]
+        var firstJournal = 1
+        let snapshotPath = directory + "/" + AccountStoreFormat.snapshotName
+        let descriptor = open(snapshotPath, O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+            numbers += 1
+            let file = AccountStoreFile(path: snapshotPath, descriptor: descriptor, number: numbers)
+            let (header, size) = try readSnapshot(file, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
+            loaded.snapshot = (file, size)
+            firstJournal = header.journal
+        } else if errno != ENOENT {
+            throw .posix("open", snapshotPath)
+        }
+        var generations = names.compactMap(AccountStoreFormat.journalGeneration).sorted()
+        for stale in generations where stale < firstJournal { unlink(directory + "/" + AccountStoreFormat.journalName(stale)) }
+        generations.removeAll { $0 < firstJournal }
+        if generations.isEmpty {
+            let path = directory + "/" + AccountStoreFormat.journalName(firstJournal)
+            numbers += 1
+            loaded.journals = [(firstJournal, try createJournal(path, number: numbers), 0)]
+            try DurableFile.syncDirectory(directory)
+        }
+        for (position, generation) in generations.enumerated() {
+            let path = directory + "/" + AccountStoreFormat.journalName(generation)
+            let journalDescriptor = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+            guard journalDescriptor >= 0 else { throw .posix("open", path) }
+            numbers += 1
+            let file = AccountStoreFile(path: path, descriptor: journalDescriptor, number: numbers)
+            let newest = position == generations.count - 1
+            let size = try replayJournal(file, newest: newest, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
+            loaded.journals.append((generation, file, size))
+        }
+        for (_, id) in probes.sorted(by: { $0.value < $1.value }) {
+            guard let stored = loaded.index[id], let location = loaded.locations[ExactKey(id)] else { continue }
+            loaded.index.set(StoredAccount(try stored.opened(path: describe(location, loaded))), for: id)
+        }
+        return loaded
+    }
+
+    /// Creates an empty journal at `path` (0600) open for appending.
+    static func createJournal(_ path: String, number: UInt32) throws(StoreError) -> AccountStoreFile {
+        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .posix("create", path) }
+        guard fchmod(descriptor, 0o600) == 0 else {
+            close(descriptor)
+            throw .posix("chmod", path)
+        }
+        return AccountStoreFile(path: path, descriptor: descriptor, number: number)
+    }
+
+    /// The file (and offset) of `location`, for an error message.
+    private static func describe(_ location: RecordLocation, _ loaded: Loaded) -> String {
+        var files = loaded.journals.map(\.file)
+        if let snapshot = loaded.snapshot { files.append(snapshot.file) }
+        let file = files.first { $0.number == location.file }?.path ?? "account store"
+        return file + " at byte \(location.offset)"
+    }
+
+    /// One decoded record line and where it lies.
+    private struct Parsed {
+        var id: String
+        var stored: StoredAccount
+        var offset: Int
+        var length: Int
+    }
+
+    /// Decodes the record in `line` (compact or not), naming `path` in errors.
+    private static func decode(
+        _ line: UnsafeRawBufferPointer, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        path: @autoclosure () -> String
+    ) throws(StoreError) -> StoredAccount {
+        let bytes = [UInt8](line)
+        if let deferring { return try deferring.storedAccount(bytes, path: path()) }
+        return StoredAccount(try codec.decode(bytes, path: path()))
+    }
+
+    /// The line number of the byte at `offset` of `bytes`, counting from 1.
+    private static func lineNumber(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int {
+        1 + bytes[..<offset].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    }
+
+    /// Reads the snapshot in `file` into `loaded`; returns its header and size.
+    private static func readSnapshot(
+        _ file: AccountStoreFile, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        into loaded: inout Loaded, probes: inout [String: String]
+    ) throws(StoreError) -> (AccountStoreFormat.Header, Int) {
+        let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
+        let bytes = mapped.bytes
+        guard let headerEnd = bytes.firstIndex(of: 0x0A), let header = AccountStoreFormat.header(bytes[..<headerEnd]) else {
+            throw .corrupt(path: file.path + " line 1", reason: "not an account snapshot header this version reads")
+        }
+        guard bytes.last == 0x0A else {
+            throw .corrupt(
+                path: file.path, reason: "the snapshot does not end with a complete line (it is written whole, so it was damaged)")
+        }
+        let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 4)
+        let results = Mutex<[Int: Result<[Parsed], StoreError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: chunks.count) { chunk in
+            let bytes = mapped.bytes
+            var parsed: [Parsed] = []
+            var start = chunks[chunk].lowerBound
+            let end = chunks[chunk].upperBound
+            parsed.reserveCapacity((end - start) / 512)
+            do throws(StoreError) {
+                while start < end {
+                    let newline = bytes[start..<end].firstIndex(of: 0x0A)!
+                    let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
+                    let stored = try decode(
+                        line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                    parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
+                    start = newline + 1
+                }
+                results.withLock { $0[chunk] = .success(parsed) }
+            } catch {
+                results.withLock { $0[chunk] = .failure(error) }
+            }
+        }
+        var total = 0
+        let done = results.withLock { $0 }
+        loaded.index = AccountIndex(capacity: header.accounts)
+        loaded.locations.reserveCapacity(header.accounts)
+        for chunk in 0..<chunks.count {
+            let records = try done[chunk]!.get()
+            for record in records {
+                let key = ExactKey(record.id)
+                guard loaded.locations[key] == nil else {
+                    throw .corrupt(
+                        path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
+                    )
+                }
+                loaded.index.set(record.stored, for: record.id)
+                loaded.locations[key] = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)
+                propose(record, probes: &probes)
+            }
+            total += records.count
+        }
+        guard total == header.accounts else {
+            throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
+        }
+        return (header, bytes.count)
+    }
+
+    /// Applies the journal in `file` to `loaded`; returns its size after cutting off a torn last line (only when `newest`).
+    private static func replayJournal(
+        _ file: AccountStoreFile, newest: Bool, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        into loaded: inout Loaded, probes: inout [String: String]
+    ) throws(StoreError) -> Int {
+        let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
+        let bytes = mapped.bytes
+        var start = 0
+        var line = 1
+        while start < bytes.count {
+            guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
+                // The last line has no newline: a write cut short by a crash, never acknowledged.
+                guard newest else {
+                    throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
+                }
+                guard ftruncate(file.descriptor, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
+                guard fsync(file.descriptor) == 0 else { throw .posix("fsync", file.path) }
+                loaded.tornLineCut = true
+                return start
+            }
+            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
+            switch AccountStoreFormat.change(text) {
+            case .put(let range)?:
+                let record = UnsafeRawBufferPointer(rebasing: text[range])
+                let stored = try decode(record, codec: codec, deferring: deferring, path: "\(file.path) line \(line)")
+                let id = stored.account.id
+                loaded.index.set(stored, for: id)
+                loaded.locations[ExactKey(id)] = RecordLocation(
+                    file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
+                propose(Parsed(id: id, stored: stored, offset: start, length: range.count), probes: &probes)
+            case .delete(let id)?:
+                loaded.index.remove(id)
+                loaded.locations[ExactKey(id)] = nil
+            case nil:
+                throw .corrupt(path: "\(file.path) line \(line)", reason: "neither a put nor a delete of an account")
+            }
+            start = newline + 1
+            line += 1
+        }
+        return bytes.count
+    }
+
+    /// Makes `record` the probe of each key id it is sealed with when its id sorts first.
+    private static func propose(_ record: Parsed, probes: inout [String: String]) {
+        guard let sealed = record.stored.sealed else { return }
+        for secret in sealed.all {
+            if let current = probes[secret.key.id], !ExactKey.precedes(record.id, current) { continue }
+            probes[secret.key.id] = record.id
+        }
+    }
+
+    /// `count` ranges of whole lines covering `bytes[from...]`, each ending just after a newline (fewer for a small file).
+    private static func chunkRanges(_ bytes: UnsafeRawBufferPointer, from: Int, count: Int) -> [Range<Int>] {
+        let total = bytes.count - from
+        guard total > 0 else { return [] }
+        let target = max(total / max(1, count), 64 << 10)
+        var ranges: [Range<Int>] = []
+        var start = from
+        while start < bytes.count {
+            var end = min(start + target, bytes.count)
+            if end < bytes.count { end = (bytes[(end - 1)...].firstIndex(of: 0x0A) ?? (bytes.count - 1)) + 1 }
+            ranges.append(start..<end)
+            start = end
+        }
+        return ranges
+    }
+}

@@ -1,0 +1,34 @@
+import BrokerCore
+import Glibc
+
+/// A whole file mapped read-only into memory, for one pass over it; unmapped when released.
+///
+/// Start-up reads tens of megabytes of records once. Mapped, they cost no
+/// copy and no heap: the pages belong to the page cache and leave the
+/// process's memory with the mapping.
+final class MappedFile: @unchecked Sendable {
+    // @unchecked Sendable: the mapping is read-only and never changes until deinit.
+    /// The file's bytes; empty for an empty file.
+    let bytes: UnsafeRawBufferPointer
+
+    /// Maps the file open as `descriptor` (its path names it in errors).
+    init(descriptor: Int32, path: String) throws(StoreError) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .posix("stat", path) }
+        let size = Int(status.st_size)
+        guard size > 0 else {
+            bytes = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        guard let address = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), address != MAP_FAILED else {
+            throw .posix("map", path)
+        }
+        // One pass from start to end: let the kernel read ahead generously.
+        _ = madvise(address, size, MADV_SEQUENTIAL)
+        bytes = UnsafeRawBufferPointer(start: address, count: size)
+    }
+
+    deinit {
+        if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
+    }
+}

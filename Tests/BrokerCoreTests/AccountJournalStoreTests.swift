@@ -1,0 +1,196 @@
+import BrokerCore
+import BrokerCrypto
+import BrokerFileStore
+import BrokerTestSupport
+import Foundation
+import Glibc
+import Testing
+
+/// The file store's snapshot and journal on a real file system: what a restart reads after torn lines, compactions and crashes.
+struct AccountJournalStoreTests {
+    private static let key = "k1:" + Base64.encode((0..<32).map { UInt8($0) })
+    private func codec() throws -> EncryptedAccountCodec {
+        EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(Self.key, source: "test"))
+    }
+
+    private func journal(_ directory: String, _ generation: Int = 1) -> String {
+        directory + "/" + AccountStoreFormat.journalName(generation)
+    }
+
+    private func lines(_ path: String) -> [String] {
+        (FileProbe.bytes(path).map { String(decoding: $0, as: UTF8.self) } ?? "").split(separator: "\n").map(String.init)
+    }
+
+    @Test func aWriteIsOneJournalLineAndSurvivesARestart() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            try await repository.put(.make(uid: "1", accessToken: "token-one"))
+            _ = try await repository.delete(id: Account.make(uid: "1").id)
+            try await repository.put(.make(uid: "2", accessToken: "token-two"))
+            let written = lines(journal(directory))
+            #expect(written.count == 3)
+            #expect(written[0].hasPrefix("{\"put\":{") && written[1] == "{\"delete\":\"github:1\"}" && written[2].hasPrefix("{\"put\":{"))
+            // Sealed as before: the token is not in the file.
+            #expect(!written.joined().contains("token-two"))
+            #expect(FileProbe.mode(journal(directory)) == 0o600)
+            let reopened = try JSONFileAccountRepository(directory: directory, codec: codec())
+            #expect(try await reopened.get(id: "github:1") == nil)
+            #expect(try await reopened.get(id: "github:2")?.accessToken.value == "token-two")
+        }
+    }
+
+    @Test func aTornLastLineIsIgnoredAndCutOffAtStart() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            try await repository.put(.make(uid: "1"))
+            try await repository.put(.make(uid: "2"))
+            let complete = try #require(FileProbe.bytes(journal(directory)))
+            // A third write cut short by a crash: half a line, no newline.
+            let torn = Array("{\"put\":{\"access_token\":{\"cipher".utf8)
+            try Data(complete + torn).write(to: URL(fileURLWithPath: journal(directory)))
+            let reopened = try JSONFileAccountRepository(directory: directory, codec: codec())
+            #expect(reopened.tornLineCutAtOpen)
+            #expect(try await reopened.list(provider: nil).map(\.id) == ["github:1", "github:2"])
+            #expect(FileProbe.bytes(journal(directory)) == complete)
+            // Appends after it start on a clean line.
+            try await reopened.put(.make(uid: "3"))
+            let again = try JSONFileAccountRepository(directory: directory, codec: codec())
+            #expect(try await again.list(provider: nil).map(\.id) == ["github:1", "github:2", "github:3"])
+            #expect(!again.tornLineCutAtOpen)
+        }
+    }
+
+    @Test func aDamagedLineBeforeTheLastStopsStartUpNamingItAndChangesNothing() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            try await repository.put(.make(uid: "1"))
+            try await repository.put(.make(uid: "2"))
+            var text = lines(journal(directory))
+            text.insert("{\"put\":{\"garbage\"}", at: 1)
+            let damaged = Data((text.joined(separator: "\n") + "\n").utf8)
+            try damaged.write(to: URL(fileURLWithPath: journal(directory)))
+            #expect {
+                _ = try JSONFileAccountRepository(directory: directory, codec: codec())
+            } throws: { error in
+                guard case .corrupt(let path, _) = error as? StoreError else { return false }
+                return path == journal(directory) + " line 2"
+            }
+            #expect(FileProbe.bytes(journal(directory)) == Array(damaged))
+        }
+    }
+
+    @Test func compactionUnderConcurrentWritesKeepsEveryAcknowledgedChange() async throws {
+        try await TemporaryDirectory.with { directory in
+            // A small threshold: the journal is compacted many times while 16 writers go on.
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec(), compactionThreshold: 8 << 10)
+            let expected = try await withThrowingTaskGroup(of: [String: String?].self) { group in
+                for writer in 0..<16 {
+                    group.addTask {
+                        var mine: [String: String?] = [:]
+                        for step in 0..<60 {
+                            let uid = "w\(writer)-\(step % 7)"
+                            if step % 11 == 10 {
+                                _ = try await repository.delete(id: "github:" + uid)
+                                mine["github:" + uid] = .some(nil)
+                            } else {
+                                try await repository.put(.make(uid: uid, accessToken: "t-\(writer)-\(step)"))
+                                mine["github:" + uid] = .some("t-\(writer)-\(step)")
+                            }
+                        }
+                        return mine
+                    }
+                }
+                var all: [String: String?] = [:]
+                for try await part in group { all.merge(part) { $1 } }
+                return all
+            }
+            try await repository.compact()
+            let sizes = repository.storeSizes
+            #expect(sizes.generation > 2)
+            #expect(
+                AccountStoreFiles.fileNames(in: directory) == [
+                    AccountStoreFormat.journalName(sizes.generation), AccountStoreFormat.snapshotName,
+                ])
+            for reopened in [repository, try JSONFileAccountRepository(directory: directory, codec: codec())] {
+                for (id, token) in expected {
+                    #expect(try await reopened.get(id: id)?.accessToken.value == token, "\(id)")
+                }
+                #expect(try await reopened.list(provider: nil).count == expected.values.compactMap { $0 }.count)
+            }
+        }
+    }
+
+    /// Each point a compaction can be killed at leaves files that replay to the same accounts.
+    @Test func aCompactionKilledAtAnyStepLeavesTheSameAccounts() async throws {
+        try await TemporaryDirectory.with { root in
+            let directory = root + "/data"
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec(), compactionThreshold: .max)
+            for uid in 0..<20 { try await repository.put(.make(uid: String(uid), accessToken: "first-\(uid)")) }
+            try await repository.compact()
+            for uid in 0..<10 { try await repository.put(.make(uid: String(uid), accessToken: "second-\(uid)")) }
+            for uid in 15..<20 { _ = try await repository.delete(id: "github:\(uid)") }
+            let expected = try await repository.list(provider: nil)
+            let before = root + "/before"
+            try FileManager.default.copyItem(atPath: directory, toPath: before)
+            try await repository.compact()
+            let after = root + "/after"
+            try FileManager.default.copyItem(atPath: directory, toPath: after)
+            let generation = repository.storeSizes.generation
+
+            // Killed after opening the next journal, before the snapshot's rename: a temporary snapshot and an empty journal.
+            let killedWriting = root + "/killed-writing"
+            try FileManager.default.copyItem(atPath: before, toPath: killedWriting)
+            try FileProbe.plant(
+                "{\"snapshot\":\"token-broker accounts\",\"version\":1,\"jour",
+                at: killedWriting + "/accounts.snapshot.jsonl.tmp.0123456789abcdef")
+            try FileProbe.plant("", at: journal(killedWriting, generation))
+            // Killed after the rename, before the old journal was deleted.
+            let killedDeleting = root + "/killed-deleting"
+            try FileManager.default.copyItem(atPath: after, toPath: killedDeleting)
+            try FileManager.default.copyItem(atPath: journal(before, generation - 1), toPath: journal(killedDeleting, generation - 1))
+
+            for state in [killedWriting, killedDeleting, after] {
+                let reopened = try JSONFileAccountRepository(directory: state, codec: codec())
+                #expect(try await reopened.list(provider: nil) == expected, "\(state)")
+                #expect(!AccountStoreFiles.fileNames(in: state).contains { $0.contains(".tmp.") }, "\(state)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: journal(killedDeleting, generation - 1)))
+        }
+    }
+
+    @Test func aBackupIsASnapshotABrokerStartsFrom() async throws {
+        try await TemporaryDirectory.with { root in
+            let repository = try JSONFileAccountRepository(directory: root + "/data", codec: codec())
+            for uid in 0..<50 { try await repository.put(.make(uid: String(uid), accessToken: "token-\(uid)")) }
+            _ = try await repository.delete(id: "github:7")
+            try FileManager.default.createDirectory(atPath: root + "/restored", withIntermediateDirectories: true)
+            let written = try await repository.backup(to: root + "/restored/" + AccountStoreFormat.snapshotName)
+            #expect(written.accounts == 49)
+            // Writes after the backup are not in it.
+            try await repository.put(.make(uid: "late"))
+            let restored = try JSONFileAccountRepository(directory: root + "/restored", codec: codec())
+            #expect(try await restored.list(provider: nil) == (try await repository.list(provider: nil)).filter { $0.uid != "late" })
+            #expect(
+                lines(root + "/restored/" + AccountStoreFormat.snapshotName).first
+                    == "{\"snapshot\":\"token-broker accounts\",\"version\":1,\"journal\":1,\"accounts\":49}")
+        }
+    }
+
+    @Test func aSnapshotWhoseCountDisagreesIsRefused() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            for uid in 0..<3 { try await repository.put(.make(uid: String(uid))) }
+            try await repository.compact()
+            let path = directory + "/" + AccountStoreFormat.snapshotName
+            var text = lines(path)
+            text.removeLast()
+            try Data((text.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            #expect {
+                _ = try JSONFileAccountRepository(directory: directory, codec: codec())
+            } throws: { error in
+                guard case .corrupt(let failing, let reason) = error as? StoreError else { return false }
+                return failing == path && reason.contains("counts 3")
+            }
+        }
+    }
+}
