@@ -14,6 +14,8 @@
 //                                          fake provider on a local socket, and RSS with TRACKED accounts in the store
 //   broker-bench account-writes DIR SECONDS WRITERS   durable account writes (new sealed accounts) from WRITERS at once:
 //                                          per second and latency p50/p99, in whichever store layout this binary has
+//   broker-bench account-compaction DIR COUNT   the account journal of COUNT new sealed accounts: its size, its replay,
+//                                          its compaction into a snapshot, and opening that snapshot
 import Dispatch
 import Foundation
 
@@ -78,8 +80,11 @@ case "account-writes":
         fail("usage: account-writes DIR SECONDS WRITERS")
     }
     try await AccountWritesBench.run(directory: args[1], seconds: seconds, concurrency: writers)
+case "account-compaction":
+    guard args.count == 3, let count = Int(args[2]), count > 0 else { fail("usage: account-compaction DIR COUNT") }
+    try await AccountCompactionBench.run(directory: args[1], count: count)
 default:
     fail(
         "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd"
-            + " | account-writes")
+            + " | account-writes | account-compaction")
 }
