@@ -3,9 +3,10 @@ import BrokerTestSupport
 import Foundation
 import Testing
 
-/// Storage that stops taking writes, without mounts: the data directory (or its `accounts/`)
-/// is swapped for a plain file, so every write fails as on a full or read-only disk (catalogue
-/// item 46). `scripts/disk-full` does the same on a real full and read-only tmpfs.
+/// Storage that stops taking writes, without mounts: the data directory is swapped for a plain
+/// file, so every new file fails as on a full or read-only disk, and the account journal the
+/// broker keeps open is pointed at /dev/full (``FullDisk``), so its appends fail with ENOSPC
+/// (catalogue item 46). `scripts/disk-full` does the same on a real full and read-only tmpfs.
 @Suite(.scoped) struct DiskFullTests {
     static let clientSecret = "WEIBO-CLIENT-SECRET-SENTINEL-diskfull"
     static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey)]
@@ -16,7 +17,8 @@ import Testing
         let weibo: FakeOAuth2Provider
         let broker: BrokerHarness
         var browser: Browser { Browser(brokerPort: broker.port, providerPort: weibo.port) }
-        var accountsDirectory: String { broker.dataDirectory + "/accounts" }
+        /// The latest stored record of every account, by id, as it lies on disk.
+        func storedRecords() throws -> [String: [UInt8]] { try AccountStoreFiles.records(in: broker.dataDirectory) }
 
         func get(_ target: String, headers: [(String, String)] = DiskFullTests.api) async -> TestHTTP.Reply? {
             await TestHTTP.send(port: broker.port, target: target, headers: headers)
@@ -29,6 +31,16 @@ import Testing
             return {
                 try FileManager.default.removeItem(atPath: path)
                 try FileManager.default.moveItem(atPath: path + ".aside", toPath: path)
+            }
+        }
+
+        /// Fills the disk under the data directory: no file can be created in it and no account journal line appended.
+        func fillDisk() throws -> () throws -> Void {
+            let emptyJournal = try FullDisk.fillAccountJournal(in: broker.dataDirectory)
+            let restoreDirectory = try breakDirectory(broker.dataDirectory)
+            return {
+                try restoreDirectory()
+                try emptyJournal()
             }
         }
     }
@@ -54,7 +66,7 @@ import Testing
     @Test func anUnwritableDataDirectoryRefusesWritesKeepsWhatIsStoredAndRecovers() async throws {
         let s = try Self.setUp()
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
-        let before = Self.files(in: s.accountsDirectory)
+        let before = try s.storedRecords()
         // The next sign-in is another user's, so that it makes a second account.
         s.weibo.set { $0.users = .fixed("2000000002") }
         let pending = s.browser
@@ -62,7 +74,7 @@ import Testing
         let callback = try #require(await pending.visitProvider(start.header("Location")!))
         let flowCookie = pending.jar.header
 
-        let restore = try s.breakDirectory(s.broker.dataDirectory)
+        let restore = try s.fillDisk()
         let ready = await s.get("/readyz")
         #expect(ready?.status == 503)
         #expect(ready?.body.contains("storage_not_writable") == true)
@@ -77,8 +89,8 @@ import Testing
         // The refused callback never took its flow: sent again with its flow cookie, it finishes now.
         #expect(await s.get(callback, headers: flowCookie)?.status == 200)
         #expect(await s.get("/account?id=" + Self.second)?.status == 200)
-        let after = Self.files(in: s.accountsDirectory)
-        #expect(after.count == 2)
+        let after = try s.storedRecords()
+        #expect(after.keys.sorted() == [Self.second, Self.first])
         #expect(before.allSatisfy { after[$0.key] == $0.value })
         await s.broker.stop()
 
@@ -90,10 +102,12 @@ import Testing
     @Test func anAccountWriteThatFailsAfterTheExchangeLeavesNoPartialRecord() async throws {
         let s = try Self.setUp()
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
-        let before = Self.files(in: s.accountsDirectory)
+        let before = try s.storedRecords()
+        let journal = Self.files(in: s.broker.dataDirectory).filter { $0.key.hasPrefix("accounts.") }
         s.weibo.set { $0.users = .fixed("2000000002") }
 
-        let restore = try s.breakDirectory(s.accountsDirectory)
+        // Only the account journal is full: the flow was taken and the exchange done before its write fails.
+        let restore = try FullDisk.fillAccountJournal(in: s.broker.dataDirectory)
         let reply = await s.browser.connect(provider: "weibo")
         #expect(Self.isStorageUnavailable(reply))
         #expect(reply?.body.contains("SENTINEL") == false)
@@ -106,7 +120,8 @@ import Testing
         #expect(await s.get("/account?id=" + Self.second)?.status == 404)
 
         try restore()
-        #expect(Self.files(in: s.accountsDirectory) == before)
+        #expect(try s.storedRecords() == before)
+        #expect(Self.files(in: s.broker.dataDirectory).filter { $0.key.hasPrefix("accounts.") } == journal)
         let list = await s.get("/accounts")
         #expect(list?.body.contains(Self.first) == true && list?.body.contains(Self.second) == false)
         #expect(!s.broker.log.contains("SENTINEL"))

@@ -11,6 +11,10 @@ import Glibc
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
 @Suite(.scoped) struct RekeyCommandTests {
+    // FAILS: after the rekey, the broker with only the new key refuses to open the directory (`corrupt record
+    // <dir>/accounts.journal.1.jsonl line 1: access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not
+    // hold`): start-up checks the key ids of journal lines a later put replaced, and rekey leaves them (it does not
+    // compact). A bug in BrokerFileStore, left to its owner.
     @Test func rekeyMovesEveryRecordToTheCurrentKey() async throws {
         let dir = try TemporaryDirectory.scoped(prefix: "broker-rekey")
         let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
@@ -27,7 +31,7 @@ import Glibc
         // The new key alone cannot open the old records: start-up refuses rather than guessing.
         let (refused, refusal) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(refused == 1)
-        #expect(refusal.contains("weibo"))
+        #expect(refusal.contains(dir + "/accounts.journal.1.jsonl line 1"))
 
         let (status, log) = try await runBroker(
             ["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB + "," + keyA])
@@ -67,6 +71,8 @@ import Glibc
         return entries
     }
 
+    // FAILS at its last step: after the rekey, the dry run with only the new key exits 1, for the same replaced journal
+    // lines (AccountStoreReader checks every line's key id, not only each account's latest). A bug in BrokerFileStore.
     @Test func aDryRunListsWhatWouldBeResealedAndChangesNothing() async throws {
         let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -93,15 +99,16 @@ import Glibc
         #expect(plan.status == 0, "\(plan.stderr)")
         let lines = plan.stdout.split(separator: "\n")
         #expect(lines.first == "rekey --dry-run: 5 of 5 accounts would be re-sealed with key \"b\". Nothing was changed.")
-        #expect(lines.contains { $0.hasPrefix("  weibo:0  plaintext  accounts/") })
-        #expect(lines.contains { $0.hasPrefix("  weibo:4  sealed with key \"a\"  accounts/") })
+        // Each names where its record lies: the journal both repositories above appended to, and the line.
+        #expect(lines.contains("  weibo:0  plaintext  accounts.journal.1.jsonl line 1"))
+        #expect(lines.contains("  weibo:4  sealed with key \"a\"  accounts.journal.1.jsonl line 5"))
         #expect(!plan.stdout.contains("SENTINEL") && !plan.stderr.contains("SENTINEL"))
         #expect(Self.snapshot(dir) == before)
 
-        // The new key alone cannot open the sealed records: the dry run fails as rekey would, naming a file, and changes nothing.
+        // The new key alone cannot open the sealed records: the dry run fails as rekey would, naming the record, and changes nothing.
         let refused = try await runBrokerCapturingOutput(
             ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
-        #expect(refused.status == 1 && refused.stderr.contains("weibo%3A2.json"))
+        #expect(refused.status == 1 && refused.stderr.contains(dir + "/accounts.journal.1.jsonl line 3"))
         let badKey = try await runBrokerCapturingOutput(
             ["rekey", "--dry-run"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])
         #expect(badKey.status == 2 && badKey.stderr.contains("BROKER_ENCRYPTION_KEY"))

@@ -156,7 +156,7 @@ struct AccountRecordCompatibilityTests {
     }
 
     @Test(arguments: [false, true])
-    func theFileStoreReadsRecordsOfTheEarlierVersionAndWritesThemBackUnchanged(sealed: Bool) async throws {
+    func theFileStoreMigratesRecordsOfTheEarlierVersionAndWritesThemBackUnchanged(sealed: Bool) async throws {
         try await TemporaryDirectory.with { directory in
             let accounts = directory + "/accounts"
             try FileManager.default.createDirectory(atPath: accounts, withIntermediateDirectories: true)
@@ -164,15 +164,21 @@ struct AccountRecordCompatibilityTests {
             for fixture in Self.cases {
                 try Data(sealed ? fixture.sealed : fixture.plain).write(to: URL(fileURLWithPath: path(fixture.account)))
             }
+            // Each record as the store keeps it: the earlier file's bytes on one line.
+            let lines = Dictionary(
+                uniqueKeysWithValues: Self.cases.map { ($0.account.id, JSONLine.compact(sealed ? $0.sealed : $0.plain)) })
             // Nonces count from 1 across the puts below, in the order the sealed fixtures were written.
             let codec: any AccountRecordCodec = sealed ? try AccountRecordFixtures.sealingCodec(firstNonce: 1) : PlainJSONAccountCodec()
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.migratedAtOpen == Self.cases.count)
             for fixture in Self.cases {
                 Self.expectSameFields(try #require(try await repository.get(id: fixture.account.id)), fixture.account, fixture.name)
+                #expect(try AccountStoreFiles.records(in: directory)[fixture.account.id] == lines[fixture.account.id], "\(fixture.name)")
             }
             for fixture in Self.cases { try await repository.put(fixture.account) }
+            let written = try AccountStoreFiles.records(in: directory)
             for fixture in Self.cases {
-                #expect(FileProbe.bytes(path(fixture.account)) == (sealed ? fixture.sealed : fixture.plain), "\(fixture.name)")
+                #expect(written[fixture.account.id] == lines[fixture.account.id], "\(fixture.name)")
             }
         }
     }

@@ -10,13 +10,9 @@ struct AccountRekeyTests {
     private let keyB = EncryptedRecordFixtures.keyText()
     private let accounts = [Account.make(uid: "1"), Account.make(uid: "2"), Account.make(uid: "3"), Account.makeFull()]
 
-    /// The key ids of every sealed field in every record file of `repository`, by file name.
+    /// The key ids of every sealed field in the latest stored record of every account of `repository`, by account id.
     private func kids(_ repository: JSONFileAccountRepository) throws -> [String: [String]] {
-        var result: [String: [String]] = [:]
-        for name in FileProbe.names(repository.accountsDirectory) {
-            result[name] = try EncryptedRecordFixtures.kids(try #require(FileProbe.bytes(repository.accountsDirectory + "/" + name)))
-        }
-        return result
+        try AccountStoreFiles.records(in: repository.dataDirectory).mapValues(EncryptedRecordFixtures.kids)
     }
 
     /// A store under `directory` holding ``accounts`` written with `codec`.
@@ -25,6 +21,10 @@ struct AccountRekeyTests {
         for account in accounts { try await repository.put(account) }
     }
 
+    // FAILS: opening the directory with only the new key throws `corrupt record <dir>/accounts.journal.1.jsonl line 1:
+    // access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not hold`. Start-up decodes every journal
+    // line, also those a later put replaced, and checks their key ids; rekey leaves the replaced lines in the journal
+    // (it does not compact), so the old key cannot be dropped after a rekey. A bug in BrokerFileStore, left to its owner.
     @Test func rotationReadsOldRecordsReencryptsOnWriteAndRekeyFinishesTheJob() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))
@@ -39,8 +39,8 @@ struct AccountRekeyTests {
             var changed = Account.make(uid: "2", accessToken: "rotated-token")
             changed.updatedAt = Date.fixture.addingTimeInterval(60)
             try await repository.put(changed)
-            #expect(try kids(repository)["github%3A2.json"] == ["b"])
-            #expect(try kids(repository)["github%3A1.json"] == ["a"])
+            #expect(try kids(repository)["github:2"] == ["b"])
+            #expect(try kids(repository)["github:1"] == ["a"])
 
             let result = try await repository.rekey(codec: rotated)
             #expect(result.rewritten == 3 && result.total == 4)
@@ -54,6 +54,8 @@ struct AccountRekeyTests {
         }
     }
 
+    // FAILS: after the rekey the plaintext secrets are still in the data directory: the journal keeps the plaintext
+    // lines the rekey replaced, since rekey does not compact. A bug in BrokerFileStore, left to its owner.
     @Test func plaintextRecordsAreReadThenSealedOnWriteAndByRekey() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: PlainJSONAccountCodec())
@@ -64,8 +66,8 @@ struct AccountRekeyTests {
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
             #expect(try await repository.list(provider: nil) == accounts.sortedByID())
             try await repository.put(accounts[0])
-            #expect(try kids(repository)["github%3A1.json"] == ["k1"])
-            #expect(try kids(repository)["github%3A2.json"] == [])
+            #expect(try kids(repository)["github:1"] == ["k1"])
+            #expect(try kids(repository)["github:2"] == [])
 
             #expect(try await repository.rekey(codec: codec) == (rewritten: 3, total: 4))
             #expect(try EncryptedRecordFixtures.scan(directory, for: sentinels).values.allSatisfy { $0.isEmpty })
@@ -81,6 +83,10 @@ struct AccountRekeyTests {
         }
     }
 
+    // FAILS: opening the directory with only the new key throws `corrupt record <dir>/accounts.journal.1.jsonl line 1:
+    // access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not hold`. Start-up decodes every journal
+    // line, also those a later put replaced, and checks their key ids; a rewrite through put leaves the replaced lines in the journal
+    // (nothing compacts it), so the old key cannot be dropped after a rekey. A bug in BrokerFileStore, left to its owner.
     @Test func genericRunRewritesEveryAccountThroughPut() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))

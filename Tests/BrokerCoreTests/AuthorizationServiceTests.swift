@@ -321,10 +321,14 @@ struct AuthorizationServiceTests {
     @Test func unwritableStoreIsStorageUnavailable() async throws {
         try await BrokerHarness.with { broker in
             let start = try await broker.begin("github")
-            try FileManager.default.removeItem(atPath: broker.accounts.accountsDirectory)
+            // The account journal stays open, so removing or locking files would not stop its appends (and root ignores
+            // permission bits): its descriptor is pointed at /dev/full instead, whose writes fail with ENOSPC as a full disk's do.
+            let restore = try FullDisk.fillAccountJournal(in: broker.accounts.dataDirectory)
+            defer { try? restore() }
             let thrown = await brokerError { try await broker.callback(start) }
             #expect(thrown?.code == "storage_unavailable")
             #expect(thrown?.message.contains("SENTINEL") == false)
+            #expect(try await broker.accounts.list(provider: nil).isEmpty)
         }
     }
 }

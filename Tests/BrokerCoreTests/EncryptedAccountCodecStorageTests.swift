@@ -50,12 +50,13 @@ struct EncryptedAccountCodecStorageTests {
                 }
             }
             let found = try EncryptedRecordFixtures.scan(data, for: Self.sentinels)
-            #expect(
-                found.keys.sorted() == [
-                    "accounts/github%3A1.json", "accounts/github%3A2.json", "accounts/github%3A3.json",
-                    "accounts/twitter%3A783214.json", "encryption-key",
-                ])
+            #expect(found.keys.sorted() == [AccountStoreFormat.journalName(1), "encryption-key"])
             #expect(found.values.allSatisfy { $0.isEmpty })
+            // Compacted into the snapshot, the records stay sealed.
+            try await repository.compact()
+            let compacted = try EncryptedRecordFixtures.scan(data, for: Self.sentinels)
+            #expect(compacted.keys.sorted() == [AccountStoreFormat.journalName(2), AccountStoreFormat.snapshotName, "encryption-key"])
+            #expect(compacted.values.allSatisfy { $0.isEmpty })
             // The same scan does find every secret in a plaintext store, so it can fail.
             let plain = try JSONFileAccountRepository(directory: directory + "/plain")
             try await plain.put(.makeFull())
@@ -65,76 +66,88 @@ struct EncryptedAccountCodecStorageTests {
         }
     }
 
-    @Test func wrongKeyStopsStartNamingTheFileAndOverwritesNothing() async throws {
+    @Test func wrongKeyStopsStartNamingTheRecordAndOverwritesNothing() async throws {
         try await TemporaryDirectory.with { directory in
             let writer = try JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("k1:\(keyA)"))
             try await writer.put(.make(uid: "1"))
             try await writer.put(.make(uid: "2"))
-            let files = ["github%3A1.json", "github%3A2.json"].map { writer.accountsDirectory + "/" + $0 }
-            let before = files.map(FileProbe.bytes)
+            let journal = AccountStoreFormat.journalName(1)
+            let before = FileProbe.bytes(directory + "/" + journal)
 
-            for (value, reason) in [
-                ("k1:\(keyB)", "cannot decrypt access_token with key \"k1\": wrong key or tampered data"),
-                (keyB, "access_token is sealed with key id \"k1\", which BROKER_ENCRYPTION_KEY does not hold"),
+            // A key of the same id is found wrong when start-up opens the first record sealed with it;
+            // a keyring without that id, when the record is read.
+            for (value, path, reason) in [
+                (
+                    "k1:\(keyB)", try AccountStorePlaces.record(onLine: 1, of: journal, in: directory),
+                    "cannot decrypt access_token with key \"k1\": wrong key or tampered data"
+                ),
+                (
+                    keyB, AccountStorePlaces.line(1, of: journal, in: directory),
+                    "access_token is sealed with key id \"k1\", which BROKER_ENCRYPTION_KEY does not hold"
+                ),
             ] {
                 let codec = try EncryptedRecordFixtures.codec(value)
                 #expect {
                     _ = try JSONFileAccountRepository(directory: directory, codec: codec)
                 } throws: { error in
-                    guard case .corrupt(let path, let text) = error as? StoreError else { return false }
-                    return path == files[0] && text.hasPrefix(reason) && "\(error)".contains("nothing was overwritten")
+                    guard case .corrupt(let reported, let text) = error as? StoreError else { return false }
+                    return reported == path && text.hasPrefix(reason) && "\(error)".contains("nothing was overwritten")
                 }
             }
-            #expect(files.map(FileProbe.bytes) == before)
-            #expect(FileProbe.names(writer.accountsDirectory) == ["github%3A1.json", "github%3A2.json"])
+            #expect(FileProbe.bytes(directory + "/" + journal) == before)
+            #expect(AccountStoreFiles.fileNames(in: directory) == [journal])
             #expect(
                 try await JSONFileAccountRepository(directory: directory, codec: EncryptedRecordFixtures.codec("k1:\(keyA)"))
                     .list(provider: nil).count == 2)
         }
     }
 
-    @Test func tamperedRecordStopsStartNamingTheFileAndIsLeftAsItIs() async throws {
+    @Test func tamperedRecordStopsStartNamingTheRecordAndIsLeftAsItIs() async throws {
         try await TemporaryDirectory.with { directory in
             let codec = try EncryptedRecordFixtures.codec(keyA)
-            let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
-            try await repository.put(.makeFull())
-            let path = repository.accountsDirectory + "/twitter%3A783214.json"
-            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "token_secret", part: "ct") {
-                $0 / 2
+            try await JSONFileAccountRepository(directory: directory, codec: codec).put(.makeFull())
+            try AccountStoreFiles.rewrite(in: directory) { _, record in
+                try EncryptedRecordFixtures.flip(record, field: "token_secret", part: "ct") { $0 / 2 }
             }
-            try Data(tampered).write(to: URL(fileURLWithPath: path))
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let tampered = FileProbe.bytes(snapshot)
 
             #expect(
                 throws: StoreError.corrupt(
-                    path: path, reason: "cannot decrypt token_secret with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
+                    path: try AccountStorePlaces.record(onLine: 2, of: AccountStoreFormat.snapshotName, in: directory),
+                    reason: "cannot decrypt token_secret with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
             ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
-            #expect(FileProbe.bytes(path) == tampered)
+            #expect(FileProbe.bytes(snapshot) == tampered)
         }
     }
 
-    @Test func envelopeCopiedFromAnotherAccountFileStopsStart() async throws {
+    @Test func envelopeCopiedFromAnotherAccountStopsStart() async throws {
         try await TemporaryDirectory.with { directory in
             let codec = try EncryptedRecordFixtures.codec(keyA)
-            let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
-            try await repository.put(.make(uid: "1", accessToken: "low-privilege"))
-            try await repository.put(.make(uid: "2", accessToken: "high-privilege"))
-            let victim = repository.accountsDirectory + "/github%3A1.json"
-            let donor = try EncryptedRecordFixtures.json(try #require(FileProbe.bytes(repository.accountsDirectory + "/github%3A2.json")))
-            let planted = try EncryptedRecordFixtures.edit(try #require(FileProbe.bytes(victim))) {
-                $0["access_token"] = donor["access_token"]
+            do {
+                let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
+                try await repository.put(.make(uid: "1", accessToken: "low-privilege"))
+                try await repository.put(.make(uid: "2", accessToken: "high-privilege"))
             }
-            try Data(planted).write(to: URL(fileURLWithPath: victim))
+            let donor = try EncryptedRecordFixtures.json(try #require(try AccountStoreFiles.records(in: directory)["github:2"]))
+            try AccountStoreFiles.rewrite(in: directory) { id, record in
+                guard id == "github:1" else { return record }
+                return try EncryptedRecordFixtures.edit(record) { $0["access_token"] = donor["access_token"] }
+            }
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let planted = FileProbe.bytes(snapshot)
 
             #expect(
                 throws: StoreError.corrupt(
-                    path: victim, reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data"
+                    path: try AccountStorePlaces.record(onLine: 2, of: AccountStoreFormat.snapshotName, in: directory),
+                    reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data"
                 )
             ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
-            #expect(FileProbe.bytes(victim) == planted)
+            #expect(FileProbe.bytes(snapshot) == planted)
         }
     }
 }

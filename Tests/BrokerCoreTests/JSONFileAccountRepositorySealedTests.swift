@@ -16,13 +16,9 @@ struct JSONFileAccountRepositorySealedTests {
         repository.index.withLock { $0.sealedIDs.count }
     }
 
-    /// Writes `accounts` as record files with `codec`, without the repository (and without fsync), as an earlier run left them.
+    /// Writes `accounts` as record files of the former layout with `codec`, as the previous version left them.
     private static func plant(_ accounts: [Account], codec: some AccountRecordCodec, in directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory + "/accounts", withIntermediateDirectories: true)
-        for account in accounts {
-            let name = try #require(StoreFileName.forAccount(id: account.id))
-            try Data(codec.encode(account)).write(to: URL(fileURLWithPath: directory + "/accounts/" + name))
-        }
+        try LegacyAccountFiles.write(accounts, codec: codec, in: directory)
     }
 
     @Test func secretsStaySealedUntilReadThenStayOpen() async throws {
@@ -31,6 +27,8 @@ struct JSONFileAccountRepositorySealedTests {
             let accounts = (1...5).map { Account.make(uid: "\($0)") } + [.makeFull()]
             try Self.plant(accounts, codec: codec, in: directory)
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.migratedAtOpen == accounts.count)
+            #expect(LegacyAccountFiles.wasMigrated(directory))
             // One record per key id is opened at start-up to prove the key; the rest wait.
             #expect(Self.sealedCount(repository) == accounts.count - 1)
             #expect(try await repository.get(id: "github:3") == accounts[2])
@@ -47,6 +45,7 @@ struct JSONFileAccountRepositorySealedTests {
             let codec = try EncryptedRecordFixtures.codec(keyA)
             try Self.plant((1...40).map { Account.make(uid: "\($0)") }, codec: codec, in: directory)
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.migratedAtOpen == 40)
             #expect(Self.sealedCount(repository) == 39)
             let newer = Account.make(uid: "7", accessToken: "rotated-token")
             try await repository.put(newer)
@@ -61,17 +60,22 @@ struct JSONFileAccountRepositorySealedTests {
         }
     }
 
-    @Test func tamperedRecordFailsEveryReadNamingTheFileAndIsNeverOverwritten() async throws {
+    @Test func tamperedRecordFailsEveryReadNamingItAndIsNeverOverwritten() async throws {
         try await TemporaryDirectory.with { directory in
             let codec = try EncryptedRecordFixtures.codec(keyA)
-            try Self.plant([.make(uid: "1"), .make(uid: "2"), .make(uid: "3")], codec: codec, in: directory)
-            let path = directory + "/accounts/github%3A2.json"
-            let tampered = try EncryptedRecordFixtures.flip(try #require(FileProbe.bytes(path)), field: "access_token", part: "ct") {
-                $0 / 2
+            do {
+                let writer = try JSONFileAccountRepository(directory: directory, codec: codec)
+                for uid in ["1", "2", "3"] { try await writer.put(.make(uid: uid)) }
             }
-            try Data(tampered).write(to: URL(fileURLWithPath: path))
+            try AccountStoreFiles.rewrite(in: directory) { id, record in
+                guard id == "github:2" else { return record }
+                return try EncryptedRecordFixtures.flip(record, field: "access_token", part: "ct") { $0 / 2 }
+            }
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let tampered = try #require(FileProbe.bytes(snapshot))
             let expected = StoreError.corrupt(
-                path: path, reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
+                path: AccountStorePlaces.account("github:2", in: directory),
+                reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
 
             // github:1 proves the key at start-up; the tampered github:2 is found when it is read.
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
@@ -85,71 +89,66 @@ struct JSONFileAccountRepositorySealedTests {
             #expect(try await repository.get(id: "github:3") == .make(uid: "3"))
             #expect(repository.openSealedAccounts() == [expected])
             await #expect(throws: expected) { _ = try await repository.get(id: "github:2") }
-            #expect(FileProbe.bytes(path) == tampered)
+            #expect(FileProbe.bytes(snapshot) == tampered)
+            #expect(FileProbe.bytes(directory + "/" + AccountStoreFormat.journalName(1))?.isEmpty == true)
             #expect("\(expected)".contains("nothing was overwritten"))
         }
     }
 
-    @Test func wrongKeyForAnyKeyIDStopsStartNamingTheFirstFileSealedWithIt() async throws {
+    @Test func wrongKeyForAnyKeyIDStopsStartNamingTheFirstRecordSealedWithIt() async throws {
         try await TemporaryDirectory.with { directory in
-            // a… is sealed with the current key k2, b… and c… with the older k1.
+            // a… is sealed with the current key k2, b… and c… with the older k1, by the previous version.
             try Self.plant([.make(provider: "a")], codec: try EncryptedRecordFixtures.codec("k2:\(keyA)"), in: directory)
             try Self.plant(
                 [.make(provider: "b"), .make(provider: "c")], codec: try EncryptedRecordFixtures.codec("k1:\(keyB)"), in: directory)
-            let before = FileProbe.names(directory + "/accounts").map { FileProbe.bytes(directory + "/accounts/" + $0) }
+            let planted = try AccountStoreFiles.records(in: directory).mapValues(JSONLine.compact)
             let wrong = try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(EncryptedRecordFixtures.keyText())")
-            #expect(
-                throws: StoreError.corrupt(
-                    path: directory + "/accounts/b%3A1001.json",
-                    reason: "cannot decrypt access_token with key \"k1\": wrong key or tampered data")
-            ) {
+            // The migration copies records without opening them; the key is found wrong on the migrated b:1001.
+            #expect {
                 _ = try JSONFileAccountRepository(directory: directory, codec: wrong)
+            } throws: { error in
+                let path = try AccountStorePlaces.record(onLine: 3, of: AccountStoreFormat.snapshotName, in: directory)
+                return error as? StoreError
+                    == .corrupt(path: path, reason: "cannot decrypt access_token with key \"k1\": wrong key or tampered data")
             }
-            #expect(FileProbe.names(directory + "/accounts").map { FileProbe.bytes(directory + "/accounts/" + $0) } == before)
+            #expect(LegacyAccountFiles.wasMigrated(directory))
+            #expect(try AccountStoreFiles.records(in: directory) == planted)
             let right = try JSONFileAccountRepository(
                 directory: directory, codec: try EncryptedRecordFixtures.codec("k2:\(keyA),k1:\(keyB)"))
             #expect(try await right.list(provider: nil).map(\.provider) == ["a", "b", "c"])
         }
     }
 
-    @Test func startUpLeavesAccessTimesAlone() async throws {
+    @Test func manyRecordsMigrateAcrossReadBatchesLeavingTemporariesBehindAndTheFirstBadFileStopsIt() async throws {
+        let codec = try EncryptedRecordFixtures.codec(keyA)
+        // More than two of the migration's read batches (1,024 files each).
+        let accounts = (0..<(1024 * 2 + 300)).map { Account.make(uid: String(format: "%05d", $0)) }
         try await TemporaryDirectory.with { directory in
-            try Self.plant([.make(uid: "1")], codec: PlainJSONAccountCodec(), in: directory)
-            let path = directory + "/accounts/github%3A1.json"
-            // An access time before the modification time: under relatime (the usual mount) a read would update it.
-            var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_500_000_000, tv_nsec: 0)]
-            #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-            _ = try JSONFileAccountRepository(directory: directory)
-            var status = stat()
-            #expect(stat(path, &status) == 0)
-            #expect(status.st_atim.tv_sec == 1_000_000_000)
-        }
-    }
-
-    @Test func manyRecordsLoadAcrossListingBatchesWithTemporariesRemovedAndTheFirstBadFileNamed() async throws {
-        try await TemporaryDirectory.with { directory in
-            let codec = try EncryptedRecordFixtures.codec(keyA)
-            let count = AccountDirectoryLoader.batchSize * 2 + 300
-            let accounts = (0..<count).map { Account.make(uid: String(format: "%05d", $0)) }
             try Self.plant(accounts, codec: codec, in: directory)
-            let accountsDirectory = directory + "/accounts"
-            try FileProbe.plant("torn", at: accountsDirectory + "/github%3A00001.json.tmp.0123456789abcdef")
-            try FileProbe.plant("notes", at: accountsDirectory + "/README")
+            let legacy = directory + "/accounts"
+            try FileProbe.plant("torn", at: legacy + "/github%3A00001.json.tmp.0123456789abcdef")
+            try FileProbe.plant("notes", at: legacy + "/README")
 
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.migratedAtOpen == accounts.count)
             #expect(try await repository.list(provider: nil) == accounts)
-            #expect(!FileManager.default.fileExists(atPath: accountsDirectory + "/github%3A00001.json.tmp.0123456789abcdef"))
-            #expect(FileManager.default.fileExists(atPath: accountsDirectory + "/README"))
-
+            #expect(LegacyAccountFiles.wasMigrated(directory))
+            #expect(FileProbe.names(directory + "/accounts.migrated").count == accounts.count + 2)
+        }
+        try await TemporaryDirectory.with { directory in
+            try Self.plant(accounts, codec: codec, in: directory)
+            let legacy = directory + "/accounts"
             for uid in ["02000", "00700", "01500"] {
-                try FileProbe.plant("{\"version\": 1", at: accountsDirectory + "/github%3A\(uid).json")
+                try FileProbe.plant("{\"version\": 1", at: legacy + "/github%3A\(uid).json")
             }
             #expect(
-                throws: StoreError.corrupt(
-                    path: accountsDirectory + "/github%3A00700.json", reason: "not valid JSON (truncated or damaged)")
+                throws: StoreError.corrupt(path: legacy + "/github%3A00700.json", reason: "not valid JSON (truncated or damaged)")
             ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
             }
+            // Nothing was migrated: the former layout is as it was, and still the one to read.
+            #expect(AccountStoreFiles.fileNames(in: directory).isEmpty)
+            #expect(FileProbe.names(legacy).count == accounts.count)
         }
     }
 }

@@ -85,21 +85,25 @@ struct JSONFileAccountRepositoryTests {
 
     // MARK: Files and permissions
 
-    @Test func filesAre0600AndDirectories0700EvenIfTheDataDirectoryExisted() async throws {
+    @Test func filesAre0600AndTheDataDirectory0700EvenIfItExisted() async throws {
         try await TemporaryDirectory.with { directory in
             let data = directory + "/data"
             #expect(mkdir(data, 0o755) == 0)
             let repository = try JSONFileAccountRepository(directory: data)
-            let account = Account.make()
-            try await repository.put(account)
-            let file = repository.accountsDirectory + "/github%3A1001.json"
-            #expect(FileProbe.mode(file) == 0o600)
-            #expect(chmod(file, 0o644) == 0)
+            try await repository.put(Account.make())
+            #expect(FileProbe.mode(data + "/" + AccountStoreFormat.journalName(1)) == 0o600)
+            try await repository.compact()
+            let snapshot = data + "/" + AccountStoreFormat.snapshotName
+            #expect(FileProbe.mode(snapshot) == 0o600)
+            #expect(FileProbe.mode(data + "/" + AccountStoreFormat.journalName(2)) == 0o600)
+            // A snapshot opened up by hand is replaced by one written 0600 at the next compaction.
+            #expect(chmod(snapshot, 0o644) == 0)
             try await repository.put(Account.make(accessToken: "rotated"))
-            #expect(FileProbe.mode(file) == 0o600)
-            #expect(FileProbe.mode(repository.accountsDirectory) == 0o700)
+            try await repository.compact()
+            #expect(FileProbe.mode(snapshot) == 0o600)
+            #expect(FileProbe.mode(data + "/" + AccountStoreFormat.journalName(3)) == 0o600)
             #expect(FileProbe.mode(data) == 0o700)
-            #expect(FileProbe.names(repository.accountsDirectory) == ["github%3A1001.json"])
+            #expect(AccountStoreFiles.fileNames(in: data) == [AccountStoreFormat.journalName(3), AccountStoreFormat.snapshotName])
         }
     }
 
@@ -107,57 +111,73 @@ struct JSONFileAccountRepositoryTests {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory)
             try await repository.put(Account.make())
-            let bytes = try #require(FileProbe.bytes(repository.accountsDirectory + "/github%3A1001.json"))
+            let bytes = try #require(try AccountStoreFiles.records(in: directory)["github:1001"])
             let json = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
             #expect(json["version"] as? Int == 1)
             #expect(json["id"] as? String == "github:1001")
             #expect(json["created_at"] as? String == "2026-11-30T08:00:00Z")
-            #expect(String(decoding: bytes, as: UTF8.self).contains("\n  \"access_token\""))
+            // One line of the journal, readable with any JSON-lines tool.
+            let journal = FileProbe.bytes(directory + "/" + AccountStoreFormat.journalName(1))
+            #expect(journal == Array("{\"put\":".utf8) + bytes + Array("}\n".utf8))
         }
     }
 
-    @Test func idsWithUnsafeCharactersMapToSafeDistinctFiles() async throws {
+    @Test func idsWithUnsafeCharactersAreStoredAsTheyAreAndMakeNoFiles() async throws {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory)
-            let tricky = ["../../etc/passwd", "a/b", "a%2Fb", "x.tmp.0123456789abcdef", "ü ñ", ".."]
+            let tricky = ["../../etc/passwd", "a/b", "a%2Fb", "x.tmp.0123456789abcdef", "ü ñ", "..", "line\nbreak", "quote\"\\"]
             let accounts = tricky.map { Account.make(provider: "weird", uid: $0) }
             for account in accounts { try await repository.put(account) }
-            let names = FileProbe.names(repository.accountsDirectory)
-            #expect(names.count == tricky.count)
-            #expect(names.allSatisfy { !$0.contains("/") && $0.hasSuffix(".json") })
-            let reopened = try JSONFileAccountRepository(directory: directory)
-            #expect(try await reopened.list(provider: "weird") == accounts.sortedByID())
+            #expect(try AccountStoreFiles.ids(in: directory) == accounts.sortedByID().map(\.id))
+            #expect(AccountStoreFiles.fileNames(in: directory) == [AccountStoreFormat.journalName(1)])
+            #expect(try await JSONFileAccountRepository(directory: directory).list(provider: "weird") == accounts.sortedByID())
+            try await repository.compact()
+            #expect(try await JSONFileAccountRepository(directory: directory).list(provider: "weird") == accounts.sortedByID())
         }
     }
 
-    @Test func deleteRemovesTheFile() async throws {
+    @Test func deleteRemovesTheAccountFromDisk() async throws {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory)
             try await repository.put(Account.make(uid: "1"))
             try await repository.put(Account.make(uid: "2"))
             _ = try await repository.delete(id: "github:1")
-            #expect(FileProbe.names(repository.accountsDirectory) == ["github%3A2.json"])
+            #expect(try AccountStoreFiles.ids(in: directory) == ["github:2"])
+            let reopened = try JSONFileAccountRepository(directory: directory)
+            #expect(try await reopened.list(provider: nil).map(\.id) == ["github:2"])
+            // Once compacted, the deleted record is in no file at all.
+            try await reopened.compact()
+            let stored = AccountStoreFiles.fileNames(in: directory).compactMap { FileProbe.bytes(directory + "/" + $0) }
+            #expect(!stored.isEmpty && stored.allSatisfy { !String(decoding: $0, as: UTF8.self).contains("github:1") })
+            #expect(try await JSONFileAccountRepository(directory: directory).list(provider: nil).map(\.id) == ["github:2"])
         }
     }
 
-    @Test func idTooLongToEscapeIsStoredUnderItsDigest() async throws {
+    @Test func idTooLongForAFileNameRoundTripsThroughTheStoreAndTheMigrationOfItsDigestNamedFile() async throws {
+        let account = Account.make(uid: String(repeating: "\u{E9}", count: 64))
         try await TemporaryDirectory.with { directory in
-            let repository = try JSONFileAccountRepository(directory: directory)
-            let account = Account.make(uid: String(repeating: "\u{E9}", count: 64))
-            try await repository.put(account)
+            try await JSONFileAccountRepository(directory: directory).put(account)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
+        }
+        try await TemporaryDirectory.with { directory in
+            try LegacyAccountFiles.write([account], codec: PlainJSONAccountCodec(), in: directory)
+            // The previous version named such a record by the digest of its id.
             let name = "~" + Hex.encode(SHA256.hash(Array(account.id.utf8))) + ".json"
-            #expect(FileProbe.names(repository.accountsDirectory) == [name])
+            #expect(FileProbe.names(directory + "/accounts") == [name])
+            let repository = try JSONFileAccountRepository(directory: directory)
+            #expect(repository.migratedAtOpen == 1)
+            #expect(try await repository.get(id: account.id) == account)
+            #expect(LegacyAccountFiles.wasMigrated(directory))
             #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
         }
     }
 
-    @Test func aDigestNamedRecordOfAnotherIDIsCorrupt() async throws {
+    @Test func aDigestNamedRecordOfAnotherIDStopsTheMigrationAndLeavesTheFormerLayout() async throws {
         try await TemporaryDirectory.with { directory in
-            let repository = try JSONFileAccountRepository(directory: directory)
-            let long = Account.make(uid: String(repeating: "/", count: 128))
-            try await repository.put(long)
-            try await repository.put(Account.make(uid: "1"))
-            let accounts = repository.accountsDirectory
+            try LegacyAccountFiles.write(
+                [Account.make(uid: String(repeating: "/", count: 128)), Account.make(uid: "1")], codec: PlainJSONAccountCodec(),
+                in: directory)
+            let accounts = directory + "/accounts"
             let digestName = try #require(FileProbe.names(accounts).first { $0.hasPrefix("~") })
             #expect(rename(accounts + "/github%3A1.json", accounts + "/" + digestName) == 0)
             #expect(
@@ -167,6 +187,8 @@ struct JSONFileAccountRepositoryTests {
             ) {
                 _ = try JSONFileAccountRepository(directory: directory)
             }
+            #expect(FileProbe.names(accounts) == [digestName])
+            #expect(AccountStoreFiles.fileNames(in: directory).isEmpty)
         }
     }
 
@@ -176,43 +198,63 @@ struct JSONFileAccountRepositoryTests {
         try await TemporaryDirectory.with { directory in
             let account = Account.make()
             try await JSONFileAccountRepository(directory: directory).put(account)
+            let stale = directory + "/" + AccountStoreFormat.snapshotName + ".tmp.00ff00ff00ff00ff"
+            try FileProbe.plant("{\"snapshot\":\"token-broker accounts\",\"version\":1,\"journal\":1,\"accounts\":1}\n{\"provid", at: stale)
+            try FileProbe.plant("notes", at: directory + "/README.txt")
+
+            let reopened = try JSONFileAccountRepository(directory: directory)
+            #expect(try await reopened.list(provider: nil) == [account])
+            #expect(!FileManager.default.fileExists(atPath: stale))
+            #expect(FileManager.default.fileExists(atPath: directory + "/README.txt"))
+        }
+    }
+
+    @Test func theMigrationCarriesRecordsOverAndLeavesTemporaryFilesBehind() async throws {
+        try await TemporaryDirectory.with { directory in
+            let account = Account.make()
+            try LegacyAccountFiles.write([account], codec: PlainJSONAccountCodec(), in: directory)
             let accounts = directory + "/accounts"
             try FileProbe.plant("{\"version\": 1, \"provid", at: accounts + "/github%3A1001.json.tmp.00ff00ff00ff00ff")
             try FileProbe.plant("{}", at: accounts + "/github%3A2.json.tmp.0123456789abcdef")
             try FileProbe.plant("notes", at: accounts + "/README.txt")
 
-            let reopened = try JSONFileAccountRepository(directory: directory)
-            #expect(try await reopened.list(provider: nil) == [account])
-            #expect(FileProbe.names(accounts) == ["README.txt", "github%3A1001.json"])
+            let repository = try JSONFileAccountRepository(directory: directory)
+            #expect(repository.migratedAtOpen == 1)
+            #expect(try await repository.list(provider: nil) == [account])
+            #expect(LegacyAccountFiles.wasMigrated(directory))
+            #expect(try AccountStoreFiles.ids(in: directory) == [account.id])
+            #expect(try await JSONFileAccountRepository(directory: directory).list(provider: nil) == [account])
         }
     }
 
     @Test func corruptRecordStopsStartAndIsLeftUntouched() async throws {
         try await TemporaryDirectory.with { directory in
-            let repository = try JSONFileAccountRepository(directory: directory)
-            try await repository.put(Account.make(uid: "1"))
-            try await repository.put(Account.make(uid: "2"))
-            let path = repository.accountsDirectory + "/github%3A2.json"
-            let whole = try #require(FileProbe.bytes(path))
-            let truncated = Array(whole.prefix(whole.count / 2))
-            try Data(truncated).write(to: URL(fileURLWithPath: path))
+            do {
+                let repository = try JSONFileAccountRepository(directory: directory)
+                try await repository.put(Account.make(uid: "1"))
+                try await repository.put(Account.make(uid: "2"))
+            }
+            try AccountStoreFiles.rewrite(in: directory) { id, record in
+                id == "github:2" ? Array(record.prefix(record.count / 2)) : record
+            }
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let damaged = try #require(FileProbe.bytes(snapshot))
 
             #expect {
                 _ = try JSONFileAccountRepository(directory: directory)
             } throws: { error in
                 guard case .corrupt(let reportedPath, let reason) = error as? StoreError else { return false }
-                return reportedPath == path && !reason.contains("gho_access")
+                return reportedPath == snapshot + " line 3" && !reason.contains("gho_access")
             }
-            #expect(FileProbe.bytes(path) == truncated)
-            #expect(FileProbe.names(repository.accountsDirectory) == ["github%3A1.json", "github%3A2.json"])
+            #expect(FileProbe.bytes(snapshot) == damaged)
+            #expect(AccountStoreFiles.fileNames(in: directory) == [AccountStoreFormat.snapshotName])
         }
     }
 
-    @Test func recordInTheWrongFileIsCorrupt() async throws {
+    @Test func recordInTheWrongFileStopsTheMigrationAndLeavesTheFormerLayout() async throws {
         try await TemporaryDirectory.with { directory in
-            let repository = try JSONFileAccountRepository(directory: directory)
-            try await repository.put(Account.make(uid: "1"))
-            let accounts = repository.accountsDirectory
+            try LegacyAccountFiles.write([Account.make(uid: "1")], codec: PlainJSONAccountCodec(), in: directory)
+            let accounts = directory + "/accounts"
             #expect(rename(accounts + "/github%3A1.json", accounts + "/github%3A9.json") == 0)
             #expect(
                 throws: StoreError.corrupt(
@@ -221,6 +263,8 @@ struct JSONFileAccountRepositoryTests {
             ) {
                 _ = try JSONFileAccountRepository(directory: directory)
             }
+            #expect(FileProbe.names(accounts) == ["github%3A9.json"])
+            #expect(AccountStoreFiles.fileNames(in: directory).isEmpty)
         }
     }
 
@@ -231,46 +275,48 @@ struct JSONFileAccountRepositoryTests {
             let repository = try JSONFileAccountRepository(directory: directory)
             let original = Account.make(accessToken: "original")
             try await repository.put(original)
-            let accounts = repository.accountsDirectory
-            let file = accounts + "/github%3A1001.json"
-            let before = try #require(FileProbe.bytes(file))
+            let journal = directory + "/" + AccountStoreFormat.journalName(1)
+            let before = try #require(FileProbe.bytes(journal))
 
-            // Swap the accounts directory for a regular file: every create in it fails with ENOTDIR.
-            #expect(rename(accounts, directory + "/moved") == 0)
-            try FileProbe.plant("not a directory", at: accounts)
+            let restore = try FullDisk.fillAccountJournal(in: directory)
             var replacement = original
             replacement.accessToken = Secret("replacement-SENTINEL")
             do throws(StoreError) {
                 try await repository.put(replacement)
-                Issue.record("put into a broken directory succeeded")
+                Issue.record("put onto a full disk succeeded")
             } catch {
                 guard case .unavailable(let message) = error else { Issue.record("expected unavailable, got \(error)"); return }
-                #expect(message.contains(accounts))
+                #expect(message.contains(journal))
                 #expect(!message.contains("SENTINEL"))
             }
             #expect(try await repository.get(id: original.id) == original)
+            try restore()
 
-            #expect(unlink(accounts) == 0)
-            #expect(rename(directory + "/moved", accounts) == 0)
-            #expect(FileProbe.bytes(file) == before)
-            #expect(FileProbe.names(accounts) == ["github%3A1001.json"])
+            #expect(FileProbe.bytes(journal) == before)
             #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.id) == original)
+            // With room again, the same write goes through.
+            try await repository.put(replacement)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.id) == replacement)
         }
     }
 
-    @Test func failedRenameRemovesTheTemporaryFile() async throws {
+    @Test func failedSnapshotRenameRemovesTheTemporaryFileAndKeepsServing() async throws {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory)
             try await repository.put(Account.make(uid: "1"))
-            // A non-empty directory where the record should go makes rename(2) fail with EISDIR, even for root.
-            let blocked = repository.accountsDirectory + "/github%3A2.json"
+            // A non-empty directory where the snapshot should go makes rename(2) fail with EISDIR, even for root.
+            let blocked = directory + "/" + AccountStoreFormat.snapshotName
             #expect(mkdir(blocked, 0o700) == 0)
             try FileProbe.plant("x", at: blocked + "/inside")
 
-            await #expect(throws: StoreError.self) { try await repository.put(Account.make(uid: "2")) }
-            #expect(try await repository.get(id: "github:2") == nil)
-            #expect(try await repository.list(provider: nil).map(\.id) == ["github:1"])
-            #expect(FileProbe.names(repository.accountsDirectory) == ["github%3A1.json", "github%3A2.json"])
+            await #expect(throws: StoreError.self) { try await repository.compact() }
+            #expect(!FileProbe.names(directory).contains { $0.contains(".tmp.") })
+            try await repository.put(Account.make(uid: "2"))
+            #expect(try await repository.list(provider: nil).map(\.id) == ["github:1", "github:2"])
+
+            #expect(unlink(blocked + "/inside") == 0 && rmdir(blocked) == 0)
+            try await repository.compact()
+            #expect(try await JSONFileAccountRepository(directory: directory).list(provider: nil).map(\.id) == ["github:1", "github:2"])
         }
     }
 }

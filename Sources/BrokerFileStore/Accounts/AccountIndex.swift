@@ -58,6 +58,13 @@ struct AccountIndex: Sendable {
         sealed[ExactKey(id)] = stored.sealed
     }
 
+    /// Stores `stored` under `key`, known to hold no entry yet (start-up's load): one lookup each, no tally removal.
+    mutating func insertNew(_ stored: StoredAccount, key: ExactKey) {
+        tally.add(stored.account)
+        accounts[key] = stored.account
+        if let secrets = stored.sealed { sealed[key] = secrets }
+    }
+
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
         if let previous = accounts.removeValue(forKey: ExactKey(id)) { tally.remove(previous) }

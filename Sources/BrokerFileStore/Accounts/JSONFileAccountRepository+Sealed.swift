@@ -61,7 +61,8 @@ extension JSONFileAccountRepository {
     ///
     /// The work is spent at a lower priority while the server starts and serves. Each thread opens with its own copy of the key bytes
     /// (``KeyCopies``), or the threads would queue on one reference count.
-    /// Failures are left for reads to report.
+    /// Failures are left for reads to report. The last thread out hands the
+    /// memory of the sealed copies back to the system.
     func openSealedAccountsInBackground(threadCount: Int = ProcessInfo.processInfo.activeProcessorCount) {
         let work = BatchQueue(ids: index.withLock { $0.sealedIDs }, batchSize: Self.openingBatch)
         guard !work.isEmpty else { return }
@@ -73,6 +74,7 @@ extension JSONFileAccountRepository {
                 setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
                 var keys = KeyCopies()
                 while let batch = work.next() { _ = openBatch(batch, keys: &keys) }
+                if work.finishOne(of: threads) { HeapTrim.releaseFreeMemory() }
             }
             thread.name = "token-broker.open-sealed"
             thread.start()
@@ -116,6 +118,7 @@ private final class BatchQueue: Sendable {
     private let ids: [String]
     private let batchSize: Int
     private let nextStart = Atomic<Int>(0)
+    private let finished = Atomic<Int>(0)
 
     /// A queue over `ids` in batches of `batchSize`.
     init(ids: [String], batchSize: Int) {
@@ -131,5 +134,10 @@ private final class BatchQueue: Sendable {
         let start = nextStart.wrappingAdd(batchSize, ordering: .relaxed).oldValue
         guard start < ids.count else { return nil }
         return ids[start..<min(start + batchSize, ids.count)]
+    }
+
+    /// Counts one of `count` workers as done; true for the last one.
+    func finishOne(of count: Int) -> Bool {
+        finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == count
     }
 }

@@ -57,6 +57,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         try DataDirectory.prepare(directory)
         dataDirectory = directory
         self.codec = codec
+        try AccountStoreLoader.removeTemporaries(in: directory)
         migratedAtOpen = try AccountStoreMigration.runIfNeeded(directory, codec: codec)
         var numbers: UInt32 = 0
         let loaded = try AccountStoreLoader.load(directory, codec: codec, numbers: &numbers)
@@ -64,6 +65,8 @@ public final class JSONFileAccountRepository: AccountRepository {
         journal = AccountJournal(
             directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
         index = Mutex(loaded.index)
+        // The decoded lines and the parsing's scratch memory are free now; give their pages back.
+        HeapTrim.releaseFreeMemory()
         if openSealedInBackground { openSealedAccountsInBackground() }
     }
 

@@ -24,6 +24,14 @@ enum AccountStoreLoader {
         var tornLineCut: Bool
     }
 
+    /// Removes the temporary snapshots a killed compaction, backup or migration left in `directory`; they were never in use.
+    static func removeTemporaries(in directory: String) throws(StoreError) {
+        for name in try DirectoryListing.names(in: directory)
+        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+            unlink(directory + "/" + name)
+        }
+    }
+
     /// Loads the store under `directory` (already migrated from the former layout), creating the first journal when there is none.
     ///
     /// Journals older than the snapshot (a compaction was killed after its
@@ -31,10 +39,6 @@ enum AccountStoreLoader {
     /// the file and line of the first record that does not read.
     static func load(_ directory: String, codec: some AccountRecordCodec, numbers: inout UInt32) throws(StoreError) -> Loaded {
         let names = try DirectoryListing.names(in: directory)
-        for name in names
-        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
-            unlink(directory + "/" + name)
-        }
         let deferring = codec as? any StoredAccountDecoding
         var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
         var probes: [String: String] = [:]
@@ -96,7 +100,7 @@ enum AccountStoreLoader {
     }
 
     /// One decoded record line and where it lies.
-    private struct Parsed {
+    fileprivate struct Parsed {
         var id: String
         var stored: StoredAccount
         var offset: Int
@@ -132,51 +136,78 @@ enum AccountStoreLoader {
             throw .corrupt(
                 path: file.path, reason: "the snapshot does not end with a complete line (it is written whole, so it was damaged)")
         }
-        let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 4)
-        let results = Mutex<[Int: Result<[Parsed], StoreError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: chunks.count) { chunk in
-            let bytes = mapped.bytes
-            var parsed: [Parsed] = []
-            var start = chunks[chunk].lowerBound
-            let end = chunks[chunk].upperBound
-            parsed.reserveCapacity((end - start) / 512)
-            do throws(StoreError) {
-                while start < end {
-                    let newline = bytes[start..<end].firstIndex(of: 0x0A)!
-                    let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-                    let stored = try decode(
-                        line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
-                    parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
-                    start = newline + 1
+        // Decoding runs on the worker threads while this one moves each finished chunk, in order, into the index.
+        let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 16)
+        let decoding = ChunkDecoding(count: chunks.count)
+        let workers = DispatchGroup()
+        for _ in 0..<max(1, ProcessInfo.processInfo.activeProcessorCount) {
+            DispatchQueue.global(qos: .userInitiated).async(group: workers) {
+                while let chunk = decoding.nextChunk() {
+                    decoding.finish(chunk, decodeChunk(mapped, chunks[chunk], file: file, codec: codec, deferring: deferring))
                 }
-                results.withLock { $0[chunk] = .success(parsed) }
-            } catch {
-                results.withLock { $0[chunk] = .failure(error) }
             }
         }
+        // Even when a chunk fails, the workers stop before the mapping is released.
+        defer {
+            decoding.cancel()
+            workers.wait()
+        }
         var total = 0
-        let done = results.withLock { $0 }
         loaded.index = AccountIndex(capacity: header.accounts)
         loaded.locations.reserveCapacity(header.accounts)
         for chunk in 0..<chunks.count {
-            let records = try done[chunk]!.get()
-            for record in records {
+            var (records, chunkProbes) = try decoding.wait(for: chunk).get()
+            total += records.count
+            // Moved out one by one (popLast), so no record is copied on its way into the index.
+            while let record = records.popLast() {
                 let key = ExactKey(record.id)
-                guard loaded.locations[key] == nil else {
+                let location = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)
+                if loaded.locations.updateValue(location, forKey: key) != nil {
                     throw .corrupt(
                         path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
                     )
                 }
-                loaded.index.set(record.stored, for: record.id)
-                loaded.locations[key] = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)
-                propose(record, probes: &probes)
+                loaded.index.insertNew(record.stored, key: key)
             }
-            total += records.count
+            for (keyID, id) in chunkProbes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
+            chunkProbes.removeAll()
         }
         guard total == header.accounts else {
             throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
         }
         return (header, bytes.count)
+    }
+
+    /// The records of one chunk of the snapshot, and for each key id the first record sealed with it (the chunk's probe).
+    private static func decodeChunk(
+        _ mapped: MappedFile, _ range: Range<Int>, file: AccountStoreFile, codec: some AccountRecordCodec,
+        deferring: (any StoredAccountDecoding)?
+    ) -> Result<(records: [Parsed], probes: [String: String]), StoreError> {
+        let bytes = mapped.bytes
+        var parsed: [Parsed] = []
+        // The snapshot is sorted by id, so the first record of a chunk sealed with a key id is the chunk's probe for it.
+        var probes: [String: String] = [:]
+        var start = range.lowerBound
+        parsed.reserveCapacity(range.count / 256)
+        do throws(StoreError) {
+            while start < range.upperBound {
+                let newline = bytes[start..<range.upperBound].firstIndex(of: 0x0A)!
+                let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
+                let stored = try decode(line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                if let sealed = stored.sealed {
+                    let accessKey = sealed.accessToken.key.id
+                    if probes[accessKey] == nil { probes[accessKey] = stored.account.id }
+                    if sealed.refreshToken != nil || sealed.tokenSecret != nil || sealed.idToken != nil {
+                        for secret in sealed.all where probes[secret.key.id] == nil { probes[secret.key.id] = stored.account.id }
+                    }
+                }
+                parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
+                start = newline + 1
+            }
+            return .success((parsed, probes))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Applies the journal in `file` to `loaded`; returns its size after cutting off a torn last line (only when `newest`).
@@ -244,5 +275,51 @@ enum AccountStoreLoader {
             start = end
         }
         return ranges
+    }
+}
+
+/// Hands out the snapshot's chunks to the decoding threads and gives their results back in chunk order.
+private final class ChunkDecoding: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is read and written only while `condition` is locked.
+    private let condition = NSCondition()
+    private let count: Int
+    private var next = 0
+    private var cancelled = false
+    private var results: [Int: Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError>] = [:]
+
+    init(count: Int) {
+        self.count = count
+    }
+
+    /// The next chunk to decode, or nil when all are handed out or the load gave up.
+    func nextChunk() -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !cancelled, next < count else { return nil }
+        next += 1
+        return next - 1
+    }
+
+    /// Hands in the result of `chunk`.
+    func finish(_ chunk: Int, _ result: Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError>) {
+        condition.lock()
+        results[chunk] = result
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for the result of `chunk` and takes it.
+    func wait(for chunk: Int) -> Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError> {
+        condition.lock()
+        defer { condition.unlock() }
+        while results[chunk] == nil { condition.wait() }
+        return results.removeValue(forKey: chunk)!
+    }
+
+    /// Stops handing out chunks.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.unlock()
     }
 }
