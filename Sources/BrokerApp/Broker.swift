@@ -81,6 +81,7 @@ public final class Broker: Sendable {
         let refreshBackoff: any RefreshBackoffStore
         var redisClient: RedisClient?
         let redisStores: RedisStores?
+        let backupStore: BackupHandlers.Store
         do {
             if let settlement {
                 // Shared state for several replicas: accounts, flows and refresh locks in Redis.
@@ -96,12 +97,14 @@ public final class Broker: Sendable {
                 // One backoff for all replicas: N replicas make one provider call per backoff window, not N.
                 refreshBackoff = redis.backoff
                 redisClient = redis.client
+                backupStore = .redis
             } else {
                 redisStores = nil
                 let store = try JSONFileAccountRepository(
                     directory: dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
                 Self.reportOpening(store, logger: logger)
                 accounts = store
+                backupStore = .files(store)
                 let journal = try JournalFlowStore(
                     directory: dataDirectory, durable: false, sealer: codec,
                     maxPending: c.maxPendingFlows, now: now())
@@ -209,6 +212,7 @@ public final class Broker: Sendable {
             readiness: readiness, metrics: c.metricsAddress == nil ? metricsHandler : nil, oauth: oauth,
             webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
             appTokens: AppTokenHandlers(service: appTokens, access: access, audit: audit),
+            backup: BackupHandlers(store: backupStore, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(
             configuration: c.server, router: router,

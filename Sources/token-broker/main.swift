@@ -25,7 +25,8 @@ case .failure(let error):
 }
 
 // Commands that need no configuration run before it is read: help never depends on the environment,
-// and the accounts commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY.
+// the accounts and backup commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY,
+// and restore reads only BROKER_DATA_DIR and BROKER_ENCRYPTION_KEY.
 switch command {
 case .help:
     print(BrokerCommand.usage)
@@ -35,6 +36,17 @@ case .version:
     exit(0)
 case .accounts(let accounts):
     let outcome = await AccountsClient.run(accounts, environment: ProcessInfo.processInfo.environment)
+    if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
+    print(outcome.output)
+    exit(0)
+case .backup(let json):
+    let outcome = await BackupClient.run(json: json, environment: ProcessInfo.processInfo.environment)
+    if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
+    print(outcome.output)
+    exit(0)
+case .restore(let restore):
+    // Offline, on the data directory alone: it needs neither providers nor a listening port.
+    let outcome = restore.run(environment: ProcessInfo.processInfo.environment)
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)
@@ -55,7 +67,7 @@ do {
 }
 
 switch command {
-case .serve, .demo, .help, .version, .accounts:
+case .serve, .demo, .help, .version, .accounts, .backup, .restore:
     break
 case .configCheck:
     do {

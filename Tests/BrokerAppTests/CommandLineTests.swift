@@ -20,7 +20,14 @@ import Testing
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
         (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
         (["webhooks", "list"], .webhooks(.list)), (["webhooks", "replay", "evt_ab.0"], .webhooks(.replay("evt_ab.0"))),
-        (["webhooks", "--help"], .help("webhooks")),
+        (["webhooks", "--help"], .help("webhooks")), (["backup"], .backup(json: false)), (["backup", "--json"], .backup(json: true)),
+        (["restore", "b.jsonl"], .restore(RestoreCommand(file: "b.jsonl"))),
+        (
+            ["restore", "--force", "--data-dir", "/d", "b.jsonl"],
+            .restore(RestoreCommand(file: "b.jsonl", dataDirectory: "/d", force: true))
+        ),
+        (["restore", "b.jsonl", "--data-dir=/d"], .restore(RestoreCommand(file: "b.jsonl", dataDirectory: "/d"))),
+        (["restore", "b.jsonl", "--force", "--help"], .help("restore")), (["help", "backup"], .help("backup")),
     ])
     func commandsParse(arguments: [String], expected: BrokerCommand) throws {
         #expect(try BrokerCommand.parse(arguments).get() == expected)
@@ -47,6 +54,13 @@ import Testing
         (["accounts", "list", "--provider"], "--provider needs a provider name"),
         (["accounts", "list", "--provider", "--json"], "--provider needs a provider name"),
         (["accounts", "show", "--provider", "acme"], "unknown flag \"--provider\""),
+        (["backup", "now"], "unexpected argument \"now\""), (["backup", "--force"], "unknown flag \"--force\""),
+        (["restore"], "restore needs the backup file: restore FILE [--data-dir DIR] [--force]"),
+        (["restore", "--force"], "restore needs the backup file: restore FILE [--data-dir DIR] [--force]"),
+        (["restore", "a.jsonl", "b.jsonl"], "unexpected argument \"b.jsonl\""),
+        (["restore", "a.jsonl", "--data-dir"], "--data-dir needs a directory"),
+        (["restore", "a.jsonl", "--data-dir", "--force"], "--data-dir needs a directory"),
+        (["restore", "a.jsonl", "--yes"], "unknown flag \"--yes\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }

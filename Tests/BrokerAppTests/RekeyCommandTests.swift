@@ -11,10 +11,6 @@ import Glibc
 
 /// `token-broker rekey` re-encrypts stored accounts with the current key, so an old key can be dropped.
 @Suite(.scoped) struct RekeyCommandTests {
-    // FAILS: after the rekey, the broker with only the new key refuses to open the directory (`corrupt record
-    // <dir>/accounts.journal.1.jsonl line 1: access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not
-    // hold`): start-up checks the key ids of journal lines a later put replaced, and rekey leaves them (it does not
-    // compact). A bug in BrokerFileStore, left to its owner.
     @Test func rekeyMovesEveryRecordToTheCurrentKey() async throws {
         let dir = try TemporaryDirectory.scoped(prefix: "broker-rekey")
         let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
@@ -71,8 +67,6 @@ import Glibc
         return entries
     }
 
-    // FAILS at its last step: after the rekey, the dry run with only the new key exits 1, for the same replaced journal
-    // lines (AccountStoreReader checks every line's key id, not only each account's latest). A bug in BrokerFileStore.
     @Test func aDryRunListsWhatWouldBeResealedAndChangesNothing() async throws {
         let dir = NSTemporaryDirectory() + "broker-rekey-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: dir) }

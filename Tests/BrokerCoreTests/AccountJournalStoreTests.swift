@@ -193,4 +193,31 @@ struct AccountJournalStoreTests {
             }
         }
     }
+
+    /// Start-up proves every key id still in use by opening one record sealed with it, even when the journal re-sealed
+    /// the account that would have proved it; and records a later line replaced never stop it.
+    @Test func aWrongKeyStillInUseStopsStartUpAndReplacedRecordsDoNot() async throws {
+        try await TemporaryDirectory.with { directory in
+            let one = "k1:" + Base64.encode([UInt8](repeating: 1, count: 32))
+            let two = "k2:" + Base64.encode([UInt8](repeating: 2, count: 32))
+            let wrongOne = "k1:" + Base64.encode([UInt8](repeating: 9, count: 32))
+            func codec(_ keys: String) throws -> EncryptedAccountCodec {
+                EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keys, source: "test"))
+            }
+            let first = try JSONFileAccountRepository(directory: directory, codec: codec(one))
+            try await first.put(.make(uid: "1", accessToken: "one"))
+            try await first.put(.make(uid: "2", accessToken: "two"))
+            // github:1, the account that sorts first, is re-sealed with k2; github:2 still needs k1.
+            let rotated = try JSONFileAccountRepository(directory: directory, codec: codec(two + "," + one))
+            try await rotated.put(.make(uid: "1", accessToken: "one again"))
+            #expect(throws: StoreError.self) {
+                _ = try JSONFileAccountRepository(directory: directory, codec: codec(two + "," + wrongOne), openSealedInBackground: false)
+            }
+            // Once github:2 is re-sealed too, k1 is needed by no current record: its replaced lines do not stop start-up.
+            try await rotated.put(.make(uid: "2", accessToken: "two again"))
+            let newOnly = try JSONFileAccountRepository(directory: directory, codec: codec(two))
+            #expect(try await newOnly.get(id: "github:2")?.accessToken.value == "two again")
+            #expect(try await newOnly.get(id: "github:1")?.accessToken.value == "one again")
+        }
+    }
 }

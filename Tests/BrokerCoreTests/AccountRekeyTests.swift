@@ -21,10 +21,6 @@ struct AccountRekeyTests {
         for account in accounts { try await repository.put(account) }
     }
 
-    // FAILS: opening the directory with only the new key throws `corrupt record <dir>/accounts.journal.1.jsonl line 1:
-    // access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not hold`. Start-up decodes every journal
-    // line, also those a later put replaced, and checks their key ids; rekey leaves the replaced lines in the journal
-    // (it does not compact), so the old key cannot be dropped after a rekey. A bug in BrokerFileStore, left to its owner.
     @Test func rotationReadsOldRecordsReencryptsOnWriteAndRekeyFinishesTheJob() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))
@@ -54,8 +50,6 @@ struct AccountRekeyTests {
         }
     }
 
-    // FAILS: after the rekey the plaintext secrets are still in the data directory: the journal keeps the plaintext
-    // lines the rekey replaced, since rekey does not compact. A bug in BrokerFileStore, left to its owner.
     @Test func plaintextRecordsAreReadThenSealedOnWriteAndByRekey() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: PlainJSONAccountCodec())
@@ -83,10 +77,6 @@ struct AccountRekeyTests {
         }
     }
 
-    // FAILS: opening the directory with only the new key throws `corrupt record <dir>/accounts.journal.1.jsonl line 1:
-    // access_token is sealed with key id "a", which BROKER_ENCRYPTION_KEY does not hold`. Start-up decodes every journal
-    // line, also those a later put replaced, and checks their key ids; a rewrite through put leaves the replaced lines in the journal
-    // (nothing compacts it), so the old key cannot be dropped after a rekey. A bug in BrokerFileStore, left to its owner.
     @Test func genericRunRewritesEveryAccountThroughPut() async throws {
         try await TemporaryDirectory.with { directory in
             try await seed(directory, codec: EncryptedRecordFixtures.codec("a:\(keyA)"))

@@ -613,6 +613,17 @@ def test_webhook_outbox(t):
     expect(t.call("POST", "/webhooks/replay?id=x", JSON), 401, "unauthorized")
 
 
+def test_backup(t):
+    expect(t.call("POST", "/backup", JSON), 401, "unauthorized")
+    first = t.call("POST", "/backup", API)
+    expect(first, 200)
+    assert first.header("Cache-Control") == "no-store"
+    assert first.json["file"].startswith("backups/accounts-") and first.json["bytes"] > 0, first.json
+    second = t.call("POST", "/backup", API)
+    expect(second, 200)
+    assert second.json["file"] != first.json["file"], "each backup gets a file of its own"
+
+
 def test_app_tokens(t):
     first = t.call("GET", "/app-token?provider=acme-app&scope=read+write", API)
     expect(first, 200)
@@ -640,7 +651,7 @@ def test_app_tokens(t):
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
          test_preflights, test_refreshing_an_account, test_deleting_accounts, test_disconnect_from_the_page,
-         test_webhook_outbox, test_app_tokens]
+         test_webhook_outbox, test_backup, test_app_tokens]
 
 
 class Context:

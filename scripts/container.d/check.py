@@ -276,7 +276,9 @@ def check_dockerignore(report, root):
         report.check(".dockerignore exists", False)
         return
     must_exclude = [".build/debug/token-broker", ".build-release/release/token-broker", ".build-tools/x",
-                    "data/broker-secret", "data/accounts/x.json", ".env", ".git/config", "Sources/.env"]
+                    "data/broker-secret", "data/accounts/x.json", "data/accounts.snapshot.jsonl",
+                    "data/accounts.journal.1.jsonl", "data/backups/accounts-20260101T000000Z.snapshot.jsonl",
+                    ".env", ".git/config", "Sources/.env"]
     leaked = [p for p in must_exclude if not ignored(patterns, p)]
     report.check(".dockerignore keeps .build*, data/, .env and .git out of the context", not leaked,
                  "sent: " + ", ".join(leaked) if leaked else f"{len(must_exclude)} paths excluded")

@@ -41,7 +41,8 @@ public enum AccountsClient {
         let url = try read.publicURL("BROKER_URL", default: defaultURL)
         let named = try NamedAPIKey.parseList(read.raw("BROKER_API_KEYS"), variable: "BROKER_API_KEYS")
         guard let key = try read.secret("BROKER_API_KEY", minimumLength: 16) ?? named.first?.key else {
-            throw ConfigurationError(variable: "BROKER_API_KEY", message: "is not set; the accounts commands call the broker's API with it")
+            throw ConfigurationError(
+                variable: "BROKER_API_KEY", message: "is not set; the accounts and backup commands call the broker's API with it")
         }
         return (url, key)
     }
@@ -51,33 +52,11 @@ public enum AccountsClient {
         _ command: AccountsCommand, environment: [String: String],
         upstream: (any UpstreamClient)? = nil
     ) async -> Outcome {
-        let baseURL: String, apiKey: Secret
-        do {
-            (baseURL, apiKey) = try settings(environment)
-        } catch {
-            return .failed(2, "invalid configuration", error.description)
-        }
         let (method, target) = request(for: command.action)
-        // A list of every account can be large: allow far more than a provider's answer.
-        let client = upstream ?? URLSessionUpstreamClient(timeout: 30, maxResponseBytes: 1 << 30)
-        let response: UpstreamResponse
-        do {
-            response = try await client.send(
-                UpstreamRequest(
-                    method: method, url: baseURL + target,
-                    headers: [
-                        ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
-                        ("User-Agent", "token-broker/\(BrokerVersion.current) accounts"),
-                    ]))
-        } catch {
-            let why =
-                switch error {
-                case .timeout: "no answer within 30 s"
-                case .transport(let message): message
-                case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
-                }
-            return .failed(
-                1, "broker unreachable", "cannot reach the broker at \(baseURL): \(why) (is it running there? BROKER_URL says where)")
+        let baseURL: String, response: UpstreamResponse
+        switch await send(method, target, environment: environment, upstream: upstream, timeout: 30, userAgent: "accounts") {
+        case .answered(let url, let answer): (baseURL, response) = (url, answer)
+        case .failed(let outcome): return outcome
         }
         guard (200..<300).contains(response.status) else {
             return .failed(1, "request refused", refusal(response, method: method, target: target, baseURL: baseURL))
@@ -104,6 +83,49 @@ public enum AccountsClient {
         case .refresh(let id):
             let expiry = (fields["expires_at"] as? String).map { "the token now expires at \($0)" } ?? "the token has no expiry"
             return .done(command.json ? body : "Refreshed \(id); \(expiry).")
+        }
+    }
+
+    /// How a request to the broker went: its answer (any status), or what to report instead.
+    enum Exchange {
+        /// The broker at `baseURL` answered.
+        case answered(baseURL: String, UpstreamResponse)
+        /// A bad setting (2) or an unreachable broker (1).
+        case failed(Outcome)
+    }
+
+    /// Sends `method target` with the API key to the broker the environment names, waiting `timeout` seconds;
+    /// `userAgent` names the command. A list of every account can be large: answers of up to 1 GiB are read.
+    static func send(
+        _ method: String, _ target: String, environment: [String: String], upstream: (any UpstreamClient)?,
+        timeout: Double, userAgent: String
+    ) async -> Exchange {
+        let baseURL: String, apiKey: Secret
+        do {
+            (baseURL, apiKey) = try settings(environment)
+        } catch {
+            return .failed(.failed(2, "invalid configuration", error.description))
+        }
+        let client = upstream ?? URLSessionUpstreamClient(timeout: timeout, maxResponseBytes: 1 << 30)
+        do {
+            let response = try await client.send(
+                UpstreamRequest(
+                    method: method, url: baseURL + target,
+                    headers: [
+                        ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
+                        ("User-Agent", "token-broker/\(BrokerVersion.current) \(userAgent)"),
+                    ]))
+            return .answered(baseURL: baseURL, response)
+        } catch {
+            let why =
+                switch error {
+                case .timeout: "no answer within \(Int(timeout)) s"
+                case .transport(let message): message
+                case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+                }
+            return .failed(
+                .failed(
+                    1, "broker unreachable", "cannot reach the broker at \(baseURL): \(why) (is it running there? BROKER_URL says where)"))
         }
     }
 

@@ -15,17 +15,24 @@ public enum BrokerCommand: Equatable, Sendable {
     case webhooks(WebhooksCommand)
     /// List, show, delete or refresh the accounts of a running broker through its HTTP API.
     case accounts(AccountsCommand)
+    /// Ask the running broker to write a backup of every account (`POST /backup`); `json` prints its answer as is.
+    case backup(json: Bool)
+    /// Install a backup as the account snapshot of a stopped broker's data directory.
+    case restore(RestoreCommand)
     /// Print the version.
     case version
     /// Print the usage of the named command, or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
-    static let names = ["serve", "demo", "healthcheck", "rekey", "config", "accounts", "webhooks", "version", "help"]
+    static let names = [
+        "serve", "demo", "healthcheck", "rekey", "config", "accounts", "backup", "restore", "webhooks", "version", "help",
+    ]
 
     /// The usage text: every command, one line each.
     public static let usage = """
-        usage: token-broker [serve | demo | healthcheck | rekey [--dry-run] | config check | accounts … | webhooks … | version | help] [--help]
+        usage: token-broker [serve | demo | healthcheck | rekey [--dry-run] | config check | accounts … | backup | restore FILE
+                            | webhooks … | version | help] [--help]
           serve           run the broker (default); settings come from BROKER_* environment variables
           demo            run the broker with a built-in demo provider (not a real account) and throwaway data; prints what to open
           healthcheck     exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
@@ -35,6 +42,12 @@ public enum BrokerCommand: Equatable, Sendable {
           accounts list [--provider P] | show ID | delete ID | refresh ID  [--json]
                           the accounts of a running broker, through its API at BROKER_URL (default http://127.0.0.1:8080)
                           with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses
+          backup [--json] ask the running broker (BROKER_URL, BROKER_API_KEY) to write a consistent snapshot of every account
+                          into its data directory (backups/accounts-<UTC time>.snapshot.jsonl); prints the file, accounts, bytes
+          restore FILE [--data-dir DIR] [--force]
+                          install a backup as the accounts of a stopped broker's data directory (default BROKER_DATA_DIR);
+                          refuses a directory that holds accounts unless --force, which moves them to backups/replaced-<time>/;
+                          the encryption key is not in the backup: start the broker with the key of the one that wrote it
           webhooks list         show the running broker's pending and dropped webhook deliveries (needs BROKER_API_KEY)
           webhooks replay ID    send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
           version         print the version
@@ -73,6 +86,15 @@ public enum BrokerCommand: Equatable, Sendable {
             return .success(.rekey(dryRun: dryRun))
         case "accounts":
             return AccountsCommand.parse(rest).map(BrokerCommand.accounts)
+        case "backup":
+            var json = false
+            for argument in rest {
+                guard argument == "--json" else { return .failure(extra(argument)) }
+                json = true
+            }
+            return .success(.backup(json: json))
+        case "restore":
+            return RestoreCommand.parse(rest).map(BrokerCommand.restore)
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))

@@ -1,6 +1,7 @@
 import BrokerCore
 
-/// One entry of the audit trail: who was handed which account's token, or deleted, revoked or connected it.
+/// One entry of the audit trail: who was handed which account's token, or deleted, revoked or connected it,
+/// or wrote a backup of every account.
 ///
 /// Holds ids, names and outcome codes only; never a token, a code or a secret.
 struct AuditEvent: Sendable {
@@ -18,14 +19,16 @@ struct AuditEvent: Sendable {
         case accountRevoked = "account_revoked"
         /// A sign-in finished and stored the account.
         case flowCompleted = "flow_completed"
+        /// `POST /backup` wrote a snapshot of every account (or failed to).
+        case backupWritten = "backup_written"
     }
 
     /// What happened.
     var kind: Kind
     /// The account's id (`provider:uid`); nil for app tokens.
     var account: String?
-    /// The provider's name.
-    var provider: String
+    /// The provider's name; nil for events about no one provider (a backup).
+    var provider: String?
     /// The back end's user the account belongs to, where one is known (see ``AuditEvent/endUser(of:)``).
     var endUser: String?
     /// The API key's name, or `browser` for a session cookie.
@@ -34,6 +37,8 @@ struct AuditEvent: Sendable {
     var requestID: String
     /// `ok`, or the error code the caller got (`upstream_error`, `revoke_failed`, …).
     var outcome: String
+    /// Further fields of this kind of event, after `outcome` (a backup's `file`, `accounts` and `bytes`); never a secret.
+    var details: [(String, LogValue)] = []
 
     /// The end user an account belongs to (its `end_user_id`), for the audit trail; nil when it has none.
     static func endUser(of account: Account) -> String? { account.endUser?.id }

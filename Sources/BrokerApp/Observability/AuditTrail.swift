@@ -15,11 +15,12 @@ struct AuditTrail: Sendable {
     func record(_ event: AuditEvent) {
         var fields: [(String, LogValue)] = [("event", .string(event.kind.rawValue))]
         if let account = event.account { fields.append(("account", .string(account))) }
-        fields.append(("provider", .string(event.provider)))
+        if let provider = event.provider { fields.append(("provider", .string(provider))) }
         if let endUser = event.endUser { fields.append(("end_user", .string(endUser))) }
         fields += [
             ("caller", .string(event.caller)), ("request_id", .string(event.requestID)), ("outcome", .string(event.outcome)),
         ]
+        fields += event.details
         logger.log(.info, "audit", fields)
         guard let file else { return }
         var line = "{\"ts\":\"" + RFC3339Date.formatWithMillis(Date()) + "\""

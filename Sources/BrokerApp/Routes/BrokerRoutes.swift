@@ -9,7 +9,7 @@ enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
-        appTokens: AppTokenHandlers, cors: CORSPolicy
+        appTokens: AppTokenHandlers, backup: BackupHandlers, cors: CORSPolicy
     ) -> Router {
         var router = Router()
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -40,6 +40,7 @@ enum BrokerRoutes {
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
+        router.add(.POST, "/backup", .async(backup.backup))
         let openAPI = OpenAPIDocument.response
         router.get("/openapi.json") { _ in openAPI }
         // The page for people; BROKER_PUBLIC_URL is the redirect URI without its fixed `/callback`.

@@ -70,10 +70,12 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
                 transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit) }
                 started.withLock { $0 = task }
                 task.resume()
-                // A serial queue of our own: Dispatch's global queue may be busy with blocking work.
+                // A serial queue of our own: Dispatch's global queue may be busy with blocking work. The task
+                // itself is not cancelled here: it may be completing at this very moment, and FoundationNetworking
+                // traps when a task it has just unregistered is cancelled. The session's own whole-second
+                // timeout (the deadline rounded up, plus one) ends it soon after.
                 Self.deadlines.asyncAfter(deadline: .now() + timeout) {
                     self.finish(id) { _ in .failure(.timeout) }
-                    task.cancel()
                 }
                 // A cancellation that arrived before the task was stored found nothing to cancel.
                 if Task.isCancelled { task.cancel() }

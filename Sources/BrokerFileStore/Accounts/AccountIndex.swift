@@ -47,6 +47,15 @@ struct AccountIndex: Sendable {
         tally.counts(total: accounts.count, at: now)
     }
 
+    /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed entry.
+    func firstSealed(with keyID: String) -> String? {
+        var first: String?
+        for (key, secrets) in sealed where secrets.all.contains(where: { $0.key.id == keyID }) {
+            if first.map({ ExactKey.precedes(key.string, $0) }) ?? true { first = key.string }
+        }
+        return first
+    }
+
     /// The ids of the accounts still sealed.
     var sealedIDs: [String] { sealed.keys.map(\.string) }
 
@@ -59,10 +68,11 @@ struct AccountIndex: Sendable {
     }
 
     /// Stores `stored` under `key`, known to hold no entry yet (start-up's load): one lookup each, no tally removal.
-    mutating func insertNew(_ stored: StoredAccount, key: ExactKey) {
+    mutating func insertNew(_ stored: consuming StoredAccount, key: ExactKey) {
         tally.add(stored.account)
-        accounts[key] = stored.account
         if let secrets = stored.sealed { sealed[key] = secrets }
+        // The record is consumed, so its account moves into the dictionary instead of being copied field by field.
+        accounts[key] = (consume stored).account
     }
 
     /// Forgets the account `id`.

@@ -76,11 +76,16 @@ final class AccountJournal: Sendable {
     private func append(_ line: [UInt8], id: String, recordLength: Int?) throws(StoreError) {
         let (ticket, due) = try state.withLock { (state: inout State) throws(StoreError) -> (UInt64, Bool) in
             let file = state.current
+            // Opened for this append only: a descriptor held open for writing would keep the file system from being
+            // remounted read-only.
+            let writer = open(file.path, O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard writer >= 0 else { throw .posix("open", file.path) }
+            defer { close(writer) }
             if state.damaged {
-                guard ftruncate(file.descriptor, off_t(state.size)) == 0 else { throw .posix("cut back", file.path) }
+                guard ftruncate(writer, off_t(state.size)) == 0 else { throw .posix("cut back", file.path) }
                 state.damaged = false
             }
-            try JournalAppend.write(line, to: file.descriptor, path: file.path, size: state.size, damaged: &state.damaged)
+            try JournalAppend.write(line, to: writer, path: file.path, size: state.size, damaged: &state.damaged)
             let key = ExactKey(id)
             if let recordLength {
                 let offset = state.size + AccountStoreFormat.putPrefix.count

@@ -90,7 +90,10 @@ package enum AccountSnapshotWriter {
             unlink(temporary)
             throw error
         }
-        let file = AccountStoreFile(path: path, descriptor: descriptor, number: number)
+        close(descriptor)
+        let reader = open(path, O_RDONLY | O_CLOEXEC)
+        guard reader >= 0 else { throw .posix("open", path) }
+        let file = AccountStoreFile(path: path, descriptor: reader, number: number)
         try DurableFile.syncDirectory(DurableFile.directory(of: path))
         return Written(locations: locations, bytes: offset, file: keepOpen ? file : nil)
     }

@@ -9,7 +9,7 @@ import Glibc
 package final class AccountStoreFile: Sendable {
     /// The file's path when it was opened, for error messages.
     let path: String
-    /// The open descriptor; journals are opened for appending too.
+    /// The open descriptor, read-only: appends open the journal for each write (see ``AccountStoreLoader/createJournal(_:number:)``).
     let descriptor: Int32
     /// A number naming this file in a ``RecordLocation``, unique within the process.
     let number: UInt32

@@ -22,6 +22,9 @@ enum AccountStoreLoader {
         var journals: [(generation: Int, file: AccountStoreFile, size: Int)]
         /// Whether the last journal ended in a torn line, now cut off.
         var tornLineCut: Bool
+        /// Accounts whose latest record so far does not decode, with the error and where it lies (file order, offset).
+        /// A later put or delete of the account clears its entry: a record replaced since does not stop start-up.
+        var unreadable: [ExactKey: (order: Int, error: StoreError)] = [:]
     }
 
     /// Removes the temporary snapshots a killed compaction, backup or migration left in `directory`; they were never in use.
@@ -65,29 +68,38 @@ enum AccountStoreLoader {
         }
         for (position, generation) in generations.enumerated() {
             let path = directory + "/" + AccountStoreFormat.journalName(generation)
-            let journalDescriptor = open(path, O_RDWR | O_APPEND | O_CLOEXEC)
+            let journalDescriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard journalDescriptor >= 0 else { throw .posix("open", path) }
             numbers += 1
             let file = AccountStoreFile(path: path, descriptor: journalDescriptor, number: numbers)
             let newest = position == generations.count - 1
-            let size = try replayJournal(file, newest: newest, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
+            let size = try replayJournal(
+                file, position: position, newest: newest, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
             loaded.journals.append((generation, file, size))
         }
-        for (_, id) in probes.sorted(by: { $0.value < $1.value }) {
-            guard let stored = loaded.index[id], let location = loaded.locations[ExactKey(id)] else { continue }
-            loaded.index.set(StoredAccount(try stored.opened(path: describe(location, loaded))), for: id)
+        if let first = loaded.unreadable.values.min(by: { $0.order < $1.order }) { throw first.error }
+        for (keyID, id) in probes.sorted(by: { $0.value < $1.value }) {
+            // A journal line may have re-sealed or removed the probe since: then another account proves the key.
+            let probe =
+                loaded.index[id]?.sealed.map { $0.all.contains { $0.key.id == keyID } } == true ? id : loaded.index.firstSealed(with: keyID)
+            guard let probe, let stored = loaded.index[probe], let location = loaded.locations[ExactKey(probe)] else { continue }
+            loaded.index.set(StoredAccount(try stored.opened(path: describe(location, loaded))), for: probe)
         }
         return loaded
     }
 
-    /// Creates an empty journal at `path` (0600) open for appending.
+    /// Creates an empty journal at `path` (0600), open for reading only.
+    ///
+    /// No store file stays open for writing (appends and cuts open the file
+    /// for that one step): the kernel refuses to remount a file system
+    /// read-only while any file on it is open for writing.
     static func createJournal(_ path: String, number: UInt32) throws(StoreError) -> AccountStoreFile {
-        let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .posix("create", path) }
-        guard fchmod(descriptor, 0o600) == 0 else {
-            close(descriptor)
-            throw .posix("chmod", path)
-        }
+        let writer = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard writer >= 0 else { throw .posix("create", path) }
+        defer { close(writer) }
+        guard fchmod(writer, 0o600) == 0 else { throw .posix("chmod", path) }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .posix("open", path) }
         return AccountStoreFile(path: path, descriptor: descriptor, number: number)
     }
 
@@ -97,6 +109,22 @@ enum AccountStoreLoader {
         if let snapshot = loaded.snapshot { files.append(snapshot.file) }
         let file = files.first { $0.number == location.file }?.path ?? "account store"
         return file + " at byte \(location.offset)"
+    }
+
+    /// One snapshot line that did not decode: its account, where it lies, and why.
+    fileprivate struct Failed {
+        var id: String
+        var offset: Int
+        var length: Int
+        var error: StoreError
+    }
+
+    /// What a decoding thread hands back for one chunk of the snapshot.
+    fileprivate struct Chunk {
+        var records: [Parsed]
+        var probes: [String: String]
+        var failed: [Failed]
+        var parts: ([Parsed], [String: String], [Failed]) { (records, probes, failed) }
     }
 
     /// One decoded record line and where it lies.
@@ -156,8 +184,18 @@ enum AccountStoreLoader {
         loaded.index = AccountIndex(capacity: header.accounts)
         loaded.locations.reserveCapacity(header.accounts)
         for chunk in 0..<chunks.count {
-            var (records, chunkProbes) = try decoding.wait(for: chunk).get()
-            total += records.count
+            var (records, chunkProbes, failed) = try decoding.wait(for: chunk).get().parts
+            total += records.count + failed.count
+            for failure in failed {
+                let key = ExactKey(failure.id)
+                let location = RecordLocation(file: file.number, length: UInt32(failure.length), offset: failure.offset)
+                if loaded.locations.updateValue(location, forKey: key) != nil {
+                    throw .corrupt(
+                        path: "\(file.path) line \(lineNumber(bytes, at: failure.offset))",
+                        reason: "a second record of account \(failure.id)")
+                }
+                loaded.unreadable[key] = (failure.offset, failure.error)
+            }
             // Moved out one by one (popLast), so no record is copied on its way into the index.
             while let record = records.popLast() {
                 let key = ExactKey(record.id)
@@ -167,7 +205,7 @@ enum AccountStoreLoader {
                         path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
                     )
                 }
-                loaded.index.insertNew(record.stored, key: key)
+                loaded.index.insertNew((consume record).stored, key: key)
             }
             for (keyID, id) in chunkProbes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
             chunkProbes.removeAll()
@@ -182,9 +220,10 @@ enum AccountStoreLoader {
     private static func decodeChunk(
         _ mapped: MappedFile, _ range: Range<Int>, file: AccountStoreFile, codec: some AccountRecordCodec,
         deferring: (any StoredAccountDecoding)?
-    ) -> Result<(records: [Parsed], probes: [String: String]), StoreError> {
+    ) -> Result<Chunk, StoreError> {
         let bytes = mapped.bytes
         var parsed: [Parsed] = []
+        var failed: [Failed] = []
         // The snapshot is sorted by id, so the first record of a chunk sealed with a key id is the chunk's probe for it.
         var probes: [String: String] = [:]
         var start = range.lowerBound
@@ -193,7 +232,16 @@ enum AccountStoreLoader {
             while start < range.upperBound {
                 let newline = bytes[start..<range.upperBound].firstIndex(of: 0x0A)!
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-                let stored = try decode(line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                let stored: StoredAccount
+                do throws(StoreError) {
+                    stored = try decode(line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                } catch {
+                    // Kept for later: a journal line may replace it; a record without even an id stops the load now.
+                    let id = try AccountStoreReader.recordID([UInt8](line), path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                    failed.append(Failed(id: id, offset: start, length: newline - start, error: error))
+                    start = newline + 1
+                    continue
+                }
                 if let sealed = stored.sealed {
                     let accessKey = sealed.accessToken.key.id
                     if probes[accessKey] == nil { probes[accessKey] = stored.account.id }
@@ -204,7 +252,7 @@ enum AccountStoreLoader {
                 parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
                 start = newline + 1
             }
-            return .success((parsed, probes))
+            return .success(Chunk(records: parsed, probes: probes, failed: failed))
         } catch {
             return .failure(error)
         }
@@ -212,7 +260,7 @@ enum AccountStoreLoader {
 
     /// Applies the journal in `file` to `loaded`; returns its size after cutting off a torn last line (only when `newest`).
     private static func replayJournal(
-        _ file: AccountStoreFile, newest: Bool, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        _ file: AccountStoreFile, position: Int, newest: Bool, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
         into loaded: inout Loaded, probes: inout [String: String]
     ) throws(StoreError) -> Int {
         let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
@@ -225,8 +273,11 @@ enum AccountStoreLoader {
                 guard newest else {
                     throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
                 }
-                guard ftruncate(file.descriptor, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
-                guard fsync(file.descriptor) == 0 else { throw .posix("fsync", file.path) }
+                let writer = open(file.path, O_WRONLY | O_CLOEXEC)
+                guard writer >= 0 else { throw .posix("open", file.path) }
+                defer { close(writer) }
+                guard ftruncate(writer, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
+                guard fsync(writer) == 0 else { throw .posix("fsync", file.path) }
                 loaded.tornLineCut = true
                 return start
             }
@@ -234,15 +285,24 @@ enum AccountStoreLoader {
             switch AccountStoreFormat.change(text) {
             case .put(let range)?:
                 let record = UnsafeRawBufferPointer(rebasing: text[range])
-                let stored = try decode(record, codec: codec, deferring: deferring, path: "\(file.path) line \(line)")
-                let id = stored.account.id
-                loaded.index.set(stored, for: id)
-                loaded.locations[ExactKey(id)] = RecordLocation(
-                    file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
-                propose(Parsed(id: id, stored: stored, offset: start, length: range.count), probes: &probes)
+                let location = RecordLocation(file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
+                do throws(StoreError) {
+                    let stored = try decode(record, codec: codec, deferring: deferring, path: "\(file.path) line \(line)")
+                    let id = stored.account.id
+                    loaded.index.set(stored, for: id)
+                    loaded.locations[ExactKey(id)] = location
+                    if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
+                    propose(Parsed(id: id, stored: stored, offset: start, length: range.count), probes: &probes)
+                } catch {
+                    let id = try AccountStoreReader.recordID([UInt8](record), path: "\(file.path) line \(line)")
+                    loaded.index.remove(id)
+                    loaded.locations[ExactKey(id)] = location
+                    loaded.unreadable[ExactKey(id)] = ((position + 1) << 40 | start, error)
+                }
             case .delete(let id)?:
                 loaded.index.remove(id)
                 loaded.locations[ExactKey(id)] = nil
+                if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
             case nil:
                 throw .corrupt(path: "\(file.path) line \(line)", reason: "neither a put nor a delete of an account")
             }
@@ -285,7 +345,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     private let count: Int
     private var next = 0
     private var cancelled = false
-    private var results: [Int: Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError>] = [:]
+    private var results: [Int: Result<AccountStoreLoader.Chunk, StoreError>] = [:]
 
     init(count: Int) {
         self.count = count
@@ -301,7 +361,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     }
 
     /// Hands in the result of `chunk`.
-    func finish(_ chunk: Int, _ result: Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError>) {
+    func finish(_ chunk: Int, _ result: Result<AccountStoreLoader.Chunk, StoreError>) {
         condition.lock()
         results[chunk] = result
         condition.broadcast()
@@ -309,7 +369,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     }
 
     /// Waits for the result of `chunk` and takes it.
-    func wait(for chunk: Int) -> Result<(records: [AccountStoreLoader.Parsed], probes: [String: String]), StoreError> {
+    func wait(for chunk: Int) -> Result<AccountStoreLoader.Chunk, StoreError> {
         condition.lock()
         defer { condition.unlock() }
         while results[chunk] == nil { condition.wait() }

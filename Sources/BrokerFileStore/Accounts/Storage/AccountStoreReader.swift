@@ -25,6 +25,21 @@ package enum AccountStoreReader {
             return try legacyRecords(directory + "/" + AccountStoreFormat.legacyDirectoryName, id: id)
         }
         var latest: [ExactKey: (bytes: [UInt8], origin: String)] = [:]
+        // Records `id` rejects, kept until a later line of the same account replaces them (then they do not matter).
+        var rejected: [ExactKey: (order: Int, error: StoreError)] = [:]
+        var order = 0
+        func take(_ record: [UInt8], _ origin: String) throws(StoreError) {
+            order += 1
+            do throws(StoreError) {
+                let key = ExactKey(try id(record, origin))
+                latest[key] = (record, origin)
+                rejected[key] = nil
+            } catch {
+                let key = ExactKey(try recordID(record, path: origin))
+                latest[key] = (record, origin)
+                rejected[key] = (order, error)
+            }
+        }
         var first = 1
         if let bytes = try DurableFile.read(snapshotPath) {
             var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
@@ -34,8 +49,7 @@ package enum AccountStoreReader {
             first = header.journal
             for (number, line) in lines.dropFirst().enumerated() {
                 let origin = "\(snapshotPath) line \(number + 2)"
-                let record = Array(line)
-                latest[ExactKey(try id(record, origin))] = (record, origin)
+                try take(Array(line), origin)
             }
         }
         let replayed = generations.filter { $0 >= first }
@@ -51,13 +65,15 @@ package enum AccountStoreReader {
                 let change = Array(line).withUnsafeBytes { AccountStoreFormat.change($0) }
                 switch change {
                 case .put(let range)?:
-                    let record = Array(line.dropFirst(range.lowerBound).prefix(range.count))
-                    latest[ExactKey(try id(record, origin))] = (record, origin)
-                case .delete(let deleted)?: latest[ExactKey(deleted)] = nil
+                    try take(Array(line.dropFirst(range.lowerBound).prefix(range.count)), origin)
+                case .delete(let deleted)?:
+                    latest[ExactKey(deleted)] = nil
+                    rejected[ExactKey(deleted)] = nil
                 case nil: throw .corrupt(path: origin, reason: "neither a put nor a delete of an account")
                 }
             }
         }
+        if let first = rejected.values.min(by: { $0.order < $1.order }) { throw first.error }
         return latest.map { ($0.key.string, $0.value.bytes, $0.value.origin) }.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
     }
 
