@@ -12,6 +12,10 @@
 //                                          second, in one step (or, with `separate`, the change then the event)
 //   broker-bench refresh-herd DIR DUE TRACKED CONCURRENCY   background refreshes per second (durable writes) against the
 //                                          fake provider on a local socket, and RSS with TRACKED accounts in the store
+//   broker-bench account-writes DIR SECONDS WRITERS   durable account writes (new sealed accounts) from WRITERS at once:
+//                                          per second and latency p50/p99, in whichever store layout this binary has
+//   broker-bench account-compaction DIR COUNT   the account journal of COUNT new sealed accounts: its size, its replay,
+//                                          its compaction into a snapshot, and opening that snapshot
 import Dispatch
 import Foundation
 
@@ -71,6 +75,16 @@ case "refresh-herd":
         due >= 0, tracked >= due, concurrency > 0
     else { fail("usage: refresh-herd DIR DUE TRACKED CONCURRENCY") }
     try await RefreshBench.run(directory: args[1], due: due, tracked: tracked, concurrency: concurrency)
+case "account-writes":
+    guard args.count == 4, let seconds = Double(args[2]), let writers = Int(args[3]), writers > 0 else {
+        fail("usage: account-writes DIR SECONDS WRITERS")
+    }
+    try await AccountWritesBench.run(directory: args[1], seconds: seconds, concurrency: writers)
+case "account-compaction":
+    guard args.count == 3, let count = Int(args[2]), count > 0 else { fail("usage: account-compaction DIR COUNT") }
+    try await AccountCompactionBench.run(directory: args[1], count: count)
 default:
-    fail("usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd")
+    fail(
+        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd"
+            + " | account-writes | account-compaction")
 }
