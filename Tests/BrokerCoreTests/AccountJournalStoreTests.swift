@@ -220,4 +220,21 @@ struct AccountJournalStoreTests {
             #expect(try await newOnly.get(id: "github:1")?.accessToken.value == "one again")
         }
     }
+
+    @Test func aSnapshotHoldingOneAccountTwiceIsRefusedNamingTheSecondLine() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            for uid in 0..<3 { try await repository.put(.make(uid: String(uid))) }
+            let records = try AccountStoreFiles.records(in: directory)
+            let twice = try #require(records["github:1"])
+            try AccountStoreFiles.install(records.map { ($0.key, $0.value) } + [("github:1", twice)], in: directory)
+            #expect {
+                _ = try JSONFileAccountRepository(directory: directory, codec: codec())
+            } throws: { error in
+                guard case .corrupt(let path, let reason) = error as? StoreError else { return false }
+                return path == directory + "/" + AccountStoreFormat.snapshotName + " line 4"
+                    && reason == "a second record of account github:1"
+            }
+        }
+    }
 }

@@ -200,10 +200,11 @@ enum AccountStoreLoader {
             while let record = records.popLast() {
                 let key = ExactKey(record.id)
                 let location = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)
-                if loaded.locations.updateValue(location, forKey: key) != nil {
+                if let earlier = loaded.locations.updateValue(location, forKey: key) {
+                    // Records move in from the end of each chunk: name whichever copy comes later in the file.
                     throw .corrupt(
-                        path: "\(file.path) line \(lineNumber(bytes, at: record.offset))", reason: "a second record of account \(record.id)"
-                    )
+                        path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, record.offset)))",
+                        reason: "a second record of account \(record.id)")
                 }
                 loaded.index.insertNew((consume record).stored, key: key)
             }
