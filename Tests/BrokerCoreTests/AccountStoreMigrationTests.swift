@@ -35,10 +35,14 @@ struct AccountStoreMigrationTests {
         try await TemporaryDirectory.with { root in
             let accounts = Self.accounts(5_000)
             let original = root + "/original"
-            let legacy = try LegacyAccountFiles.write(accounts, codec: codec(), in: original)
             let copy = root + "/copy"
-            try FileManager.default.copyItem(atPath: original, toPath: copy)
-            let repository = try JSONFileAccountRepository(directory: copy, codec: codec(), openSealedInBackground: false)
+            let codec = try codec()
+            // Seconds of file writing and decoding: off Swift's cooperative threads, which every other suite shares.
+            let (legacy, repository) = try await offPool { () throws -> (String, JSONFileAccountRepository) in
+                let legacy = try LegacyAccountFiles.write(accounts, codec: codec, in: original)
+                try FileManager.default.copyItem(atPath: original, toPath: copy)
+                return (legacy, try JSONFileAccountRepository(directory: copy, codec: codec, openSealedInBackground: false))
+            }
             #expect(repository.migratedAtOpen == accounts.count)
             #expect(!FileManager.default.fileExists(atPath: copy + "/accounts"))
             // The former directory is kept, whole, for a rollback.
@@ -47,12 +51,12 @@ struct AccountStoreMigrationTests {
             #expect(FileProbe.mode(copy + "/" + AccountStoreFormat.snapshotName) == 0o600)
             let stored = try await repository.list(provider: nil)
             #expect(stored.count == accounts.count)
-            let expected = try accounts.map { try codec().stored($0, path: "") }
+            let expected = try accounts.map { try codec.stored($0, path: "") }
                 .sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) }
             #expect(stored == expected)
 
             // A second start reads the snapshot and migrates nothing.
-            let reopened = try JSONFileAccountRepository(directory: copy, codec: codec())
+            let reopened = try await offPool { try JSONFileAccountRepository(directory: copy, codec: codec) }
             #expect(reopened.migratedAtOpen == nil)
             #expect(try await reopened.get(id: "github:4999")?.accessToken.value == "token-4999")
             #expect(FileProbe.names(legacy).count == accounts.count)
