@@ -124,19 +124,22 @@ struct JSONFileAccountRepositorySealedTests {
         // More than two of the migration's read batches (1,024 files each).
         let accounts = (0..<(1024 * 2 + 300)).map { Account.make(uid: String(format: "%05d", $0)) }
         try await TemporaryDirectory.with { directory in
-            try Self.plant(accounts, codec: codec, in: directory)
+            // Seconds of file writing and decoding: off Swift's cooperative threads, which every other suite shares.
+            try await offPool { try Self.plant(accounts, codec: codec, in: directory) }
             let legacy = directory + "/accounts"
             try FileProbe.plant("torn", at: legacy + "/github%3A00001.json.tmp.0123456789abcdef")
             try FileProbe.plant("notes", at: legacy + "/README")
 
-            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            let repository = try await offPool {
+                try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            }
             #expect(repository.migratedAtOpen == accounts.count)
             #expect(try await repository.list(provider: nil) == accounts)
             #expect(LegacyAccountFiles.wasMigrated(directory))
             #expect(FileProbe.names(directory + "/accounts.migrated").count == accounts.count + 2)
         }
         try await TemporaryDirectory.with { directory in
-            try Self.plant(accounts, codec: codec, in: directory)
+            try await offPool { try Self.plant(accounts, codec: codec, in: directory) }
             let legacy = directory + "/accounts"
             for uid in ["02000", "00700", "01500"] {
                 try FileProbe.plant("{\"version\": 1", at: legacy + "/github%3A\(uid).json")

@@ -55,42 +55,38 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
     }
 
     /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass and with
-    /// ``UpstreamError/tooLarge(limit:)`` once the body passes `limit` bytes; cancelling the caller cancels the task.
+    /// ``UpstreamError/tooLarge(limit:)`` once the body passes `limit` bytes; a cancelled caller is answered at once.
     ///
     /// The deadline is enforced here rather than left to URLSession alone:
     /// FoundationNetworking on Linux rounds its timeouts down to whole seconds
     /// (0.5 s would become "no time at all").
     func perform(_ request: URLRequest, timeout: Double, limit: Int) async -> Result<UpstreamResponse, UpstreamError> {
-        let started = Mutex<URLSessionDataTask?>(nil)
+        let started = Mutex<Int?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>) in
                 let task = session.dataTask(with: request)
                 let id = task.taskIdentifier
                 // Registered before `resume`, so the first callback finds it.
                 transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit) }
-                started.withLock { $0 = task }
+                started.withLock { $0 = id }
                 task.resume()
-                // A serial queue of our own: Dispatch's global queue may be busy with blocking work. The task
-                // itself is not cancelled here: it may be completing at this very moment, and FoundationNetworking
-                // traps when a task it has just unregistered is cancelled. The session's own whole-second
-                // timeout (the deadline rounded up, plus one) ends it soon after.
+                // A serial queue of our own: Dispatch's global queue may be busy with blocking work.
                 Self.deadlines.asyncAfter(deadline: .now() + timeout) {
                     self.finish(id) { _ in .failure(.timeout) }
                 }
-                // A cancellation that arrived before the task was stored found nothing to cancel.
-                if Task.isCancelled { task.cancel() }
+                // A cancellation that arrived before the transfer was registered found nothing to end.
+                if Task.isCancelled { Self.abandon(id, owner: self) }
             }
         } onCancel: {
-            // Not here: this runs under the cancelled task's status lock, and `cancel()` waits for
-            // URLSession's queue, where a delegate call may be resuming this very task and so waiting
-            // for that lock. Cancelling from our own queue breaks the cycle.
-            if let task = started.withLock({ $0 }) { Self.cancelLater(task) }
+            // Not here: this runs under the cancelled task's status lock; ending the transfer from our own queue
+            // never waits on it.
+            if let id = started.withLock({ $0 }) { Self.abandon(id, owner: self) }
         }
     }
 
     /// RFC 9110 §8.6: a declared length above the cap is refused before any of the body is read.
     ///
-    /// FoundationNetworking ignores the disposition handed back, so the task is cancelled directly.
+    /// FoundationNetworking ignores the disposition handed back; the transfer ends here and the rest of the body is dropped.
     func urlSession(
         _ session: URLSession,
         dataTask: URLSessionDataTask,
@@ -112,7 +108,6 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         }
         finish(id) { _ in .failure(.tooLarge(limit: refused)) }
         Self.deadlines.async { completionHandler(.cancel) }
-        Self.cancelLater(dataTask)
     }
 
     /// Appends a piece of the (decoded) body, or cuts the transfer off once it would pass the cap.
@@ -127,14 +122,16 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         }
         guard let refused else { return }
         finish(id) { _ in .failure(.tooLarge(limit: refused)) }
-        Self.cancelLater(dataTask)
     }
 
-    /// Cancels `task` from a queue of our own: delegate calls run on URLSession's work queue
-    /// (see ``InlineDelegateQueue``), where `cancel()`, which waits on that queue, would deadlock.
-    /// Until the cancel lands, further pieces find no transfer and are dropped as they arrive.
-    private static func cancelLater(_ task: URLSessionTask) {
-        deadlines.async { task.cancel() }
+    /// Answers the caller of transfer `id` as cancelled, from a queue of our own.
+    ///
+    /// The URLSession task itself is never cancelled: FoundationNetworking traps the process when a task is
+    /// cancelled while it is being unregistered (its answer arriving at that moment). Once its transfer is gone
+    /// the task's further pieces are dropped as they arrive, and the session's own timeout (the deadline rounded
+    /// up, plus one second) ends a task that would run on.
+    private static func abandon(_ id: Int, owner: SessionOwner) {
+        deadlines.async { owner.finish(id) { _ in .failure(.transport("cancelled")) } }
     }
 
     /// Hands the caller the answer, or an error that names no URL, when the task ends; a transfer already finished is left alone.
