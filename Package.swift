@@ -15,7 +15,9 @@ let package = Package(
     ],
     targets: [
         // HTTP/1.1 transport: sockets, parser state machine, connections, router.
-        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto"], swiftSettings: strict),
+        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "CEpoll"], swiftSettings: strict),
+        // <sys/epoll.h> for the HTTP workers' socket sets: the toolchain's Glibc module leaves it out.
+        .target(name: "CEpoll"),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
         .target(name: "BrokerCrypto", swiftSettings: strict),
         // OAuth flows, providers, accounts, refresh, record codecs and store protocols. Knows no sockets, files or Dispatch.

@@ -1,3 +1,4 @@
+import CEpoll
 import Dispatch
 import Synchronization
 
@@ -5,8 +6,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// One accepted TCP connection: the Dispatch sources, `recv` and `send` that carry out what its
-/// `HTTPConnectionStateMachine` decides.
+/// One accepted TCP connection: the `recv`, `send` and epoll interest that carry out what its
+/// `HTTPConnectionStateMachine` decides; its worker (``HTTPWorker``) tells it when the socket is ready.
 ///
 /// The server talks to a connection only through `start`, `checkDeadline`, `waitingSince`,
 /// `requestEviction`, `beginShutdown` and `forceClose`; each hops onto the connection's worker
@@ -38,11 +39,14 @@ final class HTTPConnection: @unchecked Sendable {
     private var published = HTTPConnectionStateMachine.Deadline.none
     /// Bytes received and not yet consumed by the machine (only leftovers of a partial request).
     private var inbound: [UInt8] = []
-    private var readSource: (any DispatchSourceRead)?
-    private var writeSource: (any DispatchSourceWrite)?
-    private var readSuspended = false
-    private var writeArmed = false
-    private var liveSources = 0
+    /// Whether the connection waits for input (not while a handler runs, or after the peer's input ended).
+    private var reading = false
+    /// Whether the connection waits for room to write the rest of its output.
+    private var writing = false
+    /// The events the worker's epoll set holds for the socket now (0: not in the set).
+    private var interest: UInt32 = 0
+    /// Set once the descriptor is closed.
+    private var tornDown = false
 
     /// A connection accepted now; its idle deadline runs from the accept, so at the cap a
     /// connection its worker has not started yet (a burst) can make room too.
@@ -66,13 +70,20 @@ final class HTTPConnection: @unchecked Sendable {
     /// Starts reading on the worker queue; called once.
     func start() {
         worker.queue.async { [self] in
-            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: worker.queue)
-            source.setEventHandler { [unowned self] in self.onReadable() }
-            source.setCancelHandler { [self] in self.sourceCancelled() }
-            liveSources += 1
-            readSource = source
-            source.activate()
+            // A deadline or an eviction may have closed it before this block ran.
+            guard !tornDown else { return }
+            worker.attach(self)
+            reading = true
+            updateInterest()
         }
+    }
+
+    /// The worker found the socket ready with epoll `events`; on the worker queue.
+    func ready(_ events: UInt32) {
+        // Hang-up and error are reported whatever was asked for: the write (or the read) then fails and closes.
+        let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        if writing && (events & EPOLLOUT.rawValue != 0 || (failed && !reading)) { flush() }
+        if reading && (events & EPOLLIN.rawValue != 0 || failed) { onReadable() }
     }
 
     /// Called by the sweeper: when the published deadline has passed, the machine hears of it on the worker queue.
@@ -308,66 +319,62 @@ final class HTTPConnection: @unchecked Sendable {
         deadlineWord.store(deadline.word, ordering: .relaxed)
     }
 
+    /// Waits for room to write the rest of the output.
     private func armWrite() {
-        if writeSource == nil {
-            let source = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: worker.queue)
-            source.setEventHandler { [unowned self] in self.flush() }
-            source.setCancelHandler { [self] in self.sourceCancelled() }
-            liveSources += 1
-            writeSource = source
-            writeArmed = true
-            source.activate()
-        } else if !writeArmed {
-            writeArmed = true
-            writeSource?.resume()
+        if !writing {
+            writing = true
+            updateInterest()
         }
     }
 
     private func disarmWrite() {
-        if writeArmed, let source = writeSource {
-            writeArmed = false
-            source.suspend()
+        if writing {
+            writing = false
+            updateInterest()
         }
     }
 
     /// Stops read events (a handler runs, or the peer closed).
     private func pauseReading() {
-        if !readSuspended, let source = readSource {
-            readSuspended = true
-            source.suspend()
+        if reading {
+            reading = false
+            updateInterest()
         }
     }
 
     /// Starts read events again, unless the peer's input has ended.
     private func resumeReading() {
-        if readSuspended, !machine.peerClosed, let source = readSource {
-            readSuspended = false
-            source.resume()
+        if !reading, !machine.peerClosed, !tornDown {
+            reading = true
+            updateInterest()
         }
     }
 
-    /// The machine closed: cancels the sources (the descriptor is closed once both are gone) and leaves the server's table.
+    /// Tells the worker's epoll set what the connection waits for now. A socket that waits for
+    /// nothing leaves the set, since a hang-up would otherwise be reported over and over.
+    private func updateInterest() {
+        let wanted = (reading ? EPOLLIN.rawValue : 0) | (writing ? EPOLLOUT.rawValue : 0)
+        guard wanted != interest, !tornDown else { return }
+        guard worker.watch(fd, id: id, from: interest, to: wanted) else {
+            // The kernel refused (out of memory, or the watch limit): a socket nobody watches would hang.
+            interest = 0
+            if !machine.isClosed { worker.queue.async { [self] in execute(machine.close()) } }
+            return
+        }
+        interest = wanted
+    }
+
+    /// The machine closed: takes the socket out of the epoll set, closes it, and leaves the worker's and the server's tables.
     private func tearDown() {
-        if let source = readSource {
-            if readSuspended { readSuspended = false; source.resume() }
-            source.cancel()
-        }
-        if let source = writeSource {
-            if !writeArmed { writeArmed = true; source.resume() }
-            source.cancel()
-        }
+        guard !tornDown else { return }
+        reading = false
+        writing = false
+        updateInterest()
+        tornDown = true
+        worker.detach(id)
+        Glibc.close(fd)
         inbound = []
         server.connectionClosed(self)
-    }
-
-    /// A source's cancel handler ran; the last one closes the descriptor, exactly once.
-    private func sourceCancelled() {
-        liveSources -= 1
-        if liveSources == 0 {
-            readSource = nil
-            writeSource = nil
-            Glibc.close(fd)
-        }
     }
 }
 

@@ -7,9 +7,9 @@ import Glibc
 
 /// An HTTP/1.1 server on non-blocking sockets driven by Dispatch sources.
 ///
-/// One accept source drains `accept4` until `EAGAIN`; each connection gets read (and,
-/// when needed, write) sources on one of a few serial worker queues. A sweeper
-/// enforces deadlines. Handlers that wait run as tasks, so they never hold a worker.
+/// One accept source drains `accept4` until `EAGAIN`; each connection joins one of a few
+/// workers, each a serial queue with an epoll set of its sockets that one Dispatch source
+/// watches (``HTTPWorker``). A sweeper enforces deadlines. Handlers that wait run as tasks, so they never hold a worker.
 ///
 /// `@unchecked Sendable`: the mutable listener state is only touched on `acceptQueue`;
 /// the connection table and flags are behind a `Mutex` or atomics.
@@ -63,6 +63,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Binds, listens and starts accepting. Throws when the address cannot be bound.
     public func start() throws {
         signal(SIGPIPE, SIG_IGN)
+        for worker in workers { try worker.open() }
         let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         boundPort.store(port, ordering: .relaxed)
         acceptQueue.sync {
@@ -99,6 +100,7 @@ public final class HTTPServer: @unchecked Sendable {
         sweepQueue.sync {
             sweepTimer?.cancel(); sweepTimer = nil
         }
+        for worker in workers { worker.close() }
     }
 
     /// Counters for `/metrics`, summed over the workers.

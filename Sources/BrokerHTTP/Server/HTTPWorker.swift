@@ -1,10 +1,24 @@
+import CEpoll
 import Dispatch
 import Synchronization
 
-/// A serial queue with the scratch memory its connections share while one of them runs.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A serial queue, the epoll set of its connections' sockets, and the scratch memory those connections share.
 ///
-/// `@unchecked Sendable`: `readBuffer` is only touched from `queue`, which is serial;
-/// `metrics` is behind a `Mutex`.
+/// One Dispatch read source watches the epoll descriptor. When it fires, the
+/// worker collects the ready sockets with `epoll_wait` (timeout 0), runs each
+/// connection's handler in turn, and asks again while sockets keep being ready,
+/// for a bounded number of rounds so that blocks others put on the queue get
+/// their turn. Under load one wake-up of Dispatch's event thread then serves a
+/// batch of sockets, where a Dispatch source per socket costs a wake-up, a queue
+/// hop and a re-arm per event. The set is level-triggered, as Dispatch's own
+/// sources are: a socket with unread bytes or room to write is reported again.
+///
+/// `@unchecked Sendable`: `readBuffer`, `members` and `events` are only touched
+/// from `queue`, which is serial; `metrics` is behind a `Mutex`.
 final class HTTPWorker: @unchecked Sendable {
     /// The serial queue every connection of this worker runs on.
     let queue: DispatchQueue
@@ -13,11 +27,86 @@ final class HTTPWorker: @unchecked Sendable {
     /// This worker's counters.
     let metrics: Mutex<HTTPMetricsShard>
 
+    /// The epoll descriptor, -1 until ``open()``.
+    private var poller: Int32 = -1
+    private var readiness: (any DispatchSourceRead)?
+    /// The connections whose sockets are in the set, by connection id (the id rides in each event,
+    /// so an event for a connection closed earlier in the same batch finds nothing).
+    private var members: [Int: HTTPConnection] = [:]
+    private let events: UnsafeMutableBufferPointer<epoll_event>
+
+    /// Sockets collected per `epoll_wait`.
+    private static let batch = 64
+    /// `epoll_wait` calls per turn of the queue.
+    private static let rounds = 4
+
     init(index: Int, routeCount: Int) {
         queue = DispatchQueue(label: "token-broker.http.worker.\(index)", qos: .userInitiated)
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         metrics = Mutex(HTTPMetricsShard(routeCount: routeCount))
+        events = .allocate(capacity: Self.batch)
     }
 
-    deinit { readBuffer.deallocate() }
+    deinit {
+        readiness?.cancel()
+        readBuffer.deallocate()
+        events.deallocate()
+    }
+
+    /// Creates the epoll set and starts watching it; called once, before any connection is attached.
+    func open() throws {
+        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard fd >= 0 else { throw Socket.Failure(call: "epoll_create1", code: errno) }
+        queue.sync {
+            poller = fd
+            let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            source.setEventHandler { [weak self] in self?.drain() }
+            source.setCancelHandler { Glibc.close(fd) }
+            readiness = source
+            source.activate()
+        }
+    }
+
+    /// Stops watching and closes the epoll set (the server shut down); connections still open can no longer be served.
+    func close() {
+        queue.async { [self] in
+            readiness?.cancel()
+            readiness = nil
+            poller = -1
+        }
+    }
+
+    /// Puts `connection` in the table events are delivered through; on `queue`.
+    func attach(_ connection: HTTPConnection) {
+        members[connection.id] = connection
+    }
+
+    /// Takes connection `id` out of the table; on `queue`.
+    func detach(_ id: Int) {
+        members[id] = nil
+    }
+
+    /// Changes the events the set holds for socket `fd` of connection `id` from `old` to `new`
+    /// (0: not in the set); false when the kernel refuses. On `queue`.
+    func watch(_ fd: Int32, id: Int, from old: UInt32, to new: UInt32) -> Bool {
+        guard poller >= 0 else { return new == 0 }
+        var event = epoll_event()
+        event.events = new
+        event.data.u64 = UInt64(id)
+        let operation = old == 0 ? EPOLL_CTL_ADD : (new == 0 ? EPOLL_CTL_DEL : EPOLL_CTL_MOD)
+        return epoll_ctl(poller, operation, fd, &event) == 0
+    }
+
+    /// Serves the ready sockets; runs on `queue` when the epoll descriptor is readable.
+    private func drain() {
+        for _ in 0..<Self.rounds {
+            guard poller >= 0 else { return }
+            let count = Int(epoll_wait(poller, events.baseAddress, Int32(Self.batch), 0))
+            guard count > 0 else { return }
+            for index in 0..<count {
+                let event = events[index]
+                members[Int(truncatingIfNeeded: event.data.u64)]?.ready(event.events)
+            }
+        }
+    }
 }

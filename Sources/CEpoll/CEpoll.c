@@ -1,0 +1,2 @@
+// Nothing to compile: the target exists to export <sys/epoll.h> to Swift (see include/CEpoll.h).
+#include "CEpoll.h"
