@@ -52,7 +52,7 @@ extension ProvidersFileEntry {
         guard let value = try? bool("revoke_client_auth") else {
             throw failure("revoke_client_auth", "must be true, false or \"client_id\"")
         }
-        c.revokeAuthenticatesClient = value ?? c.revokeAuthenticatesClient
+        c.revokeAuthenticatesClient = value
         c.revokeSendsClientID = false
     }
 
