@@ -109,7 +109,7 @@ enum StoreBench {
             if !FileManager.default.fileExists(atPath: seeded) {
                 try? FileManager.default.removeItem(atPath: dir)
                 try await seed(dir, count: size)
-                FileManager.default.createFile(atPath: seeded, contents: nil)
+                guard FileManager.default.createFile(atPath: seeded, contents: nil) else { throw POSIXError(.EIO) }
             }
             let t0 = Date()
             let (repo, _) = try repository(dir, openSealedInBackground: false)

@@ -105,7 +105,7 @@ public final class RedisServer: @unchecked Sendable {
         guard let process else { return }
         self.process = nil
         process.signal(SIGKILL)
-        _ = try? await offPool { process.waitUntilExit() }
+        _ = await offPool { process.waitUntilExit() }
     }
 
     /// Starts the server again on the same port, with no data (nothing was persisted).
@@ -138,7 +138,7 @@ public final class RedisServer: @unchecked Sendable {
         for _ in 0..<200 {
             // Its own log, not a PING alone: another test's server that took the port meanwhile answers PING too, and
             // two tests would then share (and kill) one server. A server that could not bind says so there and exits.
-            if try await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
+            if await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
                 return
             }
             guard process.isRunning else {
