@@ -17,6 +17,11 @@ package struct StoredAccount: Sendable {
         self.sealed = sealed
     }
 
+    /// The account and the secrets still sealed, handed over without a copy.
+    package consuming func parts() -> (account: Account, sealed: SealedSecrets?) {
+        (account, sealed)
+    }
+
     /// The account, its secrets decrypted when they are still sealed; throws ``StoreError/corrupt(path:reason:)`` naming `path`.
     package func opened(path: @autoclosure () -> String) throws(StoreError) -> Account {
         guard let sealed else { return account }

@@ -9,4 +9,14 @@ package protocol StoredAccountDecoding: AccountRecordCodec {
     /// ``StoreError/corrupt(path:reason:)`` naming it for every record
     /// ``AccountRecordCodec/decode(_:path:)`` would reject without decrypting.
     func storedAccount(_ bytes: [UInt8], path: @autoclosure () -> String) throws(StoreError) -> StoredAccount
+
+    /// ``storedAccount(_:path:)`` for a record read in place (a line of a mapped file), without copying it when it can.
+    func storedAccount(reading bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(StoreError) -> StoredAccount
+}
+
+extension StoredAccountDecoding {
+    /// Copies the bytes, then ``storedAccount(_:path:)``.
+    package func storedAccount(reading bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(StoreError) -> StoredAccount {
+        try storedAccount([UInt8](bytes), path: path())
+    }
 }

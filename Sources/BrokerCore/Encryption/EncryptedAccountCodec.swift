@@ -61,6 +61,12 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
         return try checkedStoredAccount(bytes, path: path())
     }
 
+    /// ``storedAccount(_:path:)`` reading `bytes` in place; only a record the scanner declines is copied.
+    package func storedAccount(reading bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(StoreError) -> StoredAccount {
+        if let stored = AccountRecordScanner.storedAccount(bytes.assumingMemoryBound(to: UInt8.self), keyring: keyring) { return stored }
+        return try checkedStoredAccount([UInt8](bytes), path: path())
+    }
+
     /// ``storedAccount(_:path:)`` the general way: the JSON model first (scanner or JSONDecoder), then every check.
     ///
     /// The reference for the scanner's fast path, and the source of every error message.

@@ -12,10 +12,13 @@ extension AccountRecordScanner {
     /// general path, which gives the account or the error. So it may decline a
     /// record, but it never accepts one differently.
     static func storedAccount(_ bytes: [UInt8], keyring: EncryptionKeyring) -> StoredAccount? {
-        bytes.withUnsafeBufferPointer { buffer in
-            var scanner = AccountRecordScanner(bytes: buffer)
-            return scanner.spans().flatMap { scanner.storedAccount(from: $0, keyring: keyring) }
-        }
+        bytes.withUnsafeBufferPointer { storedAccount($0, keyring: keyring) }
+    }
+
+    /// The same, for bytes read in place.
+    static func storedAccount(_ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring) -> StoredAccount? {
+        var scanner = AccountRecordScanner(bytes: bytes)
+        return scanner.spans().flatMap { scanner.storedAccount(from: $0, keyring: keyring) }
     }
 
     /// The sealed account the spans describe, or nil when the record needs the general path.
@@ -46,15 +49,26 @@ extension AccountRecordScanner {
             endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags ?? [:])
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
-            let matches =
-                id.escaped
-                ? text(id).map { $0.utf8.elementsEqual(readable.id.utf8) } ?? false
-                : raw(id).elementsEqual(readable.id.utf8)
-            guard matches else { return nil }
+            guard id.escaped ? text(id).map({ $0.utf8.elementsEqual(readable.id.utf8) }) ?? false : spellsID(raw(id), of: readable) else {
+                return nil
+            }
         }
         return StoredAccount(
             readable: readable,
             sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret, idToken: idToken))
+    }
+
+    /// Whether `bytes` are those of `account.id` (`provider:uid`), compared without building the id.
+    private func spellsID(_ bytes: UnsafeBufferPointer<UInt8>, of account: Account) -> Bool {
+        var provider = account.provider
+        var uid = account.uid
+        return provider.withUTF8 { provider in
+            uid.withUTF8 { uid in
+                bytes.count == provider.count + 1 + uid.count && bytes[provider.count] == UInt8(ascii: ":")
+                    && UnsafeBufferPointer(rebasing: bytes[..<provider.count]).elementsEqual(provider)
+                    && UnsafeBufferPointer(rebasing: bytes[(provider.count + 1)...]).elementsEqual(uid)
+            }
+        }
     }
 
     /// An envelope with a key of `keyring`, a 12-byte nonce and a ciphertext with room for its tag; else nil.
@@ -76,7 +90,10 @@ extension AccountRecordScanner {
     /// The status whose raw value the bytes spell.
     private func status(_ span: AccountRecordSpans.Text) -> AccountStatus? {
         guard !span.escaped else { return nil }
-        return AccountStatus.allCases.first { Self.matches(raw(span), $0.rawValue) }
+        // The first byte picks the candidate (a status this does not know is declined, for the general path).
+        let bytes = raw(span)
+        let candidate: AccountStatus = bytes.first == UInt8(ascii: "a") ? .active : .reauthorizationRequired
+        return Self.matches(bytes, candidate.rawValue) ? candidate : nil
     }
 
     /// The RFC 3339 date the bytes spell.

@@ -162,11 +162,11 @@ struct AccountRecordScanner {
             guard let name = memberName(), skipSpaceAndTake(.colon) else { return nil }
             skipSpace()
             guard let value = textSpan() else { return nil }
-            if Self.matches(name, "ct"), ct == nil {
+            if Self.spells(name, "ct"), ct == nil {
                 ct = value
-            } else if Self.matches(name, "kid"), kid == nil {
+            } else if Self.spells(name, "kid"), kid == nil {
                 kid = value
-            } else if Self.matches(name, "nonce"), nonce == nil {
+            } else if Self.spells(name, "nonce"), nonce == nil {
                 nonce = value
             } else {
                 return nil  // An unknown or repeated envelope member.

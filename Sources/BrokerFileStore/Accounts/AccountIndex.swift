@@ -3,41 +3,47 @@ import Foundation
 
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
-/// Accounts sit inline in one dictionary, as before sealed records were opened
-/// lazily, so once everything is open a read is one lookup, whatever the
-/// number of accounts. The sealed secrets wait in a second dictionary, which
-/// the background pass empties (and releases) soon after start-up.
+/// Accounts sit inline in one array, their slots found by id in a dictionary,
+/// so once everything is open a read is one lookup, whatever the number of
+/// accounts. The array is dense (a removal moves the last account into the
+/// gap): loading fills it in order, touching only the memory it needs, where a
+/// dictionary holding the large account values would scatter them over a table
+/// with room to spare. The sealed secrets wait in a parallel array, which the
+/// background pass empties (and releases) soon after start-up.
 struct AccountIndex: Sendable {
-    /// Every account by id; while ``sealed`` holds its id, its secrets are empty placeholders.
+    /// The slot of every account by id.
     /// Keyed by exact bytes: two spellings of one name that Swift calls equal are two accounts.
-    private(set) var accounts: [ExactKey: Account] = [:]
-    /// The secrets still sealed, by id.
-    private(set) var sealed: [ExactKey: SealedSecrets] = [:]
+    private var slots: [ExactKey: Int] = [:]
+    /// The id of the account in each slot.
+    private var keys: [ExactKey] = []
+    /// The account in each slot; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
+    private var accounts: [Account] = []
+    /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
+    private var sealed: [SealedSecrets?] = []
+    /// How many slots of ``sealed`` hold secrets; when none does, ``sealed`` is empty.
+    private var sealedCount = 0
     /// The accounts counted by status, kept with every change.
     private var tally = AccountStatusTally()
 
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
+        slots.reserveCapacity(capacity)
+        keys.reserveCapacity(capacity)
         accounts.reserveCapacity(capacity)
-        sealed.reserveCapacity(capacity)
     }
 
     /// The entry of `id`, sealed or not.
     subscript(id: String) -> StoredAccount? {
-        let key = ExactKey(id)
-        guard let account = accounts[key] else { return nil }
-        // Once everything is open (the usual state), a read is one lookup.
-        guard !sealed.isEmpty, let secrets = sealed[key] else { return StoredAccount(account) }
-        return StoredAccount(readable: account, sealed: secrets)
+        guard let slot = slots[ExactKey(id)] else { return nil }
+        return entry(at: slot)
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
     func entries(provider: String?) -> [(id: String, stored: StoredAccount)] {
         var selected: [(id: String, stored: StoredAccount)] = []
         selected.reserveCapacity(provider == nil ? accounts.count : 0)
-        for (key, account) in accounts where provider.map({ ExactKey.same(account.provider, $0) }) ?? true {
-            let secrets = sealed.isEmpty ? nil : sealed[key]
-            selected.append((key.string, secrets.map { StoredAccount(readable: account, sealed: $0) } ?? StoredAccount(account)))
+        for slot in accounts.indices where provider.map({ ExactKey.same(accounts[slot].provider, $0) }) ?? true {
+            selected.append((keys[slot].string, entry(at: slot)))
         }
         return selected
     }
@@ -50,48 +56,98 @@ struct AccountIndex: Sendable {
     /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed entry.
     func firstSealed(with keyID: String) -> String? {
         var first: String?
-        for (key, secrets) in sealed where secrets.all.contains(where: { $0.key.id == keyID }) {
-            if first.map({ ExactKey.precedes(key.string, $0) }) ?? true { first = key.string }
+        for slot in sealed.indices {
+            guard let secrets = sealed[slot], secrets.all.contains(where: { $0.key.id == keyID }) else { continue }
+            if first.map({ ExactKey.precedes(keys[slot].string, $0) }) ?? true { first = keys[slot].string }
         }
         return first
     }
 
     /// The ids of the accounts still sealed.
-    var sealedIDs: [String] { sealed.keys.map(\.string) }
+    var sealedIDs: [String] {
+        sealed.indices.compactMap { sealed[$0] == nil ? nil : keys[$0].string }
+    }
 
     /// Stores `stored` under `id`, replacing any entry.
     mutating func set(_ stored: StoredAccount, for id: String) {
-        let previous = accounts.updateValue(stored.account, forKey: ExactKey(id))
-        if let previous { tally.remove(previous) }
+        let key = ExactKey(id)
+        guard let slot = slots[key] else {
+            insertNew(stored.account, sealed: stored.sealed, key: key)
+            return
+        }
+        tally.remove(accounts[slot])
         tally.add(stored.account)
-        sealed[ExactKey(id)] = stored.sealed
+        accounts[slot] = stored.account
+        setSealed(stored.sealed, at: slot)
     }
 
-    /// Stores `stored` under `key`, known to hold no entry yet (start-up's load): one lookup each, no tally removal.
-    mutating func insertNew(_ stored: consuming StoredAccount, key: ExactKey) {
-        tally.add(stored.account)
-        if let secrets = stored.sealed { sealed[key] = secrets }
-        // The record is consumed, so its account moves into the dictionary instead of being copied field by field.
-        accounts[key] = (consume stored).account
+    /// Stores `account` and its still `sealed` secrets under `key`, known to hold no entry yet (start-up's load):
+    /// one lookup, no tally removal.
+    ///
+    /// Everything is consumed: the caller's references move in, so the loading
+    /// thread never counts references on objects another thread has just built.
+    mutating func insertNew(_ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey) {
+        tally.add(account)
+        if secrets != nil {
+            if sealedCount == 0 { startSealed() }
+            sealedCount += 1
+        }
+        if sealedCount > 0 { sealed.append(secrets) }
+        slots[copy key] = accounts.count
+        keys.append(key)
+        // The account is consumed, so it moves into the array instead of being copied field by field.
+        accounts.append(account)
     }
 
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
-        if let previous = accounts.removeValue(forKey: ExactKey(id)) { tally.remove(previous) }
-        sealed[ExactKey(id)] = nil
+        guard let slot = slots.removeValue(forKey: ExactKey(id)) else { return }
+        tally.remove(accounts[slot])
+        setSealed(nil, at: slot)
+        // The last account fills the gap, so the slots stay dense.
+        let last = accounts.count - 1
+        if slot != last {
+            accounts.swapAt(slot, last)
+            keys.swapAt(slot, last)
+            if sealedCount > 0 { sealed.swapAt(slot, last) }
+            slots[keys[slot]] = slot
+        }
+        accounts.removeLast()
+        keys.removeLast()
+        if sealedCount > 0 { sealed.removeLast() }
     }
 
     /// Puts the opened `account` in place of the entry of `id`, unless a write has replaced that entry since `secrets` were read from it.
     mutating func replace(_ secrets: SealedSecrets, by account: Account, id: String) {
-        let key = ExactKey(id)
-        guard let current = sealed.removeValue(forKey: key) else { return }
-        guard current === secrets else {
-            sealed[key] = current
-            return
-        }
+        guard let slot = slots[ExactKey(id)], sealedCount > 0, let current = sealed[slot], current === secrets else { return }
         // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
-        accounts[key] = account
-        // A dictionary keeps its capacity when emptied; give the memory back.
-        if sealed.isEmpty { sealed = [:] }
+        accounts[slot] = account
+        setSealed(nil, at: slot)
+    }
+
+    /// The entry in `slot`.
+    private func entry(at slot: Int) -> StoredAccount {
+        // Once everything is open (the usual state), there is nothing more to look at.
+        guard sealedCount > 0, let secrets = sealed[slot] else { return StoredAccount(accounts[slot]) }
+        return StoredAccount(readable: accounts[slot], sealed: secrets)
+    }
+
+    /// Makes `secrets` the sealed secrets of `slot` (nil: it is open); frees the array when none is left sealed.
+    private mutating func setSealed(_ secrets: SealedSecrets?, at slot: Int) {
+        if sealedCount == 0 {
+            guard secrets != nil else { return }
+            startSealed()
+        }
+        if sealed[slot] != nil { sealedCount -= 1 }
+        if secrets != nil { sealedCount += 1 }
+        sealed[slot] = secrets
+        // An emptied array keeps its capacity; give the memory back.
+        if sealedCount == 0 { sealed = [] }
+    }
+
+    /// Gives ``sealed`` a slot (nil) for every account, as the first account to stay sealed arrives.
+    private mutating func startSealed() {
+        sealed.reserveCapacity(accounts.capacity)
+        sealed.append(contentsOf: repeatElement(nil, count: accounts.count))
     }
 }

@@ -1,5 +1,6 @@
 import BrokerCore
 import Foundation
+import Glibc
 
 /// The account store's files in a data directory, and the lines they hold.
 ///
@@ -35,6 +36,14 @@ package enum AccountStoreFormat {
             return nil
         }
         return Int(digits)
+    }
+
+    /// The offset of the first newline in `bytes[start..<end]`, or nil when there is none.
+    ///
+    /// memchr reads a word at a time; the generic `firstIndex(of:)` on a slice of raw bytes goes byte by byte.
+    static func newline(in bytes: UnsafeRawBufferPointer, from start: Int, before end: Int) -> Int? {
+        guard start < end, let base = bytes.baseAddress, let found = memchr(base + start, 0x0A, end - start) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// What a snapshot's first line says.

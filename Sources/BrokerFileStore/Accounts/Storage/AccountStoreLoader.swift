@@ -120,19 +120,16 @@ enum AccountStoreLoader {
     }
 
     /// What a decoding thread hands back for one chunk of the snapshot.
+    ///
+    /// The decoded records lie in parallel arrays, in file order, each part
+    /// ready to move into the index and the locations without being copied.
     fileprivate struct Chunk {
-        var records: [Parsed]
-        var probes: [String: String]
-        var failed: [Failed]
-        var parts: ([Parsed], [String: String], [Failed]) { (records, probes, failed) }
-    }
-
-    /// One decoded record line and where it lies.
-    fileprivate struct Parsed {
-        var id: String
-        var stored: StoredAccount
-        var offset: Int
-        var length: Int
+        var keys: [ExactKey] = []
+        var accounts: [Account] = []
+        var sealed: [SealedSecrets?] = []
+        var locations: [RecordLocation] = []
+        var probes: [String: String] = [:]
+        var failed: [Failed] = []
     }
 
     /// Decodes the record in `line` (compact or not), naming `path` in errors.
@@ -140,9 +137,8 @@ enum AccountStoreLoader {
         _ line: UnsafeRawBufferPointer, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
         path: @autoclosure () -> String
     ) throws(StoreError) -> StoredAccount {
-        let bytes = [UInt8](line)
-        if let deferring { return try deferring.storedAccount(bytes, path: path()) }
-        return StoredAccount(try codec.decode(bytes, path: path()))
+        if let deferring { return try deferring.storedAccount(reading: line, path: path()) }
+        return StoredAccount(try codec.decode([UInt8](line), path: path()))
     }
 
     /// The line number of the byte at `offset` of `bytes`, counting from 1.
@@ -183,10 +179,10 @@ enum AccountStoreLoader {
         var total = 0
         loaded.index = AccountIndex(capacity: header.accounts)
         loaded.locations.reserveCapacity(header.accounts)
-        for chunk in 0..<chunks.count {
-            var (records, chunkProbes, failed) = try decoding.wait(for: chunk).get().parts
-            total += records.count + failed.count
-            for failure in failed {
+        for index in 0..<chunks.count {
+            var chunk = try decoding.wait(for: index).get()
+            total += chunk.accounts.count + chunk.failed.count
+            for failure in chunk.failed {
                 let key = ExactKey(failure.id)
                 let location = RecordLocation(file: file.number, length: UInt32(failure.length), offset: failure.offset)
                 if loaded.locations.updateValue(location, forKey: key) != nil {
@@ -197,19 +193,18 @@ enum AccountStoreLoader {
                 loaded.unreadable[key] = (failure.offset, failure.error)
             }
             // Moved out one by one (popLast), so no record is copied on its way into the index.
-            while let record = records.popLast() {
-                let key = ExactKey(record.id)
-                let location = RecordLocation(file: file.number, length: UInt32(record.length), offset: record.offset)
+            while let account = chunk.accounts.popLast() {
+                let key = chunk.keys.removeLast()
+                let location = chunk.locations.removeLast()
                 if let earlier = loaded.locations.updateValue(location, forKey: key) {
                     // Records move in from the end of each chunk: name whichever copy comes later in the file.
                     throw .corrupt(
-                        path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, record.offset)))",
-                        reason: "a second record of account \(record.id)")
+                        path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, location.offset)))",
+                        reason: "a second record of account \(key.string)")
                 }
-                loaded.index.insertNew((consume record).stored, key: key)
+                loaded.index.insertNew(account, sealed: chunk.sealed.removeLast(), key: key)
             }
-            for (keyID, id) in chunkProbes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
-            chunkProbes.removeAll()
+            for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
         }
         guard total == header.accounts else {
             throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
@@ -223,15 +218,18 @@ enum AccountStoreLoader {
         deferring: (any StoredAccountDecoding)?
     ) -> Result<Chunk, StoreError> {
         let bytes = mapped.bytes
-        var parsed: [Parsed] = []
-        var failed: [Failed] = []
+        var chunk = Chunk()
         // The snapshot is sorted by id, so the first record of a chunk sealed with a key id is the chunk's probe for it.
         var probes: [String: String] = [:]
         var start = range.lowerBound
-        parsed.reserveCapacity(range.count / 256)
+        let expected = range.count / 256
+        chunk.keys.reserveCapacity(expected)
+        chunk.accounts.reserveCapacity(expected)
+        chunk.sealed.reserveCapacity(expected)
+        chunk.locations.reserveCapacity(expected)
         do throws(StoreError) {
             while start < range.upperBound {
-                let newline = bytes[start..<range.upperBound].firstIndex(of: 0x0A)!
+                let newline = AccountStoreFormat.newline(in: bytes, from: start, before: range.upperBound)!
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
                 let stored: StoredAccount
                 do throws(StoreError) {
@@ -239,21 +237,27 @@ enum AccountStoreLoader {
                 } catch {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
                     let id = try AccountStoreReader.recordID([UInt8](line), path: "\(file.path) line \(lineNumber(bytes, at: start))")
-                    failed.append(Failed(id: id, offset: start, length: newline - start, error: error))
+                    chunk.failed.append(Failed(id: id, offset: start, length: newline - start, error: error))
                     start = newline + 1
                     continue
                 }
-                if let sealed = stored.sealed {
+                let (account, sealed) = stored.parts()
+                let id = account.id
+                if let sealed {
                     let accessKey = sealed.accessToken.key.id
-                    if probes[accessKey] == nil { probes[accessKey] = stored.account.id }
+                    if probes[accessKey] == nil { probes[accessKey] = id }
                     if sealed.refreshToken != nil || sealed.tokenSecret != nil || sealed.idToken != nil {
-                        for secret in sealed.all where probes[secret.key.id] == nil { probes[secret.key.id] = stored.account.id }
+                        for secret in sealed.all where probes[secret.key.id] == nil { probes[secret.key.id] = id }
                     }
                 }
-                parsed.append(Parsed(id: stored.account.id, stored: stored, offset: start, length: newline - start))
+                chunk.keys.append(ExactKey(id))
+                chunk.accounts.append(account)
+                chunk.sealed.append(sealed)
+                chunk.locations.append(RecordLocation(file: file.number, length: UInt32(newline - start), offset: start))
                 start = newline + 1
             }
-            return .success(Chunk(records: parsed, probes: probes, failed: failed))
+            chunk.probes = probes
+            return .success(chunk)
         } catch {
             return .failure(error)
         }
@@ -269,7 +273,7 @@ enum AccountStoreLoader {
         var start = 0
         var line = 1
         while start < bytes.count {
-            guard let newline = bytes[start...].firstIndex(of: 0x0A) else {
+            guard let newline = AccountStoreFormat.newline(in: bytes, from: start, before: bytes.count) else {
                 // The last line has no newline: a write cut short by a crash, never acknowledged.
                 guard newest else {
                     throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
@@ -293,7 +297,7 @@ enum AccountStoreLoader {
                     loaded.index.set(stored, for: id)
                     loaded.locations[ExactKey(id)] = location
                     if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
-                    propose(Parsed(id: id, stored: stored, offset: start, length: range.count), probes: &probes)
+                    propose(id, stored.sealed, probes: &probes)
                 } catch {
                     let id = try AccountStoreReader.recordID([UInt8](record), path: "\(file.path) line \(line)")
                     loaded.index.remove(id)
@@ -313,12 +317,12 @@ enum AccountStoreLoader {
         return bytes.count
     }
 
-    /// Makes `record` the probe of each key id it is sealed with when its id sorts first.
-    private static func propose(_ record: Parsed, probes: inout [String: String]) {
-        guard let sealed = record.stored.sealed else { return }
+    /// Makes the record of `id` the probe of each key id it is sealed with when its id sorts first.
+    private static func propose(_ id: String, _ sealed: SealedSecrets?, probes: inout [String: String]) {
+        guard let sealed else { return }
         for secret in sealed.all {
-            if let current = probes[secret.key.id], !ExactKey.precedes(record.id, current) { continue }
-            probes[secret.key.id] = record.id
+            if let current = probes[secret.key.id], !ExactKey.precedes(id, current) { continue }
+            probes[secret.key.id] = id
         }
     }
 
@@ -331,7 +335,9 @@ enum AccountStoreLoader {
         var start = from
         while start < bytes.count {
             var end = min(start + target, bytes.count)
-            if end < bytes.count { end = (bytes[(end - 1)...].firstIndex(of: 0x0A) ?? (bytes.count - 1)) + 1 }
+            if end < bytes.count {
+                end = (AccountStoreFormat.newline(in: bytes, from: end - 1, before: bytes.count) ?? (bytes.count - 1)) + 1
+            }
             ranges.append(start..<end)
             start = end
         }
