@@ -78,7 +78,7 @@ struct EncryptedAccountCodecStorageTests {
             // a keyring without that id, when the record is read.
             for (value, path, reason) in [
                 (
-                    "k1:\(keyB)", try AccountStorePlaces.record(onLine: 1, of: journal, in: directory),
+                    "k1:\(keyB)", AccountStorePlaces.line(1, of: journal, in: directory),
                     "cannot decrypt access_token with key \"k1\": wrong key or tampered data"
                 ),
                 (
@@ -114,7 +114,7 @@ struct EncryptedAccountCodecStorageTests {
 
             #expect(
                 throws: StoreError.corrupt(
-                    path: try AccountStorePlaces.record(onLine: 2, of: AccountStoreFormat.snapshotName, in: directory),
+                    path: AccountStorePlaces.line(2, of: AccountStoreFormat.snapshotName, in: directory),
                     reason: "cannot decrypt token_secret with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
             ) {
                 _ = try JSONFileAccountRepository(directory: directory, codec: codec)
@@ -141,7 +141,7 @@ struct EncryptedAccountCodecStorageTests {
 
             #expect(
                 throws: StoreError.corrupt(
-                    path: try AccountStorePlaces.record(onLine: 2, of: AccountStoreFormat.snapshotName, in: directory),
+                    path: AccountStorePlaces.line(2, of: AccountStoreFormat.snapshotName, in: directory),
                     reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data"
                 )
             ) {

@@ -107,7 +107,7 @@ struct JSONFileAccountRepositorySealedTests {
             #expect {
                 _ = try JSONFileAccountRepository(directory: directory, codec: wrong)
             } throws: { error in
-                let path = try AccountStorePlaces.record(onLine: 3, of: AccountStoreFormat.snapshotName, in: directory)
+                let path = AccountStorePlaces.line(3, of: AccountStoreFormat.snapshotName, in: directory)
                 return error as? StoreError
                     == .corrupt(path: path, reason: "cannot decrypt access_token with key \"k1\": wrong key or tampered data")
             }

@@ -103,12 +103,16 @@ enum AccountStoreLoader {
         return AccountStoreFile(path: path, descriptor: descriptor, number: number)
     }
 
-    /// The file (and offset) of `location`, for an error message.
+    /// The file and line of `location`, for an error message: named as a record that does not decode is.
     private static func describe(_ location: RecordLocation, _ loaded: Loaded) -> String {
         var files = loaded.journals.map(\.file)
         if let snapshot = loaded.snapshot { files.append(snapshot.file) }
-        let file = files.first { $0.number == location.file }?.path ?? "account store"
-        return file + " at byte \(location.offset)"
+        guard let file = files.first(where: { $0.number == location.file }) else { return "account store" }
+        // Counted only here, on the way to an error: the file is mapped again and scanned up to the record.
+        guard let mapped = try? MappedFile(descriptor: file.descriptor, path: file.path), location.offset <= mapped.bytes.count else {
+            return file.path + " at byte \(location.offset)"
+        }
+        return "\(file.path) line \(lineNumber(mapped.bytes, at: location.offset))"
     }
 
     /// One snapshot line that did not decode: its account, where it lies, and why.
