@@ -28,28 +28,30 @@ enum AccountCompactionBench {
         }
         let journalBytes = bytes(in: directory, where: { $0.hasPrefix("accounts.journal.") })
 
-        let t0 = ContinuousClock.now
-        let replayed = try JSONFileAccountRepository(
-            directory: directory, codec: codec, openSealedInBackground: false, compactionThreshold: Int.max)
-        let replayMS = milliseconds(t0.duration(to: .now))
-        let replayedLast = try await replayed.get(id: "weibo:\(count - 1)")
-        precondition(replayedLast != nil, "the replayed store lacks the last account")
+        let replayMS = try await timedOpen(directory, codec: codec, lastID: "weibo:\(count - 1)", what: "the replayed store")
 
         let t1 = ContinuousClock.now
         try await repo.compact()
         let compactMS = milliseconds(t1.duration(to: .now))
         let snapshotBytes = bytes(in: directory, where: { $0 == "accounts.snapshot.jsonl" })
 
-        let t2 = ContinuousClock.now
-        let reopened = try JSONFileAccountRepository(
-            directory: directory, codec: codec, openSealedInBackground: false, compactionThreshold: Int.max)
-        let openMS = milliseconds(t2.duration(to: .now))
-        let reopenedLast = try await reopened.get(id: "weibo:\(count - 1)")
-        precondition(reopenedLast != nil, "the compacted store lacks the last account")
+        let openMS = try await timedOpen(directory, codec: codec, lastID: "weibo:\(count - 1)", what: "the compacted store")
         print(
             String(
                 format: "accounts=%d journal_bytes=%d replay_ms=%.0f compact_ms=%.0f snapshot_bytes=%d snapshot_open_ms=%.0f",
                 count, journalBytes, replayMS, compactMS, snapshotBytes, openMS))
+    }
+
+    /// Opens a second store on `directory` as start-up does (nothing opened in the background, no compaction), checks it
+    /// holds `lastID`, and returns the milliseconds the opening took.
+    private static func timedOpen(_ directory: String, codec: EncryptedAccountCodec, lastID: String, what: String) async throws -> Double {
+        let start = ContinuousClock.now
+        let store = try JSONFileAccountRepository(
+            directory: directory, codec: codec, openSealedInBackground: false, compactionThreshold: Int.max)
+        let elapsed = milliseconds(start.duration(to: .now))
+        let last = try await store.get(id: lastID)
+        precondition(last != nil, "\(what) lacks the last account")
+        return elapsed
     }
 
     private static func bytes(in directory: String, where matches: (String) -> Bool) -> Int {
