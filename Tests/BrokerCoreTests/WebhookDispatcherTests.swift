@@ -167,9 +167,14 @@ struct WebhookDispatcherTests {
 extension WebhookDispatcherTests {
     @Test func oneAccountsEventsTakenTogetherGoOutInOrderAndWaitForAnEarlierRetry() async throws {
         try await Self.with { outbox, upstream, dispatcher, reports in
-            let calls = Mutex(0)
-            await upstream.on(Self.url) { _ in
-                calls.withLock {
+            // The first attempt of the account's earlier event fails. Keyed by event, not by call: the other
+            // account's event goes out beside it, in either order.
+            let firstAttempts = Mutex(0)
+            await upstream.on(Self.url) { request in
+                guard request.header("Broker-Event-Id") == WebhookOutboxConformance.eventID(1) else {
+                    return .success(UpstreamResponse(status: 200))
+                }
+                return firstAttempts.withLock {
                     $0 += 1; return $0
                 } == 1 ? .success(UpstreamResponse(status: 500)) : .success(UpstreamResponse(status: 200))
             }
