@@ -15,6 +15,16 @@ extension Broker {
         if store.tornLineCutAtOpen {
             logger.log(.warning, "account journal ended in a torn line (a write cut short by a crash, never acknowledged); it was cut off")
         }
+        if store.sealedAtOpen > 0 {
+            logger.log(
+                .info, "plaintext account records of an earlier version sealed; the store is marked sealed",
+                [("accounts", .int(store.sealedAtOpen))])
+        }
+        store.onDamagedRecord { id, error in
+            logger.log(
+                .error, "account record damaged: its secrets do not open; its reads answer 500 record_damaged until it is restored",
+                [("account", .string(id)), ("error", .string(error.description))])
+        }
         store.onCompactionFailure { error in
             logger.log(
                 .error, "account journal compaction failed; it is retried as the journal grows", [("error", .string(error.description))])

@@ -77,6 +77,7 @@ public final class Broker: Sendable {
         let outcomes: any FlowOutcomeStore
         let cookieSecret: [UInt8]
         let storageCheck: @Sendable () async -> String?
+        var degradation: @Sendable () -> String? = { nil }
         let refreshLock: any RefreshLock
         let refreshBackoff: any RefreshBackoffStore
         var redisClient: RedisClient?
@@ -103,6 +104,7 @@ public final class Broker: Sendable {
                 let store = try JSONFileAccountRepository(
                     directory: dataDirectory, codec: codec, compactionThreshold: c.accountsCompactBytes)
                 Self.reportOpening(store, logger: logger)
+                degradation = { store.damagedRecordCount > 0 ? "account_records_damaged" : nil }
                 accounts = store
                 backupStore = .files(store)
                 let journal = try JournalFlowStore(
@@ -196,7 +198,7 @@ public final class Broker: Sendable {
         let oauth = OAuthHandlers(
             authorization: authorization, accounts: accountService, registry: registry, access: access,
             cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, audit: audit, now: now)
-        let readiness = Readiness(storageCheck: storageCheck) { [logger] problem in
+        let readiness = Readiness(storageCheck: storageCheck, degradation: degradation) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
             } else {

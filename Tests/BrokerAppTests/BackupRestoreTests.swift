@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerFakeProviders
+import BrokerFileStore
 import BrokerHTTP
 import BrokerTestSupport
 import Foundation
@@ -168,6 +169,8 @@ import Glibc
         #expect(stat(target + "/accounts.snapshot.jsonl", &info) == 0 && info.st_mode & 0o777 == 0o600)
         let names = try FileManager.default.contentsOfDirectory(atPath: target)
         #expect(!names.contains { $0.hasPrefix("accounts.journal.") })
+        // Sealed records only: the restored store is marked sealed, so a plaintext line added later is refused at start.
+        #expect(names.contains(SealedStoreMarker.fileName))
 
         let restored = try BrokerHarness(
             providersJSON: "{\"providers\": {\(s.provider.providerEntry(secretVariable: "ACME_SECRET"))}}",
@@ -202,7 +205,9 @@ import Glibc
         #expect(
             try await runBrokerCapturingOutput(["restore", file, "--data-dir", target], environment: s.restoreEnvironment()).status == 0)
         let again = try await runBrokerCapturingOutput(["restore", file, "--data-dir", target], environment: s.restoreEnvironment())
-        #expect(again.status == 1 && again.stderr.contains("already holds accounts (accounts.snapshot.jsonl)"), "\(again.stderr)")
+        #expect(
+            again.status == 1 && again.stderr.contains("already holds accounts (accounts.sealed, accounts.snapshot.jsonl)"),
+            "\(again.stderr)")
         #expect(again.stderr.contains("--force"))
 
         // Forced: what was there moves to backups/replaced-<time>/ and the backup takes its place.
@@ -213,7 +218,7 @@ import Glibc
         let replaced = try FileManager.default.contentsOfDirectory(atPath: target + "/backups")
         #expect(replaced.count == 1 && replaced[0].hasPrefix("replaced-"))
         let moved = try FileManager.default.contentsOfDirectory(atPath: target + "/backups/" + replaced[0]).sorted()
-        #expect(moved == ["accounts.journal.2.jsonl", "accounts.snapshot.jsonl"])
+        #expect(moved == ["accounts.journal.2.jsonl", "accounts.sealed", "accounts.snapshot.jsonl"])
         #expect(forced.stdout.contains("are in \(target)/backups/\(replaced[0])/"))
         #expect(!FileManager.default.fileExists(atPath: target + "/accounts.journal.2.jsonl"))
         #expect(FileManager.default.fileExists(atPath: target + "/accounts.snapshot.jsonl"))
@@ -233,7 +238,10 @@ import Glibc
         let empty = s.root + "/empty"
         try FileManager.default.createDirectory(atPath: empty + "/accounts", withIntermediateDirectories: true)
         #expect(RestoreCommand(file: file, dataDirectory: empty).run(environment: s.restoreEnvironment()).status == 0)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: empty).sorted() == ["accounts.snapshot.jsonl", "broker.lock"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: empty).sorted() == [
+                "accounts.sealed", "accounts.snapshot.jsonl", "broker.lock",
+            ])
     }
 
     @Test func aDamagedBackupIsRefusedNamingTheLine() async throws {
@@ -260,6 +268,16 @@ import Glibc
         #expect(refusal(try restore(duplicate.joined(separator: "\n") + "\n")).contains("line 4: account \"acme:"))
         #expect(refusal(try restore(lines.dropFirst().joined(separator: "\n") + "\n")).contains("line 1: is not a snapshot header"))
         #expect(refusal(try restore("")).contains("the file is empty"))
+        // A plaintext record among sealed ones, with a token of the forger's choice: a broker that seals wrote none.
+        let victim = try #require(try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any])
+        let forged = Account.make(
+            provider: try #require(victim["provider"] as? String), uid: try #require(victim["uid"] as? String), accessToken: "forged-token")
+        let plaintext = try JSONSerialization.jsonObject(with: Data(try PlainJSONAccountCodec().encode(forged)))
+        var injected = lines
+        injected[2] = String(decoding: try JSONSerialization.data(withJSONObject: plaintext, options: [.sortedKeys]), as: UTF8.self)
+        let mixed = refusal(try restore(injected.joined(separator: "\n") + "\n"))
+        #expect(mixed.contains("damaged.jsonl line 3: is a plaintext record among sealed ones"), "\(mixed)")
+        #expect(!mixed.contains("forged-token"))
         // A key that does not open the records: the broker started on them would not start either.
         let wrongKey = refusal(try restore(lines.joined(separator: "\n") + "\n", key: Self.otherKey))
         #expect(wrongKey.contains("line 2: ") && wrongKey.contains("\"k1\""), "\(wrongKey)")

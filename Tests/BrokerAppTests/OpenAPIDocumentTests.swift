@@ -71,14 +71,14 @@ import Testing
             .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .providerUnavailable("p", reason: "r"), .invalidReturnTo,
             .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
-            .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"),
+            .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
         ]
         for error in all {
             switch error {
             case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .invalidState, .accessDenied,
                 .upstreamError,
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
-                .storageUnavailable:
+                .storageUnavailable, .recordDamaged:
                 break
             }
         }

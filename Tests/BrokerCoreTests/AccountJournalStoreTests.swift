@@ -176,6 +176,27 @@ struct AccountJournalStoreTests {
         }
     }
 
+    /// A backup killed before its rename leaves a temporary file as large as the store: start-up removes it, and only it.
+    @Test func aBackupKilledMidWayLeavesNoTemporaryAfterTheNextStart() async throws {
+        try await TemporaryDirectory.with { directory in
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
+            for uid in 0..<3 { try await repository.put(.make(uid: String(uid))) }
+            let backups = directory + "/" + AccountStoreFormat.backupDirectoryName
+            try FileManager.default.createDirectory(atPath: backups + "/replaced-20261204T100000Z", withIntermediateDirectories: true)
+            let finished = backups + "/accounts-20261204T100000Z.snapshot.jsonl"
+            _ = try await repository.backup(to: finished)
+            let killed = backups + "/accounts-20261204T100001Z.snapshot.jsonl.tmp.0123456789abcdef"
+            try FileProbe.plant("{\"snapshot\":\"token-broker accounts\",\"version\":1,\"jour", at: killed)
+            // Not a temporary of ours: a name without the random suffix stays.
+            try FileProbe.plant("notes", at: backups + "/accounts.snapshot.jsonl.tmp.notes")
+            _ = try JSONFileAccountRepository(directory: directory, codec: codec())
+            #expect(!FileManager.default.fileExists(atPath: killed))
+            #expect(FileManager.default.fileExists(atPath: finished))
+            #expect(FileManager.default.fileExists(atPath: backups + "/replaced-20261204T100000Z"))
+            #expect(FileManager.default.fileExists(atPath: backups + "/accounts.snapshot.jsonl.tmp.notes"))
+        }
+    }
+
     @Test func aSnapshotWhoseCountDisagreesIsRefused() async throws {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec())

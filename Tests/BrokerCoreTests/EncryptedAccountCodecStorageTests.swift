@@ -50,12 +50,15 @@ struct EncryptedAccountCodecStorageTests {
                 }
             }
             let found = try EncryptedRecordFixtures.scan(data, for: Self.sentinels)
-            #expect(found.keys.sorted() == [AccountStoreFormat.journalName(1), "encryption-key"])
+            #expect(found.keys.sorted() == [AccountStoreFormat.journalName(1), SealedStoreMarker.fileName, "encryption-key"])
             #expect(found.values.allSatisfy { $0.isEmpty })
             // Compacted into the snapshot, the records stay sealed.
             try await repository.compact()
             let compacted = try EncryptedRecordFixtures.scan(data, for: Self.sentinels)
-            #expect(compacted.keys.sorted() == [AccountStoreFormat.journalName(2), AccountStoreFormat.snapshotName, "encryption-key"])
+            #expect(
+                compacted.keys.sorted() == [
+                    AccountStoreFormat.journalName(2), SealedStoreMarker.fileName, AccountStoreFormat.snapshotName, "encryption-key",
+                ])
             #expect(compacted.values.allSatisfy { $0.isEmpty })
             // The same scan does find every secret in a plaintext store, so it can fail.
             let plain = try JSONFileAccountRepository(directory: directory + "/plain")

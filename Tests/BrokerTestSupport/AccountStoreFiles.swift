@@ -39,6 +39,8 @@ public enum AccountStoreFiles {
 
     /// The store's file names under `directory` (snapshot and journals), sorted.
     public static func fileNames(in directory: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("accounts.") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
+            $0.hasPrefix("accounts.") && $0 != SealedStoreMarker.fileName
+        }.sorted()
     }
 }

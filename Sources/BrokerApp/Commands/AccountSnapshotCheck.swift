@@ -8,7 +8,8 @@ import Foundation
 /// N lines of one compact account record each, every line ending in a newline. Each record must be a JSON object whose
 /// `id` is its `provider` and `uid` joined by `:`, ids may not repeat, and the record must decode as the store decodes
 /// it: in full when it is plaintext or a keyring is given (which then must open every sealed secret), else as far as
-/// possible without the key. Every refusal names the line.
+/// possible without the key. Records are all sealed or all plaintext (a backup of a store from before encryption at
+/// rest): a plaintext record among sealed ones was not written by the broker, and is refused. Every refusal names the line.
 struct AccountSnapshotCheck {
     /// What the file holds.
     struct Summary: Equatable {
@@ -56,6 +57,7 @@ struct AccountSnapshotCheck {
         var ids: [ExactKey: Int] = [:]
         ids.reserveCapacity(expected)
         var keyIDs = Set<String>()
+        var firstPlaintext: Int?
         for (offset, line) in lines.enumerated().dropFirst() {
             let number = offset + 1
             guard let object = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
@@ -71,7 +73,7 @@ struct AccountSnapshotCheck {
                 throw refuse(number, "account \(JSONString.quote(id)) is on line \(earlier) too")
             }
             let sealed = object["encryption"] != nil
-            if sealed { keyIDs.formUnion(Self.keyIDs(object)) }
+            if sealed { keyIDs.formUnion(Self.keyIDs(object)) } else if firstPlaintext == nil { firstPlaintext = number }
             let path = file + " line \(number)"
             do throws(StoreError) {
                 if let encrypted {
@@ -82,6 +84,12 @@ struct AccountSnapshotCheck {
             } catch {
                 throw Refusal(description: error.message)
             }
+        }
+        if let firstPlaintext, !keyIDs.isEmpty {
+            throw refuse(
+                firstPlaintext,
+                "is a plaintext record among sealed ones: a broker that seals writes none, so this record was put there by "
+                    + "something else; restore an untouched backup")
         }
         return Summary(accounts: expected, keyIDs: keyIDs.sorted(), opened: keyring != nil && !keyIDs.isEmpty)
     }

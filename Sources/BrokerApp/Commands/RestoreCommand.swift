@@ -93,7 +93,7 @@ public struct RestoreCommand: Equatable, Sendable {
             return .failed(1, "restore refused", error.description + "; nothing was changed")
         }
         do {
-            let moved = try install(bytes, in: directory, now: now)
+            let moved = try install(bytes, sealed: !summary.keyIDs.isEmpty, in: directory, now: now)
             return .done(report(summary, directory: directory, moved: moved, keyring: keyring, environment: environment))
         } catch let refusal as AccountSnapshotCheck.Refusal {
             return .failed(1, "restore refused", refusal.description)
@@ -104,7 +104,11 @@ public struct RestoreCommand: Equatable, Sendable {
 
     /// Takes the directory's lock, moves existing accounts aside (with `--force`) and writes the snapshot; returns
     /// where the replaced accounts went, if any.
-    private func install(_ bytes: [UInt8], in directory: String, now: Date) throws -> String? {
+    ///
+    /// A backup of sealed records leaves the store marked sealed (``SealedStoreMarker``), so a plaintext line added
+    /// before the broker starts is refused; one of plaintext records (from before encryption at rest) leaves it
+    /// unmarked, and the broker seals them at its start.
+    private func install(_ bytes: [UInt8], sealed: Bool, in directory: String, now: Date) throws -> String? {
         try DataDirectory.prepare(directory)
         let lock: DataDirectoryLock?
         do {
@@ -132,6 +136,11 @@ public struct RestoreCommand: Equatable, Sendable {
         let former = directory + "/" + AccountStoreFormat.legacyDirectoryName
         if rmdir(former) == 0 { try DurableFile.syncDirectory(directory) }
         try DurableFile.write(bytes, to: directory + "/" + AccountStoreFormat.snapshotName)
+        if sealed {
+            try SealedStoreMarker.write(in: directory)
+        } else if unlink(directory + "/" + SealedStoreMarker.fileName) == 0 {
+            try DurableFile.syncDirectory(directory)
+        }
         return moved
     }
 
@@ -139,7 +148,7 @@ public struct RestoreCommand: Equatable, Sendable {
     private func accountFiles(in directory: String) throws -> [String] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
         return names.filter { name in
-            if name == AccountStoreFormat.snapshotName || Self.isJournal(name) { return true }
+            if name == AccountStoreFormat.snapshotName || name == SealedStoreMarker.fileName || Self.isJournal(name) { return true }
             guard name == AccountStoreFormat.legacyDirectoryName else { return false }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + name)) ?? []
             return !entries.isEmpty

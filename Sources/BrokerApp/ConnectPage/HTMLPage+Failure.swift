@@ -45,7 +45,7 @@ extension HTMLPage {
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
-            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable:
+            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged:
             error.message
         }
     }
@@ -61,6 +61,8 @@ extension HTMLPage {
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
         case .invalidReturnTo, .notFound, .unauthorized, .badRequest:
             "Go back to the page and start from there."
+        case .recordDamaged:
+            "Trying again will not help: tell whoever runs this broker, whose log names the damaged record."
         }
     }
 }

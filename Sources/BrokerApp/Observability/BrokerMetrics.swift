@@ -41,7 +41,7 @@ final class BrokerMetrics: Sendable {
         out += appTokens.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
-        if let fileStore { out += Self.renderFileStore(fileStore.storeSizes) }
+        if let fileStore { out += Self.renderFileStore(fileStore.storeSizes, damagedRecords: fileStore.damagedRecordCount) }
         if let webhooks { out += await webhooks.renderMetrics() }
         if let redis { out += redis.snapshot().prometheusText }
         out += ProcessMetrics.render()
@@ -71,7 +71,8 @@ final class ServerBox: Sendable {
 extension BrokerMetrics {
     /// `broker_account_journal_bytes`, `broker_account_snapshot_bytes` and `broker_account_journal_generation`: a
     /// journal that keeps growing past its compaction point, or a generation that stops moving, means compactions fail.
-    static func renderFileStore(_ sizes: (generation: Int, journalBytes: Int, snapshotBytes: Int)) -> String {
+    /// `broker_account_records_damaged`: accounts whose sealed secrets do not open (tampered or damaged); alert on any.
+    static func renderFileStore(_ sizes: (generation: Int, journalBytes: Int, snapshotBytes: Int), damagedRecords: Int) -> String {
         MetricsRenderer.single(
             "broker_account_journal_bytes", .gauge, "Size of the file store's account journal (compacted in the background).",
             sizes.journalBytes)
@@ -80,5 +81,9 @@ extension BrokerMetrics {
             + MetricsRenderer.single(
                 "broker_account_journal_generation", .gauge, "Generation of the account journal; each compaction adds one.",
                 sizes.generation)
+            + MetricsRenderer.single(
+                "broker_account_records_damaged", .gauge,
+                "Accounts whose stored record is damaged (its sealed secrets do not open); reads of them answer 500 record_damaged.",
+                damagedRecords)
     }
 }

@@ -23,7 +23,7 @@ final class BackupHandlers: Sendable {
     }
 
     /// The directory under the data directory that backups go to.
-    static let directoryName = "backups"
+    static let directoryName = AccountStoreFormat.backupDirectoryName
 
     let store: Store
     /// Checks the API key.

@@ -15,6 +15,8 @@ extension BrokerError {
         case .expired, .reauthorizationRequired: return .gone
         case .unauthorized: return .unauthorized
         case .notRefreshable: return .conflict
+        // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
+        case .recordDamaged: return .internalServerError
         }
     }
 
@@ -24,7 +26,7 @@ extension BrokerError {
         case .upstreamError, .upstreamTimeout: return true
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
-            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized:
+            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged:
             return false
         }
     }

@@ -21,6 +21,9 @@ enum BrokerRoutes {
                 if let problem {
                     return Response.json(.serviceUnavailable, "{\"status\":\"unavailable\",\"reason\":\(JSONString.quote(problem))}")
                 }
+                if let degraded = readiness.degraded() {
+                    return Response.json(.ok, "{\"status\":\"degraded\",\"reason\":\(JSONString.quote(degraded))}")
+                }
                 return Response.json(.ok, "{\"status\":\"ready\"}")
             }))
         if let metrics { router.add(.GET, "/metrics", metrics) }

@@ -34,6 +34,9 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
         self.randomBytes = randomBytes
     }
 
+    /// True: every record this codec writes is sealed.
+    public var sealsSecrets: Bool { true }
+
     /// The JSON document for `account` with its secrets sealed, ending in a newline.
     public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
         let id = account.id

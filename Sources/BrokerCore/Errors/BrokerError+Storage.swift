@@ -1,5 +1,6 @@
 extension BrokerError {
-    /// The broker error for a repository, flow-store, lock or backoff-store failure: ``storageUnavailable(_:)``.
+    /// The broker error for a repository, flow-store, lock or backoff-store failure: ``storageUnavailable(_:)``, or
+    /// ``recordDamaged(_:)`` for a record that does not read (which no retry mends).
     ///
     /// The detail is for logs (a path and an operation, never a secret); the API
     /// message stays generic. This is the one place a ``StoreError`` becomes a
@@ -8,7 +9,7 @@ extension BrokerError {
     public init(_ error: StoreError) {
         switch error {
         case .unavailable(let message): self = .storageUnavailable(message)
-        case .corrupt: self = .storageUnavailable(error.description)
+        case .corrupt: self = .recordDamaged(error.description)
         }
     }
 }

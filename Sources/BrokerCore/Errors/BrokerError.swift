@@ -33,6 +33,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case badRequest(String)
     /// The store could not be read or written.
     case storageUnavailable(String)
+    /// A stored record is damaged (its sealed secrets do not open, or it does not parse): retrying cannot help.
+    case recordDamaged(String)
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -52,6 +54,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .unauthorized: "unauthorized"
         case .badRequest: "bad_request"
         case .storageUnavailable: "storage_unavailable"
+        case .recordDamaged: "record_damaged"
         }
     }
 
@@ -90,14 +93,19 @@ public enum BrokerError: Error, Sendable, Equatable {
             detail.hasSuffix(".") ? detail : detail + "."
         case .storageUnavailable:
             "The account store is unavailable; try again later."
+        case .recordDamaged:
+            "The stored record is damaged and cannot be read; retrying will not help. "
+                + "An operator must restore it from a backup (the broker's log names it), or the account must be connected again."
         }
     }
 
     /// What a log line adds to ``message``: the store's own account of a storage failure
     /// (an operation and a path, never a secret), which the API answer keeps generic.
     public var logDetail: String? {
-        if case .storageUnavailable(let detail) = self { return detail }
-        return nil
+        switch self {
+        case .storageUnavailable(let detail), .recordDamaged(let detail): return detail
+        default: return nil
+        }
     }
 
     /// `token_exchange` as `token exchange`, for sentences.

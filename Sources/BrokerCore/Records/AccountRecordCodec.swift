@@ -9,9 +9,14 @@ public protocol AccountRecordCodec: Sendable {
     /// The default does that round trip; a codec that can get there without
     /// encoding, sealing, opening and parsing again does.
     func stored(_ account: Account, path: String) throws(StoreError) -> Account
+    /// Whether every record this codec writes has its secrets sealed, so a store it wrote holds no plaintext record.
+    var sealsSecrets: Bool { get }
 }
 
 extension AccountRecordCodec {
+    /// False: a codec seals nothing unless it says so.
+    public var sealsSecrets: Bool { false }
+
     /// `decode(encode(account))`.
     public func stored(_ account: Account, path: String) throws(StoreError) -> Account {
         try decode(encode(account), path: path)

@@ -88,6 +88,7 @@ extension JSONFileAccountRepository {
             index.withLock { index in
                 if let stored = written.stored { index.set(StoredAccount(stored), for: id) } else { index.remove(id) }
             }
+            clearDamaged(id)
             if !ids.isEmpty {
                 try stopIfCrashing(at: .accountWritten)
                 await outbox.commit(ids)

@@ -15,7 +15,13 @@ extension JSONFileAccountRepository {
     func current(_ id: String) throws(StoreError) -> Account? {
         guard let stored = index.withLock({ $0[id] }) else { return nil }
         guard let sealed = stored.sealed else { return stored.account }
-        let account = try sealed.open(into: stored.account, path: recordPath(id))
+        let account: Account
+        do throws(StoreError) {
+            account = try sealed.open(into: stored.account, path: recordPath(id))
+        } catch {
+            noteDamaged(id, error)
+            throw error
+        }
         index.withLock { $0.replace(sealed, by: account, id: id) }
         return account
     }
@@ -31,7 +37,13 @@ extension JSONFileAccountRepository {
                 accounts.append(stored.account)
                 continue
             }
-            let account = try sealed.open(into: stored.account, path: recordPath(id))
+            let account: Account
+            do throws(StoreError) {
+                account = try sealed.open(into: stored.account, path: recordPath(id))
+            } catch {
+                noteDamaged(id, error)
+                throw error
+            }
             opened.append((id, sealed, account))
             accounts.append(account)
         }
@@ -81,7 +93,8 @@ extension JSONFileAccountRepository {
         }
     }
 
-    /// Opens the sealed accounts among `ids` and keeps them open; returns the errors of those that do not open.
+    /// Opens the sealed accounts among `ids` and keeps them open; returns the errors of those that do not open, each
+    /// also reported as damaged (``onDamagedRecord(_:)``).
     private func openBatch(_ ids: ArraySlice<String>, keys: inout KeyCopies) -> [StoreError] {
         let entries = index.withLock { index in ids.compactMap { id in index[id].map { (id, $0) } } }
         var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
@@ -92,6 +105,7 @@ extension JSONFileAccountRepository {
             do throws(StoreError) {
                 opened.append((id, secrets, try secrets.open(into: stored.account, path: recordPath(id), keys: &keys)))
             } catch {
+                noteDamaged(id, error)
                 failed.append(error)
             }
         }
@@ -107,10 +121,52 @@ extension JSONFileAccountRepository {
         }
     }
 
+    /// Calls `report` with each damaged record found so far, then with each one found later, once per record.
+    ///
+    /// A damaged record is one whose sealed secrets do not open (tampered bytes, an envelope moved from another
+    /// record, a damaged disk): found by the background pass right after start, or by a read. Its reads throw
+    /// ``StoreError/corrupt(path:reason:)`` until a write replaces it.
+    public func onDamagedRecord(_ report: @escaping @Sendable (_ id: String, _ error: StoreError) -> Void) {
+        let known = damaged.withLock { damaged in
+            damaged.report = report
+            return damaged.errors.map { ($0.key.string, $0.value) }.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        }
+        for (id, error) in known { report(id, error) }
+    }
+
+    /// How many accounts have a damaged record now.
+    public var damagedRecordCount: Int {
+        damaged.withLock { $0.errors.count }
+    }
+
+    /// Keeps `error` as account `id`'s and reports it, the first time only.
+    private func noteDamaged(_ id: String, _ error: StoreError) {
+        let report = damaged.withLock { damaged -> (@Sendable (String, StoreError) -> Void)? in
+            guard damaged.errors.updateValue(error, forKey: ExactKey(id)) == nil else { return nil }
+            return damaged.report
+        }
+        report?(id, error)
+    }
+
+    /// Forgets account `id`'s damaged record: a write replaced or removed it.
+    func clearDamaged(_ id: String) {
+        damaged.withLock { damaged in
+            if !damaged.errors.isEmpty { damaged.errors[ExactKey(id)] = nil }
+        }
+    }
+
     /// The record of `id`, for error messages.
     private func recordPath(_ id: String) -> String {
         recordName(id)
     }
+}
+
+/// The accounts whose records are damaged, and who hears of a new one.
+struct DamagedRecords {
+    /// The error of each damaged record, by account id.
+    var errors: [ExactKey: StoreError] = [:]
+    /// Called once per newly damaged record.
+    var report: (@Sendable (String, StoreError) -> Void)?
 }
 
 /// Hands out consecutive batches of a list to several threads.

@@ -31,12 +31,16 @@ public final class JSONFileAccountRepository: AccountRepository {
     public let migratedAtOpen: Int?
     /// Whether start-up cut off a torn last journal line (a write a crash interrupted, never acknowledged).
     public let tornLineCutAtOpen: Bool
+    /// How many plaintext records of an earlier version start-up sealed before marking the store sealed.
+    public let sealedAtOpen: Int
 
     private let codec: any AccountRecordCodec
     let journal: AccountJournal
     /// Every account by id: the acknowledged state of the store, some perhaps still sealed.
     let index: Mutex<AccountIndex>
     let locks = KeyedAsyncLock()
+    /// Accounts whose sealed secrets did not open, and who hears of each; see ``onDamagedRecord(_:)``.
+    let damaged = Mutex(DamagedRecords())
     /// Where a write with events stops as a crash would, writing nothing more; for tests.
     let crashPoints = Mutex<Set<EventWriteStep>>([])
 
@@ -48,7 +52,10 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// Blocks while loading, so call it before serving. Throws
     /// ``StoreError/corrupt(path:reason:)`` naming the file and line of the
     /// first bad record (nothing is changed), or ``StoreError/unavailable(_:)``
-    /// when I/O fails. Then, unless `openSealedInBackground` is false, starts
+    /// when I/O fails. With a codec that seals, a store marked sealed
+    /// (``SealedStoreMarker``) refuses any plaintext record; a store without the
+    /// mark (new, or of an earlier version) has its plaintext records sealed
+    /// here, one journal line each, and is then marked. Then, unless `openSealedInBackground` is false, starts
     /// decrypting the records still sealed on a background thread (see ``openSealedAccounts()``).
     public init(
         directory: String, codec: some AccountRecordCodec = PlainJSONAccountCodec(),
@@ -60,10 +67,13 @@ public final class JSONFileAccountRepository: AccountRepository {
         try AccountStoreLoader.removeTemporaries(in: directory)
         migratedAtOpen = try AccountStoreMigration.runIfNeeded(directory, codec: codec)
         var numbers: UInt32 = 0
-        let loaded = try AccountStoreLoader.load(directory, codec: codec, numbers: &numbers)
+        let sealedStore = codec.sealsSecrets ? try SealedStoreMarker.isPresent(in: directory) : false
+        var loaded = try AccountStoreLoader.load(directory, codec: codec, refusingPlaintext: sealedStore, numbers: &numbers)
         tornLineCutAtOpen = loaded.tornLineCut
         journal = AccountJournal(
             directory: directory, loaded: loaded, nextNumber: numbers, compactionThreshold: max(1, compactionThreshold))
+        sealedAtOpen = try Self.sealPlaintext(loaded.plaintext, in: &loaded.index, journal: journal, codec: codec, directory: directory)
+        if codec.sealsSecrets && !sealedStore { try SealedStoreMarker.write(in: directory) }
         index = Mutex(loaded.index)
         // The decoded lines and the parsing's scratch memory are free now; give their pages back.
         HeapTrim.releaseFreeMemory()
@@ -92,6 +102,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         try await locks.withLock(id) { () async throws(StoreError) in
             try await BlockingIO.run { () throws(StoreError) in try self.journal.put(record.bytes, id: id) }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
+            clearDamaged(id)
         }
     }
 
@@ -135,8 +146,27 @@ public final class JSONFileAccountRepository: AccountRepository {
             let record = try record(for: next)
             try await BlockingIO.run { () throws(StoreError) in try self.journal.put(record.bytes, id: id) }
             index.withLock { $0.set(StoredAccount(record.stored), for: id) }
+            clearDamaged(id)
             return record.stored
         }
+    }
+
+    /// Seals the plaintext records of an earlier version (`ids`) with `codec`, one durable journal line each, then
+    /// compacts so no file of the store keeps them in plaintext; returns how many.
+    ///
+    /// Runs before serving, so no lock is needed. Slow for many records (one sync each), but only a store from before
+    /// encryption at rest has any, once.
+    private static func sealPlaintext(
+        _ ids: Set<ExactKey>, in index: inout AccountIndex, journal: AccountJournal, codec: some AccountRecordCodec, directory: String
+    ) throws(StoreError) -> Int {
+        for key in ids.sorted() {
+            guard let account = index[key.string]?.account else { continue }
+            let path = directory + "/" + AccountStoreFormat.snapshotName + " (account \(key.string))"
+            try journal.put(JSONLine.compact(try codec.encode(account)), id: key.string)
+            index.set(StoredAccount(try codec.stored(account, path: path)), for: key.string)
+        }
+        if !ids.isEmpty { try journal.compact() }
+        return ids.count
     }
 
     /// Compacts the journal into the snapshot now (it also happens by itself as the journal grows).

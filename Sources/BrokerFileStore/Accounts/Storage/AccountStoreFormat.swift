@@ -19,6 +19,8 @@ package enum AccountStoreFormat {
     package static let legacyDirectoryName = "accounts"
     /// Where the former layout's directory goes once it has been migrated (kept for a rollback, never read again).
     package static let migratedDirectoryName = "accounts.migrated"
+    /// The directory under the data directory that backups (`POST /backup`) and accounts moved aside by a restore go to.
+    package static let backupDirectoryName = "backups"
 
     private static let journalPrefix = "accounts.journal."
     private static let journalSuffix = ".jsonl"

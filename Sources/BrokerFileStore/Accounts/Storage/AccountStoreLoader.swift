@@ -25,13 +25,27 @@ enum AccountStoreLoader {
         /// Accounts whose latest record so far does not decode, with the error and where it lies (file order, offset).
         /// A later put or delete of the account clears its entry: a record replaced since does not stop start-up.
         var unreadable: [ExactKey: (order: Int, error: StoreError)] = [:]
+        /// Accounts whose latest record is plaintext although the codec seals: records of an earlier version, to seal now.
+        var plaintext: Set<ExactKey> = []
     }
 
-    /// Removes the temporary snapshots a killed compaction, backup or migration left in `directory`; they were never in use.
+    /// Removes the temporary snapshots a killed compaction, backup or migration left in `directory` and in its
+    /// `backups/`; they were never in use, and each can be as large as the whole store.
+    ///
+    /// Only names of the form `<file>.tmp.<16 hex digits>` go: a finished backup, a `replaced-…` directory of a restore,
+    /// or a file someone put there keeps its place. No backup is being written while the store opens (the data
+    /// directory's lock keeps a second broker out).
     static func removeTemporaries(in directory: String) throws(StoreError) {
         for name in try DirectoryListing.names(in: directory)
-        where name.hasPrefix(AccountStoreFormat.snapshotName) && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+        where (name.hasPrefix(AccountStoreFormat.snapshotName) || name.hasPrefix(SealedStoreMarker.fileName))
+            && DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker)
+        {
             unlink(directory + "/" + name)
+        }
+        let backups = directory + "/" + AccountStoreFormat.backupDirectoryName
+        guard Glibc.access(backups, F_OK) == 0 else { return }
+        for name in try DirectoryListing.names(in: backups) where DurableFile.hasRandomSuffix(name, marker: DurableFile.temporaryMarker) {
+            unlink(backups + "/" + name)
         }
     }
 
@@ -39,10 +53,15 @@ enum AccountStoreLoader {
     ///
     /// Journals older than the snapshot (a compaction was killed after its
     /// rename) are deleted. Throws ``StoreError/corrupt(path:reason:)`` naming
-    /// the file and line of the first record that does not read.
-    static func load(_ directory: String, codec: some AccountRecordCodec, numbers: inout UInt32) throws(StoreError) -> Loaded {
+    /// the file and line of the first record that does not read, and, when
+    /// `refusingPlaintext` (the store is sealed, ``SealedStoreMarker``), of the
+    /// first plaintext record, even one a later line replaced.
+    static func load(
+        _ directory: String, codec: some AccountRecordCodec, refusingPlaintext: Bool = false, numbers: inout UInt32
+    ) throws(StoreError) -> Loaded {
         let names = try DirectoryListing.names(in: directory)
         let deferring = codec as? any StoredAccountDecoding
+        let reading = Reading(deferring: deferring, sealing: codec.sealsSecrets, refusingPlaintext: refusingPlaintext)
         var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
         var probes: [String: String] = [:]
         var firstJournal = 1
@@ -51,7 +70,7 @@ enum AccountStoreLoader {
         if descriptor >= 0 {
             numbers += 1
             let file = AccountStoreFile(path: snapshotPath, descriptor: descriptor, number: numbers)
-            let (header, size) = try readSnapshot(file, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
+            let (header, size) = try readSnapshot(file, codec: codec, reading: reading, into: &loaded, probes: &probes)
             loaded.snapshot = (file, size)
             firstJournal = header.journal
         } else if errno != ENOENT {
@@ -74,7 +93,7 @@ enum AccountStoreLoader {
             let file = AccountStoreFile(path: path, descriptor: journalDescriptor, number: numbers)
             let newest = position == generations.count - 1
             let size = try replayJournal(
-                file, position: position, newest: newest, codec: codec, deferring: deferring, into: &loaded, probes: &probes)
+                file, position: position, newest: newest, codec: codec, reading: reading, into: &loaded, probes: &probes)
             loaded.journals.append((generation, file, size))
         }
         if let first = loaded.unreadable.values.min(by: { $0.order < $1.order }) { throw first.error }
@@ -115,6 +134,16 @@ enum AccountStoreLoader {
         return "\(file.path) line \(lineNumber(mapped.bytes, at: location.offset))"
     }
 
+    /// How records are decoded, and what start-up does with plaintext ones.
+    fileprivate struct Reading {
+        /// The codec's deferred decoding, when it has one: sealed secrets stay sealed until first use.
+        var deferring: (any StoredAccountDecoding)?
+        /// Whether the codec seals: a plaintext record is then one of an earlier version (or not the broker's).
+        var sealing: Bool
+        /// Whether the store is sealed: a plaintext record stops start-up.
+        var refusingPlaintext: Bool
+    }
+
     /// One snapshot line that did not decode: its account, where it lies, and why.
     fileprivate struct Failed {
         var id: String
@@ -152,7 +181,7 @@ enum AccountStoreLoader {
 
     /// Reads the snapshot in `file` into `loaded`; returns its header and size.
     private static func readSnapshot(
-        _ file: AccountStoreFile, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        _ file: AccountStoreFile, codec: some AccountRecordCodec, reading: Reading,
         into loaded: inout Loaded, probes: inout [String: String]
     ) throws(StoreError) -> (AccountStoreFormat.Header, Int) {
         let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
@@ -171,7 +200,7 @@ enum AccountStoreLoader {
         for _ in 0..<max(1, ProcessInfo.processInfo.activeProcessorCount) {
             DispatchQueue.global(qos: .userInitiated).async(group: workers) {
                 while let chunk = decoding.nextChunk() {
-                    decoding.finish(chunk, decodeChunk(mapped, chunks[chunk], file: file, codec: codec, deferring: deferring))
+                    decoding.finish(chunk, decodeChunk(mapped, chunks[chunk], file: file, codec: codec, reading: reading))
                 }
             }
         }
@@ -200,13 +229,15 @@ enum AccountStoreLoader {
             while let account = chunk.accounts.popLast() {
                 let key = chunk.keys.removeLast()
                 let location = chunk.locations.removeLast()
+                let sealed = chunk.sealed.removeLast()
+                if reading.sealing && sealed == nil { loaded.plaintext.insert(key) }
                 if let earlier = loaded.locations.updateValue(location, forKey: key) {
                     // Records move in from the end of each chunk: name whichever copy comes later in the file.
                     throw .corrupt(
                         path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, location.offset)))",
                         reason: "a second record of account \(key.string)")
                 }
-                loaded.index.insertNew(account, sealed: chunk.sealed.removeLast(), key: key)
+                loaded.index.insertNew(account, sealed: sealed, key: key)
             }
             for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
         }
@@ -218,8 +249,7 @@ enum AccountStoreLoader {
 
     /// The records of one chunk of the snapshot, and for each key id the first record sealed with it (the chunk's probe).
     private static func decodeChunk(
-        _ mapped: MappedFile, _ range: Range<Int>, file: AccountStoreFile, codec: some AccountRecordCodec,
-        deferring: (any StoredAccountDecoding)?
+        _ mapped: MappedFile, _ range: Range<Int>, file: AccountStoreFile, codec: some AccountRecordCodec, reading: Reading
     ) -> Result<Chunk, StoreError> {
         let bytes = mapped.bytes
         var chunk = Chunk()
@@ -237,7 +267,8 @@ enum AccountStoreLoader {
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
                 let stored: StoredAccount
                 do throws(StoreError) {
-                    stored = try decode(line, codec: codec, deferring: deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                    stored = try decode(
+                        line, codec: codec, deferring: reading.deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
                 } catch {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
                     let id = try AccountStoreReader.recordID([UInt8](line), path: "\(file.path) line \(lineNumber(bytes, at: start))")
@@ -246,6 +277,9 @@ enum AccountStoreLoader {
                     continue
                 }
                 let (account, sealed) = stored.parts()
+                if reading.refusingPlaintext && sealed == nil {
+                    throw .corrupt(path: "\(file.path) line \(lineNumber(bytes, at: start))", reason: SealedStoreMarker.plaintextRefusal)
+                }
                 let id = account.id
                 if let sealed {
                     let accessKey = sealed.accessToken.key.id
@@ -269,7 +303,7 @@ enum AccountStoreLoader {
 
     /// Applies the journal in `file` to `loaded`; returns its size after cutting off a torn last line (only when `newest`).
     private static func replayJournal(
-        _ file: AccountStoreFile, position: Int, newest: Bool, codec: some AccountRecordCodec, deferring: (any StoredAccountDecoding)?,
+        _ file: AccountStoreFile, position: Int, newest: Bool, codec: some AccountRecordCodec, reading: Reading,
         into loaded: inout Loaded, probes: inout [String: String]
     ) throws(StoreError) -> Int {
         let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
@@ -295,21 +329,36 @@ enum AccountStoreLoader {
             case .put(let range)?:
                 let record = UnsafeRawBufferPointer(rebasing: text[range])
                 let location = RecordLocation(file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
+                let decoded: Result<StoredAccount, StoreError>
                 do throws(StoreError) {
-                    let stored = try decode(record, codec: codec, deferring: deferring, path: "\(file.path) line \(line)")
+                    decoded = .success(try decode(record, codec: codec, deferring: reading.deferring, path: "\(file.path) line \(line)"))
+                } catch {
+                    decoded = .failure(error)
+                }
+                // Refused even when a later line replaces it: a line the broker did not write stops start-up.
+                if reading.refusingPlaintext, case .success(let stored) = decoded, stored.sealed == nil {
+                    throw .corrupt(path: "\(file.path) line \(line)", reason: SealedStoreMarker.plaintextRefusal)
+                }
+                switch decoded {
+                case .success(let stored):
                     let id = stored.account.id
+                    if reading.sealing {
+                        if stored.sealed == nil { loaded.plaintext.insert(ExactKey(id)) } else { loaded.plaintext.remove(ExactKey(id)) }
+                    }
                     loaded.index.set(stored, for: id)
                     loaded.locations[ExactKey(id)] = location
                     if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
                     propose(id, stored.sealed, probes: &probes)
-                } catch {
+                case .failure(let error):
                     let id = try AccountStoreReader.recordID([UInt8](record), path: "\(file.path) line \(line)")
                     loaded.index.remove(id)
+                    if !loaded.plaintext.isEmpty { loaded.plaintext.remove(ExactKey(id)) }
                     loaded.locations[ExactKey(id)] = location
                     loaded.unreadable[ExactKey(id)] = ((position + 1) << 40 | start, error)
                 }
             case .delete(let id)?:
                 loaded.index.remove(id)
+                if !loaded.plaintext.isEmpty { loaded.plaintext.remove(ExactKey(id)) }
                 loaded.locations[ExactKey(id)] = nil
                 if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
             case nil:
