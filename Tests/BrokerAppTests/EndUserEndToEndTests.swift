@@ -97,6 +97,17 @@ import Testing
         #expect(mine.ids == ["weibo:1001"])
         #expect(try await Self.list(s, "?end_user_id=user-42&limit=1&cursor=" + (mine.next ?? "")).ids == ["weibo:1002"])
 
+        // A cursor is the broker's own and bound to its filters: one made up, or carried to other filters, is refused.
+        let madeUp = Data("weibo:1001".utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
+        for query in [
+            "?cursor=" + madeUp, "?limit=3&cursor=" + madeUp + "." + String(cursor.split(separator: ".").last ?? ""),
+            "?end_user_id=user-7&limit=3&cursor=" + cursor, "?provider=weibo&limit=3&cursor=" + cursor,
+            "?tag=plan:pro&end_user_id=user-42&limit=1&cursor=" + (mine.next ?? ""),
+        ] {
+            let reply = try await Self.list(s, query)
+            #expect(reply.status == 400 && reply.body.contains("cursor is not one this broker gave out"), "\(query): \(reply.body)")
+        }
+
         // A browser signing in again keeps the end user and tags; the API with a new end user replaces both.
         s.weibo.set { $0.users = .fixed("1001") }
         #expect(await s.browser.connect(provider: "weibo")?.status == 200)
@@ -163,7 +174,8 @@ import Testing
 
         // GET /accounts refuses malformed filters and paging, naming them.
         for (query, field) in [
-            ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=ten", "limit"), ("cursor=%21%21", "cursor"), ("cursor=", "cursor"),
+            ("limit=0", "limit"), ("limit=1001", "limit"), ("limit=ten", "limit"), ("limit=%2B5", "limit"), ("limit=05", "limit"),
+            ("limit=5%20", "limit"), ("limit=-1", "limit"), ("cursor=%21%21", "cursor"), ("cursor=", "cursor"),
             ("status=gone", "status"), ("tag=plan", "tag"), ("tag=PLAN:x", "tag"), ("end_user_id=", "end_user_id"),
         ] {
             let reply = try await Self.list(s, "?" + query)

@@ -20,6 +20,8 @@ final class OAuthHandlers: Sendable {
     /// Where token hand-outs, deletions and finished flows are recorded.
     let audit: AuditTrail
     let now: @Sendable () -> Date
+    /// Signs and checks the cursors of `GET /accounts`.
+    let cursors: ListingCursor
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
@@ -39,6 +41,7 @@ final class OAuthHandlers: Sendable {
         self.flowTTL = flowTTL
         self.logger = logger
         self.now = now
+        cursors = ListingCursor(secret: access.cookieSecret)
     }
 
     /// `GET /authorize?provider=P[&return_to=URL]`: 302 to the provider, flow cookie set.
@@ -199,15 +202,22 @@ final class OAuthHandlers: Sendable {
         guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
             let listing = try OwnerParameters.listing(request)
+            let scope = ListingCursor.scope(listing, session: session != nil)
+            var after: String?
+            if let cursor = listing.cursor {
+                guard let id = cursors.after(cursor, scope: scope) else {
+                    throw BrokerError.badRequest("cursor is not one this broker gave out for these filters.")
+                }
+                after = id
+            }
             let page =
                 if let session {
                     try await accounts.page(
-                        ids: session.accountIDs, after: listing.after, limit: listing.limit, filter: listing.filter,
-                        status: listing.status)
+                        ids: session.accountIDs, after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
                 } else {
-                    try await accounts.page(after: listing.after, limit: listing.limit, filter: listing.filter, status: listing.status)
+                    try await accounts.page(after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
                 }
-            let next = page.nextAfter.map { JSONString.quote(OwnerParameters.cursor(after: $0)) } ?? "null"
+            let next = page.nextAfter.map { JSONString.quote(cursors.cursor(after: $0, scope: scope)) } ?? "null"
             let body =
                 "{\"accounts\":["
                 + page.accounts.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")

@@ -45,7 +45,8 @@ enum OwnerParameters {
     struct Listing {
         var filter = AccountFilter()
         var status: String?
-        var after: String?
+        /// The `cursor` as given, checked by ``ListingCursor`` once the caller is known.
+        var cursor: String?
         var limit = OwnerParameters.defaultLimit
     }
 
@@ -76,26 +77,22 @@ enum OwnerParameters {
         }
         listing.filter.tags = try tags(pairs, field: "tag")
         if let text = request.query("limit") {
-            guard let limit = Int(text), (1...maximumLimit).contains(limit) else {
+            guard let limit = decimal(text), (1...maximumLimit).contains(limit) else {
                 throw .badRequest("limit must be an integer from 1 to \(maximumLimit).")
             }
             listing.limit = limit
         }
-        if let cursor = request.query("cursor") {
-            guard let after = decodeCursor(cursor) else { throw .badRequest("cursor is not one this broker gave out.") }
-            listing.after = after
-        }
+        listing.cursor = request.query("cursor")
         return listing
     }
 
-    /// The opaque cursor for the page after the account `id`: its id, base64url without padding.
-    static func cursor(after id: String) -> String {
-        Base64URL.encode(Array(id.utf8))
-    }
-
-    /// The id a cursor holds, or nil when it is not base64url of UTF-8 text.
-    static func decodeCursor(_ cursor: String) -> String? {
-        guard !cursor.isEmpty, let bytes = Base64URL.decode(cursor) else { return nil }
-        return String(validating: bytes, as: UTF8.self)
+    /// The number `text` spells in plain decimal digits, without sign or leading zero (`+5`, `05` and ` 5` are not
+    /// numbers here); nil otherwise, or past four digits.
+    static func decimal(_ text: String) -> Int? {
+        let digits = text.utf8
+        guard (1...4).contains(digits.count), digits.allSatisfy({ (0x30...0x39).contains($0) }),
+            digits.first != 0x30 || digits.count == 1
+        else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 }
