@@ -9,7 +9,8 @@ import Foundation
 /// gap): loading fills it in order, touching only the memory it needs, where a
 /// dictionary holding the large account values would scatter them over a table
 /// with room to spare. The sealed secrets wait in a parallel array, which the
-/// background pass empties (and releases) soon after start-up.
+/// background pass empties (and releases) soon after start-up. For paging,
+/// the ids are also kept in byte order (``OrderedKeys``), and by end user.
 struct AccountIndex: Sendable {
     /// The slot of every account by id.
     /// Keyed by exact bytes: two spellings of one name that Swift calls equal are two accounts.
@@ -24,6 +25,10 @@ struct AccountIndex: Sendable {
     private var sealedCount = 0
     /// The accounts counted by status, kept with every change.
     private var tally = AccountStatusTally()
+    /// Every id in byte order.
+    private var ordered = OrderedKeys()
+    /// The ids of each end user's accounts, in byte order (accounts without an end user are not here).
+    private var byEndUser: [ExactKey: [ExactKey]] = [:]
 
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
@@ -68,12 +73,42 @@ struct AccountIndex: Sendable {
         sealed.indices.compactMap { sealed[$0] == nil ? nil : keys[$0].string }
     }
 
+    /// Up to `limit` entries in id order after `after`: of `endUser` when given, else of ids starting with
+    /// `provider:` when given, else of every account. The caller checks the rest of its filter on each.
+    func candidates(after: String?, provider: String?, endUser: String?, limit: Int) -> [(id: String, stored: StoredAccount)] {
+        let keys: [ExactKey]
+        if let endUser {
+            let ids = byEndUser[ExactKey(endUser)] ?? []
+            var start = 0
+            if let after {
+                start = OrderedKeys.lowerBound(ids, ExactKey(after))
+                if start < ids.count, ids[start] == ExactKey(after) { start += 1 }
+            }
+            keys = Array(ids[start..<min(ids.count, start + limit)])
+        } else if let provider {
+            // Ids are `provider:uid`, so one provider's accounts are the ids with that prefix: one range of the order.
+            let prefix = provider + ":"
+            keys = ordered.ids(after: after.map(ExactKey.init), from: ExactKey(prefix), limit: limit) { key in
+                key.string.utf8.starts(with: prefix.utf8)
+            }
+        } else {
+            keys = ordered.ids(after: after.map(ExactKey.init), from: nil, limit: limit)
+        }
+        return keys.compactMap { key in slots[key].map { (key.string, entry(at: $0)) } }
+    }
+
     /// Stores `stored` under `id`, replacing any entry.
     mutating func set(_ stored: StoredAccount, for id: String) {
         let key = ExactKey(id)
         guard let slot = slots[key] else {
             insertNew(stored.account, sealed: stored.sealed, key: key)
             return
+        }
+        let before = accounts[slot].endUser?.id
+        let after = stored.account.endUser?.id
+        if before.map(ExactKey.init) != after.map(ExactKey.init) {
+            if let before { removeOwned(key, of: before) }
+            if let after { addOwned(key, to: after) }
         }
         tally.remove(accounts[slot])
         tally.add(stored.account)
@@ -86,7 +121,12 @@ struct AccountIndex: Sendable {
     ///
     /// Everything is consumed: the caller's references move in, so the loading
     /// thread never counts references on objects another thread has just built.
-    mutating func insertNew(_ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey) {
+    /// `ordered` says the key was already added in order with ``appendOrdered(_:)``.
+    mutating func insertNew(
+        _ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey, ordered inOrder: Bool = false
+    ) {
+        if !inOrder { ordered.insert(copy key) }
+        if let owner = account.endUser?.id { addOwned(copy key, to: owner) }
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
@@ -99,9 +139,16 @@ struct AccountIndex: Sendable {
         accounts.append(account)
     }
 
+    /// Adds `keys`, sorted and each sorting after every id held, to the id order ahead of their ``insertNew(_:sealed:key:ordered:)``.
+    mutating func appendOrdered(_ keys: [ExactKey]) {
+        for key in keys { ordered.append(key) }
+    }
+
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
         guard let slot = slots.removeValue(forKey: ExactKey(id)) else { return }
+        ordered.remove(ExactKey(id))
+        if let owner = accounts[slot].endUser?.id { removeOwned(ExactKey(id), of: owner) }
         tally.remove(accounts[slot])
         setSealed(nil, at: slot)
         // The last account fills the gap, so the slots stay dense.
@@ -123,6 +170,22 @@ struct AccountIndex: Sendable {
         // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
         accounts[slot] = account
         setSealed(nil, at: slot)
+    }
+
+    /// Lists `key` among the accounts of end user `owner`.
+    private mutating func addOwned(_ key: ExactKey, to owner: String) {
+        var ids = byEndUser.removeValue(forKey: ExactKey(owner)) ?? []
+        let position = OrderedKeys.lowerBound(ids, key)
+        if position == ids.count || ids[position] != key { ids.insert(key, at: position) }
+        byEndUser[ExactKey(owner)] = ids
+    }
+
+    /// Takes `key` off the accounts of end user `owner`.
+    private mutating func removeOwned(_ key: ExactKey, of owner: String) {
+        guard var ids = byEndUser.removeValue(forKey: ExactKey(owner)) else { return }
+        let position = OrderedKeys.lowerBound(ids, key)
+        if position < ids.count, ids[position] == key { ids.remove(at: position) }
+        if !ids.isEmpty { byEndUser[ExactKey(owner)] = ids }
     }
 
     /// The entry in `slot`.

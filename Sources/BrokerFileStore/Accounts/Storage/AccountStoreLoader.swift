@@ -225,6 +225,8 @@ enum AccountStoreLoader {
                 }
                 loaded.unreadable[key] = (failure.offset, failure.error)
             }
+            // The snapshot is sorted by id, so its ids join the id order as they come.
+            loaded.index.appendOrdered(chunk.keys)
             // Moved out one by one (popLast), so no record is copied on its way into the index.
             while let account = chunk.accounts.popLast() {
                 let key = chunk.keys.removeLast()
@@ -237,7 +239,7 @@ enum AccountStoreLoader {
                         path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, location.offset)))",
                         reason: "a second record of account \(key.string)")
                 }
-                loaded.index.insertNew(account, sealed: sealed, key: key)
+                loaded.index.insertNew(account, sealed: sealed, key: key, ordered: true)
             }
             for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
         }
