@@ -1,5 +1,6 @@
 // broker-bench: load and scaling tools for scripts/bench (not part of the service).
 //   broker-bench seed DIR COUNT            write COUNT sealed accounts weibo:0… into DIR
+//   broker-bench seed-snapshot DIR COUNT [OWNERS]  the same written straight into a snapshot, each account of one of OWNERS end users
 //   broker-bench seed-legacy DIR COUNT     the same in the former layout, one file per account under DIR/accounts/
 //   broker-bench seed-redis URL COUNT DIR  the same into Redis (the key comes from DIR or BROKER_ENCRYPTION_KEY)
 //   broker-bench count-redis URL DIR       cost of counting the accounts in Redis by status (/metrics), first and per scrape
@@ -31,6 +32,11 @@ case "seed":
     let t0 = Date()
     try await StoreBench.seed(args[1], count: count)
     print(String(format: "seeded=%d seconds=%.1f", count, Date().timeIntervalSince(t0)))
+case "seed-snapshot":
+    guard (3...4).contains(args.count), let count = Int(args[2]) else { fail("usage: seed-snapshot DIR COUNT [OWNERS]") }
+    let t0 = Date()
+    try StoreBench.seedSnapshot(args[1], count: count, owners: args.count == 4 ? Int(args[3]) ?? 0 : 0)
+    print(String(format: "seeded=%d layout=snapshot seconds=%.1f", count, Date().timeIntervalSince(t0)))
 case "seed-legacy":
     guard args.count == 3, let count = Int(args[2]) else { fail("usage: seed-legacy DIR COUNT") }
     let t0 = Date()

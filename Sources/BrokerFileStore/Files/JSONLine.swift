@@ -1,10 +1,10 @@
 /// One JSON value on one line, as the journals and snapshots keep records.
-enum JSONLine {
+package enum JSONLine {
     /// `json` without the whitespace between its tokens (RFC 8259 §2: space, tab, line feed, carriage return).
     ///
     /// Whitespace inside strings is kept byte for byte, and a string can hold
     /// no raw line feed (§7), so the result is one line with the same value.
-    static func compact(_ json: [UInt8]) -> [UInt8] {
+    package static func compact(_ json: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(json.count)
         var inString = false
