@@ -1,6 +1,13 @@
 import BrokerCore
 import Foundation
 
+extension Array where Element == ExactKey {
+    /// Inserts `key` at `position` (its place in this sorted array) unless it is there already.
+    fileprivate mutating func insertIfAbsent(_ key: ExactKey, at position: Int) {
+        if position == count || self[position] != key { insert(key, at: position) }
+    }
+}
+
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
 /// Accounts sit inline in one array, their slots found by id in a dictionary,
@@ -125,8 +132,13 @@ struct AccountIndex: Sendable {
     mutating func insertNew(
         _ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey, ordered inOrder: Bool = false
     ) {
-        if !inOrder { ordered.insert(copy key) }
-        if let owner = account.endUser?.id { addOwned(copy key, to: owner) }
+        if !inOrder {
+            ordered.insert(copy key)
+            if let owner = account.endUser?.id { addOwned(copy key, to: owner) }
+        } else if let owner = account.endUser?.id {
+            // Sorted once the load is done (finishOrderedLoad): a snapshot's records arrive nearly in order.
+            byEndUser[ExactKey(owner), default: []].append(copy key)
+        }
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
@@ -137,6 +149,11 @@ struct AccountIndex: Sendable {
         keys.append(key)
         // The account is consumed, so it moves into the array instead of being copied field by field.
         accounts.append(account)
+    }
+
+    /// Puts each end user's ids in order once a snapshot's records are in (``insertNew(_:sealed:key:ordered:)`` appends them).
+    mutating func finishOrderedLoad() {
+        for index in byEndUser.values.indices { byEndUser.values[index].sort() }
     }
 
     /// Adds `keys`, sorted and each sorting after every id held, to the id order ahead of their ``insertNew(_:sealed:key:ordered:)``.
@@ -174,10 +191,8 @@ struct AccountIndex: Sendable {
 
     /// Lists `key` among the accounts of end user `owner`.
     private mutating func addOwned(_ key: ExactKey, to owner: String) {
-        var ids = byEndUser.removeValue(forKey: ExactKey(owner)) ?? []
-        let position = OrderedKeys.lowerBound(ids, key)
-        if position == ids.count || ids[position] != key { ids.insert(key, at: position) }
-        byEndUser[ExactKey(owner)] = ids
+        let position = OrderedKeys.lowerBound(byEndUser[ExactKey(owner)] ?? [], key)
+        byEndUser[ExactKey(owner), default: []].insertIfAbsent(key, at: position)
     }
 
     /// Takes `key` off the accounts of end user `owner`.

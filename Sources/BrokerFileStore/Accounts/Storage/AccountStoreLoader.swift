@@ -195,9 +195,10 @@ enum AccountStoreLoader {
         }
         // Decoding runs on the worker threads while this one moves each finished chunk, in order, into the index.
         let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 16)
-        let decoding = ChunkDecoding(count: chunks.count)
+        let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let decoding = ChunkDecoding(count: chunks.count, ahead: 2 * threads)
         let workers = DispatchGroup()
-        for _ in 0..<max(1, ProcessInfo.processInfo.activeProcessorCount) {
+        for _ in 0..<threads {
             DispatchQueue.global(qos: .userInitiated).async(group: workers) {
                 while let chunk = decoding.nextChunk() {
                     decoding.finish(chunk, decodeChunk(mapped, chunks[chunk], file: file, codec: codec, reading: reading))
@@ -214,6 +215,8 @@ enum AccountStoreLoader {
         loaded.locations.reserveCapacity(header.accounts)
         for index in 0..<chunks.count {
             var chunk = try decoding.wait(for: index).get()
+            // Its records are decoded: the pages holding them need not stay resident (an error message maps them in again).
+            mapped.release(chunks[index])
             total += chunk.accounts.count + chunk.failed.count
             for failure in chunk.failed {
                 let key = ExactKey(failure.id)
@@ -243,6 +246,7 @@ enum AccountStoreLoader {
             }
             for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
         }
+        loaded.index.finishOrderedLoad()
         guard total == header.accounts else {
             throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
         }
@@ -401,22 +405,31 @@ enum AccountStoreLoader {
 }
 
 /// Hands out the snapshot's chunks to the decoding threads and gives their results back in chunk order.
+///
+/// The threads run at most `ahead` chunks ahead of the one taken last: decoded chunks waiting to be moved into the
+/// index hold their accounts a second time over (the chunk's buffer and the index's), so a loading thread that
+/// falls behind would otherwise make start-up's peak memory grow with the store.
 private final class ChunkDecoding: @unchecked Sendable {
     // @unchecked Sendable: every stored property is read and written only while `condition` is locked.
     private let condition = NSCondition()
     private let count: Int
+    private let ahead: Int
     private var next = 0
+    private var taken = 0
     private var cancelled = false
     private var results: [Int: Result<AccountStoreLoader.Chunk, StoreError>] = [:]
 
-    init(count: Int) {
+    init(count: Int, ahead: Int) {
         self.count = count
+        self.ahead = max(1, ahead)
     }
 
-    /// The next chunk to decode, or nil when all are handed out or the load gave up.
+    /// The next chunk to decode, or nil when all are handed out or the load gave up; waits while the threads are
+    /// `ahead` chunks ahead of the one taken last.
     func nextChunk() -> Int? {
         condition.lock()
         defer { condition.unlock() }
+        while !cancelled, next < count, next - taken >= ahead { condition.wait() }
         guard !cancelled, next < count else { return nil }
         next += 1
         return next - 1
@@ -435,6 +448,8 @@ private final class ChunkDecoding: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while results[chunk] == nil { condition.wait() }
+        taken = max(taken, chunk + 1)
+        condition.broadcast()
         return results.removeValue(forKey: chunk)!
     }
 
@@ -442,6 +457,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     func cancel() {
         condition.lock()
         cancelled = true
+        condition.broadcast()
         condition.unlock()
     }
 }

@@ -28,6 +28,17 @@ final class MappedFile: @unchecked Sendable {
         bytes = UnsafeRawBufferPointer(start: address, count: size)
     }
 
+    /// Drops the pages wholly inside `range` from the process's memory; they stay in the page cache, and a later
+    /// read of them maps them in again. Keeps a one-pass load's resident memory to the part still being read.
+    func release(_ range: Range<Int>) {
+        guard let base = bytes.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (range.lowerBound + page - 1) / page * page
+        let end = min(range.upperBound, bytes.count) / page * page
+        guard start < end else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + start), end - start, MADV_DONTNEED)
+    }
+
     deinit {
         if let base = bytes.baseAddress { munmap(UnsafeMutableRawPointer(mutating: base), bytes.count) }
     }
