@@ -9,6 +9,8 @@
 //                                          auto-approving fake Weibo of `fake-provider --kind weibo`
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
+//   broker-bench outbox-drain DIR COUNT[,COUNT…] [SECONDS]   a backlog of COUNT pending deliveries drained to a
+//       local receiver for SECONDS (default 20): deliveries per second, and the time of a listing page of 100
 //   broker-bench outbox-accounts DIR|REDIS_URL SECONDS CONCURRENCY [separate]   account changes with their event per
 //                                          second, in one step (or, with `separate`, the change then the event)
 //   broker-bench refresh-herd DIR DUE TRACKED CONCURRENCY   background refreshes per second (durable writes) against the
@@ -69,6 +71,10 @@ case "outbox":
         fail("usage: outbox DIR|redis://HOST:PORT/DB SECONDS CONCURRENCY")
     }
     try await OutboxBench.run(target: args[1], seconds: seconds, concurrency: concurrency)
+case "outbox-drain":
+    guard args.count >= 3, let counts = Optional(args[2].split(separator: ",").compactMap { Int($0) }), !counts.isEmpty
+    else { fail("usage: outbox-drain DIR COUNT[,COUNT...] [SECONDS]") }
+    try await OutboxDrainBench.run(root: args[1], counts: counts, seconds: args.count > 3 ? Double(args[3]) ?? 20 : 20)
 case "outbox-accounts":
     guard args.count == 4 || (args.count == 5 && args[4] == "separate"), let seconds = Double(args[2]),
         let concurrency = Int(args[3]), concurrency > 0
@@ -91,6 +97,6 @@ case "account-compaction":
     try await AccountCompactionBench.run(directory: args[1], count: count)
 default:
     fail(
-        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-accounts | refresh-herd"
+        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-drain | outbox-accounts | refresh-herd"
             + " | account-writes | account-compaction")
 }

@@ -130,7 +130,9 @@ import Testing
         #expect(all.allSatisfy(Self.isSigned))
         #expect(await s.metric("broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"retry\"}") == 3)
         #expect(await s.metric("broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"delivered\"}") == 1)
-        #expect(s.broker.log.contains("\"msg\":\"webhook delivery failed; will retry\""))
+        // A 500 says nothing answers there: one line for the receiver going down, one when it answers again.
+        #expect(s.broker.log.contains("\"msg\":\"webhook receiver down"))
+        #expect(s.broker.log.contains("\"msg\":\"webhook receiver back up"))
         await s.stop()
     }
 

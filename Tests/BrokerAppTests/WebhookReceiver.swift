@@ -16,6 +16,10 @@ final class WebhookReceiver: Sendable {
         case status(Int)
         /// Wait this many seconds, then answer 200 (the broker has given up by then).
         case stall(Double)
+        /// Wait until ``release()``, then answer with this status.
+        case gated(Int)
+        /// Answer with this status and a body of this many bytes.
+        case sized(Int, bytes: Int)
     }
 
     /// One request as it arrived, and how it was answered.
@@ -38,13 +42,23 @@ final class WebhookReceiver: Sendable {
 
         var type: String? { field("type") }
         var id: String? { field("id") }
-        var accepted: Bool { answer == .status(200) }
+        var accepted: Bool { answer == .status(200) || answer == .sized(200, bytes: answerBytes) }
+        /// The body size of a `.sized` answer, else 0.
+        var answerBytes: Int {
+            if case .sized(_, let bytes) = answer { return bytes }
+            return 0
+        }
     }
 
     private struct State {
         var received: [Received] = []
         var script: [Answer] = []
         var fallback: Answer = .status(200)
+        /// Gated requests waiting for ``release()``.
+        var gated: [CheckedContinuation<Void, Never>] = []
+        /// Requests being answered now, and the most there were at once since ``resetConcurrency()``.
+        var inFlight = 0
+        var mostInFlight = 0
     }
 
     /// The state route closures share with the receiver.
@@ -78,6 +92,27 @@ final class WebhookReceiver: Sendable {
 
     /// Every request so far, in arrival order.
     var received: [Received] { shared.state.withLock { $0.received } }
+
+    /// How many requests are being answered now.
+    var inFlight: Int { shared.state.withLock { $0.inFlight } }
+
+    /// How many gated requests wait for ``release()`` now.
+    var waiting: Int { shared.state.withLock { $0.gated.count } }
+
+    /// The most requests in flight at once since the last ``resetConcurrency()``.
+    var mostInFlight: Int { shared.state.withLock { $0.mostInFlight } }
+
+    /// Starts counting the most requests in flight at once afresh, from those in flight now.
+    func resetConcurrency() { shared.state.withLock { $0.mostInFlight = $0.inFlight } }
+
+    /// Lets every gated request waiting now be answered.
+    func release() {
+        let waiting = shared.state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            defer { state.gated = [] }
+            return state.gated
+        }
+        for continuation in waiting { continuation.resume() }
+    }
 
     /// The requests answered 200: the deliveries the broker counts as done.
     var accepted: [Received] { received.filter(\.accepted) }
@@ -125,13 +160,25 @@ final class WebhookReceiver: Sendable {
                 let item = Received(
                     eventID: request.headers["Broker-Event-Id"], signature: request.headers["Broker-Signature"],
                     contentType: request.headers["Content-Type"], body: request.body, answer: answer)
-                shared.state.withLock { $0.received.append(item) }
+                shared.state.withLock {
+                    $0.received.append(item)
+                    $0.inFlight += 1
+                    $0.mostInFlight = max($0.mostInFlight, $0.inFlight)
+                }
+                defer { shared.state.withLock { $0.inFlight -= 1 } }
                 switch answer {
                 case .status(let code):
                     return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
                 case .stall(let seconds):
                     try? await Task.sleep(for: .seconds(seconds))
                     return Response(status: .ok)
+                case .gated(let code):
+                    await withCheckedContinuation { continuation in shared.state.withLock { $0.gated.append(continuation) } }
+                    return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
+                case .sized(let code, let bytes):
+                    return Response(
+                        status: HTTPStatus(code, code == 200 ? "OK" : "Failed"),
+                        body: [UInt8](repeating: UInt8(ascii: "x"), count: bytes))
                 }
             }))
         let server = HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: port), router: router)

@@ -19,6 +19,11 @@ struct JournalWebhookOutboxTests {
     @Test func dropListReplay() async throws { try await conformance(WebhookOutboxConformance.dropListReplay) }
     @Test func concurrentAppendsAndClaims() async throws { try await conformance(WebhookOutboxConformance.concurrentAppendsAndClaims) }
     @Test func fieldsSurviveRestart() async throws { try await conformance(WebhookOutboxConformance.fieldsSurviveRestart) }
+    @Test func pagesWalkEachListOnceInOrder() async throws { try await conformance(WebhookOutboxConformance.pagesWalkEachListOnceInOrder) }
+    @Test func claimsFollowTheDueOrder() async throws { try await conformance(WebhookOutboxConformance.claimsFollowTheDueOrder) }
+    @Test func holdsLetAProbeThroughAndSetTheRestAside() async throws {
+        try await conformance(WebhookOutboxConformance.holdsLetAProbeThroughAndSetTheRestAside)
+    }
 
     @Test func theJournalIsPrivateAndOneLinePerChange() async throws {
         try await TemporaryDirectory.with { directory in
@@ -90,5 +95,53 @@ struct JournalWebhookOutboxTests {
             let later = Date.fixture.addingTimeInterval(WebhookRetention.droppedFor + 1)
             #expect(try await JournalWebhookOutbox(directory: directory, now: later).stats().dropped == 0)
         }
+    }
+}
+
+extension JournalWebhookOutboxTests {
+    /// A journal as the version before the due index wrote it (puts, a reschedule, a done, a dropped delivery, a
+    /// staged one committed) loads into the same claims, listing and counts.
+    @Test func aJournalOfTheEarlierVersionLoadsInDueOrder() async throws {
+        try await TemporaryDirectory.with { directory in
+            let lines = [
+                #"{"put":{"account_id":"acme:1","attempts":0,"body":"{\"id\":\"evt_00000000000000000000000000000001\",\"type\":\"account.connected\"}","enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000001","id":"evt_00000000000000000000000000000001.0","next_attempt_at":1796025600000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"put":{"account_id":"acme:2","attempts":0,"body":"{\"id\":\"evt_00000000000000000000000000000002\",\"type\":\"account.connected\"}","enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000002","id":"evt_00000000000000000000000000000002.0","next_attempt_at":1796025610000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"put":{"account_id":"acme:3","attempts":0,"body":"{\"id\":\"evt_00000000000000000000000000000003\",\"type\":\"account.connected\"}","enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000003","id":"evt_00000000000000000000000000000003.0","next_attempt_at":1796025600000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"put":{"account_id":"acme:1","attempts":1,"body":"{\"id\":\"evt_00000000000000000000000000000001\",\"type\":\"account.connected\"}","enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000001","id":"evt_00000000000000000000000000000001.0","last_error":"HTTP 500","next_attempt_at":1796025630000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"done":"evt_00000000000000000000000000000003.0"}"#,
+                #"{"put":{"account_id":"acme:4","attempts":9,"body":"{\"id\":\"evt_00000000000000000000000000000004\",\"type\":\"account.connected\"}","dropped_at":1796025605000,"enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000004","id":"evt_00000000000000000000000000000004.0","last_error":"timeout","next_attempt_at":1796025600000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"stage":{"account":"acme:5","after":"abababababababababababababababababababababababababababababababab","before":"none"},"put":{"account_id":"acme:5","attempts":0,"body":"{\"id\":\"evt_00000000000000000000000000000005\",\"type\":\"account.connected\"}","enqueued_at":1796025600000,"event_id":"evt_00000000000000000000000000000005","id":"evt_00000000000000000000000000000005.0","next_attempt_at":1796025620000,"type":"account.connected","url":"http://127.0.0.1:9/hooks"}}"#,
+                #"{"commit":"evt_00000000000000000000000000000005.0"}"#,
+            ]
+            try DataDirectory.prepare(directory)
+            try DataDirectory.prepare(directory + "/webhooks")
+            let path = directory + "/webhooks/" + JournalWebhookOutbox.journalName
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
+            let outbox = try JournalWebhookOutbox(directory: directory, now: .fixture)
+            #expect(outbox.damagedLinesAtOpen == 0)
+            let id = { (n: Int) in WebhookOutboxConformance.eventID(n) + ".0" }
+            #expect(try await outbox.stats() == WebhookOutboxStats(pending: 3, dropped: 1, oldestPendingEnqueuedAt: .fixture))
+            let listing = try await outbox.list(limit: 2)
+            #expect(listing.pending.map(\.id) == [id(2), id(5)])
+            #expect(listing.dropped.map(\.id) == [id(4)] && listing.dropped.first?.lastError == "timeout")
+            let rest = try await outbox.list(limit: 2, cursor: try #require(listing.next))
+            #expect(rest.pending.map(\.id) == [id(1)] && rest.dropped.isEmpty && rest.next == nil)
+            #expect(rest.pending.first?.attempts == 1 && rest.pending.first?.lastError == "HTTP 500")
+            let claimed = try await outbox.claim(limit: 10, now: Date.fixture.addingTimeInterval(60), lease: 5)
+            #expect(claimed.map(\.delivery.id) == [id(2), id(5), id(1)])
+            #expect(
+                claimed.first?.delivery
+                    == WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(2), account: "acme:2", at: .fixture).dueAt(
+                        Date.fixture.addingTimeInterval(10)))
+        }
+    }
+}
+
+extension WebhookDelivery {
+    /// This delivery due at `date`.
+    fileprivate func dueAt(_ date: Date) -> WebhookDelivery {
+        var copy = self
+        copy.nextAttemptAt = date
+        return copy
     }
 }

@@ -18,6 +18,11 @@ struct RedisWebhookOutboxTests {
     @Test func dropListReplay() async throws { try await conformance(WebhookOutboxConformance.dropListReplay) }
     @Test func concurrentAppendsAndClaims() async throws { try await conformance(WebhookOutboxConformance.concurrentAppendsAndClaims) }
     @Test func fieldsSurviveRestart() async throws { try await conformance(WebhookOutboxConformance.fieldsSurviveRestart) }
+    @Test func pagesWalkEachListOnceInOrder() async throws { try await conformance(WebhookOutboxConformance.pagesWalkEachListOnceInOrder) }
+    @Test func claimsFollowTheDueOrder() async throws { try await conformance(WebhookOutboxConformance.claimsFollowTheDueOrder) }
+    @Test func holdsLetAProbeThroughAndSetTheRestAside() async throws {
+        try await conformance(WebhookOutboxConformance.holdsLetAProbeThroughAndSetTheRestAside)
+    }
 
     @Test func replicasClaimEachDeliveryOnceBetweenThem() async throws {
         try await RedisServer.with { server async throws in

@@ -149,4 +149,129 @@ public enum WebhookOutboxConformance {
         try await outbox.reschedule(lease, as: item)
         #expect(try await open().list(limit: 10).pending == [item])
     }
+
+    /// Listing pages walk each list once, in its order (pending earliest due first, dropped latest first), and a
+    /// delivery settled between pages does not make the next page skip or repeat others.
+    public static func pagesWalkEachListOnceInOrder(_ open: OutboxOpener) async throws {
+        let outbox = try open()
+        // Due times out of enqueue order, two sharing a millisecond.
+        let offsets: [Double] = [9, 3, 3, 14, 1, 7, 20, 5, 11, 2, 17, 8, 6, 4, 13, 10, 12, 15, 16, 18]
+        var items: [WebhookDelivery] = []
+        for (n, offset) in offsets.enumerated() {
+            var item = delivery(eventID(200 + n), at: .fixture)
+            item.nextAttemptAt = Date.fixture.addingTimeInterval(offset)
+            items.append(item)
+        }
+        try await outbox.append(items)
+        // Drop the five due first, each a second apart.
+        let leases = try await outbox.claim(limit: 5, now: Date.fixture.addingTimeInterval(4), lease: 60)
+        #expect(leases.count == 5)
+        for (n, lease) in leases.enumerated() {
+            var dropped = lease.delivery
+            dropped.droppedAt = Date.fixture.addingTimeInterval(100 + Double(n))
+            try await outbox.drop(lease, as: dropped)
+        }
+        let droppedIDs = Set(leases.map(\.delivery.id))
+        let pendingOrder = items.filter { !droppedIDs.contains($0.id) }
+            .sorted { (WebhookDelivery.milliseconds($0.nextAttemptAt), $0.id) < (WebhookDelivery.milliseconds($1.nextAttemptAt), $1.id) }
+            .map(\.id)
+        var pending: [String] = []
+        var dropped: [String] = []
+        var cursor: WebhookListCursor?
+        var pages = 0
+        repeat {
+            let page = try await outbox.list(limit: 4, cursor: cursor)
+            #expect(page.pending.count <= 4 && page.dropped.count <= 4)
+            #expect(page.stats.pending == (pages == 0 ? 15 : 14) && page.stats.dropped == 5)
+            pending += page.pending.map(\.id)
+            dropped += page.dropped.map(\.id)
+            cursor = page.next.flatMap { WebhookListCursor(encoded: $0.encoded) }
+            #expect(cursor == page.next)
+            pages += 1
+            if pages == 1 {
+                // The first pending delivery shown is taken and completed before the next page.
+                let first = try #require(try await outbox.claim(limit: 1, now: Date.fixture.addingTimeInterval(5), lease: 60).first)
+                #expect(first.delivery.id == pendingOrder[0])
+                try await outbox.complete(first)
+            }
+        } while cursor != nil && pages < 10
+        #expect(pages == 4)
+        #expect(pending == pendingOrder)
+        #expect(dropped == leases.reversed().map(\.delivery.id))
+    }
+
+    /// Claims take the earliest due first at any moment, also after reschedules move deliveries around.
+    public static func claimsFollowTheDueOrder(_ open: OutboxOpener) async throws {
+        let outbox = try open()
+        var items: [WebhookDelivery] = []
+        for n in 0..<30 {
+            var item = delivery(eventID(300 + n), at: .fixture)
+            item.nextAttemptAt = Date.fixture.addingTimeInterval(Double((n * 7) % 30))
+            items.append(item)
+        }
+        try await outbox.append(items.shuffled())
+        let expected = items.sorted { ($0.nextAttemptAt, $0.id) < ($1.nextAttemptAt, $1.id) }.map(\.id)
+        var claimed: [String] = []
+        let now = Date.fixture.addingTimeInterval(100)
+        // Each third one fails and is due again after everything else.
+        var retried: [String] = []
+        while true {
+            let leases = try await outbox.claim(limit: 4, now: now, lease: 60)
+            if leases.isEmpty { break }
+            for lease in leases {
+                claimed.append(lease.delivery.id)
+                if claimed.count % 3 == 0 && lease.delivery.attempts == 0 {
+                    var again = lease.delivery
+                    again.attempts = 1
+                    again.nextAttemptAt = Date.fixture.addingTimeInterval(50)
+                    try await outbox.reschedule(lease, as: again)
+                    retried.append(again.id)
+                } else {
+                    try await outbox.complete(lease)
+                }
+            }
+        }
+        #expect(claimed.count == 30 + retried.count)
+        #expect(Array(claimed.prefix(30)) == expected)
+        // Due at the same time, they come by id.
+        #expect(Array(claimed.dropFirst(30)) == retried.sorted())
+        #expect(try await outbox.stats().pending == 0)
+    }
+
+    /// A hold lets one delivery to a down receiver through and sets the others aside without changing them, while
+    /// other receivers' deliveries are claimed in full; one whose retry window ended is let through.
+    public static func holdsLetAProbeThroughAndSetTheRestAside(_ open: OutboxOpener) async throws {
+        let outbox = try open()
+        let down = "http://127.0.0.1:9/down"
+        let up = "http://127.0.0.1:9/up"
+        var items: [WebhookDelivery] = []
+        for n in 0..<10 {
+            items.append(delivery(eventID(400 + n), url: down, at: Date.fixture.addingTimeInterval(Double(n))))
+            items.append(delivery(eventID(400 + n), index: 1, url: up, at: Date.fixture.addingTimeInterval(Double(n))))
+        }
+        try await outbox.append(items)
+        let now = Date.fixture.addingTimeInterval(20)
+        let windowEndedBefore = Date.fixture.addingTimeInterval(-1)
+        let probe = WebhookReceiverHold(leases: 1, until: now.addingTimeInterval(30), windowEndedBefore: windowEndedBefore)
+        let first = try await outbox.claim(limit: 100, now: now, lease: 60, holding: [down: probe])
+        #expect(first.filter { $0.delivery.url == down }.map(\.delivery.id) == [items[0].id])
+        #expect(first.filter { $0.delivery.url == up }.count == 10)
+        // Set aside: not claimed again before the hold ends, even with no hold given.
+        #expect(try await outbox.claim(limit: 100, now: now.addingTimeInterval(10), lease: 60).isEmpty)
+        // Their stored state is untouched.
+        let listed = try await outbox.list(limit: 100).pending.filter { $0.url == down && $0.id != items[0].id }
+        #expect(listed.count == 9 && listed.allSatisfy { $0.attempts == 0 && $0.nextAttemptAt == $0.enqueuedAt })
+        let later = try await outbox.claim(limit: 100, now: now.addingTimeInterval(31), lease: 60)
+        #expect(Set(later.map(\.delivery.id)) == Set(listed.map(\.id)))
+        // A hold with no lease still lets through those whose window has ended.
+        for lease in later { try await outbox.reschedule(lease, as: lease.delivery) }
+        let ended = WebhookReceiverHold(
+            leases: 0, until: now.addingTimeInterval(200), windowEndedBefore: Date.fixture.addingTimeInterval(3))
+        let expired = try await outbox.claim(limit: 100, now: now.addingTimeInterval(40), lease: 60, holding: [down: ended])
+        #expect(
+            Set(expired.map(\.delivery.id))
+                == Set(
+                    items.filter { $0.url == down && $0.enqueuedAt < Date.fixture.addingTimeInterval(3) && $0.id != items[0].id }.map(\.id))
+        )
+    }
 }

@@ -15,10 +15,12 @@ import FoundationNetworking
 /// bytes after content decoding (RFC 9110 §8.4), so the cap also bounds a small compressed answer
 /// that inflates to a large one.
 final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
-    /// One request in flight: whom to answer, how much it may read, and what has arrived so far.
+    /// One request in flight: whom to answer, how much it may read, what to do past that, and what has arrived so far.
     private struct Transfer {
         let continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>
         let limit: Int
+        /// Past the cap, answer with the status and the body cut at the cap rather than with ``UpstreamError/tooLarge(limit:)``.
+        let truncates: Bool
         var body: [UInt8] = []
     }
 
@@ -54,20 +56,23 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         storedSession?.finishTasksAndInvalidate()
     }
 
-    /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass and with
-    /// ``UpstreamError/tooLarge(limit:)`` once the body passes `limit` bytes; a cancelled caller is answered at once.
+    /// Runs `request`, failing with ``UpstreamError/timeout`` once `timeout` seconds pass and, once the body passes
+    /// `limit` bytes, with ``UpstreamError/tooLarge(limit:)`` or (`truncates`) with the answer as it stands, its body
+    /// cut at `limit`; a cancelled caller is answered at once.
     ///
     /// The deadline is enforced here rather than left to URLSession alone:
     /// FoundationNetworking on Linux rounds its timeouts down to whole seconds
     /// (0.5 s would become "no time at all").
-    func perform(_ request: URLRequest, timeout: Double, limit: Int) async -> Result<UpstreamResponse, UpstreamError> {
+    func perform(
+        _ request: URLRequest, timeout: Double, limit: Int, truncates: Bool = false
+    ) async -> Result<UpstreamResponse, UpstreamError> {
         let started = Mutex<Int?>(nil)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<UpstreamResponse, UpstreamError>, Never>) in
                 let task = session.dataTask(with: request)
                 let id = task.taskIdentifier
                 // Registered before `resume`, so the first callback finds it.
-                transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit) }
+                transfers.withLock { $0[id] = Transfer(continuation: continuation, limit: limit, truncates: truncates) }
                 started.withLock { $0 = id }
                 task.resume()
                 // A serial queue of our own: Dispatch's global queue may be busy with blocking work.
@@ -84,7 +89,7 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 
-    /// RFC 9110 §8.6: a declared length above the cap is refused before any of the body is read.
+    /// RFC 9110 §8.6: a declared length above the cap is refused before any of the body is read (a cut answer reads up to it).
     ///
     /// FoundationNetworking ignores the disposition handed back; the transfer ends here and the rest of the body is dropped.
     func urlSession(
@@ -97,9 +102,10 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         let declared = response.expectedContentLength
         let refused = transfers.withLock { table -> Int? in
             guard let limit = table[id]?.limit else { return nil }
-            if declared > Int64(limit) { return limit }
-            // Room for an honest declared body at once, so the buffer does not grow by doubling past the cap.
-            if declared > 0 { table[id]?.body.reserveCapacity(Int(declared)) }
+            // A cut answer reads up to the cap, then stops.
+            if declared > Int64(limit) && table[id]?.truncates != true { return limit }
+            // Room for an honest declared body at once (never more than the cap), so the buffer does not grow by doubling.
+            if declared > 0 { table[id]?.body.reserveCapacity(Int(min(declared, Int64(limit)))) }
             return nil
         }
         guard let refused else {
@@ -110,18 +116,26 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
         Self.deadlines.async { completionHandler(.cancel) }
     }
 
-    /// Appends a piece of the (decoded) body, or cuts the transfer off once it would pass the cap.
+    /// Appends a piece of the (decoded) body, or cuts the transfer off once it would pass the cap: as refused,
+    /// or as answered with the body read so far filled up to the cap.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let id = dataTask.taskIdentifier
         let refused = transfers.withLock { table -> Int? in
             guard let limit = table[id]?.limit, let count = table[id]?.body.count else { return nil }
-            if data.count > limit - count { return limit }
+            if data.count > limit - count {
+                if table[id]?.truncates == true { table[id]?.body.append(contentsOf: data.prefix(limit - count)) }
+                return limit
+            }
             // Mutated in place through the optional chain: the buffer is never copied.
             table[id]?.body.append(contentsOf: data)
             return nil
         }
         guard let refused else { return }
-        finish(id) { _ in .failure(.tooLarge(limit: refused)) }
+        finish(id) { transfer in
+            guard transfer.truncates else { return .failure(.tooLarge(limit: refused)) }
+            // The rest of the body is dropped as it arrives: its transfer is gone.
+            return Self.outcome(body: transfer.body, response: dataTask.response, error: nil)
+        }
     }
 
     /// Answers the caller of transfer `id` as cancelled, from a queue of our own.

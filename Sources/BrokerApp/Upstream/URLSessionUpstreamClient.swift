@@ -15,6 +15,7 @@ public struct URLSessionUpstreamClient: UpstreamClient {
     private let owner: SessionOwner
     private let timeout: Double
     private let maxResponseBytes: Int
+    private let truncatesLongAnswers: Bool
 
     /// The default cap on an answer's body: token and user-info answers are a few kilobytes.
     public static let defaultMaxResponseBytes = 1 << 20
@@ -23,12 +24,15 @@ public struct URLSessionUpstreamClient: UpstreamClient {
     public static let connectionsPerHost = 64
 
     /// Creates a client whose requests fail with ``UpstreamError/timeout`` after `timeout` seconds (default 10)
-    /// and with ``UpstreamError/tooLarge(limit:)`` when an answer's decoded body passes `maxResponseBytes`.
-    public init(timeout: Double = 10, maxResponseBytes: Int = defaultMaxResponseBytes) {
+    /// and with ``UpstreamError/tooLarge(limit:)`` when an answer's decoded body passes `maxResponseBytes`; with
+    /// `truncatesLongAnswers`, such an answer is returned instead with its status and its body cut at the cap
+    /// (a webhook receiver's answer is judged by its status alone).
+    public init(timeout: Double = 10, maxResponseBytes: Int = defaultMaxResponseBytes, truncatesLongAnswers: Bool = false) {
         precondition(timeout > 0, "URLSessionUpstreamClient: the timeout must be positive")
         precondition(maxResponseBytes > 0, "URLSessionUpstreamClient: the answer cap must be positive")
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
+        self.truncatesLongAnswers = truncatesLongAnswers
         let configuration = URLSessionConfiguration.ephemeral
         // A backstop only: the exact deadline is SessionOwner's, since Linux rounds these down to whole seconds.
         configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
@@ -66,7 +70,7 @@ public struct URLSessionUpstreamClient: UpstreamClient {
         if !request.body.isEmpty || request.method == "POST" {
             urlRequest.httpBody = Data(request.body)
         }
-        let result = await owner.perform(urlRequest, timeout: timeout, limit: maxResponseBytes)
+        let result = await owner.perform(urlRequest, timeout: timeout, limit: maxResponseBytes, truncates: truncatesLongAnswers)
         return try result.get()
     }
 }

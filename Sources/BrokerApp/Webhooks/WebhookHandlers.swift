@@ -15,20 +15,43 @@ struct WebhookHandlers: Sendable {
     /// The wall clock, for replayed deliveries' due time.
     let wallClock: @Sendable () -> Date
 
-    /// The most deliveries of each kind a listing shows.
+    /// The most deliveries of each kind a page shows unless `limit` says otherwise.
     static let listLimit = 100
+    /// The largest `limit`, as for `/accounts`.
+    static let maximumLimit = 1000
 
-    /// `GET /webhooks`: counts, then the pending deliveries (earliest due first) and the dropped ones (latest first), at most ``listLimit`` each.
+    /// `GET /webhooks?limit=N&cursor=C`: counts, then a page of the pending deliveries (earliest due first) and one of
+    /// the dropped ones (latest first), at most `limit` (default ``listLimit``) each, and `next_cursor` for the next
+    /// page of both lists (null on the last).
     func list(_ request: Request) async -> Response {
         guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         guard let webhooks else { return Self.notConfigured }
+        var limit = Self.listLimit
+        if let text = request.query("limit") {
+            // Digits only, no sign and no leading zero: `+5` and `05` are not limits.
+            guard !text.isEmpty, text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), text.first != "0",
+                let value = Int(text), (1...Self.maximumLimit).contains(value)
+            else {
+                return BrokerError.badRequest("limit must be an integer from 1 to \(Self.maximumLimit).").response
+            }
+            limit = value
+        }
+        var cursor: WebhookListCursor?
+        if let text = request.query("cursor") {
+            guard let parsed = WebhookListCursor(encoded: text) else {
+                return BrokerError.badRequest("cursor is not one this broker gave out.").response
+            }
+            cursor = parsed
+        }
         do {
-            let listing = try await webhooks.outbox.list(limit: Self.listLimit)
+            let listing = try await webhooks.outbox.list(limit: limit, cursor: cursor)
+            let next = listing.next.map { "\"" + $0.encoded + "\"" } ?? "null"
             let body =
                 "{\"pending_count\":\(listing.stats.pending),\"dropped_count\":\(listing.stats.dropped),"
                 + "\"oldest_pending_enqueued_at\":\(AccountJSON.date(listing.stats.oldestPendingEnqueuedAt)),"
                 + "\"pending\":[" + listing.pending.map(Self.json).joined(separator: ",") + "],"
-                + "\"dropped\":[" + listing.dropped.map(Self.json).joined(separator: ",") + "]}"
+                + "\"dropped\":[" + listing.dropped.map(Self.json).joined(separator: ",") + "],"
+                + "\"next_cursor\":" + next + "}"
             return Response.json(.ok, body, headers: Self.noStore)
         } catch {
             return BrokerError.storageUnavailable(error.message).response

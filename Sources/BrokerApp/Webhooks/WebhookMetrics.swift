@@ -13,6 +13,8 @@ final class WebhookMetrics: Sendable {
     static let outcomes = ["delivered", "retry", "dropped"]
 
     private let counts = Mutex<[String: [Int]]>([:])
+    /// How many times a receiver went down.
+    private let downs = Atomic<Int>(0)
 
     /// Creates counters at zero.
     init() {}
@@ -32,15 +34,21 @@ final class WebhookMetrics: Sendable {
         }
     }
 
+    /// Counts a receiver going down.
+    func record(_ change: ReceiverHealth.Change) {
+        if case .wentDown = change { downs.add(1, ordering: .relaxed) }
+    }
+
     /// The count for `type` and `outcome` (one of ``outcomes``).
     func count(type: String, outcome: String) -> Int {
         guard let index = Self.outcomes.firstIndex(of: outcome) else { return 0 }
         return counts.withLock { $0[type]?[index] ?? 0 }
     }
 
-    /// `broker_webhook_deliveries_total{type,outcome}`, and from `stats` (nil when the store cannot be read)
+    /// `broker_webhook_deliveries_total{type,outcome}`, `broker_webhook_receivers_down` (now) and
+    /// `broker_webhook_receiver_down_total`, and from `stats` (nil when the store cannot be read)
     /// `broker_webhook_outbox_pending`, `broker_webhook_outbox_dropped` and `broker_webhook_outbox_oldest_pending_seconds`.
-    func render(stats: WebhookOutboxStats?, now: Date) -> String {
+    func render(stats: WebhookOutboxStats?, receiversDown: Int, now: Date) -> String {
         var out = "# HELP broker_webhook_deliveries_total Webhook attempts by event type and outcome (delivered, retry, dropped).\n"
         out += "# TYPE broker_webhook_deliveries_total counter\n"
         for (type, row) in counts.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
@@ -48,6 +56,12 @@ final class WebhookMetrics: Sendable {
                 out += "broker_webhook_deliveries_total{type=\"\(MetricsRenderer.escape(type))\",outcome=\"\(outcome)\"} \(row[index])\n"
             }
         }
+        out += MetricsRenderer.single(
+            "broker_webhook_receivers_down", .gauge,
+            "Webhook receivers not answering now, sent one delivery at a time until they do.", receiversDown)
+        out += MetricsRenderer.single(
+            "broker_webhook_receiver_down_total", .counter, "Times a webhook receiver stopped answering.",
+            downs.load(ordering: .relaxed))
         guard let stats else { return out }
         let age = stats.oldestPendingEnqueuedAt.map { max(0, now.timeIntervalSince($0)) } ?? 0
         out += MetricsRenderer.single(

@@ -44,7 +44,9 @@ final class Webhooks: Sendable {
         let metrics = WebhookMetrics()
         self.metrics = metrics
         self.wallClock = wallClock
-        let client = URLSessionUpstreamClient(timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes)
+        // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
+        let client = URLSessionUpstreamClient(
+            timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
             settings: WebhookDispatcher.Settings(
@@ -61,6 +63,10 @@ final class Webhooks: Sendable {
                 } else {
                     logger.log(.info, "webhook outbox readable again; delivery resumes")
                 }
+            },
+            onReceiverChange: { change in
+                metrics.record(change)
+                Self.log(change, to: logger)
             })
         self.dispatcher = dispatcher
         sink = LoggedEventSink(
@@ -72,10 +78,28 @@ final class Webhooks: Sendable {
 
     /// The `/metrics` text: attempt counters, and the outbox's depth when the store answers.
     func renderMetrics() async -> String {
-        metrics.render(stats: try? await outbox.stats(), now: wallClock())
+        metrics.render(stats: try? await outbox.stats(), receiversDown: dispatcher.receiversDown.count, now: wallClock())
     }
 
-    /// One log line per attempt: info when delivered, warning when it will be retried, error when dropped.
+    /// One line when a receiver goes down (warning) and one when it answers again (info); never one per attempt.
+    static func log(_ change: ReceiverHealth.Change, to logger: BrokerLogger) {
+        switch change {
+        case .wentDown(let url, let error):
+            logger.log(
+                .warning, "webhook receiver down; sending it one delivery at a time until it answers",
+                [("url", .string(WebhookDelivery.displayURL(url))), ("error", .string(error))])
+        case .cameBack(let url, let failures, let seconds):
+            logger.log(
+                .info, "webhook receiver back up; delivery resumes",
+                [
+                    ("url", .string(WebhookDelivery.displayURL(url))), ("failed_attempts", .int(failures)),
+                    ("down_seconds", .double(seconds, decimals: 1)),
+                ])
+        }
+    }
+
+    /// One log line per attempt: info when delivered, warning when it will be retried, error when dropped; none
+    /// for a retry because the receiver is down, which its one receiver-down line tells.
     static func log(_ report: WebhookDispatcher.Report, to logger: BrokerLogger) {
         let d = report.delivery
         var fields: [(String, LogValue)] = [
@@ -92,6 +116,7 @@ final class Webhooks: Sendable {
         case .delivered:
             logger.log(.info, "webhook delivered", fields)
         case .retrying(let next):
+            if report.receiverDown { return }
             logger.log(.warning, "webhook delivery failed; will retry", fields + [("next_attempt_at", .string(RFC3339Date.format(next)))])
         case .dropped:
             logger.log(.error, "webhook delivery dropped", fields)

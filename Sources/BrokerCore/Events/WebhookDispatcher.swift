@@ -10,7 +10,10 @@ import Synchronization
 /// events of one batch arrive in order. A 2xx answer completes the delivery;
 /// any other answer, a timeout or a transport failure reschedules it by the
 /// ``WebhookRetryPolicy``, until the policy gives up and the delivery is
-/// dropped. A delivery whose settling cannot be written (store down) keeps its
+/// dropped. A receiver that does not answer (``ReceiverHealth``) is marked
+/// down and sent one delivery at a time, at the policy's backoff, until it
+/// answers; its other deliveries wait in the outbox without attempts, and the
+/// other receivers keep full concurrency. A delivery whose settling cannot be written (store down) keeps its
 /// lease until the lease runs out and is attempted again then: delivery is at
 /// least once, never at most once.
 ///
@@ -72,6 +75,8 @@ public final class WebhookDispatcher: Sendable {
         public var duration: Double
         /// Set when the outcome could not be stored; the lease runs out and the delivery is attempted again.
         public var storeError: StoreError?
+        /// Set when the attempt failed because the receiver is down: that is told once, as a ``ReceiverHealth/Change``.
+        public var receiverDown = false
     }
 
     /// Where deliveries come from and are settled.
@@ -88,6 +93,10 @@ public final class WebhookDispatcher: Sendable {
     let onReport: @Sendable (Report) -> Void
     /// Told when the outbox stops answering claims (with the error) and when it answers again (nil), once each; must not block.
     let onOutboxUnreadable: @Sendable (StoreError?) -> Void
+    /// Told when a receiver goes down and when it answers again, once each; must not block.
+    let onReceiverChange: @Sendable (ReceiverHealth.Change) -> Void
+    /// Which receivers are down.
+    private let health: Mutex<ReceiverHealth>
 
     private let signal = WakeSignal()
     private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -96,6 +105,8 @@ public final class WebhookDispatcher: Sendable {
 
     /// The User-Agent of webhook requests.
     public static let userAgent = "token-broker-webhooks"
+    /// The failure of a delivery whose URL is no longer configured.
+    public static let unconfiguredURL = "the URL is no longer configured"
 
     /// Creates a dispatcher; nothing is sent until ``start()``.
     public init(
@@ -103,7 +114,8 @@ public final class WebhookDispatcher: Sendable {
         now: @escaping @Sendable () -> Date = { Date() },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         onReport: @escaping @Sendable (Report) -> Void = { _ in },
-        onOutboxUnreadable: @escaping @Sendable (StoreError?) -> Void = { _ in }
+        onOutboxUnreadable: @escaping @Sendable (StoreError?) -> Void = { _ in },
+        onReceiverChange: @escaping @Sendable (ReceiverHealth.Change) -> Void = { _ in }
     ) {
         self.outbox = outbox
         self.upstream = upstream
@@ -112,6 +124,8 @@ public final class WebhookDispatcher: Sendable {
         self.random = random
         self.onReport = onReport
         self.onOutboxUnreadable = onOutboxUnreadable
+        self.onReceiverChange = onReceiverChange
+        health = Mutex(ReceiverHealth(policy: settings.policy, attemptTimeout: settings.attemptTimeout))
     }
 
     /// Starts the loop in a task of its own; does nothing when it runs already.
@@ -145,6 +159,11 @@ public final class WebhookDispatcher: Sendable {
         inFlight.withLock { $0.count }
     }
 
+    /// The receiver URLs that are down now.
+    public var receiversDown: [String] {
+        health.withLock { Array($0.down.keys).sorted() }
+    }
+
     /// Leases what is due while there is room, then sleeps until woken or the poll interval passes.
     private func run() async {
         var unreadable = false
@@ -152,7 +171,10 @@ public final class WebhookDispatcher: Sendable {
             let room = settings.concurrency - attemptsInFlight
             if room > 0 {
                 do throws(StoreError) {
-                    let leases = try await outbox.claim(limit: room, now: now(), lease: settings.lease)
+                    let at = now()
+                    let holds = health.withLock { $0.holds(now: at) }
+                    let leases = try await outbox.claim(limit: room, now: at, lease: settings.lease, holding: holds)
+                    health.withLock { $0.claimed(leases.map(\.delivery), now: at) }
                     if unreadable {
                         unreadable = false
                         onOutboxUnreadable(nil)
@@ -211,18 +233,49 @@ public final class WebhookDispatcher: Sendable {
         let started = ContinuousClock.now
         var waitUntil: Date?
         for (index, lease) in group.enumerated() {
-            if Task.isCancelled { return }
+            if Task.isCancelled {
+                health.withLock { state in for rest in group[index...] { state.abandoned(rest.delivery) } }
+                return
+            }
             let elapsed = started.duration(to: .now)
             let leaseLeft = settings.lease - (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             if waitUntil != nil || (index > 0 && leaseLeft < settings.attemptTimeout + 1) {
                 var deferred = lease.delivery
                 if let waitUntil { deferred.nextAttemptAt = max(deferred.nextAttemptAt, waitUntil) }
+                health.withLock { $0.abandoned(lease.delivery) }
                 // Settled by its lease; if that fails the lease runs out and it is due then anyway.
                 try? await outbox.reschedule(lease, as: deferred)
                 continue
             }
+            if !health.withLock({ $0.maySend(lease.delivery) }) {
+                await holdBack(lease)
+                continue
+            }
             if case .retrying(let next) = await attempt(lease) { waitUntil = next }
         }
+    }
+
+    /// Settles a delivery to a down receiver without sending it: given back as it was (the next claims set it
+    /// aside until the receiver answers), or dropped when its retry window has ended.
+    func holdBack(_ lease: WebhookLease) async {
+        let at = now()
+        guard lease.delivery.enqueuedAt.addingTimeInterval(settings.policy.retryFor) <= at else {
+            // Settled by its lease; if that fails the lease runs out and it is due then anyway.
+            try? await outbox.reschedule(lease, as: lease.delivery)
+            return
+        }
+        var dropped = lease.delivery
+        // Why its receiver is down: the failure its last attempts would have met.
+        dropped.lastError = health.withLock { $0.down[dropped.url]?.lastError } ?? dropped.lastError
+        dropped.droppedAt = at
+        var report = Report(delivery: lease.delivery, result: .dropped, failure: dropped.lastError, duration: 0)
+        report.receiverDown = true
+        do throws(StoreError) {
+            try await outbox.drop(lease, as: dropped)
+        } catch {
+            report.storeError = error
+        }
+        onReport(report)
     }
 
     /// Sends one delivery and settles it; a cancelled attempt (shutdown) is left to its lease. Returns how it was settled.
@@ -234,12 +287,18 @@ public final class WebhookDispatcher: Sendable {
         if settings.urls.contains(delivery.url) {
             failure = await send(delivery)
         } else {
-            failure = "the URL is no longer configured"
+            failure = Self.unconfiguredURL
         }
-        if Task.isCancelled { return nil }
+        if Task.isCancelled {
+            health.withLock { $0.abandoned(delivery) }
+            return nil
+        }
+        let change = health.withLock { $0.settled(delivery, failure: failure, now: now(), random: random) }
+        if let change { onReceiverChange(change) }
         let elapsed = started.duration(to: .now)
         let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var report = Report(delivery: delivery, result: .delivered, failure: failure, duration: duration)
+        report.receiverDown = failure.map(ReceiverHealth.isUnreachable) == true && health.withLock { $0.down[delivery.url] != nil }
         do throws(StoreError) {
             guard let failure else {
                 try await outbox.complete(lease)
@@ -289,6 +348,7 @@ public final class WebhookDispatcher: Sendable {
             switch error {
             case .timeout: return "timeout"
             case .transport(let message): return message
+            // Not from a client that cuts a long answer at its cap and keeps the status (as the broker's does).
             case .tooLarge(let limit): return "the answer is larger than \(limit) bytes"
             }
         }

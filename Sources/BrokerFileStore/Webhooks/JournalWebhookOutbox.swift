@@ -174,21 +174,43 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         return (committed, dropped)
     }
 
-    /// Leases the earliest due deliveries not leased now; the leases live in memory only.
-    public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
+    /// Leases the earliest due deliveries not leased now, walking the due order from its start; the leases live in memory only.
+    ///
+    /// A leased delivery is moved in the due order to the end of its lease, and
+    /// one a hold sets aside to the end of the hold, so a claim walks only past
+    /// what it takes or sets aside.
+    public func claim(
+        limit: Int, now: Date, lease: Double, holding: [String: WebhookReceiverHold]
+    ) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
         return state.withLock { state in
-            var due: [WebhookDelivery] = []
-            for entry in state.journal.entries.values
-            where entry.staged == nil && entry.delivery.droppedAt == nil && entry.delivery.nextAttemptAt <= now {
-                if let held = state.leases[entry.delivery.id], held.until > now { continue }
-                due.append(entry.delivery)
+            var chosen: [WebhookDelivery] = []
+            var postponed: [(String, Date)] = []
+            var allowance = holding.mapValues(\.leases)
+            state.journal.index.due.forEachAscending { key in
+                guard key.due <= now, let entry = state.journal.entries[key.id] else { return false }
+                let delivery = entry.delivery
+                if let held = state.leases[key.id], held.until > now {
+                    // Leased, but its place was reset by a change meanwhile: back to the end of the lease.
+                    postponed.append((key.id, held.until))
+                    return true
+                }
+                if let hold = holding[delivery.url], delivery.enqueuedAt >= hold.windowEndedBefore {
+                    guard let left = allowance[delivery.url], left > 0 else {
+                        postponed.append((key.id, max(hold.until, now.addingTimeInterval(0.001))))
+                        return true
+                    }
+                    allowance[delivery.url] = left - 1
+                }
+                chosen.append(delivery)
+                return chosen.count < limit
             }
-            let chosen = due.sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }.prefix(limit)
+            for (id, until) in postponed { state.journal.postpone(id, until: until) }
             let until = now.addingTimeInterval(lease)
             return chosen.map { delivery in
                 let token = SecureRandom.token(byteCount: 12)
                 state.leases[delivery.id] = (token, until)
+                state.journal.postpone(delivery.id, until: until)
                 return WebhookLease(delivery: delivery, token: token)
             }
         }
@@ -218,21 +240,41 @@ public final class JournalWebhookOutbox: WebhookOutbox {
             guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
             try state.journal.put([updated])
             state.leases[lease.delivery.id] = nil
-            try state.journal.done(Self.expiredDropped(in: state.journal.entries, now: updated.droppedAt ?? Date()))
+            try state.journal.done(Self.expiredDropped(in: state.journal.index, now: updated.droppedAt ?? Date()))
         }
     }
 
-    /// Pending deliveries earliest due first, dropped ones latest first, from memory.
-    public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
-        state.withLock { state in
-            let all = state.journal.entries.values.filter { $0.staged == nil }.map(\.delivery)
-            let pending = all.filter { $0.droppedAt == nil }
-                .sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) }
-            let dropped = all.filter { $0.droppedAt != nil }
-                .sorted { ($0.droppedAt!, $0.id) > ($1.droppedAt!, $1.id) }
+    /// A page of pending deliveries earliest due first and of dropped ones latest first, from memory.
+    public func list(limit: Int, cursor: WebhookListCursor?) async throws(StoreError) -> WebhookOutboxListing {
+        let limit = max(1, limit)
+        return state.withLock { state in
+            let index = state.journal.index
+            var next = WebhookListCursor(pending: .end, dropped: .end)
+            var pending: [WebhookDelivery] = []
+            let pendingFrom = cursor?.pending ?? .start
+            if pendingFrom != .end {
+                var after: OutboxIndex.ListKey?
+                if case .after(let milliseconds, let id) = pendingFrom { after = OutboxIndex.ListKey(milliseconds: milliseconds, id: id) }
+                let keys = index.pending.ascending(after: after, limit: limit + 1)
+                pending = keys.prefix(limit).compactMap { state.journal.entries[$0.id]?.delivery }
+                if keys.count > limit, let last = keys.prefix(limit).last {
+                    next.pending = .after(milliseconds: last.milliseconds, id: last.id)
+                }
+            }
+            var dropped: [WebhookDelivery] = []
+            let droppedFrom = cursor?.dropped ?? .start
+            if droppedFrom != .end {
+                var before: OutboxIndex.ListKey?
+                if case .after(let milliseconds, let id) = droppedFrom { before = OutboxIndex.ListKey(milliseconds: milliseconds, id: id) }
+                let keys = index.dropped.descending(before: before, limit: limit + 1)
+                dropped = keys.prefix(limit).compactMap { state.journal.entries[$0.id]?.delivery }
+                if keys.count > limit, let last = keys.prefix(limit).last {
+                    next.dropped = .after(milliseconds: last.milliseconds, id: last.id)
+                }
+            }
             return WebhookOutboxListing(
-                pending: Array(pending.prefix(limit)), dropped: Array(dropped.prefix(limit)),
-                stats: Self.stats(of: all))
+                pending: pending, dropped: dropped, stats: Self.stats(of: state.journal),
+                next: next == WebhookListCursor(pending: .end, dropped: .end) ? nil : next)
         }
     }
 
@@ -266,21 +308,30 @@ public final class JournalWebhookOutbox: WebhookOutbox {
 
     /// Counts from memory.
     public func stats() async throws(StoreError) -> WebhookOutboxStats {
-        state.withLock { Self.stats(of: $0.journal.entries.values.filter { $0.staged == nil }.map(\.delivery)) }
+        state.withLock { Self.stats(of: $0.journal) }
     }
 
-    /// Counts of `deliveries` and the oldest pending enqueue time.
-    private static func stats(of deliveries: [WebhookDelivery]) -> WebhookOutboxStats {
-        var pending = 0
-        var oldest: Date?
-        for delivery in deliveries where delivery.droppedAt == nil {
-            pending += 1
-            if oldest.map({ delivery.enqueuedAt < $0 }) ?? true { oldest = delivery.enqueuedAt }
+    /// The counts of the index and the oldest pending enqueue time.
+    private static func stats(of journal: borrowing OutboxJournal) -> WebhookOutboxStats {
+        WebhookOutboxStats(
+            pending: journal.index.pending.count, dropped: journal.index.dropped.count,
+            oldestPendingEnqueuedAt: journal.index.enqueued.first?.date)
+    }
+
+    /// The dropped deliveries past their keeping time, and the oldest beyond the number kept, from the index.
+    private static func expiredDropped(in index: OutboxIndex, now: Date) -> [String] {
+        let cutoff = WebhookDelivery.milliseconds(now.addingTimeInterval(-WebhookRetention.droppedFor))
+        let beyond = max(0, index.dropped.count - WebhookRetention.droppedCount)
+        var expired: [String] = []
+        index.dropped.forEachAscending { key in
+            guard expired.count < beyond || key.milliseconds < cutoff else { return false }
+            expired.append(key.id)
+            return true
         }
-        return WebhookOutboxStats(pending: pending, dropped: deliveries.count - pending, oldestPendingEnqueuedAt: oldest)
+        return expired
     }
 
-    /// The dropped deliveries past their keeping time, and the oldest beyond the number kept.
+    /// The dropped deliveries past their keeping time, and the oldest beyond the number kept (at start).
     private static func expiredDropped(in entries: [String: OutboxJournal.Entry], now: Date) -> [String] {
         let dropped = entries.values.compactMap { entry in entry.delivery.droppedAt.map { ($0, entry.delivery.id) } }
             .sorted { $0 > $1 }

@@ -31,6 +31,8 @@ struct OutboxJournal: ~Copyable {
     let compactionThreshold: Int
     /// The deliveries pending or dropped, by id.
     private(set) var entries: [String: Entry]
+    /// The orders of `entries` that claims, listings and counts read.
+    private(set) var index: OutboxIndex
     /// The journal's length in bytes, every byte a complete record.
     private(set) var size = 0
     /// The bytes of the put lines of `entries`: what a rewrite would keep.
@@ -43,6 +45,7 @@ struct OutboxJournal: ~Copyable {
         self.path = path
         self.compactionThreshold = compactionThreshold
         self.entries = entries
+        index = OutboxIndex(entries)
         size = try Self.rewrite(path: path, entries: entries)
         liveBytes = size
     }
@@ -79,8 +82,10 @@ struct OutboxJournal: ~Copyable {
         guard !lines.isEmpty else { return false }
         try append(lines)
         for entry in added {
-            if let previous = entries.updateValue(entry, forKey: entry.delivery.id) { liveBytes -= previous.line.count }
+            let previous = entries.updateValue(entry, forKey: entry.delivery.id)
+            if let previous { liveBytes -= previous.line.count }
             liveBytes += entry.line.count
+            index.update(from: previous, to: entry)
         }
         return try compactIfWorthIt()
     }
@@ -97,7 +102,8 @@ struct OutboxJournal: ~Copyable {
 
     /// Makes staged delivery `id` deliverable in memory, its line the plain put a rewrite keeps.
     mutating func markCommitted(_ id: String) throws(StoreError) {
-        guard var entry = entries[id], entry.staged != nil else { return }
+        guard let previous = entries[id], previous.staged != nil else { return }
+        var entry = previous
         let line: [UInt8]
         if let start = entry.putStart {
             line = [UInt8(ascii: "{")] + entry.line[start...]
@@ -109,6 +115,7 @@ struct OutboxJournal: ~Copyable {
         entry.staged = nil
         entry.putStart = nil
         entries[id] = entry
+        index.update(from: previous, to: entry)
     }
 
     /// Appends a done line for each of `ids` that is present and forgets them; true when the journal was then rewritten.
@@ -118,9 +125,17 @@ struct OutboxJournal: ~Copyable {
         guard !present.isEmpty else { return false }
         try append(present.flatMap(OutboxJournalRecord.encodeDone))
         for id in present {
-            if let entry = entries.removeValue(forKey: id) { liveBytes -= entry.line.count }
+            if let entry = entries.removeValue(forKey: id) {
+                liveBytes -= entry.line.count
+                index.update(from: entry, to: nil)
+            }
         }
         return try compactIfWorthIt()
+    }
+
+    /// Makes pending delivery `id` claimable only from `date` on (a lease, or a receiver's hold); nothing is written.
+    mutating func postpone(_ id: String, until date: Date) {
+        index.postpone(id, until: date)
     }
 
     /// Appends `bytes` in one write; on failure cuts the file back to its last complete record and throws.

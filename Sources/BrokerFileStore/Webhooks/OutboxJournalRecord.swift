@@ -82,15 +82,9 @@ enum OutboxJournalRecord: Equatable {
         }
     }
 
-    /// Whether `id` has the shape of a delivery id: `evt_`, hex digits, a dot, decimal digits.
+    /// Whether `id` has the shape of a delivery id: ``WebhookDelivery/isWellFormedID(_:)``.
     static func isDeliveryID(_ id: String) -> Bool {
-        let parts = id.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        guard parts.count == 2, parts[0].starts(with: "evt_".utf8), parts[0].count > 4, parts[0].count <= 68,
-            !parts[1].isEmpty, parts[1].count <= 3
-        else { return false }
-        let hex = parts[0].dropFirst(4)
-        return hex.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-            && parts[1].allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+        WebhookDelivery.isWellFormedID(id)
     }
 }
 

@@ -70,17 +70,24 @@ public final class RedisWebhookOutbox: WebhookOutbox {
     }
 
     /// Leases due deliveries with ``claimScript``; every replica may call it at once, each delivery goes to one.
-    public func claim(limit: Int, now: Date, lease: Double) async throws(StoreError) -> [WebhookLease] {
+    public func claim(
+        limit: Int, now: Date, lease: Double, holding: [String: WebhookReceiverHold]
+    ) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
         let leaseMilliseconds = max(1, Int((lease * 1000).rounded(.up)))
         let until = Self.milliseconds(now.addingTimeInterval(Double(leaseMilliseconds) / 1000))
         let token = SecureRandom.token(byteCount: 12)
-        let reply = try await script(
-            Self.claimScript, keys: [dueKey],
-            arguments: [
-                Self.milliseconds(now), until, String(limit), token, deliveryPrefix, leasePrefix,
-                String(leaseMilliseconds),
-            ])
+        var arguments = [
+            Self.milliseconds(now), until, String(limit), token, deliveryPrefix, leasePrefix,
+            String(leaseMilliseconds),
+        ]
+        let nowMilliseconds = WebhookDelivery.milliseconds(now)
+        for (url, hold) in holding.sorted(by: { $0.key < $1.key }) {
+            // Set aside past `now`, or the claim would meet them again at once.
+            let aside = max(WebhookDelivery.milliseconds(hold.until), nowMilliseconds + 1)
+            arguments += [url, String(max(0, hold.leases)), String(aside), Self.milliseconds(hold.windowEndedBefore)]
+        }
+        let reply = try await script(Self.claimScript, keys: [dueKey], arguments: arguments)
         guard let records = reply.array else { throw StoreError.unavailable("claim webhook deliveries: the script did not answer a list") }
         var leases: [WebhookLease] = []
         for record in records {
@@ -126,20 +133,46 @@ public final class RedisWebhookOutbox: WebhookOutbox {
             ])
     }
 
-    /// The first pending ids by due time and the latest dropped ones, then their records.
-    public func list(limit: Int) async throws(StoreError) -> WebhookOutboxListing {
-        let count = String(max(1, limit) - 1)
-        let replies = try await run { () async throws(RedisError) in
-            try await self.client.pipeline(commands: [
-                RedisCommand("ZRANGE", self.dueKey, "0", count),
-                RedisCommand("ZREVRANGE", self.droppedKey, "0", count),
-            ])
-        }
-        let pending = try await records(ids: replies[0].array?.compactMap(\.string) ?? [])
-        let dropped = try await records(ids: replies[1].array?.compactMap(\.string) ?? [])
+    /// A page of pending ids by due time and of dropped ids latest first (``pageScript``), then their records.
+    ///
+    /// The pending list is in the order of `due`, where a leased delivery stands at the end of its lease.
+    public func list(limit: Int, cursor: WebhookListCursor?) async throws(StoreError) -> WebhookOutboxListing {
+        let limit = max(1, limit)
+        var next = WebhookListCursor(pending: .end, dropped: .end)
+        let (pending, pendingNext) = try await page(dueKey, from: cursor?.pending ?? .start, ascending: true, limit: limit)
+        let (dropped, droppedNext) = try await page(droppedKey, from: cursor?.dropped ?? .start, ascending: false, limit: limit)
+        next.pending = pendingNext
+        next.dropped = droppedNext
         return WebhookOutboxListing(
-            pending: pending.sorted { ($0.nextAttemptAt, $0.enqueuedAt, $0.id) < ($1.nextAttemptAt, $1.enqueuedAt, $1.id) },
-            dropped: dropped, stats: try await stats())
+            pending: pending, dropped: dropped, stats: try await stats(),
+            next: next == WebhookListCursor(pending: .end, dropped: .end) ? nil : next)
+    }
+
+    /// Up to `limit` records of sorted set `key` from `position`, and where the next page starts (``WebhookListCursor/Position/end`` when none).
+    private func page(
+        _ key: String, from position: WebhookListCursor.Position, ascending: Bool, limit: Int
+    ) async throws(StoreError) -> ([WebhookDelivery], WebhookListCursor.Position) {
+        let (score, member): (String, String)
+        switch position {
+        case .end: return ([], .end)
+        case .start: (score, member) = ("", "")
+        case .after(let milliseconds, let id): (score, member) = (String(milliseconds), id)
+        }
+        let reply = try await script(
+            Self.pageScript, keys: [key], arguments: [score, member, ascending ? "asc" : "desc", String(limit + 1)])
+        let flat = reply.array ?? []
+        var entries: [(id: String, milliseconds: Int64)] = []
+        var i = 0
+        while i + 1 < flat.count {
+            if let id = flat[i].string, let value = flat[i + 1].string.flatMap(Double.init) {
+                entries.append((id, Int64(value.rounded(.down))))
+            }
+            i += 2
+        }
+        let shown = Array(entries.prefix(limit))
+        let next: WebhookListCursor.Position =
+            entries.count > limit ? shown.last.map { .after(milliseconds: $0.milliseconds, id: $0.id) } ?? .end : .end
+        return (try await records(ids: shown.map(\.id)), next)
     }
 
     /// Rewrites each record found as due now with ``replayScript``, which checks it did not change meanwhile.

@@ -1,0 +1,182 @@
+import BrokerCore
+import BrokerFakeProviders
+import BrokerFileStore
+import BrokerTestSupport
+import Foundation
+import Testing
+
+@testable import BrokerApp
+
+/// A receiver that stops answering, a receiver that answers with a long body, and a long listing.
+extension WebhookEndToEndTests {
+    /// A broker whose data directory already holds `count` pending deliveries to `receiver`, each of its own account
+    /// (so none waits for another), enqueued a millisecond apart; the deliveries in enqueue order.
+    static func brokerWithBacklog(
+        _ receiver: WebhookReceiver, count: Int, listen: Bool = true
+    ) async throws -> (BrokerHarness, [WebhookDelivery]) {
+        let data = try TemporaryDirectory.scoped(prefix: "webhook-backlog") + "/data"
+        let at = Date()
+        let deliveries = (0..<count).map { n in
+            WebhookOutboxConformance.delivery(
+                WebhookOutboxConformance.eventID(n + 1), account: "acme:\(n)", url: receiver.url,
+                at: at.addingTimeInterval(Double(n) / 1000))
+        }
+        do {
+            let outbox = try JournalWebhookOutbox(directory: data)
+            try await outbox.append(deliveries)
+        }
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment(receiver),
+            dataDirectory: data, listen: listen)
+        return (broker, deliveries)
+    }
+
+    /// How many log lines have this message.
+    static func lines(_ log: String, _ message: String) -> Int {
+        log.split(separator: "\n").filter { $0.contains("\"msg\":\"\(message)") }.count
+    }
+
+    @Test func aReceiverThatStopsAnsweringGetsOneDeliveryAtATimeAndEverythingOnceItAnswers() async throws {
+        let receiver = try WebhookReceiver()
+        // Every request waits for the test, then fails with 503.
+        receiver.script([], then: .gated(503))
+        let (broker, deliveries) = try await Self.brokerWithBacklog(receiver, count: 40)
+        // The first claim sends 16 at once: nothing is known about the receiver yet.
+        #expect(await eventually { receiver.waiting == 16 })
+        receiver.release()
+        #expect(await eventually { Self.lines(broker.log, "webhook receiver down") == 1 })
+        #expect(await eventually { receiver.inFlight == receiver.waiting })
+        receiver.resetConcurrency()
+        // From now on one delivery at a time, each after the last has failed.
+        for _ in 0..<3 {
+            #expect(await eventually { receiver.waiting >= 1 })
+            #expect(receiver.waiting == 1)
+            receiver.release()
+        }
+        #expect(receiver.mostInFlight == 1)
+        let metrics = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
+        #expect(RefreshEndToEndTests.metric(metrics, "broker_webhook_receivers_down") == 1)
+        #expect(RefreshEndToEndTests.metric(metrics, "broker_webhook_receiver_down_total") == 1)
+        // The receiver answers again: the next probe gets through and the backlog drains, each event accepted.
+        receiver.script([], then: .status(200))
+        receiver.release()
+        let ids = Set(deliveries.map(\.eventID))
+        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)) == ids })
+        #expect(
+            await eventually {
+                await TestHTTP.send(port: broker.port, target: "/webhooks", headers: Self.api)?.body.contains("\"pending_count\":0") == true
+            })
+        let log = broker.log
+        #expect(Self.lines(log, "webhook receiver down") == 1)
+        #expect(Self.lines(log, "webhook receiver back up") == 1)
+        // No line per failed attempt: the one "down" line stands for them.
+        #expect(Self.lines(log, "webhook delivery failed; will retry") == 0)
+        let after = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
+        #expect(RefreshEndToEndTests.metric(after, "broker_webhook_receivers_down") == 0)
+        await broker.stop()
+        await receiver.stop()
+    }
+
+    @Test func aClosedPortIsProbedOneDeliveryAtATimeAndOtherReceiversKeepTheirPace() async throws {
+        let receiver = try WebhookReceiver()
+        await receiver.stop()
+        let other = try WebhookReceiver()
+        let data = try TemporaryDirectory.scoped(prefix: "webhook-two") + "/data"
+        let at = Date()
+        var deliveries: [WebhookDelivery] = []
+        for n in 0..<60 {
+            let event = WebhookOutboxConformance.eventID(n + 1)
+            let when = at.addingTimeInterval(Double(n) / 1000)
+            deliveries.append(WebhookOutboxConformance.delivery(event, index: 0, account: "acme:\(n)", url: receiver.url, at: when))
+            deliveries.append(WebhookOutboxConformance.delivery(event, index: 1, account: "acme:\(n)", url: other.url, at: when))
+        }
+        do { try await JournalWebhookOutbox(directory: data).append(deliveries) }
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
+        var environment = Self.environment(receiver)
+        environment["BROKER_WEBHOOK_URL"] = receiver.url + "," + other.url
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment, dataDirectory: data)
+        // The receiver that answers gets all 60 while the other is down.
+        #expect(await eventually(timeout: 30) { Set(other.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually { broker.broker.webhooks?.dispatcher.receiversDown == [receiver.url] })
+        #expect(Self.lines(broker.log, "webhook receiver down") == 1)
+        // While it is down it is probed on: failed attempts go on being counted, one per probe.
+        let retries = { () async -> Int in
+            let text = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
+            return RefreshEndToEndTests.metric(text, "broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"retry\"}") ?? 0
+        }
+        let before = await retries()
+        #expect(await eventually { await retries() >= before + 3 })
+        let listing = await TestHTTP.send(port: broker.port, target: "/webhooks", headers: Self.api)?.body ?? ""
+        // Every pending delivery is the down receiver's.
+        #expect(listing.contains("\"pending_count\":60"))
+        try receiver.start()
+        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually { Self.lines(broker.log, "webhook receiver back up") == 1 })
+        await broker.stop()
+        await receiver.stop()
+        await other.stop()
+    }
+
+    @Test func a2xxWithABodyOverTheCapIsDeliveredOnceAndNotRetried() async throws {
+        let s = try await Self.setUp()
+        s.receiver.script([], then: .sized(200, bytes: 1 << 20))
+        #expect(await s.connect() == 200)
+        #expect(
+            await eventually { await s.metric("broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"delivered\"}") == 1 })
+        #expect(await s.metric("broker_webhook_outbox_pending") == 0)
+        #expect(s.receiver.received.count == 1)
+        #expect(Self.lines(s.broker.log, "webhook delivery failed") == 0)
+        await s.stop()
+    }
+
+    @Test func theWebhookClientCutsALongAnswerAtTheCapAndKeepsItsStatus() async throws {
+        let receiver = try WebhookReceiver()
+        let client = URLSessionUpstreamClient(timeout: 5, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let request = UpstreamRequest(method: "POST", url: receiver.url, headers: [], body: Array("{}".utf8))
+        receiver.script([.sized(200, bytes: 1 << 20), .sized(500, bytes: 1 << 20), .sized(201, bytes: 100)])
+        let ok = try await client.send(request)
+        #expect(ok.status == 200 && ok.body.count == WebhookSettings.maxResponseBytes)
+        #expect(try await client.send(request).status == 500)
+        let small = try await client.send(request)
+        #expect(small.status == 201 && small.body.count == 100)
+        // A provider's client still refuses an answer over its cap.
+        receiver.script([.sized(200, bytes: 1 << 20)])
+        await #expect(throws: UpstreamError.tooLarge(limit: 1024)) {
+            try await URLSessionUpstreamClient(timeout: 5, maxResponseBytes: 1024).send(request)
+        }
+        await receiver.stop()
+    }
+
+    @Test func theListingPagesBothListsWithACursorAndRefusesBadPaging() async throws {
+        let receiver = try WebhookReceiver()
+        // Read in process from a broker that does not listen, so its dispatcher does not run: the outbox holds still.
+        let (still, deliveries) = try await Self.brokerWithBacklog(receiver, count: 250, listen: false)
+        var seen: [String] = []
+        var cursor: String?
+        var pages = 0
+        repeat {
+            let target = "/webhooks?limit=100" + (cursor.map { "&cursor=" + $0 } ?? "")
+            let reply = await still.respond(.GET, target, headers: Self.api)
+            #expect(reply.status.code == 200)
+            let page = try #require(try JSONSerialization.jsonObject(with: Data(reply.body)) as? [String: Any])
+            #expect(page["pending_count"] as? Int == 250)
+            let pending = try #require(page["pending"] as? [[String: Any]])
+            #expect(pending.count <= 100)
+            seen += pending.compactMap { $0["id"] as? String }
+            cursor = page["next_cursor"] as? String
+            pages += 1
+        } while cursor != nil && pages < 10
+        #expect(pages == 3)
+        // Every pending delivery once, earliest due first.
+        #expect(seen == deliveries.map(\.id))
+        for bad in ["limit=0", "limit=1001", "limit=+5", "limit=05", "limit=x", "cursor=bm90LWEtY3Vyc29y", "cursor=%25"] {
+            let reply = await still.respond(.GET, "/webhooks?" + bad, headers: Self.api)
+            #expect(reply.status.code == 400, "\(bad)")
+            #expect(String(decoding: reply.body, as: UTF8.self).contains("\"error\":\"bad_request\""), "\(bad)")
+        }
+        await still.stop()
+        await receiver.stop()
+    }
+}
