@@ -171,7 +171,13 @@ extension WebhookEndToEndTests {
         #expect(pages == 3)
         // Every pending delivery once, earliest due first.
         #expect(seen == deliveries.map(\.id))
-        for bad in ["limit=0", "limit=1001", "limit=+5", "limit=05", "limit=x", "cursor=bm90LWEtY3Vyc29y", "cursor=%25"] {
+        // A cursor is signed: its position alone, or with another tag, is not one the broker gave out.
+        let first = await still.respond(.GET, "/webhooks?limit=100", headers: Self.api)
+        let given = try #require(
+            (try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])?["next_cursor"] as? String)
+        let position = String(given.split(separator: ".")[0])
+        let forged = ["cursor=" + position, "cursor=" + position + ".AAAAAAAAAAAAAAAAAAAAAA"]
+        for bad in ["limit=0", "limit=1001", "limit=+5", "limit=05", "limit=x", "cursor=bm90LWEtY3Vyc29y", "cursor=%25"] + forged {
             let reply = await still.respond(.GET, "/webhooks?" + bad, headers: Self.api)
             #expect(reply.status.code == 400, "\(bad)")
             #expect(String(decoding: reply.body, as: UTF8.self).contains("\"error\":\"bad_request\""), "\(bad)")

@@ -2,7 +2,8 @@ import BrokerCore
 import BrokerCrypto
 import BrokerHTTP
 
-/// The `cursor` of `GET /accounts`: where the next page starts, signed and bound to the listing it came from.
+/// The `cursor` of `GET /accounts` (and of `GET /webhooks`): where the next page starts, signed and bound to the
+/// listing it came from.
 ///
 /// A cursor is `<id>.<tag>`, both base64url without padding: the id of the last account of the page, and the first
 /// 16 bytes of an HMAC-SHA256 (RFC 2104) over the id and the listing's filters and caller kind, under a key derived
@@ -34,7 +35,7 @@ struct ListingCursor: Sendable {
         return parts.map { JSONString.quote($0) }.joined(separator: ",")
     }
 
-    /// The cursor for the page after account `id` of a listing of `scope`.
+    /// The cursor for the page after `id` (an account id, or another listing's position) of a listing of `scope`.
     func cursor(after id: String, scope: String) -> String {
         Base64URL.encode(Array(id.utf8)) + "." + Base64URL.encode(tag(id: id, scope: scope))
     }

@@ -19,6 +19,8 @@ struct WebhookHandlers: Sendable {
     static let listLimit = 100
     /// The largest `limit`, as for `/accounts`.
     static let maximumLimit = 1000
+    /// What the listing's cursors are bound to (``ListingCursor``): this listing, which takes no filter.
+    static let cursorScope = "\"webhooks\""
 
     /// `GET /webhooks?limit=N&cursor=C`: counts, then a page of the pending deliveries (earliest due first) and one of
     /// the dropped ones (latest first), at most `limit` (default ``listLimit``) each, and `next_cursor` for the next
@@ -28,24 +30,24 @@ struct WebhookHandlers: Sendable {
         guard let webhooks else { return Self.notConfigured }
         var limit = Self.listLimit
         if let text = request.query("limit") {
-            // Digits only, no sign and no leading zero: `+5` and `05` are not limits.
-            guard !text.isEmpty, text.utf8.count <= 4, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), text.first != "0",
-                let value = Int(text), (1...Self.maximumLimit).contains(value)
-            else {
+            guard let value = OwnerParameters.decimal(text), (1...Self.maximumLimit).contains(value) else {
                 return BrokerError.badRequest("limit must be an integer from 1 to \(Self.maximumLimit).").response
             }
             limit = value
         }
         var cursor: WebhookListCursor?
         if let text = request.query("cursor") {
-            guard let parsed = WebhookListCursor(encoded: text) else {
+            // Signed as the cursors of /accounts are, so a made-up one is refused rather than read as a position.
+            let cursors = ListingCursor(secret: access.cookieSecret)
+            guard let position = cursors.after(text, scope: Self.cursorScope), let parsed = WebhookListCursor(encoded: position) else {
                 return BrokerError.badRequest("cursor is not one this broker gave out.").response
             }
             cursor = parsed
         }
         do {
             let listing = try await webhooks.outbox.list(limit: limit, cursor: cursor)
-            let next = listing.next.map { "\"" + $0.encoded + "\"" } ?? "null"
+            let cursors = ListingCursor(secret: access.cookieSecret)
+            let next = listing.next.map { JSONString.quote(cursors.cursor(after: $0.encoded, scope: Self.cursorScope)) } ?? "null"
             let body =
                 "{\"pending_count\":\(listing.stats.pending),\"dropped_count\":\(listing.stats.dropped),"
                 + "\"oldest_pending_enqueued_at\":\(AccountJSON.date(listing.stats.oldestPendingEnqueuedAt)),"
