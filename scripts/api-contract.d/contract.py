@@ -491,7 +491,9 @@ def test_listing_accounts(t):
     expect(first, 200)
     assert len(first.json["accounts"]) == 1
     if first.json["next_cursor"] is not None:
-        expect(t.call("GET", "/accounts?limit=1&cursor=" + first.json["next_cursor"], API), 200)
+        # A cursor goes on with the filters it was given for; carried to others it is refused.
+        expect(t.call("GET", "/accounts?limit=1&status=active&cursor=" + first.json["next_cursor"], API), 200)
+        expect(t.call("GET", "/accounts?limit=1&cursor=" + first.json["next_cursor"], API), 400, "bad_request")
     filtered = t.call("GET", "/accounts?end_user_id=user-42&tag=plan:pro&provider=acme", API)
     expect(filtered, 200)
     assert all(a["end_user_id"] == "user-42" and a["tags"].get("plan") == "pro" for a in filtered.json["accounts"])

@@ -73,6 +73,11 @@ def main():
             if rel == os.path.join("webhooks", "outbox.jsonl"):
                 check_outbox(rel, data, report)
                 continue
+            if rel == "accounts.sealed":
+                # The mark of a sealed store (every record sealed; a plaintext one stops start-up).
+                if data != b'{"sealed":"chacha20-poly1305"}\n':
+                    report["bad"].append(rel + ": not the sealed-store mark")
+                continue
             if rel == "broker.lock":
                 # The data directory lock: the last owner's pid, or empty if it was killed while writing it.
                 if data and not re.fullmatch(rb"[0-9]+\n", data):
