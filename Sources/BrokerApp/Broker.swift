@@ -217,7 +217,7 @@ public final class Broker: Sendable {
             backup: BackupHandlers(store: backupStore, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(
-            configuration: c.server, router: router,
+            configuration: Self.serverConfiguration(c, logger: logger), router: router,
             observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
@@ -245,6 +245,36 @@ public final class Broker: Sendable {
                     ("providers", .string(unconfigured.joined(separator: ","))),
                 ])
         }
+    }
+
+    /// Raises the process's soft open-file limit to its hard limit (no privilege needed) and returns the soft limit
+    /// now in force; `token-broker` calls it before it builds the broker, whose connection cap is drawn from it.
+    @discardableResult
+    public static func raiseOpenFileLimit() -> Int { DescriptorBudget.raiseSoftLimit() }
+
+    /// The main server's configuration: `BROKER_MAX_CONNECTIONS`, lowered to what the open-file limit leaves room for
+    /// (``DescriptorBudget``), and says which cap it chose and why in one start-up line.
+    static func serverConfiguration(_ c: BrokerConfiguration, logger: BrokerLogger) -> HTTPServerConfiguration {
+        let (soft, hard) = DescriptorBudget.currentLimits()
+        // The /metrics listener's connections come out of the same descriptors.
+        let metricsListener = c.metricsAddress == nil ? 0 : 64 + HTTPServerConfiguration.evictionSlack(cap: 64)
+        let budget = DescriptorBudget(limit: min(soft, 1 << 30), extraReserve: metricsListener)
+        var server = c.server
+        server.maxConnections = min(c.server.maxConnections, budget.connections)
+        var fields: [(String, LogValue)] = [
+            ("max_connections", .int(server.maxConnections)), ("open_files_limit", .int(budget.limit)),
+            ("open_files_hard_limit", .int(min(hard, 1 << 30))), ("reserved_descriptors", .int(budget.reserve)),
+        ]
+        if server.maxConnections < c.server.maxConnections {
+            fields.append(("configured_max_connections", .int(c.server.maxConnections)))
+            logger.log(
+                .warning,
+                "connection cap lowered below BROKER_MAX_CONNECTIONS to fit the open-file limit (raise it with ulimit -n or LimitNOFILE)",
+                fields)
+        } else {
+            logger.log(.info, "connection cap", fields)
+        }
+        return server
     }
 
     /// The codec that seals account secrets with the configured (or generated) encryption key.
