@@ -193,12 +193,26 @@ public final class Broker: Sendable {
             title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
             basePath: cookies.basePath,
             iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
-        let audit = AuditTrail(logger: logger, file: try c.auditLog.map { path throws(ConfigurationError) in try AuditLogFile(path: path) })
+        let audit = AuditTrail(
+            logger: logger, file: try c.auditLog.map { path throws(ConfigurationError) in try AuditLogFile(path: path, logger: logger) })
         self.audit = audit
+        metrics.auditFile.withLock { $0 = audit.file }
+        if let file = audit.file, file.cutAtOpen > 0 {
+            logger.log(
+                .warning, "audit log ended in a partial line (a write cut short before this start); cut it off",
+                [("path", .string(c.auditLog ?? "")), ("bytes", .int(file.cutAtOpen))])
+        }
         let oauth = OAuthHandlers(
             authorization: authorization, accounts: accountService, registry: registry, access: access,
             cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, audit: audit, now: now)
-        let readiness = Readiness(storageCheck: storageCheck, degradation: degradation) { [logger] problem in
+        // Token reads go on while the audit file cannot be written (its events wait in memory), but the broker
+        // says it is not ready, so that traffic moves to a replica that can record it.
+        let readiness = Readiness(
+            storageCheck: { [auditFile = audit.file] in
+                if let problem = await storageCheck() { return problem }
+                return auditFile?.health.failure == nil ? nil : "audit_log_not_writable"
+            }, degradation: degradation
+        ) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
             } else {
