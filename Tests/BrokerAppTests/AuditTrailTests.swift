@@ -218,4 +218,28 @@ import Glibc
         let log = try String(contentsOfFile: root + "/log", encoding: .utf8)
         #expect(log.contains("\"level\":\"error\",\"msg\":\"audit events lost"), "\(log)")
     }
+
+    /// A last line without its newline (a crash mid-write) is cut off when the file is opened, so the next event
+    /// starts a line of its own.
+    @Test func aTornLastLineIsCutOffAtOpen() throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-torn")
+        let path = root + "/audit.jsonl"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"n\":1}\n{\"ts\":\"2026-".utf8)))
+        let file = try AuditLogFile(path: path)
+        #expect(file.cutAtOpen == 12)
+        file.append("{\"n\":2}")
+        file.close()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
+    }
+
+    /// The audit line in the text log is quoted by the same rule as every other log value.
+    @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
+        for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {
+            var text = ""
+            LogValue.string(value).appendText(to: &text)
+            var bytes: [UInt8] = []
+            LogValue.string(value).appendText(to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value.debugDescription)")
+        }
+    }
 }

@@ -108,7 +108,13 @@ public enum LogValue: Sendable {
     func appendText(to line: inout [UInt8]) {
         switch self {
         case .string(let s):
-            if s.isEmpty || s.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D }) {
+            // The same rule as the string version: ASCII is checked byte by byte, anything else (U+2028 is a newline
+            // too) by characters.
+            let quoted =
+                s.isEmpty
+                || s.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || (0x0A...0x0D).contains($0) })
+                || (s.utf8.contains(where: { $0 >= 0x80 }) && s.contains(where: \.isNewline))
+            if quoted {
                 JSONString.appendQuoted(s, to: &line)
             } else {
                 line.append(contentsOf: s.utf8)
