@@ -193,12 +193,26 @@ public final class Broker: Sendable {
             title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
             basePath: cookies.basePath,
             iconURLs: registry.all.filter(\.isConfigured).compactMap(\.iconURL))
-        let audit = AuditTrail(logger: logger, file: try c.auditLog.map { path throws(ConfigurationError) in try AuditLogFile(path: path) })
+        let audit = AuditTrail(
+            logger: logger, file: try c.auditLog.map { path throws(ConfigurationError) in try AuditLogFile(path: path, logger: logger) })
         self.audit = audit
+        metrics.auditFile.withLock { $0 = audit.file }
+        if let file = audit.file, file.cutAtOpen > 0 {
+            logger.log(
+                .warning, "audit log ended in a partial line (a write cut short before this start); cut it off",
+                [("path", .string(c.auditLog ?? "")), ("bytes", .int(file.cutAtOpen))])
+        }
         let oauth = OAuthHandlers(
             authorization: authorization, accounts: accountService, registry: registry, access: access,
             cookies: cookies, appearance: appearance, flowTTL: c.flowTTL, logger: logger, audit: audit, now: now)
-        let readiness = Readiness(storageCheck: storageCheck, degradation: degradation) { [logger] problem in
+        // Token reads go on while the audit file cannot be written (its events wait in memory), but the broker
+        // says it is not ready, so that traffic moves to a replica that can record it.
+        let readiness = Readiness(
+            storageCheck: { [auditFile = audit.file] in
+                if let problem = await storageCheck() { return problem }
+                return auditFile?.health.failure == nil ? nil : "audit_log_not_writable"
+            }, degradation: degradation
+        ) { [logger] problem in
             if let problem {
                 logger.log(.warning, "not ready", [("reason", .string(problem))])
             } else {
@@ -217,7 +231,7 @@ public final class Broker: Sendable {
             backup: BackupHandlers(store: backupStore, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
         server = HTTPServer(
-            configuration: c.server, router: router,
+            configuration: Self.serverConfiguration(c, logger: logger), router: router,
             observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
@@ -245,6 +259,36 @@ public final class Broker: Sendable {
                     ("providers", .string(unconfigured.joined(separator: ","))),
                 ])
         }
+    }
+
+    /// Raises the process's soft open-file limit to its hard limit (no privilege needed) and returns the soft limit
+    /// now in force; `token-broker` calls it before it builds the broker, whose connection cap is drawn from it.
+    @discardableResult
+    public static func raiseOpenFileLimit() -> Int { DescriptorBudget.raiseSoftLimit() }
+
+    /// The main server's configuration: `BROKER_MAX_CONNECTIONS`, lowered to what the open-file limit leaves room for
+    /// (``DescriptorBudget``), and says which cap it chose and why in one start-up line.
+    static func serverConfiguration(_ c: BrokerConfiguration, logger: BrokerLogger) -> HTTPServerConfiguration {
+        let (soft, hard) = DescriptorBudget.currentLimits()
+        // The /metrics listener's connections come out of the same descriptors.
+        let metricsListener = c.metricsAddress == nil ? 0 : 64 + HTTPServerConfiguration.evictionSlack(cap: 64)
+        let budget = DescriptorBudget(limit: min(soft, 1 << 30), extraReserve: metricsListener)
+        var server = c.server
+        server.maxConnections = min(c.server.maxConnections, budget.connections)
+        var fields: [(String, LogValue)] = [
+            ("max_connections", .int(server.maxConnections)), ("open_files_limit", .int(budget.limit)),
+            ("open_files_hard_limit", .int(min(hard, 1 << 30))), ("reserved_descriptors", .int(budget.reserve)),
+        ]
+        if server.maxConnections < c.server.maxConnections {
+            fields.append(("configured_max_connections", .int(c.server.maxConnections)))
+            logger.log(
+                .warning,
+                "connection cap lowered below BROKER_MAX_CONNECTIONS to fit the open-file limit (raise it with ulimit -n or LimitNOFILE)",
+                fields)
+        } else {
+            logger.log(.info, "connection cap", fields)
+        }
+        return server
     }
 
     /// The codec that seals account secrets with the configured (or generated) encryption key.

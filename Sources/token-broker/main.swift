@@ -112,6 +112,8 @@ case .rekey(dryRun: false):
 }
 
 let logger = BrokerLogger(format: configuration.logFormat)
+// Every connection holds a descriptor: take all the process may have before the connection cap is drawn from it.
+Broker.raiseOpenFileLimit()
 let broker: Broker
 do {
     broker = try await Broker.make(configuration: configuration, logger: logger)

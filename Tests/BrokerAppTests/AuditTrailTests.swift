@@ -135,4 +135,111 @@ import Glibc
         file.append("{\"n\":3}")
         #expect(try String(contentsOfFile: root + "/a.jsonl", encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
     }
+    /// Whether `text` is whole JSON lines only (each line an object, the last one ended by a newline).
+    static func wholeLines(_ text: String) -> Bool {
+        guard text.isEmpty || text.hasSuffix("\n") else { return false }
+        return text.split(separator: "\n").allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) is [String: Any] }
+    }
+
+    /// A disk that fills mid-write (here the file size limit, `ulimit -f`, which cuts a write short just as a full disk
+    /// does): the part written is cut back, so the file keeps whole lines; the events wait and are written once there
+    /// is room, `/readyz` saying meanwhile that the audit trail is failing; events still unwritten at shutdown are
+    /// reported as lost.
+    @Test func aWriteCutShortIsCutBackAndItsEventsWrittenOnceThereIsRoom() async throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-full")
+        let path = root + "/audit.jsonl"
+        // The file may grow to 64 blocks of 512 bytes; it starts with whole lines 100 bytes short of that.
+        let limit = 64 * 512
+        let line = "{\"event\":\"seed\",\"pad\":\"" + String(repeating: "x", count: 100 - 26) + "\"}\n"
+        let seed = String(repeating: line, count: limit / 100 - 1)
+        #expect(line.utf8.count == 100)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(seed.utf8)))
+        let broker = try await BrokerProcess.start(
+            environment: ["BROKER_DATA_DIR": root + "/data", "BROKER_API_KEY": Self.opsKey, "BROKER_AUDIT_LOG": path],
+            shell: "trap '' XFSZ; ulimit -S -f 64")
+        func read(_ id: String) async -> Int? {
+            await TestHTTP.send(
+                port: broker.port, target: "/account?id=acme:1",
+                headers: [("Authorization", "Bearer " + Self.opsKey), ("X-Request-Id", id)]
+            )?.status
+        }
+        func ready() async -> TestHTTP.Reply? { await TestHTTP.send(port: broker.port, target: "/readyz") }
+        func audit() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+        for id in ["full-1", "full-2", "full-3"] { #expect(await read(id) == 404) }
+
+        let failing = await eventually { await ready()?.body.contains("audit_log_not_writable") == true }
+        #expect(failing, "readyz says the audit trail is failing")
+        #expect(await ready()?.status == 503)
+        #expect(Self.wholeLines(audit()), "the short write was cut back: \(audit().suffix(120))")
+        #expect(audit().utf8.count == seed.utf8.count)
+        let metrics = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
+        #expect(metrics.contains("broker_audit_events_unwritten 3") && metrics.contains("broker_audit_events_lost_total 0"))
+        #expect(broker.log.contains("\"level\":\"error\",\"msg\":\"audit log write failed"))
+
+        // Room again: the waiting events are written, whole, and readiness returns.
+        let raised = try await runCapturing("/usr/bin/prlimit", ["--pid", "\(broker.pid)", "--fsize=unlimited:unlimited"])
+        try #require(raised.status == 0, "prlimit: \(raised.stderr)")
+        #expect(await eventually { await ready()?.status == 200 })
+        let written = audit()
+        #expect(Self.wholeLines(written) && written.hasPrefix(seed))
+        for id in ["full-1", "full-2", "full-3"] { #expect(written.contains("\"request_id\":\"\(id)\""), "\(id)") }
+
+        // Full again, and the broker stops before there is room: what it could not write is reported lost.
+        let size = written.utf8.count
+        let lowered = try await runCapturing("/usr/bin/prlimit", ["--pid", "\(broker.pid)", "--fsize=\(size):unlimited"])
+        try #require(lowered.status == 0, "prlimit: \(lowered.stderr)")
+        for id in ["lost-1", "lost-2"] { #expect(await read(id) == 404) }
+        #expect(await eventually { await ready()?.status == 503 })
+        broker.signal(SIGTERM)
+        #expect(await broker.waitForExit(timeout: 10) == 0)
+        #expect(audit() == written)
+        let lost = broker.log.split(separator: "\n").first { $0.contains("\"msg\":\"audit events lost") }
+        #expect(lost?.contains("\"level\":\"error\"") == true && lost?.contains("\"count\":2") == true, "\(lost ?? "no line")")
+    }
+
+    /// Past what it keeps waiting in memory, a failing audit file counts further events as lost: an ERROR line and
+    /// `broker_audit_events_lost_total` say how many.
+    @Test func eventsBeyondWhatWaitsInMemoryAreCountedLost() async throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-lost")
+        #expect(symlink("/dev/full", root + "/audit.jsonl") == 0)
+        let logFD = open(root + "/log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        defer { Glibc.close(logFD) }
+        let logger = BrokerLogger(format: .json, writer: LogWriter(fd: logFD))
+        let file = try AuditLogFile(path: root + "/audit.jsonl", logger: logger, retainBytes: 64)
+        let line = "{\"n\":\"" + String(repeating: "a", count: 32) + "\"}"
+        for _ in 0..<3 { file.append(line) }
+        file.flush()
+        #expect(file.health.lost == 2 && file.health.unwritten == 1 && file.health.failure == "No space left on device")
+        let text = BrokerMetrics.renderAudit(file.health)
+        #expect(text.contains("broker_audit_events_lost_total 2") && text.contains("broker_audit_events_unwritten 1"))
+        file.close()
+        #expect(file.health.lost == 3)
+        logger.flush()
+        let log = try String(contentsOfFile: root + "/log", encoding: .utf8)
+        #expect(log.contains("\"level\":\"error\",\"msg\":\"audit events lost"), "\(log)")
+    }
+
+    /// A last line without its newline (a crash mid-write) is cut off when the file is opened, so the next event
+    /// starts a line of its own.
+    @Test func aTornLastLineIsCutOffAtOpen() throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-torn")
+        let path = root + "/audit.jsonl"
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"n\":1}\n{\"ts\":\"2026-".utf8)))
+        let file = try AuditLogFile(path: path)
+        #expect(file.cutAtOpen == 12)
+        file.append("{\"n\":2}")
+        file.close()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
+    }
+
+    /// The audit line in the text log is quoted by the same rule as every other log value.
+    @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
+        for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {
+            var text = ""
+            LogValue.string(value).appendText(to: &text)
+            var bytes: [UInt8] = []
+            LogValue.string(value).appendText(to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value.debugDescription)")
+        }
+    }
 }

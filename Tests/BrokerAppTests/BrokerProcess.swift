@@ -28,11 +28,16 @@ final class BrokerProcess: @unchecked Sendable {
     ///
     /// The port is read from the JSON `listening` log line, or, with `ready`, from the first stdout line
     /// `ready` accepts (it returns the port).
+    ///
+    /// With `shell`, the broker is started by `/bin/sh`, which runs those commands first (`ulimit -n 256`, say)
+    /// and then execs the broker in its place: the broker's process id is the shell's.
     static func start(
-        environment: [String: String], arguments: [String] = [],
+        environment: [String: String], arguments: [String] = [], shell: String? = nil,
         ready: (@Sendable (String) -> Int?)? = nil
     ) async throws -> BrokerProcess {
-        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, ready: ready) }
+        let broker = try await offPool {
+            try BrokerProcess(environment: environment, arguments: arguments, shell: shell, ready: ready)
+        }
         TestScope.required("a broker process")?.onEnd { await broker.kill() }
         guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log + broker.stdout) }
         return broker
@@ -46,7 +51,7 @@ final class BrokerProcess: @unchecked Sendable {
 
     /// Starts the broker and reports whether it came to listen or exited first (a refusal at start-up).
     static func launch(environment: [String: String], arguments: [String] = []) async throws -> Launch {
-        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, ready: nil) }
+        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, shell: nil, ready: nil) }
         TestScope.required("a broker process")?.onEnd { await broker.kill() }
         if broker.port > 0 { return .listening(broker) }
         guard let status = await broker.waitForExit(timeout: 5) else { throw BrokerProcessError.didNotStart(broker.log) }
@@ -63,12 +68,13 @@ final class BrokerProcess: @unchecked Sendable {
 
     /// Starts the broker with `environment` (plus a free port) and waits until it listens or exits
     /// (``port`` stays 0 then); throws when it does neither within 10 s.
-    private init(environment: [String: String], arguments: [String], ready: (@Sendable (String) -> Int?)?) throws {
+    private init(environment: [String: String], arguments: [String], shell: String?, ready: (@Sendable (String) -> Int?)?) throws {
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
         env.merge(environment) { $1 }
-        process = try ChildProcess(
-            executable: Self.executable.path, arguments: arguments, environment: env,
-            stdout: .capture, stderr: .capture)
+        let (executable, argv) =
+            shell.map { ("/bin/sh", ["-c", $0 + "; exec \"$0\" \"$@\"", Self.executable.path] + arguments) }
+            ?? (Self.executable.path, arguments)
+        process = try ChildProcess(executable: executable, arguments: argv, environment: env, stdout: .capture, stderr: .capture)
         let (output, errors) = (process.standardOutput, process.standardError)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {

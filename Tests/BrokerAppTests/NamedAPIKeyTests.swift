@@ -15,7 +15,7 @@ import Testing
 
     @Test func readsNamedKeysBesideTheDefaultOne() throws {
         let c = try BrokerConfiguration.from(environment: [
-            "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_API_KEYS": "ci:\(Self.old), deploy.v2:\(Self.new),",
+            "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_API_KEYS": "ci:\(Self.old), deploy.v2:\(Self.new)",
         ])
         #expect(c.callerKeys.map(\.name) == ["default", "ci", "deploy.v2"])
         #expect(c.callerKeys.map(\.key.value) == [BrokerHarness.apiKey, Self.old, Self.new])
@@ -43,6 +43,54 @@ import Testing
         }
         // Without BROKER_API_KEY, `default` is a name like any other.
         #expect((try? BrokerConfiguration.from(environment: ["BROKER_API_KEYS": "default:\(Self.old)"])) != nil)
+    }
+
+    /// An empty entry is a key lost in editing (a name and key deleted, a comma left behind): start-up is refused,
+    /// naming the variable and the entry's position.
+    @Test func refusesEmptyEntriesNamingTheirPosition() {
+        let cases: [(list: String, position: Int)] = [
+            ("ci:\(Self.old),,ops:\(Self.new)", 2),
+            ("ci:\(Self.old),", 2),
+            (",ci:\(Self.old)", 1),
+            ("ci:\(Self.old), ,ops:\(Self.new)", 2),
+            (",", 1),
+        ]
+        for (list, position) in cases {
+            do {
+                _ = try BrokerConfiguration.from(environment: ["BROKER_API_KEYS": list])
+                Issue.record("\(list.count)-byte list with an empty entry \(position) was accepted")
+            } catch {
+                #expect(error.variable == "BROKER_API_KEYS")
+                #expect("\(error)".contains("entry \(position) is empty"), "\(error)")
+                #expect(!"\(error)".contains(Self.old) && !"\(error)".contains(Self.new))
+            }
+        }
+        // A key with no bytes after its name is refused as too short, naming the key's name.
+        #expect(throws: ConfigurationError(variable: "BROKER_API_KEYS", message: "the key named ci must be at least 32 bytes long")) {
+            try BrokerConfiguration.from(environment: ["BROKER_API_KEYS": "ci:"])
+        }
+    }
+
+    /// One key under two names would be attributed to the first name on every call: start-up is refused, naming
+    /// both names, never the key.
+    @Test func refusesOneKeyUnderTwoNamesNamingBoth() {
+        let cases: [(environment: [String: String], message: String)] = [
+            (
+                ["BROKER_API_KEYS": "ci:\(Self.old),ops:\(Self.new),deploy:\(Self.old)"],
+                "the keys named ci and deploy are the same key; give each key one name"
+            ),
+            (
+                ["BROKER_API_KEY": Self.new, "BROKER_API_KEYS": "ci:\(Self.old),ops:\(Self.new)"],
+                "the key named ops is BROKER_API_KEY's key (named default); give each key one name"
+            ),
+        ]
+        for (environment, message) in cases {
+            #expect(throws: ConfigurationError(variable: "BROKER_API_KEYS", message: message)) {
+                try BrokerConfiguration.from(environment: environment)
+            }
+        }
+        // The commands read the same list, with the same checks.
+        #expect(throws: ConfigurationError.self) { try AccountsClient.settings(["BROKER_API_KEYS": "ci:\(Self.old),ops:\(Self.old)"]) }
     }
 
     @Test func theCommandsUseTheFirstNamedKeyWithoutTheDefaultOne() throws {

@@ -176,4 +176,25 @@ import Testing
             #expect(lines.first?.contains("refused 1 connection(s)") == true)
         }
     }
+
+    /// The cap drawn from the open-file limit leaves the reserve free even when the evicted connections it ran ahead
+    /// by are still closing, and grows with the limit.
+    @Test(arguments: [256, 1024, 4096, 65_536, 1_048_576])
+    func theConnectionCapLeavesTheReserveFreeUnderTheLimit(limit: Int) {
+        let budget = DescriptorBudget(limit: limit)
+        let peak = budget.connections + HTTPServerConfiguration.evictionSlack(cap: budget.connections)
+        #expect(peak + budget.reserve <= limit)
+        #expect(budget.reserve >= 64 + limit / 16)
+        // Not needlessly low: the cap takes most of what the reserve leaves.
+        #expect(Double(budget.connections) >= 0.85 * Double(limit - budget.reserve))
+    }
+
+    @Test func theUsualSoftLimitOf1024LeavesRoomForAbout800Connections() {
+        #expect(DescriptorBudget(limit: 1024).connections == 796)
+        #expect(DescriptorBudget(limit: 256).connections == 156)
+        // Another listener's connections come out of the same descriptors.
+        #expect(DescriptorBudget(limit: 1024, extraReserve: 80).connections < 796)
+        // A limit too small for any reserve still lets one connection in.
+        #expect(DescriptorBudget(limit: 32).connections == 1)
+    }
 }

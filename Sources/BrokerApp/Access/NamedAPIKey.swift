@@ -25,13 +25,19 @@ public struct NamedAPIKey: Sendable, Equatable {
             && name.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F || $0 == 0x2E || $0 == 0x2D }
     }
 
-    /// Reads `name:key,name2:key2`; empty items are skipped. A problem names the entry by its position or name, never the key.
+    /// Reads `name:key,name2:key2`. A problem names the entry by its position or name, never the key.
+    ///
+    /// An empty entry (`a:x,,b:y`, a comma at either end) is refused: it is most often a key deleted in an edit
+    /// that meant to replace it. So is one key under two names: every call with it would be put down to the first.
     public static func parseList(_ text: String?, variable: String) throws(ConfigurationError) -> [NamedAPIKey] {
         guard let text else { return [] }
         var keys: [NamedAPIKey] = []
         for (index, item) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
             let entry = item.trimmingCharacters(in: .whitespaces)
-            if entry.isEmpty { continue }
+            guard !entry.isEmpty else {
+                throw ConfigurationError(
+                    variable: variable, message: "entry \(index + 1) is empty (two commas in a row, or a comma at either end)")
+            }
             guard let colon = entry.firstIndex(of: ":") else {
                 throw ConfigurationError(variable: variable, message: "entry \(index + 1) must be name:key")
             }
@@ -47,6 +53,10 @@ public struct NamedAPIKey: Sendable, Equatable {
             }
             guard !keys.contains(where: { $0.name == name }) else {
                 throw ConfigurationError(variable: variable, message: "the name \(name) is given to more than one key")
+            }
+            if let twin = keys.first(where: { $0.key.value == key }) {
+                throw ConfigurationError(
+                    variable: variable, message: "the keys named \(twin.name) and \(name) are the same key; give each key one name")
             }
             keys.append(NamedAPIKey(name: name, key: Secret(key)))
         }

@@ -120,6 +120,11 @@ public struct BrokerConfiguration: Sendable {
                 variable: "BROKER_API_KEYS",
                 message: "names a key \"default\", the name BROKER_API_KEY already takes; rename one of them")
         }
+        if let key = c.apiKey, let twin = c.apiKeys.first(where: { $0.key.value == key.value }) {
+            throw ConfigurationError(
+                variable: "BROKER_API_KEYS",
+                message: "the key named \(twin.name) is BROKER_API_KEY's key (named \(NamedAPIKey.defaultName)); give each key one name")
+        }
         c.auditLog = read.raw("BROKER_AUDIT_LOG")
         c.secret = try read.secret("BROKER_SECRET", minimumLength: 32)
         c.providersFile = read.raw("BROKER_PROVIDERS_FILE")

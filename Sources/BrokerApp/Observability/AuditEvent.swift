@@ -40,6 +40,19 @@ struct AuditEvent: Sendable {
     /// Further fields of this kind of event, after `outcome` (a backup's `file`, `accounts` and `bytes`); never a secret.
     var details: [(String, LogValue)] = []
 
+    /// Calls `body` with each field in the order lines show them: `event`, then `account`, `provider` and `end_user`
+    /// where known, `caller`, `request_id`, `outcome`, then the ``details``.
+    func forEachField(_ body: (String, LogValue) -> Void) {
+        body("event", .string(kind.rawValue))
+        if let account { body("account", .string(account)) }
+        if let provider { body("provider", .string(provider)) }
+        if let endUser { body("end_user", .string(endUser)) }
+        body("caller", .string(caller))
+        body("request_id", .string(requestID))
+        body("outcome", .string(outcome))
+        for (key, value) in details { body(key, value) }
+    }
+
     /// The end user an account belongs to (its `end_user_id`), for the audit trail; nil when it has none.
     static func endUser(of account: Account) -> String? { account.endUser?.id }
 

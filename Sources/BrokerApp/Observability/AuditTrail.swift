@@ -5,7 +5,9 @@ import Foundation
 /// Records ``AuditEvent``s: one `audit` log line each, and with `BROKER_AUDIT_LOG` the same event as a
 /// JSON line in the audit file.
 ///
-/// Both go to buffers in memory (the log writer's and the file's); no event costs a system call of its own.
+/// An event is formatted once, straight into bytes (its fields as JSON members, shared by the file's line and a JSON
+/// log line), and both lines go to buffers in memory whose writers run a few times a second (``LogWriter``,
+/// ``AuditLogFile``): recording costs no system call and wakes no thread, however many tokens are read.
 struct AuditTrail: Sendable {
     let logger: BrokerLogger
     /// The audit file; nil when `BROKER_AUDIT_LOG` is unset.
@@ -13,26 +15,46 @@ struct AuditTrail: Sendable {
 
     /// Records one event.
     func record(_ event: AuditEvent) {
-        var fields: [(String, LogValue)] = [("event", .string(event.kind.rawValue))]
-        if let account = event.account { fields.append(("account", .string(account))) }
-        if let provider = event.provider { fields.append(("provider", .string(provider))) }
-        if let endUser = event.endUser { fields.append(("end_user", .string(endUser))) }
-        fields += [
-            ("caller", .string(event.caller)), ("request_id", .string(event.requestID)), ("outcome", .string(event.outcome)),
-        ]
-        fields += event.details
-        logger.log(.info, "audit", fields)
-        guard let file else { return }
-        var line = "{\"ts\":\"" + RFC3339Date.formatWithMillis(Date()) + "\""
-        line.reserveCapacity(256)
-        for (key, value) in fields {
-            line += ",\""
-            line += key
-            line += "\":"
-            value.appendJSON(to: &line)
+        var timestamp: [UInt8] = []
+        timestamp.reserveCapacity(24)
+        RFC3339Date.append(Date(), to: &timestamp, alwaysMillis: true)
+        var line: [UInt8] = []
+        line.reserveCapacity(320)
+        if let file {
+            line.append(contentsOf: #"{"ts":""#.utf8)
+            line.append(contentsOf: timestamp)
+            line.append(0x22)
+            event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
+            line.append(0x7D)
+            line.withUnsafeBufferPointer { file.append(utf8: $0) }
+            line.removeAll(keepingCapacity: true)
         }
-        line += "}"
-        file.append(line)
+        switch logger.format {
+        case .json:
+            line.append(contentsOf: #"{"ts":""#.utf8)
+            line.append(contentsOf: timestamp)
+            line.append(contentsOf: #"","level":"info","msg":"audit""#.utf8)
+            event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
+            line.append(0x7D)
+        case .text:
+            line.append(contentsOf: timestamp)
+            line.append(contentsOf: " INFO audit".utf8)
+            event.forEachField { key, value in
+                line.append(0x20)
+                line.append(contentsOf: key.utf8)
+                line.append(0x3D)
+                value.appendText(to: &line)
+            }
+        }
+        line.withUnsafeBufferPointer { logger.writer.write(utf8: $0) }
+    }
+
+    /// Appends `,"key":value`.
+    private static func appendMember(_ key: String, _ value: LogValue, to line: inout [UInt8]) {
+        line.append(contentsOf: #",""#.utf8)
+        line.append(contentsOf: key.utf8)
+        line.append(contentsOf: #"":"#.utf8)
+        value.appendJSON(to: &line)
     }
 
     /// Records an event about account `account`.

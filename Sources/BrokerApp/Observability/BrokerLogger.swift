@@ -94,6 +94,36 @@ public enum LogValue: Sendable {
         }
     }
 
+    /// ``appendJSON(to:)`` into UTF-8 bytes.
+    func appendJSON(to line: inout [UInt8]) {
+        switch self {
+        case .string(let s): JSONString.appendQuoted(s, to: &line)
+        case .int(let i): line.append(contentsOf: String(i).utf8)
+        case .double(let d, let decimals): line.append(contentsOf: Self.fixed(d, decimals).utf8)
+        case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
+        }
+    }
+
+    /// ``appendText(to:)`` into UTF-8 bytes.
+    func appendText(to line: inout [UInt8]) {
+        switch self {
+        case .string(let s):
+            // The same rule as the string version: ASCII is checked byte by byte, anything else (U+2028 is a newline
+            // too) by characters.
+            let quoted =
+                s.isEmpty
+                || s.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || (0x0A...0x0D).contains($0) })
+                || (s.utf8.contains(where: { $0 >= 0x80 }) && s.contains(where: \.isNewline))
+            if quoted {
+                JSONString.appendQuoted(s, to: &line)
+            } else {
+                line.append(contentsOf: s.utf8)
+            }
+        case .int, .double, .bool:
+            appendJSON(to: &line)
+        }
+    }
+
     static func fixed(_ value: Double, _ decimals: Int) -> String {
         var scale = 1.0
         for _ in 0..<decimals { scale *= 10 }

@@ -21,6 +21,8 @@ final class BrokerMetrics: Sendable {
     let appTokens: AppTokenMetrics
     /// The file store, whose snapshot and journal sizes are reported; nil on Redis.
     let fileStore: JSONFileAccountRepository?
+    /// The audit file (`BROKER_AUDIT_LOG`), whose lost and unwritten events are reported; nil when unset.
+    let auditFile = Mutex<AuditLogFile?>(nil)
 
     /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`.
     init(providers: [String], appTokenProviders: [String] = [], fileStore: JSONFileAccountRepository? = nil) {
@@ -44,6 +46,7 @@ final class BrokerMetrics: Sendable {
         if let fileStore { out += Self.renderFileStore(fileStore.storeSizes, damagedRecords: fileStore.damagedRecordCount) }
         if let webhooks { out += await webhooks.renderMetrics() }
         if let redis { out += redis.snapshot().prometheusText }
+        if let file = auditFile.withLock({ $0 }) { out += Self.renderAudit(file.health) }
         out += ProcessMetrics.render()
         return out
     }
@@ -85,5 +88,19 @@ extension BrokerMetrics {
                 "broker_account_records_damaged", .gauge,
                 "Accounts whose stored record is damaged (its sealed secrets do not open); reads of them answer 500 record_damaged.",
                 damagedRecords)
+    }
+
+    /// `broker_audit_events_lost_total`, `broker_audit_events_unwritten` and `broker_audit_log_failing`: events the
+    /// audit file dropped, events waiting to be written, and whether its writes fail now.
+    static func renderAudit(_ health: AuditLogFile.Health) -> String {
+        MetricsRenderer.single(
+            "broker_audit_events_lost_total", .counter,
+            "Audit events dropped: more waiting than memory keeps while the audit log cannot be written, or unwritten at shutdown.",
+            health.lost)
+            + MetricsRenderer.single(
+                "broker_audit_events_unwritten", .gauge, "Audit events recorded and not yet written to the audit log.", health.unwritten)
+            + MetricsRenderer.single(
+                "broker_audit_log_failing", .gauge, "Whether the last write to the audit log failed (1) or not (0).",
+                health.failure == nil ? 0 : 1)
     }
 }

@@ -7,11 +7,18 @@ import Glibc
 
 /// Batches log lines and writes them to a file descriptor (stderr) off the request path.
 ///
-/// Lines are appended under a lock; the first line of a batch schedules one `write(2)`
-/// of everything gathered by then, so a busy server writes a few large chunks a second.
+/// Lines are appended under a lock. The first line of a batch schedules one `write(2)` of everything gathered
+/// ``delay`` seconds later, and a batch that grows past ``threshold`` bytes is written at once; so the writer's
+/// thread wakes a few dozen times a second however many lines the request path logs, rather than once per line.
 public final class LogWriter: Sendable {
+    /// Seconds a line may wait for the rest of its batch.
+    static let delay = 0.02
+    /// Bytes of waiting lines past which the batch is written without waiting for ``delay``.
+    static let threshold = 64 * 1024
+
     private let fd: Int32
-    private let buffer = Mutex<[UInt8]>([])
+    /// Lines not yet written, and whether a write of them was already asked for ahead of the timer.
+    private let buffer = Mutex<(bytes: [UInt8], urgent: Bool)>(([], false))
     private let queue = DispatchQueue(label: "token-broker.log")
 
     /// Creates a writer for a descriptor (2 for stderr).
@@ -21,14 +28,32 @@ public final class LogWriter: Sendable {
 
     /// Appends one line (a newline is added).
     public func write(_ line: String) {
-        let first = buffer.withLock { bytes in
-            let wasEmpty = bytes.isEmpty
-            bytes.append(contentsOf: line.utf8)
-            bytes.append(0x0A)
-            return wasEmpty
-        }
-        if first { queue.async { self.drain() } }
+        var line = line
+        line.withUTF8 { write(utf8: $0) }
     }
+
+    /// Appends one line given as UTF-8 bytes (a newline is added).
+    func write(utf8 line: UnsafeBufferPointer<UInt8>) {
+        let wake = buffer.withLock { buffer -> Wake in
+            let wasEmpty = buffer.bytes.isEmpty
+            buffer.bytes.append(contentsOf: line)
+            buffer.bytes.append(0x0A)
+            if wasEmpty { return .later }
+            if buffer.bytes.count >= Self.threshold && !buffer.urgent {
+                buffer.urgent = true
+                return .now
+            }
+            return .none
+        }
+        switch wake {
+        case .none: break
+        case .later: queue.asyncAfter(deadline: .now() + Self.delay) { self.drain() }
+        case .now: queue.async { self.drain() }
+        }
+    }
+
+    /// When the writer's thread is asked to write.
+    private enum Wake { case none, later, now }
 
     /// Writes everything gathered so far before returning (at exit).
     public func flush() {
@@ -36,9 +61,10 @@ public final class LogWriter: Sendable {
     }
 
     private func drain() {
-        let bytes = buffer.withLock { bytes in
-            let taken = bytes
-            bytes = []
+        let bytes = buffer.withLock { buffer in
+            let taken = buffer.bytes
+            buffer.bytes = []
+            buffer.urgent = false
             return taken
         }
         var offset = 0

@@ -40,6 +40,13 @@ public final class HTTPServer: @unchecked Sendable {
     /// Refusals at the cap not yet reported, and when the last report went out (monotonic ns); accept queue only.
     private var refusedSinceLog = 0
     private var lastRefusalLog: UInt64 = 0
+    /// Accepts that found no descriptor and connections shed for them, not yet reported, and when the last report
+    /// went out (monotonic ns); accept queue only.
+    private var descriptorShortages = 0
+    private var shedForDescriptors = 0
+    private var lastShortageLog: UInt64 = 0
+    /// Set when accepting paused for want of a descriptor: the next connection to close resumes it.
+    private let resumeOnClose = Atomic<Bool>(false)
 
     /// Creates a server; nothing listens until `start()`.
     public init(configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil) {
@@ -153,10 +160,19 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Forgets a connection that closed; called once per connection, on its worker queue.
+    /// Forgets a connection that closed; called once per connection, on its worker queue. Its descriptor is free
+    /// now: when accepting waits for one, it resumes.
     func connectionClosed(_ connection: HTTPConnection) {
         let removed = connections.withLock { $0.removeValue(forKey: connection.id) }
         if removed != nil { openCount.wrappingSubtract(1, ordering: .relaxed) }
+        if resumeOnClose.exchange(false, ordering: .relaxed) {
+            acceptQueue.async { [self] in
+                if acceptPaused, let source = acceptSource {
+                    acceptPaused = false
+                    source.resume()
+                }
+            }
+        }
     }
 
     // MARK: Accepting
@@ -166,7 +182,7 @@ public final class HTTPServer: @unchecked Sendable {
         // Evicted connections close later, on their worker queues. When those closes lag an eighth
         // of the cap behind (a flood outrunning the workers), stop accepting for a moment: new
         // clients wait in the kernel's backlog for the workers to catch up instead of being refused.
-        let ceiling = configuration.maxConnections + max(16, configuration.maxConnections / 8)
+        let ceiling = configuration.maxConnections + HTTPServerConfiguration.evictionSlack(cap: configuration.maxConnections)
         while true {
             if openConnections >= ceiling {
                 pauseAccepting(for: 0.01)
@@ -185,9 +201,14 @@ public final class HTTPServer: @unchecked Sendable {
                     return
                 case EINTR, ECONNABORTED, EPROTO:
                     continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // Out of descriptors: stay up, stop the level-triggered source from
-                    // spinning, and try again shortly (connections may close meanwhile).
+                case EMFILE, ENFILE:
+                    // Out of descriptors below the cap (files, outbound calls and the like hold the rest): shed
+                    // the connections waiting longest on their clients and accept again as soon as one has closed.
+                    // The level-triggered source is paused meanwhile so that it does not spin.
+                    acceptFoundNoDescriptor(errno)
+                    return
+                case ENOBUFS, ENOMEM:
+                    // Out of kernel memory: stay up, stop the source from spinning, and try again shortly.
                     observer?.serverEvent(
                         level: "error", message: "accept failed: \(String(cString: strerror(errno))); pausing accepts for 100 ms")
                     pauseAccepting(for: 0.1)
@@ -210,6 +231,35 @@ public final class HTTPServer: @unchecked Sendable {
             register(fd: fd, remoteAddress: Self.describe(address))
         }
     }
+
+    /// `accept` failed with `EMFILE` or `ENFILE`: closes up to ``shedPerShortage`` connections waiting on their
+    /// clients and pauses accepting until one of them has closed (100 ms at most, the wait when none could be shed).
+    /// Reported at most once a second, with counts.
+    private func acceptFoundNoDescriptor(_ code: Int32) {
+        // Armed first: a shed connection may close on its worker before this returns. The resume it sends runs on
+        // this queue after the pause below.
+        resumeOnClose.store(true, ordering: .relaxed)
+        var shed = 0
+        while shed < Self.shedPerShortage && evictLongestWaiting() { shed += 1 }
+        if shed == 0 { resumeOnClose.store(false, ordering: .relaxed) }
+        descriptorShortages += 1
+        shedForDescriptors += shed
+        pauseAccepting(for: 0.1)
+        let now = Monotonic.now()
+        guard now &- lastShortageLog >= 1_000_000_000 || lastShortageLog == 0 else { return }
+        observer?.serverEvent(
+            level: shed > 0 ? "warning" : "error",
+            message:
+                "accept failed: \(String(cString: strerror(code))) (\(descriptorShortages) time(s) since the last report); "
+                + "shed \(shedForDescriptors) connection(s) waiting on their clients to free descriptors"
+                + " (\(openConnections) open, cap \(configuration.maxConnections))")
+        descriptorShortages = 0
+        shedForDescriptors = 0
+        lastShortageLog = now
+    }
+
+    /// Connections closed per accept that found no descriptor.
+    private static let shedPerShortage = 8
 
     private func register(fd: Int32, remoteAddress: String?) {
         nextID += 1

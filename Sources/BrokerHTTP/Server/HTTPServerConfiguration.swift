@@ -6,7 +6,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// Listen backlog.
     public var backlog: Int32
-    /// Most connections open at once; past it, idle keep-alive connections are closed first.
+    /// Most connections open at once; past it, the connections waiting longest on their clients (idle keep-alive ones
+    /// first among them) are closed to make room. Keep it within the open-file limit (``DescriptorBudget``).
     public var maxConnections: Int
     /// Size limits the parser enforces.
     public var limits: HTTPParserLimits
@@ -39,4 +40,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.idleTimeout = idleTimeout
         self.workerCount = workerCount
     }
+
+    /// How far past `cap` open connections may run while the ones chosen to make room are still closing: an eighth
+    /// of the cap, at least 16. Past it the server stops accepting for a moment.
+    public static func evictionSlack(cap: Int) -> Int { max(16, cap / 8) }
 }
