@@ -2,10 +2,10 @@
 """Times GET /accounts pages on one keep-alive connection: prints one line per kind of page,
 `<name> <median ms> <p99 ms> <pages>`.
 
-Usage: pages.py PORT API_KEY OWNER
+Usage: pages.py PORT API_KEY OWNER SIZE
   first      the first page of 100, repeated
   walk       200 consecutive pages of 100 from the start, following next_cursor
-  deep       pages of 100 from the middle of the store (reached by following cursors of pages of 1000)
+  deep       pages of 100 from the middle of the store of SIZE accounts (reached by following cursors of pages of 1000)
   provider   the first page of provider=weibo, repeated
   end_user   the first page of end_user_id=OWNER, repeated
 """
@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.parse
 
-port, key, owner = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+port, key, owner, size = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 headers = {"Authorization": "Bearer " + key}
 
@@ -49,14 +49,14 @@ def walk(query, pages, cursor=None):
 
 report("first", [get("limit=100")[0] for _ in range(50)])
 report("walk", walk("limit=100", 200)[0])
-# Half way: the store's count from /metrics is not needed, cursors of 1000 walk there.
+# Half way, by cursors of pages of 1000.
 total = 0
 cursor = None
 while True:
     ms, page = get("limit=1000" + ("&cursor=" + urllib.parse.quote(cursor) if cursor else ""))
     total += len(page["accounts"])
     cursor = page["next_cursor"]
-    if cursor is None or total >= 500_000:
+    if cursor is None or total >= size // 2:
         break
 # A cursor is bound to the filters, not to the limit: the deep pages go on from it 100 at a time.
 report("deep", walk("limit=100", 100, cursor)[0] if cursor else [0.0])
