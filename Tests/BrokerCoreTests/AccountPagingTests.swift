@@ -8,12 +8,14 @@ import Testing
 /// The file store's pages come from its ordered index; they must be exactly what filtering and sorting every account
 /// gives, through inserts, rewrites that move an account to another end user, deletions and a restart.
 struct AccountPagingTests {
-    @Test func orderedKeysKeepByteOrderThroughSplitsAndRemovals() {
-        var keys = OrderedKeys()
-        var reference: [String] = []
+    @Test func idsKeepByteOrderThroughAppendsSplitsAndRemovals() {
+        var keys = SortedKeys<ExactKey>(chunkSize: 64)
+        // A snapshot's ids first, in order, then the writes of a running store.
+        var reference = (0..<500).map { "p:\(100_000 + $0)" }
+        for id in reference { keys.append(ExactKey(id)) }
         var generator = SystemRandomNumberGenerator()
         // Enough ids to split buckets many times over, inserted out of order, some twice, some removed.
-        for _ in 0..<(OrderedKeys.bucketLimit * 6) {
+        for _ in 0..<3_000 {
             let id = "p:\(UInt32.random(in: 0..<20_000, using: &generator))"
             keys.insert(ExactKey(id))
             if !reference.contains(id) { reference.append(id) }
@@ -24,12 +26,20 @@ struct AccountPagingTests {
         }
         reference.sort { ExactKey.precedes($0, $1) }
         #expect(keys.count == reference.count)
-        #expect(keys.ids(after: nil, from: nil, limit: .max).map(\.string) == reference)
+        #expect(keys.ascending(limit: .max).map(\.string) == reference)
         // From any point: the ids strictly after it, in order.
         for probe in [reference[0], reference[reference.count / 2], "p:1", "p:99999", "a", "q"] {
             let expected = reference.filter { ExactKey.precedes(probe, $0) }.prefix(100)
-            #expect(keys.ids(after: ExactKey(probe), from: nil, limit: 100).map(\.string) == Array(expected), "\(probe)")
+            #expect(keys.ascending(after: ExactKey(probe), limit: 100).map(\.string) == Array(expected), "\(probe)")
         }
+        // One provider's range: from its prefix, while the prefix holds, after a cursor inside it.
+        let prefix = "p:1"
+        let inRange = reference.filter { $0.hasPrefix(prefix) }
+        #expect(keys.ascending(from: ExactKey(prefix), after: nil, limit: .max) { $0.string.hasPrefix(prefix) }.map(\.string) == inRange)
+        let cursor = ExactKey(inRange[inRange.count / 2])
+        #expect(
+            keys.ascending(from: ExactKey(prefix), after: cursor, limit: .max) { $0.string.hasPrefix(prefix) }.map(\.string)
+                == Array(inRange[(inRange.count / 2 + 1)...]))
     }
 
     /// Random writes on a real store; after each round every filter's pages, walked to the end, list what the

@@ -17,7 +17,7 @@ extension Array where Element == ExactKey {
 /// dictionary holding the large account values would scatter them over a table
 /// with room to spare. The sealed secrets wait in a parallel array, which the
 /// background pass empties (and releases) soon after start-up. For paging,
-/// the ids are also kept in byte order (``OrderedKeys``), and by end user.
+/// the ids are also kept in byte order (``SortedKeys``), and by end user.
 struct AccountIndex: Sendable {
     /// The slot of every account by id.
     /// Keyed by exact bytes: two spellings of one name that Swift calls equal are two accounts.
@@ -33,7 +33,7 @@ struct AccountIndex: Sendable {
     /// The accounts counted by status, kept with every change.
     private var tally = AccountStatusTally()
     /// Every id in byte order.
-    private var ordered = OrderedKeys()
+    private var ordered = SortedKeys<ExactKey>()
     /// The ids of each end user's accounts, in byte order (accounts without an end user are not here).
     private var byEndUser: [ExactKey: [ExactKey]] = [:]
 
@@ -88,18 +88,18 @@ struct AccountIndex: Sendable {
             let ids = byEndUser[ExactKey(endUser)] ?? []
             var start = 0
             if let after {
-                start = OrderedKeys.lowerBound(ids, ExactKey(after))
+                start = SortedKeys.lowerBound(ExactKey(after), in: ids)
                 if start < ids.count, ids[start] == ExactKey(after) { start += 1 }
             }
             keys = Array(ids[start..<min(ids.count, start + limit)])
         } else if let provider {
             // Ids are `provider:uid`, so one provider's accounts are the ids with that prefix: one range of the order.
             let prefix = provider + ":"
-            keys = ordered.ids(after: after.map(ExactKey.init), from: ExactKey(prefix), limit: limit) { key in
+            keys = ordered.ascending(from: ExactKey(prefix), after: after.map(ExactKey.init), limit: limit) { key in
                 key.string.utf8.starts(with: prefix.utf8)
             }
         } else {
-            keys = ordered.ids(after: after.map(ExactKey.init), from: nil, limit: limit)
+            keys = ordered.ascending(after: after.map(ExactKey.init), limit: limit)
         }
         return keys.compactMap { key in slots[key].map { (key.string, entry(at: $0)) } }
     }
@@ -191,14 +191,14 @@ struct AccountIndex: Sendable {
 
     /// Lists `key` among the accounts of end user `owner`.
     private mutating func addOwned(_ key: ExactKey, to owner: String) {
-        let position = OrderedKeys.lowerBound(byEndUser[ExactKey(owner)] ?? [], key)
+        let position = SortedKeys.lowerBound(key, in: byEndUser[ExactKey(owner)] ?? [])
         byEndUser[ExactKey(owner), default: []].insertIfAbsent(key, at: position)
     }
 
     /// Takes `key` off the accounts of end user `owner`.
     private mutating func removeOwned(_ key: ExactKey, of owner: String) {
         guard var ids = byEndUser.removeValue(forKey: ExactKey(owner)) else { return }
-        let position = OrderedKeys.lowerBound(ids, key)
+        let position = SortedKeys.lowerBound(key, in: ids)
         if position < ids.count, ids[position] == key { ids.remove(at: position) }
         if !ids.isEmpty { byEndUser[ExactKey(owner)] = ids }
     }

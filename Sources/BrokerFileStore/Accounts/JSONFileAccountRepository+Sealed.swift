@@ -15,15 +15,19 @@ extension JSONFileAccountRepository {
     func current(_ id: String) throws(StoreError) -> Account? {
         guard let stored = index.withLock({ $0[id] }) else { return nil }
         guard let sealed = stored.sealed else { return stored.account }
-        let account: Account
+        let account = try open(sealed, into: stored.account, id: id)
+        index.withLock { $0.replace(sealed, by: account, id: id) }
+        return account
+    }
+
+    /// `account` with `sealed` opened into it; a record that does not open is reported damaged, then thrown.
+    private func open(_ sealed: SealedSecrets, into account: Account, id: String) throws(StoreError) -> Account {
         do throws(StoreError) {
-            account = try sealed.open(into: stored.account, path: recordPath(id))
+            return try sealed.open(into: account, path: recordPath(id))
         } catch {
             noteDamaged(id, error)
             throw error
         }
-        index.withLock { $0.replace(sealed, by: account, id: id) }
-        return account
     }
 
     /// The accounts of `selected` in order, sealed ones decrypted and kept so; throws for the first that does not open.
@@ -37,13 +41,7 @@ extension JSONFileAccountRepository {
                 accounts.append(stored.account)
                 continue
             }
-            let account: Account
-            do throws(StoreError) {
-                account = try sealed.open(into: stored.account, path: recordPath(id))
-            } catch {
-                noteDamaged(id, error)
-                throw error
-            }
+            let account = try open(sealed, into: stored.account, id: id)
             opened.append((id, sealed, account))
             accounts.append(account)
         }

@@ -2,8 +2,10 @@
 ///
 /// The keys sit in sorted chunks of at most `2 × chunkSize`, found by binary
 /// search over the chunks' last keys, so an insert or a removal moves at most
-/// one chunk's worth of keys instead of the whole array. Value semantics; not
-/// thread-safe.
+/// one chunk's worth of keys instead of the whole array. Keys that arrive in
+/// order (a snapshot's account ids) are appended without a search. The webhook
+/// outbox's due and listing orders and the account store's id order are kept
+/// this way. Value semantics; not thread-safe.
 struct SortedKeys<Key: Comparable> {
     /// Non-empty, each sorted, every key of a chunk below every key of the next.
     private var chunks: [[Key]] = []
@@ -44,6 +46,17 @@ struct SortedKeys<Key: Comparable> {
         return true
     }
 
+    /// Adds `key`, known to be above every key held (keys arriving in order): no search, chunks filled to `chunkSize`.
+    mutating func append(_ key: Key) {
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= chunkSize {
+            var chunk: [Key] = []
+            chunk.reserveCapacity(chunkSize)
+            chunks.append(chunk)
+        }
+        chunks[chunks.count - 1].append(key)
+        count += 1
+    }
+
     /// Removes `key`; false when it was not held.
     @discardableResult
     mutating func remove(_ key: Key) -> Bool {
@@ -67,18 +80,28 @@ struct SortedKeys<Key: Comparable> {
 
     /// Up to `limit` keys in ascending order, from the least (`after` nil) or from the first above `after`.
     func ascending(after: Key? = nil, limit: Int) -> [Key] {
+        ascending(from: nil, after: after, limit: limit)
+    }
+
+    /// Up to `limit` keys in ascending order, starting at the first that is at least `from` and above `after` (each
+    /// when given), and stopping before the first one `holds` refuses.
+    func ascending(from: Key?, after: Key?, limit: Int, while holds: (Key) -> Bool = { _ in true }) -> [Key] {
         var out: [Key] = []
         guard limit > 0 else { return out }
-        var c = 0
-        var at = 0
+        var (c, at) = (0, 0)
+        if let from {
+            c = chunkIndex(for: from)
+            if c < chunks.count { at = Self.lowerBound(from, in: chunks[c]) }
+        }
         if let after {
-            c = chunkIndex(for: after)
-            guard c < chunks.count else { return out }
-            at = Self.upperBound(after, in: chunks[c])
+            let next = chunkIndex(for: after)
+            let nextAt = next < chunks.count ? Self.upperBound(after, in: chunks[next]) : 0
+            if (next, nextAt) > (c, at) { (c, at) = (next, nextAt) }
         }
         while c < chunks.count {
             let chunk = chunks[c]
             while at < chunk.count {
+                guard holds(chunk[at]) else { return out }
                 out.append(chunk[at])
                 if out.count == limit { return out }
                 at += 1
@@ -130,8 +153,8 @@ struct SortedKeys<Key: Comparable> {
         return low
     }
 
-    /// The first position in `chunk` whose key is not below `key`.
-    private static func lowerBound(_ key: Key, in chunk: [Key]) -> Int {
+    /// The first position in the sorted `chunk` whose key is not below `key`.
+    static func lowerBound(_ key: Key, in chunk: [Key]) -> Int {
         var low = 0
         var high = chunk.count
         while low < high {
@@ -152,3 +175,5 @@ struct SortedKeys<Key: Comparable> {
         return low
     }
 }
+
+extension SortedKeys: Sendable where Key: Sendable {}
