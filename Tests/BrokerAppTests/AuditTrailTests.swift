@@ -148,11 +148,15 @@ import Glibc
     @Test func aWriteCutShortIsCutBackAndItsEventsWrittenOnceThereIsRoom() async throws {
         let root = try TemporaryDirectory.scoped(prefix: "audit-full")
         let path = root + "/audit.jsonl"
-        // The file may grow to 64 blocks of 512 bytes; it starts with whole lines 100 bytes short of that.
+        // The file may grow to 64 blocks of 512 bytes; it starts with whole lines 20 bytes short of that, less than
+        // any audit event, so the first event's write is cut short whatever its length.
         let limit = 64 * 512
-        let line = "{\"event\":\"seed\",\"pad\":\"" + String(repeating: "x", count: 100 - 26) + "\"}\n"
-        let seed = String(repeating: line, count: limit / 100 - 1)
-        #expect(line.utf8.count == 100)
+        func seedLine(_ length: Int) -> String {
+            "{\"event\":\"seed\",\"pad\":\"" + String(repeating: "x", count: length - 26) + "\"}\n"
+        }
+        let full = (limit - 20) / 100
+        let seed = String(repeating: seedLine(100), count: full) + seedLine(limit - 20 - full * 100)
+        #expect(seedLine(100).utf8.count == 100 && seed.utf8.count == limit - 20)
         #expect(FileManager.default.createFile(atPath: path, contents: Data(seed.utf8)))
         let broker = try await BrokerProcess.start(
             environment: ["BROKER_DATA_DIR": root + "/data", "BROKER_API_KEY": Self.opsKey, "BROKER_AUDIT_LOG": path],
