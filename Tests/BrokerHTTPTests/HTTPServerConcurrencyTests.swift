@@ -40,7 +40,8 @@ import Testing
         }
     }
 
-    @Test func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
+    /// The grace is an hour: shutdown returns because the in-flight request ended, or the time limit fails the test.
+    @Test(.timeLimit(.minutes(2))) func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
         let entered = TestEvent(), release = TestEvent()
         let server = try TestServer.start(slowEntered: entered, slowRelease: release)
         let port = server.port
@@ -53,8 +54,7 @@ import Testing
             return await client.readResponse()
         }
         #expect(await entered.wait(), "the request is in flight")
-        let start = Date()
-        let stopping = Task { await server.shutdown(grace: 5) }
+        let stopping = Task { await server.shutdown(grace: 3600) }
         // The handler answers only once shutdown has begun.
         #expect(await BrokerTestSupport.eventually(timeout: 10) { server.isDraining })
         release.signal()
@@ -63,7 +63,6 @@ import Testing
         #expect(reply?.status == 200)
         #expect(reply?.header("Connection") == "close")
         #expect(await idle.readsEOF())
-        #expect(Date().timeIntervalSince(start) < 4.5, "returned once the in-flight request ended, before the 5 s grace")
         #expect(throws: (any Error).self) { try RawClient(port: port) }
     }
 

@@ -84,7 +84,8 @@ struct RedisClientRecoveryTests {
             let clock = ManualClock()
             let client = RedisClient(url: server.url(), poolSize: 2, timeout: 0.5, gate: RedisReconnectGate(now: clock.now))
             #expect(await client.ping())
-            _ = try await server.client().command("CLIENT", "PAUSE", "1500", "ALL")
+            // Long enough that both calls below are sent while it lasts, even on a loaded machine.
+            _ = try await server.client().command("CLIENT", "PAUSE", "6000", "ALL")
             await #expect(throws: RedisError.timeout) { try await client.command("SET", "k", "v") }
             let error = await #expect(throws: RedisError.self) { try await client.command("GET", "k") }
             #expect(

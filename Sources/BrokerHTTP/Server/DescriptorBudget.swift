@@ -24,8 +24,10 @@ public struct DescriptorBudget: Sendable, Equatable {
     /// so the cap leaves room for those too.
     public init(limit: Int, extraReserve: Int = 0) {
         self.limit = limit
-        reserve = 64 + limit / 16 + extraReserve
-        let available = limit - reserve
+        // An unlimited soft limit reads as Int.max: the arithmetic below works on a bound no process reaches.
+        let bounded = min(limit, 1 << 30)
+        reserve = 64 + bounded / 16 + extraReserve
+        let available = bounded - reserve
         var cap = available * 8 / 9
         while cap > 1 && cap + HTTPServerConfiguration.evictionSlack(cap: cap) > available { cap -= 1 }
         connections = max(1, cap)
