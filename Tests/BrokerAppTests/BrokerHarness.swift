@@ -29,7 +29,10 @@ final class BrokerHarness: Sendable {
         try Data(providersJSON.utf8).write(to: URL(fileURLWithPath: providersPath))
         var env: [String: String] = [
             "BROKER_PORT": "0", "BROKER_DATA_DIR": self.dataDirectory, "BROKER_PROVIDERS_FILE": providersPath,
-            "BROKER_API_KEY": Self.apiKey, "BROKER_LOG_FORMAT": "json", "BROKER_UPSTREAM_TIMEOUT": "2",
+            "BROKER_API_KEY": Self.apiKey, "BROKER_LOG_FORMAT": "json",
+            // Generous: on a loaded 2-core machine a local fake provider can take seconds to answer. A test of the
+            // timeout itself sets its own.
+            "BROKER_UPSTREAM_TIMEOUT": "10",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com,http://localhost:3000",
         ]
         env.merge(extra) { $1 }

@@ -36,7 +36,7 @@ import Testing
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_WEIBO_SECRET": clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "3",
+                "BROKER_UPSTREAM_TIMEOUT": "10",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))

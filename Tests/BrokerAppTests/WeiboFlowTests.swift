@@ -163,7 +163,7 @@ import Testing
     func upstreamFaultsAreReportedAndNothingIsStored(failure: FakeOAuth2Provider.Failure?, delay: Double, code: String, status: Int)
         async throws
     {
-        let s = try Self.setUp()
+        let s = try Self.setUp(environment: ["BROKER_UPSTREAM_TIMEOUT": "2"])
         s.weibo.set {
             $0.exchangeFailure = failure
             $0.exchangeDelay = delay
