@@ -235,7 +235,7 @@ public final class Broker: Sendable {
             observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
-            var router = Router()
+            var router = Router(refusals: .errorBody)
             router.add(.GET, "/metrics", metricsHandler)
             // A scraper or two: a small cap and one worker; scrapes stay out of the access log.
             let configuration = HTTPServerConfiguration(

@@ -16,7 +16,7 @@ import Testing
     static func make(limits: HTTPParserLimits = HTTPParserLimits(), at now: UInt64 = t0) -> Machine {
         Machine(
             limits: limits, timeouts: timeouts, remoteAddress: "192.0.2.1",
-            date: { Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8) }, now: now)
+            date: { Array("Tue, 01 Dec 2026 00:00:00 GMT".utf8) }, refusals: TestServer.refusals, now: now)
     }
 
     static func ok(_ text: String = "ok") -> Response { Response.json(.ok, "\"\(text)\"") }
@@ -198,7 +198,7 @@ import Testing
         var m = Self.make()
         let action = m.feed("POST /nowhere HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n", at: Self.t0)
         guard case .checkExpectation = action else { Issue.record("\(action)"); return }
-        let completed = m.expectationRefused(Response.error(.notFound, code: "not_found", message: "No."), route: nil, now: Self.t0)
+        let completed = m.expectationRefused(Response(status: .notFound), route: nil, now: Self.t0)
         #expect(completed.status == 404 && completed.path == "/nowhere")
         guard case .closing = m.state else { Issue.record("state \(m.state)"); return }
         let out = m.takeOutput()

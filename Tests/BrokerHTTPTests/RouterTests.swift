@@ -21,6 +21,18 @@ import Testing
 
     static func text(_ response: Response) -> String { String(decoding: response.body, as: UTF8.self) }
 
+    @Test func refusalsArePlainTextUnlessTheApplicationRendersThem() async {
+        var router = Self.router()
+        let missing = await router.respond(to: .make(.GET, "/nowhere"))
+        #expect(missing.headers["Content-Type"] == "text/plain; charset=utf-8" && Self.text(missing) == "No such endpoint.\n")
+        router.refusals = RefusalRenderer { refusal in
+            Response.json(refusal.status, "{\"problem\":\(JSONString.quote(refusal.code))}", headers: refusal.headers)
+        }
+        let wrong = await router.respond(to: .make(.DELETE, "/a"))
+        #expect(wrong.status.code == 405 && wrong.headers["Allow"] == "GET, HEAD")
+        #expect(Self.text(wrong) == #"{"problem":"method_not_allowed"}"#)
+    }
+
     @Test func exactPathsWinOverPrefixesAndAPrefixAloneIsNoMatch() async {
         let router = Self.router()
         #expect(Self.text(await router.respond(to: .make(.GET, "/a"))) == "\"exact\"")
@@ -34,7 +46,7 @@ import Testing
     @Test func theAnswersNoHandlerGives() async {
         let router = Self.router()
         let missing = await router.respond(to: .make(.GET, "/nowhere"))
-        #expect(missing.status.code == 404 && Self.text(missing).contains("\"error\":\"not_found\""))
+        #expect(missing.status.code == 404 && Self.text(missing) == "No such endpoint.\n")
         let wrong = await router.respond(to: .make(.DELETE, "/a/x"))
         #expect(wrong.status.code == 405 && wrong.headers["Allow"] == "GET, HEAD")
         #expect(Self.text(await router.respond(to: .make(.POST, "/form", body: "k=v"))) == "\"k=v\"")

@@ -6,10 +6,18 @@ import Synchronization
 
 /// Starts a real server on 127.0.0.1:0 with test routes, and stops it afterwards.
 enum TestServer {
+    /// The test routes' refusals: `code: message` as `text/x-refusal`, so a test sees the server's own answers go
+    /// through the router's renderer.
+    static let refusals = RefusalRenderer { refusal in
+        var headers = refusal.headers
+        headers.add(name: "Content-Type", value: "text/x-refusal")
+        return Response(status: refusal.status, headers: headers, body: Array("\(refusal.code): \(refusal.message)".utf8))
+    }
+
     /// Routes used by the live tests; `/slow` signals `slowEntered` as its handler starts and, given
     /// `slowRelease`, answers once that is signalled instead of after `ms` milliseconds.
     static func router(slowEntered: TestEvent? = nil, slowRelease: TestEvent? = nil) -> Router {
-        var router = Router()
+        var router = Router(refusals: refusals)
         router.get("/healthz") { _ in Response.json(.ok, "{\"status\":\"ok\"}") }
         router.add(
             .POST, "/echo",

@@ -11,7 +11,7 @@ enum BrokerRoutes {
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
         appTokens: AppTokenHandlers, backup: BackupHandlers, cors: CORSPolicy
     ) -> Router {
-        var router = Router()
+        var router = Router(refusals: .errorBody)
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
         router.get("/healthz") { _ in healthy }
         router.add(

@@ -23,11 +23,6 @@ public struct Response: Sendable {
         headers.add(name: "Content-Type", value: "application/json")
         return Response(status: status, headers: headers, body: Array(json.utf8))
     }
-
-    /// The `{"error","message"}` body every error uses.
-    public static func error(_ status: HTTPStatus, code: String, message: String, headers: HTTPHeaders = HTTPHeaders()) -> Response {
-        json(status, "{\"error\":\(JSONString.quote(code)),\"message\":\(JSONString.quote(message))}", headers: headers)
-    }
 }
 
 /// Minimal JSON string quoting (RFC 8259 §7) for bodies the transport writes itself.

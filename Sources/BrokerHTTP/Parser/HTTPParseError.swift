@@ -4,9 +4,9 @@
 public struct HTTPParseError: Error, Sendable, Equatable {
     /// The status the server answers with.
     public let status: HTTPStatus
-    /// The snake_case code for the JSON error body.
+    /// The snake_case code naming the error.
     public let code: String
-    /// A short human sentence for the JSON error body; never echoes request bytes.
+    /// A short human sentence; never echoes request bytes.
     public let message: String
 
     /// Creates an error with its status, code and message.

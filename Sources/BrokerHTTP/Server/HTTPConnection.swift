@@ -58,7 +58,7 @@ final class HTTPConnection: @unchecked Sendable {
         timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
         machine = HTTPConnectionStateMachine(
             limits: server.configuration.limits, timeouts: timeouts,
-            remoteAddress: remoteAddress, date: HTTPConnection.date, now: Monotonic.now())
+            remoteAddress: remoteAddress, date: HTTPConnection.date, refusals: server.router.refusals, now: Monotonic.now())
         publish()
     }
 

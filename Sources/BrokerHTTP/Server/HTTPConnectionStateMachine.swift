@@ -230,13 +230,16 @@ struct HTTPConnectionStateMachine {
     /// The `Date` field value for the next response (RFC 9110 §6.6.1); injected, so the
     /// machine itself reads no clock and tests get fixed bytes.
     private let date: @Sendable () -> [UInt8]
+    /// Renders the answers the machine gives itself (a request it cannot frame, a timeout, an eviction).
+    private let refusals: RefusalRenderer
 
     /// A connection accepted at `now`: idle, the idle deadline running from the accept.
     init(
         limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
-        date: @escaping @Sendable () -> [UInt8], now: UInt64
+        date: @escaping @Sendable () -> [UInt8], refusals: RefusalRenderer = .plainText, now: UInt64
     ) {
         parser = HTTPParser(limits: limits)
+        self.refusals = refusals
         self.remoteAddress = remoteAddress
         self.date = date
         self.timeouts = timeouts
@@ -318,7 +321,7 @@ struct HTTPConnectionStateMachine {
                 if case .idle = state { requestStart = now }
                 let head = Self.head(of: state)
                 let completed = queue(
-                    Response.error(error.status, code: error.code, message: error.message),
+                    refusals.response(Refusal(error)),
                     head: head, route: nil, close: true, includeBody: true, now: now)
                 return (.responded(completed), offset)
             }
@@ -418,9 +421,8 @@ struct HTTPConnectionStateMachine {
             return .none
         case .header, .body:
             // RFC 9110 §15.5.9: 408 for a request not received in time.
-            let failure = Response.error(
-                .requestTimeout, code: "request_timeout",
-                message: "The request was not received in time.")
+            let failure = refusals.response(
+                Refusal(status: .requestTimeout, code: "request_timeout", message: "The request was not received in time."))
             return .write(queueFinal(failure, now: now))
         case .idle, .write, .linger:
             return close()
@@ -437,9 +439,10 @@ struct HTTPConnectionStateMachine {
         guard deadline.word == expected, expected != 0 else { return .none }
         switch deadline.kind {
         case .header, .body:
-            let response = Response.error(
-                .serviceUnavailable, code: "over_capacity",
-                message: "The server is at its connection limit and this request was too slow.")
+            let response = refusals.response(
+                Refusal(
+                    status: .serviceUnavailable, code: "over_capacity",
+                    message: "The server is at its connection limit and this request was too slow."))
             return .write(queueFinal(response, now: now))
         case .idle, .write, .linger:
             return close()

@@ -274,7 +274,8 @@ public final class HTTPServer: @unchecked Sendable {
     private func refuseOverCapacity(_ fd: Int32) {
         var out: [UInt8] = []
         ResponseEncoder.encode(
-            Response.error(.serviceUnavailable, code: "over_capacity", message: "Too many connections; try again."),
+            router.refusals.response(
+                Refusal(status: .serviceUnavailable, code: "over_capacity", message: "Too many connections; try again.")),
             includeBody: true, close: true, keepAliveHTTP10: false, into: &out)
         _ = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         Glibc.shutdown(fd, Int32(SHUT_WR))

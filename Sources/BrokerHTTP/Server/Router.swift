@@ -32,8 +32,14 @@ public struct Router: Sendable {
     /// Routes taking every path under a prefix, as (prefix, index into `routes`), in registration order.
     private var prefixes: [(prefix: String, route: Int)] = []
 
-    /// Creates an empty router.
-    public init() {}
+    /// How the server renders the answers it gives without a handler (404, 405, and the transport's own 400, 408,
+    /// 413, 431, 503…); the application sets its own so they look like its other errors.
+    public var refusals: RefusalRenderer
+
+    /// Creates an empty router whose refusals are rendered by `refusals`.
+    public init(refusals: RefusalRenderer = .plainText) {
+        self.refusals = refusals
+    }
 
     /// The route paths in registration order; metrics label routes with them.
     public var paths: [String] { routes.map(\.path) }
@@ -95,14 +101,12 @@ public struct Router: Sendable {
         case .methodNotAllowed(let allow, let route):
             var headers = HTTPHeaders()
             headers.add(name: "Allow", value: allow)
-            return (
-                Response.error(
-                    .methodNotAllowed, code: "method_not_allowed",
-                    message: "\(method.rawValue) is not allowed here; use \(allow).",
-                    headers: headers), route
-            )
+            let refusal = Refusal(
+                status: .methodNotAllowed, code: "method_not_allowed",
+                message: "\(method.rawValue) is not allowed here; use \(allow).", headers: headers)
+            return (refusals.response(refusal), route)
         case .notFound, .handler:
-            return (Response.error(.notFound, code: "not_found", message: "No such endpoint."), nil)
+            return (refusals.response(Refusal(status: .notFound, code: "not_found", message: "No such endpoint.")), nil)
         }
     }
 
