@@ -40,10 +40,10 @@ enum ProviderValue {
         if let string = value as? String {
             return string.isEmpty ? nil : string
         }
-        guard let number = value as? NSNumber else { return nil }
+        guard let number = JSONBoolean.number(value) else { return nil }
         switch String(cString: number.objCType) {
-        case "c", "d", "f":
-            return nil  // a boolean, or a number read through Double or Decimal
+        case "d", "f":
+            return nil  // a number read through Double or Decimal
         case "Q", "L", "I", "S", "C":
             return String(number.uint64Value)
         default:
@@ -53,10 +53,8 @@ enum ProviderValue {
 
     /// The decimal digits of a whole JSON number, read without passing large integers through Double.
     private static func wholeNumber(_ value: Any) -> String? {
-        guard let number = value as? NSNumber else { return nil }
+        guard let number = JSONBoolean.number(value) else { return nil }
         switch String(cString: number.objCType) {
-        case "c":
-            return nil  // a boolean
         case "d", "f":
             let double = number.doubleValue
             guard double.rounded() == double, let exact = Int64(exactly: double) else { return nil }
@@ -83,8 +81,7 @@ enum ProviderValue {
     /// Whether `value` is JSON `false` or the string `"false"` (Weibo writes booleans as strings).
     static func isFalse(_ value: Any) -> Bool {
         if let string = value as? String { return string.lowercased() == "false" }
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return false }
-        return !number.boolValue
+        return JSONBoolean.value(value) == false
     }
 
     /// A scope as a string, or a JSON array of scopes joined with spaces.
