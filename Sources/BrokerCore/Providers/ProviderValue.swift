@@ -40,25 +40,23 @@ enum ProviderValue {
         if let string = value as? String {
             return string.isEmpty ? nil : string
         }
-        guard let number = JSONBoolean.number(value) else { return nil }
-        switch String(cString: number.objCType) {
-        case "d", "f":
-            return nil  // a number read through Double or Decimal
-        case "Q", "L", "I", "S", "C":
-            return String(number.uint64Value)
-        default:
-            return String(number.int64Value)
-        }
+        return JSONBoolean.number(value).flatMap(integerDigits)
     }
 
     /// The decimal digits of a whole JSON number, read without passing large integers through Double.
     private static func wholeNumber(_ value: Any) -> String? {
         guard let number = JSONBoolean.number(value) else { return nil }
+        if let digits = integerDigits(number) { return digits }
+        let double = number.doubleValue
+        guard double.rounded() == double, let exact = Int64(exactly: double) else { return nil }
+        return String(exact)
+    }
+
+    /// The digits of a number JSONSerialization read as an integer; nil for one it read through Double or Decimal.
+    private static func integerDigits(_ number: NSNumber) -> String? {
         switch String(cString: number.objCType) {
         case "d", "f":
-            let double = number.doubleValue
-            guard double.rounded() == double, let exact = Int64(exactly: double) else { return nil }
-            return String(exact)
+            return nil
         case "Q", "L", "I", "S", "C":
             return String(number.uint64Value)
         default:
