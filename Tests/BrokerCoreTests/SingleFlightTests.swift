@@ -215,12 +215,16 @@ struct SingleFlightTests {
         var work = Work(flight: flight, shelf: shelf, answer: .fail(retryAfter: "120"))
         #expect(await Self.attempt(flight, work) == .failure(.upstreamError(step: "test", reason: "HTTP 503")))
         #expect(await flight.activeBackoff("test:key")?.notBefore == start.addingTimeInterval(120))
+        #expect(await flight.retryAfterSeconds("test:key") == 120)
+        clock.advance(119.5)
+        #expect(await flight.retryAfterSeconds("test:key") == 1, "a part of a second left rounds up")
         // While it lasts the work does not run, and callers get the last error.
         work.answer = .issue
         #expect(await Self.attempt(flight, work) == .failure(.upstreamError(step: "test", reason: "HTTP 503")))
         #expect(shelf.performs == 1)
         // After it, the next try runs; it fails again, asking for a day: clamped to the cap of 600 s.
-        clock.advance(120)
+        clock.advance(0.5)
+        #expect(await flight.retryAfterSeconds("test:key") == nil)
         work.answer = .fail(retryAfter: "86400")
         #expect(await Self.attempt(flight, work) == .failure(.upstreamError(step: "test", reason: "HTTP 503")))
         let second = try #require(await flight.activeBackoff("test:key"))

@@ -87,10 +87,7 @@ public actor AppTokenService {
     public nonisolated func retryAfter(provider name: String, scope: String?) async -> Int? {
         guard let (settings, scopes) = try? resolve(provider: name, scope: scope) else { return nil }
         let key = AppToken.key(provider: settings.name, scope: AppTokenScope.text(scopes))
-        guard let current = await flight.currentBackoff(Self.backoffKey(for: key)) else { return nil }
-        let seconds = current.notBefore.timeIntervalSince(now()).rounded(.up)
-        guard seconds >= 1 else { return nil }
-        return Int(min(seconds, 86_400 * 365))
+        return await flight.retryAfterSeconds(Self.backoffKey(for: key))
     }
 
     /// The seconds before expiry from which a token of `provider` that lives `lifetime` seconds is fetched anew:

@@ -38,6 +38,15 @@ extension SingleFlight {
         }
     }
 
+    /// Whole seconds until `key`'s backoff ends, for a `Retry-After` answer (RFC 9110 §10.2.3); nil when it does not back off.
+    func retryAfterSeconds(_ key: String) async -> Int? {
+        guard let current = await activeBackoff(key) else { return nil }
+        let seconds = current.notBefore.timeIntervalSince(now()).rounded(.up)
+        // The store's values are range-checked, but the conversion to Int must never trap.
+        guard seconds >= 1 else { return nil }
+        return Int(min(seconds, 86_400 * 365))
+    }
+
     /// The backoff that holds `key` back at this moment, or nil when a try may start.
     func activeBackoff(_ key: String) async -> RefreshBackoff? {
         guard let current = await currentBackoff(key), current.isBackingOff(at: now()) else { return nil }
