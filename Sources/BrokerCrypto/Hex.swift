@@ -1,14 +1,18 @@
-/// Base16 (RFC 4648 §8), written in lowercase.
+/// Base16 (RFC 4648 §8): the one implementation of hex digits, written in lowercase unless asked for uppercase.
+///
+/// Percent-encoding (RFC 3986 §2.1, uppercase), JSON `\u` escapes, file
+/// names, chunk sizes and digests all read and write their hex digits here.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    @usableFromInline static let lowercaseDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    @usableFromInline static let uppercaseDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
-    /// Encodes `bytes` as lowercase hexadecimal, two digits per byte.
-    public static func encode(_ bytes: [UInt8]) -> String {
+    /// Encodes `bytes` as hexadecimal, two digits per byte, lowercase unless `uppercase`.
+    public static func encode(_ bytes: [UInt8], uppercase: Bool = false) -> String {
         var out = [UInt8]()
         out.reserveCapacity(bytes.count * 2)
         for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(digit(byte >> 4, uppercase: uppercase))
+            out.append(digit(byte & 0x0F, uppercase: uppercase))
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -28,12 +32,19 @@ public enum Hex {
         return out
     }
 
-    /// Returns the value of one hex digit, or nil.
-    private static func value(of symbol: UInt8) -> UInt8? {
+    /// The ASCII digit of `nibble` (its low four bits), lowercase unless `uppercase`.
+    @inlinable
+    public static func digit(_ nibble: UInt8, uppercase: Bool = false) -> UInt8 {
+        (uppercase ? uppercaseDigits : lowercaseDigits)[Int(nibble & 0x0F)]
+    }
+
+    /// The value of one hex digit in either case, or nil for any other byte.
+    @inlinable
+    public static func value(of symbol: UInt8) -> UInt8? {
         switch symbol {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): symbol - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): symbol - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): symbol - UInt8(ascii: "A") + 10
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): symbol &- UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): symbol &- UInt8(ascii: "a") &+ 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): symbol &- UInt8(ascii: "A") &+ 10
         default: nil
         }
     }

@@ -13,8 +13,6 @@ public enum PercentEncoding {
         case lenient
     }
 
-    private static let hexDigits = Array("0123456789ABCDEF".utf8)
-
     /// Encodes `s` for OAuth 1.0a: UTF-8 first, unreserved `A-Z a-z 0-9 - . _ ~` kept, every other byte as `%XX`.
     ///
     /// RFC 5849 §3.6: hex digits are uppercase and a space is `%20`, never `+`; `*` is encoded and `~` is not,
@@ -27,8 +25,9 @@ public enum PercentEncoding {
                 out.append(byte)
             } else {
                 out.append(UInt8(ascii: "%"))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0x0F)])
+                // RFC 3986 §2.1: uppercase hex digits.
+                out.append(Hex.digit(byte >> 4, uppercase: true))
+                out.append(Hex.digit(byte, uppercase: true))
             }
         }
         return String(decoding: out, as: UTF8.self)
@@ -59,7 +58,7 @@ public enum PercentEncoding {
             } else if b == UInt8(ascii: "%"),
                 let h = bytes.index(i, offsetBy: 1, limitedBy: bytes.endIndex), h != bytes.endIndex,
                 let l = bytes.index(h, offsetBy: 1, limitedBy: bytes.endIndex), l != bytes.endIndex,
-                let hi = hexValue(bytes[h]), let lo = hexValue(bytes[l])
+                let hi = Hex.value(of: bytes[h]), let lo = Hex.value(of: bytes[l])
             {
                 out.append(hi << 4 | lo)
                 i = l
@@ -113,7 +112,7 @@ public enum PercentEncoding {
             let byte = input[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < input.count,
-                    let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2])
+                    let high = Hex.value(of: input[index + 1]), let low = Hex.value(of: input[index + 2])
                 else { return nil }
                 bytes.append(high << 4 | low)
                 index += 3
@@ -137,17 +136,6 @@ public enum PercentEncoding {
             true
         default:
             false
-        }
-    }
-
-    /// Returns the value of one hex digit in either case, or nil.
-    @usableFromInline
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 }

@@ -27,7 +27,11 @@ struct StoreFileNameTests {
     }
 
     @Test func foreignNamesAreNotAccounts() {
-        for name in ["README.txt", "github%3a1.json", "github%3A.json.tmp.0123456789abcdef", "a b.json", "%ZZ.json", "%3.json"] {
+        for name in [
+            "README.txt", "github%3a1.json", "github%3A.json.tmp.0123456789abcdef", "a b.json", "%ZZ.json", "%3.json",
+            // Another spelling of a name this type makes: an escaped unreserved byte, a literal byte that needs one, `+`.
+            "github%3A%31.json", "github:1.json", "a%3Ab+c.json", "~abc.json", "%FF%3A1.json",
+        ] {
             #expect(StoreFileName.accountID(fileName: name) == nil, "\(name)")
         }
     }

@@ -27,4 +27,23 @@ struct HexTests {
     func rejects(text: String) {
         #expect(Hex.decode(text) == nil)
     }
+
+    @Test("uppercase encoding, as percent-encoding and file names want it")
+    func uppercase() {
+        #expect(Hex.encode([0x00, 0x3A, 0xAF, 0xFF], uppercase: true) == "003AAFFF")
+        #expect(Hex.encode([0x3A, 0xAF]) == "3aaf")
+    }
+
+    @Test("one digit: its value in either case, and the digit of each nibble")
+    func singleDigits() {
+        let digits = Array("0123456789abcdefABCDEF".utf8)
+        #expect(digits.map { Hex.value(of: $0) } == (0...15).map { UInt8($0) } + (10...15).map { UInt8($0) })
+        for byte in (0...255).map(UInt8.init) where !digits.contains(byte) {
+            #expect(Hex.value(of: byte) == nil, "\(byte)")
+        }
+        #expect((0...15).map { Hex.digit(UInt8($0)) } == Array("0123456789abcdef".utf8))
+        #expect((0...15).map { Hex.digit(UInt8($0), uppercase: true) } == Array("0123456789ABCDEF".utf8))
+        // Only the low four bits count, so a caller may pass a whole byte for its low nibble.
+        #expect(Hex.digit(0xAF) == UInt8(ascii: "f"))
+    }
 }

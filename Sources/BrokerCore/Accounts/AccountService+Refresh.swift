@@ -45,11 +45,7 @@ extension AccountService {
 
     /// Whole seconds until the next refresh try of `accountID` while it backs off, for a `Retry-After` answer; nil when it does not.
     public func retryAfter(accountID: String) async -> Int? {
-        guard let notBefore = await refresher.retryNotBefore(accountID: accountID) else { return nil }
-        let seconds = notBefore.timeIntervalSince(now()).rounded(.up)
-        // The store's values are range-checked, but the conversion to Int must never trap.
-        guard seconds >= 1 else { return nil }
-        return Int(min(seconds, 86_400 * 365))
+        await refresher.flight.retryAfterSeconds(accountID)
     }
 
     /// The status API clients see: `reauthorization_required`, `expired` (past expiry and not refreshable), else `active`.

@@ -4,10 +4,10 @@ import Foundation
 ///
 /// A token is cached per provider and normalized scope set in an
 /// ``AppTokenStore`` (Redis when replicas share one, so no replica fetches
-/// what another already has). When it is due, one fetch runs: in this process
-/// the first caller starts it as a task of its own and later callers join it;
-/// across replicas the fetch first takes the ``RefreshLock`` the account
-/// refresh uses, and a replica that cannot get it polls the store until the
+/// what another already has). When it is due, one fetch runs through the same
+/// ``SingleFlight`` as account refreshes: later callers in this process join
+/// it, and across replicas it first takes the ``RefreshLock`` the account
+/// refresh uses; a replica that cannot get it re-reads the store until the
 /// holder's token shows up or the lock frees. A failed fetch puts the key into
 /// the same exponential backoff as a failed account refresh, lengthened by the
 /// provider's `Retry-After` and shared through the ``RefreshBackoffStore``:
@@ -37,21 +37,14 @@ public actor AppTokenService {
     nonisolated let context: ExchangeContext
     /// Where tokens are cached.
     nonisolated let store: any AppTokenStore
-    /// The lock shared with other replicas.
-    nonisolated let lock: any RefreshLock
-    /// The backoff shared with other replicas.
-    nonisolated let backoffStore: any RefreshBackoffStore
+    /// One fetch per key at a time, here and across replicas, with the shared lock and backoff.
+    nonisolated let flight: SingleFlight<AppToken>
     /// Margin, lock TTL, polling and backoff: the account refresh's settings.
     public nonisolated let policy: RefreshCoordinator.Policy
     /// The injected clock.
     nonisolated let now: @Sendable () -> Date
     /// Told about every fetch; must not block.
     nonisolated let onEvent: @Sendable (Event) -> Void
-
-    /// The fetch running in this process for each key.
-    var inFlight: [ExactKey: Task<Result<AppToken, BrokerError>, Never>] = [:]
-    /// The backoff this process last recorded per key: used only when ``backoffStore`` cannot be read.
-    var backoff: [ExactKey: RefreshBackoff] = [:]
 
     /// Seconds a token whose answer had no `expires_in` is reused before the provider is asked again.
     ///
@@ -69,8 +62,7 @@ public actor AppTokenService {
         self.registry = registry
         self.context = ExchangeContext(upstream: upstream, redirectURI: "", registry: registry, now: now, observer: providerCalls)
         self.store = store
-        self.lock = lock
-        self.backoffStore = backoffStore
+        self.flight = SingleFlight(lock: lock, backoffStore: backoffStore, policy: policy, now: now)
         self.policy = policy
         self.now = now
         self.onEvent = onEvent
@@ -88,17 +80,14 @@ public actor AppTokenService {
         let key = AppToken.key(provider: settings.name, scope: AppTokenScope.text(scopes))
         let cached = try await read(key)
         if let cached, !isDue(cached, at: now()) { return cached }
-        return try await fetch(key: key, settings: settings, scopes: scopes, seen: cached)
+        return try await flight.run(Fetch(service: self, key: key, settings: settings, scopes: scopes, seen: cached))
     }
 
     /// Whole seconds until the next fetch for `name` and `scope` may call the provider while it backs off, for `Retry-After`; nil when it does not.
     public nonisolated func retryAfter(provider name: String, scope: String?) async -> Int? {
         guard let (settings, scopes) = try? resolve(provider: name, scope: scope) else { return nil }
         let key = AppToken.key(provider: settings.name, scope: AppTokenScope.text(scopes))
-        guard let current = await currentBackoff(key: key) else { return nil }
-        let seconds = current.notBefore.timeIntervalSince(now()).rounded(.up)
-        guard seconds >= 1 else { return nil }
-        return Int(min(seconds, 86_400 * 365))
+        return await flight.retryAfterSeconds(Self.backoffKey(for: key))
     }
 
     /// The seconds before expiry from which a token of `provider` that lives `lifetime` seconds is fetched anew:
@@ -127,17 +116,5 @@ public actor AppTokenService {
         let settings = try ClientCredentialsSettings(provider)
         let scopes = try AppTokenScope.tokens(scope ?? settings.scopes.joined(separator: " "))
         return (settings, scopes)
-    }
-
-    /// Joins the fetch running for `key`, or starts one.
-    func fetch(key: String, settings: ClientCredentialsSettings, scopes: [String], seen: AppToken?) async throws(BrokerError) -> AppToken {
-        let exact = ExactKey(key)
-        if let running = inFlight[exact] { return try await running.value.get() }
-        // A task of its own, not the caller's: a caller that goes away does not cancel the others' fetch.
-        let task = Task { await self.lead(key: key, settings: settings, scopes: scopes, seen: seen) }
-        inFlight[exact] = task
-        let result = await task.value
-        if inFlight[exact] == task { inFlight[exact] = nil }
-        return try result.get()
     }
 }

@@ -40,27 +40,23 @@ enum ProviderValue {
         if let string = value as? String {
             return string.isEmpty ? nil : string
         }
-        guard let number = value as? NSNumber else { return nil }
-        switch String(cString: number.objCType) {
-        case "c", "d", "f":
-            return nil  // a boolean, or a number read through Double or Decimal
-        case "Q", "L", "I", "S", "C":
-            return String(number.uint64Value)
-        default:
-            return String(number.int64Value)
-        }
+        return JSONBoolean.number(value).flatMap(integerDigits)
     }
 
     /// The decimal digits of a whole JSON number, read without passing large integers through Double.
     private static func wholeNumber(_ value: Any) -> String? {
-        guard let number = value as? NSNumber else { return nil }
+        guard let number = JSONBoolean.number(value) else { return nil }
+        if let digits = integerDigits(number) { return digits }
+        let double = number.doubleValue
+        guard double.rounded() == double, let exact = Int64(exactly: double) else { return nil }
+        return String(exact)
+    }
+
+    /// The digits of a number JSONSerialization read as an integer; nil for one it read through Double or Decimal.
+    private static func integerDigits(_ number: NSNumber) -> String? {
         switch String(cString: number.objCType) {
-        case "c":
-            return nil  // a boolean
         case "d", "f":
-            let double = number.doubleValue
-            guard double.rounded() == double, let exact = Int64(exactly: double) else { return nil }
-            return String(exact)
+            return nil
         case "Q", "L", "I", "S", "C":
             return String(number.uint64Value)
         default:
@@ -83,8 +79,7 @@ enum ProviderValue {
     /// Whether `value` is JSON `false` or the string `"false"` (Weibo writes booleans as strings).
     static func isFalse(_ value: Any) -> Bool {
         if let string = value as? String { return string.lowercased() == "false" }
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return false }
-        return !number.boolValue
+        return JSONBoolean.value(value) == false
     }
 
     /// A scope as a string, or a JSON array of scopes joined with spaces.

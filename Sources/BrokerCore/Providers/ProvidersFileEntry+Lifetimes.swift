@@ -18,8 +18,8 @@ extension ProvidersFileEntry {
     private func seconds(_ key: String, minimum: Int) throws(ProviderConfigurationError) -> Int? {
         guard let raw = settings[key], !(raw is NSNull) else { return nil }
         let range = "a whole number of seconds from \(minimum) to \(Self.maximumLifetimeSetting)"
-        // JSONSerialization reads true/false as NSNumber too; those, fractions and strings are refused.
-        guard let number = raw as? NSNumber, String(cString: number.objCType) != "c",
+        // Booleans, fractions and strings are refused.
+        guard let number = JSONBoolean.number(raw),
             let value = Int(exactly: number.doubleValue), (minimum...Self.maximumLifetimeSetting).contains(value)
         else {
             throw failure(key, "must be \(range)")

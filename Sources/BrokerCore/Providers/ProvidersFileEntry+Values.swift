@@ -39,11 +39,9 @@ extension ProvidersFileEntry {
     /// The boolean at `key`; nil when absent.
     func bool(_ key: String) throws(ProviderConfigurationError) -> Bool? {
         guard let raw = settings[key] else { return nil }
-        // JSONSerialization reads true/false as a boolean NSNumber (type code "c"); a plain 0 or 1 is not a boolean.
-        guard let number = raw as? NSNumber, String(cString: number.objCType) == "c" else {
-            throw failure(key, "must be true or false")
-        }
-        return number.boolValue
+        // A plain 0 or 1 is not a boolean.
+        guard let flag = JSONBoolean.value(raw) else { throw failure(key, "must be true or false") }
+        return flag
     }
 
     /// The `scopes` array of strings, each resolved.

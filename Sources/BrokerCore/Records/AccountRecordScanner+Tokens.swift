@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 extension AccountRecordScanner {
     /// The ASCII bytes the JSON grammar is made of.
     enum Byte: UInt8 {
@@ -162,14 +164,7 @@ extension AccountRecordScanner {
         guard raw.count - index >= 4 else { return nil }
         var unit: UInt16 = 0
         for _ in 0..<4 {
-            let byte = raw[index]
-            let digit: UInt8
-            switch byte {
-            case 0x30...0x39: digit = byte - 0x30
-            case 0x41...0x46: digit = byte - 0x37
-            case 0x61...0x66: digit = byte - 0x57
-            default: return nil
-            }
+            guard let digit = Hex.value(of: raw[index]) else { return nil }
             unit = unit << 4 | UInt16(digit)
             index += 1
         }

@@ -11,18 +11,18 @@ extension RefreshCoordinator {
             grant = try await exchange.refresh(refreshToken: refreshToken)
         } catch {
             if error.error == .reauthorizationRequired {
-                await clearBackoff(accountID: account.id)
+                await flight.clearBackoff(account.id)
                 report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
                 return try await markReauthorizationRequired(account.id, rejected: refreshToken)
             }
-            let backoff = await recordTransientFailure(accountID: account.id, error)
+            let backoff = await flight.recordFailure(error, for: account.id)
             await pauseProvider(account.provider, after: error)
             report(account, .failed(.transient, message: error.error.message))
             await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)
         }
         let (stored, previousExpiry) = try await store(grant, in: account.id, replacing: refreshToken)
-        await clearBackoff(accountID: account.id)
+        await flight.clearBackoff(account.id)
         var warnings: [Event.Warning] = []
         if let previousExpiry, let newExpiry = stored.expiresAt, newExpiry <= previousExpiry,
             await shouldWarnNotLongerLived(account.id, at: now())

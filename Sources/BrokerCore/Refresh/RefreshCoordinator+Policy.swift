@@ -47,52 +47,15 @@ extension RefreshCoordinator {
         func backoff(after previous: RefreshBackoff?, failing failure: RefreshFailure, at: Date) -> RefreshBackoff {
             let failures = min(previous?.failures ?? 0, 1_000) + 1
             var delay = backoffDelay(afterFailures: failures)
-            if let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) {
-                delay = max(delay, min(retryAfterCap, asked))
-            }
+            if let asked = retryAfter(of: failure, at: at) { delay = max(delay, asked) }
             return RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
         }
-    }
 
-    /// Counts a transient failure of `accountID` and pushes its next try back (``Policy/backoff(after:failing:at:)``);
-    /// returns the new backoff.
-    ///
-    /// The state goes to the shared store and to this process's copy; a store
-    /// that cannot be written leaves the copy to enforce the backoff here.
-    @discardableResult
-    func recordTransientFailure(accountID: String, _ failure: RefreshFailure) async -> RefreshBackoff {
-        let previous = await currentBackoff(accountID: accountID)
-        let at = now()
-        let state = policy.backoff(after: previous, failing: failure, at: at)
-        backoff[ExactKey(accountID)] = state
-        try? await backoffStore.record(state, for: accountID, at: at)
-        return state
-    }
-
-    /// Forgets `accountID`'s failures after a success or a final answer, here and in the shared store.
-    func clearBackoff(accountID: String) async {
-        backoff[ExactKey(accountID)] = nil
-        try? await backoffStore.clear(accountID: accountID)
-    }
-
-    /// `accountID`'s backoff, lapsed or not, from the shared store.
-    ///
-    /// When the store cannot be read (Redis down or timing out), this
-    /// process's own last record stands in: refreshes are then held back only
-    /// by the failures this replica saw itself, and never blocked by the
-    /// outage. While Redis is down the Redis refresh lock cannot be taken
-    /// either, so no replica calls the provider meanwhile anyway.
-    func currentBackoff(accountID: String) async -> RefreshBackoff? {
-        do {
-            return try await backoffStore.backoff(for: accountID)
-        } catch {
-            return backoff[ExactKey(accountID)]
+        /// The seconds `failure`'s `Retry-After` (RFC 9110 §10.2.3) asks to wait from `at`, clamped to ``retryAfterCap``;
+        /// nil when there was none or it does not parse.
+        func retryAfter(of failure: RefreshFailure, at: Date) -> TimeInterval? {
+            guard let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at) else { return nil }
+            return min(retryAfterCap, asked)
         }
-    }
-
-    /// The backoff that holds `accountID` back at this moment, or nil when a try may start.
-    func activeBackoff(accountID: String) async -> RefreshBackoff? {
-        guard let current = await currentBackoff(accountID: accountID), current.isBackingOff(at: now()) else { return nil }
-        return current
     }
 }

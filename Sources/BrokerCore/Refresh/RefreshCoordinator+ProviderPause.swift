@@ -22,13 +22,13 @@ extension RefreshCoordinator {
     /// own backoff still guards them.
     func pauseProvider(_ provider: String, after failure: RefreshFailure) async {
         let at = now()
-        guard let field = failure.retryAfter, let asked = RetryAfter.delay(field, at: at), asked > 0 else { return }
-        let until = at.addingTimeInterval(min(policy.retryAfterCap, asked))
+        guard let delay = policy.retryAfter(of: failure, at: at), delay > 0 else { return }
+        let until = at.addingTimeInterval(delay)
         let key = ExactKey(provider)
         if let current = providerPauses[key], current >= until { return }
         providerPauses[key] = until
         let pause = RefreshBackoff(failures: 1, notBefore: until, lastError: failure.error)
-        try? await backoffStore.record(pause, for: Self.pauseKey(for: provider), at: at)
+        try? await flight.backoffStore.record(pause, for: Self.pauseKey(for: provider), at: at)
     }
 
     /// Until when background refreshes of `provider` wait after it, or another replica, was asked for it with `Retry-After`;
@@ -38,7 +38,7 @@ extension RefreshCoordinator {
         let at = now()
         if let until = providerPauses[key], at < until { return until }
         providerPauses[key] = nil
-        guard let shared = try? await backoffStore.backoff(for: Self.pauseKey(for: provider)), shared.isBackingOff(at: at) else {
+        guard let shared = try? await flight.backoffStore.backoff(for: Self.pauseKey(for: provider)), shared.isBackingOff(at: at) else {
             return nil
         }
         providerPauses[key] = shared.notBefore

@@ -2,14 +2,12 @@ import Foundation
 
 /// Refreshes accounts' access tokens one at a time per account: in this process and, through the ``RefreshLock``, across replicas.
 ///
-/// Single flight in the process: the first caller for an account starts the
-/// refresh as a task of its own and later callers await that same task, so 20
-/// concurrent readers cause one provider call and all get its token. Across
-/// replicas the task first takes the shared lock; a replica that cannot get it
-/// polls the repository until the holder's result shows up or the lock frees,
-/// and never calls the provider meanwhile (RFC 9700
-/// §4.14.2: presenting a rotated-out refresh token looks like theft and can
-/// revoke the whole grant). Transient failures put the account into an
+/// The single flight is a ``SingleFlight`` keyed by the account's lock key: 20
+/// concurrent readers cause one provider call and all get its token; a replica
+/// that cannot get the shared lock re-reads the repository until the holder's
+/// result shows up or the lock frees, and never calls the provider meanwhile
+/// (RFC 9700 §4.14.2: presenting a rotated-out refresh token looks like theft
+/// and can revoke the whole grant). Transient failures put the account into an
 /// exponential backoff, lengthened by the provider's `Retry-After`, that lives
 /// in a ``RefreshBackoffStore`` shared with the other replicas: while it lasts
 /// nobody calls the provider for that account, and readers of an expired token
@@ -21,10 +19,8 @@ public actor RefreshCoordinator {
     nonisolated let registry: ProviderRegistry
     /// What the providers' exchanges need: the outbound client, the callback URL (the refresh grant does not send it), the clock.
     nonisolated let context: ExchangeContext
-    /// The lock shared with other replicas.
-    nonisolated let lock: any RefreshLock
-    /// The backoff shared with other replicas.
-    nonisolated let backoffStore: any RefreshBackoffStore
+    /// One refresh per account at a time, here and across replicas, with the shared lock and backoff.
+    nonisolated let flight: SingleFlight<Outcome>
     /// Margin, lock TTL, polling and backoff settings.
     public nonisolated let policy: Policy
     /// The largest margin any account can have: ``Policy/margin`` or a provider's larger `refresh_margin`.
@@ -36,10 +32,6 @@ public actor RefreshCoordinator {
     /// Told when an account needs re-authorization or will expire before its next try; nil records nothing.
     nonisolated let events: (any EventSink)?
 
-    /// The refresh running in this process for each account id.
-    var inFlight: [ExactKey: Task<Result<Outcome, BrokerError>, Never>] = [:]
-    /// The backoff this process last recorded per account id: used only when ``backoffStore`` cannot be read.
-    var backoff: [ExactKey: RefreshBackoff] = [:]
     /// When each account last had a token that lived no longer than its predecessor logged, so it is logged once an hour.
     var lastLifetimeWarning: [ExactKey: Date] = [:]
     /// Seconds between two such warnings for one account.
@@ -73,8 +65,8 @@ public actor RefreshCoordinator {
         self.context = ExchangeContext(
             upstream: upstream, redirectURI: redirectURI, registry: registry, now: now,
             observer: providerCalls)
-        self.lock = lock
-        self.backoffStore = backoffStore ?? InProcessRefreshBackoffStore(now: now)
+        self.flight = SingleFlight(
+            lock: lock, backoffStore: backoffStore ?? InProcessRefreshBackoffStore(now: now), policy: policy, now: now)
         self.policy = policy
         self.marginCeiling = registry.all.compactMap(\.refreshMargin).reduce(max(0, policy.margin), max)
         self.now = now
@@ -122,20 +114,12 @@ public actor RefreshCoordinator {
     /// With `force` the account is refreshed even when it is not due (an
     /// operator's request); a refresh already running for it is joined all the
     /// same, since its answer is as fresh as a new one would be.
-    public func refresh(_ account: Account, respectingBackoff: Bool, force: Bool = false) async throws(BrokerError) -> Outcome {
-        let key = ExactKey(account.id)
-        if let running = inFlight[key] { return try await running.value.get() }
-        // A task of its own, not the caller's: a reader that goes away does not cancel the others' refresh.
-        let task = Task { await self.lead(account, respectingBackoff: respectingBackoff, force: force) }
-        inFlight[key] = task
-        let result = await task.value
-        if inFlight[key] == task { inFlight[key] = nil }
-        return try result.get()
+    public nonisolated func refresh(_ account: Account, respectingBackoff: Bool, force: Bool = false) async throws(BrokerError) -> Outcome {
+        try await flight.run(Refresh(coordinator: self, initial: account, respectingBackoff: respectingBackoff, force: force))
     }
 
     /// When the next try for `accountID` may start while it backs off after transient failures, or nil when it is not backing off.
-    public func retryNotBefore(accountID: String) async -> Date? {
-        guard let current = await currentBackoff(accountID: accountID), current.isBackingOff(at: now()) else { return nil }
-        return current.notBefore
+    public nonisolated func retryNotBefore(accountID: String) async -> Date? {
+        await flight.activeBackoff(accountID)?.notBefore
     }
 }

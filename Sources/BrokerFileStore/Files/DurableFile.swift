@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 import Glibc
 
 /// Whole-file writes that are atomic and durable: a reader or a crash sees the old bytes or the new, never a mix.
@@ -128,8 +129,7 @@ public enum DurableFile {
 
     /// Sixteen lowercase hex digits from the system's random generator (getrandom on Linux).
     package static func randomSuffix() -> String {
-        let digits = String(UInt64.random(in: .min ... .max), radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+        Hex.encode((0..<8).map { _ in UInt8.random(in: .min ... .max) })
     }
 
     /// Whether `name` ends in `marker` followed by exactly sixteen lowercase hex digits.

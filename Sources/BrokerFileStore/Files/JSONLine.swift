@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// One JSON value on one line, as the journals and snapshots keep records.
 package enum JSONLine {
     /// `json` without the whitespace between its tokens (RFC 8259 §2: space, tab, line feed, carriage return).
@@ -39,8 +41,7 @@ package enum JSONLine {
             case 0x22, 0x5C: out += [0x5C, byte]
             case 0x0A: out += [0x5C, UInt8(ascii: "n")]
             case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Hex.digit(byte >> 4), Hex.digit(byte)]
             default: out.append(byte)
             }
         }

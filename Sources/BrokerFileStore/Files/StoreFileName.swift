@@ -30,7 +30,7 @@ package enum StoreFileName {
             if isUnreserved(byte) {
                 name.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                name += "%" + hex(byte >> 4) + hex(byte & 0x0F)
+                name += "%" + Hex.encode([byte], uppercase: true)
             }
             if name.utf8.count + recordExtension.utf8.count > maximumLength { return digestName(id: id) }
         }
@@ -55,8 +55,8 @@ package enum StoreFileName {
             if isUnreserved(byte) {
                 guard expected.next() == byte else { return false }
             } else {
-                guard expected.next() == UInt8(ascii: "%"), expected.next() == hexDigit(byte >> 4),
-                    expected.next() == hexDigit(byte & 0x0F)
+                guard expected.next() == UInt8(ascii: "%"), expected.next() == Hex.digit(byte >> 4, uppercase: true),
+                    expected.next() == Hex.digit(byte, uppercase: true)
                 else { return false }
             }
         }
@@ -68,24 +68,12 @@ package enum StoreFileName {
     /// this type would make (a digest name does not say its id: the record does).
     static func accountID(fileName name: String) -> String? {
         guard name.hasSuffix(recordExtension) else { return nil }
-        let encoded = Array(name.utf8.dropLast(recordExtension.utf8.count))
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < encoded.count {
-            let byte = encoded[index]
-            if byte == UInt8(ascii: "%") {
-                guard index + 2 < encoded.count, let high = hexValue(encoded[index + 1]), let low = hexValue(encoded[index + 2]) else {
-                    return nil
-                }
-                bytes.append(high << 4 | low)
-                index += 3
-            } else {
-                guard isUnreserved(byte) else { return nil }
-                bytes.append(byte)
-                index += 1
-            }
+        // Only the name this type would make for the decoded id counts: any other spelling (a lowercase
+        // escape, an escaped unreserved byte, a literal byte that needs one) fails the comparison.
+        let encoded = String(decoding: name.utf8.dropLast(recordExtension.utf8.count), as: UTF8.self)
+        guard let id = PercentEncoding.percentDecode(encoded, plusIsSpace: false), ExactKey.same(forAccount(id: id), name) else {
+            return nil
         }
-        guard let id = String(validating: bytes, as: UTF8.self), ExactKey.same(forAccount(id: id), name) else { return nil }
         return id
     }
 
@@ -107,21 +95,5 @@ package enum StoreFileName {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         isAlphanumeric(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-    }
-
-    private static func hex(_ nibble: UInt8) -> String {
-        String(UnicodeScalar(nibble < 10 ? 0x30 + nibble : 0x37 + nibble))
-    }
-
-    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
-        nibble < 10 ? 0x30 + nibble : 0x37 + nibble
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: return byte - 0x30
-        case 0x41...0x46: return byte - 0x37
-        default: return nil
-        }
     }
 }

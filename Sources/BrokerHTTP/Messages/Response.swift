@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// A response a handler returns: status, header fields and a complete body.
 ///
 /// The server adds `Date`, `Content-Length` and `Connection`; a HEAD request gets
@@ -40,8 +42,7 @@ public enum JSONString {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case let c where c.value < 0x20 || c.value == 0x7F:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                out += "\\u00" + Hex.encode([UInt8(c.value)])
             default: out.unicodeScalars.append(scalar)
             }
         }

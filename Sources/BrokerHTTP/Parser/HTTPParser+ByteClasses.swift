@@ -82,17 +82,6 @@ extension HTTPParser {
         return true
     }
 
-    /// The value of a hexadecimal digit (either case), or nil.
-    @inline(__always)
-    static func hexValue(_ c: UInt8) -> Int? {
-        switch c {
-        case 0x30...0x39: return Int(c &- 0x30)
-        case 0x41...0x46: return Int(c &- 0x37)
-        case 0x61...0x66: return Int(c &- 0x57)
-        default: return nil
-        }
-    }
-
     /// Whether `b[at..<at+literal.count]` equals `literal` exactly.
     @inline(__always)
     static func matches(_ b: Bytes, at start: Int, _ literal: StaticString) -> Bool {

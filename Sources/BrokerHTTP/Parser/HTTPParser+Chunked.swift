@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 /// RFC 9112 §7.1: the chunked transfer coding, decoded as bytes arrive.
 extension HTTPParser {
     /// Decodes as much of a chunked body as `b` holds; every byte examined is consumed.
@@ -202,13 +204,13 @@ extension HTTPParser.ChunkScan {
         let isBWS = c == P.sp || c == P.htab
         switch phase {
         case .size:
-            if let value = P.hexValue(c) {
+            if let value = Hex.value(of: c) {
                 // RFC 9112 §7.1: guard against overflow; at most 16 digits, and never past Int.max.
                 guard digits < 16, size <= Int.max >> 4 else {
                     return .failure(.badRequest("The chunk size is too large."))
                 }
                 digits += 1
-                size = size << 4 | value
+                size = size << 4 | Int(value)
             } else if digits == 0 {
                 return Self.invalidSizeLine
             } else if c == P.semicolon {

@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -306,7 +308,7 @@ extension HTTPParser {
             var colons = 0
             while i < end, b[i] != 0x5D {
                 let c = b[i]
-                guard hexValue(c) != nil || c == colon || c == 0x2E else { return false }
+                guard Hex.value(of: c) != nil || c == colon || c == 0x2E else { return false }
                 if c == colon { colons += 1 }
                 i += 1
             }
@@ -315,7 +317,7 @@ extension HTTPParser {
         } else {
             while i < end, b[i] != colon {
                 if b[i] == 0x25 {  // "%" HEXDIG HEXDIG
-                    guard end - i > 2, hexValue(b[i + 1]) != nil, hexValue(b[i + 2]) != nil else { return false }
+                    guard end - i > 2, Hex.value(of: b[i + 1]) != nil, Hex.value(of: b[i + 2]) != nil else { return false }
                     i += 3
                     continue
                 }

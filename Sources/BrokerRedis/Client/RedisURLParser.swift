@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerCrypto
 
 /// Parses `redis://[user:password@]host:port[/db]` into a ``RedisURL``.
 ///
@@ -57,10 +58,10 @@ enum RedisURLParser {
         }
         let rawUser = info[..<colon]
         let rawPassword = info[info.index(after: colon)...]
-        guard let user = percentDecoded(rawUser) else {
+        guard let user = PercentEncoding.percentDecode(String(rawUser), plusIsSpace: false) else {
             throw RedisURLError("the user name has an invalid % escape")
         }
-        guard let password = percentDecoded(rawPassword) else {
+        guard let password = PercentEncoding.percentDecode(String(rawPassword), plusIsSpace: false) else {
             throw RedisURLError("the password has an invalid % escape (write % as %25)")
         }
         guard !password.isEmpty else { throw RedisURLError("the password is empty") }
@@ -157,32 +158,6 @@ enum RedisURLParser {
             throw RedisURLError("the database \"\(path)\" is not a number from 0 to \(maximumDatabase)")
         }
         return number
-    }
-
-    /// `text` with `%XX` escapes decoded as UTF-8; nil for a bad escape or invalid UTF-8.
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var input = text.utf8[...]
-        while let byte = input.popFirst() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = input.popFirst().flatMap(hexValue), let low = input.popFirst().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     private static func isDigit(_ byte: UInt8) -> Bool {

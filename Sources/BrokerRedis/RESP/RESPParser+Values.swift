@@ -1,3 +1,5 @@
+import BrokerCrypto
+
 extension RESPParser {
     /// Starts a value from its type byte.
     mutating func readType(_ byte: UInt8) throws(RedisError) {
@@ -9,8 +11,7 @@ extension RESPParser {
         case UInt8(ascii: "$"): kind = .bulkLength
         case UInt8(ascii: "*"): kind = .arrayLength
         default:
-            let hex = String(byte, radix: 16)
-            try fail("unexpected type byte 0x\(hex.count == 1 ? "0" + hex : hex): not a RESP2 reply (is this a Redis server?)")
+            try fail("unexpected type byte 0x\(Hex.encode([byte])): not a RESP2 reply (is this a Redis server?)")
         }
         line.removeAll(keepingCapacity: true)
         state = .line(kind)

@@ -121,7 +121,7 @@ struct OIDCIDToken: Sendable {
 
     /// A finite JSON number that is not a boolean (RFC 7519 §2 NumericDate), as seconds since 1970.
     private static func numericDate(_ value: Any?) -> Double? {
-        guard let number = value as? NSNumber, String(cString: number.objCType) != "c" else { return nil }
+        guard let number = JSONBoolean.number(value) else { return nil }
         let seconds = number.doubleValue
         return seconds.isFinite ? seconds : nil
     }

@@ -83,9 +83,9 @@ public struct OIDCProviderMetadata: Sendable, Equatable {
                 revocationEndpoint: try endpoint(fields, "revocation_endpoint", scheme: scheme),
                 tokenEndpointAuthMethods: try list(fields, "token_endpoint_auth_methods_supported"),
                 codeChallengeMethods: try list(fields, "code_challenge_methods_supported"))
-            // JSONSerialization reads true as a boolean NSNumber (type code "c"); anything else counts as absent.
-            if let flag = fields["authorization_response_iss_parameter_supported"] as? NSNumber, String(cString: flag.objCType) == "c" {
-                metadata.sendsIssuerParameter = flag.boolValue
+            // Only JSON true or false counts; anything else is as good as absent.
+            if let flag = JSONBoolean.value(fields["authorization_response_iss_parameter_supported"]) {
+                metadata.sendsIssuerParameter = flag
             }
             return .success(metadata)
         } catch {

@@ -43,13 +43,11 @@ extension TMDBClient {
 
     /// Whether `value` is JSON `true`.
     static func isTrue(_ value: Any?) -> Bool {
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return false }
-        return number.boolValue
+        JSONBoolean.value(value) == true
     }
 
     /// Whether `value` is JSON `false`.
     static func isFalse(_ value: Any?) -> Bool {
-        guard let number = value as? NSNumber, String(cString: number.objCType) == "c" else { return false }
-        return !number.boolValue
+        JSONBoolean.value(value) == false
     }
 }
