@@ -24,7 +24,8 @@ struct JournalLog<State: JournalState>: ~Copyable {
     let durable: Bool
     /// The size past which a journal made mostly of lines that no longer count is rewritten.
     let compactionThreshold: Int
-    /// What the journal's lines describe; change it through ``append(_:then:)`` when the change is recorded.
+    /// What the journal's lines describe: a change that is recorded goes through ``append(_:then:)``; one that is never
+    /// written (a lease, a place in an index, an outcome forgotten for age) is made here directly.
     var state: State
     /// The journal's length in bytes, every byte a complete record.
     private(set) var size = 0

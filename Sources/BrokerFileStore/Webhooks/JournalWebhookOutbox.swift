@@ -1,8 +1,6 @@
 import BrokerCore
 import BrokerCrypto
 import Foundation
-import Glibc
-import Synchronization
 
 /// A ``WebhookOutbox`` in the data directory: deliveries in memory, recorded in the append-only journal `<directory>/webhooks/outbox.jsonl`.
 ///
