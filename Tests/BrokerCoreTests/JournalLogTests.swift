@@ -41,9 +41,11 @@ struct JournalLogTests {
         String(decoding: try #require(try DurableFile.read(path)), as: UTF8.self)
     }
 
-    static func inode(_ path: String) -> ino_t {
+    /// The inode number of the file at `path`, or of the open file `descriptor`.
+    static func inode(_ path: String? = nil, descriptor: Int32 = -1) -> ino_t {
         var status = stat()
-        return stat(path, &status) == 0 ? status.st_ino : 0
+        let found = path.map { stat($0, &status) } ?? fstat(descriptor, &status)
+        return found == 0 ? status.st_ino : 0
     }
 
     @Test(arguments: [true, false]) func aChangeIsOneLineAppendedAndThenInMemory(durable: Bool) async throws {
@@ -82,10 +84,13 @@ struct JournalLogTests {
             let path = directory + "/journal.jsonl"
             let journal = try Journal(path: path, state: NamedLines(), durable: true, compactionThreshold: 64)
             try Self.set("keep", 0, in: journal)
-            let before = Self.inode(path)
+            // Held open, the first file keeps its inode number: no later file can be given it.
+            let first = open(path, O_RDONLY | O_CLOEXEC)
+            #expect(first >= 0)
+            defer { close(first) }
             for value in 1...40 { try Self.set("a", value, in: journal) }
             // Each rewrite is a new file renamed over the journal, holding only the live lines.
-            #expect(Self.inode(path) != before)
+            #expect(Self.inode(path) != Self.inode(descriptor: first))
             // Never past the threshold by more than the line that crossed it.
             #expect(try Self.contents(path).utf8.count < 64 + 5)
             try journal.change { (log: inout JournalLog<NamedLines>) throws(StoreError) in try log.compact() }
