@@ -37,17 +37,15 @@ struct FlowJournalReplay {
 
     /// Replays every line of `bytes`.
     init(_ bytes: [UInt8]) {
-        var start = 0
-        while let end = bytes[start...].firstIndex(of: 0x0A) {
-            apply(line: bytes[start..<end])
-            start = end + 1
-        }
-        tornTailBytes = bytes.count - start
+        var replay = Self()
+        replay.tornTailBytes = JournalFile.forEachLine(in: bytes) { replay.apply(line: $0) }
+        self = replay
     }
 
-    /// Applies one complete line (without its newline); blank lines are skipped.
+    private init() {}
+
+    /// Applies one complete line (without its newline).
     private mutating func apply(line: ArraySlice<UInt8>) {
-        guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) else { return }
         switch FlowJournalRecord.decode(line) {
         case .put(let record)?:
             pending[record.state] = Pending(record: record, line: Array(line) + [0x0A])

@@ -46,8 +46,7 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
     public let maxPending: Int
     /// The most outcomes kept; beyond it those that would be forgotten first go first (a sixteenth of the cap at a time).
     public let maxOutcomes: Int
-    private let journal: Mutex<FlowJournal>
-    private let commits = GroupCommit()
+    private let journal: Journal<FlowJournal>
     private let evicted = Atomic<Int>(0)
 
     /// Opens the store under `directory`, creating it and `flows/` with mode 0700; blocks while it replays, so call it before serving.
@@ -67,15 +66,13 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
     ) throws(StoreError) {
         self.maxPending = max(1, maxPending)
         self.maxOutcomes = max(1, maxOutcomes ?? 2 * maxPending)
-        try DataDirectory.prepare(directory)
+        let (path, bytes) = try JournalFile.open(Self.journalName, in: "flows", of: directory)
         flowsDirectory = directory + "/flows"
-        try DataDirectory.prepare(flowsDirectory)
-        journalPath = flowsDirectory + "/" + Self.journalName
+        journalPath = path
         self.durable = durable
         self.sealer = sealer
-        DurableFile.removeStaleTemporaries(in: flowsDirectory)
 
-        let replay = FlowJournalReplay(try DurableFile.read(journalPath) ?? [])
+        let replay = FlowJournalReplay(bytes)
         var entries: [String: FlowJournal.Entry] = [:]
         var discarded = replay.cancelledFlows
         for (state, pending) in replay.pending {
@@ -94,9 +91,9 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         }
         let legacy = try Self.importLegacyFiles(in: flowsDirectory, into: &entries, sealer: sealer)
         discardedAtOpen = discarded + legacy.unreadable
-        journal = Mutex(
-            try FlowJournal(
-                path: journalPath, entries: entries, outcomes: outcomes, durable: durable, compactionThreshold: compactionThreshold))
+        journal = try Journal(
+            path: path, state: FlowJournal(entries: entries, outcomes: outcomes), durable: durable,
+            compactionThreshold: compactionThreshold)
         // The journal now holds the imported flows; only then do their old files go.
         for name in legacy.names { unlink(flowsDirectory + "/" + name) }
         if durable && !legacy.names.isEmpty { try DurableFile.syncDirectory(flowsDirectory) }
@@ -112,7 +109,7 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
 
     /// How many flows are pending (expired ones included until taken or purged).
     public var pendingCount: Int {
-        journal.withLock { $0.entries.count }
+        journal.read { $0.entries.count }
     }
 
     /// Records `flow`; a state that is not 16–128 base64url characters is refused.
@@ -122,13 +119,10 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         }
         let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         try await perform { () throws(StoreError) in
-            let ticket = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> UInt64 in
-                // A rewrite while making room came before this put's line, so only the put's own counts.
-                try self.makeRoom(in: &journal, for: entry.flow.state)
-                let rewritten = try journal.put(entry)
-                return self.issueTicket(rewritten: rewritten)
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
+                try self.makeRoom(in: &log, for: entry.flow.state)
+                try log.put(entry)
             }
-            try self.waitUntilDurable(ticket)
         }
     }
 
@@ -137,13 +131,7 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         guard StoreFileName.forFlow(state: state) != nil else { return nil }
         // RFC 6749 §10.12: a state is good for one callback; the journal's lock picks the one taker.
         let flow = try await perform { () throws(StoreError) -> PendingFlow? in
-            let (taken, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> ([PendingFlow], UInt64) in
-                let (flows, rewritten) = try journal.take([state])
-                return (flows, flows.isEmpty ? 0 : self.issueTicket(rewritten: rewritten))
-            }
-            guard let flow = taken.first else { return nil }
-            try self.waitUntilDurable(ticket)
-            return flow
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in try log.take([state]).first }
         }
         guard let flow, !flow.isExpired(at: now) else { return nil }
         return flow
@@ -152,14 +140,10 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
     /// Removes every flow expired at `now` and returns how many; forgets the outcomes whose `keepUntil` passed too.
     public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         try await perform { () throws(StoreError) -> Int in
-            let (count, ticket) = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> (Int, UInt64) in
-                journal.forgetOutcomes(journal.outcomes.filter { $0.value.outcome.isStale(at: now) }.map(\.key))
-                let expired = journal.entries.filter { $0.value.flow.isExpired(at: now) }.map(\.key)
-                let (flows, rewritten) = try journal.take(expired)
-                return (flows.count, flows.isEmpty ? 0 : self.issueTicket(rewritten: rewritten))
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) -> Int in
+                log.state.forgetOutcomes(log.state.outcomes.filter { $0.value.outcome.isStale(at: now) }.map(\.key))
+                return try log.take(log.state.entries.filter { $0.value.flow.isExpired(at: now) }.map(\.key)).count
             }
-            if count > 0 { try self.waitUntilDurable(ticket) }
-            return count
         }
     }
 
@@ -172,31 +156,30 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         let entry = FlowJournal.OutcomeEntry(
             outcome: outcome, line: try FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
         try await perform { () throws(StoreError) in
-            let ticket = try self.journal.withLock { (journal: inout FlowJournal) throws(StoreError) -> UInt64 in
-                if journal.outcomes.count >= self.maxOutcomes, journal.outcomes[outcome.state] == nil {
-                    let count = journal.outcomes.count - self.maxOutcomes + max(1, self.maxOutcomes / 16)
-                    let first = journal.outcomes.values.map { ($0.outcome.keepUntil, $0.outcome.state) }.sorted { $0.0 < $1.0 }
-                    journal.forgetOutcomes(first.prefix(count).map(\.1))
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
+                if log.state.outcomes.count >= self.maxOutcomes, log.state.outcomes[outcome.state] == nil {
+                    let count = log.state.outcomes.count - self.maxOutcomes + max(1, self.maxOutcomes / 16)
+                    let first = log.state.outcomes.values.map { ($0.outcome.keepUntil, $0.outcome.state) }.sorted { $0.0 < $1.0 }
+                    log.state.forgetOutcomes(first.prefix(count).map(\.1))
                 }
-                return self.issueTicket(rewritten: try journal.record(entry))
+                try log.record(entry)
             }
-            try self.waitUntilDurable(ticket)
         }
     }
 
     /// The outcome recorded for `state`; nil when none, its `keepUntil` passed at `now`, or `state` is malformed.
     public func outcome(state: String, now: Date) async throws(StoreError) -> FlowOutcome? {
         guard StoreFileName.forFlow(state: state) != nil else { return nil }
-        guard let outcome = journal.withLock({ $0.outcomes[state]?.outcome }), !outcome.isStale(at: now) else { return nil }
+        guard let outcome = journal.read({ $0.outcomes[state]?.outcome }), !outcome.isStale(at: now) else { return nil }
         return outcome
     }
 
     /// At the cap, drops the flows that expire first, a sixteenth of the cap at once so the sort is paid rarely; call with the journal locked.
-    private func makeRoom(in journal: inout FlowJournal, for state: String) throws(StoreError) {
-        guard journal.entries.count >= maxPending, journal.entries[state] == nil else { return }
-        let count = journal.entries.count - maxPending + max(1, maxPending / 16)
-        let oldest = journal.entries.values.map { ($0.flow.expiresAt, $0.flow.state) }.sorted { $0.0 < $1.0 }.prefix(count).map(\.1)
-        let flows = try journal.take(oldest).flows
+    private func makeRoom(in log: inout JournalLog<FlowJournal>, for state: String) throws(StoreError) {
+        guard log.state.entries.count >= maxPending, log.state.entries[state] == nil else { return }
+        let count = log.state.entries.count - maxPending + max(1, maxPending / 16)
+        let oldest = log.state.entries.values.map { ($0.flow.expiresAt, $0.flow.state) }.sorted { $0.0 < $1.0 }.prefix(count).map(\.1)
+        let flows = try log.take(oldest)
         evicted.wrappingAdd(flows.count, ordering: .relaxed)
     }
 
@@ -206,31 +189,5 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
     /// cache, cheaper than the two thread hops a lane costs.
     private func perform<T: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> T) async throws(StoreError) -> T {
         durable ? try await BlockingIO.run(body) : try body()
-    }
-
-    /// The group-commit ticket for a change just written; call with the journal locked.
-    private func issueTicket(rewritten: Bool) -> UInt64 {
-        guard durable else { return 0 }
-        let ticket = commits.ticket()
-        // A rewrite was synced with every change so far in it.
-        if rewritten { commits.markAllDurable() }
-        return ticket
-    }
-
-    /// In durable mode, returns once an fdatasync of the journal that began after `ticket` was issued has ended.
-    private func waitUntilDurable(_ ticket: UInt64) throws(StoreError) {
-        guard durable else { return }
-        let path = journalPath
-        try commits.waitUntilDurable(ticket) { () throws(StoreError) in
-            // Whichever file the path names now holds every change up to the ticket:
-            // a rewrite that replaced it was itself synced with those changes in it.
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .posix("open", path) }
-            defer { close(descriptor) }
-            while fdatasync(descriptor) != 0 {
-                if errno == EINTR { continue }
-                throw .posix("fdatasync", path)
-            }
-        }
     }
 }

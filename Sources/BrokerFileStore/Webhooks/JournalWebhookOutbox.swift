@@ -1,8 +1,6 @@
 import BrokerCore
 import BrokerCrypto
 import Foundation
-import Glibc
-import Synchronization
 
 /// A ``WebhookOutbox`` in the data directory: deliveries in memory, recorded in the append-only journal `<directory>/webhooks/outbox.jsonl`.
 ///
@@ -44,31 +42,16 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     /// How many complete lines could not be read at start (skipped).
     public let damagedLinesAtOpen: Int
 
-    private struct State: ~Copyable {
-        var journal: OutboxJournal
-        /// The lease of each delivery being attempted: its token and when it runs out.
-        var leases: [String: (token: String, until: Date)] = [:]
-    }
-
-    private let state: Mutex<State>
-    private let commits = GroupCommit()
+    private let journal: Journal<OutboxJournal>
 
     /// Opens the outbox under `directory`, creating `webhooks/` with mode 0700; blocks while it replays, so call it before serving.
     public init(directory: String, compactionThreshold: Int = 4 << 20, now: Date = Date()) throws(StoreError) {
-        try DataDirectory.prepare(directory)
-        let webhooksDirectory = directory + "/webhooks"
-        try DataDirectory.prepare(webhooksDirectory)
-        journalPath = webhooksDirectory + "/" + Self.journalName
+        let (path, bytes) = try JournalFile.open(Self.journalName, in: "webhooks", of: directory)
+        journalPath = path
         dataDirectory = directory
-        DurableFile.removeStaleTemporaries(in: webhooksDirectory)
         var entries: [String: OutboxJournal.Entry] = [:]
         var damaged = 0
-        let bytes = try DurableFile.read(journalPath) ?? []
-        var start = 0
-        while let end = bytes[start...].firstIndex(of: 0x0A) {
-            let line = bytes[start..<end]
-            start = end + 1
-            if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+        try JournalFile.forEachLine(in: bytes) { (line: ArraySlice<UInt8>) throws(StoreError) in
             switch OutboxJournalRecord.decode(line) {
             case .put(let delivery)?: entries[delivery.id] = OutboxJournal.Entry(delivery: delivery, line: Array(line) + [0x0A])
             case .stage(let delivery, let change)?:
@@ -85,21 +68,15 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         damagedLinesAtOpen = damaged
         stagedAtOpen = try Self.resolveStaged(&entries, dataDirectory: directory)
         for id in Self.expiredDropped(in: entries, now: now) { entries[id] = nil }
-        state = Mutex(State(journal: try OutboxJournal(path: journalPath, entries: entries, compactionThreshold: compactionThreshold)))
+        // Every append that must survive power loss is synced, so the rewrites are too.
+        journal = try Journal(path: path, state: OutboxJournal(entries: entries), durable: true, compactionThreshold: compactionThreshold)
     }
 
     /// Appends a put line for each delivery; returns once an fdatasync that began after the write has ended.
     public func append(_ deliveries: [WebhookDelivery]) async throws(StoreError) {
         guard !deliveries.isEmpty else { return }
         try await BlockingIO.run { () throws(StoreError) in
-            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
-                let rewritten = try state.journal.put(deliveries)
-                let ticket = self.commits.ticket()
-                // A rewrite was synced with every change so far in it.
-                if rewritten { self.commits.markAllDurable() }
-                return ticket
-            }
-            try self.waitUntilDurable(ticket)
+            try self.journal.changeDurably { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in try log.put(deliveries) }
         }
     }
 
@@ -107,13 +84,9 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     func stage(_ deliveries: [WebhookDelivery], for change: StagedChange) async throws(StoreError) {
         guard !deliveries.isEmpty else { return }
         try await BlockingIO.run { () throws(StoreError) in
-            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
-                let rewritten = try state.journal.stage(deliveries, for: change)
-                let ticket = self.commits.ticket()
-                if rewritten { self.commits.markAllDurable() }
-                return ticket
+            try self.journal.changeDurably { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in
+                try log.stage(deliveries, for: change)
             }
-            try self.waitUntilDurable(ticket)
         }
     }
 
@@ -121,11 +94,11 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     /// from the account's record. Memory commits even when the append fails, for the same reason.
     func commit(_ ids: [String]) async {
         _ = try? await BlockingIO.run { () throws(StoreError) in
-            self.state.withLock { (state: inout State) in
+            try self.journal.change { (log: inout JournalLog<OutboxJournal>) in
                 do {
-                    try state.journal.commit(ids)
+                    try log.commit(ids)
                 } catch {
-                    for id in ids { try? state.journal.markCommitted(id) }
+                    for id in ids { try? log.state.markCommitted(id) }
                 }
             }
         }
@@ -135,19 +108,13 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     /// account must not make recovery take the failed change for written.
     func abort(_ ids: [String]) async {
         _ = try? await BlockingIO.run { () throws(StoreError) in
-            let ticket = try self.state.withLock { (state: inout State) throws(StoreError) -> UInt64 in
-                let rewritten = try state.journal.done(ids)
-                let ticket = self.commits.ticket()
-                if rewritten { self.commits.markAllDurable() }
-                return ticket
-            }
-            try self.waitUntilDurable(ticket)
+            try self.journal.changeDurably { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in try log.done(ids) }
         }
     }
 
     /// Rewrites the journal now with the current line of each delivery, staged ones as staged.
     func compact() throws(StoreError) {
-        try state.withLock { (state: inout State) throws(StoreError) in try state.journal.compact() }
+        try journal.change { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in try log.compact() }
     }
 
     /// Decides each staged delivery of `entries` from its account's record: committed when the store shows the change, else removed.
@@ -183,14 +150,14 @@ public final class JournalWebhookOutbox: WebhookOutbox {
         limit: Int, now: Date, lease: Double, holding: [String: WebhookReceiverHold]
     ) async throws(StoreError) -> [WebhookLease] {
         guard limit > 0 else { return [] }
-        return state.withLock { state in
+        return try journal.change { (log: inout JournalLog<OutboxJournal>) -> [WebhookLease] in
             var chosen: [WebhookDelivery] = []
             var postponed: [(String, Date)] = []
             var allowance = holding.mapValues(\.leases)
-            state.journal.index.due.forEachAscending { key in
-                guard key.due <= now, let entry = state.journal.entries[key.id] else { return false }
+            log.state.index.due.forEachAscending { key in
+                guard key.due <= now, let entry = log.state.entries[key.id] else { return false }
                 let delivery = entry.delivery
-                if let held = state.leases[key.id], held.until > now {
+                if let held = log.state.leases[key.id], held.until > now {
                     // Leased, but its place was reset by a change meanwhile: back to the end of the lease.
                     postponed.append((key.id, held.until))
                     return true
@@ -205,12 +172,12 @@ public final class JournalWebhookOutbox: WebhookOutbox {
                 chosen.append(delivery)
                 return chosen.count < limit
             }
-            for (id, until) in postponed { state.journal.postpone(id, until: until) }
+            for (id, until) in postponed { log.state.postpone(id, until: until) }
             let until = now.addingTimeInterval(lease)
             return chosen.map { delivery in
                 let token = SecureRandom.token(byteCount: 12)
-                state.leases[delivery.id] = (token, until)
-                state.journal.postpone(delivery.id, until: until)
+                log.state.leases[delivery.id] = (token, until)
+                log.state.postpone(delivery.id, until: until)
                 return WebhookLease(delivery: delivery, token: token)
             }
         }
@@ -218,37 +185,37 @@ public final class JournalWebhookOutbox: WebhookOutbox {
 
     /// Appends a done line and forgets the delivery (not synced: a crash repeats the delivery at worst).
     public func complete(_ lease: WebhookLease) async throws(StoreError) {
-        try await perform { (state: inout State) throws(StoreError) in
+        try await perform { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in
             // Delivered is delivered, whoever holds the lease now.
-            try state.journal.done([lease.delivery.id])
-            state.leases[lease.delivery.id] = nil
+            try log.done([lease.delivery.id])
+            log.state.leases[lease.delivery.id] = nil
         }
     }
 
     /// Appends the updated delivery when the lease is still this one (not synced: a crash brings the attempt forward at worst).
     public func reschedule(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
-        try await perform { (state: inout State) throws(StoreError) in
-            guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
-            try state.journal.put([updated])
-            state.leases[lease.delivery.id] = nil
+        try await perform { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in
+            guard log.state.leases[lease.delivery.id]?.token == lease.token, log.state.entries[updated.id] != nil else { return }
+            try log.put([updated])
+            log.state.leases[lease.delivery.id] = nil
         }
     }
 
     /// Appends the dropped delivery when the lease is still this one, then forgets dropped deliveries past their keeping.
     public func drop(_ lease: WebhookLease, as updated: WebhookDelivery) async throws(StoreError) {
-        try await perform { (state: inout State) throws(StoreError) in
-            guard state.leases[lease.delivery.id]?.token == lease.token, state.journal.entries[updated.id] != nil else { return }
-            try state.journal.put([updated])
-            state.leases[lease.delivery.id] = nil
-            try state.journal.done(Self.expiredDropped(in: state.journal.index, now: updated.droppedAt ?? Date()))
+        try await perform { (log: inout JournalLog<OutboxJournal>) throws(StoreError) in
+            guard log.state.leases[lease.delivery.id]?.token == lease.token, log.state.entries[updated.id] != nil else { return }
+            try log.put([updated])
+            log.state.leases[lease.delivery.id] = nil
+            try log.done(Self.expiredDropped(in: log.state.index, now: updated.droppedAt ?? Date()))
         }
     }
 
     /// A page of pending deliveries earliest due first and of dropped ones latest first, from memory.
     public func list(limit: Int, cursor: WebhookListCursor?) async throws(StoreError) -> WebhookOutboxListing {
         let limit = max(1, limit)
-        return state.withLock { state in
-            let index = state.journal.index
+        return journal.read { state in
+            let index = state.index
             var next = WebhookListCursor(pending: .end, dropped: .end)
             var pending: [WebhookDelivery] = []
             let pendingFrom = cursor?.pending ?? .start
@@ -256,7 +223,7 @@ public final class JournalWebhookOutbox: WebhookOutbox {
                 var after: OutboxIndex.ListKey?
                 if case .after(let milliseconds, let id) = pendingFrom { after = OutboxIndex.ListKey(milliseconds: milliseconds, id: id) }
                 let keys = index.pending.ascending(after: after, limit: limit + 1)
-                pending = keys.prefix(limit).compactMap { state.journal.entries[$0.id]?.delivery }
+                pending = keys.prefix(limit).compactMap { state.entries[$0.id]?.delivery }
                 if keys.count > limit, let last = keys.prefix(limit).last {
                     next.pending = .after(milliseconds: last.milliseconds, id: last.id)
                 }
@@ -267,13 +234,13 @@ public final class JournalWebhookOutbox: WebhookOutbox {
                 var before: OutboxIndex.ListKey?
                 if case .after(let milliseconds, let id) = droppedFrom { before = OutboxIndex.ListKey(milliseconds: milliseconds, id: id) }
                 let keys = index.dropped.descending(before: before, limit: limit + 1)
-                dropped = keys.prefix(limit).compactMap { state.journal.entries[$0.id]?.delivery }
+                dropped = keys.prefix(limit).compactMap { state.entries[$0.id]?.delivery }
                 if keys.count > limit, let last = keys.prefix(limit).last {
                     next.dropped = .after(milliseconds: last.milliseconds, id: last.id)
                 }
             }
             return WebhookOutboxListing(
-                pending: pending, dropped: dropped, stats: Self.stats(of: state.journal),
+                pending: pending, dropped: dropped, stats: Self.stats(of: state),
                 next: next == WebhookListCursor(pending: .end, dropped: .end) ? nil : next)
         }
     }
@@ -282,10 +249,10 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     public func replay(id: String, now: Date) async throws(StoreError) -> Int {
         let ids = OutboxJournalRecord.isDeliveryID(id) ? [id] : WebhookDelivery.ids(ofEvent: id)
         return try await BlockingIO.run { () throws(StoreError) -> Int in
-            let (count, ticket) = try self.state.withLock { (state: inout State) throws(StoreError) -> (Int, UInt64) in
+            try self.journal.changeDurably { (log: inout JournalLog<OutboxJournal>) throws(StoreError) -> Int in
                 var replayed: [WebhookDelivery] = []
                 for id in ids {
-                    guard let entry = state.journal.entries[id], entry.staged == nil else { continue }
+                    guard let entry = log.state.entries[id], entry.staged == nil else { continue }
                     var delivery = entry.delivery
                     delivery.attempts = 0
                     delivery.droppedAt = nil
@@ -293,26 +260,21 @@ public final class JournalWebhookOutbox: WebhookOutbox {
                     delivery.nextAttemptAt = now
                     replayed.append(delivery)
                     // An attempt in flight settles into nothing: its lease is gone.
-                    state.leases[id] = nil
+                    log.state.leases[id] = nil
                 }
-                guard !replayed.isEmpty else { return (0, 0) }
-                let rewritten = try state.journal.put(replayed)
-                let ticket = self.commits.ticket()
-                if rewritten { self.commits.markAllDurable() }
-                return (replayed.count, ticket)
+                try log.put(replayed)
+                return replayed.count
             }
-            if count > 0 { try self.waitUntilDurable(ticket) }
-            return count
         }
     }
 
     /// Counts from memory.
     public func stats() async throws(StoreError) -> WebhookOutboxStats {
-        state.withLock { Self.stats(of: $0.journal) }
+        journal.read { Self.stats(of: $0) }
     }
 
     /// The counts of the index and the oldest pending enqueue time.
-    private static func stats(of journal: borrowing OutboxJournal) -> WebhookOutboxStats {
+    private static func stats(of journal: OutboxJournal) -> WebhookOutboxStats {
         WebhookOutboxStats(
             pending: journal.index.pending.count, dropped: journal.index.dropped.count,
             oldestPendingEnqueuedAt: journal.index.enqueued.first?.date)
@@ -340,25 +302,9 @@ public final class JournalWebhookOutbox: WebhookOutbox {
     }
 
     /// Runs a change that needs no sync under the lock, on a ``BlockingIO`` lane: it may rewrite the journal.
-    private func perform(_ body: @escaping @Sendable (inout State) throws(StoreError) -> Void) async throws(StoreError) {
-        try await BlockingIO.run { () throws(StoreError) in
-            try self.state.withLock { (state: inout State) throws(StoreError) in try body(&state) }
-        }
-    }
-
-    /// Returns once an fdatasync of the journal that began after `ticket` was issued has ended.
-    private func waitUntilDurable(_ ticket: UInt64) throws(StoreError) {
-        let path = journalPath
-        try commits.waitUntilDurable(ticket) { () throws(StoreError) in
-            // Whichever file the path names now holds every change up to the ticket:
-            // a rewrite that replaced it was itself synced with those changes in it.
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .posix("open", path) }
-            defer { close(descriptor) }
-            while fdatasync(descriptor) != 0 {
-                if errno == EINTR { continue }
-                throw .posix("fdatasync", path)
-            }
-        }
+    private func perform(
+        _ body: @escaping @Sendable (inout JournalLog<OutboxJournal>) throws(StoreError) -> Void
+    ) async throws(StoreError) {
+        try await BlockingIO.run { () throws(StoreError) in try self.journal.change(body) }
     }
 }

@@ -1,17 +1,11 @@
 import BrokerCore
 import Foundation
-import Glibc
 
-/// The state behind a ``JournalWebhookOutbox``: the deliveries not yet done, in memory, and the append-only file that records them.
+/// What the webhook outbox journal records: the deliveries of a ``JournalWebhookOutbox`` not yet done, each with the
+/// line that recorded its current state, the orders read from them, and the leases held in memory only.
 ///
-/// Every change appends its line with one `write`, and memory changes only
-/// when the write succeeded. A failed or short write is cut off again with
-/// `ftruncate`; if even that fails the file is rewritten from memory before
-/// the next append. The file is rewritten (compacted) once it is over
-/// `compactionThreshold` bytes and mostly lines that no longer count. Like the
-/// flow journal, the file is opened for each append and never held open.
-/// Not thread-safe: the outbox keeps it in a `Mutex`.
-struct OutboxJournal: ~Copyable {
+/// A rewrite keeps the current put (or stage) line of each delivery, earliest enqueued first.
+struct OutboxJournal: JournalState {
     /// A delivery and the put line that recorded its current state.
     struct Entry {
         /// The delivery as it stands.
@@ -25,82 +19,42 @@ struct OutboxJournal: ~Copyable {
         var putStart: Int? = nil
     }
 
-    /// The journal's path: `<webhooks directory>/outbox.jsonl`.
-    let path: String
-    /// The size past which a journal made mostly of lines that no longer count is rewritten.
-    let compactionThreshold: Int
     /// The deliveries pending or dropped, by id.
     private(set) var entries: [String: Entry]
     /// The orders of `entries` that claims, listings and counts read.
     private(set) var index: OutboxIndex
-    /// The journal's length in bytes, every byte a complete record.
-    private(set) var size = 0
-    /// The bytes of the put lines of `entries`: what a rewrite would keep.
-    private var liveBytes = 0
-    /// Set when a failed append could not be cut off, so the file must be rewritten before it is trusted.
-    private var damaged = false
+    /// The lease of each delivery being attempted: its token and when it runs out. Never written.
+    var leases: [String: (token: String, until: Date)] = [:]
+    /// The bytes of the put lines of `entries`: what a rewrite keeps.
+    private(set) var liveBytes: Int
 
-    /// Writes `entries` as a fresh journal at `path` (synced), replacing any.
-    init(path: String, entries: [String: Entry], compactionThreshold: Int) throws(StoreError) {
-        self.path = path
-        self.compactionThreshold = compactionThreshold
+    /// The state of a journal holding `entries`.
+    init(entries: [String: Entry]) {
         self.entries = entries
         index = OutboxIndex(entries)
-        size = try Self.rewrite(path: path, entries: entries)
-        liveBytes = size
+        liveBytes = entries.values.reduce(0) { $0 + $1.line.count }
     }
 
-    /// Appends a put of each delivery, replacing earlier states of the same ids; true when the journal was then rewritten.
-    @discardableResult
-    mutating func put(_ deliveries: [WebhookDelivery]) throws(StoreError) -> Bool {
-        var lines: [UInt8] = []
-        var added: [Entry] = []
-        for delivery in deliveries {
-            let line = try OutboxJournalRecord.encodePut(delivery)
-            lines += line
-            added.append(Entry(delivery: delivery, line: line))
-        }
-        return try appendEntries(added, lines: lines)
+    /// The put lines of `entries`, earliest enqueued first.
+    func liveLines() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(liveBytes)
+        let ordered = entries.values.sorted { ($0.delivery.enqueuedAt, $0.delivery.id) < ($1.delivery.enqueuedAt, $1.delivery.id) }
+        for entry in ordered { bytes += entry.line }
+        return bytes
     }
 
-    /// Appends a stage line for each delivery, waiting for `change`; true when the journal was then rewritten.
-    @discardableResult
-    mutating func stage(_ deliveries: [WebhookDelivery], for change: StagedChange) throws(StoreError) -> Bool {
-        var lines: [UInt8] = []
-        var added: [Entry] = []
-        for delivery in deliveries {
-            let (line, put) = try OutboxJournalRecord.encodeStage(delivery, change)
-            lines += line
-            added.append(Entry(delivery: delivery, line: line, staged: change, putStart: line.count - put.count + 1))
-        }
-        return try appendEntries(added, lines: lines)
-    }
-
-    /// Appends `lines` (the lines of `added`), then keeps `added` as the live entries of their deliveries; true when
-    /// the journal was then rewritten.
-    private mutating func appendEntries(_ added: [Entry], lines: [UInt8]) throws(StoreError) -> Bool {
-        guard !lines.isEmpty else { return false }
-        try append(lines)
+    /// Keeps each of `added` as the live entry of its delivery.
+    mutating func keep(_ added: [Entry]) {
         for entry in added {
             let previous = entries.updateValue(entry, forKey: entry.delivery.id)
             if let previous { liveBytes -= previous.line.count }
             liveBytes += entry.line.count
             index.update(from: previous, to: entry)
         }
-        return try compactIfWorthIt()
     }
 
-    /// Appends a commit line for each of `ids` still staged, which may then be delivered; true when the journal was then rewritten.
-    @discardableResult
-    mutating func commit(_ ids: [String]) throws(StoreError) -> Bool {
-        let staged = ids.filter { entries[$0]?.staged != nil }
-        guard !staged.isEmpty else { return false }
-        try append(staged.flatMap(OutboxJournalRecord.encodeCommit))
-        for id in staged { try markCommitted(id) }
-        return try compactIfWorthIt()
-    }
-
-    /// Makes staged delivery `id` deliverable in memory, its line the plain put a rewrite keeps.
+    /// Makes staged delivery `id` deliverable, its line the plain put a rewrite keeps.
     mutating func markCommitted(_ id: String) throws(StoreError) {
         guard let previous = entries[id], previous.staged != nil else { return }
         var entry = previous
@@ -118,63 +72,60 @@ struct OutboxJournal: ~Copyable {
         index.update(from: previous, to: entry)
     }
 
-    /// Appends a done line for each of `ids` that is present and forgets them; true when the journal was then rewritten.
-    @discardableResult
-    mutating func done(_ ids: [String]) throws(StoreError) -> Bool {
-        let present = ids.filter { entries[$0] != nil }
-        guard !present.isEmpty else { return false }
-        try append(present.flatMap(OutboxJournalRecord.encodeDone))
-        for id in present {
+    /// Forgets the deliveries `ids`.
+    mutating func remove(_ ids: [String]) {
+        for id in ids {
             if let entry = entries.removeValue(forKey: id) {
                 liveBytes -= entry.line.count
                 index.update(from: entry, to: nil)
             }
         }
-        return try compactIfWorthIt()
     }
 
     /// Makes pending delivery `id` claimable only from `date` on (a lease, or a receiver's hold); nothing is written.
     mutating func postpone(_ id: String, until date: Date) {
         index.postpone(id, until: date)
     }
+}
 
-    /// Appends `bytes` in one write; on failure cuts the file back to its last complete record and throws.
-    ///
-    /// A journal that vanished (removed by hand) is first rewritten from memory.
-    private mutating func append(_ bytes: [UInt8]) throws(StoreError) {
-        if damaged { try compact() }
-        var descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        if descriptor < 0 && errno == ENOENT {
-            try compact()
-            descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+extension JournalLog where State == OutboxJournal {
+    /// Appends a put of each delivery, replacing earlier states of the same ids.
+    mutating func put(_ deliveries: [WebhookDelivery]) throws(StoreError) {
+        var lines: [UInt8] = []
+        var added: [OutboxJournal.Entry] = []
+        for delivery in deliveries {
+            let line = try OutboxJournalRecord.encodePut(delivery)
+            lines += line
+            added.append(OutboxJournal.Entry(delivery: delivery, line: line))
         }
-        guard descriptor >= 0 else { throw .posix("open", path) }
-        defer { close(descriptor) }
-        try JournalAppend.write(bytes, to: descriptor, path: path, size: size, damaged: &damaged)
-        size += bytes.count
+        try append(lines) { $0.keep(added) }
     }
 
-    /// Rewrites the journal when it is over the threshold and at least three quarters lines that no longer count.
-    private mutating func compactIfWorthIt() throws(StoreError) -> Bool {
-        guard size >= compactionThreshold, size > 4 * liveBytes else { return false }
-        try compact()
-        return true
+    /// Appends a stage line for each delivery, waiting for `change`.
+    mutating func stage(_ deliveries: [WebhookDelivery], for change: StagedChange) throws(StoreError) {
+        var lines: [UInt8] = []
+        var added: [OutboxJournal.Entry] = []
+        for delivery in deliveries {
+            let (line, put) = try OutboxJournalRecord.encodeStage(delivery, change)
+            lines += line
+            added.append(OutboxJournal.Entry(delivery: delivery, line: line, staged: change, putStart: line.count - put.count + 1))
+        }
+        try append(lines) { $0.keep(added) }
     }
 
-    /// Replaces the journal by one holding only the current put line of each delivery.
-    mutating func compact() throws(StoreError) {
-        size = try Self.rewrite(path: path, entries: entries)
-        liveBytes = size
-        damaged = false
+    /// Appends a commit line for each of `ids` still staged, which may then be delivered.
+    mutating func commit(_ ids: [String]) throws(StoreError) {
+        let staged = ids.filter { state.entries[$0]?.staged != nil }
+        guard !staged.isEmpty else { return }
+        try append(staged.flatMap(OutboxJournalRecord.encodeCommit)) { (state: inout OutboxJournal) throws(StoreError) in
+            for id in staged { try state.markCommitted(id) }
+        }
     }
 
-    /// Writes the put lines of `entries`, earliest enqueued first, to a new synced file that replaces the journal by rename.
-    private static func rewrite(path: String, entries: [String: Entry]) throws(StoreError) -> Int {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.values.reduce(0) { $0 + $1.line.count })
-        let ordered = entries.values.sorted { ($0.delivery.enqueuedAt, $0.delivery.id) < ($1.delivery.enqueuedAt, $1.delivery.id) }
-        for entry in ordered { bytes += entry.line }
-        try DurableFile.write(bytes, to: path, sync: true)
-        return bytes.count
+    /// Appends a done line for each of `ids` that is present and forgets them.
+    mutating func done(_ ids: [String]) throws(StoreError) {
+        let present = ids.filter { state.entries[$0] != nil }
+        guard !present.isEmpty else { return }
+        try append(present.flatMap(OutboxJournalRecord.encodeDone)) { $0.remove(present) }
     }
 }
