@@ -140,25 +140,4 @@ extension Broker {
     private static func readFile(_ path: String) -> [UInt8]? {
         FileManager.default.contents(atPath: path).map { Array($0) }
     }
-
-    /// `token-broker rekey` on Redis: settles like `serve`, reseals every stale record, then retires the fingerprints of older keys.
-    static func rekeyRedis(configuration c: BrokerConfiguration, location: RedisLocation, logger: BrokerLogger) async throws -> (
-        rewritten: Int, total: Int, keyID: String
-    ) {
-        let settlement = try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
-        let codec = EncryptedAccountCodec(keyring: settlement.keyring)
-        let stores = RedisStores(client: settlement.client, codec: codec, flowSealer: codec)
-        let result = try await stores.accounts.rekey(codec: codec)
-        let registry = RedisReplicaRegistry(client: settlement.client)
-        switch try await registry.retireKeys(except: codec.keyring.current.id, expected: settlement.recorded) {
-        case nil:
-            logger.log(.warning, "another replica recorded a key while rekeying: older keys stay recorded; run rekey again")
-        case let retired? where !retired.isEmpty:
-            logger.log(
-                .info, "older keys retired: replicas may now start without them", [("key_ids", .string(retired.joined(separator: ",")))])
-        case .some:
-            break
-        }
-        return (result.rewritten, result.total, codec.keyring.current.id)
-    }
 }

@@ -10,16 +10,16 @@ enum OutboxAccountsBench {
     /// `redis://` URL; `separate` writes the account first and the event after (two steps, as before events rode
     /// with their change). Prints `changes=N seconds=S per_second=R` and the latency's p50 and p99.
     static func run(target: String, seconds: Double, concurrency: Int, separate: Bool) async throws {
-        let accounts: any AccountRepository
-        let outbox: any WebhookOutbox
+        // The back end joins its accounts to its outbox, so each change and its event are written in one step.
+        let backend: any StorageBackend
         if target.hasPrefix("redis://") {
             let client = RedisClient(url: try RedisURL(parsing: target), poolSize: 8)
-            accounts = RedisAccountRepository(client: client)
-            outbox = RedisWebhookOutbox(client: client)
+            backend = RedisStorageBackend(client: client, webhooks: true)
         } else {
-            accounts = try JSONFileAccountRepository(directory: target)
-            outbox = try JournalWebhookOutbox(directory: target)
+            backend = try FileStorageBackend(directory: target, webhooks: true)
         }
+        let accounts = backend.accounts
+        guard let outbox = backend.outbox else { preconditionFailure("a back end opened with webhooks has an outbox") }
         let sink = OutboxEventSink(outbox: outbox, urls: ["http://127.0.0.1:9/hooks"], now: { Date() })
         let event: AccountChangeEvent = { before, after in
             guard let after else { return nil }

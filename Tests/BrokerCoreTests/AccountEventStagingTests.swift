@@ -17,6 +17,7 @@ struct AccountEventStagingTests {
         init(_ directory: String) throws {
             accounts = try JSONFileAccountRepository(directory: directory)
             outbox = try JournalWebhookOutbox(directory: directory, now: .fixture)
+            accounts.recordEvents(in: outbox)
             sink = OutboxEventSink(outbox: outbox, urls: ["http://127.0.0.1:9/hooks"], now: { .fixture }, wallClock: { .fixture })
         }
 

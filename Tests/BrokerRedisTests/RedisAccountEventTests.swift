@@ -29,8 +29,8 @@ struct RedisAccountEventTests {
     @Test func aTransactionSpoiledByAConcurrentWriterWritesNeitherTheChangeNorItsEvent() async throws {
         try await RedisServer.with { server async throws in
             let client = server.client()
-            let accounts = RedisAccountRepository(client: client)
             let outbox = RedisWebhookOutbox(client: client)
+            let accounts = RedisAccountRepository(client: client, outbox: outbox)
             try await accounts.put(.make(uid: "1", scope: "a"))
             let rival = try RawClient(port: server.port)
             let rivalBytes = try PlainJSONAccountCodec().encode(.make(uid: "1", scope: "rival"))
@@ -61,10 +61,10 @@ struct RedisAccountEventTests {
     func theAccountWriteAndItsDeliveriesAreQueuedBetweenOneMultiAndItsExec(cached: Bool) async throws {
         try await RedisServer.with { server async throws in
             let client = server.client()
-            let base = RedisAccountRepository(client: client)
+            let outbox = RedisWebhookOutbox(client: client)
+            let base = RedisAccountRepository(client: client, outbox: outbox)
             // The broker's repository when the client-side cache is on: it must pass the event through, not record it after.
             let accounts: any AccountRepository = cached ? CachingRedisAccountRepository(base: base, capacity: 10) : base
-            let outbox = RedisWebhookOutbox(client: client)
             try await accounts.put(.make(uid: "2", scope: "a"))
             let monitor = try RawClient(port: server.port)
             monitor.send(Self.resp([Array("MONITOR".utf8)]))

@@ -32,7 +32,7 @@ public struct RekeyDryRun: Sendable {
         // Without any key, rekey would generate one; a key made up here and forgotten reads plaintext
         // records as that one would, and fails on sealed ones as that one would.
         let codec = try EncryptedAccountCodec(keyring: keyring ?? EncryptionKeyring.parse(Base64.encode(SecureRandom.bytes(32))))
-        let (candidates, total) = try JSONFileAccountRepository.rekeyPlan(directory: c.dataDirectory, codec: codec)
+        let (candidates, total) = try StorageBackendFactory.rekeyPlan(directory: c.dataDirectory, codec: codec)
         return RekeyDryRun(dataDirectory: c.dataDirectory, keyID: keyring?.current.id, candidates: candidates, total: total)
     }
 

@@ -41,7 +41,7 @@ public struct BrokerConfiguration: Sendable {
     public var maxPendingFlows = 50_000
     /// `BROKER_ACCOUNTS_COMPACT_BYTES`: the account journal size (bytes) past which the file store compacts it into
     /// its snapshot, unless the snapshot is larger (then a quarter of the snapshot's size).
-    public var accountsCompactBytes = JSONFileAccountRepository.defaultCompactionThreshold
+    public var accountsCompactBytes = StorageBackendFactory.defaultAccountsCompactBytes
     /// Origins `return_to` may point at (`BROKER_RETURN_TO_ALLOWLIST`, comma-separated).
     public var returnToAllowlist: [String] = []
     /// Front-end origins whose pages may call the browser-session endpoints with credentials (`BROKER_CORS_ORIGINS`, comma-separated).
@@ -131,7 +131,7 @@ public struct BrokerConfiguration: Sendable {
         c.flowTTL = try read.seconds("BROKER_FLOW_TTL", default: 600)
         c.maxPendingFlows = try read.integer("BROKER_MAX_PENDING_FLOWS", default: 50_000, range: 100...10_000_000)
         c.accountsCompactBytes = try read.integer(
-            "BROKER_ACCOUNTS_COMPACT_BYTES", default: JSONFileAccountRepository.defaultCompactionThreshold, range: 4096...(1 << 40))
+            "BROKER_ACCOUNTS_COMPACT_BYTES", default: StorageBackendFactory.defaultAccountsCompactBytes, range: 4096...(1 << 40))
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)

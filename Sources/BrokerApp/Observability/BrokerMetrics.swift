@@ -1,7 +1,5 @@
 import BrokerCore
-import BrokerFileStore
 import BrokerHTTP
-import BrokerRedis
 import Synchronization
 
 /// Everything `/metrics` reports, and the handler that renders it on the main port or the metrics listener.
@@ -19,20 +17,20 @@ final class BrokerMetrics: Sendable {
     let flows: FlowMetrics
     /// App token fetches by provider and outcome.
     let appTokens: AppTokenMetrics
-    /// The file store, whose snapshot and journal sizes are reported; nil on Redis.
-    let fileStore: JSONFileAccountRepository?
+    /// What the store adds: the file store's sizes, Redis's round trips and cache.
+    let storage: StorageMetrics
     /// The audit file (`BROKER_AUDIT_LOG`), whose lost and unwritten events are reported; nil when unset.
     let auditFile = Mutex<AuditLogFile?>(nil)
 
     /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`.
-    init(providers: [String], appTokenProviders: [String] = [], fileStore: JSONFileAccountRepository? = nil) {
-        self.fileStore = fileStore
+    init(providers: [String], appTokenProviders: [String] = [], storage: StorageMetrics = StorageMetrics()) {
+        self.storage = storage
         flows = FlowMetrics(providers: providers)
         appTokens = AppTokenMetrics(providers: appTokenProviders)
     }
 
     /// The whole exposition text, or nil while the server does not exist yet.
-    func render(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?, redis: RedisMetrics?) async -> String? {
+    func render(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) async -> String? {
         guard let http = server.snapshot() else { return nil }
         let ready = await readiness.check() == nil
         var out = MetricsRenderer.renderHTTP(http)
@@ -43,18 +41,18 @@ final class BrokerMetrics: Sendable {
         out += appTokens.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.
         if let counts = try? await accounts.statusCounts() { out += MetricsRenderer.renderAccounts(counts) }
-        if let fileStore { out += Self.renderFileStore(fileStore.storeSizes, damagedRecords: fileStore.damagedRecordCount) }
+        out += storage.records()
         if let webhooks { out += await webhooks.renderMetrics() }
-        if let redis { out += redis.snapshot().prometheusText }
+        out += storage.connection()
         if let file = auditFile.withLock({ $0 }) { out += Self.renderAudit(file.health) }
         out += ProcessMetrics.render()
         return out
     }
 
     /// `GET /metrics`: 200 with the text, or 503 while starting.
-    func handler(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?, redis: RedisMetrics?) -> Router.Handler {
+    func handler(readiness: Readiness, accounts: AccountService, webhooks: Webhooks?) -> Router.Handler {
         .async({ [self] _ in
-            guard let text = await render(readiness: readiness, accounts: accounts, webhooks: webhooks, redis: redis) else {
+            guard let text = await render(readiness: readiness, accounts: accounts, webhooks: webhooks) else {
                 return Response.error(.serviceUnavailable, code: "starting", message: "The server is starting.")
             }
             var headers = HTTPHeaders()

@@ -14,18 +14,11 @@ import Synchronization
 /// broker's data directory. With Redis the accounts live in Redis, whose own persistence backs them up: the answer
 /// is `409 not_supported`.
 final class BackupHandlers: Sendable {
-    /// What a backup is taken of.
-    enum Store: Sendable {
-        /// The file store's repository.
-        case files(JSONFileAccountRepository)
-        /// Redis: no backup through the broker.
-        case redis
-    }
-
     /// The directory under the data directory that backups go to.
     static let directoryName = AccountStoreFormat.backupDirectoryName
 
-    let store: Store
+    /// The store's backups; nil when the store is backed up by its own means (Redis).
+    let store: (any AccountBackup)?
     /// Checks the API key.
     let access: AccessControl
     /// Where each backup is recorded.
@@ -35,7 +28,7 @@ final class BackupHandlers: Sendable {
     /// Names of backups being written now, so two at once in one second never pick the same file.
     private let inFlight = Mutex<Set<String>>([])
 
-    init(store: Store, access: AccessControl, audit: AuditTrail?, wallClock: @escaping @Sendable () -> Date = { Date() }) {
+    init(store: (any AccountBackup)?, access: AccessControl, audit: AuditTrail?, wallClock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.access = access
         self.audit = audit
@@ -45,7 +38,7 @@ final class BackupHandlers: Sendable {
     /// `POST /backup`: writes the snapshot and answers where, how many accounts and how many bytes.
     func backup(_ request: Request) async -> Response {
         guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
-        guard case .files(let repository) = store else {
+        guard let repository = store else {
             record(caller: caller, request: request, outcome: "not_supported")
             return Response.error(
                 .conflict, code: "not_supported",

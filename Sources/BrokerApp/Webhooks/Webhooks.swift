@@ -1,12 +1,10 @@
 import BrokerCore
-import BrokerFileStore
-import BrokerRedis
 import Foundation
 
 /// The webhook machinery of one broker: the outbox in its store, the sink the services record events into,
 /// the dispatcher that delivers them, and their metrics.
 final class Webhooks: Sendable {
-    /// Where deliveries wait: the data directory's journal, or Redis.
+    /// Where deliveries wait: the storage back end's outbox.
     let outbox: any WebhookOutbox
     /// What the services record events into.
     let sink: any EventSink
@@ -17,30 +15,13 @@ final class Webhooks: Sendable {
     /// The wall clock, for the age of the oldest pending delivery.
     let wallClock: @Sendable () -> Date
 
-    /// Builds the machinery for `settings`; `redis` is the store's client when accounts live in Redis, else the outbox
-    /// is a journal in `dataDirectory`. `now` is the services' clock, used for `created_at`.
+    /// Builds the machinery for `settings` around `outbox`, the storage back end's; `now` is the services' clock,
+    /// used for `created_at`.
     init(
-        settings: WebhookSettings, redis: RedisClient?, dataDirectory: String, logger: BrokerLogger,
+        settings: WebhookSettings, outbox: any WebhookOutbox, logger: BrokerLogger,
         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() }
-    ) throws(StoreError) {
-        if let redis {
-            outbox = RedisWebhookOutbox(client: redis)
-        } else {
-            let journal = try JournalWebhookOutbox(directory: dataDirectory, now: wallClock())
-            if journal.damagedLinesAtOpen > 0 {
-                logger.log(
-                    .warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
-                    [("count", .int(journal.damagedLinesAtOpen))])
-            }
-            let staged = journal.stagedAtOpen
-            if staged.committed + staged.dropped > 0 {
-                // Events staged when the process stopped: those whose account change reached the disk are delivered.
-                logger.log(
-                    .info, "webhook outbox: staged events decided at start from their accounts",
-                    [("committed", .int(staged.committed)), ("dropped", .int(staged.dropped))])
-            }
-            outbox = journal
-        }
+    ) {
+        self.outbox = outbox
         let metrics = WebhookMetrics()
         self.metrics = metrics
         self.wallClock = wallClock

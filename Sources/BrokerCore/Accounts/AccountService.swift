@@ -54,7 +54,7 @@ public final class AccountService: Sendable {
     ) {
         self.accounts = accounts
         self.events = events
-        self.immediateReader = accounts as? any ImmediateAccountReading
+        self.immediateReader = accounts.immediateReading
         self.registry = registry
         self.now = now
         refresher = RefreshCoordinator(
@@ -87,7 +87,7 @@ public final class AccountService: Sendable {
 
     /// Every stored account counted by status now, or nil when the repository cannot count them cheaply (see ``AccountStatusCounting``).
     public func statusCounts() async throws(BrokerError) -> AccountStatusCounts? {
-        guard let counter = accounts as? any AccountStatusCounting else { return nil }
+        guard let counter = accounts.statusCounting else { return nil }
         let at = now()
         do { return try await counter.statusCounts(at: at) } catch { throw BrokerError(error) }
     }

@@ -37,6 +37,9 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     /// True: every record this codec writes is sealed.
     public var sealsSecrets: Bool { true }
 
+    /// Its own: records are checked at once, their secrets opened on first use.
+    public var deferredDecoding: DeferredAccountDecoding? { DeferredAccountDecoding(self) }
+
     /// The JSON document for `account` with its secrets sealed, ending in a newline.
     public func encode(_ account: Account) throws(StoreError) -> [UInt8] {
         let id = account.id

@@ -7,7 +7,8 @@ import Foundation
 /// dropped (kept for listing and replay). A lease that its holder never
 /// settles (the process died) runs out, and the delivery is due again: every
 /// appended delivery is attempted until one attempt succeeds or it is dropped.
-public protocol WebhookOutbox: Sendable {
+/// An outbox is an object: a repository knows its store's outbox by identity (`===`).
+public protocol WebhookOutbox: AnyObject, Sendable {
     /// Stores `deliveries`, due at once; returns only once they survive `kill -9` (on the file store, power loss too).
     func append(_ deliveries: [WebhookDelivery]) async throws(StoreError)
     /// Leases up to `limit` deliveries due at `now` and not leased by anyone, for `lease` seconds, earliest due first.

@@ -11,11 +11,16 @@ public protocol AccountRecordCodec: Sendable {
     func stored(_ account: Account, path: String) throws(StoreError) -> Account
     /// Whether every record this codec writes has its secrets sealed, so a store it wrote holds no plaintext record.
     var sealsSecrets: Bool { get }
+    /// How this codec hands a store an account whose secrets stay sealed until first used; nil when it cannot (the default).
+    var deferredDecoding: DeferredAccountDecoding? { get }
 }
 
 extension AccountRecordCodec {
     /// False: a codec seals nothing unless it says so.
     public var sealsSecrets: Bool { false }
+
+    /// None: every record is decoded in full.
+    public var deferredDecoding: DeferredAccountDecoding? { nil }
 
     /// `decode(encode(account))`.
     public func stored(_ account: Account, path: String) throws(StoreError) -> Account {

@@ -12,21 +12,28 @@ enum EventWriteStep: Sendable, Hashable {
 }
 
 extension JSONFileAccountRepository {
+    /// Makes `outbox`, the webhook outbox of this data directory, the one that events about account changes are staged in
+    /// (``update(id:reporting:to:_:)``); the file back end does this when it opens both.
+    public func recordEvents(in outbox: JournalWebhookOutbox) {
+        precondition(outbox.dataDirectory == dataDirectory, "the outbox of another data directory")
+        eventOutbox.withLock { $0 = outbox }
+    }
+
     /// Applies `transform` and writes the event `event` finds in the change to the outbox journal of this data directory,
     /// atomically by the staging protocol of ``JournalWebhookOutbox``.
     ///
     /// Under the id's lock: the deliveries are staged (synced), the account's
     /// put or delete is appended to the journal (synced), then committed (not waited for).
     /// When the account write fails, the staged deliveries are aborted before
-    /// the error is thrown. A sink writing elsewhere (not this directory's
-    /// journal) gets the change first and the event after
+    /// the error is thrown. A sink writing elsewhere (not the outbox given to
+    /// ``recordEvents(in:)``) gets the change first and the event after
     /// (``AccountRepository/updateThenRecord(id:reporting:to:_:)``). An
     /// unchanged account writes no journal line; an event found all the same is appended on its own.
     public func update(
         id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
-        guard let outbox = sink.changeOutbox as? JournalWebhookOutbox, outbox.dataDirectory == dataDirectory else {
+        guard let outbox = eventOutbox.withLock({ $0 }), sink.changeOutbox === outbox else {
             return try await updateThenRecord(id: id, reporting: event, to: sink, transform)
         }
         return try await locks.withLock(id) { () async throws(StoreError) -> Account? in

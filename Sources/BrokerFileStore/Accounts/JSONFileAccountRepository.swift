@@ -41,6 +41,8 @@ public final class JSONFileAccountRepository: AccountRepository {
     let locks = KeyedAsyncLock()
     /// Accounts whose sealed secrets did not open, and who hears of each; see ``onDamagedRecord(_:)``.
     let damaged = Mutex(DamagedRecords())
+    /// The data directory's webhook outbox, which events about account changes are staged in; nil until given one.
+    let eventOutbox = Mutex<JournalWebhookOutbox?>(nil)
     /// Where a write with events stops as a crash would, writing nothing more; for tests.
     let crashPoints = Mutex<Set<EventWriteStep>>([])
 
@@ -208,7 +210,12 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 }
 
-extension JSONFileAccountRepository: AccountStatusCounting {
+extension JSONFileAccountRepository: AccountStatusCounting, AccountBackup {
+    /// Itself: reads are served from memory.
+    public var immediateReading: (any ImmediateAccountReading)? { self }
+    /// Itself: counted from memory.
+    public var statusCounting: (any AccountStatusCounting)? { self }
+
     /// Counted from the tally the in-memory index keeps with every write (``AccountStatusTally``); nothing is decrypted, read from disk or visited one by one.
     public func statusCounts(at now: Date) async throws(StoreError) -> AccountStatusCounts {
         index.withLock { $0.statusCounts(at: now) }

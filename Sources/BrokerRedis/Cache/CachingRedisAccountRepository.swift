@@ -31,6 +31,9 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
         cache.stop()
     }
 
+    /// Itself: a cached account is served from memory.
+    public var immediateReading: (any ImmediateAccountReading)? { self }
+
     /// The cached account, or nil when it is not cached (or known absent): the caller then asks ``get(id:)``.
     public func getNow(id: String) -> Account? {
         cache.peek(id) ?? nil

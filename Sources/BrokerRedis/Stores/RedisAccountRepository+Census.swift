@@ -15,6 +15,9 @@ import Foundation
 /// records under `WATCH`, so a concurrent write is never overwritten with
 /// what the record said before it.
 extension RedisAccountRepository: AccountStatusCounting {
+    /// Itself: counted from the counts kept beside the records.
+    public var statusCounting: (any AccountStatusCounting)? { self }
+
     /// How many records one step of the initial count reads and indexes.
     static let censusBatchSize = 500
 
@@ -125,7 +128,7 @@ extension RedisAccountRepository: AccountStatusCounting {
 
     /// The record's status, expiry and whether it holds a refresh token; sealed secrets are not opened when the codec can avoid it.
     private func readable(_ bytes: [UInt8], key: String) throws(StoreError) -> Account {
-        if let deferring = codec as? any StoredAccountDecoding {
+        if let deferring = codec.deferredDecoding?.decoder {
             return try deferring.storedAccount(bytes, path: "redis key \(key)").account
         }
         return try codec.decode(bytes, path: "redis key \(key)")

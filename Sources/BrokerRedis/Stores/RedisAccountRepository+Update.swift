@@ -23,14 +23,14 @@ extension RedisAccountRepository {
     /// The change and its deliveries become visible, and durable, together or
     /// not at all: a transaction a concurrent writer spoiled writes neither, and
     /// its retry builds the event afresh from what it read. Needs the sink to
-    /// write to a ``RedisWebhookOutbox`` on this repository's client; with any
+    /// write to the outbox this repository was created with; with any
     /// other sink the change is written first and the event after
     /// (``AccountRepository/updateThenRecord(id:reporting:to:_:)``).
     public func update(
         id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
-        guard let outbox = sink.changeOutbox as? RedisWebhookOutbox, outbox.client === client else {
+        guard let outbox, sink.changeOutbox === outbox else {
             return try await updateThenRecord(id: id, reporting: event, to: sink, transform)
         }
         let result = try await apply(

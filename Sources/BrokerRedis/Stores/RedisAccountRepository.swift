@@ -22,12 +22,20 @@ public final class RedisAccountRepository: AccountRepository {
     public let keyPrefix: String
     /// Turns accounts into the stored bytes and back; where encryption at rest plugs in.
     let codec: any AccountRecordCodec
+    /// The outbox on this client whose entries go in the same transaction as the change they report; nil when none.
+    let outbox: RedisWebhookOutbox?
 
-    /// Creates a repository over `client`; nothing is read until the first call.
-    public init(client: RedisClient, keyPrefix: String = "tb:", codec: some AccountRecordCodec = PlainJSONAccountCodec()) {
+    /// Creates a repository over `client`; nothing is read until the first call. Events about account changes are
+    /// written in the change's transaction when the sink writes to `outbox`.
+    public init(
+        client: RedisClient, keyPrefix: String = "tb:", codec: some AccountRecordCodec = PlainJSONAccountCodec(),
+        outbox: RedisWebhookOutbox? = nil
+    ) {
+        precondition(outbox.map { $0.client === client } ?? true, "an outbox on another Redis client")
         self.client = client
         self.keyPrefix = keyPrefix
         self.codec = codec
+        self.outbox = outbox
     }
 
     /// The account with `id`, read from Redis.

@@ -38,16 +38,18 @@ public struct RedisStores: Sendable {
     ///
     /// `cacheCapacity` above 0 puts a client-side cache of that many accounts in
     /// front of the repository (``cachedAccounts``); it caches once ``start()`` ran.
+    /// Events about account changes go in the change's transaction when their sink writes to `outbox`.
     public init(
         client: RedisClient,
         codec: some AccountRecordCodec = PlainJSONAccountCodec(),
         flowSealer: EncryptedAccountCodec? = nil,
         keyPrefix: String = "tb:",
         cacheCapacity: Int = 0,
+        outbox: RedisWebhookOutbox? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.client = client
-        accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec)
+        accounts = RedisAccountRepository(client: client, keyPrefix: keyPrefix, codec: codec, outbox: outbox)
         cachedAccounts = cacheCapacity > 0 ? CachingRedisAccountRepository(base: accounts, capacity: cacheCapacity) : nil
         flows = RedisFlowStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer, now: now)
         lock = RedisLock(client: client, keyPrefix: keyPrefix)

@@ -60,7 +60,7 @@ enum AccountStoreLoader {
         _ directory: String, codec: some AccountRecordCodec, refusingPlaintext: Bool = false, numbers: inout UInt32
     ) throws(StoreError) -> Loaded {
         let names = try DirectoryListing.names(in: directory)
-        let deferring = codec as? any StoredAccountDecoding
+        let deferring = codec.deferredDecoding?.decoder
         let reading = Reading(deferring: deferring, sealing: codec.sealsSecrets, refusingPlaintext: refusingPlaintext)
         var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
         var probes: [String: String] = [:]

@@ -47,7 +47,7 @@ enum AccountStoreMigration {
     /// Every record of the former directory, compact and sorted by id; throws naming the first bad file (by name).
     private static func readLegacy(_ legacy: String, codec: some AccountRecordCodec) throws(StoreError) -> [(id: String, bytes: [UInt8])] {
         let names = try DirectoryListing.names(in: legacy).filter(StoreFileName.isRecordName).sorted()
-        let deferring = codec as? any StoredAccountDecoding
+        let deferring = codec.deferredDecoding?.decoder
         let batch = 1024
         let batches = (names.count + batch - 1) / batch
         let results = Mutex<[Int: Result<[(id: String, bytes: [UInt8])], StoreError>]>([:])

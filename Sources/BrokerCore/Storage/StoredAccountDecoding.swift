@@ -20,3 +20,14 @@ extension StoredAccountDecoding {
         try storedAccount([UInt8](bytes), path: path())
     }
 }
+
+/// A codec's ability to decode records with their secrets still sealed (``StoredAccountDecoding``), as its codec offers it.
+public struct DeferredAccountDecoding: Sendable {
+    /// The codec, as a deferring decoder.
+    package let decoder: any StoredAccountDecoding
+
+    /// Offers `decoder`'s deferred decoding.
+    package init(_ decoder: any StoredAccountDecoding) {
+        self.decoder = decoder
+    }
+}

@@ -1,7 +1,7 @@
 import BrokerCore
 import BrokerFileStore
 
-extension Broker {
+extension StorageBackendFactory {
     /// Logs what opening the file store found (a migration of the former layout, a torn journal line cut off) and
     /// routes the failures of background compactions to the log.
     static func reportOpening(_ store: JSONFileAccountRepository, logger: BrokerLogger) {
@@ -28,6 +28,31 @@ extension Broker {
         store.onCompactionFailure { error in
             logger.log(
                 .error, "account journal compaction failed; it is retried as the journal grows", [("error", .string(error.description))])
+        }
+    }
+
+    /// Logs the flows a damaged or unreadable flow journal cancelled at open.
+    static func reportOpening(_ flows: JournalFlowStore, logger: BrokerLogger) {
+        if flows.discardedAtOpen > 0 {
+            logger.log(
+                .warning, "pending flows cancelled at start: the flow journal was damaged or unreadable",
+                [("count", .int(flows.discardedAtOpen))])
+        }
+    }
+
+    /// Logs what replaying the webhook outbox found: damaged lines skipped, staged events decided.
+    static func reportOpening(_ outbox: JournalWebhookOutbox, logger: BrokerLogger) {
+        if outbox.damagedLinesAtOpen > 0 {
+            logger.log(
+                .warning, "webhook outbox: damaged lines skipped at start; their deliveries may be sent again",
+                [("count", .int(outbox.damagedLinesAtOpen))])
+        }
+        let staged = outbox.stagedAtOpen
+        if staged.committed + staged.dropped > 0 {
+            // Events staged when the process stopped: those whose account change reached the disk are delivered.
+            logger.log(
+                .info, "webhook outbox: staged events decided at start from their accounts",
+                [("committed", .int(staged.committed)), ("dropped", .int(staged.dropped))])
         }
     }
 }

@@ -38,4 +38,16 @@ public protocol AccountRepository: Sendable {
         id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account?
+
+    /// This repository's reads served at once from memory, or nil when every read suspends (the default).
+    var immediateReading: (any ImmediateAccountReading)? { get }
+    /// This repository's cheap counts by status for `/metrics`, or nil when it cannot count without reading every record (the default).
+    var statusCounting: (any AccountStatusCounting)? { get }
+}
+
+extension AccountRepository {
+    /// None: every read suspends.
+    public var immediateReading: (any ImmediateAccountReading)? { nil }
+    /// None: the accounts are not counted.
+    public var statusCounting: (any AccountStatusCounting)? { nil }
 }
