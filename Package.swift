@@ -46,7 +46,7 @@ let package = Package(
             swiftSettings: strict),
 
         // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped
-        // start and stop, and the repository and flow-store conformance suites every store runs.
+        // start and stop, the conformance suites every store runs, and the in-memory storage back end.
         .target(
             name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP"],
             path: "Tests/BrokerTestSupport", swiftSettings: strict),
@@ -70,6 +70,14 @@ let package = Package(
         .testTarget(name: "BrokerCryptoTests", dependencies: ["BrokerCrypto"], swiftSettings: strict),
         .testTarget(
             name: "BrokerCoreTests", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"],
+            swiftSettings: strict),
+        // The file store's own tests: accounts snapshot and journal, flow and outbox journals, the data directory.
+        .testTarget(
+            name: "BrokerFileStoreTests", dependencies: ["BrokerFileStore", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"],
+            swiftSettings: strict),
+        // The StorageBackend conformance suites, run against every back end (files, Redis, memory).
+        .testTarget(
+            name: "StorageBackendTests", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"],

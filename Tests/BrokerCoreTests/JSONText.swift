@@ -1,3 +1,4 @@
+import BrokerTestSupport
 import Foundation
 
 /// A JSON value written by hand, so that tests choose the escapes, the spacing and the member order.

@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerTestSupport
 import Foundation
 import Testing
 

@@ -314,7 +314,7 @@ public enum AccountRepositoryConformance {
     /// refresh token, and a refresh token keeping a past-expiry account active.
     public static func statusCountsFollowWrites(_ open: RepositoryOpener) async throws {
         let repository = try open()
-        let counter = try #require(repository as? any AccountStatusCounting, "the repository cannot count accounts by status")
+        let counter = try #require(repository.statusCounting, "the repository cannot count accounts by status")
         #expect(try await counter.statusCounts(at: .fixture) == AccountStatusCounts())
         let lasting = Account.make(uid: "1")
         var expiring = Account.make(uid: "2")
@@ -351,7 +351,7 @@ public enum AccountRepositoryConformance {
         revoked.status = .reauthorizationRequired
         try await repository.put(revoked)
         #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
-        let reopened = try #require(try open() as? any AccountStatusCounting)
+        let reopened = try #require(try open().statusCounting)
         #expect(try await reopened.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
     }
 }

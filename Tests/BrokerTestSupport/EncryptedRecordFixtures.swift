@@ -3,19 +3,19 @@ import BrokerCrypto
 import Foundation
 
 /// Keys, keyrings, record surgery and data-directory scans for the encryption tests.
-enum EncryptedRecordFixtures {
+public enum EncryptedRecordFixtures {
     /// A fresh random 32-byte key in base64, as `openssl rand -base64 32` prints it.
-    static func keyText() -> String {
+    public static func keyText() -> String {
         Base64.encode(SecureRandom.bytes(32))
     }
 
     /// A codec for the keyring `value` (the syntax of `BROKER_ENCRYPTION_KEY`).
-    static func codec(_ value: String) throws -> EncryptedAccountCodec {
+    public static func codec(_ value: String) throws -> EncryptedAccountCodec {
         EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(value))
     }
 
     /// The record in `bytes` as a JSON object.
-    static func json(_ bytes: [UInt8]) throws -> [String: Any] {
+    public static func json(_ bytes: [UInt8]) throws -> [String: Any] {
         guard let object = try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
             throw StoreTestError("not a JSON object")
         }
@@ -23,20 +23,20 @@ enum EncryptedRecordFixtures {
     }
 
     /// `bytes` re-serialized after `change` edited the JSON object.
-    static func edit(_ bytes: [UInt8], _ change: (inout [String: Any]) throws -> Void) throws -> [UInt8] {
+    public static func edit(_ bytes: [UInt8], _ change: (inout [String: Any]) throws -> Void) throws -> [UInt8] {
         var object = try json(bytes)
         try change(&object)
         return [UInt8](try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 
     /// The envelope of `field` in `record`.
-    static func envelope(_ record: [String: Any], _ field: String) throws -> [String: String] {
+    public static func envelope(_ record: [String: Any], _ field: String) throws -> [String: String] {
         guard let envelope = record[field] as? [String: String] else { throw StoreTestError("\(field) is not an envelope") }
         return envelope
     }
 
     /// `bytes` with bit 0 of byte `index` of the decoded `part` ("ct" or "nonce") of `field` flipped.
-    static func flip(_ bytes: [UInt8], field: String, part: String, at index: (Int) -> Int) throws -> [UInt8] {
+    public static func flip(_ bytes: [UInt8], field: String, part: String, at index: (Int) -> Int) throws -> [UInt8] {
         try edit(bytes) { record in
             var envelope = try envelope(record, field)
             guard var raw = Base64URL.decode(envelope[part] ?? "") else { throw StoreTestError("\(part) is not base64url") }
@@ -47,13 +47,13 @@ enum EncryptedRecordFixtures {
     }
 
     /// The key id of every sealed field in `bytes`, sorted by field name.
-    static func kids(_ bytes: [UInt8]) throws -> [String] {
+    public static func kids(_ bytes: [UInt8]) throws -> [String] {
         let record = try json(bytes)
         return ["access_token", "refresh_token", "token_secret"].compactMap { (record[$0] as? [String: String])?["kid"] }
     }
 
     /// Every regular file under `directory`, recursively, with the needles of `needles` each one contains.
-    static func scan(_ directory: String, for needles: [String]) throws -> [String: [String]] {
+    public static func scan(_ directory: String, for needles: [String]) throws -> [String: [String]] {
         guard let walker = FileManager.default.enumerator(atPath: directory) else { throw StoreTestError("cannot walk \(directory)") }
         var found: [String: [String]] = [:]
         for case let relative as String in walker {

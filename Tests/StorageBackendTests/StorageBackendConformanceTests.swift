@@ -1,0 +1,259 @@
+import BrokerCore
+import BrokerFileStore
+import BrokerRedis
+import BrokerTestSupport
+import Foundation
+import Testing
+
+/// Opens a back end on one backing store; calling it again opens the same store again (a restart, or another replica).
+typealias BackendOpener = @Sendable () throws -> any StorageBackend
+
+/// One storage back end the suites run against.
+struct Backend: Sendable, CustomTestStringConvertible {
+    /// Its name in test results.
+    let name: String
+    /// Whether its accounts count themselves by status (``StorageBackend/statusCounting``).
+    let countsAccounts: Bool
+    /// Whether the store drops expired flows by itself (Redis TTLs), so ``FlowStore/purgeExpired(now:)`` has nothing to do.
+    var expiresFlowsItself = false
+    /// Runs `body` with an opener of a fresh, empty store, removed afterwards.
+    let scope: @Sendable ((@escaping BackendOpener) async throws -> Void) async throws -> Void
+
+    var testDescription: String { name }
+
+    /// Every back end: a new one passes the suites by implementing ``StorageBackend`` and adding one line here.
+    static let all: [Backend] = [.files, .redis, .memory]
+
+    /// The data directory's files, in a temporary directory.
+    static let files = Backend(name: "files", countsAccounts: true) { body in
+        try await TemporaryDirectory.with { directory in
+            try await body { try FileStorageBackend(directory: directory, webhooks: true, now: { .fixture }) }
+        }
+    }
+
+    /// A real redis-server on a free port, stopped afterwards.
+    static let redis = Backend(name: "redis", countsAccounts: true, expiresFlowsItself: true) { body in
+        try await RedisServer.with { server in
+            try await body { RedisStorageBackend(client: server.client(), webhooks: true, now: { .fixture }) }
+        }
+    }
+
+    /// This process's memory: every open hands out the same back end.
+    static let memory = Backend(name: "memory", countsAccounts: false) { body in
+        let backend = InMemoryStorageBackend(now: { .fixture })
+        try await body { backend }
+    }
+}
+
+/// The behaviour every ``StorageBackend`` shows, member by member, on every back end of ``Backend/all``.
+enum StorageBackendConformanceTests {
+    /// ``StorageBackend/accounts``: the repository suite.
+    struct Accounts {
+        private func check(_ backend: Backend, _ suite: (RepositoryOpener) async throws -> Void) async throws {
+            try await backend.scope { open in try await suite { try open().accounts } }
+        }
+
+        @Test(arguments: Backend.all) func putGetListDelete(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.putGetListDelete)
+        }
+        @Test(arguments: Backend.all) func reauthorizationUpdatesSameRecord(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.reauthorizationUpdatesSameRecord)
+        }
+        @Test(arguments: Backend.all) func listFiltersByProviderSortedByID(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.listFiltersByProviderSortedByID)
+        }
+        @Test(arguments: Backend.all) func concurrentUpdatesAreNotLost(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.concurrentUpdatesAreNotLost)
+        }
+        @Test(arguments: Backend.all) func concurrentPutsSurviveRestart(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.concurrentPutsSurviveRestart)
+        }
+        @Test(arguments: Backend.all) func restartPreservesEveryField(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.restartPreservesEveryField)
+        }
+        @Test(arguments: Backend.all) func pageFiltersAndPages(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.pageFiltersAndPages)
+        }
+        @Test(arguments: Backend.all) func pagingUnderConcurrentInserts(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.pagingUnderConcurrentInserts)
+        }
+        @Test(arguments: Backend.all) func updateEdgeCases(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.updateEdgeCases)
+        }
+        @Test(arguments: Backend.all) func canonicallyEquivalentIDsAreDistinct(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.canonicallyEquivalentIDsAreDistinct)
+        }
+        @Test(arguments: Backend.all) func longestUIDsAreStorable(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.longestUIDsAreStorable)
+        }
+        @Test(arguments: Backend.all.filter(\.countsAccounts)) func statusCountsFollowWrites(_ backend: Backend) async throws {
+            try await check(backend, AccountRepositoryConformance.statusCountsFollowWrites)
+        }
+
+        /// A back end that says it counts accounts offers the counting; one that does not offers none.
+        @Test(arguments: Backend.all) func statusCountingIsOfferedAsDeclared(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let storage = try open()
+                #expect((storage.statusCounting != nil) == backend.countsAccounts)
+            }
+        }
+    }
+
+    /// ``StorageBackend/flows`` and ``StorageBackend/flowOutcomes``.
+    struct FlowsAndOutcomes {
+        private func check(_ backend: Backend, _ suite: (FlowStoreOpener) async throws -> Void) async throws {
+            try await backend.scope { open in try await suite { try open().flows } }
+        }
+
+        @Test(arguments: Backend.all) func takenExactlyOnce(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.takenExactlyOnce)
+        }
+        @Test(arguments: Backend.all) func concurrentTakesHaveOneWinner(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.concurrentTakesHaveOneWinner)
+        }
+        @Test(arguments: Backend.all) func expiredFlowIsNotReturnedAndIsRemoved(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.expiredFlowIsNotReturnedAndIsRemoved)
+        }
+        @Test(arguments: Backend.all) func pendingFlowSurvivesRestart(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.pendingFlowSurvivesRestart)
+        }
+        @Test(arguments: Backend.all.filter { !$0.expiresFlowsItself }) func purgeRemovesOnlyExpiredFlows(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.purgeRemovesOnlyExpiredFlows)
+        }
+        @Test(arguments: Backend.all) func malformedStateIsRefused(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.malformedStateIsRefused)
+        }
+        @Test(arguments: Backend.all) func lookAlikeStateTakesNothing(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.lookAlikeStateTakesNothing)
+        }
+
+        /// An outcome replaces the last of its state, is read by the next open of the store, and is gone after its keepUntil.
+        @Test(arguments: Backend.all) func anOutcomeIsKeptUntilItsKeepUntil(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let outcomes = try open().flowOutcomes
+                let state = PendingFlow.randomState()
+                var outcome = FlowOutcome(
+                    state: state, provider: "github", status: .pending, expiresAt: Date.fixture.addingTimeInterval(600),
+                    keepUntil: Date.fixture.addingTimeInterval(600))
+                try await outcomes.record(outcome)
+                outcome.status = .completed
+                outcome.accountID = "github:42"
+                outcome.endedAt = .fixture
+                try await outcomes.record(outcome)
+                #expect(try await open().flowOutcomes.outcome(state: state, now: .fixture) == outcome)
+                #expect(try await outcomes.outcome(state: state, now: Date.fixture.addingTimeInterval(600)) == nil)
+                #expect(try await outcomes.outcome(state: PendingFlow.randomState(), now: .fixture) == nil)
+            }
+        }
+    }
+
+    /// ``StorageBackend/outbox``: the outbox suite.
+    struct Outbox {
+        private func check(_ backend: Backend, _ suite: (OutboxOpener) async throws -> Void) async throws {
+            try await backend.scope { open in
+                try await suite { try #require(try open().outbox, "a back end opened with webhooks has an outbox") }
+            }
+        }
+
+        @Test(arguments: Backend.all) func appendClaimComplete(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.appendClaimComplete)
+        }
+        @Test(arguments: Backend.all) func expiredLeaseIsTakenOver(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.expiredLeaseIsTakenOver)
+        }
+        @Test(arguments: Backend.all) func dropListReplay(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.dropListReplay)
+        }
+        @Test(arguments: Backend.all) func concurrentAppendsAndClaims(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.concurrentAppendsAndClaims)
+        }
+        @Test(arguments: Backend.all) func fieldsSurviveRestart(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.fieldsSurviveRestart)
+        }
+        @Test(arguments: Backend.all) func pagesWalkEachListOnceInOrder(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.pagesWalkEachListOnceInOrder)
+        }
+        @Test(arguments: Backend.all) func claimsFollowTheDueOrder(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.claimsFollowTheDueOrder)
+        }
+        @Test(arguments: Backend.all) func holdsLetAProbeThroughAndSetTheRestAside(_ backend: Backend) async throws {
+            try await check(backend, WebhookOutboxConformance.holdsLetAProbeThroughAndSetTheRestAside)
+        }
+
+        /// An account change made with a sink on the back end's own outbox leaves its event there, once.
+        @Test(arguments: Backend.all) func anAccountChangeLeavesItsEventInTheOutbox(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let storage = try open()
+                let outbox = try #require(storage.outbox)
+                let sink = OutboxEventSink(outbox: outbox, urls: ["http://127.0.0.1:9/hooks"], now: { .fixture }, wallClock: { .fixture })
+                let account = Account.make(uid: "7")
+                _ = try await storage.accounts.update(
+                    id: account.id,
+                    reporting: { before, after in
+                        guard before == nil, let after else { return nil }
+                        return (.accountConnected, BrokerEventData(account: after))
+                    }, to: sink
+                ) { _ in account }
+                let claimed = try await outbox.claim(limit: 10, now: Date.fixture.addingTimeInterval(1), lease: 60)
+                #expect(claimed.map(\.delivery.eventType) == [BrokerEventType.accountConnected.rawValue])
+                #expect(claimed.map(\.delivery.accountID) == [account.id])
+                #expect(try await storage.accounts.get(id: account.id) == account)
+            }
+        }
+    }
+
+    /// ``StorageBackend/refreshLock``.
+    struct RefreshLock {
+        /// One holder at a time; only its token releases the lock, after which it can be taken again.
+        @Test(arguments: Backend.all) func oneHolderAtATime(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let lock = try open().refreshLock
+                let token = try #require(try await lock.acquire(key: "github:1", ttl: 30))
+                #expect(try await lock.acquire(key: "github:1", ttl: 30) == nil)
+                #expect(try await lock.acquire(key: "github:2", ttl: 30) != nil)
+                #expect(try await lock.release(key: "github:1", token: token + "x") == false)
+                #expect(try await lock.acquire(key: "github:1", ttl: 30) == nil)
+                #expect(try await lock.release(key: "github:1", token: token) == true)
+                #expect(try await lock.acquire(key: "github:1", ttl: 30) != nil)
+            }
+        }
+    }
+
+    /// ``StorageBackend/refreshBackoff``.
+    struct RefreshBackoffStore {
+        /// A recorded backoff reads back for its account only, until cleared.
+        @Test(arguments: Backend.all) func recordedUntilCleared(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let store = try open().refreshBackoff
+                let backoff = RefreshBackoff(
+                    failures: 2, notBefore: Date.fixture.addingTimeInterval(60), lastError: .upstreamTimeout(step: "refresh"))
+                #expect(try await store.backoff(for: "github:1") == nil)
+                try await store.record(backoff, for: "github:1", at: .fixture)
+                #expect(try await store.backoff(for: "github:1") == backoff)
+                #expect(try await store.backoff(for: "github:2") == nil)
+                try await store.clear(accountID: "github:1")
+                #expect(try await store.backoff(for: "github:1") == nil)
+            }
+        }
+    }
+
+    /// ``StorageBackend/appTokens``.
+    struct AppTokens {
+        /// A stored token reads back under its key, and a newer one replaces it.
+        @Test(arguments: Backend.all) func storedUnderItsKey(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let store = try open().appTokens
+                var token = AppToken(
+                    provider: "github", requestedScope: "read", accessToken: Secret("app-token-1"), tokenType: "Bearer",
+                    scope: "read", issuedAt: .fixture, expiresAt: Date.fixture.addingTimeInterval(3600))
+                #expect(try await store.token(for: token.key) == nil)
+                try await store.store(token, keepUntil: Date.fixture.addingTimeInterval(3000), at: .fixture)
+                #expect(try await store.token(for: token.key) == token)
+                token.accessToken = Secret("app-token-2")
+                try await store.store(token, keepUntil: Date.fixture.addingTimeInterval(3000), at: .fixture)
+                #expect(try await store.token(for: token.key) == token)
+                #expect(try await store.token(for: AppToken.key(provider: "github", scope: "write")) == nil)
+            }
+        }
+    }
+}
