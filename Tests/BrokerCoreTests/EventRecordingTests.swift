@@ -51,7 +51,7 @@ struct EventRecordingTests {
             let registry = try ProviderRegistry.load(environment: BrokerHarness.environment, providersFile: nil)
             self.registry = registry
             authorization = AuthorizationService(
-                registry: registry, accounts: accounts, flows: try JSONFileFlowStore(directory: directory), upstream: upstream,
+                registry: registry, accounts: accounts, flows: InMemoryFlowStore(), upstream: upstream,
                 publicURL: BrokerHarness.publicURL, flowTTL: 600, returnToAllowlist: [], now: clock.function, events: sink)
             service = AccountService(
                 accounts: accounts, registry: registry, upstream: upstream,

@@ -16,7 +16,7 @@ struct OIDCExchangeTests {
             let clock = TestClock()
             let accounts = try JSONFileAccountRepository(directory: directory)
             let authorization = AuthorizationService(
-                registry: registry, accounts: accounts, flows: try JSONFileFlowStore(directory: directory), upstream: upstream,
+                registry: registry, accounts: accounts, flows: InMemoryFlowStore(), upstream: upstream,
                 publicURL: BrokerHarness.publicURL, flowTTL: 600, returnToAllowlist: [], now: clock.function)
             let service = AccountService(
                 accounts: accounts, registry: registry, upstream: upstream, redirectURI: authorization.redirectURI, now: clock.function)
