@@ -39,6 +39,20 @@ public final class Broker: Sendable {
         try self.init(configuration: c, logger: logger, upstream: upstream, now: now, settlement: nil)
     }
 
+    /// Builds the broker; on Redis, first settles the encryption key and cookie secret with the other replicas.
+    ///
+    /// A replica whose key or secret differs from what the others recorded
+    /// stops with ``ConfigurationError`` (exit code 2) naming the variable;
+    /// while Redis cannot be reached this waits, up to 30 seconds.
+    public static func make(
+        configuration c: BrokerConfiguration, logger: BrokerLogger,
+        upstream: (any UpstreamClient)? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> Broker {
+        let settlement = try await StorageBackendFactory.settlement(c, logger: logger)
+        return try Broker(configuration: c, logger: logger, upstream: upstream, now: now, settlement: settlement)
+    }
+
     /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
     init(
         configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,

@@ -41,7 +41,7 @@ extension StorageBackendFactory {
     private static func rekeyRedis(configuration c: BrokerConfiguration, location: RedisLocation, logger: BrokerLogger) async throws -> (
         rewritten: Int, total: Int, keyID: String
     ) {
-        let settlement = try await Broker.settle(
+        let settlement = try await settle(
             c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
         let codec = EncryptedAccountCodec(keyring: settlement.keyring)
         let stores = RedisStores(client: settlement.client, codec: codec, flowSealer: codec)

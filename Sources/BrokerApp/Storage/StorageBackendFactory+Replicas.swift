@@ -15,27 +15,20 @@ struct ReplicaSettlement: Sendable {
     let recorded: [String: String]
 }
 
-extension Broker {
+extension StorageBackendFactory {
     /// How long start-up waits for an unreachable Redis before giving up, in seconds.
     static let redisStartupWait: Double = 30
 
-    /// Builds the broker; on Redis, first settles the encryption key and cookie secret with the other replicas.
+    /// What a broker on Redis settles with the other replicas before it is built; nil on the file store.
     ///
     /// A replica whose key or secret differs from what the others recorded in
     /// Redis stops here with ``ConfigurationError`` (exit code 2) naming the
     /// variable. An unset key or secret is generated once into Redis, beside
     /// the data, and shared by every replica that leaves it unset. While Redis
     /// cannot be reached this waits, up to ``redisStartupWait`` seconds.
-    public static func make(
-        configuration c: BrokerConfiguration, logger: BrokerLogger,
-        upstream: (any UpstreamClient)? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
-    ) async throws -> Broker {
-        guard let location = c.redisStore else {
-            return try Broker(configuration: c, logger: logger, upstream: upstream, now: now)
-        }
-        let settlement = try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
-        return try Broker(configuration: c, logger: logger, upstream: upstream, now: now, settlement: settlement)
+    static func settlement(_ c: BrokerConfiguration, logger: BrokerLogger) async throws -> ReplicaSettlement? {
+        guard let location = c.redisStore else { return nil }
+        return try await settle(c, client: RedisClient(location: location, minimumReplicas: c.redisMinReplicas), logger: logger)
     }
 
     /// Settles the keyring and cookie secret through `client`, waiting for Redis while it is unreachable.
