@@ -1,24 +1,6 @@
 import BrokerCore
-import Foundation
 
 extension Broker {
-    /// The providers of `c`: presets configured through the environment, and the providers file's entries.
-    static func loadProviders(_ c: BrokerConfiguration) throws -> ProviderRegistry {
-        var file: [UInt8]?
-        if let path = c.providersFile {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ConfigurationError(variable: "BROKER_PROVIDERS_FILE", message: "cannot read \(path)")
-            }
-            file = Array(data)
-        }
-        do {
-            return try ProviderRegistry.load(environment: c.environment, providersFile: file)
-        } catch {
-            // A preset's endpoint variable (MICROSOFT_TENANT) is named itself; anything else is the file's.
-            throw ConfigurationError(variable: error.variable ?? "BROKER_PROVIDERS_FILE", message: "\(error)")
-        }
-    }
-
     /// Says what start-up found worth telling: no API key set, providers of the catalogue left unconfigured.
     static func logStartupNotes(_ c: BrokerConfiguration, registry: ProviderRegistry, logger: BrokerLogger) {
         if c.callerKeys.isEmpty {

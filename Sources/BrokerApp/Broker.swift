@@ -61,7 +61,7 @@ public final class Broker: Sendable {
         configuration = c
         self.logger = logger
         try StorageBackendFactory.prepareDataDirectory(c)
-        let registry = try Self.loadProviders(c)
+        let registry = ProviderRegistry(providers: c.providers)
         _ = ProcessMetrics.startTime  // taken now, at start-up, rather than at the first scrape
         let opened = try StorageBackendFactory.open(c, logger: logger, now: now, settlement: settlement)
         let storage = opened.backend

@@ -93,6 +93,10 @@ import Glibc
         let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])
         #expect(try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(broker.port)]).0 == 0)
+        // It only asks the running broker: a providers file gone since its start does not fail it, as `serve` would fail.
+        let gone = ["BROKER_PORT": String(broker.port), "BROKER_PROVIDERS_FILE": dir + "/gone.json"]
+        #expect(try await runBroker(["healthcheck"], environment: gone).0 == 0)
+        #expect(try await runBroker(["config", "check"], environment: gone).0 == 2)
         broker.signal(SIGTERM)
         _ = await broker.waitForExit(timeout: 5)
         #expect(try await runBroker(["healthcheck"], environment: ["BROKER_PORT": String(broker.port)]).0 == 1)

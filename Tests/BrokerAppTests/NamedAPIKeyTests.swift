@@ -105,7 +105,7 @@ import Testing
             "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_API_KEYS": "old:\(Self.old),new:\(Self.new)",
             "BROKER_AUDIT_LOG": "/var/log/broker-audit.jsonl",
         ])
-        let report = try ConfigCheck.report(c)
+        let report = ConfigCheck.report(c)
         #expect(report.contains("old,new") && report.contains("  set\n") && report.contains("/var/log/broker-audit.jsonl"))
         for key in [BrokerHarness.apiKey, Self.old, Self.new] { #expect(!report.contains(key)) }
     }

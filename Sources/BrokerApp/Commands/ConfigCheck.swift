@@ -3,18 +3,13 @@ import BrokerCore
 /// `token-broker config check`: reads the environment and the providers file as `serve` would,
 /// and prints the resolved configuration with every secret shown only as set or unset.
 public enum ConfigCheck {
-    /// The report for `configuration`, one `name: value` line each, then one line per provider;
-    /// throws the first problem (naming its variable) as `serve` would at start-up.
-    public static func report(_ configuration: BrokerConfiguration) throws -> String {
+    /// The report for `configuration`, one `name: value` line each, then one line per provider.
+    ///
+    /// Every problem `serve` would stop at (a bad value, the providers file, the encryption key)
+    /// was already thrown by ``BrokerConfiguration/from(environment:readingProviders:)``, naming its variable.
+    public static func report(_ configuration: BrokerConfiguration) -> String {
         let c = configuration
-        let registry = try Broker.loadProviders(c)
-        if let key = c.environment["BROKER_ENCRYPTION_KEY"] {
-            do {
-                _ = try EncryptionKeyring.parse(key)
-            } catch {
-                throw ConfigurationError(variable: "BROKER_ENCRYPTION_KEY", message: "\(error)")
-            }
-        }
+        let registry = ProviderRegistry(providers: c.providers)
         func set(_ value: Any?) -> String { value == nil ? "unset" : "set" }
         var lines: [(String, String)] = [
             ("BROKER_HOST", c.server.host), ("BROKER_PORT", String(c.server.port)),
@@ -25,7 +20,7 @@ public enum ConfigCheck {
             ("BROKER_API_KEYS", c.apiKeys.isEmpty ? "unset" : c.apiKeys.map(\.name).joined(separator: ",")),
             ("BROKER_AUDIT_LOG", c.auditLog ?? "unset (audit events go to the log only)"),
             ("BROKER_SECRET", set(c.secret)),
-            ("BROKER_ENCRYPTION_KEY", set(c.environment["BROKER_ENCRYPTION_KEY"])),
+            ("BROKER_ENCRYPTION_KEY", set(c.encryptionKeyring)),
             ("BROKER_PROVIDERS_FILE", c.providersFile ?? "unset"),
             ("BROKER_RETURN_TO_ALLOWLIST", c.returnToAllowlist.isEmpty ? "empty" : c.returnToAllowlist.joined(separator: ",")),
             ("BROKER_CORS_ORIGINS", c.corsOrigins.isEmpty ? "empty" : c.corsOrigins.joined(separator: ",")),

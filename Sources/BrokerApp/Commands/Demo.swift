@@ -65,14 +65,18 @@ public final class Demo: Sendable {
     /// set, the refresh margin and the background sweep are a quarter of the token lifetime.
     public static func prepare(environment: [String: String]) throws -> Demo {
         let settings = try Settings.from(environment: environment)
-        var c = try BrokerConfiguration.from(environment: environment)
-        guard c.server.port != 0 else {
+        var environment = environment
+        for ignored in ["BROKER_DATA_DIR", "BROKER_STORE", "BROKER_PROVIDERS_FILE", "BROKER_API_KEY", "BROKER_PUBLIC_URL"] {
+            environment[ignored] = nil
+        }
+        let port = try BrokerConfiguration.from(environment: environment, readingProviders: false).server.port
+        guard port != 0 else {
             throw ConfigurationError(variable: "BROKER_PORT", message: "demo needs a fixed port: its provider sends the browser back to it")
         }
-        let publicURL = "http://127.0.0.1:\(c.server.port)"
+        let publicURL = "http://127.0.0.1:\(port)"
         let secret = SecureRandom.token(byteCount: 24)
         let provider = try startProvider(
-            settings: settings, brokerPort: c.server.port, clientSecret: secret,
+            settings: settings, brokerPort: port, clientSecret: secret,
             redirectURI: publicURL + "/callback")
         let directory: String
         do {
@@ -93,22 +97,28 @@ public final class Demo: Sendable {
             Task { await provider.stop() }
             throw StartupError(message: "cannot write \(providers)")
         }
+        let read = EnvironmentReader(environment)
+        environment["BROKER_PROVIDERS_FILE"] = providers
+        // The provider's client secret reaches the providers file as ${DEMO_CLIENT_SECRET}, never in the file.
+        environment["DEMO_CLIENT_SECRET"] = secret
+        // A key for this run only, like everything else of it (none is written beside the data).
+        if read.raw(EncryptionKeyring.environmentVariable) == nil {
+            environment[EncryptionKeyring.environmentVariable] = Base64.encode(SecureRandom.bytes(32))
+        }
+        var c: BrokerConfiguration
+        do {
+            c = try BrokerConfiguration.from(environment: environment)
+        } catch {
+            Task { await provider.stop() }
+            throw error
+        }
         let apiKey = SecureRandom.token(byteCount: 24)
         c.dataDirectory = directory + "/data"
-        c.redisStore = nil
-        c.providersFile = providers
         c.apiKey = Secret(apiKey)
         c.publicURL = publicURL
         let quarter = Double(settings.tokenLifetime) / 4
-        let read = EnvironmentReader(environment)
         if read.raw("BROKER_REFRESH_MARGIN") == nil { c.refreshMargin = quarter }
         if read.raw("BROKER_REFRESH_INTERVAL") == nil { c.refreshInterval = min(60, quarter) }
-        // The provider's client secret reaches the providers file as ${DEMO_CLIENT_SECRET}, never in the file.
-        c.environment["DEMO_CLIENT_SECRET"] = secret
-        // A key for this run only, like everything else of it (none is written beside the data).
-        if read.raw(EncryptionKeyring.environmentVariable) == nil {
-            c.environment[EncryptionKeyring.environmentVariable] = Base64.encode(SecureRandom.bytes(32))
-        }
         return Demo(configuration: c, provider: provider, apiKey: apiKey, directory: directory, settings: settings)
     }
 

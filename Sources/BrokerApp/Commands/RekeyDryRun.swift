@@ -24,8 +24,7 @@ public struct RekeyDryRun: Sendable {
     public static func plan(configuration c: BrokerConfiguration) throws -> RekeyDryRun {
         let keyring: EncryptionKeyring?
         do {
-            keyring = try EncryptionKeyring.loadExisting(
-                environmentValue: c.environment[EncryptionKeyring.environmentVariable], dataDirectory: c.dataDirectory)
+            keyring = try c.encryptionKeyring ?? EncryptionKeyring.loadExisting(environmentValue: nil, dataDirectory: c.dataDirectory)
         } catch let error as EncryptionKeyError {
             throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
         }

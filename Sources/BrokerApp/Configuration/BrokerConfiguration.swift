@@ -70,8 +70,11 @@ public struct BrokerConfiguration: Sendable {
     public var pageAccent: String?
     /// Where events about accounts are sent, signed and retried (`BROKER_WEBHOOK_*`); nil sends none.
     public var webhooks: WebhookSettings?
-    /// The environment the providers' credentials are read from.
-    public var environment: [String: String] = [:]
+    /// The keys of `BROKER_ENCRYPTION_KEY`, parsed; nil when it is unset (the store's own key is read, or made).
+    public var encryptionKeyring: EncryptionKeyring?
+    /// Every provider: the presets with their credentials from the environment, then the providers file's
+    /// entries (`BROKER_PROVIDERS_FILE`). Empty when the configuration was read without providers.
+    public var providers: [ProviderConfiguration] = []
 
     /// Every valid API key with its name: `BROKER_API_KEY` as `default`, then the `BROKER_API_KEYS` entries.
     public var callerKeys: [NamedAPIKey] {
@@ -91,7 +94,14 @@ public struct BrokerConfiguration: Sendable {
     }
 
     /// Reads the configuration from environment variables; unset ones take their defaults.
-    public static func from(environment env: [String: String]) throws(ConfigurationError) -> BrokerConfiguration {
+    ///
+    /// This is the one place the environment is read: the providers' credentials and
+    /// the encryption key are resolved here, and nothing raw is carried further.
+    /// `readingProviders: false` leaves ``providers`` empty and the providers file
+    /// unread, for commands that only talk to a running broker (`healthcheck`).
+    public static func from(
+        environment env: [String: String], readingProviders: Bool = true
+    ) throws(ConfigurationError) -> BrokerConfiguration {
         let read = EnvironmentReader(env)
         var server = HTTPServerConfiguration()
         server.host = try read.host("BROKER_HOST", default: "127.0.0.1")
@@ -164,7 +174,17 @@ public struct BrokerConfiguration: Sendable {
         if read.raw("BROKER_REDIS_MIN_REPLICAS") != nil {
             c.redisMinReplicas = try read.integer("BROKER_REDIS_MIN_REPLICAS", default: 0, range: 0...16)
         }
-        c.environment = env
+        // Set but empty is an error, not "unset": a key that did not reach the process must not be replaced by a new one.
+        if let key = env[EncryptionKeyring.environmentVariable] {
+            do {
+                c.encryptionKeyring = try EncryptionKeyring.parse(key)
+            } catch {
+                throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
+            }
+        }
+        if readingProviders {
+            c.providers = try loadProviders(environment: env, providersFile: c.providersFile)
+        }
         return c
     }
 }

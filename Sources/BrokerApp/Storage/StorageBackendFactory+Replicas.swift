@@ -75,8 +75,8 @@ extension StorageBackendFactory {
     {
         let keyring: EncryptionKeyring
         var keyOrigin: String?
-        if let value = c.environment[EncryptionKeyring.environmentVariable] {
-            keyring = try EncryptionKeyring.parse(value)
+        if let configured = c.encryptionKeyring {
+            keyring = configured
         } else {
             let fileKey = readFile(c.dataDirectory + "/" + EncryptionKeyring.keyFileName).map { String(decoding: $0, as: UTF8.self) }
             let generated = try await registry.generatedKeyring(fileKey: fileKey)

@@ -102,8 +102,9 @@ enum StorageBackendFactory {
         let keyring: EncryptionKeyring
         let generated: Bool
         do {
-            (keyring, generated) = try EncryptionKeyring.loadOrGenerate(
-                environmentValue: c.environment[EncryptionKeyring.environmentVariable], dataDirectory: c.dataDirectory)
+            (keyring, generated) =
+                try c.encryptionKeyring.map { ($0, false) }
+                ?? EncryptionKeyring.loadOrGenerate(environmentValue: nil, dataDirectory: c.dataDirectory)
         } catch let error as EncryptionKeyError {
             throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
         } catch {
