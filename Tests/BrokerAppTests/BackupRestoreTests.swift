@@ -266,6 +266,13 @@ import Glibc
         var duplicate = lines
         duplicate[3] = lines[1]
         #expect(refusal(try restore(duplicate.joined(separator: "\n") + "\n")).contains("line 4: account \"acme:"))
+        // Records out of id order (the store finds them by binary search): the later line is named.
+        var swapped = lines
+        swapped.swapAt(1, 2)
+        let outOfOrder = refusal(try restore(swapped.joined(separator: "\n") + "\n"))
+        #expect(
+            outOfOrder.contains("damaged.jsonl line 3: account \"acme:")
+                && outOfOrder.contains("\" on line 2: a backup holds its records in id order"), "\(outOfOrder)")
         #expect(refusal(try restore(lines.dropFirst().joined(separator: "\n") + "\n")).contains("line 1: is not a snapshot header"))
         #expect(refusal(try restore("")).contains("the file is empty"))
         // A plaintext record among sealed ones, with a token of the forger's choice: a broker that seals wrote none.

@@ -55,4 +55,62 @@ struct AccountIndexTests {
         #expect(index["github:8"]?.account == .make(uid: "8", accessToken: "plain"))
         #expect(Set(index.entries(provider: "github").map(\.id)) == ["github:3", "github:4", "github:5", "github:6", "github:8"])
     }
+
+    /// A snapshot's accounts, appended in id order as start-up reads them, are found by binary search; removals leave
+    /// their slots vacant until the same id comes back, and accounts added later are found beside them.
+    @Test func snapshotAccountsAreFoundInOrderThroughRemovalsAndReturns() throws {
+        // Byte order: "github:10" sorts before "github:2"; ids of one end user interleave with those of another.
+        let uids = (1...40).map(String.init).sorted { ("github:" + $0).utf8.lexicographicallyPrecedes(("github:" + $1).utf8) }
+        var index = AccountIndex(capacity: uids.count)
+        for uid in uids {
+            var account = Account.make(uid: uid)
+            account.endUser = EndUser(id: Int(uid)!.isMultiple(of: 2) ? "even" : "odd")
+            index.appendSorted(account, sealed: nil, key: ExactKey(account.id))
+        }
+        #expect(index.count == 40)
+        for uid in uids { #expect(index["github:" + uid]?.account.uid == uid) }
+        // Before the first id, between two, after the last, a prefix of one, another provider.
+        for absent in ["github:", "github:0", "github:100", "github:9x", "github:1 ", "gitlab:1", "a", "zzz"] {
+            #expect(index[absent] == nil, "\(absent)")
+        }
+
+        // Removed from the sorted slots: gone for reads, pages, lists and counts.
+        index.remove("github:1")
+        index.remove("github:25")
+        index.remove("github:9")
+        #expect(index["github:1"] == nil && index["github:25"] == nil && index["github:9"] == nil)
+        #expect(index.count == 37)
+        #expect(index.entries(provider: "github").count == 37)
+        #expect(!index.entries(provider: nil).contains { $0.id == "github:25" })
+        #expect(index.statusCounts(at: .fixture).active == 37)
+        let firstPage = index.candidates(after: nil, provider: nil, endUser: nil, limit: 3).map(\.id)
+        #expect(firstPage == ["github:10", "github:11", "github:12"])
+        #expect(index.candidates(after: "github:24", provider: "github", endUser: nil, limit: 2).map(\.id) == ["github:26", "github:27"])
+        #expect(index.candidates(after: nil, provider: nil, endUser: "odd", limit: 3).map(\.id) == ["github:11", "github:13", "github:15"])
+
+        // The same id stored again takes its slot back; a new id goes after the sorted ones; both are found and listed.
+        index.set(StoredAccount(.make(uid: "25", accessToken: "back")), for: "github:25")
+        index.set(StoredAccount(.make(uid: "100", accessToken: "new")), for: "github:100")
+        index.set(StoredAccount(.make(uid: "0", accessToken: "first")), for: "github:0")
+        #expect(index["github:25"]?.account.accessToken.value == "back")
+        #expect(index["github:100"]?.account.accessToken.value == "new")
+        #expect(index["github:0"]?.account.accessToken.value == "first")
+        #expect(index.count == 40)
+        #expect(
+            index.candidates(after: nil, provider: nil, endUser: nil, limit: 4).map(\.id) == [
+                "github:0", "github:10", "github:100", "github:11",
+            ])
+        // The end user's list follows: "github:25" came back without one.
+        #expect(!index.candidates(after: "github:23", provider: nil, endUser: "odd", limit: 2).map(\.id).contains("github:25"))
+
+        // Later accounts removed (the last fills the gap) and rewritten; sorted ones rewritten in place.
+        index.remove("github:0")
+        #expect(index["github:0"] == nil && index["github:100"]?.account.accessToken.value == "new")
+        index.set(StoredAccount(.make(uid: "2", accessToken: "rewritten")), for: "github:2")
+        #expect(index["github:2"]?.account.accessToken.value == "rewritten")
+        #expect(index.count == 39)
+        #expect(
+            Set(index.entries(provider: nil).map(\.id))
+                == Set(uids.map { "github:" + $0 } + ["github:100"]).subtracting(["github:1", "github:9"]))
+    }
 }

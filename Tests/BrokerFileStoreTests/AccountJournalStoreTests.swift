@@ -258,4 +258,78 @@ struct AccountJournalStoreTests {
             }
         }
     }
+
+    /// Many sealed accounts written straight into a snapshot (several chunks of the parallel load), in id order.
+    private func seedSnapshot(_ directory: String, count: Int) throws -> [String] {
+        let codec = try codec()
+        let records = try (0..<count).map { uid in
+            (id: "github:\(uid)", bytes: JSONLine.compact(try codec.encode(.make(uid: String(uid), accessToken: "token-\(uid)"))))
+        }
+        try AccountStoreFiles.install(records, in: directory)
+        try SealedStoreMarker.write(in: directory)
+        return lines(directory + "/" + AccountStoreFormat.snapshotName)
+    }
+
+    @Test func everyAccountOfALargeSnapshotIsFoundAndKeptThroughWritesAndACompaction() async throws {
+        try await TemporaryDirectory.with { directory in
+            let written = try seedSnapshot(directory, count: 3_000)
+            #expect(written.count == 3_001)
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec(), openSealedInBackground: false)
+            for uid in [0, 1, 9, 10, 999, 1_000, 1_500, 2_999] {
+                #expect(try await repository.get(id: "github:\(uid)")?.accessToken.value == "token-\(uid)")
+            }
+            #expect(try await repository.get(id: "github:3000") == nil)
+            #expect(try await repository.get(id: "github:") == nil)
+            // Removed, rewritten and added around the snapshot's accounts, then compacted: the new snapshot holds the merge.
+            _ = try await repository.delete(id: "github:1500")
+            try await repository.put(.make(uid: "7", accessToken: "seven again"))
+            try await repository.put(.make(uid: "1500x", accessToken: "new"))
+            try await repository.compact()
+            let compacted = lines(directory + "/" + AccountStoreFormat.snapshotName)
+            #expect(compacted.count == 3_001)
+            #expect(!compacted.contains { $0.contains("\"uid\":\"1500\"") } && compacted.contains { $0.contains("\"uid\":\"1500x\"") })
+            try await repository.put(.make(uid: "8", accessToken: "eight again"))
+            let reopened = try JSONFileAccountRepository(directory: directory, codec: codec(), openSealedInBackground: false)
+            #expect(try await reopened.get(id: "github:1500") == nil)
+            #expect(try await reopened.get(id: "github:1500x")?.accessToken.value == "new")
+            #expect(try await reopened.get(id: "github:7")?.accessToken.value == "seven again")
+            #expect(try await reopened.get(id: "github:8")?.accessToken.value == "eight again")
+            #expect(try await reopened.get(id: "github:2999")?.accessToken.value == "token-2999")
+            #expect(try await reopened.list(provider: "github").count == 3_000)
+        }
+    }
+
+    @Test func aSnapshotWhoseIdsAreOutOfOrderIsRefusedNamingTheLine() async throws {
+        try await TemporaryDirectory.with { directory in
+            let written = try seedSnapshot(directory, count: 3_000)
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let expected = { (line: Int, id: String, previous: String) in
+                { (error: any Error) -> Bool in
+                    guard case .corrupt(let path, let reason) = error as? StoreError else { return false }
+                    return path == snapshot + " line \(line)"
+                        && reason == "account \(id) comes after \(previous): a snapshot holds its records in id order, so it was damaged"
+                }
+            }
+            func id(_ line: String) -> String {
+                let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+                return object?["id"] as? String ?? ""
+            }
+            // Two neighbours swapped.
+            var swapped = written
+            swapped.swapAt(2, 3)
+            try FileProbe.plant(swapped.joined(separator: "\n") + "\n", at: snapshot)
+            #expect { _ = try JSONFileAccountRepository(directory: directory, codec: codec()) } throws: {
+                expected(4, id(written[2]), id(written[3]))($0)
+            }
+            // The second half before the first: each half is in order, the break lies wherever the chunks fall.
+            let records = Array(written.dropFirst())
+            let rotated = [written[0]] + records[1_500...] + records[..<1_500]
+            try FileProbe.plant(rotated.joined(separator: "\n") + "\n", at: snapshot)
+            #expect { _ = try JSONFileAccountRepository(directory: directory, codec: codec()) } throws: {
+                expected(1_502, id(records[0]), id(records[2_999]))($0)
+            }
+            // Nothing was changed: the file is as planted.
+            #expect(lines(snapshot) == rotated)
+        }
+    }
 }

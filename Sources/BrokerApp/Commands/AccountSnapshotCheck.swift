@@ -6,7 +6,8 @@ import Foundation
 ///
 /// The format: a header line `{"snapshot":"token-broker accounts","version":1,"journal":G,"accounts":N}`, then exactly
 /// N lines of one compact account record each, every line ending in a newline. Each record must be a JSON object whose
-/// `id` is its `provider` and `uid` joined by `:`, ids may not repeat, and the record must decode as the store decodes
+/// `id` is its `provider` and `uid` joined by `:`, the ids ascend in byte order (the store writes them so and finds
+/// them by binary search), none repeating, and the record must decode as the store decodes
 /// it: in full when it is plaintext or a keyring is given (which then must open every sealed secret), else as far as
 /// possible without the key. Records are all sealed or all plaintext (a backup of a store from before encryption at
 /// rest): a plaintext record among sealed ones was not written by the broker, and is refused. Every refusal names the line.
@@ -54,8 +55,7 @@ struct AccountSnapshotCheck {
             throw refuse(expected + 2, "is one record line more than the \(expected) accounts the header says")
         }
         let encrypted = keyring.map { EncryptedAccountCodec(keyring: $0) }
-        var ids: [ExactKey: Int] = [:]
-        ids.reserveCapacity(expected)
+        var previous: (id: String, line: Int)?
         var keyIDs = Set<String>()
         var firstPlaintext: Int?
         for (offset, line) in lines.enumerated().dropFirst() {
@@ -69,9 +69,18 @@ struct AccountSnapshotCheck {
                 throw refuse(number, "the record's id \(JSONString.quote(id)) is not its provider and uid joined by \":\"")
             }
             // Ids are compared byte for byte, as the store does.
-            if let earlier = ids.updateValue(number, forKey: ExactKey(id)) {
-                throw refuse(number, "account \(JSONString.quote(id)) is on line \(earlier) too")
+            if let previous {
+                if ExactKey.same(previous.id, id) {
+                    throw refuse(number, "account \(JSONString.quote(id)) is on line \(previous.line) too")
+                }
+                guard ExactKey.precedes(previous.id, id) else {
+                    throw refuse(
+                        number,
+                        "account \(JSONString.quote(id)) comes after \(JSONString.quote(previous.id)) on line \(previous.line): "
+                            + "a backup holds its records in id order, so this one was damaged or not written by the broker")
+                }
             }
+            previous = (id, number)
             let sealed = object["encryption"] != nil
             if sealed { keyIDs.formUnion(Self.keyIDs(object)) } else if firstPlaintext == nil { firstPlaintext = number }
             let path = file + " line \(number)"

@@ -24,6 +24,14 @@ package struct SealedSecret: Sendable {
         self.envelope = envelope
     }
 
+    /// Keeps `envelope` (the 12-byte nonce, then the ciphertext and its tag, decoded in one piece) for `key`; the
+    /// caller has checked its length.
+    init(key: EncryptionKey, envelope: [UInt8]) {
+        precondition(envelope.count >= ChaCha20Poly1305.nonceByteCount + ChaCha20Poly1305.tagByteCount)
+        self.key = key
+        self.envelope = envelope
+    }
+
     /// The plaintext, or ``StoreError/corrupt(path:reason:)`` naming `path` (built only then) and `field` when the envelope does not open.
     ///
     /// RFC 8439 §2.8: the tag covers the ciphertext and the associated data

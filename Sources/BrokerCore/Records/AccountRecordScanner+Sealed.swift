@@ -74,8 +74,22 @@ extension AccountRecordScanner {
     /// An envelope with a key of `keyring`, a 12-byte nonce and a ciphertext with room for its tag; else nil.
     private func sealed(_ value: AccountRecordSpans.SecretValue, keyring: EncryptionKeyring) -> SealedSecret? {
         guard case .sealed(let kid, let nonce, let ct) = value, !kid.escaped, !nonce.escaped, !ct.escaped,
-            let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) }),
-            let nonceBytes = Base64URL.decode(utf8: raw(nonce)), nonceBytes.count == ChaCha20Poly1305.nonceByteCount,
+            let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) })
+        else { return nil }
+        let nonceSymbols = raw(nonce)
+        let sealedSymbols = raw(ct)
+        // A 12-byte nonce is 16 symbols without padding, four whole groups: decoded together with the ciphertext, the
+        // symbols give the envelope the secret keeps in one buffer, with the same checks as decoded one by one.
+        if nonceSymbols.count == 16 && !nonceSymbols.contains(UInt8(ascii: "=")) {
+            let envelope = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + sealedSymbols.count) { symbols in
+                _ = UnsafeMutableBufferPointer(rebasing: symbols[..<16]).initialize(fromContentsOf: nonceSymbols)
+                _ = UnsafeMutableBufferPointer(rebasing: symbols[16...]).initialize(fromContentsOf: sealedSymbols)
+                return Base64URL.decode(utf8: UnsafeBufferPointer(symbols))
+            }
+            guard let envelope, envelope.count >= ChaCha20Poly1305.nonceByteCount + ChaCha20Poly1305.tagByteCount else { return nil }
+            return SealedSecret(key: key, envelope: envelope)
+        }
+        guard let nonceBytes = Base64URL.decode(utf8: raw(nonce)), nonceBytes.count == ChaCha20Poly1305.nonceByteCount,
             let sealedBytes = Base64URL.decode(utf8: raw(ct)), sealedBytes.count >= ChaCha20Poly1305.tagByteCount
         else { return nil }
         return SealedSecret(key: key, nonce: nonceBytes, sealed: sealedBytes)

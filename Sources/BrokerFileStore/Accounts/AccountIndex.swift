@@ -1,5 +1,6 @@
 import BrokerCore
 import Foundation
+import Glibc
 
 extension Array where Element == ExactKey {
     /// Inserts `key` at `position` (its place in this sorted array) unless it is there already.
@@ -10,18 +11,24 @@ extension Array where Element == ExactKey {
 
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
-/// Accounts sit inline in one array, their slots found by id in a dictionary,
-/// so once everything is open a read is one lookup, whatever the number of
-/// accounts. The array is dense (a removal moves the last account into the
-/// gap): loading fills it in order, touching only the memory it needs, where a
-/// dictionary holding the large account values would scatter them over a table
-/// with room to spare. The sealed secrets wait in a parallel array, which the
-/// background pass empties (and releases) soon after start-up. For paging,
-/// the ids are also kept in byte order (``SortedKeys``), and by end user.
+/// Accounts sit inline in one array. The first ``sortedCount`` slots hold a
+/// snapshot's accounts in id order, as start-up read them, and are found by
+/// binary search over their ids: a million hash inserts on one thread were a
+/// large share of start-up. Accounts added later sit after them, found by id
+/// in a dictionary, and a removal there moves the last account into the gap.
+/// A removed snapshot account leaves its slot vacant (its id stays, for the
+/// search) until the same id is stored again. The sealed secrets wait in a
+/// parallel array, which the background pass empties (and releases) soon after
+/// start-up. For paging, the ids are also kept in byte order (``SortedKeys``),
+/// and by end user.
 struct AccountIndex: Sendable {
-    /// The slot of every account by id.
+    /// How many leading slots hold a snapshot's accounts in id order (``appendSorted(_:sealed:key:)``).
+    private var sortedCount = 0
+    /// The slot of every account stored after those, by id.
     /// Keyed by exact bytes: two spellings of one name that Swift calls equal are two accounts.
     private var slots: [ExactKey: Int] = [:]
+    /// Sorted slots whose account was removed; each holds a placeholder until its id is stored again.
+    private var vacant: Set<Int> = []
     /// The id of the account in each slot.
     private var keys: [ExactKey] = []
     /// The account in each slot; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
@@ -37,24 +44,52 @@ struct AccountIndex: Sendable {
     /// The ids of each end user's accounts, in byte order (accounts without an end user are not here).
     private var byEndUser: [ExactKey: [ExactKey]] = [:]
 
+    /// What a vacant slot holds: no secrets, nothing retained.
+    private static let placeholder = Account(
+        provider: "", uid: "", accessToken: Secret(""), createdAt: Date(timeIntervalSince1970: 0),
+        updatedAt: Date(timeIntervalSince1970: 0))
+
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
-        slots.reserveCapacity(capacity)
         keys.reserveCapacity(capacity)
         accounts.reserveCapacity(capacity)
+        // A large store fills hundreds of MiB of accounts at once: with transparent huge pages (where the system
+        // allows them on request) that is one page fault per 2 MiB instead of one per 4 KiB.
+        if capacity >= 1 << 16 {
+            accounts.withUnsafeMutableBufferPointer { buffer in
+                guard let base = buffer.baseAddress else { return }
+                let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+                let start = (Int(bitPattern: base) + page - 1) / page * page
+                let end = (Int(bitPattern: base) + capacity * MemoryLayout<Account>.stride) / page * page
+                guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
+                _ = madvise(address, end - start, MADV_HUGEPAGE)
+            }
+        }
+    }
+
+    /// How many accounts are held.
+    var count: Int { accounts.count - vacant.count }
+
+    /// The slot of the account `key`, if there is one.
+    private func slot(of key: ExactKey) -> Int? {
+        if let slot = KeyOrder.position(of: key, in: keys, count: sortedCount) {
+            return vacant.isEmpty || !vacant.contains(slot) ? slot : nil
+        }
+        return slots.isEmpty ? nil : slots[key]
     }
 
     /// The entry of `id`, sealed or not.
     subscript(id: String) -> StoredAccount? {
-        guard let slot = slots[ExactKey(id)] else { return nil }
+        guard let slot = slot(of: ExactKey(id)) else { return nil }
         return entry(at: slot)
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
     func entries(provider: String?) -> [(id: String, stored: StoredAccount)] {
         var selected: [(id: String, stored: StoredAccount)] = []
-        selected.reserveCapacity(provider == nil ? accounts.count : 0)
+        selected.reserveCapacity(provider == nil ? count : 0)
         for slot in accounts.indices where provider.map({ ExactKey.same(accounts[slot].provider, $0) }) ?? true {
+            if !vacant.isEmpty && vacant.contains(slot) { continue }
             selected.append((keys[slot].string, entry(at: slot)))
         }
         return selected
@@ -62,7 +97,7 @@ struct AccountIndex: Sendable {
 
     /// Every account counted by status at `now`, from the tally (a sealed account's placeholder marks its refresh token).
     mutating func statusCounts(at now: Date) -> AccountStatusCounts {
-        tally.counts(total: accounts.count, at: now)
+        tally.counts(total: count, at: now)
     }
 
     /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed entry.
@@ -101,13 +136,13 @@ struct AccountIndex: Sendable {
         } else {
             keys = ordered.ascending(after: after.map(ExactKey.init), limit: limit)
         }
-        return keys.compactMap { key in slots[key].map { (key.string, entry(at: $0)) } }
+        return keys.compactMap { key in slot(of: key).map { (key.string, entry(at: $0)) } }
     }
 
     /// Stores `stored` under `id`, replacing any entry.
     mutating func set(_ stored: StoredAccount, for id: String) {
         let key = ExactKey(id)
-        guard let slot = slots[key] else {
+        guard let slot = slot(of: key) else {
             insertNew(stored.account, sealed: stored.sealed, key: key)
             return
         }
@@ -123,52 +158,66 @@ struct AccountIndex: Sendable {
         setSealed(stored.sealed, at: slot)
     }
 
-    /// Stores `account` and its still `sealed` secrets under `key`, known to hold no entry yet (start-up's load):
-    /// one lookup, no tally removal.
+    /// Stores `account` and its still `sealed` secrets under `key`, known to hold no entry: one search, no tally removal.
+    ///
+    /// A vacant sorted slot of the same id is taken again; any other id goes after the accounts held.
+    mutating func insertNew(_ account: Account, sealed secrets: SealedSecrets?, key: ExactKey) {
+        ordered.insert(key)
+        if let owner = account.endUser?.id { addOwned(key, to: owner) }
+        tally.add(account)
+        if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, count: sortedCount), vacant.remove(slot) != nil {
+            accounts[slot] = account
+            setSealed(secrets, at: slot)
+            return
+        }
+        if secrets != nil {
+            if sealedCount == 0 { startSealed() }
+            sealedCount += 1
+        }
+        if sealedCount > 0 { sealed.append(secrets) }
+        slots[key] = accounts.count
+        keys.append(key)
+        accounts.append(account)
+    }
+
+    /// Stores the next account of a snapshot (start-up's load): `key` sorts after every id held, and nothing but
+    /// snapshot accounts has been stored yet. No hashing: the slot is found later by binary search.
     ///
     /// Everything is consumed: the caller's references move in, so the loading
     /// thread never counts references on objects another thread has just built.
-    /// `ordered` says the key was already added in order with ``appendOrdered(_:)``.
-    mutating func insertNew(
-        _ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey, ordered inOrder: Bool = false
-    ) {
-        if !inOrder {
-            ordered.insert(copy key)
-            if let owner = account.endUser?.id { addOwned(copy key, to: owner) }
-        } else if let owner = account.endUser?.id {
-            // Sorted once the load is done (finishOrderedLoad): a snapshot's records arrive nearly in order.
-            byEndUser[ExactKey(owner), default: []].append(copy key)
-        }
+    mutating func appendSorted(_ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey) {
+        precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
+        ordered.append(copy key)
+        // In id order, so each end user's list stays sorted as it grows.
+        if let owner = account.endUser?.id { byEndUser[ExactKey(owner), default: []].append(copy key) }
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
             sealedCount += 1
         }
         if sealedCount > 0 { sealed.append(secrets) }
-        slots[copy key] = accounts.count
         keys.append(key)
+        sortedCount += 1
         // The account is consumed, so it moves into the array instead of being copied field by field.
         accounts.append(account)
     }
 
-    /// Puts each end user's ids in order once a snapshot's records are in (``insertNew(_:sealed:key:ordered:)`` appends them).
-    mutating func finishOrderedLoad() {
-        for index in byEndUser.values.indices { byEndUser.values[index].sort() }
-    }
-
-    /// Adds `keys`, sorted and each sorting after every id held, to the id order ahead of their ``insertNew(_:sealed:key:ordered:)``.
-    mutating func appendOrdered(_ keys: [ExactKey]) {
-        for key in keys { ordered.append(key) }
-    }
-
     /// Forgets the account `id`.
     mutating func remove(_ id: String) {
-        guard let slot = slots.removeValue(forKey: ExactKey(id)) else { return }
-        ordered.remove(ExactKey(id))
-        if let owner = accounts[slot].endUser?.id { removeOwned(ExactKey(id), of: owner) }
+        let key = ExactKey(id)
+        guard let slot = slot(of: key) else { return }
+        ordered.remove(key)
+        if let owner = accounts[slot].endUser?.id { removeOwned(key, of: owner) }
         tally.remove(accounts[slot])
         setSealed(nil, at: slot)
-        // The last account fills the gap, so the slots stay dense.
+        if slot < sortedCount {
+            // Its id keeps the slot in the binary search's order; the account's memory goes.
+            vacant.insert(slot)
+            accounts[slot] = Self.placeholder
+            return
+        }
+        slots[key] = nil
+        // The last account (also past the sorted ones) fills the gap, so the slots stay dense.
         let last = accounts.count - 1
         if slot != last {
             accounts.swapAt(slot, last)
@@ -183,7 +232,7 @@ struct AccountIndex: Sendable {
 
     /// Puts the opened `account` in place of the entry of `id`, unless a write has replaced that entry since `secrets` were read from it.
     mutating func replace(_ secrets: SealedSecrets, by account: Account, id: String) {
-        guard let slot = slots[ExactKey(id)], sealedCount > 0, let current = sealed[slot], current === secrets else { return }
+        guard sealedCount > 0, let slot = slot(of: ExactKey(id)), let current = sealed[slot], current === secrets else { return }
         // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
         accounts[slot] = account
         setSealed(nil, at: slot)

@@ -7,6 +7,8 @@ import Synchronization
 extension JSONFileAccountRepository {
     /// How many accounts the background pass opens per turn of the index lock.
     static let openingBatch = 512
+    /// How many batches each thread of the background pass opens between two returns of free heap pages.
+    static let trimmingBatches = 64
 
     /// The account with `id` from memory, its secrets decrypted (and kept so) when they were still sealed.
     ///
@@ -83,7 +85,14 @@ extension JSONFileAccountRepository {
                 // each thread has its own nice value, so this lowers only this one.
                 setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
                 var keys = KeyCopies()
-                while let batch = work.next() { _ = openBatch(batch, keys: &keys) }
+                var batches = 0
+                while let batch = work.next() {
+                    _ = openBatch(batch, keys: &keys)
+                    // The envelopes of the accounts opened so far are free: their pages go back now, so memory does
+                    // not hold the sealed and the opened secrets at once (the peak of a large store's start).
+                    batches += 1
+                    if batches % Self.trimmingBatches == 0 { HeapTrim.releaseFreeMemory() }
+                }
                 if work.finishOne(of: threads) { HeapTrim.releaseFreeMemory() }
             }
             thread.name = "token-broker.open-sealed"

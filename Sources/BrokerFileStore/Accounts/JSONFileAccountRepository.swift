@@ -77,6 +77,10 @@ public final class JSONFileAccountRepository: AccountRepository {
         sealedAtOpen = try Self.sealPlaintext(loaded.plaintext, in: &loaded.index, journal: journal, codec: codec, directory: directory)
         if codec.sealsSecrets && !sealedStore { try SealedStoreMarker.write(in: directory) }
         index = Mutex(loaded.index)
+        // The only other holder of the index's arrays lets go now: the background pass's first change would otherwise
+        // copy every account (a few hundred MiB at a million) while this initializer still held the load's copy.
+        loaded.index = AccountIndex()
+        loaded.locations = RecordLocations()
         // The decoded lines and the parsing's scratch memory are free now; give their pages back.
         HeapTrim.releaseFreeMemory()
         if openSealedInBackground { openSealedAccountsInBackground() }

@@ -33,7 +33,7 @@ final class AccountJournal: Sendable {
         var snapshotSize: Int
         /// The snapshot and every journal by number.
         var files: [UInt32: AccountStoreFile]
-        var locations: [ExactKey: RecordLocation]
+        var locations: RecordLocations
         var nextNumber: UInt32
         var compacting = false
     }
@@ -137,7 +137,7 @@ final class AccountJournal: Sendable {
         defer { state.withLock { $0.compacting = false } }
         // 1. Every line so far is synced and later appends go to the next journal.
         let (generation, captured, files) = try state.withLock {
-            (state: inout State) throws(StoreError) -> (Int, [ExactKey: RecordLocation], [UInt32: AccountStoreFile]) in
+            (state: inout State) throws(StoreError) -> (Int, RecordLocations, [UInt32: AccountStoreFile]) in
             guard fdatasync(state.current.descriptor) == 0 else { throw .posix("fdatasync", state.current.path) }
             commits.markAllDurable()
             let next = state.generation + 1
@@ -162,9 +162,7 @@ final class AccountJournal: Sendable {
             keepOpen: true)
         // 3. Records still where the snapshot found them now read from it.
         state.withLock { state in
-            for (key, location) in written.locations where state.locations[key] == captured[key] {
-                state.locations[key] = location
-            }
+            state.locations = state.locations.rebased(on: written.locations, capturedAs: captured)
             state.files = state.files.filter { $0.value.number == state.current.number }
             if let file = written.file { state.files[file.number] = file }
             state.snapshotSize = written.bytes
@@ -179,6 +177,6 @@ final class AccountJournal: Sendable {
     func backup(to path: String) throws(StoreError) -> (accounts: Int, bytes: Int) {
         let (captured, files) = state.withLock { ($0.locations, $0.files) }
         let written = try AccountSnapshotWriter.write(captured, from: files, to: path, journal: 1, number: 0, keepOpen: false)
-        return (written.locations.count, written.bytes)
+        return (written.count, written.bytes)
     }
 }

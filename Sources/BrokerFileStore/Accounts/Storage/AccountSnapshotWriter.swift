@@ -6,7 +6,9 @@ package enum AccountSnapshotWriter {
     /// What a snapshot write produced.
     package struct Written {
         /// Where each record lies in the new snapshot.
-        package var locations: [ExactKey: RecordLocation]
+        var locations: RecordLocations
+        /// How many records the snapshot holds.
+        package var count: Int { locations.count }
         /// The snapshot's size in bytes.
         package var bytes: Int
         /// The new snapshot, open for reading, when asked to keep it open.
@@ -21,10 +23,10 @@ package enum AccountSnapshotWriter {
     /// The sequence is create a temporary file (0600) → write → fsync → rename → fsync the directory, so `path`
     /// holds the old snapshot or the new one, never a mix. `number` names the new file in the returned locations.
     static func write(
-        _ locations: [ExactKey: RecordLocation], from files: [UInt32: AccountStoreFile], to path: String, journal: Int,
+        _ locations: RecordLocations, from files: [UInt32: AccountStoreFile], to path: String, journal: Int,
         number: UInt32, keepOpen: Bool
     ) throws(StoreError) -> Written {
-        let ordered = locations.sorted { $0.key.string.utf8.lexicographicallyPrecedes($1.key.string.utf8) }
+        let ordered = locations.ordered()
         var records: [(key: ExactKey, location: RecordLocation, file: AccountStoreFile)] = []
         records.reserveCapacity(ordered.count)
         for (key, location) in ordered {
@@ -42,7 +44,7 @@ package enum AccountSnapshotWriter {
         }
     }
 
-    /// Writes records given as bytes (sorted by id) as a snapshot at `path`; see ``write(_:from:to:journal:number:keepOpen:)``.
+    /// Writes records given as bytes (sorted by id, UTF-8 byte order) as a snapshot at `path`; see ``write(_:from:to:journal:number:keepOpen:)``.
     package static func write(
         records: [(id: String, bytes: [UInt8])], to path: String, journal: Int, number: UInt32, keepOpen: Bool
     ) throws(StoreError) -> Written {
@@ -60,8 +62,7 @@ package enum AccountSnapshotWriter {
         let temporary = DurableFile.temporaryPath(for: path)
         let descriptor = open(temporary, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .posix("create", temporary) }
-        var locations: [ExactKey: RecordLocation] = [:]
-        locations.reserveCapacity(keys.count)
+        var locations = RecordLocations(file: number, capacity: keys.count)
         var offset = 0
         do throws(StoreError) {
             guard fchmod(descriptor, 0o600) == 0 else { throw .posix("chmod", temporary) }
@@ -74,7 +75,7 @@ package enum AccountSnapshotWriter {
                     throw .unavailable("snapshot of \(path): the record of account \(key.string) changed length while copied")
                 }
                 buffer.append(0x0A)
-                locations[key] = RecordLocation(file: number, length: length, offset: start)
+                locations.appendSorted(key, offset: start, length: length)
                 if buffer.count >= bufferSize {
                     try DurableFile.writeAll(buffer, to: descriptor, path: temporary)
                     offset += buffer.count

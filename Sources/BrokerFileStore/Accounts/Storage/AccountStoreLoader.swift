@@ -15,7 +15,7 @@ enum AccountStoreLoader {
     /// What start-up found: the accounts, where each one's record lies, and the files that hold them.
     struct Loaded {
         var index: AccountIndex
-        var locations: [ExactKey: RecordLocation]
+        var locations: RecordLocations
         /// The snapshot, if there is one, and its size.
         var snapshot: (file: AccountStoreFile, size: Int)?
         /// The journals to keep, oldest first; the last is the one to append to.
@@ -62,7 +62,7 @@ enum AccountStoreLoader {
         let names = try DirectoryListing.names(in: directory)
         let deferring = codec.deferredDecoding?.decoder
         let reading = Reading(deferring: deferring, sealing: codec.sealsSecrets, refusingPlaintext: refusingPlaintext)
-        var loaded = Loaded(index: AccountIndex(), locations: [:], snapshot: nil, journals: [], tornLineCut: false)
+        var loaded = Loaded(index: AccountIndex(), locations: RecordLocations(), snapshot: nil, journals: [], tornLineCut: false)
         var probes: [String: String] = [:]
         var firstJournal = 1
         let snapshotPath = directory + "/" + AccountStoreFormat.snapshotName
@@ -144,23 +144,29 @@ enum AccountStoreLoader {
         var refusingPlaintext: Bool
     }
 
-    /// One snapshot line that did not decode: its account, where it lies, and why.
+    /// One snapshot line that did not decode: its place among the chunk's records, and why.
     fileprivate struct Failed {
-        var id: String
-        var offset: Int
-        var length: Int
+        var position: Int
         var error: StoreError
     }
 
     /// What a decoding thread hands back for one chunk of the snapshot.
     ///
-    /// The decoded records lie in parallel arrays, in file order, each part
-    /// ready to move into the index and the locations without being copied.
+    /// Every record's id and place lie in flat arrays in file order (which is
+    /// id order), ready to append to the locations. The decoded accounts lie
+    /// in parallel arrays in reverse order, so the loading thread moves each
+    /// out with `popLast` (no copy, no reference counting) and still appends
+    /// them to the index in id order.
     fileprivate struct Chunk {
         var keys: [ExactKey] = []
-        var accounts: [Account] = []
-        var sealed: [SealedSecrets?] = []
-        var locations: [RecordLocation] = []
+        var offsets: [Int] = []
+        var lengths: [UInt32] = []
+        /// The ids of the decoded records, last first.
+        var reversedKeys: [ExactKey] = []
+        /// The decoded records, last first.
+        var reversedAccounts: [Account] = []
+        /// Their sealed secrets, last first.
+        var reversedSealed: [SealedSecrets?] = []
         var probes: [String: String] = [:]
         var failed: [Failed] = []
     }
@@ -212,45 +218,55 @@ enum AccountStoreLoader {
         }
         var total = 0
         loaded.index = AccountIndex(capacity: header.accounts)
-        loaded.locations.reserveCapacity(header.accounts)
+        loaded.locations = RecordLocations(file: file.number, capacity: header.accounts)
         for index in 0..<chunks.count {
             var chunk = try decoding.wait(for: index).get()
             // Its records are decoded: the pages holding them need not stay resident (an error message maps them in again).
             mapped.release(chunks[index])
-            total += chunk.accounts.count + chunk.failed.count
-            for failure in chunk.failed {
-                let key = ExactKey(failure.id)
-                let location = RecordLocation(file: file.number, length: UInt32(failure.length), offset: failure.offset)
-                if loaded.locations.updateValue(location, forKey: key) != nil {
-                    throw .corrupt(
-                        path: "\(file.path) line \(lineNumber(bytes, at: failure.offset))",
-                        reason: "a second record of account \(failure.id)")
-                }
-                loaded.unreadable[key] = (failure.offset, failure.error)
+            total += chunk.keys.count
+            // Each chunk checked its own order; the first id of this one must sort after the last of the one before.
+            if let first = chunk.keys.first, let last = loaded.locations.lastSorted {
+                try checkOrder(first, after: last, file: file, bytes: bytes, offset: chunk.offsets[0])
             }
-            // The snapshot is sorted by id, so its ids join the id order as they come.
-            loaded.index.appendOrdered(chunk.keys)
+            for position in chunk.keys.indices {
+                loaded.locations.appendSorted(chunk.keys[position], offset: chunk.offsets[position], length: chunk.lengths[position])
+            }
+            for failure in chunk.failed {
+                loaded.unreadable[chunk.keys[failure.position]] = (chunk.offsets[failure.position], failure.error)
+            }
             // Moved out one by one (popLast), so no record is copied on its way into the index.
-            while let account = chunk.accounts.popLast() {
-                let key = chunk.keys.removeLast()
-                let location = chunk.locations.removeLast()
-                let sealed = chunk.sealed.removeLast()
+            while let account = chunk.reversedAccounts.popLast() {
+                let key = chunk.reversedKeys.removeLast()
+                let sealed = chunk.reversedSealed.removeLast()
                 if reading.sealing && sealed == nil { loaded.plaintext.insert(key) }
-                if let earlier = loaded.locations.updateValue(location, forKey: key) {
-                    // Records move in from the end of each chunk: name whichever copy comes later in the file.
-                    throw .corrupt(
-                        path: "\(file.path) line \(lineNumber(bytes, at: max(earlier.offset, location.offset)))",
-                        reason: "a second record of account \(key.string)")
-                }
-                loaded.index.insertNew(account, sealed: sealed, key: key, ordered: true)
+                loaded.index.appendSorted(account, sealed: sealed, key: key)
             }
             for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
+            // The chunks' scratch memory is free again; hand its pages back as the load goes, not only at its end, so
+            // the load's peak stays near what it keeps.
+            if index % trimEvery == trimEvery - 1 { HeapTrim.releaseFreeMemory() }
         }
-        loaded.index.finishOrderedLoad()
         guard total == header.accounts else {
             throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
         }
         return (header, bytes.count)
+    }
+
+    /// How many chunks the loading thread moves into the index between two returns of free heap pages.
+    private static let trimEvery = 16
+
+    /// Throws unless `key` (at `offset`) sorts after `previous`: a snapshot is written in id order, each id once, so
+    /// anything else means it was damaged (or not written by the broker), and binary searches over it would miss accounts.
+    private static func checkOrder(
+        _ key: ExactKey, after previous: ExactKey, file: AccountStoreFile, bytes: UnsafeRawBufferPointer, offset: Int
+    ) throws(StoreError) {
+        let order = KeyOrder.compare(previous, key)
+        guard order >= 0 else { return }
+        let path = "\(file.path) line \(lineNumber(bytes, at: offset))"
+        if order == 0 { throw .corrupt(path: path, reason: "a second record of account \(key.string)") }
+        throw .corrupt(
+            path: path,
+            reason: "account \(key.string) comes after \(previous.string): a snapshot holds its records in id order, so it was damaged")
     }
 
     /// The records of one chunk of the snapshot, and for each key id the first record sealed with it (the chunk's probe).
@@ -261,46 +277,69 @@ enum AccountStoreLoader {
         var chunk = Chunk()
         // The snapshot is sorted by id, so the first record of a chunk sealed with a key id is the chunk's probe for it.
         var probes: [String: String] = [:]
+        // The key ids probed so far: few (usually one), compared by identity first, where a table lookup hashes each time.
+        var probed: [String] = []
         var start = range.lowerBound
         let expected = range.count / 256
         chunk.keys.reserveCapacity(expected)
-        chunk.accounts.reserveCapacity(expected)
-        chunk.sealed.reserveCapacity(expected)
-        chunk.locations.reserveCapacity(expected)
+        chunk.offsets.reserveCapacity(expected)
+        chunk.lengths.reserveCapacity(expected)
+        chunk.reversedAccounts.reserveCapacity(expected)
+        chunk.reversedSealed.reserveCapacity(expected)
+        func probe(_ secret: SealedSecret?, _ id: String) {
+            guard let keyID = secret?.key.id, !probed.contains(keyID) else { return }
+            probed.append(keyID)
+            probes[keyID] = id
+        }
         do throws(StoreError) {
             while start < range.upperBound {
                 let newline = AccountStoreFormat.newline(in: bytes, from: start, before: range.upperBound)!
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-                let stored: StoredAccount
+                let path = { "\(file.path) line \(lineNumber(bytes, at: start))" }
+                var decoded: StoredAccount?
+                var failure: StoreError?
                 do throws(StoreError) {
-                    stored = try decode(
-                        line, codec: codec, deferring: reading.deferring, path: "\(file.path) line \(lineNumber(bytes, at: start))")
+                    decoded = try decode(line, codec: codec, deferring: reading.deferring, path: path())
                 } catch {
-                    // Kept for later: a journal line may replace it; a record without even an id stops the load now.
-                    let id = try AccountStoreReader.recordID([UInt8](line), path: "\(file.path) line \(lineNumber(bytes, at: start))")
-                    chunk.failed.append(Failed(id: id, offset: start, length: newline - start, error: error))
-                    start = newline + 1
-                    continue
+                    failure = error
                 }
-                let (account, sealed) = stored.parts()
-                if reading.refusingPlaintext && sealed == nil {
-                    throw .corrupt(path: "\(file.path) line \(lineNumber(bytes, at: start))", reason: SealedStoreMarker.plaintextRefusal)
-                }
-                let id = account.id
-                if let sealed {
-                    let accessKey = sealed.accessToken.key.id
-                    if probes[accessKey] == nil { probes[accessKey] = id }
-                    if sealed.refreshToken != nil || sealed.tokenSecret != nil || sealed.idToken != nil {
-                        for secret in sealed.all where probes[secret.key.id] == nil { probes[secret.key.id] = id }
+                let key: ExactKey
+                if let decoded {
+                    let (account, sealed) = decoded.parts()
+                    if reading.refusingPlaintext && sealed == nil {
+                        throw .corrupt(path: path(), reason: SealedStoreMarker.plaintextRefusal)
                     }
+                    let id = account.id
+                    if let sealed {
+                        probe(sealed.accessToken, id)
+                        probe(sealed.refreshToken, id)
+                        probe(sealed.tokenSecret, id)
+                        probe(sealed.idToken, id)
+                    }
+                    key = ExactKey(id)
+                    chunk.reversedAccounts.append(account)
+                    chunk.reversedSealed.append(sealed)
+                } else {
+                    // Kept for later: a journal line may replace it; a record without even an id stops the load now.
+                    key = ExactKey(try AccountStoreReader.recordID([UInt8](line), path: path()))
+                    chunk.failed.append(Failed(position: chunk.keys.count, error: failure!))
                 }
-                chunk.keys.append(ExactKey(id))
-                chunk.accounts.append(account)
-                chunk.sealed.append(sealed)
-                chunk.locations.append(RecordLocation(file: file.number, length: UInt32(newline - start), offset: start))
+                if let previous = chunk.keys.last { try checkOrder(key, after: previous, file: file, bytes: bytes, offset: start) }
+                chunk.keys.append(key)
+                chunk.offsets.append(start)
+                chunk.lengths.append(UInt32(newline - start))
                 start = newline + 1
             }
             chunk.probes = probes
+            // Handed over last first (see Chunk).
+            chunk.reversedAccounts.reverse()
+            chunk.reversedSealed.reverse()
+            if chunk.failed.isEmpty {
+                chunk.reversedKeys = chunk.keys.reversed()
+            } else {
+                let failed = Set(chunk.failed.map(\.position))
+                chunk.reversedKeys = chunk.keys.indices.reversed().compactMap { failed.contains($0) ? nil : chunk.keys[$0] }
+            }
             return .success(chunk)
         } catch {
             return .failure(error)
