@@ -1,0 +1,101 @@
+/// One outbound HTTP/1.1 request.
+public struct HTTPClientRequest: Sendable {
+    /// Where the request body comes from.
+    public enum Body: Sendable {
+        /// These bytes, sent with a Content-Length (none for an empty body, except `Content-Length: 0` on POST, PUT and PATCH).
+        case bytes([UInt8])
+        /// Pieces pulled one at a time, each after the previous one reached the kernel, sent chunked (RFC 9112 §7.1).
+        case stream(@Sendable () async -> [UInt8]?)
+    }
+
+    /// The method token, for example `POST`.
+    public var method: String
+    /// The absolute URL.
+    public var url: String
+    /// Header fields in order; `Host`, `Content-Length`, `Transfer-Encoding`, `Connection` and
+    /// `Accept-Encoding` are the client's own and are dropped here.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// Creates a request.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .bytes([])) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// RFC 9110 §9.2.2: a request the client may send again after a connection closed before answering.
+    var isIdempotent: Bool {
+        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
+    }
+
+    /// The request line and header section for `url`, or nil when a method or field cannot be sent as is.
+    func encodedHead(for url: HTTPClientURL) -> [UInt8]? {
+        guard !method.isEmpty, method.utf8.allSatisfy(HTTPParser.isTokenByte) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        func line(_ text: String) {
+            out.append(contentsOf: text.utf8)
+            out.append(contentsOf: [0x0D, 0x0A])
+        }
+        line("\(method) \(url.target) HTTP/1.1")
+        line("Host: \(url.hostField)")
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte),
+                value.utf8.allSatisfy({ HTTPParser.isFieldValueByte($0) })
+            else { return nil }
+            switch name.lowercased() {
+            case "host", "content-length", "transfer-encoding", "connection", "accept-encoding", "te", "upgrade": continue
+            default: line("\(name): \(value)")
+            }
+        }
+        // RFC 9110 §12.5.3: only the identity coding is acceptable; a compressed body is never inflated here.
+        line("Accept-Encoding: identity")
+        switch body {
+        case .bytes(let bytes):
+            if !bytes.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { line("Content-Length: \(bytes.count)") }
+        case .stream:
+            line("Transfer-Encoding: chunked")
+        }
+        out.append(contentsOf: [0x0D, 0x0A])
+        return out
+    }
+}
+
+/// The answer to an ``HTTPClientRequest`` whose body is read piece by piece.
+public struct HTTPClientResponse: Sendable {
+    /// The status line and headers.
+    public let head: HTTPResponseHead
+    /// The body; reading it is what lets the connection read on (backpressure).
+    public let body: Body
+
+    /// The status code.
+    public var status: Int { head.status }
+
+    /// The body of a streamed response, as pieces of bytes.
+    public struct Body: AsyncSequence, Sendable {
+        public typealias Element = [UInt8]
+        public typealias Failure = HTTPClientError
+        let channel: ResponseChannel
+
+        /// Reads the pieces in order; throws ``HTTPClientError`` when the answer breaks off.
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let channel: ResponseChannel
+
+            public mutating func next() async throws(HTTPClientError) -> [UInt8]? {
+                try await channel.next().get()
+            }
+
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(HTTPClientError) -> [UInt8]? {
+                try await channel.next().get()
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(channel: channel) }
+
+        /// Gives up the rest of the body; the connection closes.
+        public func cancel() { channel.cancel() }
+    }
+}
