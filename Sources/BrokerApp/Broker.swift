@@ -133,13 +133,17 @@ public final class Broker: Sendable {
         do {
             // The outbox lives in the store the accounts live in: the data directory, or Redis.
             webhooks = try c.webhooks.map { settings throws(StoreError) in
-                try Webhooks(settings: settings, redis: redisClient, dataDirectory: dataDirectory, logger: logger, now: now)
+                try Webhooks(
+                    settings: settings, redis: redisClient, dataDirectory: dataDirectory, logger: logger, now: now,
+                    client: c.upstreamClient)
             }
         } catch {
             throw StartupError(message: "cannot open the webhook outbox in \(dataDirectory): \(error)")
         }
         self.redisStores = redisStores
-        let upstream = upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
+        let upstream =
+            upstream
+            ?? SchemeRoutingUpstreamClient.make(c.upstreamClient, timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes)
         let metrics = BrokerMetrics(
             providers: registry.all.filter(\.offersSignIn).map(\.name),
             appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name),

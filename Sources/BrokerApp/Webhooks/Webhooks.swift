@@ -18,10 +18,12 @@ final class Webhooks: Sendable {
     let wallClock: @Sendable () -> Date
 
     /// Builds the machinery for `settings`; `redis` is the store's client when accounts live in Redis, else the outbox
-    /// is a journal in `dataDirectory`. `now` is the services' clock, used for `created_at`.
+    /// is a journal in `dataDirectory`. `now` is the services' clock, used for `created_at`; `client` carries
+    /// `http://` deliveries (`BROKER_UPSTREAM_CLIENT`).
     init(
         settings: WebhookSettings, redis: RedisClient?, dataDirectory: String, logger: BrokerLogger,
-        now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
+        client kind: UpstreamClientKind = .native
     ) throws(StoreError) {
         if let redis {
             outbox = RedisWebhookOutbox(client: redis)
@@ -45,8 +47,8 @@ final class Webhooks: Sendable {
         self.metrics = metrics
         self.wallClock = wallClock
         // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
-        let client = URLSessionUpstreamClient(
-            timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let client = SchemeRoutingUpstreamClient.make(
+            kind, timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
             settings: WebhookDispatcher.Settings(

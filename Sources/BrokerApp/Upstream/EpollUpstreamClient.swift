@@ -1,0 +1,101 @@
+import BrokerCore
+import BrokerHTTP
+
+/// An ``UpstreamClient`` on the broker's own ``HTTPClient``: its sockets run on the server's epoll workers.
+///
+/// Same contract as ``URLSessionUpstreamClient``: no redirects, cookies or cache; one
+/// overall timeout; an answer's body held to `maxResponseBytes` as it arrives (or cut
+/// there, with `truncatesLongAnswers`). It asks for `Accept-Encoding: identity` and
+/// refuses a body labelled with another coding instead of inflating it. Only
+/// `http://` URLs are served for now; ``SchemeRoutingUpstreamClient`` sends the rest elsewhere.
+public struct EpollUpstreamClient: UpstreamClient {
+    private let client: HTTPClient
+    private let timeout: Double
+    private let maxResponseBytes: Int
+    private let truncatesLongAnswers: Bool
+
+    /// The client every broker in the process shares, so its pools are shared too.
+    static let sharedClient = HTTPClient(
+        configuration: HTTPClient.Configuration(maxConnectionsPerHost: URLSessionUpstreamClient.connectionsPerHost))
+
+    /// Creates a client with the timeout, cap and cut-off behaviour of ``URLSessionUpstreamClient``'s initialiser;
+    /// the connect timeout is the call's timeout.
+    public init(
+        timeout: Double = 10, maxResponseBytes: Int = URLSessionUpstreamClient.defaultMaxResponseBytes,
+        truncatesLongAnswers: Bool = false, client: HTTPClient? = nil
+    ) {
+        precondition(timeout > 0, "EpollUpstreamClient: the timeout must be positive")
+        precondition(maxResponseBytes > 0, "EpollUpstreamClient: the answer cap must be positive")
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+        self.truncatesLongAnswers = truncatesLongAnswers
+        self.client = client ?? Self.sharedClient
+    }
+
+    /// Sends `request` once (or once more on a fresh connection, when a pooled one turns out closed before answering)
+    /// and returns the response of any status.
+    public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
+        let outbound = HTTPClientRequest(
+            method: request.method, url: request.url, headers: request.headers.map { (name: $0.0, value: $0.1) },
+            body: .bytes(request.body))
+        do {
+            let (head, body) = try await client.execute(
+                outbound, timeout: timeout, maxBodyBytes: maxResponseBytes, truncating: truncatesLongAnswers)
+            return UpstreamResponse(status: head.status, headers: head.headers.fields.map { ($0.name, $0.value) }, body: body)
+        } catch {
+            throw Self.upstreamError(error)
+        }
+    }
+
+    /// The ``UpstreamError`` the rest of the broker expects for each cause; messages are fixed phrases.
+    static func upstreamError(_ error: HTTPClientError) -> UpstreamError {
+        switch error {
+        case .connectTimeout, .deadline: .timeout
+        case .tooLarge(let limit): .tooLarge(limit: limit)
+        case .connectRefused: .transport("connection refused")
+        case .hostNotFound: .transport("host not found")
+        case .connectionLost: .transport("connection lost")
+        case .badResponse: .transport("malformed HTTP response")
+        case .cancelled: .transport("cancelled")
+        case .invalidURL, .unsupportedScheme: .transport("invalid URL")
+        case .invalidRequest: .transport("invalid request")
+        }
+    }
+}
+
+/// Which client carries `http://` calls (`BROKER_UPSTREAM_CLIENT`); `https://` stays on URLSession until the TLS transport.
+public enum UpstreamClientKind: String, Sendable, CaseIterable {
+    /// The broker's own HTTP/1.1 client on its epoll workers.
+    case native
+    /// URLSession (FoundationNetworking and libcurl).
+    case urlsession
+}
+
+/// Sends `http://` calls to one client and everything else to another.
+public struct SchemeRoutingUpstreamClient: UpstreamClient {
+    let plain: any UpstreamClient
+    let other: any UpstreamClient
+
+    /// The client `kind` names for `http://`, URLSession for the rest, both with the same timeout and cap.
+    public static func make(
+        _ kind: UpstreamClientKind, timeout: Double, maxResponseBytes: Int = URLSessionUpstreamClient.defaultMaxResponseBytes,
+        truncatesLongAnswers: Bool = false
+    ) -> any UpstreamClient {
+        let urlSession = URLSessionUpstreamClient(
+            timeout: timeout, maxResponseBytes: maxResponseBytes, truncatesLongAnswers: truncatesLongAnswers)
+        switch kind {
+        case .urlsession: return urlSession
+        case .native:
+            let native = EpollUpstreamClient(
+                timeout: timeout, maxResponseBytes: maxResponseBytes, truncatesLongAnswers: truncatesLongAnswers)
+            return SchemeRoutingUpstreamClient(plain: native, other: urlSession)
+        }
+    }
+
+    /// Sends `request` through the client for its scheme.
+    public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
+        let url = request.url.utf8
+        let isPlain = url.count > 7 && request.url.prefix(7).lowercased() == "http://"
+        return try await (isPlain ? plain : other).send(request)
+    }
+}
