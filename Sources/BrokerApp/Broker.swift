@@ -234,9 +234,11 @@ public final class Broker: Sendable {
             appTokens: AppTokenHandlers(service: appTokens, access: access, audit: audit),
             backup: BackupHandlers(store: backupStore, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
+        // With the default worker count the server runs on the epoll workers the native upstream client uses.
         server = HTTPServer(
             configuration: Self.serverConfiguration(c, logger: logger), router: router,
-            observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
+            observer: AccessLog(logger: logger, enabled: c.accessLog, access: access),
+            eventLoops: c.server.workerCount == 0 ? .shared : nil)
         metrics.server.set(server)
         metricsServer = c.metricsAddress.map { address in
             var router = Router(refusals: .errorBody)

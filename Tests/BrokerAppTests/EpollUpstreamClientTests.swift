@@ -17,7 +17,7 @@ struct EpollUpstreamClientTests {
             method: "POST", url: server.url("/oauth2/access_token"),
             headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")],
             body: Array("grant_type=authorization_code&code=abc".utf8))
-        let response = try await EpollUpstreamClient(timeout: 5).send(request)
+        let response = try await EpollUpstreamClient(timeout: 60).send(request)
         #expect(response.status == 400)
         #expect(response.header("content-type") == "text/plain;charset=UTF-8")
         #expect(String(decoding: response.body, as: UTF8.self) == "{\"error\":\"invalid\"}\n")
@@ -32,7 +32,7 @@ struct EpollUpstreamClientTests {
         // LocalHTTPServer answers once per connection and closes without saying so: a pooled connection goes stale.
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}" }
         defer { server.stop() }
-        let client = EpollUpstreamClient(timeout: 5, client: HTTPClient())
+        let client = EpollUpstreamClient(timeout: 60, client: HTTPClient())
         for index in 0..<5 {
             let response = try await client.send(UpstreamRequest(method: "GET", url: server.url("/\(index)")))
             #expect(response.status == 200)
@@ -51,7 +51,7 @@ struct EpollUpstreamClientTests {
     @Test func closedPortIsConnectionRefused() async throws {
         try await Loopback.withRefusingPort { port in
             do {
-                _ = try await EpollUpstreamClient(timeout: 5).send(
+                _ = try await EpollUpstreamClient(timeout: 60).send(
                     UpstreamRequest(method: "POST", url: "http://127.0.0.1:\(port)/token?client_secret=SENTINEL"))
                 Issue.record("expected a transport error")
             } catch let error as UpstreamError {
@@ -75,7 +75,7 @@ struct EpollUpstreamClientTests {
             let head = chunked ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked" : "HTTP/1.1 200 OK\r\nContent-Length: \(size)"
             let server = try StreamingHTTPServer(head: head, piece: piece, count: 1, chunked: chunked)
             defer { server.stop() }
-            let client = EpollUpstreamClient(timeout: 10, maxResponseBytes: 4096)
+            let client = EpollUpstreamClient(timeout: 60, maxResponseBytes: 4096)
             if accepted {
                 let response = try await client.send(UpstreamRequest(method: "GET", url: server.url("/user")))
                 #expect(response.body == piece)
@@ -107,7 +107,7 @@ struct EpollUpstreamClientTests {
             head: "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)", piece: bomb, count: 1)
         defer { server.stop() }
         await #expect(throws: UpstreamError.transport("malformed HTTP response")) {
-            try await EpollUpstreamClient(timeout: 10, maxResponseBytes: 256 << 10).send(
+            try await EpollUpstreamClient(timeout: 60, maxResponseBytes: 256 << 10).send(
                 UpstreamRequest(method: "GET", url: server.url("/user")))
         }
     }
@@ -116,7 +116,7 @@ struct EpollUpstreamClientTests {
         let piece = [UInt8](repeating: UInt8(ascii: "a"), count: 64 << 10)
         let server = try StreamingHTTPServer(head: "HTTP/1.1 202 Accepted\r\nContent-Length: \(1 << 20)", piece: piece, count: 16)
         defer { server.stop() }
-        let response = try await EpollUpstreamClient(timeout: 10, maxResponseBytes: 1000, truncatesLongAnswers: true).send(
+        let response = try await EpollUpstreamClient(timeout: 60, maxResponseBytes: 1000, truncatesLongAnswers: true).send(
             UpstreamRequest(method: "POST", url: server.url("/hook")))
         #expect(response.status == 202 && response.body.count == 1000)
     }
@@ -126,7 +126,7 @@ struct EpollUpstreamClientTests {
         let server = try LocalHTTPServer { _ in answer }
         defer { server.stop() }
         do {
-            _ = try await EpollUpstreamClient(timeout: 5).send(UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
+            _ = try await EpollUpstreamClient(timeout: 60).send(UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
             Issue.record("expected a transport error")
         } catch {
             #expect(error == .transport("malformed HTTP response"))
@@ -137,7 +137,7 @@ struct EpollUpstreamClientTests {
     @Test func routingSendsPlainHTTPToTheNativeClientAndTheRestToURLSession() async throws {
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" }
         defer { server.stop() }
-        let native = SchemeRoutingUpstreamClient.make(.native, timeout: 5)
+        let native = SchemeRoutingUpstreamClient.make(.native, timeout: 60)
         let response = try await native.send(UpstreamRequest(method: "GET", url: server.url("/a")))
         #expect(response.status == 200)
         let viaSession = SchemeRoutingUpstreamClient.make(.urlsession, timeout: 5)

@@ -56,6 +56,12 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private var truncates = false
     private var received = 0
     private var paused = false
+    /// Whether the whole request is written (its last body piece included); only then can the connection be reused.
+    private var requestDone = false
+    /// Whether the request may be sent again however much of it went out (RFC 9110 §9.2.2).
+    private var idempotent = false
+    /// Whether the kernel took any byte of the current request.
+    private var sentAny = false
     /// Whether this connection carried an exchange before the current one.
     private(set) var exchanges = 0
 
@@ -143,12 +149,21 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// Starts an exchange: writes `request` and reads the answer into `channel`, with `limit` on its body.
     ///
     /// Returns once the bytes are handed to the kernel (or the exchange failed); the answer arrives through the channel.
+    /// `complete` is false when more of the request (a streamed body) follows through ``write(_:last:)``.
     func start(
-        _ request: [UInt8], headRequest: Bool, channel: ResponseChannel, limit: Int, truncates: Bool, deadline: UInt64
+        _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
+        truncates: Bool, deadline: UInt64
     ) async -> Result<Void, HTTPClientError> {
+        // Both act only while this channel's exchange is the connection's: a late cancel never hits a later call.
+        // (The channel holds these closures, so it is alive whenever they run and its identifier is its own.)
+        let exchange = ObjectIdentifier(channel)
         channel.connect(
-            resume: { [self] in worker.queue.async { self.resumeReading() } },
-            cancel: { [self] in worker.queue.async { self.fail(.cancelled) } })
+            resume: { [self] in
+                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.resumeReading() } }
+            },
+            cancel: { [self] in
+                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.fail(.cancelled) } }
+            })
         return await withCheckedContinuation { continuation in
             worker.queue.async { [self] in
                 guard phase == .idle else {
@@ -162,6 +177,9 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
                 self.truncates = truncates
                 received = 0
                 paused = false
+                requestDone = complete
+                self.idempotent = idempotent
+                sentAny = false
                 parser.begin(headRequest: headRequest)
                 arm(at: deadline) { [self] in fail(.deadline) }
                 writeWaiter = continuation
@@ -174,11 +192,12 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         }
     }
 
-    /// Writes more request bytes (a streamed body); returns when the kernel has taken them all.
-    func write(_ bytes: [UInt8]) async -> Result<Void, HTTPClientError> {
+    /// Writes more request bytes (a streamed body; `last` with its end); returns when the kernel has taken them all.
+    func write(_ bytes: [UInt8], last: Bool) async -> Result<Void, HTTPClientError> {
         await withCheckedContinuation { continuation in
             worker.queue.async { [self] in
                 guard phase == .active, channel != nil else { return continuation.resume(returning: .failure(.connectionLost)) }
+                if last { requestDone = true }
                 writeWaiter = continuation
                 outbound = bytes
                 outboundSent = 0
@@ -193,13 +212,16 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         while outboundSent < outbound.count {
             let result = outbound.withUnsafeBytes { transport.write(UnsafeRawBufferPointer(rebasing: $0[outboundSent...])) }
             switch result {
-            case .bytes(let n): outboundSent += n
+            case .bytes(let n):
+                outboundSent += n
+                sentAny = true
             case .wouldBlock:
                 writing = true
                 return
             case .end, .failed:
                 writing = false
-                // The answer may already be in: a server that refuses a body closes after answering.
+                // The answer may already be in (a server that refuses a body closes after answering): reading goes on,
+                // and the read side ends the exchange.
                 return finishWrite(.failure(.connectionLost))
             }
         }
@@ -253,15 +275,21 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         case .end:
             onEnd()
         case .failed:
-            fail(.connectionLost, retryable: exchanges > 0 && !parser.hasStarted)
+            fail(.connectionLost, retryable: mayResend)
         }
+    }
+
+    /// Whether a call that failed now may be sent again on a fresh connection: this connection was reused (its peer
+    /// may have closed it while idle), no answer byte came, and the request is idempotent or none of it went out.
+    private var mayResend: Bool {
+        exchanges > 0 && !parser.hasStarted && (idempotent || !sentAny)
     }
 
     /// The peer ended its output: a close-delimited body ends here; anything else unfinished failed.
     private func onEnd() {
         if !parser.hasStarted {
             // RFC 9112 §9.3.1: a reused connection closed before any answer; the call may be retried.
-            return fail(.connectionLost, retryable: exchanges > 0)
+            return fail(.connectionLost, retryable: mayResend)
         }
         switch parser.finish() {
         case .end: endExchange(reusable: false)
@@ -354,7 +382,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         disarm()
         exchanges += 1
         // A request body still being written when the answer ended: the connection cannot be reused.
-        let reusable = reusable && outboundSent == outbound.count && writeWaiter == nil && inbound.isEmpty
+        let reusable = reusable && requestDone && outbound.isEmpty && writeWaiter == nil && inbound.isEmpty
         finishWrite(.success(()))
         if reusable {
             phase = .idle

@@ -70,10 +70,10 @@ public final class HTTPClient: Sendable {
         let deadline = Self.deadline(after: timeout)
         var retried = false
         while true {
-            let (channel, mayRetry) = try await send(
+            let channel = try await send(
                 request, deadline: deadline, mode: .collect, limit: maxBodyBytes, truncates: truncating)
             let result = await channel.complete()
-            if case .failure = result, mayRetry, !retried, channel.isRetryable {
+            if case .failure = result, !retried, channel.isRetryable {
                 retried = true
                 continue
             }
@@ -90,11 +90,11 @@ public final class HTTPClient: Sendable {
         let deadline = Self.deadline(after: timeout)
         var retried = false
         while true {
-            let (channel, mayRetry) = try await send(
+            let channel = try await send(
                 request, deadline: deadline, mode: .stream(highWater: configuration.streamHighWater), limit: maxBodyBytes,
                 truncates: false)
             let result = await channel.head()
-            if case .failure = result, mayRetry, !retried, channel.isRetryable {
+            if case .failure = result, !retried, channel.isRetryable {
                 retried = true
                 continue
             }
@@ -106,28 +106,30 @@ public final class HTTPClient: Sendable {
         Monotonic.now() &+ UInt64(max(0, min(seconds, 1e9)) * 1e9)
     }
 
-    /// Gets a connection, writes the request, and returns the channel the answer arrives on, and whether the call
-    /// may be sent once more should the connection turn out closed by its peer before answering: it was reused,
-    /// and the request is idempotent or its body can be sent again (RFC 9110 §9.2.2, RFC 9112 §9.3.1).
+    /// Gets a connection, writes the request, and returns the channel the answer arrives on. The channel says
+    /// whether a failed call may be sent once more (``ResponseChannel/isRetryable``): its connection was reused
+    /// and closed before any answer, and the request is idempotent or none of it went out (RFC 9110 §9.2.2, RFC 9112 §9.3.1).
     private func send(
         _ request: HTTPClientRequest, deadline: UInt64, mode: ResponseChannel.Mode, limit: Int, truncates: Bool
-    ) async throws(HTTPClientError) -> (ResponseChannel, Bool) {
+    ) async throws(HTTPClientError) -> ResponseChannel {
         guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
         guard url.scheme == "http" else { throw .unsupportedScheme }
         guard var bytes = request.encodedHead(for: url) else { throw .invalidRequest }
         let connection = try await connection(from: pool(for: url), to: url, deadline: deadline)
         let channel = ResponseChannel(mode: mode)
-        var mayRetry = connection.exchanges > 0
+        var streamed = false
         switch request.body {
         case .bytes(let body): bytes.append(contentsOf: body)
-        case .stream: mayRetry = mayRetry && request.isIdempotent
+        case .stream: streamed = true
         }
+        // A streamed body cannot be pulled twice: such a call is sent again only when none of it went out.
         let written = await connection.start(
-            bytes, headRequest: request.method == "HEAD", channel: channel, limit: limit, truncates: truncates, deadline: deadline)
+            bytes, complete: !streamed, idempotent: request.isIdempotent && !streamed, headRequest: request.method == "HEAD",
+            channel: channel, limit: limit, truncates: truncates, deadline: deadline)
         if case .stream(let next) = request.body, case .success = written {
             await streamBody(next, over: connection)
         }
-        return (channel, mayRetry)
+        return channel
     }
 
     /// Sends the pieces of a streamed body as chunks (RFC 9112 §7.1), each after the last reached the kernel.
@@ -137,9 +139,9 @@ public final class HTTPClient: Sendable {
             var chunk = Array(String(piece.count, radix: 16).utf8) + [0x0D, 0x0A]
             chunk.append(contentsOf: piece)
             chunk.append(contentsOf: [0x0D, 0x0A])
-            guard case .success = await connection.write(chunk) else { return }
+            guard case .success = await connection.write(chunk, last: false) else { return }
         }
-        _ = await connection.write(Array("0\r\n\r\n".utf8))
+        _ = await connection.write(Array("0\r\n\r\n".utf8), last: true)
     }
 
     /// An idle connection of `pool`, or a new one once the pool has room, connected within the connect timeout.

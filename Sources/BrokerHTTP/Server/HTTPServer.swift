@@ -280,8 +280,9 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func register(fd: Int32, remoteAddress: String?) {
         nextID += 1
+        // The key in the worker's table is unique in the process: workers may be shared with other servers and clients.
         let connection = HTTPConnection(
-            fd: fd, id: nextID, remoteAddress: remoteAddress,
+            fd: fd, id: HTTPWorker.nextMemberID(), remoteAddress: remoteAddress,
             worker: workers[nextID % workers.count], metrics: metricCells[nextID % workers.count], server: self)
         insert(connection)
         connection.start()

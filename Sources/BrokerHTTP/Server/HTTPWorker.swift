@@ -41,10 +41,10 @@ final class HTTPWorker: @unchecked Sendable {
     /// `epoll_wait` calls per turn of the queue.
     private static let rounds = 4
 
-    /// Ids for members that are not the server's accepted connections (which count up from 1), so the two never meet.
-    private static let memberIDs = Atomic<Int>(1 << 40)
+    /// Ids for members, unique in the process: a worker's table may hold several servers' and clients' sockets.
+    private static let memberIDs = Atomic<Int>(0)
 
-    /// A fresh id for an ``EpollMember`` that is not a server connection.
+    /// A fresh id for an ``EpollMember``.
     static func nextMemberID() -> Int {
         memberIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
