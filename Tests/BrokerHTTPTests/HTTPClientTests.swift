@@ -98,6 +98,36 @@ struct HTTPClientTests {
         }
     }
 
+    @Test func aConnectionNobodyCompletesEndsAtTheConnectTimeout() async throws {
+        // A listener with a backlog of 0 that never accepts: once its queue holds a connection, the kernel drops
+        // further SYNs, so a connect stays pending (RFC 9293 retransmissions) until the client gives up.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = Loopback.address(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        var fillers: [Int32] = []
+        defer { for fd in fillers { close(fd) } }
+        for _ in 0..<2 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            var target = Loopback.address(port: port)
+            _ = withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            fillers.append(fd)
+        }
+        await #expect(throws: HTTPClientError.connectTimeout) {
+            _ = try await Self.client(connectTimeout: 0.5).execute(
+                Self.get("http://127.0.0.1:\(port)/"), timeout: 60, maxBodyBytes: 64)
+        }
+    }
+
     @Test func aServerThatNeverAnswersEndsAtTheDeadline() async throws {
         let server = try FakeUpstream { _, _ in .hold }
         defer { server.stop() }
