@@ -247,6 +247,21 @@ struct HTTPClientTests {
         #expect(next.status == 200 && server.accepted == 1)
     }
 
+    @Test(arguments: [false, true])
+    func aStreamedAnswerWhoseLastPiecePausedReadingStillEnds(chunked: Bool) async throws {
+        // A queue of one byte: every piece pauses the socket, the last one too, after which no byte will come.
+        let answer =
+            chunked
+            ? "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
+            : "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"
+        let server = try FakeUpstream { _, _ in .reply(answer) }
+        defer { server.stop() }
+        let response = try await Self.client(highWater: 1).stream(Self.get(server.url("/")), timeout: 60)
+        var body: [UInt8] = []
+        for try await piece in response.body { body += piece }
+        #expect(body == Array("hello".utf8))
+    }
+
     @Test func aStreamedRequestBodyIsSentChunked() async throws {
         let server = try FakeUpstream { _, _ in .reply(Self.ok) }
         defer { server.stop() }

@@ -55,6 +55,7 @@ public struct EpollUpstreamClient: UpstreamClient {
         case .connectRefused: .transport("connection refused")
         case .hostNotFound: .transport("host not found")
         case .connectionLost: .transport("connection lost")
+        case .refusedContentCoding: .transport("content-encoded answer refused")
         case .badResponse: .transport("malformed HTTP response")
         case .cancelled: .transport("cancelled")
         case .invalidURL, .unsupportedScheme: .transport("invalid URL")

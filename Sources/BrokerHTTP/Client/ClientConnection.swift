@@ -342,7 +342,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private func accept(_ head: HTTPResponseHead, channel: ResponseChannel) -> Bool {
         // RFC 9110 §12.5.3: the request asked for identity; a body in any other coding is refused, never decoded.
         if head.framing != .none, let coding = head.headers["Content-Encoding"], !Self.isIdentity(coding) {
-            fail(.badResponse(reason: "The answer is in a content coding that was not asked for."))
+            fail(.refusedContentCoding)
             return false
         }
         var reserve = 0
@@ -367,11 +367,10 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         guard phase == .active, paused else { return }
         paused = false
         reading = true
-        if !inbound.isEmpty {
-            let pending = inbound
-            inbound = []
-            pending.withUnsafeBytes { process($0) }
-        }
+        // Even with nothing left over: a body that ended with the piece that paused still owes its `.end`.
+        let pending = inbound
+        inbound = []
+        pending.withUnsafeBytes { process($0) }
         updateInterest()
     }
 

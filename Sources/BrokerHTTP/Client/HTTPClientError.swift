@@ -40,6 +40,10 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// The answer's body is in a content coding other than identity, which was not asked for and is never decoded.
+    public static let refusedContentCoding = HTTPClientError.badResponse(
+        reason: "The answer is in a content coding that was not asked for.")
+
     /// A short sentence for logs.
     public var description: String {
         switch self {
