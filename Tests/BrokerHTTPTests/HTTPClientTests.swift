@@ -29,6 +29,7 @@ struct HTTPClientTests {
         let seen = try #require(server.requests.first)
         #expect(seen.hasPrefix("POST /token?x=1 HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n"))
         #expect(seen.contains("Accept: application/json\r\n") && seen.contains("Accept-Encoding: identity\r\n"))
+        #expect(seen.contains("User-Agent: token-broker\r\n") && !seen.contains("Accept: */*"))
         #expect(!seen.contains("gzip") && !seen.contains("evil.example"))
         #expect(seen.hasSuffix("Content-Length: 15\r\n\r\ngrant_type=code"))
     }

@@ -21,18 +21,22 @@ public final class HTTPClient: Sendable {
         public var limits: HTTPParserLimits
         /// Bytes of a streamed body queued for a slow reader before the socket stops being read.
         public var streamHighWater: Int
+        /// Fields sent when a request has none of that name (APIs such as GitHub's refuse a call without User-Agent).
+        public var defaultHeaders: [(name: String, value: String)]
 
         /// Creates a configuration; the defaults suit calls to identity providers.
         public init(
             connectTimeout: Double = 10, maxConnectionsPerHost: Int = 64, idleTimeout: Double = 60,
             limits: HTTPParserLimits = HTTPParserLimits(maxHeaderBytes: 65536, maxHeaderCount: 200),
-            streamHighWater: Int = 256 * 1024
+            streamHighWater: Int = 256 * 1024,
+            defaultHeaders: [(name: String, value: String)] = [("User-Agent", "token-broker"), ("Accept", "*/*")]
         ) {
             self.connectTimeout = connectTimeout
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.idleTimeout = idleTimeout
             self.limits = limits
             self.streamHighWater = streamHighWater
+            self.defaultHeaders = defaultHeaders
         }
     }
 
@@ -114,7 +118,7 @@ public final class HTTPClient: Sendable {
     ) async throws(HTTPClientError) -> ResponseChannel {
         guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
         guard url.scheme == "http" else { throw .unsupportedScheme }
-        guard var bytes = request.encodedHead(for: url) else { throw .invalidRequest }
+        guard var bytes = request.encodedHead(for: url, defaults: configuration.defaultHeaders) else { throw .invalidRequest }
         let connection = try await connection(from: pool(for: url), to: url, deadline: deadline)
         let channel = ResponseChannel(mode: mode)
         var streamed = false

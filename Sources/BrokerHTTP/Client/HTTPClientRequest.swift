@@ -31,8 +31,9 @@ public struct HTTPClientRequest: Sendable {
         ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
     }
 
-    /// The request line and header section for `url`, or nil when a method or field cannot be sent as is.
-    func encodedHead(for url: HTTPClientURL) -> [UInt8]? {
+    /// The request line and header section for `url`, or nil when a method or field cannot be sent as is;
+    /// each of `defaults` goes out when the request has no field of its name.
+    func encodedHead(for url: HTTPClientURL, defaults: [(name: String, value: String)] = []) -> [UInt8]? {
         guard !method.isEmpty, method.utf8.allSatisfy(HTTPParser.isTokenByte) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(256)
@@ -50,6 +51,9 @@ public struct HTTPClientRequest: Sendable {
             case "host", "content-length", "transfer-encoding", "connection", "accept-encoding", "te", "upgrade": continue
             default: line("\(name): \(value)")
             }
+        }
+        for (name, value) in defaults where !headers.contains(where: { HTTPHeaders.equalsIgnoringCase($0.name, name) }) {
+            line("\(name): \(value)")
         }
         // RFC 9110 §12.5.3: only the identity coding is acceptable; a compressed body is never inflated here.
         line("Accept-Encoding: identity")
