@@ -65,6 +65,31 @@ struct HTTPClientTests {
         #expect(server.accepted == 4 && server.requests.count == 4)
     }
 
+    @Test func anIdleConnectionClosesAfterTheIdleTimeout() async throws {
+        let server = try FakeUpstream { _, _ in .reply(Self.ok) }
+        defer { server.stop() }
+        let client = HTTPClient(configuration: HTTPClient.Configuration(idleTimeout: 0.2))
+        _ = try await client.execute(Self.get(server.url("/a")), timeout: 60, maxBodyBytes: 64)
+        #expect(client.openConnections(to: server.url("/")) == 1)
+        #expect(await eventually(timeout: 30) { client.openConnections(to: server.url("/")) == 0 })
+        _ = try await client.execute(Self.get(server.url("/b")), timeout: 60, maxBodyBytes: 64)
+        #expect(server.accepted == 2)
+    }
+
+    @Test func aCallWaitingForAPlaceInThePoolEndsAtItsDeadline() async throws {
+        let server = try FakeUpstream { _, _ in .hold }
+        defer { server.stop() }
+        let client = Self.client(cap: 1)
+        let holder = Task { try? await client.execute(Self.get(server.url("/held")), timeout: 60, maxBodyBytes: 64) }
+        #expect(await eventually(timeout: 30) { server.requests.count == 1 })
+        await #expect(throws: HTTPClientError.deadline) {
+            _ = try await client.execute(Self.get(server.url("/waiting")), timeout: 0.3, maxBodyBytes: 64)
+        }
+        #expect(server.accepted == 1)
+        holder.cancel()
+        _ = await holder.value
+    }
+
     @Test func concurrentCallsRespectThePerHostCap() async throws {
         let gate = DispatchSemaphore(value: 0)
         let server = try FakeUpstream { _, _ in
