@@ -29,6 +29,8 @@ final class ConnectionPool: Sendable {
         var open = 0
         var waiters: [Waiter] = []
         var nextWaiter = 0
+        /// Whether the idle sweep is scheduled.
+        var sweepArmed = false
     }
 
     let cap: Int
@@ -85,22 +87,36 @@ final class ConnectionPool: Sendable {
     /// `connection` finished an exchange and may carry another.
     func checkIn(_ connection: ClientConnection) {
         let now = Monotonic.now()
-        let waiter = state.withLock { s -> Waiter? in
-            if !s.waiters.isEmpty { return s.waiters.removeFirst() }
+        let (waiter, arm) = state.withLock { s -> (Waiter?, Bool) in
+            if !s.waiters.isEmpty { return (s.waiters.removeFirst(), false) }
             s.idle.append((connection, now))
-            return nil
+            defer { s.sweepArmed = true }
+            return (nil, !s.sweepArmed)
         }
         if let waiter { return waiter.continuation.resume(returning: .reuse(connection)) }
-        ConnectionPool.timers.asyncAfter(deadline: .now() + idleTimeout) { [weak connection] in
-            guard let connection else { return }
-            // Still idle since this check-in: it has waited out the idle timeout.
-            let expired = self.state.withLock { s -> Bool in
-                guard let index = s.idle.firstIndex(where: { $0.connection === connection && $0.since == now }) else { return false }
-                s.idle.remove(at: index)
-                return true
+        if arm { scheduleSweep(after: idleTimeout) }
+    }
+
+    /// One timer per pool, not one per check-in: it closes the connections idle for `idleTimeout`
+    /// and comes back when the oldest of the others will be.
+    private func scheduleSweep(after seconds: Double) {
+        ConnectionPool.timers.asyncAfter(deadline: .now() + max(seconds, 0.001)) { [weak self] in self?.sweep() }
+    }
+
+    private func sweep() {
+        let timeout = UInt64(max(idleTimeout, 0) * 1e9)
+        let now = Monotonic.now()
+        let (expired, next) = state.withLock { s -> ([ClientConnection], Double?) in
+            let expired = s.idle.filter { now &- $0.since >= timeout }.map(\.connection)
+            s.idle.removeAll { now &- $0.since >= timeout }
+            guard let oldest = s.idle.map(\.since).min() else {
+                s.sweepArmed = false
+                return (expired, nil)
             }
-            if expired { connection.closeSoon(ifIdle: true) }
+            return (expired, Double(oldest &+ timeout &- now) / 1e9)
         }
+        for connection in expired { connection.closeSoon(ifIdle: true) }
+        if let next { scheduleSweep(after: next) }
     }
 
     /// `connection` closed (or never connected): its place goes to the first waiter.
