@@ -95,8 +95,7 @@ public struct SchemeRoutingUpstreamClient: UpstreamClient {
 
     /// Sends `request` through the client for its scheme.
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
-        let url = request.url.utf8
-        let isPlain = url.count > 7 && request.url.prefix(7).lowercased() == "http://"
+        let isPlain = request.url.utf8.count > 7 && request.url.prefix(7).lowercased() == "http://"
         return try await (isPlain ? plain : other).send(request)
     }
 }
