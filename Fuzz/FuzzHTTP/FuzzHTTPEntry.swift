@@ -1,4 +1,4 @@
-// FuzzHTTP: libFuzzer's entry points for the HTTP/1.1 request parser when
+// FuzzHTTP: libFuzzer's entry points for the HTTP/1.1 parser (requests, and responses) when
 // `scripts/fuzz` builds it (-DFUZZING, -sanitize=fuzzer,address,
 // -parse-as-library); a plain `swift build` makes a stub that says how.
 #if FUZZING
@@ -9,6 +9,7 @@ import FuzzSupport
 public func fuzzHTTPTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
     HTTPFuzzCase(bytes: bytes).check()
+    ResponseFuzzCase(bytes: bytes).check()
     return 0
 }
 

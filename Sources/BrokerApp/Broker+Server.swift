@@ -28,7 +28,9 @@ extension Broker {
             cors: CORSPolicy(origins: c.corsOrigins))
         let server = HTTPServer(
             configuration: serverConfiguration(c, logger: logger), router: router,
-            observer: AccessLog(logger: logger, enabled: c.accessLog, access: access))
+            observer: AccessLog(logger: logger, enabled: c.accessLog, access: access),
+            // With the default worker count the server runs on the epoll workers the native upstream client uses.
+            eventLoops: c.server.workerCount == 0 ? .shared : nil)
         services.metrics.server.set(server)
         let metricsServer = c.metricsAddress.map { address in
             var router = Router(refusals: .errorBody)

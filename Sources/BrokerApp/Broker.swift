@@ -68,11 +68,12 @@ public final class Broker: Sendable {
         self.storage = storage
         // The outbox lives in the store the accounts live in, so a change and its event are written together.
         webhooks = c.webhooks.flatMap { settings in
-            storage.outbox.map { Webhooks(settings: settings, outbox: $0, logger: logger, now: now) }
+            storage.outbox.map { Webhooks(settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient) }
         }
         let services = BrokerServices(
             c, registry: registry, storage: storage, storageMetrics: opened.metrics, events: webhooks?.sink,
-            upstream: upstream ?? URLSessionUpstreamClient(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes),
+            upstream: upstream
+                ?? SchemeRoutingUpstreamClient.make(c.upstreamClient, timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes),
             logger: logger, now: now)
         discovery = services.discovery
         backgroundRefresher = services.refresher

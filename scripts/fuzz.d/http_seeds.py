@@ -163,6 +163,22 @@ CASES = {
     "20-partial-body": post(b"Content-Length: 10\r\n", b"12345"),
 }
 
+# Answers for the response mode (ResponseFuzzCase): the first byte's low bit says whether the
+# request was HEAD, so the request parser and h11 both refuse these at their first byte.
+RESPONSES = {
+    "r-length": b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}",
+    "r-chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a=b\r\nhello\r\n0\r\nX-T: 1\r\n\r\n",
+    "r-until-close": b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nthe rest",
+    "r-interim": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+    "r-304-with-length": b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+    "r-cl-te": b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    "r-gzip-te": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n",
+    "r-obs-fold": b"HTTP/1.1 200 OK\r\nX-A: 1\r\n folded\r\nContent-Length: 0\r\n\r\n",
+    "r-bad-chunk": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n0\r\n\r\n",
+    "r-no-reason": b"HTTP/1.1 404\r\nContent-Length: 1\r\n\r\nx",
+    "r-switch": b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
+}
+
 
 def main():
     out = sys.argv[1]
@@ -170,7 +186,11 @@ def main():
     for name, data in CASES.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
-    print(f"http_seeds: {len(CASES)} seeds in {out}")
+    for name, data in RESPONSES.items():
+        for prefix, kind in ((b"\x00", "get"), (b"\x01", "head")):
+            with open(os.path.join(out, f"{name}-{kind}"), "wb") as f:
+                f.write(prefix + data)
+    print(f"http_seeds: {len(CASES)} request seeds and {2 * len(RESPONSES)} response seeds in {out}")
 
 
 if __name__ == "__main__":

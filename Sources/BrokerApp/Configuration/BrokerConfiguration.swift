@@ -50,6 +50,9 @@ public struct BrokerConfiguration: Sendable {
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
     public var upstreamMaxBytes = URLSessionUpstreamClient.defaultMaxResponseBytes
+    /// Which client carries `http://` provider and webhook calls (`BROKER_UPSTREAM_CLIENT`, `native` or `urlsession`);
+    /// `https://` calls go through URLSession either way for now.
+    public var upstreamClient = UpstreamClientKind.native
     /// Seconds before expiry from which an account with a refresh token is refreshed (`BROKER_REFRESH_MARGIN`, 0 = at expiry).
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
@@ -148,6 +151,7 @@ public struct BrokerConfiguration: Sendable {
         c.upstreamMaxBytes = try read.integer(
             "BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
             range: 1024...64 << 20)
+        c.upstreamClient = try read.choice("BROKER_UPSTREAM_CLIENT", default: UpstreamClientKind.native)
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
         c.refreshConcurrency = try read.integer(

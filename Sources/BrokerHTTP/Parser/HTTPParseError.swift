@@ -41,3 +41,10 @@ public struct HTTPParseError: Error, Sendable, Equatable {
     public static let expectationFailed = HTTPParseError(
         status: .expectationFailed, code: "expectation_failed", message: "Only the 100-continue expectation is supported.")
 }
+
+extension HTTPParseError {
+    /// An upstream's response is malformed (the response mode of the parser); the connection is closed.
+    public static func badResponse(_ message: String) -> HTTPParseError {
+        HTTPParseError(status: .badGateway, code: "bad_response", message: message)
+    }
+}

@@ -16,11 +16,13 @@ import Glibc
 /// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial). The sweeper
 /// and the accept queue read the published deadline and `evictionPending`, which are atomics,
 /// and hop onto `worker.queue` before acting.
-final class HTTPConnection: @unchecked Sendable {
+final class HTTPConnection: EpollMember, @unchecked Sendable {
     /// The key of this connection in the server's table.
     let id: Int
     private let fd: Int32
     private let worker: HTTPWorker
+    /// The counters of the worker this connection runs on, owned by the server.
+    private let metrics: HTTPMetricsCell
     /// The server, held strongly: a handler may still run after the caller released the server without
     /// a shutdown, and its answer needs the server. The cycle ends when the connection closes and the
     /// server forgets it.
@@ -50,10 +52,11 @@ final class HTTPConnection: @unchecked Sendable {
 
     /// A connection accepted now; its idle deadline runs from the accept, so at the cap a
     /// connection its worker has not started yet (a burst) can make room too.
-    init(fd: Int32, id: Int, remoteAddress: String?, worker: HTTPWorker, server: HTTPServer) {
+    init(fd: Int32, id: Int, remoteAddress: String?, worker: HTTPWorker, metrics: HTTPMetricsCell, server: HTTPServer) {
         self.fd = fd
         self.id = id
         self.worker = worker
+        self.metrics = metrics
         self.server = server
         timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
         machine = HTTPConnectionStateMachine(
@@ -72,7 +75,7 @@ final class HTTPConnection: @unchecked Sendable {
         worker.queue.async { [self] in
             // A deadline or an eviction may have closed it before this block ran.
             guard !tornDown else { return }
-            worker.attach(self)
+            worker.attach(self, id: id)
             reading = true
             updateInterest()
         }
@@ -248,7 +251,7 @@ final class HTTPConnection: @unchecked Sendable {
     }
 
     private func record(_ c: HTTPConnectionStateMachine.Completed) {
-        worker.metrics.withLock { $0.record(route: c.route, status: c.status, seconds: c.seconds) }
+        metrics.shard.withLock { $0.record(route: c.route, status: c.status, seconds: c.seconds) }
         server.observer?.requestCompleted(
             CompletedRequest(
                 method: c.method, path: c.path, status: c.status, seconds: c.seconds, requestID: c.requestID, head: c.head))

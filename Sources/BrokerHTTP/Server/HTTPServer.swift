@@ -23,6 +23,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// The serial queues connections are spread over, each with its scratch buffer and counters.
     private let workers: [HTTPWorker]
+    /// Each worker's counters for this server, by worker index.
+    private let metricCells: [HTTPMetricsCell]
+    /// Whether the workers are this server's own (opened at start, closed at shutdown) rather than a shared group's.
+    private let ownsWorkers: Bool
     private let acceptQueue = DispatchQueue(label: "token-broker.http.accept", qos: .userInitiated)
     private let sweepQueue = DispatchQueue(label: "token-broker.http.sweep")
     private let connections = Mutex<[Int: HTTPConnection]>([:])
@@ -49,15 +53,28 @@ public final class HTTPServer: @unchecked Sendable {
     private let resumeOnClose = Atomic<Bool>(false)
 
     /// Creates a server; nothing listens until `start()`.
-    public init(configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil) {
+    ///
+    /// With `eventLoops`, connections run on that group's workers (shared with an ``HTTPClient`` on the
+    /// same group) and `configuration.workerCount` is ignored; without, the server opens its own.
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, observer: (any HTTPServerObserver)? = nil,
+        eventLoops: HTTPEventLoops? = nil
+    ) {
         self.configuration = configuration
         self.router = router
         self.observer = observer
-        let count =
-            configuration.workerCount > 0
-            ? configuration.workerCount
-            : max(2, System.coreCount)
-        workers = (0..<count).map { HTTPWorker(index: $0, routeCount: router.routes.count) }
+        if let eventLoops {
+            workers = eventLoops.workers
+            ownsWorkers = false
+        } else {
+            let count =
+                configuration.workerCount > 0
+                ? configuration.workerCount
+                : max(2, System.coreCount)
+            workers = (0..<count).map { HTTPWorker(index: $0) }
+            ownsWorkers = true
+        }
+        metricCells = workers.map { _ in HTTPMetricsCell(routeCount: router.routes.count) }
     }
 
     /// The port actually bound (useful with port 0).
@@ -70,7 +87,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Binds, listens and starts accepting. Throws when the address cannot be bound.
     public func start() throws {
         signal(SIGPIPE, SIG_IGN)
-        for worker in workers { try worker.open() }
+        if ownsWorkers { for worker in workers { try worker.open() } }
         let (fd, port) = try Socket.listen(host: configuration.host, port: configuration.port, backlog: configuration.backlog)
         boundPort.store(port, ordering: .relaxed)
         acceptQueue.sync {
@@ -107,7 +124,7 @@ public final class HTTPServer: @unchecked Sendable {
         sweepQueue.sync {
             sweepTimer?.cancel(); sweepTimer = nil
         }
-        for worker in workers { worker.close() }
+        if ownsWorkers { for worker in workers { worker.close() } }
     }
 
     /// Counters for `/metrics`, summed over the workers.
@@ -116,8 +133,8 @@ public final class HTTPServer: @unchecked Sendable {
         let width = HTTPMetricsShard.bounds.count + 1
         var latency = Array(repeating: UInt64(0), count: (router.routes.count + 1) * width)
         var sums = Array(repeating: 0.0, count: router.routes.count + 1)
-        for worker in workers {
-            worker.metrics.withLock { shard in
+        for cell in metricCells {
+            cell.shard.withLock { shard in
                 for i in requests.indices { requests[i] &+= shard.requests[i] }
                 for i in latency.indices { latency[i] &+= shard.latencyCounts[i] }
                 for i in sums.indices { sums[i] += shard.latencySums[i] }
@@ -263,9 +280,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func register(fd: Int32, remoteAddress: String?) {
         nextID += 1
+        // The key in the worker's table is unique in the process: workers may be shared with other servers and clients.
         let connection = HTTPConnection(
-            fd: fd, id: nextID, remoteAddress: remoteAddress,
-            worker: workers[nextID % workers.count], server: self)
+            fd: fd, id: HTTPWorker.nextMemberID(), remoteAddress: remoteAddress,
+            worker: workers[nextID % workers.count], metrics: metricCells[nextID % workers.count], server: self)
         insert(connection)
         connection.start()
     }

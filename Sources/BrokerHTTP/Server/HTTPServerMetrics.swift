@@ -48,3 +48,13 @@ struct HTTPMetricsShard {
         latencySums[r] += seconds
     }
 }
+
+/// One worker's counters for one server, behind a lock: the worker may be shared with other servers and clients.
+final class HTTPMetricsCell: Sendable {
+    /// The counters.
+    let shard: Mutex<HTTPMetricsShard>
+
+    init(routeCount: Int) {
+        shard = Mutex(HTTPMetricsShard(routeCount: routeCount))
+    }
+}

@@ -17,22 +17,23 @@ import Glibc
 /// hop and a re-arm per event. The set is level-triggered, as Dispatch's own
 /// sources are: a socket with unread bytes or room to write is reported again.
 ///
+/// Server connections and the outbound client's connections share the set: each is an
+/// ``EpollMember`` keyed by an id that rides in its events.
+///
 /// `@unchecked Sendable`: `readBuffer`, `members` and `events` are only touched
-/// from `queue`, which is serial; `metrics` is behind a `Mutex`.
+/// from `queue`, which is serial.
 final class HTTPWorker: @unchecked Sendable {
     /// The serial queue every connection of this worker runs on.
     let queue: DispatchQueue
     /// Where `recv` writes; parsed in place, leftovers are copied into the connection.
     let readBuffer: UnsafeMutableRawBufferPointer
-    /// This worker's counters.
-    let metrics: Mutex<HTTPMetricsShard>
 
     /// The epoll descriptor, -1 until ``open()``.
     private var poller: Int32 = -1
     private var readiness: (any DispatchSourceRead)?
     /// The connections whose sockets are in the set, by connection id (the id rides in each event,
     /// so an event for a connection closed earlier in the same batch finds nothing).
-    private var members: [Int: HTTPConnection] = [:]
+    private var members: [Int: any EpollMember] = [:]
     private let events: UnsafeMutableBufferPointer<epoll_event>
 
     /// Sockets collected per `epoll_wait`.
@@ -40,10 +41,17 @@ final class HTTPWorker: @unchecked Sendable {
     /// `epoll_wait` calls per turn of the queue.
     private static let rounds = 4
 
-    init(index: Int, routeCount: Int) {
+    /// Ids for members, unique in the process: a worker's table may hold several servers' and clients' sockets.
+    private static let memberIDs = Atomic<Int>(0)
+
+    /// A fresh id for an ``EpollMember``.
+    static func nextMemberID() -> Int {
+        memberIDs.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    init(index: Int) {
         queue = DispatchQueue(label: "token-broker.http.worker.\(index)", qos: .userInitiated)
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
-        metrics = Mutex(HTTPMetricsShard(routeCount: routeCount))
         events = .allocate(capacity: Self.batch)
     }
 
@@ -76,9 +84,9 @@ final class HTTPWorker: @unchecked Sendable {
         }
     }
 
-    /// Puts `connection` in the table events are delivered through; on `queue`.
-    func attach(_ connection: HTTPConnection) {
-        members[connection.id] = connection
+    /// Puts `member` in the table events for `id` are delivered through; on `queue`.
+    func attach(_ member: any EpollMember, id: Int) {
+        members[id] = member
     }
 
     /// Takes connection `id` out of the table; on `queue`.
@@ -108,5 +116,34 @@ final class HTTPWorker: @unchecked Sendable {
                 members[Int(truncatingIfNeeded: event.data.u64)]?.ready(event.events)
             }
         }
+    }
+}
+
+/// Something whose socket sits in a worker's epoll set: a server connection or an outbound client connection.
+protocol EpollMember: AnyObject {
+    /// The socket is ready with epoll `events`; called on the worker's queue.
+    func ready(_ events: UInt32)
+}
+
+/// The epoll workers that server connections and outbound client connections run on.
+///
+/// A server made with a group shares it (the broker's own server and its upstream client),
+/// so a provider's answer is read on the same threads as the browser's request that waits for it.
+public final class HTTPEventLoops: Sendable {
+    let workers: [HTTPWorker]
+    private let cursor = Atomic<Int>(0)
+
+    /// The process-wide group, one worker per core (at least two), opened on first use and never closed.
+    public static let shared = HTTPEventLoops(count: max(2, System.coreCount))
+
+    /// Opens `count` workers. A worker whose epoll set cannot be created refuses every socket it is given.
+    public init(count: Int) {
+        workers = (0..<max(1, count)).map { HTTPWorker(index: $0) }
+        for worker in workers { try? worker.open() }
+    }
+
+    /// The next worker, round robin.
+    func next() -> HTTPWorker {
+        workers[cursor.wrappingAdd(1, ordering: .relaxed).oldValue % workers.count]
     }
 }

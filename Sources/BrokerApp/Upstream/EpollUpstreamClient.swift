@@ -1,0 +1,65 @@
+import BrokerCore
+import BrokerHTTP
+
+/// An ``UpstreamClient`` on the broker's own ``HTTPClient``: its sockets run on the server's epoll workers.
+///
+/// Same contract as ``URLSessionUpstreamClient``: no redirects, cookies or cache; one
+/// overall timeout; an answer's body held to `maxResponseBytes` as it arrives (or cut
+/// there, with `truncatesLongAnswers`). It asks for `Accept-Encoding: identity` and
+/// refuses a body labelled with another coding instead of inflating it. Only
+/// `http://` URLs are served for now; ``SchemeRoutingUpstreamClient`` sends the rest elsewhere.
+public struct EpollUpstreamClient: UpstreamClient {
+    private let client: HTTPClient
+    private let timeout: Double
+    private let maxResponseBytes: Int
+    private let truncatesLongAnswers: Bool
+
+    /// The client every broker in the process shares, so its pools are shared too.
+    static let sharedClient = HTTPClient(
+        configuration: HTTPClient.Configuration(maxConnectionsPerHost: URLSessionUpstreamClient.connectionsPerHost))
+
+    /// Creates a client with the timeout, cap and cut-off behaviour of ``URLSessionUpstreamClient``'s initialiser;
+    /// the connect timeout is the call's timeout.
+    public init(
+        timeout: Double = 10, maxResponseBytes: Int = URLSessionUpstreamClient.defaultMaxResponseBytes,
+        truncatesLongAnswers: Bool = false, client: HTTPClient? = nil
+    ) {
+        precondition(timeout > 0, "EpollUpstreamClient: the timeout must be positive")
+        precondition(maxResponseBytes > 0, "EpollUpstreamClient: the answer cap must be positive")
+        self.timeout = timeout
+        self.maxResponseBytes = maxResponseBytes
+        self.truncatesLongAnswers = truncatesLongAnswers
+        self.client = client ?? Self.sharedClient
+    }
+
+    /// Sends `request` once (or once more on a fresh connection, when a pooled one turns out closed before answering)
+    /// and returns the response of any status.
+    public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
+        let outbound = HTTPClientRequest(
+            method: request.method, url: request.url, headers: request.headers.map { (name: $0.0, value: $0.1) },
+            body: .bytes(request.body))
+        do {
+            let (head, body) = try await client.execute(
+                outbound, timeout: timeout, maxBodyBytes: maxResponseBytes, truncating: truncatesLongAnswers)
+            return UpstreamResponse(status: head.status, headers: head.headers.fields.map { ($0.name, $0.value) }, body: body)
+        } catch {
+            throw Self.upstreamError(error)
+        }
+    }
+
+    /// The ``UpstreamError`` the rest of the broker expects for each cause; messages are fixed phrases.
+    static func upstreamError(_ error: HTTPClientError) -> UpstreamError {
+        switch error {
+        case .connectTimeout, .deadline: .timeout
+        case .tooLarge(let limit): .tooLarge(limit: limit)
+        case .connectRefused: .transport("connection refused")
+        case .hostNotFound: .transport("host not found")
+        case .connectionLost: .transport("connection lost")
+        case .refusedContentCoding: .transport("content-encoded answer refused")
+        case .badResponse: .transport("malformed HTTP response")
+        case .cancelled: .transport("cancelled")
+        case .invalidURL, .unsupportedScheme: .transport("invalid URL")
+        case .invalidRequest: .transport("invalid request")
+        }
+    }
+}

@@ -1,0 +1,480 @@
+import CEpoll
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One outbound connection: a non-blocking socket in a worker's epoll set, carrying one exchange at a time.
+///
+/// It connects (EPOLLOUT signals completion, `SO_ERROR` says how it went), writes a
+/// request, reads the answer through ``HTTPResponseParser`` into a ``ResponseChannel``,
+/// and then goes back to its ``ConnectionPool`` or closes. While pooled it keeps EPOLLIN,
+/// so a peer that closes an idle connection is noticed and the connection leaves the pool.
+///
+/// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial); the
+/// async entry points hop onto it before acting.
+final class ClientConnection: EpollMember, @unchecked Sendable {
+    /// Where the connection is in its life.
+    private enum Phase {
+        /// Created; no socket yet, or connecting.
+        case connecting
+        /// In the pool, waiting for a request.
+        case idle
+        /// Carrying an exchange.
+        case active
+        /// Closed; terminal.
+        case closed
+    }
+
+    let id: Int
+    let worker: HTTPWorker
+    private let pool: ConnectionPool
+    private let limits: HTTPParserLimits
+    private var fd: Int32 = -1
+    private var transport: (any Transport)?
+    private var phase = Phase.connecting
+    private var interest: UInt32 = 0
+    private var reading = false
+    private var writing = false
+    private var timer: (any DispatchSourceTimer)?
+
+    // Connecting.
+    private var addresses: [SocketAddress] = []
+    private var nextAddress = 0
+    private var connectWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+    private var connectFailure = HTTPClientError.connectRefused
+
+    // The exchange.
+    private var parser: HTTPResponseParser
+    private var channel: ResponseChannel?
+    private var inbound: [UInt8] = []
+    private var outbound: [UInt8] = []
+    private var outboundSent = 0
+    private var writeWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+    private var limit = Int.max
+    private var truncates = false
+    private var received = 0
+    private var paused = false
+    /// Whether the whole request is written (its last body piece included); only then can the connection be reused.
+    private var requestDone = false
+    /// Whether the request may be sent again however much of it went out (RFC 9110 §9.2.2).
+    private var idempotent = false
+    /// Whether the kernel took any byte of the current request.
+    private var sentAny = false
+    /// Whether this connection carried an exchange before the current one.
+    private(set) var exchanges = 0
+
+    init(worker: HTTPWorker, pool: ConnectionPool, limits: HTTPParserLimits) {
+        id = HTTPWorker.nextMemberID()
+        self.worker = worker
+        self.pool = pool
+        self.limits = limits
+        parser = HTTPResponseParser(limits: limits)
+    }
+
+    // MARK: Connecting
+
+    /// Connects to the first of `addresses` that accepts, giving up at `connectBy` (connect timeout) or `deadline`.
+    func connect(to addresses: [SocketAddress], connectBy: UInt64, deadline: UInt64) async -> Result<Void, HTTPClientError> {
+        await withCheckedContinuation { continuation in
+            worker.queue.async { [self] in
+                connectWaiter = continuation
+                self.addresses = addresses
+                let firesAt = min(connectBy, deadline)
+                arm(at: firesAt) { [self] in
+                    if phase == .connecting { failConnect(firesAt == deadline && deadline < connectBy ? .deadline : .connectTimeout) }
+                }
+                worker.attach(self, id: id)
+                tryNextAddress()
+            }
+        }
+    }
+
+    private func tryNextAddress() {
+        guard phase == .connecting else { return }
+        closeSocket()
+        guard nextAddress < addresses.count else { return failConnect(connectFailure) }
+        let address = addresses[nextAddress]
+        nextAddress += 1
+        let socketFD = socket(
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socketFD >= 0 else {
+            connectFailure = .connectRefused
+            return tryNextAddress()
+        }
+        fd = socketFD
+        let rc = address.withSockaddr { Glibc.connect(socketFD, $0, $1) }
+        if rc == 0 { return connected() }
+        switch errno {
+        case EINPROGRESS, EINTR:
+            writing = true
+            updateInterest()
+        default:
+            connectFailure = .connectRefused
+            tryNextAddress()
+        }
+    }
+
+    private func onConnectable() {
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+        writing = false
+        updateInterest()
+        if error == 0 { return connected() }
+        connectFailure = .connectRefused
+        tryNextAddress()
+    }
+
+    private func connected() {
+        Socket.setNoDelay(fd)
+        transport = PlainTransport(fd: fd)
+        disarm()
+        let waiter = connectWaiter
+        connectWaiter = nil
+        phase = .idle
+        waiter?.resume(returning: .success(()))
+    }
+
+    private func failConnect(_ error: HTTPClientError) {
+        let waiter = connectWaiter
+        connectWaiter = nil
+        close()
+        waiter?.resume(returning: .failure(error))
+    }
+
+    // MARK: The exchange
+
+    /// Starts an exchange: writes `request` and reads the answer into `channel`, with `limit` on its body.
+    ///
+    /// Returns once the bytes are handed to the kernel (or the exchange failed); the answer arrives through the channel.
+    /// `complete` is false when more of the request (a streamed body) follows through ``write(_:last:)``.
+    func start(
+        _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
+        truncates: Bool, deadline: UInt64
+    ) async -> Result<Void, HTTPClientError> {
+        // Both act only while this channel's exchange is the connection's: a late cancel never hits a later call.
+        // (The channel holds these closures, so it is alive whenever they run and its identifier is its own.)
+        let exchange = ObjectIdentifier(channel)
+        channel.connect(
+            resume: { [self] in
+                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.resumeReading() } }
+            },
+            cancel: { [self] in
+                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.fail(.cancelled) } }
+            })
+        return await withCheckedContinuation { continuation in
+            worker.queue.async { [self] in
+                guard phase == .idle else {
+                    // The peer closed it between the pool handing it out and now.
+                    channel.fail(.connectionLost, retryable: true)
+                    return continuation.resume(returning: .failure(.connectionLost))
+                }
+                phase = .active
+                self.channel = channel
+                self.limit = limit
+                self.truncates = truncates
+                received = 0
+                paused = false
+                requestDone = complete
+                self.idempotent = idempotent
+                sentAny = false
+                parser.begin(headRequest: headRequest)
+                arm(at: deadline) { [self] in fail(.deadline) }
+                writeWaiter = continuation
+                outbound = request
+                outboundSent = 0
+                reading = true
+                flush()
+                updateInterest()
+            }
+        }
+    }
+
+    /// Writes more request bytes (a streamed body; `last` with its end); returns when the kernel has taken them all.
+    func write(_ bytes: [UInt8], last: Bool) async -> Result<Void, HTTPClientError> {
+        await withCheckedContinuation { continuation in
+            worker.queue.async { [self] in
+                guard phase == .active, channel != nil else { return continuation.resume(returning: .failure(.connectionLost)) }
+                if last { requestDone = true }
+                writeWaiter = continuation
+                outbound = bytes
+                outboundSent = 0
+                flush()
+                updateInterest()
+            }
+        }
+    }
+
+    private func flush() {
+        guard let transport else { return }
+        while outboundSent < outbound.count {
+            let result = outbound.withUnsafeBytes { transport.write(UnsafeRawBufferPointer(rebasing: $0[outboundSent...])) }
+            switch result {
+            case .bytes(let n):
+                outboundSent += n
+                sentAny = true
+            case .wouldBlock:
+                writing = true
+                return
+            case .end, .failed:
+                writing = false
+                // The answer may already be in (a server that refuses a body closes after answering): reading goes on,
+                // and the read side ends the exchange.
+                return finishWrite(.failure(.connectionLost))
+            }
+        }
+        writing = false
+        outbound = []
+        outboundSent = 0
+        finishWrite(.success(()))
+    }
+
+    private func finishWrite(_ result: Result<Void, HTTPClientError>) {
+        let waiter = writeWaiter
+        writeWaiter = nil
+        waiter?.resume(returning: result)
+    }
+
+    /// The worker found the socket ready with epoll `events`.
+    func ready(_ events: UInt32) {
+        let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        switch phase {
+        case .connecting:
+            if events & EPOLLOUT.rawValue != 0 || failed { onConnectable() }
+        case .idle:
+            // RFC 9112 §9.6: a server may close an idle connection at any time; it leaves the pool now.
+            close()
+        case .active:
+            if writing && (events & EPOLLOUT.rawValue != 0 || failed) {
+                flush()
+                updateInterest()
+            }
+            if phase == .active && reading && (events & EPOLLIN.rawValue != 0 || failed) { onReadable() }
+        case .closed:
+            break
+        }
+    }
+
+    private func onReadable() {
+        guard let transport else { return }
+        let buffer = worker.readBuffer
+        switch transport.read(into: buffer) {
+        case .bytes(let n):
+            if inbound.isEmpty {
+                process(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            } else {
+                inbound.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+                let pending = inbound
+                inbound = []
+                pending.withUnsafeBytes { process($0) }
+            }
+        case .wouldBlock:
+            return
+        case .end:
+            onEnd()
+        case .failed:
+            fail(.connectionLost, retryable: mayResend)
+        }
+    }
+
+    /// Whether a call that failed now may be sent again on a fresh connection: this connection was reused (its peer
+    /// may have closed it while idle), no answer byte came, and the request is idempotent or none of it went out.
+    private var mayResend: Bool {
+        exchanges > 0 && !parser.hasStarted && (idempotent || !sentAny)
+    }
+
+    /// The peer ended its output: a close-delimited body ends here; anything else unfinished failed.
+    private func onEnd() {
+        if !parser.hasStarted {
+            // RFC 9112 §9.3.1: a reused connection closed before any answer; the call may be retried.
+            return fail(.connectionLost, retryable: mayResend)
+        }
+        switch parser.finish() {
+        case .end: endExchange(reusable: false)
+        case .error(let error): fail(.badResponse(reason: error.message))
+        case .needMore, .head, .body: fail(.connectionLost)
+        }
+    }
+
+    /// Runs the parser over `bytes`; whatever is left when it needs more, or pauses, is kept in `inbound`.
+    private func process(_ bytes: UnsafeRawBufferPointer) {
+        var offset = 0
+        while phase == .active, let channel {
+            let (event, consumed) = parser.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+            switch event {
+            case .needMore:
+                offset += consumed
+                if offset < bytes.count { inbound.append(contentsOf: bytes[offset...]) }
+                return
+            case .head:
+                offset += consumed
+                guard let head = parser.head, accept(head, channel: channel) else { return }
+            case .body(let range):
+                let run = UnsafeRawBufferPointer(rebasing: bytes[(offset + range.lowerBound)..<(offset + range.upperBound)])
+                offset += consumed
+                // The cap holds at the socket: bytes past it are never handed on.
+                if run.count > limit - received {
+                    guard truncates else { return fail(.tooLarge(limit: limit)) }
+                    _ = channel.deliver(UnsafeRawBufferPointer(rebasing: run[0..<(limit - received)]))
+                    received = limit
+                    return endExchange(reusable: false)
+                }
+                received += run.count
+                if !channel.deliver(run) {
+                    if offset < bytes.count { inbound.append(contentsOf: bytes[offset...]) }
+                    paused = true
+                    reading = false
+                    updateInterest()
+                    return
+                }
+            case .end:
+                offset += consumed
+                return endExchange(reusable: parser.head?.keepAlive == true && offset == bytes.count)
+            case .error(let error):
+                return fail(.badResponse(reason: error.message))
+            }
+        }
+    }
+
+    /// Checks a head before handing it on; false when the exchange failed on it.
+    private func accept(_ head: HTTPResponseHead, channel: ResponseChannel) -> Bool {
+        // RFC 9110 §12.5.3: the request asked for identity; a body in any other coding is refused, never decoded.
+        if head.framing != .none, let coding = head.headers["Content-Encoding"], !Self.isIdentity(coding) {
+            fail(.refusedContentCoding)
+            return false
+        }
+        var reserve = 0
+        if case .length(let declared) = head.framing {
+            // RFC 9110 §8.6: a declared length past the cap is refused before any of the body is read.
+            if declared > limit && !truncates {
+                fail(.tooLarge(limit: limit))
+                return false
+            }
+            reserve = min(declared, limit)
+        }
+        channel.deliverHead(head, reserve: reserve)
+        return true
+    }
+
+    /// Whether a Content-Encoding value names only `identity` (RFC 9110 §8.4.1).
+    static func isIdentity(_ value: String) -> Bool {
+        value.split(separator: ",").allSatisfy { $0.trimmingWhitespace().lowercased() == "identity" }
+    }
+
+    private func resumeReading() {
+        guard phase == .active, paused else { return }
+        paused = false
+        reading = true
+        // Even with nothing left over: a body that ended with the piece that paused still owes its `.end`.
+        let pending = inbound
+        inbound = []
+        pending.withUnsafeBytes { process($0) }
+        updateInterest()
+    }
+
+    /// The answer is complete: the connection goes back to the pool when it can carry another, else it closes.
+    private func endExchange(reusable: Bool) {
+        let channel = self.channel
+        self.channel = nil
+        disarm()
+        exchanges += 1
+        // A request body still being written when the answer ended: the connection cannot be reused.
+        let reusable = reusable && requestDone && outbound.isEmpty && writeWaiter == nil && inbound.isEmpty
+        finishWrite(.success(()))
+        if reusable {
+            phase = .idle
+            reading = true
+            writing = false
+            updateInterest()
+            if phase == .idle { pool.checkIn(self) }
+        } else {
+            close()
+        }
+        channel?.finish()
+    }
+
+    /// Ends the exchange (if any) with `error` and closes.
+    private func fail(_ error: HTTPClientError, retryable: Bool = false) {
+        guard phase != .closed else { return }
+        if phase == .connecting { return failConnect(error) }
+        let channel = self.channel
+        self.channel = nil
+        finishWrite(.failure(error))
+        close()
+        channel?.fail(error, retryable: retryable)
+    }
+
+    // MARK: Plumbing
+
+    private func updateInterest() {
+        guard fd >= 0 else { return }
+        let wanted = (reading ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (writing ? EPOLLOUT.rawValue : 0)
+        guard wanted != interest else { return }
+        guard worker.watch(fd, id: id, from: interest, to: wanted) else {
+            interest = 0
+            if phase != .closed { worker.queue.async { [self] in fail(.connectionLost) } }
+            return
+        }
+        interest = wanted
+    }
+
+    private func arm(at deadline: UInt64, _ action: @escaping () -> Void) {
+        disarm()
+        let now = Monotonic.now()
+        let source = DispatchSource.makeTimerSource(queue: worker.queue)
+        source.schedule(deadline: .now() + .nanoseconds(Int(min(deadline &- min(now, deadline), UInt64(Int.max)))))
+        // The handler runs on the serial worker queue, where every other touch of this connection happens.
+        nonisolated(unsafe) let fire = action
+        source.setEventHandler { fire() }
+        source.activate()
+        timer = source
+    }
+
+    private func disarm() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func closeSocket() {
+        guard fd >= 0 else { return }
+        reading = false
+        writing = false
+        updateInterest()
+        interest = 0
+        transport?.close()
+        transport = nil
+        Glibc.close(fd)
+        fd = -1
+    }
+
+    /// Closes the socket and leaves the worker's table and the pool, once.
+    func close() {
+        guard phase != .closed else { return }
+        phase = .closed
+        disarm()
+        closeSocket()
+        inbound = []
+        outbound = []
+        worker.detach(id)
+        pool.closed(self)
+    }
+
+    /// Closes from any thread (the pool's idle timeout, or its shutdown).
+    func closeSoon(ifIdle: Bool) {
+        worker.queue.async { [self] in
+            if !ifIdle || phase == .idle { close() }
+        }
+    }
+}
+
+extension Substring {
+    /// The text without leading and trailing spaces and tabs.
+    func trimmingWhitespace() -> Substring {
+        var s = self
+        while let first = s.first, first == " " || first == "\t" { s.removeFirst() }
+        while let last = s.last, last == " " || last == "\t" { s.removeLast() }
+        return s
+    }
+}

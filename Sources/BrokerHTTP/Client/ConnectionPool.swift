@@ -1,0 +1,133 @@
+import Dispatch
+import Synchronization
+
+/// The keep-alive connections to one scheme + host + port, at most `cap` of them open or opening at once.
+///
+/// A call takes an idle connection (the most recently used first), or opens a new
+/// one while under the cap, or waits in line. A connection that finishes an
+/// exchange and may carry another goes to the first waiter or back to the idle
+/// list; one that closes frees its place for the next waiter. Idle connections
+/// close after `idleTimeout`.
+final class ConnectionPool: Sendable {
+    /// What a call in line is given.
+    enum Grant: Sendable {
+        /// An idle connection to reuse.
+        case reuse(ClientConnection)
+        /// A place under the cap to open a new connection in.
+        case open
+        /// The wait ended without either.
+        case failed(HTTPClientError)
+    }
+
+    private struct Waiter {
+        let id: Int
+        let continuation: CheckedContinuation<Grant, Never>
+    }
+
+    private struct State {
+        var idle: [(connection: ClientConnection, since: UInt64)] = []
+        var open = 0
+        var waiters: [Waiter] = []
+        var nextWaiter = 0
+        /// Whether the idle sweep is scheduled.
+        var sweepArmed = false
+    }
+
+    let cap: Int
+    let idleTimeout: Double
+    private let state = Mutex(State())
+
+    init(cap: Int, idleTimeout: Double) {
+        self.cap = max(1, cap)
+        self.idleTimeout = idleTimeout
+    }
+
+    /// Connections open or opening now (for tests and metrics).
+    var openCount: Int { state.withLock { $0.open } }
+
+    /// An idle connection, a place to open one, or (after waiting for either past `deadline`) `.failed(.deadline)`.
+    func acquire(deadline: UInt64) async -> Grant {
+        let id = state.withLock { s -> Int in
+            s.nextWaiter += 1
+            return s.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Grant, Never>) in
+                let grant = state.withLock { s -> Grant? in
+                    if let last = s.idle.popLast() { return .reuse(last.connection) }
+                    if s.open < self.cap {
+                        s.open += 1
+                        return .open
+                    }
+                    s.waiters.append(Waiter(id: id, continuation: continuation))
+                    return nil
+                }
+                if let grant { return continuation.resume(returning: grant) }
+                ConnectionPool.timers.asyncAfter(
+                    deadline: .now() + .nanoseconds(Int(min(deadline &- min(Monotonic.now(), deadline), UInt64(Int.max))))
+                ) {
+                    self.abandon(id, with: .deadline)
+                }
+            }
+        } onCancel: {
+            self.abandon(id, with: .cancelled)
+        }
+    }
+
+    private static let timers = DispatchQueue(label: "token-broker.http.pool-timers")
+
+    private func abandon(_ id: Int, with error: HTTPClientError) {
+        let waiter = state.withLock { s -> Waiter? in
+            guard let index = s.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return s.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(returning: .failed(error))
+    }
+
+    /// `connection` finished an exchange and may carry another.
+    func checkIn(_ connection: ClientConnection) {
+        let now = Monotonic.now()
+        let (waiter, arm) = state.withLock { s -> (Waiter?, Bool) in
+            if !s.waiters.isEmpty { return (s.waiters.removeFirst(), false) }
+            s.idle.append((connection, now))
+            defer { s.sweepArmed = true }
+            return (nil, !s.sweepArmed)
+        }
+        if let waiter { return waiter.continuation.resume(returning: .reuse(connection)) }
+        if arm { scheduleSweep(after: idleTimeout) }
+    }
+
+    /// One timer per pool, not one per check-in: it closes the connections idle for `idleTimeout`
+    /// and comes back when the oldest of the others will be.
+    private func scheduleSweep(after seconds: Double) {
+        ConnectionPool.timers.asyncAfter(deadline: .now() + max(seconds, 0.001)) { [weak self] in self?.sweep() }
+    }
+
+    private func sweep() {
+        let timeout = UInt64(max(idleTimeout, 0) * 1e9)
+        let now = Monotonic.now()
+        let (expired, next) = state.withLock { s -> ([ClientConnection], Double?) in
+            let expired = s.idle.filter { now &- $0.since >= timeout }.map(\.connection)
+            s.idle.removeAll { now &- $0.since >= timeout }
+            guard let oldest = s.idle.map(\.since).min() else {
+                s.sweepArmed = false
+                return (expired, nil)
+            }
+            return (expired, Double(oldest &+ timeout &- now) / 1e9)
+        }
+        for connection in expired { connection.closeSoon(ifIdle: true) }
+        if let next { scheduleSweep(after: next) }
+    }
+
+    /// `connection` closed (or never connected): its place goes to the first waiter.
+    func closed(_ connection: ClientConnection) {
+        let waiter = state.withLock { s -> Waiter? in
+            s.idle.removeAll { $0.connection === connection }
+            s.open -= 1
+            guard !s.waiters.isEmpty else { return nil }
+            s.open += 1
+            return s.waiters.removeFirst()
+        }
+        waiter?.continuation.resume(returning: .open)
+    }
+}

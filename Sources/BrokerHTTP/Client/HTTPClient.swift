@@ -1,0 +1,184 @@
+import Synchronization
+
+/// An HTTP/1.1 client whose sockets run on the same epoll workers as the server.
+///
+/// It follows no redirects, keeps no cookies and caches nothing: every answer,
+/// 3xx included, goes back to the caller as it came. It asks for the identity
+/// coding and refuses a body in any other, holds an answer's body to the
+/// caller's cap as bytes arrive, keeps connections per scheme + host + port up
+/// to a cap, and resolves names off the event loop. `https://` URLs are refused
+/// with ``HTTPClientError/unsupportedScheme`` until a TLS ``Transport`` exists.
+public final class HTTPClient: Sendable {
+    /// Limits and timeouts.
+    public struct Configuration: Sendable {
+        /// Seconds a connection may take to establish (each address tried shares this).
+        public var connectTimeout: Double
+        /// Connections open or opening to one scheme + host + port at once; further calls wait in line.
+        public var maxConnectionsPerHost: Int
+        /// Seconds an unused keep-alive connection stays open.
+        public var idleTimeout: Double
+        /// Limits on the status line, header section and chunk framing of answers.
+        public var limits: HTTPParserLimits
+        /// Bytes of a streamed body queued for a slow reader before the socket stops being read.
+        public var streamHighWater: Int
+        /// Fields sent when a request has none of that name (APIs such as GitHub's refuse a call without User-Agent).
+        public var defaultHeaders: [(name: String, value: String)]
+
+        /// Creates a configuration; the defaults suit calls to identity providers.
+        public init(
+            connectTimeout: Double = 10, maxConnectionsPerHost: Int = 64, idleTimeout: Double = 60,
+            limits: HTTPParserLimits = HTTPParserLimits(maxHeaderBytes: 65536, maxHeaderCount: 200),
+            streamHighWater: Int = 256 * 1024,
+            defaultHeaders: [(name: String, value: String)] = [("User-Agent", "token-broker"), ("Accept", "*/*")]
+        ) {
+            self.connectTimeout = connectTimeout
+            self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.idleTimeout = idleTimeout
+            self.limits = limits
+            self.streamHighWater = streamHighWater
+            self.defaultHeaders = defaultHeaders
+        }
+    }
+
+    private struct PoolKey: Hashable {
+        let scheme: String
+        let host: String
+        let port: Int
+    }
+
+    /// The configuration in force.
+    public let configuration: Configuration
+    private let loops: HTTPEventLoops
+    private let pools = Mutex<[PoolKey: ConnectionPool]>([:])
+
+    /// Creates a client on `eventLoops` (by default the process-wide group the broker's server also runs on).
+    public init(configuration: Configuration = Configuration(), eventLoops: HTTPEventLoops = .shared) {
+        self.configuration = configuration
+        loops = eventLoops
+    }
+
+    /// Connections open or opening to the origin of `url` (for tests and metrics).
+    public func openConnections(to url: String) -> Int {
+        guard let parsed = HTTPClientURL(url) else { return 0 }
+        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port)
+        return pools.withLock { $0[key]?.openCount ?? 0 }
+    }
+
+    /// Sends `request` and reads the whole answer, its body held to `maxBodyBytes`.
+    ///
+    /// With `truncating`, an answer whose body passes the cap is returned with its body cut
+    /// there (the connection then closes) instead of failing with ``HTTPClientError/tooLarge(limit:)``.
+    public func execute(
+        _ request: HTTPClientRequest, timeout: Double, maxBodyBytes: Int, truncating: Bool = false
+    ) async throws(HTTPClientError) -> (head: HTTPResponseHead, body: [UInt8]) {
+        let deadline = Self.deadline(after: timeout)
+        var retried = false
+        while true {
+            let channel = try await send(
+                request, deadline: deadline, mode: .collect, limit: maxBodyBytes, truncates: truncating)
+            let result = await channel.complete()
+            if case .failure = result, !retried, channel.isRetryable {
+                retried = true
+                continue
+            }
+            return try result.get()
+        }
+    }
+
+    /// Sends `request` and returns once the answer's head is in; the body is read as the caller iterates it.
+    ///
+    /// `timeout` bounds the whole call, body included; `maxBodyBytes` is enforced as bytes arrive.
+    public func stream(
+        _ request: HTTPClientRequest, timeout: Double, maxBodyBytes: Int = .max
+    ) async throws(HTTPClientError) -> HTTPClientResponse {
+        let deadline = Self.deadline(after: timeout)
+        var retried = false
+        while true {
+            let channel = try await send(
+                request, deadline: deadline, mode: .stream(highWater: configuration.streamHighWater), limit: maxBodyBytes,
+                truncates: false)
+            let result = await channel.head()
+            if case .failure = result, !retried, channel.isRetryable {
+                retried = true
+                continue
+            }
+            return HTTPClientResponse(head: try result.get(), body: HTTPClientResponse.Body(channel: channel))
+        }
+    }
+
+    private static func deadline(after seconds: Double) -> UInt64 {
+        Monotonic.now() &+ UInt64(max(0, min(seconds, 1e9)) * 1e9)
+    }
+
+    /// Gets a connection, writes the request, and returns the channel the answer arrives on. The channel says
+    /// whether a failed call may be sent once more (``ResponseChannel/isRetryable``): its connection was reused
+    /// and closed before any answer, and the request is idempotent or none of it went out (RFC 9110 §9.2.2, RFC 9112 §9.3.1).
+    private func send(
+        _ request: HTTPClientRequest, deadline: UInt64, mode: ResponseChannel.Mode, limit: Int, truncates: Bool
+    ) async throws(HTTPClientError) -> ResponseChannel {
+        guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
+        guard url.scheme == "http" else { throw .unsupportedScheme }
+        guard var bytes = request.encodedHead(for: url, defaults: configuration.defaultHeaders) else { throw .invalidRequest }
+        let connection = try await connection(from: pool(for: url), to: url, deadline: deadline)
+        let channel = ResponseChannel(mode: mode)
+        var streamed = false
+        switch request.body {
+        case .bytes(let body): bytes.append(contentsOf: body)
+        case .stream: streamed = true
+        }
+        // A streamed body cannot be pulled twice: such a call is sent again only when none of it went out.
+        let written = await connection.start(
+            bytes, complete: !streamed, idempotent: request.isIdempotent && !streamed, headRequest: request.method == "HEAD",
+            channel: channel, limit: limit, truncates: truncates, deadline: deadline)
+        if case .stream(let next) = request.body, case .success = written {
+            await streamBody(next, over: connection)
+        }
+        return channel
+    }
+
+    /// Sends the pieces of a streamed body as chunks (RFC 9112 §7.1), each after the last reached the kernel.
+    private func streamBody(_ next: @Sendable () async -> [UInt8]?, over connection: ClientConnection) async {
+        while let piece = await next() {
+            guard !piece.isEmpty else { continue }
+            var chunk = Array(String(piece.count, radix: 16).utf8) + [0x0D, 0x0A]
+            chunk.append(contentsOf: piece)
+            chunk.append(contentsOf: [0x0D, 0x0A])
+            guard case .success = await connection.write(chunk, last: false) else { return }
+        }
+        _ = await connection.write(Array("0\r\n\r\n".utf8), last: true)
+    }
+
+    /// An idle connection of `pool`, or a new one once the pool has room, connected within the connect timeout.
+    private func connection(from pool: ConnectionPool, to url: HTTPClientURL, deadline: UInt64) async throws(HTTPClientError)
+        -> ClientConnection
+    {
+        switch await pool.acquire(deadline: deadline) {
+        case .failed(let error): throw error
+        case .reuse(let connection): return connection
+        case .open:
+            let connection = ClientConnection(worker: loops.next(), pool: pool, limits: configuration.limits)
+            let addresses: [SocketAddress]
+            switch await NameResolver.resolve(url.host, port: url.port) {
+            case .success(let found): addresses = found
+            case .failure(let error):
+                pool.closed(connection)
+                throw error
+            }
+            let connectBy = Monotonic.now() &+ UInt64(max(0, configuration.connectTimeout) * 1e9)
+            switch await connection.connect(to: addresses, connectBy: connectBy, deadline: deadline) {
+            case .success: return connection
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    private func pool(for url: HTTPClientURL) -> ConnectionPool {
+        let key = PoolKey(scheme: url.scheme, host: url.host, port: url.port)
+        return pools.withLock { table in
+            if let existing = table[key] { return existing }
+            let created = ConnectionPool(cap: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout)
+            table[key] = created
+            return created
+        }
+    }
+}

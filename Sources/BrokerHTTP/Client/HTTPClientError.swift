@@ -1,0 +1,55 @@
+/// Why an outbound call produced no usable response; each case names its cause and carries no URL or secret.
+public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The URL is not an absolute `http://` or `https://` URL this client can send to.
+    case invalidURL
+    /// The request has a method, header name or header value that cannot be sent as is.
+    case invalidRequest
+    /// The scheme is understood but not served yet (`https://` before the TLS transport).
+    case unsupportedScheme
+    /// The host name did not resolve.
+    case hostNotFound
+    /// Every address of the host refused the connection (or was unreachable).
+    case connectRefused
+    /// No connection was established within the connect timeout.
+    case connectTimeout
+    /// The call's total deadline passed.
+    case deadline
+    /// The body is, or announced to be, larger than `limit` bytes; the rest was not read.
+    case tooLarge(limit: Int)
+    /// The answer is not acceptable HTTP/1.1; `reason` is a fixed sentence, never the peer's bytes.
+    case badResponse(reason: String)
+    /// The connection was reset or closed before the answer was complete.
+    case connectionLost
+    /// The caller was cancelled.
+    case cancelled
+
+    /// The snake_case name of the cause, for logs and metrics labels.
+    public var code: String {
+        switch self {
+        case .invalidURL: "invalid_url"
+        case .invalidRequest: "invalid_request"
+        case .unsupportedScheme: "unsupported_scheme"
+        case .hostNotFound: "host_not_found"
+        case .connectRefused: "connect_refused"
+        case .connectTimeout: "connect_timeout"
+        case .deadline: "deadline"
+        case .tooLarge: "too_large"
+        case .badResponse: "bad_response"
+        case .connectionLost: "connection_lost"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    /// The answer's body is in a content coding other than identity, which was not asked for and is never decoded.
+    public static let refusedContentCoding = HTTPClientError.badResponse(
+        reason: "The answer is in a content coding that was not asked for.")
+
+    /// A short sentence for logs.
+    public var description: String {
+        switch self {
+        case .badResponse(let reason): "bad_response: \(reason)"
+        case .tooLarge(let limit): "too_large: the answer is larger than \(limit) bytes"
+        default: code
+        }
+    }
+}

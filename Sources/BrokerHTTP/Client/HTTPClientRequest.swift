@@ -1,0 +1,69 @@
+/// One outbound HTTP/1.1 request.
+public struct HTTPClientRequest: Sendable {
+    /// Where the request body comes from.
+    public enum Body: Sendable {
+        /// These bytes, sent with a Content-Length (none for an empty body, except `Content-Length: 0` on POST, PUT and PATCH).
+        case bytes([UInt8])
+        /// Pieces pulled one at a time, each after the previous one reached the kernel, sent chunked (RFC 9112 §7.1).
+        case stream(@Sendable () async -> [UInt8]?)
+    }
+
+    /// The method token, for example `POST`.
+    public var method: String
+    /// The absolute URL.
+    public var url: String
+    /// Header fields in order; `Host`, `Content-Length`, `Transfer-Encoding`, `Connection` and
+    /// `Accept-Encoding` are the client's own and are dropped here.
+    public var headers: [(name: String, value: String)]
+    /// The body.
+    public var body: Body
+
+    /// Creates a request.
+    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .bytes([])) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+
+    /// RFC 9110 §9.2.2: a request the client may send again after a connection closed before answering.
+    var isIdempotent: Bool {
+        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
+    }
+
+    /// The request line and header section for `url`, or nil when a method or field cannot be sent as is;
+    /// each of `defaults` goes out when the request has no field of its name.
+    func encodedHead(for url: HTTPClientURL, defaults: [(name: String, value: String)] = []) -> [UInt8]? {
+        guard !method.isEmpty, method.utf8.allSatisfy(HTTPParser.isTokenByte) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        func line(_ text: String) {
+            out.append(contentsOf: text.utf8)
+            out.append(contentsOf: [0x0D, 0x0A])
+        }
+        line("\(method) \(url.target) HTTP/1.1")
+        line("Host: \(url.hostField)")
+        for (name, value) in headers {
+            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte),
+                value.utf8.allSatisfy({ HTTPParser.isFieldValueByte($0) })
+            else { return nil }
+            switch name.lowercased() {
+            case "host", "content-length", "transfer-encoding", "connection", "accept-encoding", "te", "upgrade": continue
+            default: line("\(name): \(value)")
+            }
+        }
+        for (name, value) in defaults where !headers.contains(where: { HTTPHeaders.equalsIgnoringCase($0.name, name) }) {
+            line("\(name): \(value)")
+        }
+        // RFC 9110 §12.5.3: only the identity coding is acceptable; a compressed body is never inflated here.
+        line("Accept-Encoding: identity")
+        switch body {
+        case .bytes(let bytes):
+            if !bytes.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { line("Content-Length: \(bytes.count)") }
+        case .stream:
+            line("Transfer-Encoding: chunked")
+        }
+        out.append(contentsOf: [0x0D, 0x0A])
+        return out
+    }
+}
