@@ -161,17 +161,17 @@ final class OAuthHandlers: Sendable {
         var authorizedID: String?
         var caller = AccessControl.browser
         do {
-            let id = try Self.accountID(request)
-            caller = try access.require(request, mayUse: id)
-            authorizedID = id
-            let account = try await accounts.account(id: id)
+            let raw = try Self.accountID(request)
+            caller = try access.require(request, mayUse: raw)
+            authorizedID = raw
+            let account = try await accounts.account(id: try AccountID.stored(raw))
             audit.record(.tokenRead, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
             if let id = authorizedID { audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = authorizedID, error.isUpstreamFailure,
+            if let id = authorizedID.flatMap({ AccountID($0) }), error.isUpstreamFailure,
                 let seconds = await accounts.retryAfter(accountID: id)
             {
                 response.headers.add(name: "Retry-After", value: String(seconds))
@@ -183,8 +183,8 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
-        guard let id = try? Self.accountID(request), let caller = try? access.require(request, mayUse: id),
-            let account = accounts.accountNow(id: id)
+        guard let raw = try? Self.accountID(request), let caller = try? access.require(request, mayUse: raw),
+            let id = AccountID(raw), let account = accounts.accountNow(id: id)
         else { return nil }
         audit.record(.tokenRead, account, caller: caller, request: request)
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
@@ -203,9 +203,10 @@ final class OAuthHandlers: Sendable {
         do {
             let listing = try OwnerParameters.listing(request)
             let scope = ListingCursor.scope(listing, session: session != nil)
-            var after: String?
+            var after: AccountID?
             if let cursor = listing.cursor {
-                guard let id = cursors.after(cursor, scope: scope) else {
+                // A cursor this broker signed holds a stored account's id, which always has its `:`.
+                guard let id = cursors.after(cursor, scope: scope).flatMap({ AccountID($0) }) else {
                     throw BrokerError.badRequest("cursor is not one this broker gave out for these filters.")
                 }
                 after = id
@@ -213,11 +214,12 @@ final class OAuthHandlers: Sendable {
             let page =
                 if let session {
                     try await accounts.page(
-                        ids: session.accountIDs, after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
+                        ids: session.accountIDs.compactMap { AccountID($0) }, after: after, limit: listing.limit, filter: listing.filter,
+                        status: listing.status)
                 } else {
                     try await accounts.page(after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
                 }
-            let next = page.nextAfter.map { JSONString.quote(cursors.cursor(after: $0, scope: scope)) } ?? "null"
+            let next = page.nextAfter.map { JSONString.quote(cursors.cursor(after: $0.string, scope: scope)) } ?? "null"
             let body =
                 "{\"accounts\":["
                 + page.accounts.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")
@@ -251,14 +253,16 @@ final class OAuthHandlers: Sendable {
                     headers: Self.noStore())
             }
             accountID = id
-            let account = try await accounts.refreshNow(id: id)
+            let account = try await accounts.refreshNow(id: try AccountID.stored(id))
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID { audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
+            if let id = accountID.flatMap({ AccountID($0) }), error.isUpstreamFailure,
+                let seconds = await accounts.retryAfter(accountID: id)
+            {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
             return response
@@ -285,7 +289,7 @@ final class OAuthHandlers: Sendable {
         do {
             let id = try Self.accountID(request)
             let caller = try access.require(request, mayUse: id)
-            let result = try await accounts.delete(id: id)
+            let result = try await accounts.delete(id: try AccountID.stored(id))
             audit.recordDeletion(result, caller: caller, request: request)
             var fields: [(String, LogValue)] = [("account", .string(id))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }

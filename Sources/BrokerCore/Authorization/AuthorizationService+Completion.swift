@@ -117,7 +117,7 @@ extension AuthorizationService {
         )
     {
         let issuedAt = now()
-        let id = AccountID(provider: provider, uid: uid).string
+        let id = AccountID(provider: provider, uid: uid)
         let existed = TransformWitness(false)
         let stored: Account?
         let assigned = owner.flatMap { $0.assignsOwner ? (endUser: $0.endUser, tags: $0.tags) : nil }
