@@ -32,7 +32,7 @@ final class BrokerHarness: Sendable {
             "BROKER_API_KEY": Self.apiKey, "BROKER_LOG_FORMAT": "json",
             // Generous: on a loaded 2-core machine a local fake provider can take seconds to answer. A test of the
             // timeout itself sets its own.
-            "BROKER_UPSTREAM_TIMEOUT": "10",
+            "BROKER_UPSTREAM_TIMEOUT": "30",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com,http://localhost:3000",
         ]
         env.merge(extra) { $1 }

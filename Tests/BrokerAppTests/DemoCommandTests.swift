@@ -114,7 +114,7 @@ import Glibc
 
         // Ctrl-C: a clean stop that takes the throwaway data with it; no token was logged.
         demo.signal(SIGINT)
-        #expect(await demo.waitForExit(timeout: 15) == 0)
+        #expect(await demo.waitForExit(timeout: 60) == 0)
         #expect(!FileManager.default.fileExists(atPath: directory))
         #expect(!demo.log.contains(token) && !demo.log.contains(refreshed) && !demo.log.contains(apiKey))
     }

@@ -19,8 +19,8 @@ import Testing
         func stop() async {
             a.signal(SIGTERM)
             b.signal(SIGTERM)
-            _ = await a.waitForExit(timeout: 5)
-            _ = await b.waitForExit(timeout: 5)
+            _ = await a.waitForExit(timeout: 60)
+            _ = await b.waitForExit(timeout: 60)
         }
     }
 
@@ -36,7 +36,7 @@ import Testing
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_WEIBO_SECRET": clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "10",
+                "BROKER_UPSTREAM_TIMEOUT": "30",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
@@ -127,7 +127,7 @@ import Testing
         try await c.redis.restart()
         // The brokers reconnect by themselves; the append-only file kept the account.
         // Each replica reconnects on its own backoff: wait for both.
-        let recovered = await eventually(timeout: 5, interval: 0.1) {
+        let recovered = await eventually(interval: 0.1) {
             let a = await TestHTTP.send(port: c.a.port, target: "/readyz")?.status
             let b = await TestHTTP.send(port: c.b.port, target: "/readyz")?.status
             return a == 200 && b == 200

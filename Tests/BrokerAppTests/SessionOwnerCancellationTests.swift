@@ -10,7 +10,7 @@ struct SessionOwnerCancellationTests {
     func callersCancelledAsTheirAnswersArriveAllReturn() async throws {
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok" }
         defer { server.stop() }
-        let client = URLSessionUpstreamClient(timeout: 5)
+        let client = URLSessionUpstreamClient(timeout: 30)
         for round in 0..<60 {
             let calls = (0..<16).map { index in
                 Task { _ = try? await client.send(UpstreamRequest(method: "GET", url: server.url("/\(round)/\(index)"))) }

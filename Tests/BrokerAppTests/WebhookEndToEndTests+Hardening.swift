@@ -9,6 +9,11 @@ import Testing
 
 /// A receiver that stops answering, a receiver that answers with a long body, and a long listing.
 extension WebhookEndToEndTests {
+    /// The webhook timeout of these tests. A receiver that is down is probed once per timeout and a second, so the
+    /// tests of a receiver going down and coming back take their pace from it: 5 s, short for a test, long for a
+    /// local receiver's answer on a loaded machine (one that ran out would count the receiver down once more).
+    static let downTimeout = ["BROKER_WEBHOOK_TIMEOUT": "5"]
+
     /// A broker whose data directory already holds `count` pending deliveries to `receiver`, each of its own account
     /// (so none waits for another), enqueued a millisecond apart; the deliveries in enqueue order.
     static func brokerWithBacklog(
@@ -27,7 +32,7 @@ extension WebhookEndToEndTests {
         }
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
         let broker = try BrokerHarness(
-            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment(receiver),
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment(receiver, downTimeout),
             dataDirectory: data, listen: listen)
         return (broker, deliveries)
     }
@@ -68,7 +73,7 @@ extension WebhookEndToEndTests {
         receiver.script([], then: .status(200))
         receiver.release()
         let ids = Set(deliveries.map(\.eventID))
-        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)) == ids })
+        #expect(await eventually { Set(receiver.accepted.compactMap(\.eventID)) == ids })
         #expect(
             await eventually {
                 await TestHTTP.send(port: broker.port, target: "/webhooks", headers: Self.api)?.body.contains("\"pending_count\":0") == true
@@ -99,14 +104,14 @@ extension WebhookEndToEndTests {
         }
         do { try await JournalWebhookOutbox(directory: data).append(deliveries) }
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
-        var environment = Self.environment(receiver)
+        var environment = Self.environment(receiver, Self.downTimeout)
         environment["BROKER_WEBHOOK_URL"] = receiver.url + "," + other.url
         let broker = try BrokerHarness(
             providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment, dataDirectory: data)
         // The receiver that answers gets all 60 while the other is down.
-        #expect(await eventually(timeout: 30) { Set(other.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually { Set(other.accepted.compactMap(\.eventID)).count == 60 })
         #expect(await eventually { broker.broker.webhooks?.dispatcher.receiversDown == [receiver.url] })
-        // Once for the closed port. (On a loaded machine the other receiver may miss the 1 s deadline and go down too:
+        // Once for the closed port. (On a loaded machine the other receiver may miss the 5 s deadline and go down too:
         // its own line, not counted here.)
         #expect(Self.lines(broker.log, "webhook receiver down", about: receiver.url) == 1)
         // While it is down it is probed on: failed attempts go on being counted, one per probe.
@@ -120,7 +125,7 @@ extension WebhookEndToEndTests {
         // Every pending delivery is the down receiver's.
         #expect(listing.contains("\"pending_count\":60"))
         try receiver.start()
-        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually { Set(receiver.accepted.compactMap(\.eventID)).count == 60 })
         #expect(await eventually { Self.lines(broker.log, "webhook receiver back up", about: receiver.url) == 1 })
         await broker.stop()
         await receiver.stop()

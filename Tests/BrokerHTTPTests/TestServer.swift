@@ -35,7 +35,8 @@ enum TestServer {
                 slowEntered?.signal()
                 let ms = Int(request.query("ms") ?? "2000") ?? 2000
                 if let slowRelease {
-                    _ = await slowRelease.wait(timeout: 30)
+                    // Never answers before the test releases it; the bound only ends a handler a failed test left.
+                    _ = await slowRelease.wait(timeout: 600)
                 } else {
                     try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
                 }
