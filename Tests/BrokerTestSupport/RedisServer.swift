@@ -160,16 +160,19 @@ public final class RedisServer: @unchecked Sendable {
         ]
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
+        let log = logPath
+        // Counted before the server starts: one that logs it is ready before a count taken after the spawn would be
+        // waited for in vain (a loaded machine runs the child first; this ran out the old 5 s bound, then a retry).
+        let readyBefore = Self.readyLines(in: log)
         // ChildProcess, not Foundation's Process, whose run() now and then crashes a suite that starts hundreds of children.
         let process = try ChildProcess(
             executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
             stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
-        let log = logPath
-        let readyBefore = Self.readyLines(in: log)
+        let started = Date()
         // A minute: a loaded machine starts it late; the bound only ends a start that failed.
-        for _ in 0..<2400 {
+        while Date().timeIntervalSince(started) < 60 {
             // Its own log, not a PING alone: another test's server that took the port meanwhile answers PING too, and
             // two tests would then share (and kill) one server. A server that could not bind says so there and exits.
             if await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
