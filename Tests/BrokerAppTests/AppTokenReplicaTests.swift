@@ -26,7 +26,7 @@ import Testing
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_ACME_SECRET": Self.clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
                 // Room for a loaded machine: the test counts provider calls, not how fast they are.
-                "BROKER_UPSTREAM_TIMEOUT": "30",
+                "BROKER_UPSTREAM_TIMEOUT": "120",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))

@@ -220,7 +220,7 @@ import Testing
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_ACME_SECRET": Self.clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "30", "BROKER_REFRESH_MARGIN": "300", "BROKER_REFRESH_INTERVAL": "0",
+                "BROKER_UPSTREAM_TIMEOUT": "120", "BROKER_REFRESH_MARGIN": "300", "BROKER_REFRESH_INTERVAL": "0",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
@@ -276,7 +276,7 @@ import Testing
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_ACME_SECRET": Self.clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "30", "BROKER_REFRESH_INTERVAL": "0",
+                "BROKER_UPSTREAM_TIMEOUT": "120", "BROKER_REFRESH_INTERVAL": "0",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))

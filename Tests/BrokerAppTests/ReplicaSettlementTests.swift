@@ -36,7 +36,7 @@ import Testing
             var environment = [
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": root + "/providers.json", "FAKE_WEIBO_SECRET": ReplicaSettlementTests.clientSecret,
-                "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_UPSTREAM_TIMEOUT": "30",
+                "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_UPSTREAM_TIMEOUT": "120",
             ]
             environment["BROKER_ENCRYPTION_KEY"] = key
             environment["BROKER_SECRET"] = secret

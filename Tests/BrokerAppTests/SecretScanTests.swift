@@ -177,7 +177,7 @@ import Glibc
         return try await BrokerProcess.start(environment: [
             "BROKER_DATA_DIR": root + "/data", "BROKER_PROVIDERS_FILE": providers, "BROKER_API_KEY": apiKey,
             "BROKER_SECRET": cookieSecret, "BROKER_ENCRYPTION_KEY": "k1:" + encryptionKey,
-            "FAKE_WEIBO_SECRET": weiboSecret, "ACME_SECRET": acmeSecret, "BROKER_UPSTREAM_TIMEOUT": "30",
+            "FAKE_WEIBO_SECRET": weiboSecret, "ACME_SECRET": acmeSecret, "BROKER_UPSTREAM_TIMEOUT": "120",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com",
             // Inside the data directory, so the scan below covers the audit trail too.
             "BROKER_AUDIT_LOG": root + "/data/audit.jsonl",

@@ -11,7 +11,7 @@ import Testing
         try await TestServer.with(slowEntered: entered, slowRelease: release) { server in
             let port = server.port
             let slow = Task.detached { () -> Int? in
-                let client = try RawClient(port: port, timeout: 30)
+                let client = try RawClient(port: port, timeout: 600)
                 client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
                 let status = await client.readResponse()?.status
                 slowAnswered.signal()
@@ -49,7 +49,7 @@ import Testing
         idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(await idle.readResponse()?.status == 200)
         let inFlight = Task.detached { () -> RawClient.Reply? in
-            let client = try RawClient(port: port, timeout: 30)
+            let client = try RawClient(port: port, timeout: 600)
             client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
             return await client.readResponse()
         }
