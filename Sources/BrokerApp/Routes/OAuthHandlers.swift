@@ -159,19 +159,22 @@ final class OAuthHandlers: Sendable {
     /// try the provider again (RFC 9110 §10.2.3); asking sooner gets the same error.
     func account(_ request: Request) async -> Response {
         var authorizedID: String?
+        var storedID: AccountID?
         var caller = AccessControl.browser
         do {
             let raw = try Self.accountID(request)
             caller = try access.require(request, mayUse: raw)
             authorizedID = raw
-            let account = try await accounts.account(id: try AccountID.stored(raw))
+            let id = try AccountID.stored(raw)
+            storedID = id
+            let account = try await accounts.account(id: id)
             audit.record(.tokenRead, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
             if let id = authorizedID { audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = authorizedID.flatMap({ AccountID($0) }), error.isUpstreamFailure,
+            if let id = storedID, error.isUpstreamFailure,
                 let seconds = await accounts.retryAfter(accountID: id)
             {
                 response.headers.add(name: "Retry-After", value: String(seconds))
@@ -241,6 +244,7 @@ final class OAuthHandlers: Sendable {
     /// off, the last try's error comes back at once with `Retry-After`.
     func refresh(_ request: Request, cors: CORSPolicy) async -> Response {
         var accountID: String?
+        var storedID: AccountID?
         var caller = AccessControl.browser
         do {
             let id = try Self.accountID(request)
@@ -253,16 +257,16 @@ final class OAuthHandlers: Sendable {
                     headers: Self.noStore())
             }
             accountID = id
-            let account = try await accounts.refreshNow(id: try AccountID.stored(id))
+            let typed = try AccountID.stored(id)
+            storedID = typed
+            let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID { audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = accountID.flatMap({ AccountID($0) }), error.isUpstreamFailure,
-                let seconds = await accounts.retryAfter(accountID: id)
-            {
+            if let id = storedID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
             return response
