@@ -150,7 +150,7 @@ struct EventRecordingTests {
             #expect(await brokerError { try await w.service.delete(id: account.accountID) } == .notFound)
             #expect(w.sink.types == [.accountConnected, .accountDeleted])
             let data = try #require(w.sink.data.last)
-            #expect(data.revoked == true && data.status == "deleted" && data.accountID == account.id)
+            #expect(data.revoked == true && data.status == "deleted" && data.accountID == account.accountID)
             // A provider without revocation reports revoked false.
             let google = try await w.seedGoogle(lifetime: 3600)
             await w.upstream.on("https://oauth2.googleapis.com/revoke", respond: UpstreamResponse(status: 503))

@@ -196,7 +196,7 @@ enum StorageBackendConformanceTests {
                 ) { _ in account }
                 let claimed = try await outbox.claim(limit: 10, now: Date.fixture.addingTimeInterval(1), lease: 60)
                 #expect(claimed.map(\.delivery.eventType) == [BrokerEventType.accountConnected.rawValue])
-                #expect(claimed.map(\.delivery.accountID) == [account.id])
+                #expect(claimed.map(\.delivery.accountID) == [account.accountID])
                 #expect(try await storage.accounts.get(id: account.accountID) == account)
             }
         }

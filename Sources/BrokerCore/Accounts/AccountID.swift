@@ -72,3 +72,22 @@ public struct AccountID: Hashable, Comparable, Sendable, CustomStringConvertible
         hasher.combine(ExactKey(string))
     }
 }
+
+/// An id is stored and sent as its ``AccountID/string``, so a record that held a `String` id reads back unchanged.
+extension AccountID: Codable {
+    /// Reads the id from a JSON string; one without `:` is not an account id.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let id = AccountID(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not an account id (provider:uid)")
+        }
+        self = id
+    }
+
+    /// Writes ``string``.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(string)
+    }
+}
