@@ -28,14 +28,16 @@ enum AccountCompactionBench {
         }
         let journalBytes = bytes(in: directory, where: { $0.hasPrefix("accounts.journal.") })
 
-        let replayMS = try await timedOpen(directory, codec: codec, lastID: "weibo:\(count - 1)", what: "the replayed store")
+        let replayMS = try await timedOpen(
+            directory, codec: codec, lastID: AccountID(provider: "weibo", uid: "\(count - 1)"), what: "the replayed store")
 
         let t1 = ContinuousClock.now
         try await repo.compact()
         let compactMS = milliseconds(t1.duration(to: .now))
         let snapshotBytes = bytes(in: directory, where: { $0 == "accounts.snapshot.jsonl" })
 
-        let openMS = try await timedOpen(directory, codec: codec, lastID: "weibo:\(count - 1)", what: "the compacted store")
+        let openMS = try await timedOpen(
+            directory, codec: codec, lastID: AccountID(provider: "weibo", uid: "\(count - 1)"), what: "the compacted store")
         print(
             String(
                 format: "accounts=%d journal_bytes=%d replay_ms=%.0f compact_ms=%.0f snapshot_bytes=%d snapshot_open_ms=%.0f",
@@ -44,7 +46,8 @@ enum AccountCompactionBench {
 
     /// Opens a second store on `directory` as start-up does (nothing opened in the background, no compaction), checks it
     /// holds `lastID`, and returns the milliseconds the opening took.
-    private static func timedOpen(_ directory: String, codec: EncryptedAccountCodec, lastID: String, what: String) async throws -> Double {
+    private static func timedOpen(_ directory: String, codec: EncryptedAccountCodec, lastID: AccountID, what: String) async throws -> Double
+    {
         let start = ContinuousClock.now
         let store = try JSONFileAccountRepository(
             directory: directory, codec: codec, openSealedInBackground: false, compactionThreshold: Int.max)

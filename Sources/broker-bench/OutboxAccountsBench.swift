@@ -32,9 +32,9 @@ enum OutboxAccountsBench {
                 provider: "weibo", uid: "\(run)-\(writer)-\(n)", accessToken: Secret("bench-token-\(n)"),
                 tokenType: "bearer", scope: nil, createdAt: now, updatedAt: now)
             if separate {
-                _ = try await accounts.updateThenRecord(id: account.id, reporting: event, to: sink) { _ in account }
+                _ = try await accounts.updateThenRecord(id: account.accountID, reporting: event, to: sink) { _ in account }
             } else {
-                _ = try await accounts.update(id: account.id, reporting: event, to: sink) { _ in account }
+                _ = try await accounts.update(id: account.accountID, reporting: event, to: sink) { _ in account }
             }
         }
         print(

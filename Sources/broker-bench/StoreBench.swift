@@ -155,12 +155,15 @@ enum StoreBench {
             for pass in 0..<5 {
                 let t2 = Date()
                 var found = 0
-                for i in 0..<100_000 where try await repo.get(id: "weibo:\((i &* 7919 &+ pass) % max(size, 1))") != nil { found += 1 }
+                for i in 0..<100_000
+                where try await repo.get(id: AccountID(provider: "weibo", uid: "\((i &* 7919 &+ pass) % max(size, 1))")) != nil {
+                    found += 1
+                }
                 passes.append(Date().timeIntervalSince(t2) / 100_000 * 1e6)
                 precondition(found > 0)
             }
             let readUS = passes.sorted()[passes.count / 2]
-            for i in 0..<200 { _ = try await repo.delete(id: "weibo:\(size + i)") }
+            for i in 0..<200 { _ = try await repo.delete(id: AccountID(provider: "weibo", uid: "\(size + i)")) }
             var counts: [Double] = []
             for _ in 0..<21 {
                 let t3 = Date()

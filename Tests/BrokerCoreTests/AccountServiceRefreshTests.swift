@@ -14,7 +14,7 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3400)
-            let read = try await service.account(id: seeded.id)
+            let read = try await service.account(id: seeded.accountID)
             #expect(read.accessToken.value == "ya29.new-SENTINEL")
             let request = try #require(await f.refreshCalls().first)
             #expect(request.method == "POST")
@@ -23,7 +23,7 @@ struct AccountServiceRefreshTests {
                     "grant_type": "refresh_token", "refresh_token": "1//refresh-SENTINEL-0",
                     "client_id": "google-id.apps.googleusercontent.com", "client_secret": "google-secret-SENTINEL",
                 ])
-            let stored = try #require(try await f.stored(seeded.id))
+            let stored = try #require(try await f.stored(seeded.accountID))
             #expect(stored == read)
             // RFC 6749 §6: no new refresh token in the answer, so the old one stays.
             #expect(stored.refreshToken?.value == "1//refresh-SENTINEL-0")
@@ -32,9 +32,9 @@ struct AccountServiceRefreshTests {
             #expect(stored.updatedAt == f.clock.now)
             #expect(stored.createdAt == seeded.createdAt)
             #expect(stored.status == .active)
-            #expect(f.events.all == [RefreshCoordinator.Event(provider: "google", accountID: seeded.id, result: .refreshed)])
+            #expect(f.events.all == [RefreshCoordinator.Event(provider: "google", accountID: seeded.accountID, result: .refreshed)])
             // The new token is outside the margin: the next read makes no call.
-            #expect(try await service.account(id: seeded.id) == stored)
+            #expect(try await service.account(id: seeded.accountID) == stored)
             #expect(await f.refreshCalls().count == 1)
         }
     }
@@ -44,9 +44,9 @@ struct AccountServiceRefreshTests {
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.new"))
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3000)
-            #expect(try await f.service(margin: 300).account(id: seeded.id) == seeded)
+            #expect(try await f.service(margin: 300).account(id: seeded.accountID) == seeded)
             #expect(await f.refreshCalls().isEmpty)
-            #expect(try await f.service(margin: 900).account(id: seeded.id).accessToken.value == "ya29.new")
+            #expect(try await f.service(margin: 900).account(id: seeded.accountID).accessToken.value == "ya29.new")
             #expect(await f.refreshCalls().count == 1)
         }
     }
@@ -58,12 +58,12 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(provider: "github", uid: "1", lifetime: 28_800, refreshToken: "ghr_refresh-SENTINEL-0")
             f.clock.advance(28_800 - 60)
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ghu_access-SENTINEL-1")
-            #expect(try await f.stored(seeded.id)?.refreshToken?.value == "ghr_refresh-SENTINEL-1")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ghu_access-SENTINEL-1")
+            #expect(try await f.stored(seeded.accountID)?.refreshToken?.value == "ghr_refresh-SENTINEL-1")
             f.clock.advance(28_800)
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ghu_access-SENTINEL-2")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ghu_access-SENTINEL-2")
             #expect(github.presented == ["ghr_refresh-SENTINEL-0", "ghr_refresh-SENTINEL-1"])
-            #expect(try await f.stored(seeded.id)?.refreshToken?.value == github.current)
+            #expect(try await f.stored(seeded.accountID)?.refreshToken?.value == github.current)
         }
     }
 
@@ -90,16 +90,16 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(provider: provider, uid: uid, lifetime: 600)
             f.clock.advance(500)
-            let refusal = await brokerError { try await service.account(id: seeded.id) }
+            let refusal = await brokerError { try await service.account(id: seeded.accountID) }
             #expect(refusal == .reauthorizationRequired)
-            let stored = try #require(try await f.stored(seeded.id))
+            let stored = try #require(try await f.stored(seeded.accountID))
             #expect(stored.status == .reauthorizationRequired)
             #expect(stored.accessToken == seeded.accessToken && stored.refreshToken == seeded.refreshToken)
             #expect(stored.expiresAt == seeded.expiresAt)
             #expect(service.reportedStatus(of: stored) == "reauthorization_required")
             #expect(f.events.all.map(\.result) == [.failed(.invalidGrant, message: "the provider rejected the refresh token")])
             // Marked for good: later reads make no call.
-            #expect(await brokerError { try await service.account(id: seeded.id) } == .reauthorizationRequired)
+            #expect(await brokerError { try await service.account(id: seeded.accountID) } == .reauthorizationRequired)
             #expect(await f.upstream.requests(to: tokenURL).count == 1)
         }
     }
@@ -110,15 +110,15 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3400)
-            #expect(try await service.account(id: seeded.id) == seeded)
-            #expect(try await f.stored(seeded.id) == seeded)
+            #expect(try await service.account(id: seeded.accountID) == seeded)
+            #expect(try await f.stored(seeded.accountID) == seeded)
             // Inside the 10-second backoff the still-valid token is served without a call.
             f.clock.advance(9)
-            #expect(try await service.account(id: seeded.id) == seeded)
+            #expect(try await service.account(id: seeded.accountID) == seeded)
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.later"))
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ya29.later")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ya29.later")
             #expect(await f.refreshCalls().count == 2)
             let results = f.events.all.map(\.result)
             #expect(results.count == 2 && results.last == .refreshed)
@@ -127,7 +127,7 @@ struct AccountServiceRefreshTests {
                 return
             }
             #expect(message.contains("HTTP 502") && !message.contains("SENTINEL"))
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == nil)
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == nil)
         }
     }
 
@@ -137,18 +137,18 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
-            #expect(await brokerError { try await service.account(id: seeded.id) } == .upstreamTimeout(step: "token_refresh"))
+            #expect(await brokerError { try await service.account(id: seeded.accountID) } == .upstreamTimeout(step: "token_refresh"))
             // Inside the backoff an expired token's reader gets the last try's error at once, without a call.
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.response(503, nil, ""))
             f.clock.advance(9)
-            #expect(await brokerError { try await service.account(id: seeded.id) } == .upstreamTimeout(step: "token_refresh"))
+            #expect(await brokerError { try await service.account(id: seeded.accountID) } == .upstreamTimeout(step: "token_refresh"))
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)
-            let refusal = await brokerError { try await service.account(id: seeded.id) }
+            let refusal = await brokerError { try await service.account(id: seeded.accountID) }
             #expect(refusal?.code == "upstream_error")
             #expect(refusal?.message.contains("HTTP 503") == true)
             #expect(await f.refreshCalls().count == 2)
-            let stored = try #require(try await f.stored(seeded.id))
+            let stored = try #require(try await f.stored(seeded.accountID))
             #expect(stored == seeded)
             #expect(service.reportedStatus(of: stored) == "active")
         }
@@ -159,10 +159,10 @@ struct AccountServiceRefreshTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 600, refreshToken: nil)
             f.clock.advance(500)
-            #expect(try await service.account(id: seeded.id) == seeded)
+            #expect(try await service.account(id: seeded.accountID) == seeded)
             #expect(service.reportedStatus(of: seeded) == "active")
             f.clock.advance(100)
-            #expect(await brokerError { try await service.account(id: seeded.id) } == .expired)
+            #expect(await brokerError { try await service.account(id: seeded.accountID) } == .expired)
             #expect(service.reportedStatus(of: seeded) == "expired")
             #expect(await f.upstream.requests.isEmpty)
         }
@@ -176,7 +176,7 @@ struct AccountServiceRefreshTests {
                     200, "application/json",
                     #"{"access_token":"acme-new","token_type":"Bearer","expires_in":60}"#))
             let seeded = try await f.seed(provider: "acme", uid: "7", lifetime: 10)
-            let read = try await f.service().account(id: seeded.id)
+            let read = try await f.service().account(id: seeded.accountID)
             #expect(read.accessToken.value == "acme-new")
             #expect(read.expiresAt == f.clock.now.addingTimeInterval(60))
             #expect(read.tokenType == "Bearer")
@@ -198,7 +198,7 @@ struct AccountServiceRefreshTests {
             f.clock.advance(3500)
             try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<20 {
-                    group.addTask { try await service.account(id: seeded.id).accessToken.value }
+                    group.addTask { try await service.account(id: seeded.accountID).accessToken.value }
                 }
                 try await held.waitForArrivals(1)
                 // Every reader has joined the one refresh before the provider answers it.
@@ -230,20 +230,20 @@ struct RefreshLifetimeWarningTests {
             let seeded = try await f.seed(lifetime: 200)
             // 200 s left, and the new token lives 100 s: it ends sooner than the one it replaced.
             await answer(lifetime: 100)
-            _ = try await service.refreshNow(id: seeded.id)
+            _ = try await service.refreshNow(id: seeded.accountID)
             #expect(f.events.all.map(\.warnings) == [[.notLongerLived]])
             // The same story a little later (past the forced refresh's 10 s reuse) is not told again within the hour.
             f.clock.advance(11)
             await answer(lifetime: 50)
-            _ = try await service.refreshNow(id: seeded.id)
+            _ = try await service.refreshNow(id: seeded.accountID)
             // A token that outlives its predecessor is no news.
             f.clock.advance(3600)
             await answer(lifetime: 1000)
-            _ = try await service.refreshNow(id: seeded.id)
+            _ = try await service.refreshNow(id: seeded.accountID)
             // Over an hour after the first report (and past the 10 s reuse): told again.
             f.clock.advance(11)
             await answer(lifetime: 500)
-            _ = try await service.refreshNow(id: seeded.id)
+            _ = try await service.refreshNow(id: seeded.accountID)
             #expect(f.events.all.map(\.warnings) == [[.notLongerLived], [], [], [.notLongerLived]])
             #expect(f.events.all.allSatisfy { $0.result == .refreshed })
         }

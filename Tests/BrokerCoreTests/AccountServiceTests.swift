@@ -14,19 +14,19 @@ struct AccountServiceTests {
         account.expiresAt = lifetime.map { Date.fixture.addingTimeInterval($0) }
         account.status = status
         try await broker.accounts.put(account)
-        return try #require(try await broker.accounts.get(id: account.id))
+        return try #require(try await broker.accounts.get(id: account.accountID))
     }
 
     @Test func accountIsReturnedUntilItExpiresThenExpiredButKept() async throws {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, lifetime: 3600)
-            #expect(try await broker.accountService.account(id: stored.id) == stored)
+            #expect(try await broker.accountService.account(id: stored.accountID) == stored)
             broker.clock.advance(3599)
-            #expect(try await broker.accountService.account(id: stored.id) == stored)
+            #expect(try await broker.accountService.account(id: stored.accountID) == stored)
             broker.clock.advance(1)
-            let refusal1 = await brokerError { try await broker.accountService.account(id: stored.id) }
+            let refusal1 = await brokerError { try await broker.accountService.account(id: stored.accountID) }
             #expect(refusal1 == .expired)
-            #expect(try await broker.accounts.get(id: stored.id) == stored)
+            #expect(try await broker.accounts.get(id: stored.accountID) == stored)
         }
     }
 
@@ -48,10 +48,11 @@ struct AccountServiceTests {
             #expect(try await ids(nil) == [lasting.id, lapsing.id, revoked.id])
             // A browser's page keeps to its own ids, with the same filter and paging.
             let own = try await broker.accountService.page(
-                ids: [revoked.id, lapsing.id, "weibo:gone"], after: nil, limit: 1, filter: AccountFilter(), status: nil)
-            #expect(own.accounts.map(\.id) == [lapsing.id] && own.nextAfter == lapsing.id)
+                ids: [revoked.accountID, lapsing.accountID, "weibo:gone"], after: nil, limit: 1, filter: AccountFilter(), status: nil)
+            #expect(own.accounts.map(\.id) == [lapsing.id] && own.nextAfter == lapsing.accountID)
             let next = try await broker.accountService.page(
-                ids: [revoked.id, lapsing.id], after: own.nextAfter, limit: 1, filter: AccountFilter(), status: "reauthorization_required")
+                ids: [revoked.accountID, lapsing.accountID], after: own.nextAfter, limit: 1, filter: AccountFilter(),
+                status: "reauthorization_required")
             #expect(next.accounts.map(\.id) == [revoked.id] && next.nextAfter == nil)
         }
     }
@@ -60,7 +61,7 @@ struct AccountServiceTests {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, provider: "github", uid: "1", lifetime: nil)
             broker.clock.advance(10 * 365 * 86_400)
-            #expect(try await broker.accountService.account(id: stored.id) == stored)
+            #expect(try await broker.accountService.account(id: stored.accountID) == stored)
         }
     }
 
@@ -69,7 +70,7 @@ struct AccountServiceTests {
             let refusal2 = await brokerError { try await broker.accountService.account(id: "weibo:nobody") }
             #expect(refusal2 == .notFound)
             let revoked = try await seed(broker, status: .reauthorizationRequired)
-            let refusal3 = await brokerError { try await broker.accountService.account(id: revoked.id) }
+            let refusal3 = await brokerError { try await broker.accountService.account(id: revoked.accountID) }
             #expect(refusal3 == .reauthorizationRequired)
         }
     }
@@ -80,9 +81,9 @@ struct AccountServiceTests {
             await broker.answerGoogleToken(accessToken: "ya29", refreshToken: nil, expiresIn: 3920)
             let account = try await broker.callback(try await broker.begin("google")).account
             broker.clock.advance(3919)
-            #expect(try await broker.accountService.account(id: account.id).id == account.id)
+            #expect(try await broker.accountService.account(id: account.accountID).id == account.id)
             broker.clock.advance(1)
-            let refusal4 = await brokerError { try await broker.accountService.account(id: account.id) }
+            let refusal4 = await brokerError { try await broker.accountService.account(id: account.accountID) }
             #expect(refusal4 == .expired)
         }
     }
@@ -100,13 +101,13 @@ struct AccountServiceTests {
     @Test func deleteRevokesAtWeiboThenDeletes() async throws {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker)
-            let result = try await broker.accountService.delete(id: stored.id)
+            let result = try await broker.accountService.delete(id: stored.accountID)
             #expect(result.account == stored)
             #expect(result.revoked == true)
             #expect(result.revokeError == nil)
             let revoke = try #require(await broker.upstream.requests(to: "https://api.weibo.com/oauth2/revokeoauth2").first)
             #expect(revoke.form == ["access_token": "weibo-access-SENTINEL"])
-            #expect(try await broker.accounts.get(id: stored.id) == nil)
+            #expect(try await broker.accounts.get(id: stored.accountID) == nil)
         }
     }
 
@@ -134,12 +135,12 @@ struct AccountServiceTests {
             for (expected, install) in failures {
                 await install(broker.upstream)
                 let stored = try await seed(broker)
-                let result = try await broker.accountService.delete(id: stored.id)
+                let result = try await broker.accountService.delete(id: stored.accountID)
                 #expect(result.revoked == false)
                 let message = try #require(result.revokeError)
                 #expect(message.contains(expected), "\(message)")
                 #expect(!message.contains("SENTINEL"))
-                #expect(try await broker.accounts.get(id: stored.id) == nil)
+                #expect(try await broker.accounts.get(id: stored.accountID) == nil)
             }
         }
     }
@@ -147,10 +148,10 @@ struct AccountServiceTests {
     @Test func deleteWithoutARevokeEndpointMakesNoCall() async throws {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, provider: "github", uid: "1")
-            let result = try await broker.accountService.delete(id: stored.id)
+            let result = try await broker.accountService.delete(id: stored.accountID)
             #expect(result.revoked == nil)
             #expect(await broker.upstream.requests.isEmpty)
-            #expect(try await broker.accounts.get(id: stored.id) == nil)
+            #expect(try await broker.accounts.get(id: stored.accountID) == nil)
         }
     }
 
@@ -158,19 +159,19 @@ struct AccountServiceTests {
     @Test func deleteAtAProviderThatLostItsSettings() async throws {
         try await BrokerHarness.with(environment: [:]) { broker in
             let weibo = try await seed(broker)
-            let weiboResult = try await broker.accountService.delete(id: weibo.id)
+            let weiboResult = try await broker.accountService.delete(id: weibo.accountID)
             // Weibo's revoke endpoint takes no client credentials, so it needs none of the missing settings.
             #expect(weiboResult.revoked == true)
             let revoke = try #require(await broker.upstream.requests(to: "https://api.weibo.com/oauth2/revokeoauth2").first)
             #expect(revoke.form == ["access_token": "weibo-access-SENTINEL"])
             let tmdb = try await seed(broker, provider: "tmdb", uid: "1")
-            let tmdbResult = try await broker.accountService.delete(id: tmdb.id)
+            let tmdbResult = try await broker.accountService.delete(id: tmdb.accountID)
             #expect(tmdbResult.revoked == false)
             #expect(tmdbResult.revokeError?.contains("TMDB_API_KEY") == true, "\(String(describing: tmdbResult.revokeError))")
             let twitter = try await seed(broker, provider: "twitter", uid: "2")
-            #expect(try await broker.accountService.delete(id: twitter.id).revoked == nil)
+            #expect(try await broker.accountService.delete(id: twitter.accountID).revoked == nil)
             #expect(await broker.upstream.requests.count == 1)
-            for account in [weibo, tmdb, twitter] { #expect(try await broker.accounts.get(id: account.id) == nil) }
+            for account in [weibo, tmdb, twitter] { #expect(try await broker.accounts.get(id: account.accountID) == nil) }
         }
     }
 
@@ -186,12 +187,12 @@ struct AccountServiceTests {
     @Test func accountNowAnswersFromMemoryOnlyWhileTheAccountIsValid() async throws {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, lifetime: 3600)
-            #expect(broker.accountService.accountNow(id: stored.id) == stored)
+            #expect(broker.accountService.accountNow(id: stored.accountID) == stored)
             #expect(broker.accountService.accountNow(id: "weibo:nobody") == nil)
             broker.clock.advance(3600)
-            #expect(broker.accountService.accountNow(id: stored.id) == nil)
+            #expect(broker.accountService.accountNow(id: stored.accountID) == nil)
             let revoked = try await seed(broker, uid: "2", status: .reauthorizationRequired)
-            #expect(broker.accountService.accountNow(id: revoked.id) == nil)
+            #expect(broker.accountService.accountNow(id: revoked.accountID) == nil)
         }
     }
 }

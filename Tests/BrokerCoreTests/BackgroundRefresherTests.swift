@@ -15,21 +15,21 @@ struct BackgroundRefresherTests {
             let noRefreshToken = try await f.seed(uid: "plain", lifetime: 100, refreshToken: nil)
             let revoked = try await f.seed(uid: "revoked", lifetime: 100, status: .reauthorizationRequired)
             let noExpiry = try await f.seed(provider: "github", uid: "1", lifetime: 0, refreshToken: "ghr_x")
-            _ = try await f.accounts.update(id: noExpiry.id) {
+            _ = try await f.accounts.update(id: noExpiry.accountID) {
                 var a = $0; a?.expiresAt = nil; return a
             }
 
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
-            #expect(try await f.stored(soon.id)?.accessToken.value == "ya29.swept")
-            #expect(try await f.stored(later.id) == later)
-            #expect(try await f.stored(noRefreshToken.id) == noRefreshToken)
-            #expect(try await f.stored(revoked.id) == revoked)
+            #expect(try await f.stored(soon.accountID)?.accessToken.value == "ya29.swept")
+            #expect(try await f.stored(later.accountID) == later)
+            #expect(try await f.stored(noRefreshToken.accountID) == noRefreshToken)
+            #expect(try await f.stored(revoked.accountID) == revoked)
             #expect(await f.refreshCalls().map { $0.form["refresh_token"] } == ["1//refresh-SENTINEL-0"])
 
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary())
             f.clock.advance(701)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
-            #expect(try await f.stored(later.id)?.accessToken.value == "ya29.swept")
+            #expect(try await f.stored(later.accountID)?.accessToken.value == "ya29.swept")
             #expect(await f.refreshCalls().count == 2)
         }
     }
@@ -50,12 +50,12 @@ struct BackgroundRefresherTests {
             }
             #expect(attempts == [1, 1, 0, 1, 0, 0, 0, 1])
             #expect(await f.refreshCalls().count == 4)
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == Date.fixture.addingTimeInterval(70 + 80))
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == Date.fixture.addingTimeInterval(70 + 80))
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.back"))
             f.clock.advance(80)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == nil)
-            #expect(try await f.stored(seeded.id)?.accessToken.value == "ya29.back")
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == nil)
+            #expect(try await f.stored(seeded.accountID)?.accessToken.value == "ya29.back")
             // Every failure kept the token: the account was never touched until the success.
             #expect(f.events.all.filter { $0.result == .refreshed }.count == 1)
         }
@@ -67,7 +67,7 @@ struct BackgroundRefresherTests {
             let refresher = BackgroundRefresher(service: f.service(), interval: 60)
             let seeded = try await f.seed(lifetime: 100)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, failed: 1))
-            #expect(try await f.stored(seeded.id)?.status == .reauthorizationRequired)
+            #expect(try await f.stored(seeded.accountID)?.status == .reauthorizationRequired)
             f.clock.advance(3600)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary())
             #expect(await f.refreshCalls().count == 1)
@@ -80,7 +80,7 @@ struct BackgroundRefresherTests {
             let refresher = BackgroundRefresher(service: f.service(), interval: 0.02)
             let seeded = try await f.seed(lifetime: 100)
             refresher.start()
-            let renewed = try await eventually(timeout: 30) { try await f.stored(seeded.id)?.accessToken.value == "ya29.loop" }
+            let renewed = try await eventually(timeout: 30) { try await f.stored(seeded.accountID)?.accessToken.value == "ya29.loop" }
             refresher.stop()
             #expect(renewed)
             #expect(await f.refreshCalls().count == 1)
@@ -95,7 +95,7 @@ struct BackgroundRefresherTests {
             refresher.start()
             try await Task.sleep(nanoseconds: 200_000_000)
             refresher.stop()
-            #expect(try await f.stored(seeded.id) == seeded)
+            #expect(try await f.stored(seeded.accountID) == seeded)
             #expect(await f.upstream.requests.isEmpty)
         }
     }
@@ -155,9 +155,9 @@ struct BackgroundRefresherTests {
             // The sweep's one slot is taken by the first account's call, held at the provider; the others queue.
             try await held.waitForArrivals(1)
             // A read of an account that is not due answers from the store while the sweep is stuck.
-            #expect(try await service.account(id: valid.id) == valid)
+            #expect(try await service.account(id: valid.accountID) == valid)
             // A reader of a due account still in the queue refreshes it at once instead of waiting its turn.
-            let reader = Task { try await service.account(id: last.id) }
+            let reader = Task { try await service.account(id: last.accountID) }
             try await held.waitForArrivals(2)
             await held.open()
             #expect(try await reader.value.accessToken.value == "ya29.renewed")

@@ -145,16 +145,16 @@ struct EventRecordingTests {
     @Test func aDeletionIsReportedOnceWithWhetherItWasRevoked() async throws {
         try await World.with { w in
             let account = try await w.connect()
-            let result = try await w.service.delete(id: account.id)
+            let result = try await w.service.delete(id: account.accountID)
             #expect(result.revoked == true)
-            #expect(await brokerError { try await w.service.delete(id: account.id) } == .notFound)
+            #expect(await brokerError { try await w.service.delete(id: account.accountID) } == .notFound)
             #expect(w.sink.types == [.accountConnected, .accountDeleted])
             let data = try #require(w.sink.data.last)
-            #expect(data.revoked == true && data.status == "deleted" && data.accountID == account.id)
+            #expect(data.revoked == true && data.status == "deleted" && data.accountID == account.accountID)
             // A provider without revocation reports revoked false.
             let google = try await w.seedGoogle(lifetime: 3600)
             await w.upstream.on("https://oauth2.googleapis.com/revoke", respond: UpstreamResponse(status: 503))
-            _ = try await w.service.delete(id: google.id)
+            _ = try await w.service.delete(id: google.accountID)
             #expect(w.sink.data.last?.revoked == false)
         }
     }
@@ -164,7 +164,7 @@ struct EventRecordingTests {
             await w.upstream.on("https://oauth2.googleapis.com/token", respond: ProviderWire.googleInvalidGrant)
             let account = try await w.seedGoogle(lifetime: 600)
             w.clock.advance(500)
-            for _ in 0..<3 { _ = await brokerError { try await w.service.account(id: account.id) } }
+            for _ in 0..<3 { _ = await brokerError { try await w.service.account(id: account.accountID) } }
             #expect(w.sink.types == [.accountReauthorizationRequired])
             #expect(w.sink.data.first?.status == "reauthorization_required")
         }
@@ -176,14 +176,14 @@ struct EventRecordingTests {
             let account = try await w.seedGoogle(lifetime: 3600)
             // 200 s left, the first retry after 10 s: the token outlives it, nothing to report yet.
             w.clock.advance(3400)
-            _ = try await w.service.account(id: account.id)
+            _ = try await w.service.account(id: account.accountID)
             #expect(w.sink.types.isEmpty)
             // Retries double (10, 20, 40, 80, 160 s): the failure whose next try falls after expiry reports it.
             var reported: [Date] = []
             for _ in 0..<8 {
-                guard let wait = await w.service.retryAfter(accountID: account.id) else { break }
+                guard let wait = await w.service.retryAfter(accountID: account.accountID) else { break }
                 w.clock.advance(TimeInterval(wait))
-                _ = await brokerError { try await w.service.account(id: account.id) }
+                _ = await brokerError { try await w.service.account(id: account.accountID) }
                 if w.sink.types.count > reported.count { reported.append(w.clock.now) }
             }
             #expect(w.sink.types == [.accountRefreshFailed])

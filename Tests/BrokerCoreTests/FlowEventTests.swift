@@ -64,7 +64,7 @@ struct FlowEventTests {
             // Revocation goes through the account service's exchanges, reported the same way.
             let weibo = try await broker.begin("weibo")
             let account = try await broker.callback(weibo).account
-            _ = try await broker.accountService.delete(id: account.id)
+            _ = try await broker.accountService.delete(id: account.accountID)
             #expect(Array(recorder.steps.suffix(2)) == ["weibo token_exchange ok", "weibo revoke ok"])
         }
     }

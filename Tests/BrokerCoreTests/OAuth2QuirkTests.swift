@@ -253,10 +253,10 @@ struct OAuth2QuirkTests {
             let rotating = try await f.seed(provider: "rotating", uid: "1", lifetime: 60, refreshToken: "spent-SENTINEL")
             let keeping = try await f.seed(provider: "keeping", uid: "1", lifetime: 60, refreshToken: "kept-SENTINEL")
             let service = f.service()
-            #expect(try await service.account(id: rotating.id).accessToken.value == "new-r")
-            #expect(try await service.account(id: keeping.id).accessToken.value == "new-k")
-            #expect(try await f.stored(rotating.id)?.refreshToken == nil)
-            #expect(try await f.stored(keeping.id)?.refreshToken?.value == "kept-SENTINEL")
+            #expect(try await service.account(id: rotating.accountID).accessToken.value == "new-r")
+            #expect(try await service.account(id: keeping.accountID).accessToken.value == "new-k")
+            #expect(try await f.stored(rotating.accountID)?.refreshToken == nil)
+            #expect(try await f.stored(keeping.accountID)?.refreshToken?.value == "kept-SENTINEL")
         }
     }
 }

@@ -34,9 +34,9 @@ struct OIDCExchangeTests {
             account.refreshToken = Secret("1//refresh-SENTINEL")
             account.expiresAt = Date.fixture.addingTimeInterval(-1)
             try await accounts.put(account)
-            let refusal = await brokerError { try await service.account(id: account.id) }
+            let refusal = await brokerError { try await service.account(id: account.accountID) }
             #expect(refusal?.code == "upstream_error")
-            #expect(try await accounts.get(id: account.id)?.status == .active)
+            #expect(try await accounts.get(id: account.accountID)?.status == .active)
             #expect(await upstream.requests(to: "https://oauth2.googleapis.com/").isEmpty)
 
             await upstream.on(Self.documentURL, respond: ProviderWire.response(200, "application/json", GoogleOpenID.document))
@@ -48,7 +48,7 @@ struct OIDCExchangeTests {
             await upstream.on(
                 "https://oauth2.googleapis.com/token", respond: ProviderWire.googleToken(accessToken: "ya29.after", refreshToken: nil))
             clock.advance(3600)
-            #expect(try await service.account(id: account.id).accessToken.value == "ya29.after")
+            #expect(try await service.account(id: account.accountID).accessToken.value == "ya29.after")
             let start = try await authorization.begin(provider: "google", returnTo: nil, binding: "api")
             #expect(start.authorizeURL.hasPrefix("https://accounts.google.com/o/oauth2/v2/auth?"))
             #expect(start.authorizeURL.contains("&nonce="))

@@ -20,23 +20,23 @@ struct RefreshBackoffTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
-            let first = try #require(await brokerError { try await service.account(id: seeded.id) })
+            let first = try #require(await brokerError { try await service.account(id: seeded.accountID) })
             #expect(first.code == "upstream_error" && first.message.contains("HTTP 429"))
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == f.clock.now.addingTimeInterval(120))
-            #expect(await service.retryAfter(accountID: seeded.id) == 120)
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == f.clock.now.addingTimeInterval(120))
+            #expect(await service.retryAfter(accountID: seeded.accountID) == 120)
             // The whole window: every read answers at once with the same error, and nobody calls the provider.
             for _ in 0..<119 {
                 f.clock.advance(1)
-                #expect(await brokerError { try await service.account(id: seeded.id) } == first)
+                #expect(await brokerError { try await service.account(id: seeded.accountID) } == first)
             }
-            #expect(await service.retryAfter(accountID: seeded.id) == 1)
+            #expect(await service.retryAfter(accountID: seeded.accountID) == 1)
             #expect(await f.refreshCalls().count == 1)
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.after"))
             f.clock.advance(1)
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ya29.after")
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ya29.after")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ya29.after")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ya29.after")
             #expect(await f.refreshCalls().count == 2)
-            #expect(await service.retryAfter(accountID: seeded.id) == nil)
+            #expect(await service.retryAfter(accountID: seeded.accountID) == nil)
         }
     }
 
@@ -47,11 +47,11 @@ struct RefreshBackoffTests {
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
             for _ in 0..<12 {
-                #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
+                #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
                 f.clock.advance(0.25)
             }
             try await withThrowingTaskGroup(of: BrokerError?.self) { group in
-                for _ in 0..<12 { group.addTask { await brokerError { try await service.account(id: seeded.id) } } }
+                for _ in 0..<12 { group.addTask { await brokerError { try await service.account(id: seeded.accountID) } } }
                 for try await error in group { #expect(error?.code == "upstream_error") }
             }
             #expect(await f.refreshCalls().count == 1)
@@ -67,13 +67,13 @@ struct RefreshBackoffTests {
             // Date.fixture + 3601 + 200 s, as IMF-fixdate.
             let until = f.clock.now.addingTimeInterval(200)
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: Self.rateLimited(503, retryAfter: RFC1123.format(until)))
-            #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == until)
+            #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == until)
             f.clock.advance(199)
-            #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
+            #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)
-            #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
+            #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
             #expect(await f.refreshCalls().count == 2)
         }
     }
@@ -93,8 +93,8 @@ struct RefreshBackoffTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
-            #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == f.clock.now.addingTimeInterval(wait))
+            #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == f.clock.now.addingTimeInterval(wait))
         }
     }
 
@@ -104,8 +104,8 @@ struct RefreshBackoffTests {
             let service = f.service()
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
-            #expect(await brokerError { try await service.account(id: seeded.id) }?.code == "upstream_error")
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.id) == f.clock.now.addingTimeInterval(10))
+            #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == f.clock.now.addingTimeInterval(10))
         }
     }
 
@@ -117,7 +117,7 @@ struct RefreshBackoffTests {
             let seeded = try await f.seed(lifetime: 100)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, failed: 1))
             // A still-valid token is served during the backoff, without a call.
-            #expect(try await service.account(id: seeded.id) == seeded)
+            #expect(try await service.account(id: seeded.accountID) == seeded)
             f.clock.advance(60)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, skipped: 1))
             #expect(await f.refreshCalls().count == 1)

@@ -18,7 +18,7 @@ struct RefreshCoordinatorTests {
             f.clock.advance(3500)
             try await withThrowingTaskGroup(of: String.self) { group in
                 for i in 0..<20 {
-                    group.addTask { try await replicas[i % 2].account(id: seeded.id).accessToken.value }
+                    group.addTask { try await replicas[i % 2].account(id: seeded.accountID).accessToken.value }
                 }
                 try await held.waitForArrivals(1)
                 // Every reader waits, ten on each replica (one of them the leader waiting for the lock), before the
@@ -48,12 +48,12 @@ struct RefreshCoordinatorTests {
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
             let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
-            let reader = Task { try await service.account(id: seeded.id) }
+            let reader = Task { try await service.account(id: seeded.accountID) }
             // The reader asked for the lock, was refused, and waits for the other replica's result.
             #expect(await lock.attempts.wait(count: 2))
             #expect(await f.upstream.requests.isEmpty)
             // The other replica stores its result, then lets go of the lock.
-            _ = try await f.accounts.update(id: seeded.id) { existing in
+            _ = try await f.accounts.update(id: seeded.accountID) { existing in
                 var account = existing
                 account?.accessToken = Secret("ya29.theirs")
                 account?.expiresAt = f.clock.now.addingTimeInterval(3600)
@@ -73,7 +73,7 @@ struct RefreshCoordinatorTests {
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
             let otherReplica = try #require(await lock.acquire(key: Self.lockKey, ttl: 30))
-            let reader = Task { try await service.account(id: seeded.id) }
+            let reader = Task { try await service.account(id: seeded.accountID) }
             #expect(await lock.attempts.wait(count: 2), "the reader was refused the lock")
             // The other replica's refresh failed transiently: it releases and stores nothing.
             #expect(await lock.release(key: Self.lockKey, token: otherReplica))
@@ -91,12 +91,12 @@ struct RefreshCoordinatorTests {
             let seeded = try await f.seed(provider: "github", uid: "1", lifetime: 28_800, refreshToken: "ghr_refresh-SENTINEL-0")
             f.clock.advance(28_700)
             // Replica B read the account just before replica A refreshed it.
-            let staleOnB = try #require(try await f.stored(seeded.id))
-            let onA = try await a.account(id: seeded.id)
+            let staleOnB = try #require(try await f.stored(seeded.accountID))
+            let onA = try await a.account(id: seeded.accountID)
             let outcome = try await b.refresher.refresh(staleOnB, respectingBackoff: false)
             #expect(outcome == .refreshed(onA))
             #expect(github.presented == ["ghr_refresh-SENTINEL-0"])
-            #expect(try await f.stored(seeded.id)?.refreshToken?.value == github.current)
+            #expect(try await f.stored(seeded.accountID)?.refreshToken?.value == github.current)
         }
     }
 
@@ -107,7 +107,7 @@ struct RefreshCoordinatorTests {
             let service = f.service(upstream: held)
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
-            let reader = Task { try await service.account(id: seeded.id) }
+            let reader = Task { try await service.account(id: seeded.accountID) }
             try await held.waitForArrivals(1)
             var reauthorized = seeded
             reauthorized.accessToken = Secret("ya29.new-grant")
@@ -116,7 +116,7 @@ struct RefreshCoordinatorTests {
             try await f.accounts.put(reauthorized)
             await held.open()
             #expect(try await reader.value.accessToken.value == "ya29.new-grant")
-            #expect(try await f.stored(seeded.id) == reauthorized)
+            #expect(try await f.stored(seeded.accountID) == reauthorized)
         }
     }
 
@@ -127,12 +127,12 @@ struct RefreshCoordinatorTests {
             let service = f.service(upstream: held)
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3500)
-            let reader = Task { await brokerError { try await service.account(id: seeded.id) } }
+            let reader = Task { await brokerError { try await service.account(id: seeded.accountID) } }
             try await held.waitForArrivals(1)
-            _ = try await f.accounts.delete(id: seeded.id)
+            _ = try await f.accounts.delete(id: seeded.accountID)
             await held.open()
             #expect(await reader.value == .notFound)
-            #expect(try await f.stored(seeded.id) == nil)
+            #expect(try await f.stored(seeded.accountID) == nil)
         }
     }
 

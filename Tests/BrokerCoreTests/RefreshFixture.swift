@@ -65,7 +65,7 @@ struct RefreshFixture {
     }
 
     /// The stored account `id`.
-    func stored(_ id: String) async throws -> Account? {
+    func stored(_ id: AccountID) async throws -> Account? {
         try await accounts.get(id: id)
     }
 

@@ -197,15 +197,15 @@ extension WebhookDispatcherTests {
 
     @Test func groupsAreByAccountAndURLInTheOrderRecorded() {
         let at = Date.fixture
-        func lease(_ n: Int, account: String?, url: String = Self.url, offset: Double) -> WebhookLease {
+        func lease(_ n: Int, account: AccountID?, url: String = Self.url, offset: Double) -> WebhookLease {
             WebhookLease(
                 delivery: WebhookOutboxConformance.delivery(
                     WebhookOutboxConformance.eventID(n), account: account, url: url,
                     at: at.addingTimeInterval(offset)), token: "t")
         }
         let groups = WebhookDispatcher.inOrder([
-            lease(1, account: "a", offset: 2), lease(2, account: "b", offset: 0), lease(3, account: "a", offset: 1),
-            lease(4, account: "a", url: "https://other.example/in", offset: 0), lease(5, account: nil, offset: 0),
+            lease(1, account: "x:a", offset: 2), lease(2, account: "x:b", offset: 0), lease(3, account: "x:a", offset: 1),
+            lease(4, account: "x:a", url: "https://other.example/in", offset: 0), lease(5, account: nil, offset: 0),
             lease(6, account: nil, offset: 0),
         ])
         #expect(

@@ -24,12 +24,12 @@ struct AccountEventStagingTests {
         /// Writes `account` with `account.connected` (or `.reconnected`) through the staging protocol.
         @discardableResult
         func connect(_ account: Account) async throws(StoreError) -> Account? {
-            try await accounts.update(id: account.id, reporting: connected, to: sink) { _ in account }
+            try await accounts.update(id: account.accountID, reporting: connected, to: sink) { _ in account }
         }
 
         /// Removes account `id` with `account.deleted`.
         @discardableResult
-        func delete(_ id: String) async throws(StoreError) -> Account? {
+        func delete(_ id: AccountID) async throws(StoreError) -> Account? {
             try await accounts.update(id: id, reporting: deleted, to: sink) { _ in nil }
         }
 

@@ -25,7 +25,7 @@ struct AccountJournalStoreTests {
         try await TemporaryDirectory.with { directory in
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec())
             try await repository.put(.make(uid: "1", accessToken: "token-one"))
-            _ = try await repository.delete(id: Account.make(uid: "1").id)
+            _ = try await repository.delete(id: Account.make(uid: "1").accountID)
             try await repository.put(.make(uid: "2", accessToken: "token-two"))
             let written = lines(journal(directory))
             #expect(written.count == 3)
@@ -83,24 +83,24 @@ struct AccountJournalStoreTests {
         try await TemporaryDirectory.with { directory in
             // A small threshold: the journal is compacted many times while 16 writers go on.
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec(), compactionThreshold: 8 << 10)
-            let expected = try await withThrowingTaskGroup(of: [String: String?].self) { group in
+            let expected = try await withThrowingTaskGroup(of: [AccountID: String?].self) { group in
                 for writer in 0..<16 {
                     group.addTask {
-                        var mine: [String: String?] = [:]
+                        var mine: [AccountID: String?] = [:]
                         for step in 0..<60 {
                             let uid = "w\(writer)-\(step % 7)"
                             if step % 11 == 10 {
-                                _ = try await repository.delete(id: "github:" + uid)
-                                mine["github:" + uid] = .some(nil)
+                                _ = try await repository.delete(id: "github:\(uid)")
+                                mine["github:\(uid)"] = .some(nil)
                             } else {
                                 try await repository.put(.make(uid: uid, accessToken: "t-\(writer)-\(step)"))
-                                mine["github:" + uid] = .some("t-\(writer)-\(step)")
+                                mine["github:\(uid)"] = .some("t-\(writer)-\(step)")
                             }
                         }
                         return mine
                     }
                 }
-                var all: [String: String?] = [:]
+                var all: [AccountID: String?] = [:]
                 for try await part in group { all.merge(part) { $1 } }
                 return all
             }

@@ -56,7 +56,7 @@ struct AccountPagingTests {
                     let uid = "\((step * 31 + round * 17) % 97)" + (step.isMultiple(of: 5) ? ":x" : "")
                     var account = Account.make(provider: provider, uid: uid)
                     if step.isMultiple(of: 9) {
-                        _ = try await repository.delete(id: account.id)
+                        _ = try await repository.delete(id: account.accountID)
                         expected[account.id] = nil
                         continue
                     }
@@ -77,7 +77,7 @@ struct AccountPagingTests {
                 for (number, filter) in filters.enumerated() {
                     let want = all.filter(filter.matches).map(\.id)
                     var got: [String] = []
-                    var after: String?
+                    var after: AccountID?
                     repeat {
                         let page = try await repository.page(after: after, limit: 7, filter: filter)
                         #expect(page.accounts.count <= 7)

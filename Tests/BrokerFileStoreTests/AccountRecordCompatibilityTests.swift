@@ -172,7 +172,7 @@ struct AccountRecordCompatibilityTests {
             let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
             #expect(repository.migratedAtOpen == Self.cases.count)
             for fixture in Self.cases {
-                Self.expectSameFields(try #require(try await repository.get(id: fixture.account.id)), fixture.account, fixture.name)
+                Self.expectSameFields(try #require(try await repository.get(id: fixture.account.accountID)), fixture.account, fixture.name)
                 #expect(try AccountStoreFiles.records(in: directory)[fixture.account.id] == lines[fixture.account.id], "\(fixture.name)")
             }
             for fixture in Self.cases { try await repository.put(fixture.account) }

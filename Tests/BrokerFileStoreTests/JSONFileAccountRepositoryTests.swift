@@ -70,7 +70,8 @@ struct JSONFileAccountRepositoryTests {
                 for _ in 0..<2 {
                     for _ in 0..<40 {
                         if Int.random(in: 0..<5, using: &generator) == 0 {
-                            _ = try await repository.delete(id: Account.make(uid: String(Int.random(in: 0..<40, using: &generator))).id)
+                            _ = try await repository.delete(
+                                id: Account.make(uid: String(Int.random(in: 0..<40, using: &generator))).accountID)
                         } else {
                             try await repository.put(randomAccount())
                         }
@@ -157,7 +158,7 @@ struct JSONFileAccountRepositoryTests {
         let account = Account.make(uid: String(repeating: "\u{E9}", count: 64))
         try await TemporaryDirectory.with { directory in
             try await JSONFileAccountRepository(directory: directory).put(account)
-            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.accountID) == account)
         }
         try await TemporaryDirectory.with { directory in
             try LegacyAccountFiles.write([account], codec: PlainJSONAccountCodec(), in: directory)
@@ -166,9 +167,9 @@ struct JSONFileAccountRepositoryTests {
             #expect(FileProbe.names(directory + "/accounts") == [name])
             let repository = try JSONFileAccountRepository(directory: directory)
             #expect(repository.migratedAtOpen == 1)
-            #expect(try await repository.get(id: account.id) == account)
+            #expect(try await repository.get(id: account.accountID) == account)
             #expect(LegacyAccountFiles.wasMigrated(directory))
-            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.id) == account)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: account.accountID) == account)
         }
     }
 
@@ -289,14 +290,14 @@ struct JSONFileAccountRepositoryTests {
                 #expect(message.contains(journal))
                 #expect(!message.contains("SENTINEL"))
             }
-            #expect(try await repository.get(id: original.id) == original)
+            #expect(try await repository.get(id: original.accountID) == original)
             try restore()
 
             #expect(FileProbe.bytes(journal) == before)
-            #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.id) == original)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.accountID) == original)
             // With room again, the same write goes through.
             try await repository.put(replacement)
-            #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.id) == replacement)
+            #expect(try await JSONFileAccountRepository(directory: directory).get(id: original.accountID) == replacement)
         }
     }
 

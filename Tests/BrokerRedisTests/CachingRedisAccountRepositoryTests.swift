@@ -84,7 +84,7 @@ struct CachingRedisAccountRepositoryTests {
         try await Self.with { server, opened in
             let a = try await Self.tracking(server, opened)
             let b = try await Self.tracking(server, opened)
-            let id = Account.make(uid: "coherent").id
+            let id = Account.make(uid: "coherent").accountID
             try await a.put(Account.make(uid: "coherent", scope: "0"))
             #expect(try await b.get(id: id)?.scope == "0")
             let before = server.metricsOf(b)
@@ -110,7 +110,7 @@ struct CachingRedisAccountRepositoryTests {
     @Test func aReplicaReadsItsOwnWriteAtOnce() async throws {
         try await Self.with { server, opened in
             let a = try await Self.tracking(server, opened)
-            let id = Account.make(uid: "own").id
+            let id = Account.make(uid: "own").accountID
             #expect(try await a.get(id: id) == nil)
             #expect(a.getNow(id: id) == nil)
             for round in 0..<50 {
@@ -126,7 +126,7 @@ struct CachingRedisAccountRepositoryTests {
         try await Self.with { server, opened in
             let writer = try await Self.tracking(server, opened)
             let reader = try await Self.tracking(server, opened, capacity: 4)
-            let id = Account.make(uid: "monotonic").id
+            let id = Account.make(uid: "monotonic").accountID
             try await writer.put(Account.make(uid: "monotonic", scope: "0"))
             let done = Flag()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -165,16 +165,16 @@ struct CachingRedisAccountRepositoryTests {
             let a = try await Self.tracking(server, opened)
             let account = Account.make(uid: "raw")
             try await a.put(account)
-            #expect(try await a.get(id: account.id) == account)
-            #expect(a.getNow(id: account.id) == account)
+            #expect(try await a.get(id: account.accountID) == account)
+            #expect(a.getNow(id: account.accountID) == account)
             _ = try await server.client().command("DEL", "tb:account:\(account.id)")
-            #expect(try await Self.eventually { a.getNow(id: account.id) == nil })
-            #expect(try await a.get(id: account.id) == nil)
+            #expect(try await Self.eventually { a.getNow(id: account.accountID) == nil })
+            #expect(try await a.get(id: account.accountID) == nil)
             try await a.put(account)
-            #expect(try await a.get(id: account.id) == account)
+            #expect(try await a.get(id: account.accountID) == account)
             _ = try await server.client().command("FLUSHALL")
-            #expect(try await Self.eventually { a.getNow(id: account.id) == nil })
-            #expect(try await a.get(id: account.id) == nil)
+            #expect(try await Self.eventually { a.getNow(id: account.accountID) == nil })
+            #expect(try await a.get(id: account.accountID) == nil)
         }
     }
 
@@ -182,7 +182,7 @@ struct CachingRedisAccountRepositoryTests {
         try await Self.with { server, opened in
             let a = try await Self.tracking(server, opened)
             let b = try await Self.tracking(server, opened)
-            let id = Account.make(uid: "lost").id
+            let id = Account.make(uid: "lost").accountID
             try await a.put(Account.make(uid: "lost", scope: "before"))
             #expect(try await b.get(id: id)?.scope == "before")
             #expect(b.getNow(id: id)?.scope == "before")
@@ -206,14 +206,14 @@ struct CachingRedisAccountRepositoryTests {
             let a = try await Self.tracking(server, opened)
             let account = Account.make(uid: "restart")
             try await a.put(account)
-            #expect(try await a.get(id: account.id) == account)
+            #expect(try await a.get(id: account.accountID) == account)
             await server.kill()
             #expect(try await Self.eventually { !a.cache.isEnabled })
-            #expect(a.getNow(id: account.id) == nil)
+            #expect(a.getNow(id: account.accountID) == nil)
             try await server.restart()
             #expect(try await Self.eventually { a.cache.isEnabled })
             // The restarted server lost the data: the cache must not remember it.
-            #expect(try await a.get(id: account.id) == nil)
+            #expect(try await a.get(id: account.accountID) == nil)
         }
     }
 

@@ -49,16 +49,16 @@ struct RedisAccountRepositoryTests {
             let second = RedisAccountRepository(client: server.client())
             let account = Account.make(uid: "shared")
             try await first.put(account)
-            #expect(try await second.get(id: account.id) == account)
-            let renamed = try await second.update(id: account.id) { current in
+            #expect(try await second.get(id: account.accountID) == account)
+            let renamed = try await second.update(id: account.accountID) { current in
                 var next = current
                 next?.screenName = "renamed by replica two"
                 return next
             }
-            #expect(try await first.get(id: account.id) == renamed)
+            #expect(try await first.get(id: account.accountID) == renamed)
             #expect(try await first.list(provider: "github") == [renamed].compactMap { $0 })
-            #expect(try await first.delete(id: account.id) == renamed)
-            #expect(try await second.get(id: account.id) == nil)
+            #expect(try await first.delete(id: account.accountID) == renamed)
+            #expect(try await second.get(id: account.accountID) == nil)
             #expect(try await second.list(provider: nil).isEmpty)
         }
     }
@@ -66,7 +66,7 @@ struct RedisAccountRepositoryTests {
     @Test func concurrentUpdatesFromTwoReplicasAreNotLost() async throws {
         try await RedisServer.with { server async throws in
             let replicas = [RedisAccountRepository(client: server.client()), RedisAccountRepository(client: server.client())]
-            let id = Account.make(uid: "counter").id
+            let id = Account.make(uid: "counter").accountID
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<60 {
                     let replica = replicas[index % 2]
@@ -96,7 +96,7 @@ struct RedisAccountRepositoryTests {
             #expect(stored.bytes == (try PlainJSONAccountCodec().encode(account)))
             #expect(try await client.command("SMEMBERS", "tb:accounts") == .array([.bulk(Array("twitter:783214".utf8))]))
             #expect(try await client.command("SMEMBERS", "tb:accounts:twitter") == .array([.bulk(Array("twitter:783214".utf8))]))
-            _ = try await repository.delete(id: account.id)
+            _ = try await repository.delete(id: account.accountID)
             #expect(try await client.command("KEYS", "*") == .array([]))
         }
     }
@@ -110,9 +110,13 @@ struct RedisAccountRepositoryTests {
             let raw = try #require(try await client.command("GET", "tb:account:\(account.id)").bytes)
             #expect(raw.starts(with: ScramblingTestCodec.header))
             #expect(!String(decoding: raw, as: UTF8.self).contains("SENTINEL"))
-            #expect(try await RedisAccountRepository(client: server.client(), codec: ScramblingTestCodec()).get(id: account.id) == account)
+            #expect(
+                try await RedisAccountRepository(client: server.client(), codec: ScramblingTestCodec()).get(id: account.accountID)
+                    == account)
             // A repository with another codec cannot read it, and says which key is at fault.
-            let error = await #expect(throws: StoreError.self) { try await RedisAccountRepository(client: client).get(id: account.id) }
+            let error = await #expect(throws: StoreError.self) {
+                try await RedisAccountRepository(client: client).get(id: account.accountID)
+            }
             guard case .corrupt(let path, _)? = error else {
                 Issue.record("expected corrupt, got \(String(describing: error))")
                 return
@@ -153,7 +157,7 @@ struct RedisAccountRepositoryTests {
             let score = try #require(try await client.command("ZSCORE", "tb:census:expiring", expired.id).string.flatMap(Double.init))
             #expect(abs(score - expired.expiresAt!.timeIntervalSince1970) < 0.001)
             // From then on the writes keep them: no second pass.
-            _ = try await repository.delete(id: dead.id)
+            _ = try await repository.delete(id: dead.accountID)
             #expect(
                 try await repository.statusCounts(at: .fixture) == AccountStatusCounts(active: 1, expired: 1, reauthorizationRequired: 0))
         }
@@ -166,7 +170,7 @@ struct RedisAccountRepositoryTests {
             let account = Account.make(uid: "1")
             try await repository.put(account)
             await #expect(throws: StoreError.self) {
-                _ = try await repository.update(id: account.id) { _ in Account.make(uid: "2") }
+                _ = try await repository.update(id: account.accountID) { _ in Account.make(uid: "2") }
             }
             #expect(try await repository.list(provider: nil) == [account])
             // The refused update's WATCH is gone: after another writer touches the key,
@@ -207,8 +211,8 @@ struct RedisAccountRepositoryTests {
             try await repository.put(account)
             _ = try await admin.command(RedisCommand(Self.indexDenyingUser))
             let partial = RedisAccountRepository(client: RedisClient(url: server.url(username: "partial", password: "SENTINEL-acl")))
-            await #expect(throws: StoreError.self) { _ = try await partial.delete(id: account.id) }
-            #expect(try await partial.get(id: account.id) == account)
+            await #expect(throws: StoreError.self) { _ = try await partial.delete(id: account.accountID) }
+            #expect(try await partial.get(id: account.accountID) == account)
             #expect(try await repository.list(provider: "github") == [account])
         }
     }

@@ -46,7 +46,7 @@ struct RedisRefreshBackoffStoreTests {
             let seeded = try await world.seedExpired()
             var errors: [String] = []
             for round in 0..<20 {
-                let error = await refusal { try await replicas[round % 2].account(id: seeded.id) }
+                let error = await refusal { try await replicas[round % 2].account(id: seeded.accountID) }
                 errors.append(error?.code ?? "none")
                 world.clock.advance(5)
             }
@@ -54,12 +54,12 @@ struct RedisRefreshBackoffStoreTests {
             // 100 s of reads on two replicas: one call, and both replicas know when the next try is.
             #expect(world.upstream.calls == 1)
             for replica in replicas {
-                #expect(await replica.retryAfter(accountID: seeded.id) == 20)
+                #expect(await replica.retryAfter(accountID: seeded.accountID) == 20)
             }
             world.upstream.answer(status: 200, retryAfter: nil)
             world.clock.advance(20)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
-                for index in 0..<10 { group.addTask { try await replicas[index % 2].account(id: seeded.id).accessToken.value } }
+                for index in 0..<10 { group.addTask { try await replicas[index % 2].account(id: seeded.accountID).accessToken.value } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
             }
             #expect(tokens == ["ya29.after"])
@@ -79,14 +79,14 @@ struct RedisRefreshBackoffStoreTests {
             let unreachable = RedisRefreshBackoffStore(client: dead.client(timeout: 0.5))
             await dead.stop()
             let service = world.replica(backoff: unreachable)
-            #expect(await refusal { try await service.account(id: seeded.id) }?.code == "upstream_error")
+            #expect(await refusal { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
             #expect(world.upstream.calls == 1)
             world.clock.advance(30)
-            #expect(await refusal { try await service.account(id: seeded.id) }?.code == "upstream_error")
+            #expect(await refusal { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
             #expect(world.upstream.calls == 1)
             world.upstream.answer(status: 200, retryAfter: nil)
             world.clock.advance(30)
-            #expect(try await service.account(id: seeded.id).accessToken.value == "ya29.after")
+            #expect(try await service.account(id: seeded.accountID).accessToken.value == "ya29.after")
             #expect(world.upstream.calls == 2)
         }
     }

@@ -14,15 +14,15 @@ public enum AccountRepositoryConformance {
         let repository = try open()
         let alice = Account.make(uid: "1")
         let bob = Account.make(uid: "2")
-        #expect(try await repository.get(id: alice.id) == nil)
+        #expect(try await repository.get(id: alice.accountID) == nil)
         try await repository.put(alice)
         try await repository.put(bob)
         #expect(try await repository.get(id: "github:1") == alice)
         #expect(try await repository.list(provider: nil) == [alice, bob])
 
-        #expect(try await repository.delete(id: alice.id) == alice)
-        #expect(try await repository.get(id: alice.id) == nil)
-        #expect(try await repository.delete(id: alice.id) == nil)
+        #expect(try await repository.delete(id: alice.accountID) == alice)
+        #expect(try await repository.get(id: alice.accountID) == nil)
+        #expect(try await repository.delete(id: alice.accountID) == nil)
         #expect(try await repository.list(provider: nil) == [bob])
         #expect(try await open().list(provider: nil) == [bob])
     }
@@ -35,7 +35,7 @@ public enum AccountRepositoryConformance {
 
         let later = Date.fixture.addingTimeInterval(7200)
         let fresh = Account.make(uid: "42", accessToken: "new-token", scope: "repo user", createdAt: later)
-        let stored = try await repository.update(id: fresh.id) { existing in
+        let stored = try await repository.update(id: fresh.accountID) { existing in
             var next = fresh
             next.createdAt = existing?.createdAt ?? fresh.createdAt
             return next
@@ -71,7 +71,7 @@ public enum AccountRepositoryConformance {
     /// Fifty concurrent read-modify-writes of one id all count: none is lost.
     public static func concurrentUpdatesAreNotLost(_ open: RepositoryOpener) async throws {
         let repository = try open()
-        let id = Account.make(uid: "counter").id
+        let id = Account.make(uid: "counter").accountID
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<50 {
                 group.addTask {
@@ -107,8 +107,8 @@ public enum AccountRepositoryConformance {
         let repository = try open()
         let full = Account.makeFull()
         try await repository.put(full)
-        let before = try #require(try await repository.get(id: full.id))
-        let after = try #require(try await open().get(id: full.id))
+        let before = try #require(try await repository.get(id: full.accountID))
+        let after = try #require(try await open().get(id: full.accountID))
         #expect(after == before)
         #expect(after.status == .reauthorizationRequired)
         #expect(after.refreshToken == Secret("refresh-SENTINEL-2"))
@@ -158,7 +158,7 @@ public enum AccountRepositoryConformance {
 
         // Pages of two: every account once, in order; the last page says there is no next.
         var seen: [String] = []
-        var after: String?
+        var after: AccountID?
         var pages = 0
         repeat {
             let page = try await repository.page(after: after, limit: 2, filter: AccountFilter())
@@ -212,7 +212,7 @@ public enum AccountRepositoryConformance {
                 for account in added { try await repository.put(account) }
             }
             var seen: [String] = []
-            var after: String?
+            var after: AccountID?
             var pages = 0
             repeat {
                 let page = try await repository.page(after: after, limit: 7, filter: filter)
@@ -225,8 +225,11 @@ public enum AccountRepositoryConformance {
             #expect(Set(seen).count == seen.count, "an account was listed twice")
             #expect(seen == seen.sorted { ExactKey.precedes($0, $1) })
             for account in present { #expect(seen.contains(account.id), "\(account.id) was skipped") }
-            for id in seen { #expect(filter.matches(try #require(try await repository.get(id: id)))) }
-            for account in added { _ = try await repository.delete(id: account.id) }
+            for id in seen {
+                let typed = try #require(AccountID(id))
+                #expect(filter.matches(try #require(try await repository.get(id: typed))))
+            }
+            for account in added { _ = try await repository.delete(id: account.accountID) }
         }
     }
 
@@ -235,7 +238,7 @@ public enum AccountRepositoryConformance {
         let refused = StoreError.unavailable("refused by the transform")
         let repository = try open()
         let account = Account.make(uid: "7")
-        let created = try await repository.update(id: account.id) { current in
+        let created = try await repository.update(id: account.accountID) { current in
             #expect(current == nil)
             return nil
         }
@@ -244,13 +247,13 @@ public enum AccountRepositoryConformance {
 
         try await repository.put(account)
         await #expect(throws: refused) {
-            _ = try await repository.update(id: account.id) { _ throws(StoreError) in throw refused }
+            _ = try await repository.update(id: account.accountID) { _ throws(StoreError) in throw refused }
         }
-        #expect(try await repository.get(id: account.id) == account)
+        #expect(try await repository.get(id: account.accountID) == account)
 
-        #expect(try await repository.update(id: account.id) { _ in nil } == nil)
-        #expect(try await repository.get(id: account.id) == nil)
-        #expect(try await open().get(id: account.id) == nil)
+        #expect(try await repository.update(id: account.accountID) { _ in nil } == nil)
+        #expect(try await repository.get(id: account.accountID) == nil)
+        #expect(try await open().get(id: account.accountID) == nil)
     }
 
     /// Ids that Swift calls equal but whose bytes differ (`café` composed and decomposed, `K` and U+212A
@@ -264,28 +267,28 @@ public enum AccountRepositoryConformance {
         let kelvin = Account.make(uid: "\u{212A}ay", accessToken: "token-of-kelvin")
         #expect(composed.id == decomposed.id)  // what Swift's String says, and why this suite exists
         for account in [composed, decomposed, ascii, kelvin] { try await repository.put(account) }
-        #expect(try await repository.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
-        #expect(try await repository.get(id: decomposed.id)?.accessToken == Secret("token-of-decomposed"))
-        #expect(try await repository.get(id: kelvin.id)?.accessToken == Secret("token-of-kelvin"))
+        #expect(try await repository.get(id: composed.accountID)?.accessToken == Secret("token-of-composed"))
+        #expect(try await repository.get(id: decomposed.accountID)?.accessToken == Secret("token-of-decomposed"))
+        #expect(try await repository.get(id: kelvin.accountID)?.accessToken == Secret("token-of-kelvin"))
         #expect(try await repository.list(provider: nil).count == 4)
 
-        #expect(try await repository.delete(id: decomposed.id)?.accessToken == Secret("token-of-decomposed"))
-        #expect(try await repository.get(id: decomposed.id) == nil)
-        #expect(try await repository.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
-        let updated = try await repository.update(id: ascii.id) { existing in
+        #expect(try await repository.delete(id: decomposed.accountID)?.accessToken == Secret("token-of-decomposed"))
+        #expect(try await repository.get(id: decomposed.accountID) == nil)
+        #expect(try await repository.get(id: composed.accountID)?.accessToken == Secret("token-of-composed"))
+        let updated = try await repository.update(id: ascii.accountID) { existing in
             var next = existing
             next?.scope = "changed"
             return next
         }
         #expect(updated?.uid.utf8.elementsEqual("Kay".utf8) == true)
-        #expect(try await repository.get(id: kelvin.id)?.scope == "repo")
+        #expect(try await repository.get(id: kelvin.accountID)?.scope == "repo")
 
         let reopened = try open()
         let ids = try await reopened.list(provider: nil).map { Array($0.uid.utf8) }
         #expect(ids.count == 3)
         #expect(!ids.contains(Array("cafe\u{301}".utf8)))
-        #expect(try await reopened.get(id: decomposed.id) == nil)
-        #expect(try await reopened.get(id: composed.id)?.accessToken == Secret("token-of-composed"))
+        #expect(try await reopened.get(id: decomposed.accountID) == nil)
+        #expect(try await reopened.get(id: composed.accountID)?.accessToken == Secret("token-of-composed"))
     }
 
     /// Every uid a provider may send (up to 128 bytes of UTF-8: `/`, `@`, accented letters, CJK) can be stored, read back and
@@ -301,12 +304,12 @@ public enum AccountRepositoryConformance {
         }
         let reopened = try open()
         for uid in uids {
-            let account = try #require(try await reopened.get(id: AccountID(provider: "github", uid: uid).string))
+            let account = try #require(try await reopened.get(id: AccountID(provider: "github", uid: uid)))
             #expect(account.uid.utf8.elementsEqual(uid.utf8))
             #expect(account.accessToken == Secret("token-\(uid.utf8.count)-\(uid.unicodeScalars.first!.value)"))
         }
         #expect(try await reopened.list(provider: "github").count == uids.count)
-        #expect(try await reopened.delete(id: AccountID(provider: "github", uid: uids[0]).string) != nil)
+        #expect(try await reopened.delete(id: AccountID(provider: "github", uid: uids[0])) != nil)
         #expect(try await open().list(provider: nil).count == uids.count - 1)
     }
 
@@ -331,7 +334,7 @@ public enum AccountRepositoryConformance {
         #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 1, reauthorizationRequired: 1))
 
         // Authorized again: active, with an expiry an hour on.
-        _ = try await repository.update(id: dead.id) { current in
+        _ = try await repository.update(id: dead.accountID) { current in
             var next = current
             next?.status = .active
             next?.expiresAt = Date.fixture.addingTimeInterval(3600)
@@ -339,14 +342,14 @@ public enum AccountRepositoryConformance {
         }
         #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 3, expired: 1, reauthorizationRequired: 0))
         // Refreshed: a refresh token keeps it active past its expiry.
-        _ = try await repository.update(id: expiring.id) { current in
+        _ = try await repository.update(id: expiring.accountID) { current in
             var next = current
             next?.refreshToken = Secret("refresh-2")
             return next
         }
         #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 4, expired: 0, reauthorizationRequired: 0))
-        _ = try await repository.delete(id: lasting.id)
-        _ = try await repository.update(id: refreshable.id) { _ in nil }
+        _ = try await repository.delete(id: lasting.accountID)
+        _ = try await repository.update(id: refreshable.accountID) { _ in nil }
         var revoked = Account.make(uid: "5")
         revoked.status = .reauthorizationRequired
         try await repository.put(revoked)

@@ -13,8 +13,8 @@ public final class InMemoryAccountRepository: AccountRepository {
     public init() {}
 
     /// The account with `id`, or nil.
-    public func get(id: String) async -> Account? {
-        table.withLock { $0[ExactKey(id)] }
+    public func get(id: AccountID) async -> Account? {
+        table.withLock { $0[ExactKey(id.string)] }
     }
 
     /// Stores `account` under its id.
@@ -23,8 +23,8 @@ public final class InMemoryAccountRepository: AccountRepository {
     }
 
     /// Removes and returns the account with `id`.
-    public func delete(id: String) async -> Account? {
-        table.withLock { $0.removeValue(forKey: ExactKey(id)) }
+    public func delete(id: AccountID) async -> Account? {
+        table.withLock { $0.removeValue(forKey: ExactKey(id.string)) }
     }
 
     /// Every account, or those of `provider`, sorted by id.
@@ -36,9 +36,10 @@ public final class InMemoryAccountRepository: AccountRepository {
     }
 
     /// Reads, transforms and writes the account with `id` under the lock; nil deletes it.
-    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
+    public func update(id: AccountID, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account?
+    {
         try table.withLock { accounts throws(StoreError) -> Account? in
-            let key = ExactKey(id)
+            let key = ExactKey(id.string)
             let changed = try transform(accounts[key])
             accounts[key] = changed
             return changed

@@ -13,7 +13,7 @@ public enum WebhookOutboxConformance {
     /// A delivery as the sink makes it, due at `at`.
     public static func delivery(
         _ event: String = "evt_" + String(repeating: "ab", count: 16), index: Int = 0,
-        type: BrokerEventType = .accountConnected, account: String? = "acme:4242",
+        type: BrokerEventType = .accountConnected, account: AccountID? = "acme:4242",
         url: String = "http://127.0.0.1:9/hooks", at: Date = .fixture
     ) -> WebhookDelivery {
         WebhookDelivery(

@@ -188,7 +188,7 @@ enum StorageBackendConformanceTests {
                 let sink = OutboxEventSink(outbox: outbox, urls: ["http://127.0.0.1:9/hooks"], now: { .fixture }, wallClock: { .fixture })
                 let account = Account.make(uid: "7")
                 _ = try await storage.accounts.update(
-                    id: account.id,
+                    id: account.accountID,
                     reporting: { before, after in
                         guard before == nil, let after else { return nil }
                         return (.accountConnected, BrokerEventData(account: after))
@@ -196,8 +196,8 @@ enum StorageBackendConformanceTests {
                 ) { _ in account }
                 let claimed = try await outbox.claim(limit: 10, now: Date.fixture.addingTimeInterval(1), lease: 60)
                 #expect(claimed.map(\.delivery.eventType) == [BrokerEventType.accountConnected.rawValue])
-                #expect(claimed.map(\.delivery.accountID) == [account.id])
-                #expect(try await storage.accounts.get(id: account.id) == account)
+                #expect(claimed.map(\.delivery.accountID) == [account.accountID])
+                #expect(try await storage.accounts.get(id: account.accountID) == account)
             }
         }
     }

@@ -55,7 +55,7 @@ final class ConnectPageHandlers: Sendable {
         for id in (session?.accountIDs ?? []).reversed() {
             let (provider, uid) = ConnectPage.split(id)
             do {
-                let account = try await accounts.account(id: id)
+                let account = try await accounts.account(id: AccountID.stored(id))
                 items.append(
                     ConnectPage.AccountItem(
                         id: id, provider: account.provider, uid: account.uid, screenName: account.screenName,
@@ -104,7 +104,7 @@ final class ConnectPageHandlers: Sendable {
         }
         let (provider, uid) = ConnectPage.split(id)
         // Named as the page names it; a read that fails (already deleted, expired) still lets the person confirm.
-        let screenName = try? await accounts.account(id: id).screenName
+        let screenName = try? await accounts.account(id: AccountID.stored(id)).screenName
         let page = DisconnectConfirmation(
             accountID: id, providerName: displayNames[provider] ?? provider, who: screenName ?? uid,
             revokes: accounts.revokes(provider: provider), csrfToken: csrf.token(session: cookie), appearance: appearance)
@@ -144,7 +144,7 @@ final class ConnectPageHandlers: Sendable {
         }
         var kind = ConnectPageNotice.Kind.disconnected
         do {
-            let result = try await accounts.delete(id: id)
+            let result = try await accounts.delete(id: AccountID.stored(id))
             audit.recordDeletion(result, caller: AccessControl.browser, request: request)
             var fields: [(String, LogValue)] = [("account", .string(id)), ("via", .string("connect page"))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }

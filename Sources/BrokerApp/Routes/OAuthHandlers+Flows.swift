@@ -43,7 +43,7 @@ extension OAuthHandlers {
         AccountJSON.object([
             ("state", JSONString.quote(outcome.state)), ("status", JSONString.quote(outcome.status.rawValue)),
             ("provider", JSONString.quote(outcome.provider)),
-            ("account", outcome.accountID.map(JSONString.quote) ?? "null"),
+            ("account", outcome.accountID.map { JSONString.quote($0.string) } ?? "null"),
             ("end_user_id", outcome.endUserID.map(JSONString.quote) ?? "null"),
             ("error", outcome.error.map(JSONString.quote) ?? "null"),
             ("expires_at", AccountJSON.date(outcome.expiresAt)), ("ended_at", AccountJSON.date(outcome.endedAt)),

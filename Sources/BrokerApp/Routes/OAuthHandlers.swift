@@ -159,11 +159,14 @@ final class OAuthHandlers: Sendable {
     /// try the provider again (RFC 9110 §10.2.3); asking sooner gets the same error.
     func account(_ request: Request) async -> Response {
         var authorizedID: String?
+        var storedID: AccountID?
         var caller = AccessControl.browser
         do {
-            let id = try Self.accountID(request)
-            caller = try access.require(request, mayUse: id)
-            authorizedID = id
+            let raw = try Self.accountID(request)
+            caller = try access.require(request, mayUse: raw)
+            authorizedID = raw
+            let id = try AccountID.stored(raw)
+            storedID = id
             let account = try await accounts.account(id: id)
             audit.record(.tokenRead, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
@@ -171,7 +174,7 @@ final class OAuthHandlers: Sendable {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
             if let id = authorizedID { audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = authorizedID, error.isUpstreamFailure,
+            if let id = storedID, error.isUpstreamFailure,
                 let seconds = await accounts.retryAfter(accountID: id)
             {
                 response.headers.add(name: "Retry-After", value: String(seconds))
@@ -183,8 +186,8 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
-        guard let id = try? Self.accountID(request), let caller = try? access.require(request, mayUse: id),
-            let account = accounts.accountNow(id: id)
+        guard let raw = try? Self.accountID(request), let caller = try? access.require(request, mayUse: raw),
+            let id = AccountID(raw), let account = accounts.accountNow(id: id)
         else { return nil }
         audit.record(.tokenRead, account, caller: caller, request: request)
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
@@ -203,9 +206,10 @@ final class OAuthHandlers: Sendable {
         do {
             let listing = try OwnerParameters.listing(request)
             let scope = ListingCursor.scope(listing, session: session != nil)
-            var after: String?
+            var after: AccountID?
             if let cursor = listing.cursor {
-                guard let id = cursors.after(cursor, scope: scope) else {
+                // A cursor this broker signed holds a stored account's id, which always has its `:`.
+                guard let id = cursors.after(cursor, scope: scope).flatMap({ AccountID($0) }) else {
                     throw BrokerError.badRequest("cursor is not one this broker gave out for these filters.")
                 }
                 after = id
@@ -213,11 +217,12 @@ final class OAuthHandlers: Sendable {
             let page =
                 if let session {
                     try await accounts.page(
-                        ids: session.accountIDs, after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
+                        ids: session.accountIDs.compactMap { AccountID($0) }, after: after, limit: listing.limit, filter: listing.filter,
+                        status: listing.status)
                 } else {
                     try await accounts.page(after: after, limit: listing.limit, filter: listing.filter, status: listing.status)
                 }
-            let next = page.nextAfter.map { JSONString.quote(cursors.cursor(after: $0, scope: scope)) } ?? "null"
+            let next = page.nextAfter.map { JSONString.quote(cursors.cursor(after: $0.string, scope: scope)) } ?? "null"
             let body =
                 "{\"accounts\":["
                 + page.accounts.map { AccountJSON.summary($0, status: accounts.reportedStatus(of: $0)) }.joined(separator: ",")
@@ -239,6 +244,7 @@ final class OAuthHandlers: Sendable {
     /// off, the last try's error comes back at once with `Retry-After`.
     func refresh(_ request: Request, cors: CORSPolicy) async -> Response {
         var accountID: String?
+        var storedID: AccountID?
         var caller = AccessControl.browser
         do {
             let id = try Self.accountID(request)
@@ -251,14 +257,16 @@ final class OAuthHandlers: Sendable {
                     headers: Self.noStore())
             }
             accountID = id
-            let account = try await accounts.refreshNow(id: id)
+            let typed = try AccountID.stored(id)
+            storedID = typed
+            let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID { audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code) }
-            if let id = accountID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
+            if let id = storedID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
             return response
@@ -285,7 +293,7 @@ final class OAuthHandlers: Sendable {
         do {
             let id = try Self.accountID(request)
             let caller = try access.require(request, mayUse: id)
-            let result = try await accounts.delete(id: id)
+            let result = try await accounts.delete(id: try AccountID.stored(id))
             audit.recordDeletion(result, caller: caller, request: request)
             var fields: [(String, LogValue)] = [("account", .string(id))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }

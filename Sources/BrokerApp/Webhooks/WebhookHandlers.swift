@@ -88,7 +88,7 @@ struct WebhookHandlers: Sendable {
         json.string("id", d.id)
         json.string("event_id", d.eventID)
         json.string("type", d.eventType)
-        json.string("account_id", d.accountID)
+        json.string("account_id", d.accountID?.string)
         json.string("url", d.displayURL)
         json.raw("attempts", String(d.attempts))
         json.raw("enqueued_at", AccountJSON.date(d.enqueuedAt))

@@ -89,7 +89,7 @@ final class Webhooks: Sendable {
             ("url", .string(d.displayURL)), ("attempt", .int(d.attempts + 1)),
             ("duration_ms", .double(report.duration * 1000, decimals: 1)),
         ]
-        if let account = d.accountID { fields.append(("account", .string(account))) }
+        if let account = d.accountID { fields.append(("account", .string(account.string))) }
         if let failure = report.failure { fields.append(("error", .string(failure))) }
         if let problem = report.storeError {
             fields.append(("store_error", .string(problem.message)))
@@ -122,7 +122,7 @@ struct LoggedEventSink: EventSink {
                 ("type", .string(type.rawValue)), ("provider", .string(data.provider)),
                 ("error", .string(error.message)),
             ]
-            if let account = data.accountID { fields.append(("account", .string(account))) }
+            if let account = data.accountID { fields.append(("account", .string(account.string))) }
             logger.log(.error, "webhook event not recorded", fields)
             throw error
         }

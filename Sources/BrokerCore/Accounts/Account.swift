@@ -46,7 +46,10 @@ public struct Account: Sendable, Equatable {
     public var tags: [String: String]
 
     /// The repository key: `provider:uid`, as ``AccountID`` builds it.
-    public var id: String { AccountID(provider: provider, uid: uid).string }
+    public var id: String { accountID.string }
+
+    /// The repository key as a typed id, `provider:uid`.
+    public var accountID: AccountID { AccountID(provider: provider, uid: uid) }
 
     /// Creates an account; optional fields default to absent and the status to active.
     public init(

@@ -39,10 +39,10 @@ public struct AccountPage: Sendable, Equatable {
     /// The accounts, sorted by id.
     public var accounts: [Account]
     /// The id of the last account when more may follow: the `after` of the next page; nil on the last page.
-    public var nextAfter: String?
+    public var nextAfter: AccountID?
 
     /// Creates a page.
-    public init(accounts: [Account], nextAfter: String?) {
+    public init(accounts: [Account], nextAfter: AccountID?) {
         self.accounts = accounts
         self.nextAfter = nextAfter
     }
@@ -52,10 +52,10 @@ public struct AccountPage: Sendable, Equatable {
     /// Keyset paging: the next page starts after the last id returned, so an
     /// account added or removed meanwhile moves no other across a page boundary:
     /// every account there throughout is listed exactly once.
-    public static func slice(_ sorted: [Account], after: String?, limit: Int, filter: AccountFilter) -> AccountPage {
+    public static func slice(_ sorted: [Account], after: AccountID?, limit: Int, filter: AccountFilter) -> AccountPage {
         var page: [Account] = []
-        for account in sorted where after.map({ ExactKey.precedes($0, account.id) }) ?? true && filter.matches(account) {
-            if page.count == limit { return AccountPage(accounts: page, nextAfter: page.last?.id) }
+        for account in sorted where after.map({ ExactKey.precedes($0.string, account.id) }) ?? true && filter.matches(account) {
+            if page.count == limit { return AccountPage(accounts: page, nextAfter: page.last?.accountID) }
             page.append(account)
         }
         return AccountPage(accounts: page, nextAfter: nil)
@@ -67,7 +67,7 @@ extension AccountRepository {
     ///
     /// This default reads the provider's list and filters it in memory; the
     /// file store and the Redis store answer from their indexes.
-    public func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
+    public func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
         AccountPage.slice(try await list(provider: filter.provider), after: after, limit: max(1, limit), filter: filter)
     }
 }

@@ -16,7 +16,7 @@ public enum AccountRekey {
     public static func run(repository: some AccountRepository, concurrency: Int = defaultConcurrency) async throws(StoreError) -> Int {
         let accounts = try await repository.list(provider: nil)
         return try await count(accounts, concurrency: concurrency) { (account) async throws(StoreError) in
-            guard let current = try await repository.get(id: account.id) else { return false }
+            guard let current = try await repository.get(id: account.accountID) else { return false }
             try await repository.put(current)
             return true
         }

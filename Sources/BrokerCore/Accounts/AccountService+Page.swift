@@ -6,14 +6,14 @@ extension AccountService {
     ///
     /// `expired` is decided here (``reportedStatus(of:)``: expired and not
     /// refreshable), so the repository gets it as the filter's further test.
-    public func page(after: String?, limit: Int, filter: AccountFilter, status: String?) async throws(BrokerError) -> AccountPage {
+    public func page(after: AccountID?, limit: Int, filter: AccountFilter, status: String?) async throws(BrokerError) -> AccountPage {
         do { return try await accounts.page(after: after, limit: limit, filter: withStatus(filter, status)) } catch {
             throw BrokerError(error)
         }
     }
 
     /// The same page among the accounts `ids` (a browser session's): ids no longer stored are skipped.
-    public func page(ids: [String], after: String?, limit: Int, filter: AccountFilter, status: String?) async throws(BrokerError)
+    public func page(ids: [AccountID], after: AccountID?, limit: Int, filter: AccountFilter, status: String?) async throws(BrokerError)
         -> AccountPage
     {
         AccountPage.slice(

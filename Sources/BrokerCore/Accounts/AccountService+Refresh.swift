@@ -29,7 +29,7 @@ extension AccountService {
     /// with notFound, reauthorizationRequired (the grant is dead, or the
     /// provider just rejected the refresh token), notRefreshable (no refresh
     /// token, or a provider that cannot refresh), or the provider's error.
-    public func refreshNow(id: String) async throws(BrokerError) -> Account {
+    public func refreshNow(id: AccountID) async throws(BrokerError) -> Account {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let account = found else { throw .notFound }
@@ -44,8 +44,8 @@ extension AccountService {
     }
 
     /// Whole seconds until the next refresh try of `accountID` while it backs off, for a `Retry-After` answer; nil when it does not.
-    public func retryAfter(accountID: String) async -> Int? {
-        await refresher.flight.retryAfterSeconds(accountID)
+    public func retryAfter(accountID: AccountID) async -> Int? {
+        await refresher.flight.retryAfterSeconds(accountID.string)
     }
 
     /// The status API clients see: `reauthorization_required`, `expired` (past expiry and not refreshable), else `active`.
@@ -66,7 +66,7 @@ extension AccountService {
 extension AccountService {
     /// The account when it can be served without waiting: held in memory, active, unexpired
     /// and not due for refresh. Nil means "ask `account(id:)`", never "absent".
-    public func accountNow(id: String) -> Account? {
+    public func accountNow(id: AccountID) -> Account? {
         guard let reader = immediateReader, let account = reader.getNow(id: id),
             account.status == .active
         else { return nil }

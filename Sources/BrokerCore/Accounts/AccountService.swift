@@ -72,7 +72,7 @@ public final class AccountService: Sendable {
     /// after such a failure, a read of its expired token gets that failure's
     /// error at once, without calling the provider. An expired account is treated
     /// as absent but stays stored until a new authorization replaces it.
-    public func account(id: String) async throws(BrokerError) -> Account {
+    public func account(id: AccountID) async throws(BrokerError) -> Account {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard var account = found else { throw .notFound }
@@ -99,7 +99,7 @@ public final class AccountService: Sendable {
 
     /// The stored accounts among `ids` (a browser session's), those of `provider` only when given, sorted by id;
     /// ids no longer stored are skipped and nothing is refreshed.
-    public func list(ids: [String], provider: String?) async throws(BrokerError) -> [Account] {
+    public func list(ids: [AccountID], provider: String?) async throws(BrokerError) -> [Account] {
         var found: [Account] = []
         for id in ids {
             let account: Account?
@@ -119,7 +119,7 @@ public final class AccountService: Sendable {
     /// it; when either cannot be written this fails with
     /// ``BrokerError/storageUnavailable(_:)``. Only the call that removed the
     /// record reports it.
-    public func delete(id: String) async throws(BrokerError) -> DeletionResult {
+    public func delete(id: AccountID) async throws(BrokerError) -> DeletionResult {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let account = found else { throw .notFound }

@@ -47,7 +47,7 @@ extension AuthorizationService {
             await recordOutcome(of: flow, at: takenAt, accountID: nil, error: error)
             throw error
         }
-        await recordOutcome(of: flow, at: now(), accountID: account.id, error: nil)
+        await recordOutcome(of: flow, at: now(), accountID: account.accountID, error: nil)
         onFlow(.completed(provider: flow.provider))
         if extrasDropped { onFlow(.extrasDropped(provider: flow.provider)) }
         return (account, flow.returnTo)
@@ -58,7 +58,7 @@ extension AuthorizationService {
     /// A flow taken after its expiry keeps its pending outcome, which reads as
     /// expired. The account (or the failure) stands whether or not this write
     /// succeeds: a back end that cannot read the outcome sees the flow expire.
-    private func recordOutcome(of flow: PendingFlow, at endedAt: Date, accountID: String?, error: BrokerError?) async {
+    private func recordOutcome(of flow: PendingFlow, at endedAt: Date, accountID: AccountID?, error: BrokerError?) async {
         guard let outcomes, !flow.isExpired(at: endedAt) || accountID != nil else { return }
         let outcome = FlowOutcome(
             state: flow.state, provider: flow.provider, status: accountID == nil ? .failed : .completed,
@@ -117,7 +117,7 @@ extension AuthorizationService {
         )
     {
         let issuedAt = now()
-        let id = AccountID(provider: provider, uid: uid).string
+        let id = AccountID(provider: provider, uid: uid)
         let existed = TransformWitness(false)
         let stored: Account?
         let assigned = owner.flatMap { $0.assignsOwner ? (endUser: $0.endUser, tags: $0.tags) : nil }

@@ -28,7 +28,7 @@ public struct FlowOutcome: Sendable, Equatable {
     /// As stored: ``Status/pending``, ``Status/completed`` or ``Status/failed``; see ``status(at:)`` for what is reported.
     public var status: Status
     /// The account the flow created or updated, when completed.
-    public var accountID: String?
+    public var accountID: AccountID?
     /// The end user the back end started the flow for, when it named one.
     public var endUserID: String?
     /// The error code the browser saw (`access_denied`, `upstream_error`, …), when failed.
@@ -42,7 +42,7 @@ public struct FlowOutcome: Sendable, Equatable {
 
     /// Creates an outcome; optional fields default to absent.
     public init(
-        state: String, provider: String, status: Status, accountID: String? = nil, endUserID: String? = nil,
+        state: String, provider: String, status: Status, accountID: AccountID? = nil, endUserID: String? = nil,
         error: String? = nil, expiresAt: Date, endedAt: Date? = nil, keepUntil: Date
     ) {
         self.state = state

@@ -13,7 +13,7 @@ extension AccountRepository {
     /// ``update(id:reporting:to:_:)`` does for a repository that cannot write
     /// both in one step, or a sink that writes to no outbox of its store.
     public func updateThenRecord(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
         let before = TransformWitness<Account?>(nil)
@@ -27,7 +27,7 @@ extension AccountRepository {
 
     /// By default, ``updateThenRecord(id:reporting:to:_:)``: the change, then its event.
     public func update(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
         try await updateThenRecord(id: id, reporting: event, to: sink, transform)

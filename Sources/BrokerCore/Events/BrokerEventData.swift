@@ -7,7 +7,7 @@ import Foundation
 /// labels put on it (an object of strings), taken from the account.
 public struct BrokerEventData: Sendable, Equatable {
     /// The account's id, `provider:uid`; nil for a sign-in that failed before any account existed.
-    public var accountID: String?
+    public var accountID: AccountID?
     /// The provider's name.
     public var provider: String
     /// The user's id at the provider, when known.
@@ -37,7 +37,7 @@ public struct BrokerEventData: Sendable, Equatable {
     /// The data of an event about `account`, with its status as `status` (default: the account's own).
     public init(account: Account, status: String? = nil) {
         provider = account.provider
-        accountID = account.id
+        accountID = account.accountID
         uid = account.uid
         self.status = status ?? account.status.rawValue
         expiresAt = account.expiresAt
@@ -60,7 +60,7 @@ extension BrokerEventData: Encodable {
     /// Writes the fields that are set; dates as RFC 3339 text.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(accountID, forKey: .accountID)
+        try container.encodeIfPresent(accountID?.string, forKey: .accountID)
         try container.encode(provider, forKey: .provider)
         try container.encodeIfPresent(uid, forKey: .uid)
         try container.encodeIfPresent(endUserID, forKey: .endUserID)

@@ -14,7 +14,7 @@ public struct WebhookDelivery: Sendable, Equatable, Codable {
     /// The event's type, for logs, metrics and `webhooks list`.
     public var eventType: String
     /// The account it is about, when there is one, for `webhooks list`.
-    public var accountID: String?
+    public var accountID: AccountID?
     /// The receiver.
     public var url: String
     /// The event's JSON.
@@ -31,7 +31,7 @@ public struct WebhookDelivery: Sendable, Equatable, Codable {
     public var droppedAt: Date?
 
     /// Creates a pending delivery with no attempt made, due at `enqueuedAt`.
-    public init(id: String, eventID: String, eventType: String, accountID: String?, url: String, body: String, enqueuedAt: Date) {
+    public init(id: String, eventID: String, eventType: String, accountID: AccountID?, url: String, body: String, enqueuedAt: Date) {
         self.id = id
         self.eventID = eventID
         self.eventType = eventType

@@ -19,7 +19,7 @@ public enum FlowOutcomeCodec {
     package static func record(for outcome: FlowOutcome) -> FlowOutcomeJSON {
         FlowOutcomeJSON(
             version: version, state: outcome.state, provider: outcome.provider, status: outcome.status.rawValue,
-            account: outcome.accountID, endUserID: outcome.endUserID, error: outcome.error,
+            account: outcome.accountID?.string, endUserID: outcome.endUserID, error: outcome.error,
             expiresAt: RFC3339Date.format(outcome.expiresAt), endedAt: outcome.endedAt.map(RFC3339Date.format),
             // Rounded up: an outcome is kept at least as long as asked, never a fraction of a second less.
             keepUntil: RFC3339Date.format(Date(timeIntervalSince1970: outcome.keepUntil.timeIntervalSince1970.rounded(.up))))
@@ -33,8 +33,13 @@ public enum FlowOutcomeCodec {
         guard let status = FlowOutcome.Status(rawValue: record.status) else {
             throw .corrupt(path: path, reason: "field \"status\" is not a flow status")
         }
+        var accountID: AccountID?
+        if let account = record.account {
+            guard let id = AccountID(account) else { throw .corrupt(path: path, reason: "field \"account\" is not an account id") }
+            accountID = id
+        }
         return FlowOutcome(
-            state: record.state, provider: record.provider, status: status, accountID: record.account,
+            state: record.state, provider: record.provider, status: status, accountID: accountID,
             endUserID: record.endUserID, error: record.error,
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
             endedAt: try JSONRecord.date(record.endedAt, field: "ended_at", path: path),

@@ -13,7 +13,7 @@ extension RefreshCoordinator {
             if error.error == .reauthorizationRequired {
                 await flight.clearBackoff(account.id)
                 report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
-                return try await markReauthorizationRequired(account.id, rejected: refreshToken)
+                return try await markReauthorizationRequired(account.accountID, rejected: refreshToken)
             }
             let backoff = await flight.recordFailure(error, for: account.id)
             await pauseProvider(account.provider, after: error)
@@ -21,7 +21,7 @@ extension RefreshCoordinator {
             await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)
         }
-        let (stored, previousExpiry) = try await store(grant, in: account.id, replacing: refreshToken)
+        let (stored, previousExpiry) = try await store(grant, in: account.accountID, replacing: refreshToken)
         await flight.clearBackoff(account.id)
         var warnings: [Event.Warning] = []
         if let previousExpiry, let newExpiry = stored.expiresAt, newExpiry <= previousExpiry,
@@ -59,7 +59,7 @@ extension RefreshCoordinator {
     /// documents the provider's ``ResourceLookup``s fetched at connect (``TokenGrant/extrasKeptAcrossRefresh``).
     /// Returns the account as stored and the expiry the replaced token had.
     nonisolated func store(
-        _ grant: TokenGrant, in id: String, replacing used: Secret
+        _ grant: TokenGrant, in id: AccountID, replacing used: Secret
     ) async throws(BrokerError) -> (Account, previousExpiry: Date?) {
         let issuedAt = now()
         let previousExpiry = TransformWitness<Date?>(nil)
@@ -100,7 +100,7 @@ extension RefreshCoordinator {
     /// re-authorized meanwhile comes back as refreshed. The write that changes
     /// the status carries `account.reauthorization_required` in the same
     /// durable step, so the event is reported once per change.
-    nonisolated func markReauthorizationRequired(_ id: String, rejected: Secret) async throws(BrokerError) -> Outcome {
+    nonisolated func markReauthorizationRequired(_ id: AccountID, rejected: Secret) async throws(BrokerError) -> Outcome {
         let at = now()
         let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
             guard var account = existing, account.refreshToken == rejected, account.status == .active else { return existing }
@@ -146,7 +146,7 @@ extension RefreshCoordinator {
 
     /// Tells ``onEvent`` about one provider call.
     nonisolated func report(_ account: Account, _ result: Event.Result, warnings: [Event.Warning] = []) {
-        var event = Event(provider: account.provider, accountID: account.id, result: result)
+        var event = Event(provider: account.provider, accountID: account.accountID, result: result)
         event.warnings = warnings
         onEvent(event)
     }

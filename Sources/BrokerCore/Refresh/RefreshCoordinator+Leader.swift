@@ -21,7 +21,7 @@ extension RefreshCoordinator {
         var backoffKey: String? { respectingBackoff ? initial.id : nil }
 
         func reread() async throws(BrokerError) -> Account {
-            try await coordinator.read(initial.id)
+            try await coordinator.read(initial.accountID)
         }
 
         func settled(_ current: Account) throws(BrokerError) -> Outcome? {
@@ -66,7 +66,7 @@ extension RefreshCoordinator {
     }
 
     /// The stored account `id`; notFound when it was deleted.
-    nonisolated func read(_ id: String) async throws(BrokerError) -> Account {
+    nonisolated func read(_ id: AccountID) async throws(BrokerError) -> Account {
         let found: Account?
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let found else { throw .notFound }

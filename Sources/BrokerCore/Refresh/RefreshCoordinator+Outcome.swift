@@ -50,14 +50,14 @@ extension RefreshCoordinator {
         /// The provider called.
         public var provider: String
         /// The account refreshed.
-        public var accountID: String
+        public var accountID: AccountID
         /// What happened.
         public var result: Result
         /// What an operator should hear of besides: only with ``Result/refreshed``.
         public var warnings: [Warning] = []
 
         /// Creates an event.
-        public init(provider: String, accountID: String, result: Result) {
+        public init(provider: String, accountID: AccountID, result: Result) {
             self.provider = provider
             self.accountID = accountID
             self.result = result

@@ -119,7 +119,7 @@ public actor RefreshCoordinator {
     }
 
     /// When the next try for `accountID` may start while it backs off after transient failures, or nil when it is not backing off.
-    public nonisolated func retryNotBefore(accountID: String) async -> Date? {
-        await flight.activeBackoff(accountID)?.notBefore
+    public nonisolated func retryNotBefore(accountID: AccountID) async -> Date? {
+        await flight.activeBackoff(accountID.string)?.notBefore
     }
 }

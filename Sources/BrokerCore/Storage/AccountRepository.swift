@@ -4,11 +4,11 @@
 /// ``BrokerError/storageUnavailable(_:)`` with ``BrokerError/init(_:)``.
 public protocol AccountRepository: Sendable {
     /// The account with `id`, or nil.
-    func get(id: String) async throws(StoreError) -> Account?
+    func get(id: AccountID) async throws(StoreError) -> Account?
     /// Stores `account` under its id, replacing any earlier record; returns only after the write is durable.
     func put(_ account: Account) async throws(StoreError)
     /// Removes the account with `id` and returns it, or returns nil when there was none.
-    func delete(id: String) async throws(StoreError) -> Account?
+    func delete(id: AccountID) async throws(StoreError) -> Account?
     /// Every account, or those of one provider, sorted by id (UTF-8 byte order).
     func list(provider: String?) async throws(StoreError) -> [Account]
     /// Up to `limit` (≥ 1) accounts passing `filter` whose id sorts after `after` (nil: from the start), sorted by id
@@ -17,13 +17,13 @@ public protocol AccountRepository: Sendable {
     /// Paging by id keeps every account that exists throughout on exactly one
     /// page, however many are added or removed meanwhile. A default that
     /// filters ``list(provider:)`` in memory exists (``AccountPage/slice(_:after:limit:filter:)``).
-    func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage
+    func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage
     /// Atomically reads, transforms and writes the account with `id`; a nil result deletes it (or writes nothing).
     ///
     /// Concurrent updates of one id are applied one after another, so none is lost.
     /// Returns the account as stored afterwards. An error thrown by `transform`
     /// propagates unchanged and changes nothing.
-    func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account?
+    func update(id: AccountID, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account?
 
     /// Like ``update(id:_:)``, and records the event that `event` finds in the change through `sink`, in the same durable step.
     ///
@@ -35,7 +35,7 @@ public protocol AccountRepository: Sendable {
     /// The default implementation records after the change
     /// (``updateThenRecord(id:reporting:to:_:)``), so a crash between the two can lose the event.
     func update(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account?
 

@@ -4,5 +4,5 @@
 /// in memory, valid and not due for refresh; anything else takes the asynchronous path.
 public protocol ImmediateAccountReading: Sendable {
     /// The account with `id` as held in memory, or nil when absent (or unreadable: the asynchronous path reports why).
-    func getNow(id: String) -> Account?
+    func getNow(id: AccountID) -> Account?
 }

@@ -30,11 +30,12 @@ extension JSONFileAccountRepository {
     /// (``AccountRepository/updateThenRecord(id:reporting:to:_:)``). An
     /// unchanged account writes no journal line; an event found all the same is appended on its own.
     public func update(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id typedID: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
+        let id = typedID.string
         guard let outbox = eventOutbox.withLock({ $0 }), sink.changeOutbox === outbox else {
-            return try await updateThenRecord(id: id, reporting: event, to: sink, transform)
+            return try await updateThenRecord(id: typedID, reporting: event, to: sink, transform)
         }
         return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             let current = try current(id)

@@ -10,10 +10,10 @@ extension JSONFileAccountRepository {
     /// of ids when it names a provider) in batches, checking the rest of the filter on each entry outside the lock
     /// (sealed accounts by their readable part, so only the page's own secrets are opened). A page costs what it
     /// visits, not the size of the store.
-    public func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
+    public func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
         let limit = max(1, limit)
         var chosen: [(id: String, stored: StoredAccount)] = []
-        var position = after
+        var position = after?.string
         while chosen.count <= limit {
             let batch = index.withLock {
                 $0.candidates(after: position, provider: filter.provider, endUser: filter.endUserID, limit: Self.pageBatch)
@@ -26,6 +26,6 @@ extension JSONFileAccountRepository {
             position = last.id
         }
         let accounts = try open(Array(chosen.prefix(limit)))
-        return AccountPage(accounts: accounts, nextAfter: chosen.count > limit ? accounts.last?.id : nil)
+        return AccountPage(accounts: accounts, nextAfter: chosen.count > limit ? accounts.last?.accountID : nil)
     }
 }

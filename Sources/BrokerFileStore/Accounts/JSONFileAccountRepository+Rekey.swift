@@ -24,7 +24,7 @@ extension JSONFileAccountRepository {
         let accounts = try await list(provider: nil)
         let rewritten = try await AccountRekey.count(accounts, concurrency: concurrency) { (account) async throws(StoreError) in
             let id = account.id
-            guard try await self.isStale(id, codec: codec), let current = try await self.get(id: id) else { return false }
+            guard try await self.isStale(id, codec: codec), let current = try await self.get(id: account.accountID) else { return false }
             try await self.put(current)
             guard try await !self.isStale(id, codec: codec) else {
                 throw .unavailable(

@@ -97,8 +97,9 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 
     /// The account with `id`, from memory; throws ``StoreError/corrupt(path:reason:)`` when its sealed secrets do not open.
-    public func get(id: String) async throws(StoreError) -> Account? {
-        try current(id)
+    public func get(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
+        return try current(id)
     }
 
     /// Durably appends `account` to the journal, then makes it visible.
@@ -113,8 +114,9 @@ public final class JSONFileAccountRepository: AccountRepository {
     }
 
     /// Durably appends the account's removal, then forgets it.
-    public func delete(id: String) async throws(StoreError) -> Account? {
-        try await locks.withLock(id) { () async throws(StoreError) -> Account? in
+    public func delete(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
+        return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             guard let current = try current(id) else { return nil }
             try await BlockingIO.run { () throws(StoreError) in try self.journal.delete(id: id) }
             index.withLock { $0.remove(id) }
@@ -135,8 +137,11 @@ public final class JSONFileAccountRepository: AccountRepository {
     ///
     /// An unchanged result writes nothing; a nil result deletes the account.
     /// A result with a different id is refused, since it would bypass the lock.
-    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
-        try await locks.withLock(id) { () async throws(StoreError) -> Account? in
+    public func update(id typedID: AccountID, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError)
+        -> Account?
+    {
+        let id = typedID.string
+        return try await locks.withLock(id) { () async throws(StoreError) -> Account? in
             let current = try current(id)
             guard let next = try transform(current) else {
                 if current != nil {
@@ -227,8 +232,9 @@ extension JSONFileAccountRepository: AccountStatusCounting, AccountBackup {
 }
 
 extension JSONFileAccountRepository: ImmediateAccountReading {
-    public func getNow(id: String) -> Account? {
+    public func getNow(id typedID: AccountID) -> Account? {
+        let id = typedID.string
         // A record whose secrets do not open answers nil here; get(id:) then throws the error naming it.
-        (try? current(id)) ?? nil
+        return (try? current(id)) ?? nil
     }
 }

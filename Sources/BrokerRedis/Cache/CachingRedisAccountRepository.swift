@@ -35,12 +35,14 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
     public var immediateReading: (any ImmediateAccountReading)? { self }
 
     /// The cached account, or nil when it is not cached (or known absent): the caller then asks ``get(id:)``.
-    public func getNow(id: String) -> Account? {
-        cache.peek(id) ?? nil
+    public func getNow(id typedID: AccountID) -> Account? {
+        let id = typedID.string
+        return cache.peek(id) ?? nil
     }
 
     /// The account with `id`: from the cache, else one tracked read.
-    public func get(id: String) async throws(StoreError) -> Account? {
+    public func get(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
         switch cache.lookup(id) {
         case .hit(let account):
             return account
@@ -49,7 +51,7 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
             // what may be a newer value, that read must not fill (nor a different value stay), or a
             // later hit here could return something older than what this read returned.
             do {
-                let account = try await base.get(id: id)
+                let account = try await base.get(id: typedID)
                 cache.settle(id, seen: account)
                 return account
             } catch {
@@ -86,9 +88,10 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
     }
 
     /// Deletes the account; see ``RedisAccountRepository/delete(id:)``.
-    public func delete(id: String) async throws(StoreError) -> Account? {
+    public func delete(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
         defer { cache.forget(id) }
-        return try await base.delete(id: id)
+        return try await base.delete(id: typedID)
     }
 
     /// Lists accounts from Redis; see ``RedisAccountRepository/list(provider:)``.
@@ -97,22 +100,26 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
     }
 
     /// One page of accounts from Redis; see ``RedisAccountRepository/page(after:limit:filter:)``.
-    public func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
+    public func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
         try await base.page(after: after, limit: limit, filter: filter)
     }
 
     /// Updates the account; see ``RedisAccountRepository/update(id:_:)``.
-    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
+    public func update(id typedID: AccountID, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError)
+        -> Account?
+    {
+        let id = typedID.string
         defer { cache.forget(id) }
-        return try await base.update(id: id, transform)
+        return try await base.update(id: typedID, transform)
     }
 
     /// Updates the account with its event in one transaction; see ``RedisAccountRepository/update(id:reporting:to:_:)``.
     public func update(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id typedID: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
+        let id = typedID.string
         defer { cache.forget(id) }
-        return try await base.update(id: id, reporting: event, to: sink, transform)
+        return try await base.update(id: typedID, reporting: event, to: sink, transform)
     }
 }

@@ -8,14 +8,14 @@ extension RedisAccountRepository {
     /// until the page and one more match are found. Each record is checked
     /// against the whole filter, so an index entry out of date costs a read and
     /// never a wrong answer. The id set itself is read whole for every page.
-    public func page(after: String?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
+    public func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
         let limit = max(1, limit)
         let index = filter.endUserID.map(endUserIndexKey) ?? filter.provider.map(providerIndexKey) ?? indexKey
         let members = try await run { () async throws(RedisError) in try await self.client.command("SMEMBERS", index) }
         guard let ids = members.array?.compactMap(\.string) else {
             throw .unavailable("redis: SMEMBERS \(index) did not return a set")
         }
-        let sorted = ids.filter { id in after.map { ExactKey.precedes($0, id) } ?? true }
+        let sorted = ids.filter { id in after.map { ExactKey.precedes($0.string, id) } ?? true }
             .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var accounts: [Account] = []
         var start = 0
@@ -30,7 +30,7 @@ extension RedisAccountRepository {
             }
             for (id, value) in zip(batch, values) {
                 guard let account = try decode(value, key: accountKey(id)), filter.matches(account) else { continue }
-                if accounts.count == limit { return AccountPage(accounts: accounts, nextAfter: accounts.last?.id) }
+                if accounts.count == limit { return AccountPage(accounts: accounts, nextAfter: accounts.last?.accountID) }
                 accounts.append(account)
             }
         }

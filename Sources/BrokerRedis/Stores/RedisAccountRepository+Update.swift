@@ -2,8 +2,9 @@ import BrokerCore
 
 extension RedisAccountRepository {
     /// Removes the account with `id` and its index entries in one transaction; returns it, or nil when there was none.
-    public func delete(id: String) async throws(StoreError) -> Account? {
-        try await apply(id: id, alongside: { _, _ in [] }) { _ in nil }.previous
+    public func delete(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
+        return try await apply(id: id, alongside: { _, _ in [] }) { _ in nil }.previous
     }
 
     /// Reads the account under `WATCH`, applies `transform`, and commits the result with `MULTI`/`EXEC`.
@@ -14,8 +15,11 @@ extension RedisAccountRepository {
     /// is refused. An error thrown by `transform` propagates and changes nothing.
     /// `transform` runs while a pooled connection is held, so it must not call
     /// this repository itself.
-    public func update(id: String, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError) -> Account? {
-        try await apply(id: id, alongside: { _, _ in [] }, transform).stored
+    public func update(id typedID: AccountID, _ transform: @Sendable (Account?) throws(StoreError) -> Account?) async throws(StoreError)
+        -> Account?
+    {
+        let id = typedID.string
+        return try await apply(id: id, alongside: { _, _ in [] }, transform).stored
     }
 
     /// Like ``update(id:_:)``, with the event's outbox entries in the account's `MULTI`/`EXEC`.
@@ -27,11 +31,12 @@ extension RedisAccountRepository {
     /// other sink the change is written first and the event after
     /// (``AccountRepository/updateThenRecord(id:reporting:to:_:)``).
     public func update(
-        id: String, reporting event: AccountChangeEvent, to sink: any EventSink,
+        id typedID: AccountID, reporting event: AccountChangeEvent, to sink: any EventSink,
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> Account? {
+        let id = typedID.string
         guard let outbox, sink.changeOutbox === outbox else {
-            return try await updateThenRecord(id: id, reporting: event, to: sink, transform)
+            return try await updateThenRecord(id: typedID, reporting: event, to: sink, transform)
         }
         let result = try await apply(
             id: id,

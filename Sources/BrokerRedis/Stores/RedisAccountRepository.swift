@@ -39,7 +39,8 @@ public final class RedisAccountRepository: AccountRepository {
     }
 
     /// The account with `id`, read from Redis.
-    public func get(id: String) async throws(StoreError) -> Account? {
+    public func get(id typedID: AccountID) async throws(StoreError) -> Account? {
+        let id = typedID.string
         let key = accountKey(id)
         let reply = try await run { () async throws(RedisError) in try await self.client.command("GET", key) }
         return try decode(reply, key: key)
