@@ -15,7 +15,9 @@ let package = Package(
     ],
     targets: [
         // HTTP/1.1 transport: sockets, parser state machine, connections, router.
-        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "CEpoll"], swiftSettings: strict),
+        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "BrokerTLS", "CEpoll"], swiftSettings: strict),
+        // TLS clients on the system's OpenSSL, loaded with dlopen at run time: no headers or -dev package to build.
+        .target(name: "BrokerTLS", swiftSettings: strict),
         // <sys/epoll.h> for the HTTP workers' socket sets: the toolchain's Glibc module leaves it out.
         .target(name: "CEpoll"),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.

@@ -60,6 +60,10 @@ public struct EpollUpstreamClient: UpstreamClient {
         case .cancelled: .transport("cancelled")
         case .invalidURL, .unsupportedScheme: .transport("invalid URL")
         case .invalidRequest: .transport("invalid request")
+        case .tlsCertificate(let reason): .transport("TLS certificate: \(reason)")
+        case .tlsHostname: .transport("TLS certificate is not for this host")
+        case .tlsVersion: .transport("TLS version below 1.2 refused")
+        case .tlsHandshake(let reason): .transport("TLS handshake: \(reason)")
         }
     }
 }
