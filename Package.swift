@@ -34,7 +34,9 @@ let package = Package(
         // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
         .target(
             name: "BrokerApp",
-            dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"],
+            dependencies: [
+                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
         // A fake provider as a process, for scripts and the browser test; not shipped in the image.

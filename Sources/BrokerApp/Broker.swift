@@ -68,12 +68,14 @@ public final class Broker: Sendable {
         self.storage = storage
         // The outbox lives in the store the accounts live in, so a change and its event are written together.
         webhooks = c.webhooks.flatMap { settings in
-            storage.outbox.map { Webhooks(settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient) }
+            storage.outbox.map {
+                Webhooks(settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient, caFile: c.upstreamCAFile)
+            }
         }
         let services = BrokerServices(
             c, registry: registry, storage: storage, storageMetrics: opened.metrics, events: webhooks?.sink,
             upstream: upstream
-                ?? SchemeRoutingUpstreamClient.make(c.upstreamClient, timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes),
+                ?? c.upstreamClient.make(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes, caFile: c.upstreamCAFile),
             logger: logger, now: now)
         discovery = services.discovery
         backgroundRefresher = services.refresher

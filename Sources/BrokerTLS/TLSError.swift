@@ -14,4 +14,15 @@ public enum TLSError: Error, Sendable, Equatable {
     case handshake(reason: String)
     /// The connection failed after the handshake (reset, or closed without close_notify).
     case connectionLost
+
+    /// A short sentence naming the cause, with no secret in it.
+    public var reason: String {
+        switch self {
+        case .unavailable(let reason), .caFile(let reason), .handshake(let reason): reason
+        case .certificate(let reason): "certificate: \(reason)"
+        case .hostname: "the certificate is not for this host"
+        case .version: "no TLS version 1.2 or newer in common"
+        case .connectionLost: "connection lost"
+        }
+    }
 }

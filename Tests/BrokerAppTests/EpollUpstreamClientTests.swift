@@ -134,14 +134,13 @@ struct EpollUpstreamClientTests {
         }
     }
 
-    @Test func routingSendsPlainHTTPToTheNativeClientAndTheRestToURLSession() async throws {
+    @Test func theNativeKindCarriesEveryCallAndURLSessionStaysTheFallback() async throws {
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" }
         defer { server.stop() }
-        let native = SchemeRoutingUpstreamClient.make(.native, timeout: 60)
+        let native = UpstreamClientKind.native.make(timeout: 60)
         let response = try await native.send(UpstreamRequest(method: "GET", url: server.url("/a")))
         #expect(response.status == 200)
-        let viaSession = SchemeRoutingUpstreamClient.make(.urlsession, timeout: 5)
-        #expect(viaSession is URLSessionUpstreamClient)
-        #expect(native is SchemeRoutingUpstreamClient)
+        #expect(UpstreamClientKind.urlsession.make(timeout: 5) is URLSessionUpstreamClient)
+        #expect(native is EpollUpstreamClient)
     }
 }

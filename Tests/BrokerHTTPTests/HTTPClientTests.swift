@@ -207,7 +207,7 @@ struct HTTPClientTests {
         #expect(head.status == 302 && server.requests.count == 1)
     }
 
-    @Test func bad_urls_are_refused_before_any_connection() async throws {
+    @Test func badURLsAreRefusedBeforeAnyConnection() async throws {
         for bad in ["ftp://x/", "http://", "http://user@host/", "http://h/a b", "http://h:99999/", "no-scheme"] {
             await #expect(throws: HTTPClientError.invalidURL, "\(bad)") {
                 _ = try await Self.client().execute(Self.get(bad), timeout: 1, maxBodyBytes: 64)

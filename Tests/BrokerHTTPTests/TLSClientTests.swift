@@ -11,7 +11,7 @@ import Testing
 
     static func get(_ url: String) -> HTTPClientRequest { HTTPClientRequest(method: "GET", url: url) }
 
-    @Test func a_valid_chain_from_the_added_ca_is_accepted_and_its_connection_reused() async throws {
+    @Test func aValidChainFromTheAddedCAIsAcceptedAndItsConnectionReused() async throws {
         let server = try await TLSTestServer.scoped()
         let client = Self.client(caFile: server.caFile)
         for _ in 0..<3 {
@@ -22,7 +22,7 @@ import Testing
         #expect(client.openConnections(to: server.url(.valid)) == 1)
     }
 
-    @Test func each_bad_server_is_refused_with_its_own_cause() async throws {
+    @Test func eachBadServerIsRefusedWithItsOwnCause() async throws {
         let server = try await TLSTestServer.scoped()
         let client = Self.client(caFile: server.caFile)
         var seen: [TLSTestServer.Case: HTTPClientError] = [:]
@@ -44,14 +44,14 @@ import Testing
         #expect(Set(seen.values.map(\.description)).count == seen.count)
     }
 
-    @Test func without_the_ca_file_the_test_chain_is_unknown() async throws {
+    @Test func withoutTheCAFileTheTestChainIsUnknown() async throws {
         let server = try await TLSTestServer.scoped()
         await #expect(throws: HTTPClientError.tlsCertificate(reason: "unable to get local issuer certificate")) {
             _ = try await Self.client(caFile: nil).execute(Self.get(server.url(.valid)), timeout: 30, maxBodyBytes: 1024)
         }
     }
 
-    @Test func an_unreadable_ca_file_fails_every_https_call_naming_it() async throws {
+    @Test func anUnreadableCAFileFailsEveryHTTPSCallNamingIt() async throws {
         await #expect(throws: HTTPClientError.tlsHandshake(reason: "the file cannot be read")) {
             _ = try await Self.client(caFile: "/nonexistent/ca.pem").execute(
                 Self.get("https://localhost:1/"), timeout: 5, maxBodyBytes: 1024)

@@ -1,22 +1,34 @@
 import BrokerCore
 import BrokerHTTP
+import Synchronization
 
 /// An ``UpstreamClient`` on the broker's own ``HTTPClient``: its sockets run on the server's epoll workers.
 ///
 /// Same contract as ``URLSessionUpstreamClient``: no redirects, cookies or cache; one
 /// overall timeout; an answer's body held to `maxResponseBytes` as it arrives (or cut
 /// there, with `truncatesLongAnswers`). It asks for `Accept-Encoding: identity` and
-/// refuses a body labelled with another coding instead of inflating it. Only
-/// `http://` URLs are served for now; ``SchemeRoutingUpstreamClient`` sends the rest elsewhere.
+/// refuses a body labelled with another coding instead of inflating it. `https://`
+/// goes over TLS 1.2+ with the certificate checked against the system's trust store
+/// (plus the client's CA file) and the host name.
 public struct EpollUpstreamClient: UpstreamClient {
     private let client: HTTPClient
     private let timeout: Double
     private let maxResponseBytes: Int
     private let truncatesLongAnswers: Bool
 
-    /// The client every broker in the process shares, so its pools are shared too.
-    static let sharedClient = HTTPClient(
-        configuration: HTTPClient.Configuration(maxConnectionsPerHost: URLSessionUpstreamClient.connectionsPerHost))
+    /// The clients brokers in the process share, one per CA file (nil: the system's store alone), so pools are shared too.
+    private static let sharedClients = Mutex<[String?: HTTPClient]>([:])
+
+    /// The shared client trusting the system's store plus `caFile`.
+    static func sharedClient(caFile: String? = nil) -> HTTPClient {
+        sharedClients.withLock { clients in
+            if let client = clients[caFile] { return client }
+            let client = HTTPClient(
+                configuration: HTTPClient.Configuration(maxConnectionsPerHost: URLSessionUpstreamClient.connectionsPerHost, caFile: caFile))
+            clients[caFile] = client
+            return client
+        }
+    }
 
     /// Creates a client with the timeout, cap and cut-off behaviour of ``URLSessionUpstreamClient``'s initialiser;
     /// the connect timeout is the call's timeout.
@@ -29,7 +41,7 @@ public struct EpollUpstreamClient: UpstreamClient {
         self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
         self.truncatesLongAnswers = truncatesLongAnswers
-        self.client = client ?? Self.sharedClient
+        self.client = client ?? Self.sharedClient()
     }
 
     /// Sends `request` once (or once more on a fresh connection, when a pooled one turns out closed before answering)

@@ -16,19 +16,20 @@ final class Webhooks: Sendable {
     let wallClock: @Sendable () -> Date
 
     /// Builds the machinery for `settings` around `outbox`, the storage back end's; `now` is the services' clock,
-    /// used for `created_at`; `client` carries `http://` deliveries (`BROKER_UPSTREAM_CLIENT`).
+    /// used for `created_at`; `client` carries deliveries (`BROKER_UPSTREAM_CLIENT`, with `caFile` for `https://`).
     init(
         settings: WebhookSettings, outbox: any WebhookOutbox, logger: BrokerLogger,
         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
-        client kind: UpstreamClientKind = .native
+        client kind: UpstreamClientKind = .native, caFile: String? = nil
     ) {
         self.outbox = outbox
         let metrics = WebhookMetrics()
         self.metrics = metrics
         self.wallClock = wallClock
         // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
-        let client = SchemeRoutingUpstreamClient.make(
-            kind, timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let client = kind.make(
+            timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true,
+            caFile: caFile)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
             settings: WebhookDispatcher.Settings(
