@@ -63,7 +63,7 @@ import Glibc
         #expect(await setup.connect())
         try await body(setup)
         broker.signal(SIGTERM)
-        _ = await broker.waitForExit(timeout: 5)
+        _ = await broker.waitForExit(timeout: 60)
     }
 
     @Test func listShowsTheAccountsForPeopleAndTheBrokersJSONWithJSON() async throws {

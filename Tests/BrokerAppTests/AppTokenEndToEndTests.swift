@@ -43,7 +43,7 @@ import Testing
         ]
         let broker = try BrokerHarness(
             providersJSON: "{\"providers\": {\(entries.joined(separator: ", "))}}",
-            environment: ["FAKE_ACME_SECRET": brokerSecret, "BROKER_REFRESH_INTERVAL": "0", "BROKER_UPSTREAM_TIMEOUT": "15"],
+            environment: ["FAKE_ACME_SECRET": brokerSecret, "BROKER_REFRESH_INTERVAL": "0", "BROKER_UPSTREAM_TIMEOUT": "120"],
             now: { clock.now }, listen: false)
         return Setup(provider: provider, broker: broker, clock: clock)
     }

@@ -26,7 +26,7 @@ import Testing
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_ACME_SECRET": Self.clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
                 // Room for a loaded machine: the test counts provider calls, not how fast they are.
-                "BROKER_UPSTREAM_TIMEOUT": "15",
+                "BROKER_UPSTREAM_TIMEOUT": "120",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
@@ -57,7 +57,7 @@ import Testing
         #expect(accounts?.body == "{\"accounts\":[],\"next_cursor\":null}")
         a.signal(SIGTERM)
         b.signal(SIGTERM)
-        _ = await a.waitForExit(timeout: 5)
-        _ = await b.waitForExit(timeout: 5)
+        _ = await a.waitForExit(timeout: 60)
+        _ = await b.waitForExit(timeout: 60)
     }
 }

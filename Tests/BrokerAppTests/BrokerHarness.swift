@@ -30,9 +30,9 @@ final class BrokerHarness: Sendable {
         var env: [String: String] = [
             "BROKER_PORT": "0", "BROKER_DATA_DIR": self.dataDirectory, "BROKER_PROVIDERS_FILE": providersPath,
             "BROKER_API_KEY": Self.apiKey, "BROKER_LOG_FORMAT": "json",
-            // Generous: on a loaded 2-core machine a local fake provider can take seconds to answer. A test of the
-            // timeout itself sets its own.
-            "BROKER_UPSTREAM_TIMEOUT": "10",
+            // Generous: on a loaded 2-core machine (another test suite running beside this one) a local fake
+            // provider has been seen to take over 30 s to answer. A test of the timeout itself sets its own.
+            "BROKER_UPSTREAM_TIMEOUT": "120",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com,http://localhost:3000",
         ]
         env.merge(extra) { $1 }

@@ -31,12 +31,15 @@ final class BrokerProcess: @unchecked Sendable {
     ///
     /// With `shell`, the broker is started by `/bin/sh`, which runs those commands first (`ulimit -n 256`, say)
     /// and then execs the broker in its place: the broker's process id is the shell's.
+    ///
+    /// `starting` is shown the log so far each time the wait looks at it, so a test can act on what the broker
+    /// says before it listens ("waiting for Redis").
     static func start(
         environment: [String: String], arguments: [String] = [], shell: String? = nil,
-        ready: (@Sendable (String) -> Int?)? = nil
+        ready: (@Sendable (String) -> Int?)? = nil, starting: (@Sendable (String) -> Void)? = nil
     ) async throws -> BrokerProcess {
         let broker = try await offPool {
-            try BrokerProcess(environment: environment, arguments: arguments, shell: shell, ready: ready)
+            try BrokerProcess(environment: environment, arguments: arguments, shell: shell, ready: ready, starting: starting)
         }
         TestScope.required("a broker process")?.onEnd { await broker.kill() }
         guard broker.port > 0 else { throw BrokerProcessError.didNotStart(broker.log + broker.stdout) }
@@ -51,10 +54,12 @@ final class BrokerProcess: @unchecked Sendable {
 
     /// Starts the broker and reports whether it came to listen or exited first (a refusal at start-up).
     static func launch(environment: [String: String], arguments: [String] = []) async throws -> Launch {
-        let broker = try await offPool { try BrokerProcess(environment: environment, arguments: arguments, shell: nil, ready: nil) }
+        let broker = try await offPool {
+            try BrokerProcess(environment: environment, arguments: arguments, shell: nil, ready: nil, starting: nil)
+        }
         TestScope.required("a broker process")?.onEnd { await broker.kill() }
         if broker.port > 0 { return .listening(broker) }
-        guard let status = await broker.waitForExit(timeout: 5) else { throw BrokerProcessError.didNotStart(broker.log) }
+        guard let status = await broker.waitForExit(timeout: 60) else { throw BrokerProcessError.didNotStart(broker.log) }
         return .exited(status: status, log: broker.log)
     }
 
@@ -67,8 +72,11 @@ final class BrokerProcess: @unchecked Sendable {
     }
 
     /// Starts the broker with `environment` (plus a free port) and waits until it listens or exits
-    /// (``port`` stays 0 then); throws when it does neither within 10 s.
-    private init(environment: [String: String], arguments: [String], shell: String?, ready: (@Sendable (String) -> Int?)?) throws {
+    /// (``port`` stays 0 then); throws when it does neither within a minute (a bound on a failing start).
+    private init(
+        environment: [String: String], arguments: [String], shell: String?, ready: (@Sendable (String) -> Int?)?,
+        starting: (@Sendable (String) -> Void)?
+    ) throws {
         var env = ["BROKER_PORT": "0", "BROKER_LOG_FORMAT": "json", "PATH": "/usr/bin:/bin"]
         env.merge(environment) { $1 }
         let (executable, argv) =
@@ -76,8 +84,9 @@ final class BrokerProcess: @unchecked Sendable {
             ?? (Self.executable.path, arguments)
         process = try ChildProcess(executable: executable, arguments: argv, environment: env, stdout: .capture, stderr: .capture)
         let (output, errors) = (process.standardOutput, process.standardError)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
+            starting?(errors.text)
             if let ready {
                 if let p = output.text.split(separator: "\n").lazy.compactMap({ ready(String($0)) }).first { port = p; return }
             } else if let range = errors.text.range(of: "\"port\":") {

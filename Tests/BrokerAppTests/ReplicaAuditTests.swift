@@ -24,7 +24,7 @@ import Testing
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_WEIBO_SECRET": Self.clientSecret,
                 "BROKER_API_KEYS": "old:\(Self.old),new:\(Self.new)", "BROKER_AUDIT_LOG": root + "/\(name)-audit.jsonl",
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "10", "BROKER_LOG_FORMAT": "json",
+                "BROKER_UPSTREAM_TIMEOUT": "120", "BROKER_LOG_FORMAT": "json",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
@@ -43,8 +43,8 @@ import Testing
         }
         a.signal(SIGTERM)
         b.signal(SIGTERM)
-        #expect(await a.waitForExit(timeout: 10) == 0)
-        #expect(await b.waitForExit(timeout: 10) == 0)
+        #expect(await a.waitForExit(timeout: 60) == 0)
+        #expect(await b.waitForExit(timeout: 60) == 0)
 
         for name in ["a", "b"] {
             let text = try String(contentsOfFile: root + "/\(name)-audit.jsonl", encoding: .utf8)

@@ -36,7 +36,7 @@ import Testing
             var environment = [
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": root + "/providers.json", "FAKE_WEIBO_SECRET": ReplicaSettlementTests.clientSecret,
-                "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_UPSTREAM_TIMEOUT": "10",
+                "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_UPSTREAM_TIMEOUT": "120",
             ]
             environment["BROKER_ENCRYPTION_KEY"] = key
             environment["BROKER_SECRET"] = secret
@@ -45,7 +45,7 @@ import Testing
 
         func stop(_ brokers: [BrokerProcess]) async {
             for broker in brokers { broker.signal(SIGTERM) }
-            for broker in brokers { _ = await broker.waitForExit(timeout: 5) }
+            for broker in brokers { _ = await broker.waitForExit(timeout: 60) }
             await redis.stop()
             try? FileManager.default.removeItem(atPath: root)
         }
@@ -56,7 +56,7 @@ import Testing
         switch try await BrokerProcess.launch(environment: environment) {
         case .listening(let broker):
             broker.signal(SIGKILL)
-            _ = await broker.waitForExit(timeout: 5)
+            _ = await broker.waitForExit(timeout: 60)
             Issue.record("the replica started although it should have refused")
             return (-1, broker.log)
         case .exited(let status, let log):
@@ -114,7 +114,7 @@ import Testing
                 }
             }
             #expect(exits == [2], "round \(round): one replica serves and the other exits 2")
-            for broker in serving { broker.signal(SIGTERM); _ = await broker.waitForExit(timeout: 5) }
+            for broker in serving { broker.signal(SIGTERM); _ = await broker.waitForExit(timeout: 60) }
             serving = []
         }
         await setup.stop([])
@@ -201,8 +201,12 @@ import Testing
     @Test func aReplicaStartedWhileRedisIsDownWaitsForItBeforeServing() async throws {
         let setup = try await Setup.start()
         await setup.redis.kill()
-        async let starting = BrokerProcess.start(environment: setup.environment("a", key: Self.key("k1", 1)))
-        try await Task.sleep(nanoseconds: 600_000_000)
+        let waiting = TestEvent()
+        async let starting = BrokerProcess.start(
+            environment: setup.environment("a", key: Self.key("k1", 1)),
+            starting: { log in if log.contains("waiting for Redis") { waiting.signal() } })
+        // Redis comes back only once the broker has said it waits for it.
+        #expect(await waiting.wait(), "the broker never said it waits for Redis")
         try await setup.redis.restart()
         let broker = try await starting
         #expect(broker.log.contains("waiting for Redis"))

@@ -101,7 +101,7 @@ import Glibc
         _ = t.record("deleted", await TestHTTP.send(port: port, target: "/account?id=acme:42", headers: api))
 
         broker.signal(SIGTERM)
-        #expect(await broker.waitForExit(timeout: 10) == 0)
+        #expect(await broker.waitForExit(timeout: 60) == 0)
         let data = Self.text(under: root + "/data")
         let sessionCookies = [browser.jar.cookies["tb_session"], acmeBrowser.jar.cookies["tb_session"]].compactMap { $0 }
         var sentinels = [
@@ -177,7 +177,7 @@ import Glibc
         return try await BrokerProcess.start(environment: [
             "BROKER_DATA_DIR": root + "/data", "BROKER_PROVIDERS_FILE": providers, "BROKER_API_KEY": apiKey,
             "BROKER_SECRET": cookieSecret, "BROKER_ENCRYPTION_KEY": "k1:" + encryptionKey,
-            "FAKE_WEIBO_SECRET": weiboSecret, "ACME_SECRET": acmeSecret, "BROKER_UPSTREAM_TIMEOUT": "10",
+            "FAKE_WEIBO_SECRET": weiboSecret, "ACME_SECRET": acmeSecret, "BROKER_UPSTREAM_TIMEOUT": "120",
             "BROKER_RETURN_TO_ALLOWLIST": "https://app.example.com",
             // Inside the data directory, so the scan below covers the audit trail too.
             "BROKER_AUDIT_LOG": root + "/data/audit.jsonl",

@@ -9,6 +9,16 @@ import Testing
 
 /// A receiver that stops answering, a receiver that answers with a long body, and a long listing.
 extension WebhookEndToEndTests {
+    /// The webhook timeout of the tests of a receiver going down and coming back (a closed port is refused at once):
+    /// 5 s. A down receiver is probed once per timeout and a second, so they take their pace from it.
+    static let downTimeout = ["BROKER_WEBHOOK_TIMEOUT": "5"]
+    /// The same where a receiver that answers 200 must stay up while another is down, or gated requests are
+    /// answered: 15 s, long enough for a local receiver's answer on a machine running another test suite beside
+    /// this one (5 s ran out there, and the receiver counted down drained one delivery per probe).
+    static let probeTimeout = ["BROKER_WEBHOOK_TIMEOUT": "15"]
+    /// Waits paced by probes of a down receiver, one per 16 s.
+    static let probePaced: Double = 300
+
     /// A broker whose data directory already holds `count` pending deliveries to `receiver`, each of its own account
     /// (so none waits for another), enqueued a millisecond apart; the deliveries in enqueue order.
     static func brokerWithBacklog(
@@ -27,7 +37,7 @@ extension WebhookEndToEndTests {
         }
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
         let broker = try BrokerHarness(
-            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment(receiver),
+            providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment(receiver, probeTimeout),
             dataDirectory: data, listen: listen)
         return (broker, deliveries)
     }
@@ -51,12 +61,12 @@ extension WebhookEndToEndTests {
         // The first claim sends 16 at once: nothing is known about the receiver yet.
         #expect(await eventually { receiver.waiting == 16 })
         receiver.release()
-        #expect(await eventually { Self.lines(broker.log, "webhook receiver down") == 1 })
+        #expect(await eventually(timeout: Self.probePaced) { Self.lines(broker.log, "webhook receiver down") == 1 })
         #expect(await eventually { receiver.inFlight == receiver.waiting })
         receiver.resetConcurrency()
         // From now on one delivery at a time, each after the last has failed.
         for _ in 0..<3 {
-            #expect(await eventually { receiver.waiting >= 1 })
+            #expect(await eventually(timeout: Self.probePaced) { receiver.waiting >= 1 })
             #expect(receiver.waiting == 1)
             receiver.release()
         }
@@ -68,7 +78,7 @@ extension WebhookEndToEndTests {
         receiver.script([], then: .status(200))
         receiver.release()
         let ids = Set(deliveries.map(\.eventID))
-        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)) == ids })
+        #expect(await eventually(timeout: Self.probePaced) { Set(receiver.accepted.compactMap(\.eventID)) == ids })
         #expect(
             await eventually {
                 await TestHTTP.send(port: broker.port, target: "/webhooks", headers: Self.api)?.body.contains("\"pending_count\":0") == true
@@ -99,14 +109,14 @@ extension WebhookEndToEndTests {
         }
         do { try await JournalWebhookOutbox(directory: data).append(deliveries) }
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
-        var environment = Self.environment(receiver)
+        var environment = Self.environment(receiver, Self.probeTimeout)
         environment["BROKER_WEBHOOK_URL"] = receiver.url + "," + other.url
         let broker = try BrokerHarness(
             providersJSON: "{\"providers\": {\(provider.providerEntry)}}", environment: environment, dataDirectory: data)
         // The receiver that answers gets all 60 while the other is down.
-        #expect(await eventually(timeout: 30) { Set(other.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually(timeout: Self.probePaced) { Set(other.accepted.compactMap(\.eventID)).count == 60 })
         #expect(await eventually { broker.broker.webhooks?.dispatcher.receiversDown == [receiver.url] })
-        // Once for the closed port. (On a loaded machine the other receiver may miss the 1 s deadline and go down too:
+        // Once for the closed port. (On a loaded machine the other receiver may miss the 15 s deadline and go down too:
         // its own line, not counted here.)
         #expect(Self.lines(broker.log, "webhook receiver down", about: receiver.url) == 1)
         // While it is down it is probed on: failed attempts go on being counted, one per probe.
@@ -115,12 +125,12 @@ extension WebhookEndToEndTests {
             return RefreshEndToEndTests.metric(text, "broker_webhook_deliveries_total{type=\"account.connected\",outcome=\"retry\"}") ?? 0
         }
         let before = await retries()
-        #expect(await eventually { await retries() >= before + 3 })
+        #expect(await eventually(timeout: Self.probePaced) { await retries() >= before + 3 })
         let listing = await TestHTTP.send(port: broker.port, target: "/webhooks", headers: Self.api)?.body ?? ""
         // Every pending delivery is the down receiver's.
         #expect(listing.contains("\"pending_count\":60"))
         try receiver.start()
-        #expect(await eventually(timeout: 30) { Set(receiver.accepted.compactMap(\.eventID)).count == 60 })
+        #expect(await eventually(timeout: Self.probePaced) { Set(receiver.accepted.compactMap(\.eventID)).count == 60 })
         #expect(await eventually { Self.lines(broker.log, "webhook receiver back up", about: receiver.url) == 1 })
         await broker.stop()
         await receiver.stop()

@@ -8,14 +8,12 @@ import Glibc
 #endif
 
 /// A webhook receiver on a real socket (our HTTP server on 127.0.0.1): records every POST to `/hooks` and answers
-/// as scripted (a status, or a stall past the broker's timeout); can be stopped and started again on the same port.
+/// as scripted (a status, or nothing until the test releases it); can be stopped and started again on the same port.
 final class WebhookReceiver: Sendable {
     /// How the receiver answers one request.
     enum Answer: Sendable, Equatable {
         /// Answer with this status at once.
         case status(Int)
-        /// Wait this many seconds, then answer 200 (the broker has given up by then).
-        case stall(Double)
         /// Wait until ``release()``, then answer with this status.
         case gated(Int)
         /// Answer with this status and a body of this many bytes.
@@ -169,9 +167,6 @@ final class WebhookReceiver: Sendable {
                 switch answer {
                 case .status(let code):
                     return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))
-                case .stall(let seconds):
-                    try? await Task.sleep(for: .seconds(seconds))
-                    return Response(status: .ok)
                 case .gated(let code):
                     await withCheckedContinuation { continuation in shared.state.withLock { $0.gated.append(continuation) } }
                     return Response(status: HTTPStatus(code, code == 200 ? "OK" : "Failed"))

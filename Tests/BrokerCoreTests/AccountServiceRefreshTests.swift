@@ -1,7 +1,8 @@
-import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// Refresh on read: `account(id:)` renews a token that expires within the margin, and handles every way the provider can answer.
 struct AccountServiceRefreshTests {
@@ -200,7 +201,8 @@ struct AccountServiceRefreshTests {
                     group.addTask { try await service.account(id: seeded.id).accessToken.value }
                 }
                 try await held.waitForArrivals(1)
-                try await Task.sleep(nanoseconds: 100_000_000)
+                // Every reader has joined the one refresh before the provider answers it.
+                #expect(await eventually { await service.refresher.flight.callers(of: RefreshCoordinatorTests.lockKey) == 20 })
                 await held.open()
                 var tokens: [String] = []
                 for try await token in group { tokens.append(token) }

@@ -1,7 +1,8 @@
-import BrokerCore
 import BrokerTestSupport
 import Foundation
 import Testing
+
+@testable import BrokerCore
 
 /// Single flight across replicas: two account services sharing one store and one lock behave as two brokers on Redis.
 struct RefreshCoordinatorTests {
@@ -20,7 +21,14 @@ struct RefreshCoordinatorTests {
                     group.addTask { try await replicas[i % 2].account(id: seeded.id).accessToken.value }
                 }
                 try await held.waitForArrivals(1)
-                try await Task.sleep(nanoseconds: 100_000_000)
+                // Every reader waits, ten on each replica (one of them the leader waiting for the lock), before the
+                // provider answers.
+                #expect(
+                    await eventually {
+                        var waiting = 0
+                        for replica in replicas { waiting += await replica.refresher.flight.callers(of: Self.lockKey) }
+                        return waiting == 20
+                    })
                 await held.open()
                 var tokens: [String] = []
                 for try await token in group { tokens.append(token) }

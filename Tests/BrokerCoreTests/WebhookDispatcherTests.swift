@@ -178,7 +178,10 @@ extension WebhookDispatcherTests {
                     $0 += 1; return $0
                 } == 1 ? .success(UpstreamResponse(status: 500)) : .success(UpstreamResponse(status: 200))
             }
-            let at = Date()
+            // Recorded a second ago, a millisecond apart: all three are due at the first claim, however soon it
+            // comes (recorded at now, the second event was due a millisecond later and a fast claim took the first
+            // without it: "taken together" is what is tested).
+            let at = Date().addingTimeInterval(-1)
             let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
             let second = WebhookOutboxConformance.delivery(
                 WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))
@@ -225,7 +228,8 @@ extension WebhookDispatcherTests {
             // A lease too short for a second attempt: the first is sent, the second given back untouched.
             settings.lease = 1.5
             let dispatcher = WebhookDispatcher(outbox: outbox, upstream: upstream, settings: settings)
-            let at = Date()
+            // A second ago: the second delivery is due at every claim below, however soon it comes.
+            let at = Date().addingTimeInterval(-1)
             let first = WebhookOutboxConformance.delivery(WebhookOutboxConformance.eventID(1), url: Self.url, at: at)
             let second = WebhookOutboxConformance.delivery(
                 WebhookOutboxConformance.eventID(2), url: Self.url, at: at.addingTimeInterval(0.001))

@@ -55,7 +55,7 @@ struct JSONFileAccountRepositorySealedTests {
             #expect(try await repository.get(id: "github:8") == .make(uid: "8"))
             // The default opens in the background by itself.
             let reopened = try JSONFileAccountRepository(directory: directory, codec: codec)
-            #expect(await eventually(timeout: 5) { Self.sealedCount(reopened) == 0 })
+            #expect(await eventually { Self.sealedCount(reopened) == 0 })
             #expect(try await reopened.get(id: "github:7") == newer)
         }
     }

@@ -11,13 +11,18 @@ import Glibc
 /// A connection's life after it is closed: nothing it still owes may reach another descriptor.
 @Suite struct HTTPConnectionTests {
     @Test func aResponseFinishedAfterShutdownClosedItsConnectionIsNeverWritten() async throws {
-        let entered = TestEvent()
-        let server = try TestServer.start(slowEntered: entered)
-        let slow = try RawClient(port: server.port, timeout: 5)
-        slow.send("GET /slow?ms=1200 HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(await entered.wait(), "the handler is at work")
-        // The grace runs out while the handler sleeps: shutdown closes the connection and its descriptor.
-        await server.shutdown(grace: 0.1)
+        let entered = TestEvent(), release = TestEvent()
+        weak var released: HTTPServer?
+        let slow: RawClient
+        do {
+            let server = try TestServer.start(slowEntered: entered, slowRelease: release)
+            released = server
+            slow = try RawClient(port: server.port)
+            slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await entered.wait(), "the handler is at work")
+            // The grace runs out while the handler waits: shutdown closes the connection and its descriptor.
+            await server.shutdown(grace: 0.1)
+        }
         #expect(await slow.readsEOF())
         // Take the lowest free descriptors, as the next accept or socket() anywhere in the process would.
         var pairs: [[Int32]] = []
@@ -26,7 +31,9 @@ import Glibc
             #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
             pairs.append(fds)
         }
-        try await Task.sleep(nanoseconds: 1_500_000_000)
+        // The handler answers now; once its answer is dropped nothing holds the server any more.
+        release.signal()
+        #expect(await eventually { released == nil }, "the server outlived its handler")
         var stray = ""
         var buffer = [UInt8](repeating: 0, count: 4096)
         for pair in pairs {

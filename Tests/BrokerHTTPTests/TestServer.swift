@@ -35,7 +35,8 @@ enum TestServer {
                 slowEntered?.signal()
                 let ms = Int(request.query("ms") ?? "2000") ?? 2000
                 if let slowRelease {
-                    _ = await slowRelease.wait(timeout: 30)
+                    // Never answers before the test releases it; the bound only ends a handler a failed test left.
+                    _ = await slowRelease.wait(timeout: 600)
                 } else {
                     try? await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
                 }
@@ -66,6 +67,13 @@ enum TestServer {
         slowRelease: TestEvent? = nil
     ) throws -> HTTPServer {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+        // Generous deadlines: the server's threads keep time while a test's client, a task, can wait tens of seconds
+        // for one of the two cooperative threads of a loaded machine (a 4 MB answer was cut at the 30 s write
+        // deadline before its reader ran). A test of a deadline sets its own.
+        configuration.headerTimeout = 600
+        configuration.bodyTimeout = 600
+        configuration.writeTimeout = 600
+        configuration.idleTimeout = 600
         configure(&configuration)
         let server = HTTPServer(
             configuration: configuration, router: router(slowEntered: slowEntered, slowRelease: slowRelease),

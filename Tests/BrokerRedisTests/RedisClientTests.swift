@@ -131,7 +131,7 @@ struct RedisClientTests {
     @Test func bytesThatAreNotRESPAreAProtocolError() async throws {
         let listener = try FakeRedisListener(reply: Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8))
         defer { listener.close() }
-        let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: listener.port), timeout: 1)
+        let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: listener.port), timeout: 30)
         let error = await #expect(throws: RedisError.self) { try await client.command("PING") }
         #expect(error == .protocolError("unexpected type byte 0x48: not a RESP2 reply (is this a Redis server?)"))
     }
@@ -140,7 +140,7 @@ struct RedisClientTests {
         try await Loopback.withRefusingPort { port in
             // A backoff clock that stands still: the second call is inside the first wait however slow this machine is.
             let gate = RedisReconnectGate(now: { 1_000_000_000 })
-            let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: port), poolSize: 2, timeout: 2, gate: gate)
+            let client = RedisClient(url: RedisURL(host: "127.0.0.1", port: port), poolSize: 2, timeout: 30, gate: gate)
             let first = await #expect(throws: RedisError.self) { try await client.command("PING") }
             #expect(first == .unavailable("connect to 127.0.0.1:\(port): Connection refused"))
             let second = await #expect(throws: RedisError.self) { try await client.command("PING") }
@@ -153,25 +153,26 @@ struct RedisClientTests {
     }
 
     @Test func anUnknownHostIsUnavailable() async throws {
-        let client = RedisClient(url: RedisURL(host: "no-such-host.invalid", port: 6379), timeout: 1)
+        let client = RedisClient(url: RedisURL(host: "no-such-host.invalid", port: 6379), timeout: 30)
         let error = await #expect(throws: RedisError.self) { try await client.command("PING") }
         #expect(error.map { "\($0)".contains("cannot resolve no-such-host.invalid") } == true, "\(String(describing: error))")
     }
 
     @Test func waitingOnRedisNeverOccupiesTheCooperativePool() async throws {
         try await RedisServer.with { server async throws in
-            let client = server.client(poolSize: 8, timeout: 10)
+            let client = server.client(poolSize: 8)
             try await RedisClientRecoveryTests.useEveryConnection(of: client)
             let order = EventLog()
-            // Eight commands held unanswered for 3 s: more than this machine has cooperative threads.
-            _ = try await server.client().command("CLIENT", "PAUSE", "3000", "ALL")
+            // Eight commands held unanswered until the probe ran: more than this machine has cooperative threads.
+            server.pause()
+            defer { server.resume() }
             let held = (0..<8).map { _ in
                 Task {
                     _ = try await client.command("INCR", "n")
                     order.append("redis")
                 }
             }
-            try await Task.sleep(nanoseconds: 200_000_000)
+            #expect(await eventually { server.connectionsWithUnreadBytes() == 8 }, "all eight commands sent")
             await withTaskGroup(of: Int.self) { group in
                 for seed in 0..<16 {
                     group.addTask {
@@ -182,6 +183,7 @@ struct RedisClientTests {
                 await group.waitForAll()
             }
             order.append("probe")
+            server.resume()
             for task in held { try await task.value }
             #expect(order.entries.first == "probe", "async work waited for Redis: \(order.entries)")
             #expect(try await client.command("GET", "n").string == "8")

@@ -85,8 +85,9 @@ struct RedisFlowStoreTests {
             let flow = Self.makeFlow(lifetime: 600)
             try await store.put(flow)
             let remaining = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
-            // 500 s from the injected clock; the slack is the wall time between SET and PTTL on a loaded machine.
-            #expect((490_000...500_000).contains(remaining), "PTTL \(remaining)")
+            // 500 s from the injected clock (not the flow's 600 s lifetime); the slack, a minute, is the wall time
+            // between SET and PTTL on a loaded machine.
+            #expect((440_000...500_000).contains(remaining), "PTTL \(remaining)")
         }
     }
 
@@ -101,10 +102,10 @@ struct RedisFlowStoreTests {
             try await store.put(flow)
             let ttl = try #require(try await client.command("PTTL", "tb:flow:\(flow.state)").integer)
             #expect((1...1_000).contains(ttl) || ttl == -2, "PTTL \(ttl): set to the flow's expiry, or already gone")
-            let gone = try await eventually(timeout: 3, interval: 0.05) {
+            let gone = try await eventually(interval: 0.05) {
                 try await client.command("EXISTS", "tb:flow:\(flow.state)") == .integer(0)
             }
-            #expect(gone, "the key outlived its 1 s TTL by more than 2 s")
+            #expect(gone, "the key outlived its 1 s TTL by a minute")
             #expect(try await store.take(state: flow.state, now: Date()) == nil)
         }
     }

@@ -14,7 +14,8 @@ struct RedisStoresTests {
             #expect(await stores.client.ping())
             try await stores.accounts.put(Account.make(uid: "1"))
             try await stores.flows.put(PendingFlow.make(state: "c3RhdGUtc3RvcmVzLXRlc3Q"))
-            let token = try #require(try await stores.lock.acquire(key: "refresh:github:1", ttl: 30))
+            // Held far longer than any stall of a loaded machine: the release below must find it.
+            let token = try #require(try await stores.lock.acquire(key: "refresh:github:1", ttl: 600))
 
             let database3 = server.client(database: 3)
             let keys = try #require(try await database3.command("KEYS", "*").array?.compactMap(\.string))

@@ -1,3 +1,5 @@
+import BrokerCore
+import BrokerTestSupport
 import Testing
 
 @testable import BrokerRedis
@@ -146,5 +148,33 @@ extension TrackedReadCacheTests {
         cache.settle("b", seen: "b", equal: ==)
         let filled = cache.fill(ticket, with: "older")
         #expect(!filled)
+    }
+
+    /// Found under load by `readsNeverGoBackInTimeWhileAnotherReplicaWrites` ("read 353 after 354"): a read whose
+    /// marker went (here an invalidation; LRU churn does the same) answered Redis's newer value, while a read started
+    /// after it, whose GET Redis had answered before the write, still held a live marker and filled the older value
+    /// before the write's invalidation arrived. The next hit went back in time.
+    @Test func aReadThatCannotFillLeavesNoOlderReadInFlightToFillAfterIt() {
+        let cache = RedisAccountCache(capacity: 4, accountKeyPrefix: "tb:account:", metrics: RedisMetrics())
+        cache.handle(.established([.integer(7)]))
+        let id = Account.make(uid: "monotonic").id
+        guard case .miss(let newer) = cache.lookup(id) else { Issue.record("expected a miss"); return }
+        cache.handle(.message(channel: RedisAccountCache.channel, payload: .array([.bulk(Array("tb:account:\(id)".utf8))])))
+        guard case .miss(let older) = cache.lookup(id) else { Issue.record("expected a miss"); return }
+        // Redis answers `older` (scope 353) before the write, `newer` (scope 354) after it; `newer` returns first.
+        cache.fill(newer, with: Account.make(uid: "monotonic", scope: "354"))
+        cache.fill(older, with: Account.make(uid: "monotonic", scope: "353"))
+        #expect(cache.peek(id) == nil, "nothing older than what a read already returned is cached")
+        // The same when the newer read was not tracked.
+        guard case .miss(let untracked) = cache.lookup(id) else { Issue.record("expected a miss"); return }
+        cache.handle(.message(channel: RedisAccountCache.channel, payload: .array([.bulk(Array("tb:account:\(id)".utf8))])))
+        guard case .miss(let stale) = cache.lookup(id) else { Issue.record("expected a miss"); return }
+        cache.abandon(untracked, seen: Account.make(uid: "monotonic", scope: "356"))
+        cache.fill(stale, with: Account.make(uid: "monotonic", scope: "355"))
+        #expect(cache.peek(id) == nil)
+        // A read that fills with nothing racing it still caches.
+        guard case .miss(let alone) = cache.lookup(id) else { Issue.record("expected a miss"); return }
+        cache.fill(alone, with: Account.make(uid: "monotonic", scope: "357"))
+        #expect(cache.peek(id)??.scope == "357")
     }
 }

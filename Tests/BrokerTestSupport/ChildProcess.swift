@@ -130,7 +130,7 @@ public final class ChildProcess: @unchecked Sendable {
     public var outputText: String { standardOutput.text }
 
     /// Waits until the captured streams reached end of file (after exit).
-    public func drainOutput(timeout: Double = 5) {
+    public func drainOutput(timeout: Double = 30) {
         let deadline = Date().addingTimeInterval(timeout)
         while readers.contains(where: { !$0.isFinished }) && Date() < deadline { usleep(5_000) }
     }

@@ -4,9 +4,11 @@ import Foundation
 ///
 /// For what another process or a background task brings about in its own time (a
 /// reconnect, a background sweep, a file written by a child); where the test itself
-/// can be told that something happened, wait for that event instead.
+/// can be told that something happened, wait for that event instead. The limit is a
+/// bound on a failing test, never a speed target: a loaded 2-core machine takes its
+/// time, so it is a minute unless a test has reason to wait longer.
 public func eventually(
-    timeout: Double = 10, interval: Double = 0.02,
+    timeout: Double = 60, interval: Double = 0.02,
     _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)

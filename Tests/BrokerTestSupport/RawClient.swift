@@ -28,8 +28,8 @@ public final class RawClient: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []
 
-    /// Connects to 127.0.0.1:port with a receive timeout.
-    public init(port: Int, timeout: Double = 15) throws {
+    /// Connects to 127.0.0.1:port with a receive timeout (a bound on a failing test: an answer that never comes).
+    public init(port: Int, timeout: Double = 60) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
@@ -58,6 +58,7 @@ public final class RawClient: @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
             if n <= 0 { return }
             offset += n
         }
@@ -67,13 +68,24 @@ public final class RawClient: @unchecked Sendable {
     public func shutdownWrite() { Glibc.shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads more bytes; returns 0 on EOF, -1 on timeout or error.
+    ///
+    /// A signal handled by the test process (the children the suites start exit and raise SIGCHLD) interrupts
+    /// `recv` with EINTR, and a socket with `SO_RCVTIMEO` is never restarted (signal(7)), whatever `SA_RESTART`
+    /// says; that is not the peer's doing, so the read starts again.
     @discardableResult
     public func fill() -> Int {
         var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        var n: Int
+        repeat {
+            n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        } while n < 0 && errno == EINTR
         if n > 0 { buffer.append(contentsOf: chunk[0..<n]) }
+        lastError = n < 0 ? errno : 0
         return n
     }
+
+    /// The `errno` of the last read that failed (EAGAIN: the receive timeout ran out), 0 after one that did not.
+    public private(set) var lastError: Int32 = 0
 
     /// Reads one response (Content-Length framed, or to EOF without it); nil on EOF/timeout first.
     /// The blocking reads run off Swift's cooperative threads, which the server's handlers need.

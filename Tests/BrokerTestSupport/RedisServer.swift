@@ -95,8 +95,9 @@ public final class RedisServer: @unchecked Sendable {
         RedisURL(host: "127.0.0.1", port: port, username: username, password: password.map(Secret.init), database: database)
     }
 
-    /// A client for this server with the password it requires, if any.
-    public func client(database: Int = 0, poolSize: Int = 4, timeout: Double = 2) -> RedisClient {
+    /// A client for this server with the password it requires, if any. The timeout is generous: a loaded machine
+    /// answers late, and a test of the timeout itself stops the server (``pause()``) and sets its own.
+    public func client(database: Int = 0, poolSize: Int = 4, timeout: Double = 30) -> RedisClient {
         RedisClient(url: url(database: database, password: password), poolSize: poolSize, timeout: timeout)
     }
 
@@ -106,6 +107,38 @@ public final class RedisServer: @unchecked Sendable {
         self.process = nil
         process.signal(SIGKILL)
         _ = await offPool { process.waitUntilExit() }
+    }
+
+    /// Stops the server with SIGSTOP: connections stay open and commands are sent, but nothing is answered until
+    /// ``resume()``, however long that takes (unlike `CLIENT PAUSE`, which ends by the clock).
+    public func pause() {
+        process?.signal(SIGSTOP)
+    }
+
+    /// Lets a paused server go on (SIGCONT); it answers what it was sent meanwhile.
+    public func resume() {
+        process?.signal(SIGCONT)
+    }
+
+    /// How many client connections hold bytes the server has not read yet (the receive queue in `/proc/net/tcp`):
+    /// while paused, the commands sent to it, one per connection that sent any.
+    public func connectionsWithUnreadBytes() -> Int {
+        // Read to the end: /proc files report a size of 0, which Foundation's readers take at its word.
+        let fd = open("/proc/net/tcp", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while case let n = read(fd, &chunk, chunk.count), n > 0 { bytes += chunk[0..<n] }
+        let table = String(decoding: bytes, as: UTF8.self)
+        let local = String(format: "0100007F:%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            // sl, local_address, rem_address, st (01: established), tx_queue:rx_queue, …
+            let fields = line.split(separator: " ")
+            guard fields.count > 4, fields[1] == local, fields[3] == "01" else { return false }
+            let queues = fields[4].split(separator: ":")
+            return queues.count == 2 && (Int(queues[1], radix: 16) ?? 0) > 0
+        }.count
     }
 
     /// Starts the server again on the same port, with no data (nothing was persisted).
@@ -127,15 +160,19 @@ public final class RedisServer: @unchecked Sendable {
         ]
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
+        let log = logPath
+        // Counted before the server starts: one that logs it is ready before a count taken after the spawn would be
+        // waited for in vain (a loaded machine runs the child first; this ran out the old 5 s bound, then a retry).
+        let readyBefore = Self.readyLines(in: log)
         // ChildProcess, not Foundation's Process, whose run() now and then crashes a suite that starts hundreds of children.
         let process = try ChildProcess(
             executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
             stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
-        let log = logPath
-        let readyBefore = Self.readyLines(in: log)
-        for _ in 0..<200 {
+        let started = Date()
+        // A minute: a loaded machine starts it late; the bound only ends a start that failed.
+        while Date().timeIntervalSince(started) < 60 {
             // Its own log, not a PING alone: another test's server that took the port meanwhile answers PING too, and
             // two tests would then share (and kill) one server. A server that could not bind says so there and exits.
             if await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
@@ -147,7 +184,7 @@ public final class RedisServer: @unchecked Sendable {
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }
-        throw RedisTestError("redis-server on port \(port) did not answer PING within 5 s")
+        throw RedisTestError("redis-server on port \(port) did not answer PING within a minute")
     }
 
     /// The log of this server, rewritten (appended) by each launch.

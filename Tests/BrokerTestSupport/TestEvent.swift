@@ -37,8 +37,8 @@ public final class TestEvent: Sendable {
         for continuation in ready { continuation.resume() }
     }
 
-    /// Waits until it happened `count` times; false when `timeout` seconds pass first.
-    public func wait(count: Int = 1, timeout: Double = 10) async -> Bool {
+    /// Waits until it happened `count` times; false when `timeout` seconds pass first (a bound on a failing test).
+    public func wait(count: Int = 1, timeout: Double = 60) async -> Bool {
         let id = state.withLock { s -> Int in
             s.nextID += 1
             return s.nextID

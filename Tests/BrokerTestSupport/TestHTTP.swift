@@ -49,7 +49,7 @@ public enum TestHTTP {
         var client: RawClient?
         for attempt in 0..<3 where client == nil {
             if attempt > 0 { usleep(useconds_t(50_000 * attempt)) }
-            client = try? RawClient(port: port, timeout: 20)
+            client = try? RawClient(port: port)
         }
         guard let client else { return missing("connect failed 3 times") }
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
@@ -57,7 +57,8 @@ public enum TestHTTP {
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.utf8.count)\r\n" }
         client.send(text + "\r\n" + body)
         guard let reply = client.blockingReadResponse(head: method == "HEAD") else {
-            return missing("no complete response in \(client.unread.count) bytes")
+            let why = client.lastError == 0 ? "the connection closed" : String(cString: strerror(client.lastError))
+            return missing("no complete response in \(client.unread.count) bytes (\(why))")
         }
         return Reply(status: reply.status, headers: reply.headers, body: reply.text)
     }

@@ -5,29 +5,22 @@ api_venv=.build-tools/api-venv
 api_python=$api_venv/bin/python
 api_requirements=scripts/api-contract.d/requirements.txt
 
-api_die() { echo "$api_script: $*" >&2; exit 1; }
+name=$api_script
+# shellcheck source=lib.sh
+. scripts/lib.sh
 
-api_apt_install() {
-  local sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
-  echo "$api_script: installing $* (Debian packages)" >&2
-  "${sudo[@]}" apt-get update -qq || api_die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$@" >/dev/null || api_die "cannot install $*"
-}
-
-command -v python3 >/dev/null || api_apt_install python3
-command -v python3 >/dev/null || api_die "python3 is still missing after installing it"
+need python3
 # The venv is rebuilt when the pinned list changes, so a stale one never validates with other rules.
 stamp=$api_venv/requirements.txt
 if [ ! -x "$api_python" ] || ! cmp -s "$api_requirements" "$stamp"; then
   rm -rf "$api_venv"
   if ! python3 -m venv "$api_venv" 2>/dev/null; then
     rm -rf "$api_venv"
-    api_apt_install python3-venv
-    python3 -m venv "$api_venv" || api_die "cannot create the venv $api_venv"
+    apt_install python3-venv
+    python3 -m venv "$api_venv" || die "cannot create the venv $api_venv"
   fi
   echo "$api_script: installing openapi-core, openapi-spec-validator, PyYAML (PyPI) into $api_venv" >&2
-  "$api_python" -m pip install -q --disable-pip-version-check -r "$api_requirements" || api_die "pip could not install $api_requirements"
+  "$api_python" -m pip install -q --disable-pip-version-check -r "$api_requirements" || die "pip could not install $api_requirements"
   cp "$api_requirements" "$stamp"
 fi
-"$api_python" -c 'import openapi_core, openapi_spec_validator, yaml' || api_die "openapi-core, openapi-spec-validator or PyYAML does not import"
+"$api_python" -c 'import openapi_core, openapi_spec_validator, yaml' || die "openapi-core, openapi-spec-validator or PyYAML does not import"

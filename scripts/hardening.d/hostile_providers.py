@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Drives scripts/hostile-providers: flows against tests/fakes/hostile_provider.py through a live broker.
+"""Drives scripts/hostile-providers: flows against scripts/hardening.d/hostile_provider.py through a live broker.
 
   attack  --broker P --provider Q --api-key K --pid N --state F   every hostile answer, /healthz probed meanwhile
   reread  --broker P --api-key K --state F                         after a restart: what was stored is still there

@@ -33,9 +33,9 @@ CONF
   wait_ping "$port" || die "the sentinel on port $port did not start (see $work/sentinel-$port.log)"
 }
 
-# wait_ping PORT: until PORT answers PING (5 s).
+# wait_ping PORT: until PORT answers PING (30 s: a loaded machine starts it late).
 wait_ping() {
-  for _ in {1..100}; do
+  for _ in {1..600}; do
     [ "$(redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
     sleep 0.05
   done
@@ -55,3 +55,6 @@ until_true() {
   while [ "$SECONDS" -lt "$deadline" ]; do "$@" && return 0; sleep 0.1; done
   "$@"
 }
+
+# status_of PORT PATH [API_KEY]: the status of GET PATH on the broker at PORT; 000 when none can be had.
+status_of() { broker_port=$1 http_status "$2" "${3:-}"; }

@@ -69,7 +69,7 @@ public final class CachingRedisAccountRepository: AccountRepository, ImmediateAc
                 if tracked, replies[0] == .simpleString("OK") {
                     cache.fill(ticket, with: account)
                 } else {
-                    cache.abandon(ticket)
+                    cache.abandon(ticket, seen: account)
                 }
                 return account
             } catch {

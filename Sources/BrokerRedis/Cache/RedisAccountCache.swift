@@ -117,18 +117,35 @@ public final class RedisAccountCache: Sendable {
         return value
     }
 
-    /// Stores what a tracked read found, unless it was invalidated meanwhile.
+    /// Stores what a tracked read found, unless it was invalidated meanwhile; then settles the key as a bypassing read does.
+    ///
+    /// A read whose marker is gone (invalidated, evicted, or from an earlier generation) may still have seen a
+    /// newer value than another read of the key that started after its marker went and is in flight now, its GET
+    /// answered by Redis first. It returns what it saw to its caller, so it must leave nothing older behind: as
+    /// ``settle(_:seen:)`` does, it drops that other read's marker (or a different value). Without this, that
+    /// other read's fill succeeded whenever the write's invalidation had not yet arrived on the subscription, and
+    /// the next hit answered an older account than one already returned ("read 353 after 354").
     func fill(_ ticket: TrackedReadCache<Account>.Ticket, with account: Account?) {
         let count = state.withLock { cache in
-            cache.fill(ticket, with: account)
+            if !cache.fill(ticket, with: account) { cache.settle(ticket.key, seen: account, equal: ==) }
             return cache.count
         }
         metrics.setEntries(count)
     }
 
-    /// Forgets a read that failed or was not tracked.
+    /// Forgets a read that failed.
     func abandon(_ ticket: TrackedReadCache<Account>.Ticket) {
         state.withLock { $0.abandon(ticket) }
+    }
+
+    /// Forgets a read that found `account` but was not tracked, settling the key as ``fill(_:with:)`` does when it cannot store.
+    func abandon(_ ticket: TrackedReadCache<Account>.Ticket, seen account: Account?) {
+        let count = state.withLock { cache in
+            cache.abandon(ticket)
+            cache.settle(ticket.key, seen: account, equal: ==)
+            return cache.count
+        }
+        metrics.setEntries(count)
     }
 
     /// After a read that bypassed the cache found `seen`: drops the entry unless it holds exactly that.

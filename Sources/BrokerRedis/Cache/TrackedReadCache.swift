@@ -11,7 +11,10 @@ import BrokerCore
 /// asks Redis (which starts tracking the key for this replica). An
 /// invalidation that arrives while the read is in flight removes the marker,
 /// so ``fill(_:with:)`` finds its token gone and discards the fetched value,
-/// which may predate the write behind the invalidation. Values are stored only
+/// which may predate the write behind the invalidation; the caller then
+/// settles the key (``settle(_:seen:equal:)``) with what it fetched, since a
+/// read started after the marker went may be in flight with an older answer.
+/// Values are stored only
 /// through that path, never after a write of our own: the write's
 /// invalidation may already have consumed the key's tracking on the server,
 /// and a value stored then would never be invalidated again.

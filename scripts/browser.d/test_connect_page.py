@@ -9,7 +9,7 @@ prefix (nginx_subpath.py). Every step saves a screenshot into
 test-output/browser/ (the page and the confirmation at 1280 and 390 pixels
 wide) and fails on any browser console error or Content-Security-Policy violation.
 
-Usage: python3 tests/browser/test_connect_page.py [--binary PATH] [--fake-provider PATH] [--out DIR]
+Usage: python3 scripts/browser.d/test_connect_page.py [--binary PATH] [--fake-provider PATH] [--out DIR]
 (nginx must be installed; scripts/browser-test installs it.)
 Prints "N passed, N failed" last; exits 1 when anything failed.
 """
@@ -134,7 +134,7 @@ class Broker:
         self.log_path = os.path.join(out, name + ".log")
         self.log = open(self.log_path, "w")
         self.process = subprocess.Popen([binary], env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        deadline = time.time() + 60
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("token-broker exited with %s; see %s" % (self.process.returncode, self.log_path))
@@ -198,7 +198,7 @@ class Session:
     def shot(self, name):
         self.driver.save_screenshot(os.path.join(self.out, name + ".png"))
 
-    def wait(self, condition, what, timeout=15):
+    def wait(self, condition, what, timeout=30):
         try:
             return WebDriverWait(self.driver, timeout).until(lambda d: condition(d))
         except Exception:

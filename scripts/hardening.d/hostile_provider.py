@@ -49,7 +49,9 @@ class State:
         self.refresh_calls = 0
         self.issued = 0
         self.codes = set()
-        self.bomb = None
+        # Made before the port is published: compressing 1 GiB takes seconds, which a loaded machine
+        # would add to the answer and the broker would read as its own timeout (504), not the bomb.
+        self.bomb = gzip_bomb()
 
 
 STATE = State()
@@ -154,10 +156,7 @@ class Handler(socketserver.StreamRequestHandler):
             if chunked:
                 self.wfile.write(b"0\r\n\r\n")
         elif mode == "gzip_bomb":
-            with STATE.lock:
-                if STATE.bomb is None:
-                    STATE.bomb = gzip_bomb()
-                bomb = STATE.bomb
+            bomb = STATE.bomb
             self.wfile.write(response(200, "OK", [("Content-Type", "application/json"), ("Content-Encoding", "gzip"),
                                                   ("Content-Length", len(bomb)), ("Connection", "close")], bomb))
         elif mode == "malformed_status":

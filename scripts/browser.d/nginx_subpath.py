@@ -19,7 +19,7 @@ from selenium.webdriver.common.by import By
 
 PREFIX = "/broker"
 
-CONFIG = """# Written by tests/browser/nginx_subpath.py for one run.
+CONFIG = """# Written by scripts/browser.d/nginx_subpath.py for one run.
 {user}
 worker_processes 1;
 pid {root}/nginx.pid;
@@ -66,7 +66,7 @@ class Nginx:
         self.process = subprocess.Popen([nginx_binary(), "-e", os.path.join(self.root, "error.log"), "-p", self.root,
                                          "-c", config, "-g", "daemon off;"],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
+        deadline = time.time() + 60
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("nginx exited with %s: %s" % (self.process.returncode, self.errors()))

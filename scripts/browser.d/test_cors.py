@@ -9,7 +9,7 @@ refused by the browser itself (no answer reaches the page, the preflight fails, 
 deleted). Both front ends are same-site with the broker (ports of one host), as SECURITY.md
 requires for the SameSite=Lax session cookie to go along.
 
-Usage: python3 tests/browser/test_cors.py [--binary PATH] [--out DIR]
+Usage: python3 scripts/browser.d/test_cors.py [--binary PATH] [--out DIR]
 Prints "N passed, N failed" last; exits 1 when anything failed.
 """
 
