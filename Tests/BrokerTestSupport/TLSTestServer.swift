@@ -19,7 +19,7 @@ public final class TLSTestServer: @unchecked Sendable {
     /// The PEM file of the test CA that signs every case's certificate but `selfSigned` and `unknownCA`.
     public let caFile: String
     private let directory: String
-    private let ports: [Case: Int]
+    private var ports: [Case: Int]
     private var process: ChildProcess?
 
     private init(directory: String, ports: [Case: Int]) {
@@ -49,13 +49,17 @@ public final class TLSTestServer: @unchecked Sendable {
         let openssl = try tool("openssl", package: "openssl")
         let directory = NSTemporaryDirectory() + "/broker-tls-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/ca-new", withIntermediateDirectories: true)
-        var ports: [Case: Int] = [:]
-        for which in Case.allCases { ports[which] = try Loopback.freePort() }
-        let server = TLSTestServer(directory: directory, ports: ports)
+        let server = TLSTestServer(directory: directory, ports: try freePorts())
         do {
             try await server.makeCertificates(openssl)
-            try await server.launch(nginx)
-            return server
+            // A port picked free can be taken by another listener before nginx binds it (another test's nginx,
+            // say): then something else answers there, so nginx is started again on other ports.
+            for _ in 0..<5 {
+                if try await server.launch(nginx) { return server }
+                await server.kill()
+                server.ports = try freePorts()
+            }
+            throw ChildProcessError("nginx found a port taken at each of 5 starts")
         } catch {
             await server.stop()
             throw error
@@ -64,12 +68,22 @@ public final class TLSTestServer: @unchecked Sendable {
 
     /// Stops nginx and removes the directory.
     public func stop() async {
+        await kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func kill() async {
         if let process {
             self.process = nil
             process.signal(SIGKILL)
             _ = await offPool { process.waitUntilExit() }
         }
-        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func freePorts() throws -> [Case: Int] {
+        var ports: [Case: Int] = [:]
+        for which in Case.allCases { ports[which] = try Loopback.freePort() }
+        return ports
     }
 
     // MARK: Certificates
@@ -147,7 +161,8 @@ public final class TLSTestServer: @unchecked Sendable {
 
     // MARK: nginx
 
-    private func launch(_ nginx: String) async throws {
+    /// Starts nginx; true once it listens on every port, false when a port is another process's.
+    private func launch(_ nginx: String) async throws -> Bool {
         let d = directory
         var blocks = ""
         for which in Case.allCases {
@@ -191,14 +206,39 @@ public final class TLSTestServer: @unchecked Sendable {
         self.process = process
         let ports = Array(self.ports.values)
         for _ in 0..<400 {
-            if await offPool({ ports.allSatisfy(Self.accepts) }) && process.isRunning { return }
+            if await offPool({ ports.allSatisfy(Self.accepts) }) && process.isRunning {
+                return Self.listens(on: ports, pid: process.pid)
+            }
             guard process.isRunning else {
                 let log = (try? String(contentsOfFile: d + "/error.log", encoding: .utf8)) ?? ""
+                if log.contains("Address already in use") { return false }
                 throw ChildProcessError("nginx exited at start-up: \(process.errorText) \(log)")
             }
             try await Task.sleep(nanoseconds: 25_000_000)
         }
         throw ChildProcessError("nginx did not listen within 10 s")
+    }
+
+    /// Whether each of `ports` on 127.0.0.1 is a listening socket that process `pid` holds (from /proc/net/tcp and
+    /// /proc/PID/fd); nginx's master opens every listener before it forks its worker.
+    private static func listens(on ports: [Int], pid: pid_t) -> Bool {
+        // Read to the end: /proc/net/tcp comes a page per read, and reading by the file's size (0) stops early.
+        guard let file = FileHandle(forReadingAtPath: "/proc/net/tcp"), let bytes = try? file.readToEnd(),
+            let descriptors = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")
+        else { return false }
+        let held = Set(
+            descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") })
+        try? file.close()
+        var inodes: [Int: String] = [:]
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
+            // sl local_address rem_address st … inode: a listener is state 0A on 0100007F:PORT (hex).
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[3] == "0A", fields[1].hasPrefix("0100007F:"),
+                let port = Int(fields[1].dropFirst(9), radix: 16)
+            else { continue }
+            inodes[port] = String(fields[9])
+        }
+        return ports.allSatisfy { port in inodes[port].map { held.contains("socket:[\($0)]") } ?? false }
     }
 
     /// Whether something accepts a TCP connection on `port` of 127.0.0.1.
