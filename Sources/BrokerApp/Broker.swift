@@ -66,17 +66,23 @@ public final class Broker: Sendable {
         let opened = try StorageBackendFactory.open(c, logger: logger, now: now, settlement: settlement)
         let storage = opened.backend
         self.storage = storage
+        // Every outbound call that fails is counted by cause; provider calls also log it (deliveries log their attempts).
+        let upstreamErrors = UpstreamErrorMetrics()
         // The outbox lives in the store the accounts live in, so a change and its event are written together.
         webhooks = c.webhooks.flatMap { settings in
             storage.outbox.map {
-                Webhooks(settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient, caFile: c.upstreamCAFile)
+                Webhooks(
+                    settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient, caFile: c.upstreamCAFile,
+                    errors: upstreamErrors)
             }
         }
-        let services = BrokerServices(
-            c, registry: registry, storage: storage, storageMetrics: opened.metrics, events: webhooks?.sink,
-            upstream: upstream
+        let providerClient = MeteredUpstreamClient(
+            inner: upstream
                 ?? c.upstreamClient.make(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes, caFile: c.upstreamCAFile),
-            logger: logger, now: now)
+            errors: upstreamErrors, target: .provider, logger: logger)
+        let services = BrokerServices(
+            c, registry: registry, storage: storage, storageMetrics: opened.metrics, upstreamErrors: upstreamErrors,
+            events: webhooks?.sink, upstream: providerClient, logger: logger, now: now)
         discovery = services.discovery
         backgroundRefresher = services.refresher
         audit = try Self.openAudit(c, metrics: services.metrics, logger: logger)

@@ -19,9 +19,9 @@ import Testing
         let server = try await TLSTestServer.scoped()
         let client = UpstreamClientKind.native.make(timeout: 30, caFile: server.caFile)
         let expected: [(TLSTestServer.Case, UpstreamError)] = [
-            (.expired, .transport("TLS certificate: certificate has expired")),
-            (.wrongHost, .transport("TLS certificate is not for this host")),
-            (.tls10Only, .transport("TLS version below 1.2 refused")),
+            (.expired, .transport(.tlsCertificate, "TLS certificate: certificate has expired")),
+            (.wrongHost, .transport(.tlsHostname, "TLS certificate is not for this host")),
+            (.tls10Only, .transport(.tlsVersion, "TLS version below 1.2 refused")),
         ]
         for (which, error) in expected {
             await #expect(throws: error, "\(which)") {

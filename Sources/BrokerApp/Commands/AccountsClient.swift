@@ -120,7 +120,8 @@ public enum AccountsClient {
             let why =
                 switch error {
                 case .timeout: "no answer within \(Int(timeout)) s"
-                case .transport(let message): message
+                case .connectTimeout: "no connection within \(Int(timeout)) s"
+                case .transport(_, let message): message
                 case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
                 }
             return .failed(

@@ -62,20 +62,21 @@ public struct EpollUpstreamClient: UpstreamClient {
     /// The ``UpstreamError`` the rest of the broker expects for each cause; messages are fixed phrases.
     static func upstreamError(_ error: HTTPClientError) -> UpstreamError {
         switch error {
-        case .connectTimeout, .deadline: .timeout
+        case .deadline: .timeout
+        case .connectTimeout: .connectTimeout
         case .tooLarge(let limit): .tooLarge(limit: limit)
-        case .connectRefused: .transport("connection refused")
-        case .hostNotFound: .transport("host not found")
-        case .connectionLost: .transport("connection lost")
-        case .refusedContentCoding: .transport("content-encoded answer refused")
-        case .badResponse: .transport("malformed HTTP response")
-        case .cancelled: .transport("cancelled")
-        case .invalidURL, .unsupportedScheme: .transport("invalid URL")
-        case .invalidRequest: .transport("invalid request")
-        case .tlsCertificate(let reason): .transport("TLS certificate: \(reason)")
-        case .tlsHostname: .transport("TLS certificate is not for this host")
-        case .tlsVersion: .transport("TLS version below 1.2 refused")
-        case .tlsHandshake(let reason): .transport("TLS handshake: \(reason)")
+        case .connectRefused: .transport(.connectRefused, "connection refused")
+        case .hostNotFound: .transport(.hostNotFound, "host not found")
+        case .connectionLost: .transport(.connectionLost, "connection lost")
+        case .refusedContentCoding: .transport(.badResponse, "content-encoded answer refused")
+        case .badResponse: .transport(.badResponse, "malformed HTTP response")
+        case .cancelled: .transport(.cancelled, "cancelled")
+        case .invalidURL, .unsupportedScheme: .transport(.invalidRequest, "invalid URL")
+        case .invalidRequest: .transport(.invalidRequest, "invalid request")
+        case .tlsCertificate(let reason): .transport(.tlsCertificate, "TLS certificate: \(reason)")
+        case .tlsHostname: .transport(.tlsHostname, "TLS certificate is not for this host")
+        case .tlsVersion: .transport(.tlsVersion, "TLS version below 1.2 refused")
+        case .tlsHandshake(let reason): .transport(.tlsHandshake, "TLS handshake: \(reason)")
         }
     }
 }

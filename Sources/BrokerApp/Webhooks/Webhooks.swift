@@ -16,20 +16,23 @@ final class Webhooks: Sendable {
     let wallClock: @Sendable () -> Date
 
     /// Builds the machinery for `settings` around `outbox`, the storage back end's; `now` is the services' clock,
-    /// used for `created_at`; `client` carries deliveries (`BROKER_UPSTREAM_CLIENT`, with `caFile` for `https://`).
+    /// used for `created_at`; `client` carries deliveries (`BROKER_UPSTREAM_CLIENT`, with `caFile` for `https://`), each
+    /// failure counted in `errors`.
     init(
         settings: WebhookSettings, outbox: any WebhookOutbox, logger: BrokerLogger,
         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
-        client kind: UpstreamClientKind = .native, caFile: String? = nil
+        client kind: UpstreamClientKind = .native, caFile: String? = nil, errors: UpstreamErrorMetrics = UpstreamErrorMetrics()
     ) {
         self.outbox = outbox
         let metrics = WebhookMetrics()
         self.metrics = metrics
         self.wallClock = wallClock
         // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
-        let client = kind.make(
-            timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true,
-            caFile: caFile)
+        let client = MeteredUpstreamClient(
+            inner: kind.make(
+                timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true,
+                caFile: caFile),
+            errors: errors, target: .webhook, logger: nil)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
             settings: WebhookDispatcher.Settings(

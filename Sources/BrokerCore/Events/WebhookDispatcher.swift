@@ -347,7 +347,8 @@ public final class WebhookDispatcher: Sendable {
         } catch {
             switch error {
             case .timeout: return "timeout"
-            case .transport(let message): return message
+            case .connectTimeout: return "connect timeout"
+            case .transport(_, let message): return message
             // Not from a client that cuts a long answer at its cap and keeps the status (as the broker's does).
             case .tooLarge(let limit): return "the answer is larger than \(limit) bytes"
             }
