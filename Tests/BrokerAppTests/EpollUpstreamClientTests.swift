@@ -2,6 +2,7 @@ import BrokerApp
 import BrokerCore
 import BrokerHTTP
 import BrokerTestSupport
+import BrokerURLSession
 import Foundation
 import Glibc
 import Testing
@@ -134,13 +135,13 @@ struct EpollUpstreamClientTests {
         }
     }
 
-    @Test func theNativeKindCarriesEveryCallAndURLSessionStaysTheFallback() async throws {
+    @Test func theNativeFactoryMakesTheBrokersOwnClient() async throws {
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" }
         defer { server.stop() }
-        let native = UpstreamClientKind.native.make(timeout: 60)
+        let native = UpstreamClientFactory.native.make(timeout: 60)
         let response = try await native.send(UpstreamRequest(method: "GET", url: server.url("/a")))
         #expect(response.status == 200)
-        #expect(UpstreamClientKind.urlsession.make(timeout: 5) is URLSessionUpstreamClient)
         #expect(native is EpollUpstreamClient)
+        #expect(UpstreamClientFactory.urlSession.make(timeout: 5) is URLSessionUpstreamClient)
     }
 }

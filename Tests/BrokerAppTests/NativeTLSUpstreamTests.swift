@@ -8,8 +8,8 @@ import Testing
     @Test func httpsGoesThroughTheNativeClientTrustingTheConfiguredCA() async throws {
         let server = try await TLSTestServer.scoped()
         let configuration = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_CA_FILE": server.caFile])
-        #expect(configuration.upstreamClient == .native && configuration.upstreamCAFile == server.caFile)
-        let client = configuration.upstreamClient.make(timeout: 30, caFile: configuration.upstreamCAFile)
+        #expect(configuration.upstreamCAFile == server.caFile)
+        let client = UpstreamClientFactory.native.make(timeout: 30, caFile: configuration.upstreamCAFile)
         let response = try await client.send(UpstreamRequest(method: "GET", url: server.url(.valid, path: "/token")))
         #expect(response.status == 200)
         #expect(String(decoding: response.body, as: UTF8.self) == "hello from valid\n")
@@ -17,7 +17,7 @@ import Testing
 
     @Test func refusalsNameTheirCauseAsATransportError() async throws {
         let server = try await TLSTestServer.scoped()
-        let client = UpstreamClientKind.native.make(timeout: 30, caFile: server.caFile)
+        let client = UpstreamClientFactory.native.make(timeout: 30, caFile: server.caFile)
         let expected: [(TLSTestServer.Case, UpstreamError)] = [
             (.expired, .transport(.tlsCertificate, "TLS certificate: certificate has expired")),
             (.wrongHost, .transport(.tlsHostname, "TLS certificate is not for this host")),

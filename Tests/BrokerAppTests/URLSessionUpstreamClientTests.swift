@@ -1,6 +1,7 @@
 import BrokerApp
 import BrokerCore
 import BrokerTestSupport
+import BrokerURLSession
 import Foundation
 import Glibc
 import Testing

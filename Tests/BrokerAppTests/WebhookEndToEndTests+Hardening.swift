@@ -151,7 +151,7 @@ extension WebhookEndToEndTests {
 
     @Test func theWebhookClientCutsALongAnswerAtTheCapAndKeepsItsStatus() async throws {
         let receiver = try WebhookReceiver()
-        let client = URLSessionUpstreamClient(timeout: 30, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let client = EpollUpstreamClient(timeout: 30, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
         let request = UpstreamRequest(method: "POST", url: receiver.url, headers: [], body: Array("{}".utf8))
         receiver.script([.sized(200, bytes: 1 << 20), .sized(500, bytes: 1 << 20), .sized(201, bytes: 100)])
         let ok = try await client.send(request)
@@ -162,7 +162,7 @@ extension WebhookEndToEndTests {
         // A provider's client still refuses an answer over its cap.
         receiver.script([.sized(200, bytes: 1 << 20)])
         await #expect(throws: UpstreamError.tooLarge(limit: 1024)) {
-            try await URLSessionUpstreamClient(timeout: 30, maxResponseBytes: 1024).send(request)
+            try await EpollUpstreamClient(timeout: 30, maxResponseBytes: 1024).send(request)
         }
         await receiver.stop()
     }

@@ -50,9 +50,7 @@ public struct BrokerConfiguration: Sendable {
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
-    public var upstreamMaxBytes = URLSessionUpstreamClient.defaultMaxResponseBytes
-    /// Which client carries provider and webhook calls (`BROKER_UPSTREAM_CLIENT`, `native` or `urlsession`).
-    public var upstreamClient = UpstreamClientKind.native
+    public var upstreamMaxBytes = EpollUpstreamClient.defaultMaxResponseBytes
     /// A PEM file of CA certificates the native client trusts for `https://` besides the system's store
     /// (`BROKER_UPSTREAM_CA_FILE`): a private CA is added, certificate checking is never turned off.
     public var upstreamCAFile: String?
@@ -152,9 +150,14 @@ public struct BrokerConfiguration: Sendable {
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.upstreamMaxBytes = try read.integer(
-            "BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
+            "BROKER_UPSTREAM_MAX_BYTES", default: EpollUpstreamClient.defaultMaxResponseBytes,
             range: 1024...64 << 20)
-        c.upstreamClient = try read.choice("BROKER_UPSTREAM_CLIENT", default: UpstreamClientKind.native)
+        // The URLSession client is no longer linked into token-broker: `native` is the only client, so anything else stops.
+        if let client = read.raw("BROKER_UPSTREAM_CLIENT"), client != "native" {
+            throw ConfigurationError(
+                variable: "BROKER_UPSTREAM_CLIENT",
+                message: "must be native (or unset): the broker's own client is the only one built in; remove the setting")
+        }
         if let caFile = read.raw("BROKER_UPSTREAM_CA_FILE") {
             // Loaded now, so a missing or unreadable file fails at start rather than at the first provider call.
             do throws(TLSError) {

@@ -4,7 +4,7 @@ import Synchronization
 
 /// An ``UpstreamClient`` on the broker's own ``HTTPClient``: its sockets run on the server's epoll workers.
 ///
-/// Same contract as ``URLSessionUpstreamClient``: no redirects, cookies or cache; one
+/// No redirects (RFC 9700 §4.11: a 3xx comes back as the response and fails validation), cookies or cache; one
 /// overall timeout; an answer's body held to `maxResponseBytes` as it arrives (or cut
 /// there, with `truncatesLongAnswers`). It asks for `Accept-Encoding: identity` and
 /// refuses a body labelled with another coding instead of inflating it. `https://`
@@ -16,6 +16,12 @@ public struct EpollUpstreamClient: UpstreamClient {
     private let maxResponseBytes: Int
     private let truncatesLongAnswers: Bool
 
+    /// The default cap on an answer's body: token and user-info answers are a few kilobytes.
+    public static let defaultMaxResponseBytes = 1 << 20
+
+    /// How many calls to one host may be in flight at once, each on its own connection.
+    public static let connectionsPerHost = 64
+
     /// The clients brokers in the process share, one per CA file (nil: the system's store alone), so pools are shared too.
     private static let sharedClients = Mutex<[String?: HTTPClient]>([:])
 
@@ -24,16 +30,17 @@ public struct EpollUpstreamClient: UpstreamClient {
         sharedClients.withLock { clients in
             if let client = clients[caFile] { return client }
             let client = HTTPClient(
-                configuration: HTTPClient.Configuration(maxConnectionsPerHost: URLSessionUpstreamClient.connectionsPerHost, caFile: caFile))
+                configuration: HTTPClient.Configuration(maxConnectionsPerHost: connectionsPerHost, caFile: caFile))
             clients[caFile] = client
             return client
         }
     }
 
-    /// Creates a client with the timeout, cap and cut-off behaviour of ``URLSessionUpstreamClient``'s initialiser;
-    /// the connect timeout is the call's timeout.
+    /// Creates a client whose calls fail with ``UpstreamError/timeout`` after `timeout` seconds and with
+    /// ``UpstreamError/tooLarge(limit:)`` when an answer's body passes `maxResponseBytes`; with `truncatesLongAnswers`,
+    /// such an answer is returned with its status and its body cut at the cap. The connect timeout is the call's timeout.
     public init(
-        timeout: Double = 10, maxResponseBytes: Int = URLSessionUpstreamClient.defaultMaxResponseBytes,
+        timeout: Double = 10, maxResponseBytes: Int = defaultMaxResponseBytes,
         truncatesLongAnswers: Bool = false, client: HTTPClient? = nil
     ) {
         precondition(timeout > 0, "EpollUpstreamClient: the timeout must be positive")

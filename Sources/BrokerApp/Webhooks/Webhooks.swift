@@ -16,12 +16,12 @@ final class Webhooks: Sendable {
     let wallClock: @Sendable () -> Date
 
     /// Builds the machinery for `settings` around `outbox`, the storage back end's; `now` is the services' clock,
-    /// used for `created_at`; `client` carries deliveries (`BROKER_UPSTREAM_CLIENT`, with `caFile` for `https://`), each
-    /// failure counted in `errors`.
+    /// used for `created_at`; `clients` makes the one that carries deliveries (with `caFile` for `https://`),
+    /// each failure counted in `errors`.
     init(
         settings: WebhookSettings, outbox: any WebhookOutbox, logger: BrokerLogger,
         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
-        client kind: UpstreamClientKind = .native, caFile: String? = nil, errors: UpstreamErrorMetrics = UpstreamErrorMetrics()
+        clients: UpstreamClientFactory = .native, caFile: String? = nil, errors: UpstreamErrorMetrics = UpstreamErrorMetrics()
     ) {
         self.outbox = outbox
         let metrics = WebhookMetrics()
@@ -29,7 +29,7 @@ final class Webhooks: Sendable {
         self.wallClock = wallClock
         // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
         let client = MeteredUpstreamClient(
-            inner: kind.make(
+            inner: clients.make(
                 timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true,
                 caFile: caFile),
             errors: errors, target: .webhook, logger: nil)
