@@ -70,10 +70,10 @@ final class Webhooks: Sendable {
     /// One line when a receiver goes down (warning) and one when it answers again (info); never one per attempt.
     static func log(_ change: ReceiverHealth.Change, to logger: BrokerLogger) {
         switch change {
-        case .wentDown(let url, let error):
-            logger.log(
-                .warning, "webhook receiver down; sending it one delivery at a time until it answers",
-                [("url", .string(WebhookDelivery.displayURL(url))), ("error", .string(error))])
+        case .wentDown(let url, let error, let cause):
+            var fields: [(String, LogValue)] = [("url", .string(WebhookDelivery.displayURL(url))), ("error", .string(error))]
+            if let cause { fields.append(("cause", .string(cause.rawValue))) }
+            logger.log(.warning, "webhook receiver down; sending it one delivery at a time until it answers", fields)
         case .cameBack(let url, let failures, let seconds):
             logger.log(
                 .info, "webhook receiver back up; delivery resumes",
@@ -95,6 +95,7 @@ final class Webhooks: Sendable {
         ]
         if let account = d.accountID { fields.append(("account", .string(account))) }
         if let failure = report.failure { fields.append(("error", .string(failure))) }
+        if let cause = report.cause { fields.append(("cause", .string(cause.rawValue))) }
         if let problem = report.storeError {
             fields.append(("store_error", .string(problem.message)))
         }
