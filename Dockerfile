@@ -13,15 +13,8 @@
 # ---- build ---------------------------------------------------------------------
 FROM swift:6.3.1-bookworm AS build
 
-# FoundationNetworking (URLSession, the outbound calls to OAuth providers) links
-# libcurl. With --static-swift-stdlib the Swift runtime, Foundation and ICU are
-# linked into the binary but libcurl stays a shared library, so its link-time
-# files are needed here and libcurl4 in the run stage.
-RUN export DEBIAN_FRONTEND=noninteractive \
- && apt-get -q update \
- && apt-get -q install -y --no-install-recommends libcurl4-openssl-dev \
- && rm -rf /var/lib/apt/lists/*
-
+# The toolchain alone builds it: token-broker links no FoundationNetworking (so no
+# libcurl), and its TLS client finds OpenSSL with dlopen at run time (no headers).
 WORKDIR /src
 # The manifest names every target, test targets too, so Tests/ must be present
 # for SwiftPM to load the package even though only the executable is built.
@@ -36,8 +29,9 @@ RUN swift build -c release --static-swift-stdlib --product token-broker \
 # ---- run -----------------------------------------------------------------------
 FROM debian:bookworm-slim AS run
 
-# libcurl4: FoundationNetworking's HTTP client. ca-certificates: verifying the
-# providers' TLS certificates. libc6, libstdc++6 and libgcc-s1, the binary's other
+# libssl3: the broker's own TLS client loads libssl.so.3 and libcrypto.so.3 with
+# dlopen at run time (ldd does not list them). ca-certificates: the system's trust
+# store, against which providers' and webhook receivers' certificates are checked. libc6, libstdc++6 and libgcc-s1, the binary's other
 # shared libraries, are in the base image already. No curl or shell tools are
 # added: the health check is the binary itself.
 # The user has a fixed numeric id so orchestrators can check runAsNonRoot and
@@ -45,7 +39,7 @@ FROM debian:bookworm-slim AS run
 # volume starts out owned by it with mode 0700.
 RUN export DEBIAN_FRONTEND=noninteractive \
  && apt-get -q update \
- && apt-get -q install -y --no-install-recommends libcurl4 ca-certificates \
+ && apt-get -q install -y --no-install-recommends libssl3 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 broker \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin broker \

@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // token-broker: an OAuth token broker with no package dependencies.
-// Only what the Swift toolchain ships: Foundation, FoundationNetworking,
-// Dispatch, Glibc and Swift Testing.
+// Only what the Swift toolchain ships: Foundation, Dispatch, Glibc and Swift Testing
+// (and FoundationNetworking, for the URLSession client the benchmark compares against only).
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -15,7 +15,9 @@ let package = Package(
     ],
     targets: [
         // HTTP/1.1 transport: sockets, parser state machine, connections, router.
-        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "CEpoll"], swiftSettings: strict),
+        .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "BrokerTLS", "CEpoll"], swiftSettings: strict),
+        // TLS clients on the system's OpenSSL, loaded with dlopen at run time: no headers or -dev package to build.
+        .target(name: "BrokerTLS", swiftSettings: strict),
         // <sys/epoll.h> for the HTTP workers' socket sets: the toolchain's Glibc module leaves it out.
         .target(name: "CEpoll"),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
@@ -29,12 +31,19 @@ let package = Package(
         // Fake OAuth 2.0 (RFC 6749 and Weibo, and any catalogue provider's quirks as configuration), OAuth 1.0a (Twitter)
         // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
-        // Configuration, routes, metrics, logging, the outbound URLSession adapter: wires transport to core.
+        // Configuration, routes, metrics, logging, the outbound client on BrokerHTTP's: wires transport to core.
         .target(
             name: "BrokerApp",
-            dependencies: ["BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders"],
+            dependencies: [
+                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
+        // The former outbound client on URLSession (FoundationNetworking, libcurl), kept to measure against and for
+        // tests; nothing token-broker links depends on it, so the binary loads no libcurl.
+        .target(name: "BrokerURLSession", dependencies: ["BrokerApp", "BrokerCore"], swiftSettings: strict),
+        // `token-broker serve` with URLSession clients, for scripts/bench-broker's comparison; not shipped in the image.
+        .executableTarget(name: "broker-urlsession", dependencies: ["BrokerApp", "BrokerURLSession"], swiftSettings: strict),
         // A fake provider as a process, for scripts and the browser test; not shipped in the image.
         .executableTarget(name: "fake-provider", dependencies: ["BrokerFakeProviders"], swiftSettings: strict),
         // Load and scaling tools for scripts/bench; not shipped in the image.
@@ -86,7 +95,7 @@ let package = Package(
             name: "BrokerAppTests",
             dependencies: [
                 "BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
-                "BrokerTestSupport",
+                "BrokerTestSupport", "BrokerURLSession",
             ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

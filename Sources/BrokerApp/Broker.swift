@@ -30,33 +30,35 @@ public final class Broker: Sendable {
 
     /// Builds a broker on the file store: prepares the data directory, stores, providers and routes. Nothing listens yet.
     ///
-    /// A broker on Redis is built with ``make(configuration:logger:upstream:now:)``,
+    /// A broker on Redis is built with ``make(configuration:logger:upstream:clients:now:)``,
     /// which first settles its key and secret with the other replicas.
     public convenience init(
         configuration c: BrokerConfiguration, logger: BrokerLogger,
-        upstream: (any UpstreamClient)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        upstream: (any UpstreamClient)? = nil, clients: UpstreamClientFactory = .native,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) throws {
-        try self.init(configuration: c, logger: logger, upstream: upstream, now: now, settlement: nil)
+        try self.init(configuration: c, logger: logger, upstream: upstream, clients: clients, now: now, settlement: nil)
     }
 
     /// Builds the broker; on Redis, first settles the encryption key and cookie secret with the other replicas.
     ///
     /// A replica whose key or secret differs from what the others recorded
     /// stops with ``ConfigurationError`` (exit code 2) naming the variable;
-    /// while Redis cannot be reached this waits, up to 30 seconds.
+    /// while Redis cannot be reached this waits, up to 30 seconds. Provider calls go through `upstream` when given,
+    /// else through a client `clients` makes; webhook deliveries through another client `clients` makes.
     public static func make(
         configuration c: BrokerConfiguration, logger: BrokerLogger,
-        upstream: (any UpstreamClient)? = nil,
+        upstream: (any UpstreamClient)? = nil, clients: UpstreamClientFactory = .native,
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> Broker {
         let settlement = try await StorageBackendFactory.settlement(c, logger: logger)
-        return try Broker(configuration: c, logger: logger, upstream: upstream, now: now, settlement: settlement)
+        return try Broker(configuration: c, logger: logger, upstream: upstream, clients: clients, now: now, settlement: settlement)
     }
 
     /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
     init(
         configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
-        now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?
+        clients: UpstreamClientFactory = .native, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?
     ) throws {
         configuration = c
         self.logger = logger
@@ -66,15 +68,23 @@ public final class Broker: Sendable {
         let opened = try StorageBackendFactory.open(c, logger: logger, now: now, settlement: settlement)
         let storage = opened.backend
         self.storage = storage
+        // Every outbound call that fails is counted by cause; provider calls also log it (deliveries log their attempts).
+        let upstreamErrors = UpstreamErrorMetrics()
         // The outbox lives in the store the accounts live in, so a change and its event are written together.
         webhooks = c.webhooks.flatMap { settings in
-            storage.outbox.map { Webhooks(settings: settings, outbox: $0, logger: logger, now: now, client: c.upstreamClient) }
+            storage.outbox.map {
+                Webhooks(
+                    settings: settings, outbox: $0, logger: logger, now: now, clients: clients, caFile: c.upstreamCAFile,
+                    errors: upstreamErrors)
+            }
         }
+        let providerClient = MeteredUpstreamClient(
+            inner: upstream
+                ?? clients.make(timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes, caFile: c.upstreamCAFile),
+            errors: upstreamErrors, target: .provider, logger: logger)
         let services = BrokerServices(
-            c, registry: registry, storage: storage, storageMetrics: opened.metrics, events: webhooks?.sink,
-            upstream: upstream
-                ?? SchemeRoutingUpstreamClient.make(c.upstreamClient, timeout: c.upstreamTimeout, maxResponseBytes: c.upstreamMaxBytes),
-            logger: logger, now: now)
+            c, registry: registry, storage: storage, storageMetrics: opened.metrics, upstreamErrors: upstreamErrors,
+            events: webhooks?.sink, upstream: providerClient, logger: logger, now: now)
         discovery = services.discovery
         backgroundRefresher = services.refresher
         audit = try Self.openAudit(c, metrics: services.metrics, logger: logger)

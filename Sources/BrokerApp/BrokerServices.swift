@@ -22,13 +22,14 @@ struct BrokerServices: Sendable {
     /// Builds the services of `c` on `storage`; account and sign-in events go to `events`.
     init(
         _ c: BrokerConfiguration, registry: ProviderRegistry, storage: any StorageBackend, storageMetrics: StorageMetrics,
-        events: (any EventSink)?, upstream: any UpstreamClient, logger: BrokerLogger, now: @escaping @Sendable () -> Date
+        upstreamErrors: UpstreamErrorMetrics, events: (any EventSink)?, upstream: any UpstreamClient, logger: BrokerLogger,
+        now: @escaping @Sendable () -> Date
     ) {
         self.registry = registry
         let metrics = BrokerMetrics(
             providers: registry.all.filter(\.offersSignIn).map(\.name),
             appTokenProviders: registry.all.filter { $0.isConfigured && $0.grants.contains(.clientCredentials) }.map(\.name),
-            storage: storageMetrics)
+            storage: storageMetrics, upstreamErrors: upstreamErrors)
         self.metrics = metrics
         discovery = OIDCDiscovery(registry: registry, upstream: upstream, providerCalls: metrics.providerCalls)
         authorization = AuthorizationService(

@@ -51,7 +51,7 @@ enum OutboxDrainBench {
             let delivered = Atomic<Int>(0)
             let dispatcher = WebhookDispatcher(
                 outbox: outbox,
-                upstream: URLSessionUpstreamClient(timeout: 10, maxResponseBytes: 64 << 10, truncatesLongAnswers: true),
+                upstream: EpollUpstreamClient(timeout: 10, maxResponseBytes: 64 << 10, truncatesLongAnswers: true),
                 settings: WebhookDispatcher.Settings(
                     secret: Array("bench-secret-0123456789abcdef0123".utf8), urls: [url], policy: WebhookRetryPolicy(),
                     attemptTimeout: 10),

@@ -39,7 +39,7 @@ enum RefreshBench {
         let registry = try ProviderRegistry.load(
             environment: ["FAKE_ACME_SECRET": secret], providersFile: Array(fake.providersFile().utf8))
         let service = AccountService(
-            accounts: repository, registry: registry, upstream: URLSessionUpstreamClient(timeout: 10),
+            accounts: repository, registry: registry, upstream: EpollUpstreamClient(timeout: 10),
             redirectURI: "http://127.0.0.1:8080/callback", now: { Date() })
         let refresher = BackgroundRefresher(
             service: service, interval: 60, herd: BackgroundRefresher.Herd(concurrency: concurrency))

@@ -40,6 +40,14 @@ import Testing
         }
     }
 
+    @Test func theNativeClientIsTheOnlyOneAndAnotherStopsTheStartNamingTheVariable() throws {
+        _ = try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_CLIENT": "native"])
+        let error = #expect(throws: ConfigurationError.self) {
+            try BrokerConfiguration.from(environment: ["BROKER_UPSTREAM_CLIENT": "urlsession"])
+        }
+        #expect(error?.variable == "BROKER_UPSTREAM_CLIENT")
+    }
+
     @Test func readsTheRefreshConcurrencyAndRefusesOneOutOfRange() throws {
         #expect(try BrokerConfiguration.from(environment: [:]).refreshConcurrency == 8)
         #expect(try BrokerConfiguration.from(environment: ["BROKER_REFRESH_CONCURRENCY": "32"]).refreshConcurrency == 32)

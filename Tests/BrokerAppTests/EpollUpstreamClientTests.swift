@@ -2,6 +2,7 @@ import BrokerApp
 import BrokerCore
 import BrokerHTTP
 import BrokerTestSupport
+import BrokerURLSession
 import Foundation
 import Glibc
 import Testing
@@ -55,7 +56,7 @@ struct EpollUpstreamClientTests {
                     UpstreamRequest(method: "POST", url: "http://127.0.0.1:\(port)/token?client_secret=SENTINEL"))
                 Issue.record("expected a transport error")
             } catch let error as UpstreamError {
-                #expect(error == .transport("connection refused"))
+                #expect(error == .transport(.connectRefused, "connection refused"))
                 #expect(!error.description.contains("SENTINEL"))
             }
         }
@@ -63,7 +64,7 @@ struct EpollUpstreamClientTests {
 
     @Test(arguments: ["not a url", "file:///etc/passwd", "ftp://example.com/x", "http://", "https:///token"])
     func nonHTTPURLIsRefusedBeforeAnyIO(url: String) async {
-        await #expect(throws: UpstreamError.transport("invalid URL")) {
+        await #expect(throws: UpstreamError.transport(.invalidRequest, "invalid URL")) {
             try await EpollUpstreamClient().send(UpstreamRequest(method: "GET", url: url))
         }
     }
@@ -106,7 +107,7 @@ struct EpollUpstreamClientTests {
         let server = try StreamingHTTPServer(
             head: "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)", piece: bomb, count: 1)
         defer { server.stop() }
-        await #expect(throws: UpstreamError.transport("content-encoded answer refused")) {
+        await #expect(throws: UpstreamError.transport(.badResponse, "content-encoded answer refused")) {
             try await EpollUpstreamClient(timeout: 60, maxResponseBytes: 256 << 10).send(
                 UpstreamRequest(method: "GET", url: server.url("/user")))
         }
@@ -129,19 +130,18 @@ struct EpollUpstreamClientTests {
             _ = try await EpollUpstreamClient(timeout: 60).send(UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
             Issue.record("expected a transport error")
         } catch {
-            #expect(error == .transport("malformed HTTP response"))
+            #expect(error == .transport(.badResponse, "malformed HTTP response"))
             #expect(!error.description.contains("SENTINEL"))
         }
     }
 
-    @Test func routingSendsPlainHTTPToTheNativeClientAndTheRestToURLSession() async throws {
+    @Test func theNativeFactoryMakesTheBrokersOwnClient() async throws {
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" }
         defer { server.stop() }
-        let native = SchemeRoutingUpstreamClient.make(.native, timeout: 60)
+        let native = UpstreamClientFactory.native.make(timeout: 60)
         let response = try await native.send(UpstreamRequest(method: "GET", url: server.url("/a")))
         #expect(response.status == 200)
-        let viaSession = SchemeRoutingUpstreamClient.make(.urlsession, timeout: 5)
-        #expect(viaSession is URLSessionUpstreamClient)
-        #expect(native is SchemeRoutingUpstreamClient)
+        #expect(native is EpollUpstreamClient)
+        #expect(UpstreamClientFactory.urlSession.make(timeout: 5) is URLSessionUpstreamClient)
     }
 }

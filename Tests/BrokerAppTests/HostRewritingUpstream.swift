@@ -10,7 +10,7 @@ import Foundation
 /// its wire format without a providers file.
 struct HostRewritingUpstream: UpstreamClient {
     let port: Int
-    let inner = URLSessionUpstreamClient(timeout: 30)
+    let inner = EpollUpstreamClient(timeout: 30)
 
     func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
         var rewritten = request

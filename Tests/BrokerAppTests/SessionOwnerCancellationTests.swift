@@ -2,7 +2,7 @@ import BrokerCore
 import Foundation
 import Testing
 
-@testable import BrokerApp
+@testable import BrokerURLSession
 
 /// Cancelling a caller while its answer arrives: the cancellation handler and the delegate's completion must not wait for each other.
 struct SessionOwnerCancellationTests {

@@ -1,6 +1,7 @@
 import BrokerApp
 import BrokerCore
 import BrokerTestSupport
+import BrokerURLSession
 import Foundation
 import Glibc
 import Testing
@@ -94,14 +95,14 @@ struct URLSessionUpstreamClientTests {
             _ = try await URLSessionUpstreamClient(timeout: 30).send(UpstreamRequest(method: "POST", url: url))
             Issue.record("expected a transport error")
         } catch {
-            #expect(error == .transport("connection refused"))
+            #expect(error == .transport(.connectRefused, "connection refused"))
             #expect(!error.description.contains("SENTINEL"))
         }
     }
 
     @Test(arguments: ["not a url", "file:///etc/passwd", "ftp://example.com/x", "http://", "https:///token"])
     func nonHTTPURLIsRefusedBeforeAnyIO(url: String) async {
-        await #expect(throws: UpstreamError.transport("invalid URL")) {
+        await #expect(throws: UpstreamError.transport(.invalidRequest, "invalid URL")) {
             try await URLSessionUpstreamClient().send(UpstreamRequest(method: "GET", url: url))
         }
     }
@@ -206,7 +207,7 @@ struct URLSessionUpstreamClientTests {
                 UpstreamRequest(method: "POST", url: server.url("/token?code=SENTINEL")))
             Issue.record("expected a transport error")
         } catch {
-            #expect(error == .transport("malformed HTTP response"))
+            #expect(error == .transport(.badResponse, "malformed HTTP response"))
             #expect(!error.description.contains("SENTINEL"))
         }
     }

@@ -119,6 +119,15 @@ extension WebhookEndToEndTests {
         // Once for the closed port. (On a loaded machine the other receiver may miss the 15 s deadline and go down too:
         // its own line, not counted here.)
         #expect(Self.lines(broker.log, "webhook receiver down", about: receiver.url) == 1)
+        // Its cause is named in that line and counted in /metrics.
+        #expect(
+            broker.log.split(separator: "\n").contains {
+                $0.contains("webhook receiver down") && $0.contains(receiver.url.split(separator: "/")[1])
+                    && $0.contains("\"cause\":\"connect_refused\"")
+            })
+        let refused = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
+        #expect(
+            (RefreshEndToEndTests.metric(refused, "broker_upstream_errors_total{target=\"webhook\",cause=\"connect_refused\"}") ?? 0) >= 1)
         // While it is down it is probed on: failed attempts go on being counted, one per probe.
         let retries = { () async -> Int in
             let text = await TestHTTP.send(port: broker.port, target: "/metrics")?.body ?? ""
@@ -151,7 +160,7 @@ extension WebhookEndToEndTests {
 
     @Test func theWebhookClientCutsALongAnswerAtTheCapAndKeepsItsStatus() async throws {
         let receiver = try WebhookReceiver()
-        let client = URLSessionUpstreamClient(timeout: 30, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let client = EpollUpstreamClient(timeout: 30, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
         let request = UpstreamRequest(method: "POST", url: receiver.url, headers: [], body: Array("{}".utf8))
         receiver.script([.sized(200, bytes: 1 << 20), .sized(500, bytes: 1 << 20), .sized(201, bytes: 100)])
         let ok = try await client.send(request)
@@ -162,7 +171,7 @@ extension WebhookEndToEndTests {
         // A provider's client still refuses an answer over its cap.
         receiver.script([.sized(200, bytes: 1 << 20)])
         await #expect(throws: UpstreamError.tooLarge(limit: 1024)) {
-            try await URLSessionUpstreamClient(timeout: 30, maxResponseBytes: 1024).send(request)
+            try await EpollUpstreamClient(timeout: 30, maxResponseBytes: 1024).send(request)
         }
         await receiver.stop()
     }

@@ -290,7 +290,7 @@ struct AuthorizationServiceTests {
                 (ProviderWire.weiboInvalidGrant(code: "code-SENTINEL-1"), nil, "invalid_grant (21325)"),
                 (ProviderWire.htmlError, nil, "HTTP 502"),
                 (ProviderWire.response(200, "text/plain", #"{"uid":"1","expires_in":3600}"#), nil, "no access_token"),
-                (nil, .transport("connection refused"), "connection refused"),
+                (nil, .transport(.connectRefused, "connection refused"), "connection refused"),
             ]
             for (response, failure, expected) in failures {
                 if let response { await broker.upstream.on(broker.tokenURL("weibo"), respond: response) }

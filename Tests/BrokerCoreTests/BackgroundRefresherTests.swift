@@ -36,7 +36,7 @@ struct BackgroundRefresherTests {
 
     @Test func failuresBackOffExponentiallyAndASuccessResetsThem() async throws {
         try await RefreshFixture.with { f in
-            await f.upstream.on(RefreshFixture.googleTokenURL, fail: .transport("connection refused"))
+            await f.upstream.on(RefreshFixture.googleTokenURL, fail: .transport(.connectRefused, "connection refused"))
             let service = f.service()
             let refresher = BackgroundRefresher(service: service, interval: 60)
             let seeded = try await f.seed(lifetime: 100)

@@ -121,7 +121,7 @@ struct OAuth2ClientTests {
 
     @Test func transportErrorIsNamedWithoutTheURLOrCode() async throws {
         let upstream = FakeUpstream()
-        await upstream.on("https://oauth2.googleapis.com/token", fail: .transport("connection refused"))
+        await upstream.on("https://oauth2.googleapis.com/token", fail: .transport(.connectRefused, "connection refused"))
         let subject = try client("google", upstream: upstream)
         let thrown = await brokerError { try await subject.exchange(code: "code-SENTINEL", codeVerifier: nil) }
         #expect(thrown == .upstreamError(step: "token_exchange", reason: "transport error: connection refused"))

@@ -95,7 +95,7 @@ struct WebhookDispatcherTests {
 
     @Test func aDeliveryIsDroppedWhenItsRetryWindowEndsAndCanBeReplayed() async throws {
         try await Self.with(policy: WebhookRetryPolicy(base: 0.05, cap: 0.1, retryFor: 0.3)) { outbox, upstream, dispatcher, reports in
-            await upstream.on(Self.url, fail: .transport("connection refused"))
+            await upstream.on(Self.url, fail: .transport(.connectRefused, "connection refused"))
             try await Self.record(outbox, dispatcher)
             #expect(await eventually { reports.results.last == .dropped })
             let listing = try await outbox.list(limit: 10)

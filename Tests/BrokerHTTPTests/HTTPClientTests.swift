@@ -207,10 +207,7 @@ struct HTTPClientTests {
         #expect(head.status == 302 && server.requests.count == 1)
     }
 
-    @Test func https_and_bad_urls_are_refused_before_any_connection() async throws {
-        await #expect(throws: HTTPClientError.unsupportedScheme) {
-            _ = try await Self.client().execute(Self.get("https://127.0.0.1:1/"), timeout: 1, maxBodyBytes: 64)
-        }
+    @Test func badURLsAreRefusedBeforeAnyConnection() async throws {
         for bad in ["ftp://x/", "http://", "http://user@host/", "http://h/a b", "http://h:99999/", "no-scheme"] {
             await #expect(throws: HTTPClientError.invalidURL, "\(bad)") {
                 _ = try await Self.client().execute(Self.get(bad), timeout: 1, maxBodyBytes: 64)

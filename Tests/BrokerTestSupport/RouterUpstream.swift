@@ -18,7 +18,9 @@ public struct RouterUpstream: UpstreamClient {
 
     /// The router's answer to `request`; a method the router cannot know fails as a transport error.
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
-        guard let method = HTTPMethod(rawValue: request.method) else { throw .transport("unsupported method \(request.method)") }
+        guard let method = HTTPMethod(rawValue: request.method) else {
+            throw .transport(.invalidRequest, "unsupported method \(request.method)")
+        }
         var target = request.url
         if let scheme = target.range(of: "://") {
             let rest = target[scheme.upperBound...]

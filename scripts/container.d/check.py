@@ -187,6 +187,10 @@ def check_dockerfile(report, root, hadolint):
                  " ".join(health["flags"] + health["test"]) if health else "no HEALTHCHECK")
     tools = [p for p in spec["apt"] if p in ("curl", "wget", "busybox")]
     report.check("run stage installs no curl/wget", not tools, ", ".join(tools) or "apt: " + " ".join(spec["apt"]))
+    # The TLS client loads libssl.so.3 with dlopen, so readelf's NEEDED list (check_libs) cannot show it.
+    tls = [p for p in ("libssl3", "ca-certificates") if p not in spec["apt"]]
+    report.check("run stage installs libssl3 and ca-certificates (the TLS client dlopens libssl.so.3)", not tls,
+                 "missing: " + ", ".join(tls) if tls else "apt: " + " ".join(spec["apt"]))
 
     report.check("EXPOSE 8080", "8080" in [e.split("/")[0] for e in spec["expose"]], " ".join(spec["expose"]))
     report.check("STOPSIGNAL SIGTERM", spec["stopsignal"] in ("SIGTERM", "15"), str(spec["stopsignal"]))

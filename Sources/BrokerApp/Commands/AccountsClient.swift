@@ -47,7 +47,7 @@ public enum AccountsClient {
         return (url, key)
     }
 
-    /// Runs `command` against the broker the environment names; `upstream` is the HTTP client (URLSession by default).
+    /// Runs `command` against the broker the environment names; `upstream` is the HTTP client (the native one by default).
     public static func run(
         _ command: AccountsCommand, environment: [String: String],
         upstream: (any UpstreamClient)? = nil
@@ -106,7 +106,7 @@ public enum AccountsClient {
         } catch {
             return .failed(.failed(2, "invalid configuration", error.description))
         }
-        let client = upstream ?? URLSessionUpstreamClient(timeout: timeout, maxResponseBytes: 1 << 30)
+        let client = upstream ?? EpollUpstreamClient(timeout: timeout, maxResponseBytes: 1 << 30)
         do {
             let response = try await client.send(
                 UpstreamRequest(
@@ -120,7 +120,8 @@ public enum AccountsClient {
             let why =
                 switch error {
                 case .timeout: "no answer within \(Int(timeout)) s"
-                case .transport(let message): message
+                case .connectTimeout: "no connection within \(Int(timeout)) s"
+                case .transport(_, let message): message
                 case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
                 }
             return .failed(

@@ -13,7 +13,7 @@ public enum BackupClient {
     /// How long the broker may take to write the backup, in seconds.
     static let timeout: Double = 300
 
-    /// Asks the broker the environment names for a backup; `upstream` is the HTTP client (URLSession by default).
+    /// Asks the broker the environment names for a backup; `upstream` is the HTTP client (the native one by default).
     public static func run(json: Bool, environment: [String: String], upstream: (any UpstreamClient)? = nil) async
         -> AccountsClient
         .Outcome

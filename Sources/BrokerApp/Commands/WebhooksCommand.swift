@@ -37,7 +37,7 @@ public enum WebhooksCommand: Equatable, Sendable {
         }
         let response: UpstreamResponse
         do {
-            response = try await URLSessionUpstreamClient(timeout: timeout).send(request)
+            response = try await EpollUpstreamClient(timeout: timeout).send(request)
         } catch {
             return (1, "cannot reach the broker at \(base): \(error) (is it running on BROKER_PORT?)")
         }

@@ -2,6 +2,7 @@ import BrokerCore
 import BrokerFileStore
 import BrokerHTTP
 import BrokerRedis
+import BrokerTLS
 
 /// Every setting of the service, read from the environment in one place.
 ///
@@ -49,10 +50,10 @@ public struct BrokerConfiguration: Sendable {
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
-    public var upstreamMaxBytes = URLSessionUpstreamClient.defaultMaxResponseBytes
-    /// Which client carries `http://` provider and webhook calls (`BROKER_UPSTREAM_CLIENT`, `native` or `urlsession`);
-    /// `https://` calls go through URLSession either way for now.
-    public var upstreamClient = UpstreamClientKind.native
+    public var upstreamMaxBytes = EpollUpstreamClient.defaultMaxResponseBytes
+    /// A PEM file of CA certificates the native client trusts for `https://` besides the system's store
+    /// (`BROKER_UPSTREAM_CA_FILE`): a private CA is added, certificate checking is never turned off.
+    public var upstreamCAFile: String?
     /// Seconds before expiry from which an account with a refresh token is refreshed (`BROKER_REFRESH_MARGIN`, 0 = at expiry).
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
@@ -149,9 +150,23 @@ public struct BrokerConfiguration: Sendable {
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.upstreamMaxBytes = try read.integer(
-            "BROKER_UPSTREAM_MAX_BYTES", default: URLSessionUpstreamClient.defaultMaxResponseBytes,
+            "BROKER_UPSTREAM_MAX_BYTES", default: EpollUpstreamClient.defaultMaxResponseBytes,
             range: 1024...64 << 20)
-        c.upstreamClient = try read.choice("BROKER_UPSTREAM_CLIENT", default: UpstreamClientKind.native)
+        // The URLSession client is no longer linked into token-broker: `native` is the only client, so anything else stops.
+        if let client = read.raw("BROKER_UPSTREAM_CLIENT"), client != "native" {
+            throw ConfigurationError(
+                variable: "BROKER_UPSTREAM_CLIENT",
+                message: "must be native (or unset): the broker's own client is the only one built in; remove the setting")
+        }
+        if let caFile = read.raw("BROKER_UPSTREAM_CA_FILE") {
+            // Loaded now, so a missing or unreadable file fails at start rather than at the first provider call.
+            do throws(TLSError) {
+                _ = try TLSContext(caFile: caFile)
+            } catch {
+                throw ConfigurationError(variable: "BROKER_UPSTREAM_CA_FILE", message: "cannot be used: \(error.reason)")
+            }
+            c.upstreamCAFile = caFile
+        }
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
         c.refreshConcurrency = try read.integer(

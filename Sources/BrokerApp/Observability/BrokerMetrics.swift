@@ -13,6 +13,8 @@ final class BrokerMetrics: Sendable {
     let refresh = RefreshMetrics()
     /// Durations and failures of every provider call by provider and step.
     let providerCalls = ProviderCallMetrics()
+    /// Failed outbound calls by target and cause.
+    let upstreamErrors: UpstreamErrorMetrics
     /// Sign-ins started, completed and failed by provider.
     let flows: FlowMetrics
     /// App token fetches by provider and outcome.
@@ -22,9 +24,14 @@ final class BrokerMetrics: Sendable {
     /// The audit file (`BROKER_AUDIT_LOG`), whose lost and unwritten events are reported; nil when unset.
     let auditFile = Mutex<AuditLogFile?>(nil)
 
-    /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`.
-    init(providers: [String], appTokenProviders: [String] = [], storage: StorageMetrics = StorageMetrics()) {
+    /// Metrics whose per-provider series start at zero for each of `providers`, and for each of `appTokenProviders`;
+    /// `upstreamErrors` is shared with the clients that count into it.
+    init(
+        providers: [String], appTokenProviders: [String] = [], storage: StorageMetrics = StorageMetrics(),
+        upstreamErrors: UpstreamErrorMetrics = UpstreamErrorMetrics()
+    ) {
         self.storage = storage
+        self.upstreamErrors = upstreamErrors
         flows = FlowMetrics(providers: providers)
         appTokens = AppTokenMetrics(providers: appTokenProviders)
     }
@@ -37,6 +44,7 @@ final class BrokerMetrics: Sendable {
         out += MetricsRenderer.single("broker_ready", .gauge, "Whether the broker is ready for traffic (1) or not (0).", ready ? 1 : 0)
         out += MetricsRenderer.renderRefresh(refresh.snapshot())
         out += providerCalls.render()
+        out += upstreamErrors.render()
         out += flows.render()
         out += appTokens.render()
         // Left out when the store cannot be reached (broker_ready says so) or cannot count cheaply.

@@ -16,19 +16,23 @@ final class Webhooks: Sendable {
     let wallClock: @Sendable () -> Date
 
     /// Builds the machinery for `settings` around `outbox`, the storage back end's; `now` is the services' clock,
-    /// used for `created_at`; `client` carries `http://` deliveries (`BROKER_UPSTREAM_CLIENT`).
+    /// used for `created_at`; `clients` makes the one that carries deliveries (with `caFile` for `https://`),
+    /// each failure counted in `errors`.
     init(
         settings: WebhookSettings, outbox: any WebhookOutbox, logger: BrokerLogger,
         now: @escaping @Sendable () -> Date, wallClock: @escaping @Sendable () -> Date = { Date() },
-        client kind: UpstreamClientKind = .native
+        clients: UpstreamClientFactory = .native, caFile: String? = nil, errors: UpstreamErrorMetrics = UpstreamErrorMetrics()
     ) {
         self.outbox = outbox
         let metrics = WebhookMetrics()
         self.metrics = metrics
         self.wallClock = wallClock
         // A receiver's answer is read up to the cap and judged by its status: a long 2xx body is still a delivery.
-        let client = SchemeRoutingUpstreamClient.make(
-            kind, timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true)
+        let client = MeteredUpstreamClient(
+            inner: clients.make(
+                timeout: settings.timeout, maxResponseBytes: WebhookSettings.maxResponseBytes, truncatesLongAnswers: true,
+                caFile: caFile),
+            errors: errors, target: .webhook, logger: nil)
         let dispatcher = WebhookDispatcher(
             outbox: outbox, upstream: client,
             settings: WebhookDispatcher.Settings(
@@ -66,10 +70,10 @@ final class Webhooks: Sendable {
     /// One line when a receiver goes down (warning) and one when it answers again (info); never one per attempt.
     static func log(_ change: ReceiverHealth.Change, to logger: BrokerLogger) {
         switch change {
-        case .wentDown(let url, let error):
-            logger.log(
-                .warning, "webhook receiver down; sending it one delivery at a time until it answers",
-                [("url", .string(WebhookDelivery.displayURL(url))), ("error", .string(error))])
+        case .wentDown(let url, let error, let cause):
+            var fields: [(String, LogValue)] = [("url", .string(WebhookDelivery.displayURL(url))), ("error", .string(error))]
+            if let cause { fields.append(("cause", .string(cause.rawValue))) }
+            logger.log(.warning, "webhook receiver down; sending it one delivery at a time until it answers", fields)
         case .cameBack(let url, let failures, let seconds):
             logger.log(
                 .info, "webhook receiver back up; delivery resumes",
@@ -91,6 +95,7 @@ final class Webhooks: Sendable {
         ]
         if let account = d.accountID { fields.append(("account", .string(account.string))) }
         if let failure = report.failure { fields.append(("error", .string(failure))) }
+        if let cause = report.cause { fields.append(("cause", .string(cause.rawValue))) }
         if let problem = report.storeError {
             fields.append(("store_error", .string(problem.message)))
         }

@@ -26,8 +26,9 @@ public struct ReceiverHealth: Sendable {
 
     /// What a settled attempt changed, for the log and metrics.
     public enum Change: Sendable, Equatable {
-        /// The receiver went down: the first unreachable failure after it was up.
-        case wentDown(url: String, error: String)
+        /// The receiver went down: the first unreachable failure after it was up, with its cause when the call got no
+        /// HTTP answer.
+        case wentDown(url: String, error: String, cause: UpstreamCause?)
         /// The receiver answered again after `failures` failed attempts over `seconds`.
         case cameBack(url: String, failures: Int, seconds: Double)
     }
@@ -91,16 +92,17 @@ public struct ReceiverHealth: Sendable {
         return state.probe == delivery.id
     }
 
-    /// Settles an attempt of `delivery`: `failure` nil when it was delivered. Returns what changed, if anything.
+    /// Settles an attempt of `delivery`: `failure` nil when it was delivered (`cause` set when the call got no HTTP
+    /// answer). Returns what changed, if anything.
     public mutating func settled(
-        _ delivery: WebhookDelivery, failure: String?, now: Date, random: () -> Double
+        _ delivery: WebhookDelivery, failure: String?, cause: UpstreamCause? = nil, now: Date, random: () -> Double
     ) -> Change? {
         let unreachable = failure.map(Self.isUnreachable) ?? false
         guard var state = down[delivery.url] else {
             guard unreachable, let failure else { return nil }
             down[delivery.url] = Down(
                 since: now, failures: 1, nextProbeAt: nextProbe(after: 1, now: now, random: random), probe: nil, lastError: failure)
-            return .wentDown(url: delivery.url, error: failure)
+            return .wentDown(url: delivery.url, error: failure, cause: cause)
         }
         if !unreachable {
             // Delivered, or refused as an event (4xx), or no longer configured: something answers there.

@@ -71,6 +71,8 @@ public final class WebhookDispatcher: Sendable {
         public var result: Result
         /// Why the attempt failed (`HTTP 500`, `timeout`, `connection refused`); nil when delivered.
         public var failure: String?
+        /// The cause when the attempt got no HTTP answer (`connect_refused`, `tls_certificate` …); nil otherwise.
+        public var cause: UpstreamCause?
         /// Seconds from sending to the answer (or failure).
         public var duration: Double
         /// Set when the outcome could not be stored; the lease runs out and the delivery is attempted again.
@@ -284,8 +286,9 @@ public final class WebhookDispatcher: Sendable {
         let delivery = lease.delivery
         let started = ContinuousClock.now
         let failure: String?
+        var cause: UpstreamCause?
         if settings.urls.contains(delivery.url) {
-            failure = await send(delivery)
+            (failure, cause) = await send(delivery)
         } else {
             failure = Self.unconfiguredURL
         }
@@ -293,11 +296,12 @@ public final class WebhookDispatcher: Sendable {
             health.withLock { $0.abandoned(delivery) }
             return nil
         }
-        let change = health.withLock { $0.settled(delivery, failure: failure, now: now(), random: random) }
+        let change = health.withLock { $0.settled(delivery, failure: failure, cause: cause, now: now(), random: random) }
         if let change { onReceiverChange(change) }
         let elapsed = started.duration(to: .now)
         let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var report = Report(delivery: delivery, result: .delivered, failure: failure, duration: duration)
+        report.cause = cause
         report.receiverDown = failure.map(ReceiverHealth.isUnreachable) == true && health.withLock { $0.down[delivery.url] != nil }
         do throws(StoreError) {
             guard let failure else {
@@ -328,8 +332,9 @@ public final class WebhookDispatcher: Sendable {
         return report.result
     }
 
-    /// POSTs the delivery's body with its signature; nil when the receiver answered 2xx, else why not.
-    func send(_ delivery: WebhookDelivery) async -> String? {
+    /// POSTs the delivery's body with its signature; no failure when the receiver answered 2xx, else why not,
+    /// with the cause when the call got no HTTP answer.
+    func send(_ delivery: WebhookDelivery) async -> (failure: String?, cause: UpstreamCause?) {
         let body = Array(delivery.body.utf8)
         let timestamp = Int(now().timeIntervalSince1970.rounded(.down))
         let request = UpstreamRequest(
@@ -343,14 +348,17 @@ public final class WebhookDispatcher: Sendable {
             ], body: body)
         do {
             let response = try await upstream.send(request)
-            return (200..<300).contains(response.status) ? nil : "HTTP \(response.status)"
+            return ((200..<300).contains(response.status) ? nil : "HTTP \(response.status)", nil)
         } catch {
-            switch error {
-            case .timeout: return "timeout"
-            case .transport(let message): return message
-            // Not from a client that cuts a long answer at its cap and keeps the status (as the broker's does).
-            case .tooLarge(let limit): return "the answer is larger than \(limit) bytes"
-            }
+            let failure =
+                switch error {
+                case .timeout: "timeout"
+                case .connectTimeout: "connect timeout"
+                case .transport(_, let message): message
+                // Not from a client that cuts a long answer at its cap and keeps the status (as the broker's does).
+                case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+                }
+            return (failure, error.cause)
         }
     }
 }

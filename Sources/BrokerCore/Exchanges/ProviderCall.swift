@@ -53,8 +53,8 @@ struct ProviderCall: Sendable {
             return try await upstream.send(request)
         } catch {
             switch error {
-            case .timeout: throw .upstreamTimeout(step: step.rawValue)
-            case .transport(let message): throw .upstreamError(step: step.rawValue, reason: "transport error: \(message)")
+            case .timeout, .connectTimeout: throw .upstreamTimeout(step: step.rawValue)
+            case .transport(_, let message): throw .upstreamError(step: step.rawValue, reason: "transport error: \(message)")
             case .tooLarge: throw .upstreamError(step: step.rawValue, reason: error.description)
             }
         }

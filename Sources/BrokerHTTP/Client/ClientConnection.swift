@@ -1,3 +1,4 @@
+import BrokerTLS
 import CEpoll
 import Dispatch
 
@@ -7,7 +8,8 @@ import Glibc
 
 /// One outbound connection: a non-blocking socket in a worker's epoll set, carrying one exchange at a time.
 ///
-/// It connects (EPOLLOUT signals completion, `SO_ERROR` says how it went), writes a
+/// It connects (EPOLLOUT signals completion, `SO_ERROR` says how it went), runs the
+/// TLS handshake for `https://` (within the same connect timeout), writes a
 /// request, reads the answer through ``HTTPResponseParser`` into a ``ResponseChannel``,
 /// and then goes back to its ``ConnectionPool`` or closes. While pooled it keeps EPOLLIN,
 /// so a peer that closes an idle connection is noticed and the connection leaves the pool.
@@ -37,6 +39,9 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private var interest: UInt32 = 0
     private var reading = false
     private var writing = false
+    /// The transport's last read wants the socket writable (TLS), or its last write wants it readable.
+    private var readWaitsForWrite = false
+    private var writeWaitsForRead = false
     private var timer: (any DispatchSourceTimer)?
 
     // Connecting.
@@ -44,6 +49,9 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private var nextAddress = 0
     private var connectWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
     private var connectFailure = HTTPClientError.connectRefused
+    /// TLS to set up once TCP is connected: the shared context and the host the certificate must name.
+    private var tls: (context: TLSContext, host: String)?
+    private var handshaking = false
 
     // The exchange.
     private var parser: HTTPResponseParser
@@ -75,12 +83,16 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
 
     // MARK: Connecting
 
-    /// Connects to the first of `addresses` that accepts, giving up at `connectBy` (connect timeout) or `deadline`.
-    func connect(to addresses: [SocketAddress], connectBy: UInt64, deadline: UInt64) async -> Result<Void, HTTPClientError> {
+    /// Connects to the first of `addresses` that accepts, then runs the TLS handshake when `tls` is given, giving up at
+    /// `connectBy` (connect timeout) or `deadline`.
+    func connect(
+        to addresses: [SocketAddress], tls: (context: TLSContext, host: String)?, connectBy: UInt64, deadline: UInt64
+    ) async -> Result<Void, HTTPClientError> {
         await withCheckedContinuation { continuation in
             worker.queue.async { [self] in
                 connectWaiter = continuation
                 self.addresses = addresses
+                self.tls = tls
                 let firesAt = min(connectBy, deadline)
                 arm(at: firesAt) { [self] in
                     if phase == .connecting { failConnect(firesAt == deadline && deadline < connectBy ? .deadline : .connectTimeout) }
@@ -129,7 +141,41 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
 
     private func connected() {
         Socket.setNoDelay(fd)
-        transport = PlainTransport(fd: fd)
+        guard let tls else {
+            transport = PlainTransport(fd: fd)
+            return established()
+        }
+        do throws(HTTPClientError) {
+            transport = try TLSTransport(context: tls.context, fd: fd, host: tls.host)
+        } catch {
+            return failConnect(error)
+        }
+        handshaking = true
+        handshake()
+    }
+
+    /// Runs the TLS handshake as far as the socket allows; a failure is the connection's, never retried on another address.
+    private func handshake() {
+        guard let transport else { return }
+        switch transport.open() {
+        case .bytes:
+            handshaking = false
+            reading = false
+            writing = false
+            updateInterest()
+            established()
+        case .wouldBlock(let wantsWrite):
+            reading = !wantsWrite
+            writing = wantsWrite
+            updateInterest()
+        case .end, .failed:
+            failConnect(.tlsHandshake(reason: "the connection closed during the handshake"))
+        case .refused(let error):
+            failConnect(error)
+        }
+    }
+
+    private func established() {
         disarm()
         let waiter = connectWaiter
         connectWaiter = nil
@@ -215,10 +261,11 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
             case .bytes(let n):
                 outboundSent += n
                 sentAny = true
-            case .wouldBlock:
+            case .wouldBlock(let wantsWrite):
                 writing = true
+                writeWaitsForRead = !wantsWrite
                 return
-            case .end, .failed:
+            case .end, .failed, .refused:
                 writing = false
                 // The answer may already be in (a server that refuses a body closes after answering): reading goes on,
                 // and the read side ends the exchange.
@@ -226,6 +273,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
             }
         }
         writing = false
+        writeWaitsForRead = false
         outbound = []
         outboundSent = 0
         finishWrite(.success(()))
@@ -240,24 +288,43 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// The worker found the socket ready with epoll `events`.
     func ready(_ events: UInt32) {
         let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
+        let readable = events & EPOLLIN.rawValue != 0 || failed
+        let writable = events & EPOLLOUT.rawValue != 0 || failed
         switch phase {
         case .connecting:
-            if events & EPOLLOUT.rawValue != 0 || failed { onConnectable() }
+            if handshaking {
+                if readable || writable { handshake() }
+            } else if writable {
+                onConnectable()
+            }
         case .idle:
             // RFC 9112 §9.6: a server may close an idle connection at any time; it leaves the pool now.
             close()
         case .active:
-            if writing && (events & EPOLLOUT.rawValue != 0 || failed) {
+            // TLS may need the other direction than the call's own: a read may wait for writability, a write for input.
+            if writing && (writeWaitsForRead ? readable : writable) {
+                writeWaitsForRead = false
                 flush()
                 updateInterest()
             }
-            if phase == .active && reading && (events & EPOLLIN.rawValue != 0 || failed) { onReadable() }
+            if phase == .active && reading && (readWaitsForWrite ? writable : readable) {
+                readWaitsForWrite = false
+                onReadable()
+                updateInterest()
+            }
         case .closed:
             break
         }
     }
 
+    /// Reads what the socket has, and then what the transport still holds decrypted (no readiness announces that).
     private func onReadable() {
+        repeat {
+            readOnce()
+        } while phase == .active && reading && !readWaitsForWrite && transport?.hasBuffered == true
+    }
+
+    private func readOnce() {
         guard let transport else { return }
         let buffer = worker.readBuffer
         switch transport.read(into: buffer) {
@@ -270,12 +337,14 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
                 inbound = []
                 pending.withUnsafeBytes { process($0) }
             }
-        case .wouldBlock:
-            return
+        case .wouldBlock(let wantsWrite):
+            readWaitsForWrite = wantsWrite
         case .end:
             onEnd()
         case .failed:
             fail(.connectionLost, retryable: mayResend)
+        case .refused(let error):
+            fail(error)
         }
     }
 
@@ -371,6 +440,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         let pending = inbound
         inbound = []
         pending.withUnsafeBytes { process($0) }
+        if phase == .active && reading && transport?.hasBuffered == true { onReadable() }
         updateInterest()
     }
 
@@ -387,6 +457,8 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
             phase = .idle
             reading = true
             writing = false
+            readWaitsForWrite = false
+            writeWaitsForRead = false
             updateInterest()
             if phase == .idle { pool.checkIn(self) }
         } else {
@@ -410,7 +482,9 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
 
     private func updateInterest() {
         guard fd >= 0 else { return }
-        let wanted = (reading ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (writing ? EPOLLOUT.rawValue : 0)
+        let wantsIn = (reading && !readWaitsForWrite) || (writing && writeWaitsForRead)
+        let wantsOut = (writing && !writeWaitsForRead) || (reading && readWaitsForWrite)
+        let wanted = (wantsIn ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (wantsOut ? EPOLLOUT.rawValue : 0)
         guard wanted != interest else { return }
         guard worker.watch(fd, id: id, from: interest, to: wanted) else {
             interest = 0
@@ -441,6 +515,8 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         guard fd >= 0 else { return }
         reading = false
         writing = false
+        readWaitsForWrite = false
+        writeWaitsForRead = false
         updateInterest()
         interest = 0
         transport?.close()

@@ -1,3 +1,4 @@
+import BrokerTLS
 import Synchronization
 
 /// An HTTP/1.1 client whose sockets run on the same epoll workers as the server.
@@ -6,8 +7,9 @@ import Synchronization
 /// 3xx included, goes back to the caller as it came. It asks for the identity
 /// coding and refuses a body in any other, holds an answer's body to the
 /// caller's cap as bytes arrive, keeps connections per scheme + host + port up
-/// to a cap, and resolves names off the event loop. `https://` URLs are refused
-/// with ``HTTPClientError/unsupportedScheme`` until a TLS ``Transport`` exists.
+/// to a cap, and resolves names off the event loop. `https://` goes over TLS 1.2 or
+/// newer on the system's OpenSSL, the certificate always checked against the system's
+/// trust store (plus ``Configuration/caFile``) and the URL's host.
 public final class HTTPClient: Sendable {
     /// Limits and timeouts.
     public struct Configuration: Sendable {
@@ -23,14 +25,18 @@ public final class HTTPClient: Sendable {
         public var streamHighWater: Int
         /// Fields sent when a request has none of that name (APIs such as GitHub's refuse a call without User-Agent).
         public var defaultHeaders: [(name: String, value: String)]
+        /// A PEM file of CA certificates trusted for `https://` besides the system's store (`BROKER_UPSTREAM_CA_FILE`).
+        public var caFile: String?
 
         /// Creates a configuration; the defaults suit calls to identity providers.
         public init(
             connectTimeout: Double = 10, maxConnectionsPerHost: Int = 64, idleTimeout: Double = 60,
             limits: HTTPParserLimits = HTTPParserLimits(maxHeaderBytes: 65536, maxHeaderCount: 200),
             streamHighWater: Int = 256 * 1024,
-            defaultHeaders: [(name: String, value: String)] = [("User-Agent", "token-broker"), ("Accept", "*/*")]
+            defaultHeaders: [(name: String, value: String)] = [("User-Agent", "token-broker"), ("Accept", "*/*")],
+            caFile: String? = nil
         ) {
+            self.caFile = caFile
             self.connectTimeout = connectTimeout
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.idleTimeout = idleTimeout
@@ -50,6 +56,8 @@ public final class HTTPClient: Sendable {
     public let configuration: Configuration
     private let loops: HTTPEventLoops
     private let pools = Mutex<[PoolKey: ConnectionPool]>([:])
+    /// The TLS context, made at the first `https://` call (loading OpenSSL then, not at start for a client that never needs it).
+    private let tlsContext = Mutex<Result<TLSContext, HTTPClientError>?>(nil)
 
     /// Creates a client on `eventLoops` (by default the process-wide group the broker's server also runs on).
     public init(configuration: Configuration = Configuration(), eventLoops: HTTPEventLoops = .shared) {
@@ -117,7 +125,7 @@ public final class HTTPClient: Sendable {
         _ request: HTTPClientRequest, deadline: UInt64, mode: ResponseChannel.Mode, limit: Int, truncates: Bool
     ) async throws(HTTPClientError) -> ResponseChannel {
         guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
-        guard url.scheme == "http" else { throw .unsupportedScheme }
+        guard url.scheme == "http" || url.scheme == "https" else { throw .unsupportedScheme }
         guard var bytes = request.encodedHead(for: url, defaults: configuration.defaultHeaders) else { throw .invalidRequest }
         let connection = try await connection(from: pool(for: url), to: url, deadline: deadline)
         let channel = ResponseChannel(mode: mode)
@@ -164,11 +172,35 @@ public final class HTTPClient: Sendable {
                 pool.closed(connection)
                 throw error
             }
+            var tls: (context: TLSContext, host: String)?
+            if url.scheme == "https" {
+                switch context() {
+                case .success(let context): tls = (context, url.host)
+                case .failure(let error):
+                    pool.closed(connection)
+                    throw error
+                }
+            }
             let connectBy = Monotonic.now() &+ UInt64(max(0, configuration.connectTimeout) * 1e9)
-            switch await connection.connect(to: addresses, connectBy: connectBy, deadline: deadline) {
+            switch await connection.connect(to: addresses, tls: tls, connectBy: connectBy, deadline: deadline) {
             case .success: return connection
             case .failure(let error): throw error
             }
+        }
+    }
+
+    /// The shared TLS context, made once; its failure (no OpenSSL, an unreadable CA file) is every `https://` call's.
+    private func context() -> Result<TLSContext, HTTPClientError> {
+        tlsContext.withLock { made in
+            if let made { return made }
+            let result: Result<TLSContext, HTTPClientError>
+            do throws(TLSError) {
+                result = .success(try TLSContext(caFile: configuration.caFile))
+            } catch {
+                result = .failure(TLSTransport.clientError(error))
+            }
+            made = result
+            return result
         }
     }
 

@@ -4,7 +4,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidURL
     /// The request has a method, header name or header value that cannot be sent as is.
     case invalidRequest
-    /// The scheme is understood but not served yet (`https://` before the TLS transport).
+    /// The scheme is not one this client serves.
     case unsupportedScheme
     /// The host name did not resolve.
     case hostNotFound
@@ -22,6 +22,14 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case connectionLost
     /// The caller was cancelled.
     case cancelled
+    /// The server's certificate chain did not verify; `reason` is OpenSSL's sentence (expired, self-signed, unknown CA …).
+    case tlsCertificate(reason: String)
+    /// The server's certificate is not for the host name (or address) of the URL.
+    case tlsHostname
+    /// The server offers no TLS version this client accepts (1.2 or newer).
+    case tlsVersion
+    /// The TLS handshake failed for another reason (or TLS is unavailable); `reason` is a fixed phrase.
+    case tlsHandshake(reason: String)
 
     /// The snake_case name of the cause, for logs and metrics labels.
     public var code: String {
@@ -37,6 +45,10 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .badResponse: "bad_response"
         case .connectionLost: "connection_lost"
         case .cancelled: "cancelled"
+        case .tlsCertificate: "tls_certificate"
+        case .tlsHostname: "tls_hostname"
+        case .tlsVersion: "tls_version"
+        case .tlsHandshake: "tls_handshake"
         }
     }
 
@@ -49,6 +61,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .badResponse(let reason): "bad_response: \(reason)"
         case .tooLarge(let limit): "too_large: the answer is larger than \(limit) bytes"
+        case .tlsCertificate(let reason): "tls_certificate: \(reason)"
+        case .tlsHandshake(let reason): "tls_handshake: \(reason)"
         default: code
         }
     }

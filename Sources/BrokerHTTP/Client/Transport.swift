@@ -1,3 +1,5 @@
+import BrokerTLS
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,9 +14,11 @@ enum TransportResult: Equatable {
     case end
     /// The connection failed; errno, or 0 when the transport has no errno to give.
     case failed(Int32)
+    /// The transport refused the peer for a cause it names (a certificate that does not verify, say).
+    case refused(HTTPClientError)
 }
 
-/// The byte stream under one client connection: plain TCP now, TLS in the same place later.
+/// The byte stream under one client connection: plain TCP, or TLS over it.
 ///
 /// Every call is made on the connection's worker queue and never blocks. A TLS
 /// transport may want to write while the connection reads (and the other way
@@ -29,6 +33,8 @@ protocol Transport: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
     /// Releases the transport's own state; the connection closes the descriptor.
     func close()
+    /// Whether bytes are already read from the socket but not yet returned (TLS records), so no readiness will announce them.
+    var hasBuffered: Bool { get }
 }
 
 /// TCP as is: `recv` and `send` on the descriptor.
@@ -38,6 +44,8 @@ final class PlainTransport: Transport {
     init(fd: Int32) {
         self.fd = fd
     }
+
+    var hasBuffered: Bool { false }
 
     func open() -> TransportResult { .bytes(0) }
 
@@ -61,4 +69,50 @@ final class PlainTransport: Transport {
     }
 
     func close() {}
+}
+
+/// TLS over the descriptor (``TLSSession``): the handshake in `open`, then records both ways.
+final class TLSTransport: Transport {
+    private let session: TLSSession
+
+    /// Prepares TLS over the connected `fd` for `host`; nothing is sent until `open`.
+    init(context: TLSContext, fd: Int32, host: String) throws(HTTPClientError) {
+        do throws(TLSError) {
+            session = try TLSSession(context: context, fd: fd, host: host)
+        } catch {
+            throw TLSTransport.clientError(error)
+        }
+    }
+
+    var hasBuffered: Bool { session.hasBuffered }
+
+    func open() -> TransportResult { result(session.handshake()) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult { result(session.read(into: buffer)) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult { result(session.write(bytes)) }
+
+    func close() { session.close() }
+
+    private func result(_ step: TLSStep) -> TransportResult {
+        switch step {
+        case .done(let n): .bytes(n)
+        case .wantRead: .wouldBlock(wantsWrite: false)
+        case .wantWrite: .wouldBlock(wantsWrite: true)
+        case .end: .end
+        case .failed(.connectionLost): .failed(0)
+        case .failed(let error): .refused(Self.clientError(error))
+        }
+    }
+
+    /// The client's name for each TLS failure.
+    static func clientError(_ error: TLSError) -> HTTPClientError {
+        switch error {
+        case .certificate(let reason): .tlsCertificate(reason: reason)
+        case .hostname: .tlsHostname
+        case .version: .tlsVersion
+        case .handshake(let reason), .unavailable(let reason), .caFile(let reason): .tlsHandshake(reason: reason)
+        case .connectionLost: .connectionLost
+        }
+    }
 }

@@ -55,7 +55,7 @@ public struct URLSessionUpstreamClient: UpstreamClient {
         guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty
         else {
-            throw .transport("invalid URL")
+            throw .transport(.invalidRequest, "invalid URL")
         }
         var urlRequest = URLRequest(
             url: url, cachePolicy: .reloadIgnoringLocalAndRemoteCacheData, timeoutInterval: timeout.rounded(.up) + 1)

@@ -145,7 +145,7 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
     /// the task's further pieces are dropped as they arrive, and the session's own timeout (the deadline rounded
     /// up, plus one second) ends a task that would run on.
     private static func abandon(_ id: Int, owner: SessionOwner) {
-        deadlines.async { owner.finish(id) { _ in .failure(.transport("cancelled")) } }
+        deadlines.async { owner.finish(id) { _ in .failure(.transport(.cancelled, "cancelled")) } }
     }
 
     /// Hands the caller the answer, or an error that names no URL, when the task ends; a transfer already finished is left alone.
@@ -192,7 +192,7 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
             return .failure(upstreamError(error))
         }
         guard let http = response as? HTTPURLResponse else {
-            return .failure(.transport("the answer was not HTTP"))
+            return .failure(.transport(.badResponse, "the answer was not HTTP"))
         }
         var headers: [(String, String)] = []
         for (name, value) in http.allHeaderFields {
@@ -203,21 +203,21 @@ final class SessionOwner: NSObject, URLSessionDataDelegate, Sendable {
 
     /// Maps a URLSession error to ``UpstreamError``; the message is a fixed phrase, never the error's own text (which may hold the URL).
     private static func upstreamError(_ error: any Error) -> UpstreamError {
-        guard let urlError = error as? URLError else { return .transport("request failed") }
+        guard let urlError = error as? URLError else { return .transport(.connectionLost, "request failed") }
         switch urlError.code {
         case .timedOut: return .timeout
-        case .cannotConnectToHost: return .transport("connection refused")
-        case .cannotFindHost, .dnsLookupFailed: return .transport("host not found")
-        case .networkConnectionLost: return .transport("connection lost")
-        case .notConnectedToInternet: return .transport("network unreachable")
+        case .cannotConnectToHost: return .transport(.connectRefused, "connection refused")
+        case .cannotFindHost, .dnsLookupFailed: return .transport(.hostNotFound, "host not found")
+        case .networkConnectionLost: return .transport(.connectionLost, "connection lost")
+        case .notConnectedToInternet: return .transport(.connectRefused, "network unreachable")
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            return .transport("TLS handshake failed")
-        case .cancelled: return .transport("cancelled")
+            return .transport(.tlsHandshake, "TLS handshake failed")
+        case .cancelled: return .transport(.cancelled, "cancelled")
         // The URL was checked before the request went out, so libcurl reports these codes for an
         // answer that is not HTTP/1.x at all: a status line that is not RFC 9112 §4's, or bare bytes.
-        case .badServerResponse, .badURL, .unsupportedURL: return .transport("malformed HTTP response")
-        default: return .transport("URL error \(urlError.code.rawValue)")
+        case .badServerResponse, .badURL, .unsupportedURL: return .transport(.badResponse, "malformed HTTP response")
+        default: return .transport(.connectionLost, "URL error \(urlError.code.rawValue)")
         }
     }
 }
