@@ -31,8 +31,9 @@ FROM debian:bookworm-slim AS run
 
 # libssl3: the broker's own TLS client loads libssl.so.3 and libcrypto.so.3 with
 # dlopen at run time (ldd does not list them). ca-certificates: the system's trust
-# store, against which providers' and webhook receivers' certificates are checked. libc6, libstdc++6 and libgcc-s1, the binary's other
-# shared libraries, are in the base image already. No curl or shell tools are
+# store, against which providers' and webhook receivers' certificates are checked.
+# libc6, libstdc++6 and libgcc-s1, the binary's other shared libraries, are in the
+# base image already. No curl or shell tools are
 # added: the health check is the binary itself.
 # The user has a fixed numeric id so orchestrators can check runAsNonRoot and
 # volumes can be prepared for it; /data is created before VOLUME so a new named
