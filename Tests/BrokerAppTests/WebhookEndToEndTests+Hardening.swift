@@ -47,10 +47,9 @@ extension WebhookEndToEndTests {
         log.split(separator: "\n").filter { $0.contains("\"msg\":\"\(message)") }.count
     }
 
-    /// The lines of `message` about the receiver at `url` (named by its host and port).
+    /// The lines of `message` about the receiver at `url` (its `url` field, byte for byte).
     static func lines(_ log: String, _ message: String, about url: String) -> Int {
-        let hostAndPort = url.split(separator: "/")[1]
-        return log.split(separator: "\n").filter { $0.contains("\"msg\":\"\(message)") && $0.contains(hostAndPort) }.count
+        log.split(separator: "\n").filter { $0.contains("\"msg\":\"\(message)") && $0.contains("\"url\":\"\(url)\"") }.count
     }
 
     @Test func aReceiverThatStopsAnsweringGetsOneDeliveryAtATimeAndEverythingOnceItAnswers() async throws {

@@ -2,6 +2,7 @@ import BrokerCore
 import BrokerHTTP
 import Foundation
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -135,7 +136,13 @@ final class WebhookReceiver: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(placeholder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        if bound == 0 { self.placeholder.withLock { $0 = placeholder } } else { close(placeholder) }
+        guard bound == 0 else {
+            // The server's shutdown closes its listener before it returns; a port still taken here is a defect.
+            Issue.record("the receiver's port \(port) could not be held while it is down (errno \(errno))")
+            close(placeholder)
+            return
+        }
+        self.placeholder.withLock { $0 = placeholder }
     }
 
     /// Listens again on the same port.

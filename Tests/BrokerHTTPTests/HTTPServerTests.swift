@@ -159,4 +159,17 @@ import Testing
         #expect(server.port > 0)
         await server.shutdown(grace: 1)
     }
+
+    /// An in-process restart on the same port (a test's receiver going down and up, a reload) binds at once: the
+    /// listener is closed when `shutdown` returns, not later on the accept queue.
+    @Test func shutdownFreesThePortBeforeItReturns() async throws {
+        var server = try TestServer.start()
+        let port = server.port
+        for _ in 0..<50 {
+            await server.shutdown(grace: 0)
+            server = try TestServer.start { $0.port = port }
+            #expect(server.port == port)
+        }
+        await server.shutdown(grace: 0)
+    }
 }

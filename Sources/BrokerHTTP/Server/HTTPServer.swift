@@ -37,6 +37,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var listenFD: Int32 = -1
     private var acceptSource: (any DispatchSourceRead)?
     private var acceptPaused = false
+    /// Whether the listening socket has been closed, and who waits for it (``shutdown(grace:)``).
+    private let listenerClosed = Mutex<(closed: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private var sweepTimer: (any DispatchSourceTimer)?
     private var nextID = 0
     /// Connections to close at the cap, the longest waiting last; accept queue only.
@@ -94,7 +96,14 @@ public final class HTTPServer: @unchecked Sendable {
             listenFD = fd
             let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: acceptQueue)
             source.setEventHandler { [unowned self] in self.acceptAll() }
-            source.setCancelHandler { Glibc.close(fd) }
+            source.setCancelHandler { [weak self] in
+                Glibc.close(fd)
+                let waiter = self?.listenerClosed.withLock { state in
+                    defer { state = (true, nil) }
+                    return state.waiter
+                }
+                waiter?.resume()
+            }
             acceptSource = source
             source.activate()
         }
@@ -103,13 +112,25 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Stops accepting, lets in-flight requests finish, closes idle connections, and
     /// returns when every connection is gone or `grace` seconds have passed.
+    ///
+    /// The listening socket is closed before it returns, so the port may be bound again at once.
     public func shutdown(grace: Double) async {
         draining.store(true, ordering: .relaxed)
-        acceptQueue.sync {
-            if let source = acceptSource {
-                if acceptPaused { acceptPaused = false; source.resume() }
-                source.cancel()
-                acceptSource = nil
+        let listening = acceptQueue.sync { () -> Bool in
+            guard let source = acceptSource else { return false }
+            if acceptPaused { acceptPaused = false; source.resume() }
+            source.cancel()
+            acceptSource = nil
+            return true
+        }
+        // Dispatch closes the descriptor in the source's cancel handler, which runs later on the accept queue.
+        if listening {
+            await withCheckedContinuation { continuation in
+                let closed = listenerClosed.withLock { state in
+                    if !state.closed { state.waiter = continuation }
+                    return state.closed
+                }
+                if closed { continuation.resume() }
             }
         }
         for connection in allConnections() { connection.beginShutdown() }
