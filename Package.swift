@@ -27,7 +27,7 @@ let package = Package(
         // The JSON-file account repository, the flow journal and the data directory they share.
         .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
-        .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
+        .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTLS"], swiftSettings: strict),
         // Fake OAuth 2.0 (RFC 6749 and Weibo, and any catalogue provider's quirks as configuration), OAuth 1.0a (Twitter)
         // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
@@ -57,7 +57,7 @@ let package = Package(
         // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped
         // start and stop, the conformance suites every store runs, and the in-memory storage back end.
         .target(
-            name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP"],
+            name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP", "BrokerTLS"],
             path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
@@ -89,7 +89,8 @@ let package = Package(
             name: "StorageBackendTests", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "BrokerRedisTests", dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTestSupport"],
+            name: "BrokerRedisTests",
+            dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTLS", "BrokerTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "BrokerAppTests",

@@ -18,6 +18,7 @@ final class OpenSSL: @unchecked Sendable {
     typealias Ctrl = @convention(c) (OpaquePointer?, Int32, Int, UnsafeMutableRawPointer?) -> Int
     typealias Status = @convention(c) (OpaquePointer?) -> Int32
     typealias LoadLocations = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32
+    typealias UseKeyFile = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
     typealias SetVerify = @convention(c) (OpaquePointer?, Int32, UnsafeMutableRawPointer?) -> Void
     typealias SetFD = @convention(c) (OpaquePointer?, Int32) -> Int32
     typealias SetString = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Int32
@@ -38,6 +39,9 @@ final class OpenSSL: @unchecked Sendable {
     let contextDefaultVerifyPaths: Status
     let contextLoadVerifyLocations: LoadLocations
     let contextSetVerify: SetVerify
+    let contextUseCertificateChainFile: SetString
+    let contextUsePrivateKeyFile: UseKeyFile
+    let contextCheckPrivateKey: Status
     let sslNew: New
     let sslFree: Free
     let sslSetFD: SetFD
@@ -77,6 +81,9 @@ final class OpenSSL: @unchecked Sendable {
         contextDefaultVerifyPaths = try symbol(ssl, "SSL_CTX_set_default_verify_paths", as: Status.self)
         contextLoadVerifyLocations = try symbol(ssl, "SSL_CTX_load_verify_locations", as: LoadLocations.self)
         contextSetVerify = try symbol(ssl, "SSL_CTX_set_verify", as: SetVerify.self)
+        contextUseCertificateChainFile = try symbol(ssl, "SSL_CTX_use_certificate_chain_file", as: SetString.self)
+        contextUsePrivateKeyFile = try symbol(ssl, "SSL_CTX_use_PrivateKey_file", as: UseKeyFile.self)
+        contextCheckPrivateKey = try symbol(ssl, "SSL_CTX_check_private_key", as: Status.self)
         sslNew = try symbol(ssl, "SSL_new", as: New.self)
         sslFree = try symbol(ssl, "SSL_free", as: Free.self)
         sslSetFD = try symbol(ssl, "SSL_set_fd", as: SetFD.self)

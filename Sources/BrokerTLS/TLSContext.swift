@@ -7,6 +7,8 @@ import Glibc
 /// Certificates are checked against the system's trust store, plus the PEM
 /// certificates of `caFile` when one is given (a private CA is added, never
 /// trusted instead of checking); there is no setting that turns checking off.
+/// A server that asks for a client certificate (Redis with `tls-auth-clients`)
+/// is shown `clientCertificate` when one is given.
 ///
 /// `@unchecked Sendable`: the `SSL_CTX` is configured in `init` and only read afterwards
 /// (`SSL_new`), which OpenSSL allows from any thread.
@@ -14,8 +16,23 @@ public final class TLSContext: @unchecked Sendable {
     let library: OpenSSL
     let context: OpaquePointer
 
-    /// Creates a context trusting the system's store and, if given, the certificates in the PEM file `caFile`.
-    public init(caFile: String? = nil) throws(TLSError) {
+    /// A certificate (with its chain) and its private key, both PEM files, shown to servers that ask for one.
+    public struct ClientCertificate: Sendable, Hashable {
+        /// The PEM file of the certificate, followed by any intermediate certificates.
+        public var certificateFile: String
+        /// The PEM file of the certificate's private key, unencrypted.
+        public var keyFile: String
+
+        /// Names the two files.
+        public init(certificateFile: String, keyFile: String) {
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+        }
+    }
+
+    /// Creates a context trusting the system's store and, if given, the certificates in the PEM file `caFile`;
+    /// `clientCertificate` is presented when a server asks for one.
+    public init(caFile: String? = nil, clientCertificate: ClientCertificate? = nil) throws(TLSError) {
         let library = try OpenSSL.shared.get()
         library.errClear()
         guard let method = library.clientMethod(), let context = library.contextNew(method) else {
@@ -36,6 +53,18 @@ public final class TLSContext: @unchecked Sendable {
             guard library.contextLoadVerifyLocations(context, caFile, nil) == 1 else {
                 let reason = library.takeErrors().text ?? "no certificate in it"
                 throw .caFile(reason: reason)
+            }
+        }
+        if let clientCertificate {
+            for file in [clientCertificate.certificateFile, clientCertificate.keyFile] where access(file, R_OK) != 0 {
+                throw .clientCertificate(reason: "\(file) cannot be read")
+            }
+            // SSL_FILETYPE_PEM 1. The key must belong to the certificate: a mismatch would only show at the server.
+            guard library.contextUseCertificateChainFile(context, clientCertificate.certificateFile) == 1,
+                library.contextUsePrivateKeyFile(context, clientCertificate.keyFile, 1) == 1,
+                library.contextCheckPrivateKey(context) == 1
+            else {
+                throw .clientCertificate(reason: library.takeErrors().text ?? "the certificate or key is not PEM")
             }
         }
         library.errClear()

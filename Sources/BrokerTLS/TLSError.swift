@@ -2,8 +2,10 @@
 public enum TLSError: Error, Sendable, Equatable {
     /// The system's OpenSSL could not be loaded, or lacks a function; `reason` says which.
     case unavailable(reason: String)
-    /// The CA file (`BROKER_UPSTREAM_CA_FILE`) could not be read as PEM certificates.
+    /// The CA file (`BROKER_UPSTREAM_CA_FILE`, `BROKER_REDIS_TLS_CA_FILE`) could not be read as PEM certificates.
     case caFile(reason: String)
+    /// The client certificate or its key (`BROKER_REDIS_TLS_CERT_FILE`, `_KEY_FILE`) could not be loaded, or do not match.
+    case clientCertificate(reason: String)
     /// The peer's certificate chain did not verify; `reason` is OpenSSL's sentence for the verify result.
     case certificate(reason: String)
     /// The certificate is valid but not for the host name (or address) that was asked for.
@@ -19,6 +21,7 @@ public enum TLSError: Error, Sendable, Equatable {
     public var reason: String {
         switch self {
         case .unavailable(let reason), .caFile(let reason), .handshake(let reason): reason
+        case .clientCertificate(let reason): "client certificate: \(reason)"
         case .certificate(let reason): "certificate: \(reason)"
         case .hostname: "the certificate is not for this host"
         case .version: "no TLS version 1.2 or newer in common"

@@ -1,3 +1,4 @@
+import BrokerRedis
 import Testing
 
 @testable import BrokerApp
@@ -37,6 +38,33 @@ import Testing
         ] {
             let error = #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: [name: value]) }
             #expect(error?.variable == name)
+        }
+    }
+
+    @Test func readsTheTLSSettingsOfARedissStoreAndRefusesThemElsewhere() throws {
+        let plainTLS = try BrokerConfiguration.from(environment: ["BROKER_STORE": "rediss://redis.internal:6380/1"])
+        #expect(plainTLS.redisStore == .server(RedisURL(host: "redis.internal", port: 6380, database: 1, tls: RedisTLS())))
+        let refusals: [([String: String], String, String)] = [
+            (["BROKER_REDIS_TLS_CA_FILE": "/etc/ca.pem"], "BROKER_REDIS_TLS_CA_FILE", "only used with BROKER_STORE=rediss://"),
+            (
+                ["BROKER_STORE": "redis://h:6379", "BROKER_REDIS_TLS_CERT_FILE": "/c.pem", "BROKER_REDIS_TLS_KEY_FILE": "/k.pem"],
+                "BROKER_REDIS_TLS_CERT_FILE", "only used with BROKER_STORE=rediss://"
+            ),
+            (["BROKER_STORE": "rediss://h", "BROKER_REDIS_TLS_KEY_FILE": "/k.pem"], "BROKER_REDIS_TLS_CERT_FILE", "must be set with"),
+            (["BROKER_STORE": "rediss://h", "BROKER_REDIS_TLS_CERT_FILE": "/c.pem"], "BROKER_REDIS_TLS_KEY_FILE", "must be set with"),
+            (
+                ["BROKER_STORE": "rediss://h", "BROKER_REDIS_TLS_CA_FILE": "/nonexistent/ca.pem"], "BROKER_REDIS_TLS_CA_FILE",
+                "cannot be used"
+            ),
+            (
+                ["BROKER_STORE": "rediss://h", "BROKER_REDIS_TLS_CERT_FILE": "/nonexistent/c.pem", "BROKER_REDIS_TLS_KEY_FILE": "/k.pem"],
+                "BROKER_REDIS_TLS_CERT_FILE", "cannot be used"
+            ),
+        ]
+        for (environment, variable, fragment) in refusals {
+            let error = #expect(throws: ConfigurationError.self) { try BrokerConfiguration.from(environment: environment) }
+            #expect(error?.variable == variable, "\(environment)")
+            #expect(error?.description.contains(fragment) == true, "\(String(describing: error))")
         }
     }
 

@@ -41,8 +41,19 @@ struct RedisSentinelURLTests {
         #expect(!"\(RedisLocation.sentinel(url))".contains("SENTINELpw"))
     }
 
-    @Test func tlsIsRefusedWithAPointerToTheSidecar() {
-        let error = #expect(throws: RedisURLError.self) { try RedisLocation(parsing: "rediss://h:6380") }
+    @Test func tlsSettingsReachOnlyARedissServer() throws {
+        let tls = RedisTLS(caFile: "/etc/redis-ca.pem")
+        let secure = try RedisLocation(parsing: "rediss://h:6380")
+        #expect(secure.usesTLS)
+        #expect(secure.configuringTLS(tls) == .server(RedisURL(host: "h", port: 6380, tls: tls)))
+        let plain = try RedisLocation(parsing: "redis://h:6379")
+        #expect(!plain.usesTLS && plain.configuringTLS(tls) == plain)
+        let sentinel = try RedisLocation(parsing: "redis-sentinel://s1:1/mymaster")
+        #expect(!sentinel.usesTLS && sentinel.configuringTLS(tls) == sentinel)
+    }
+
+    @Test func sentinelsOverTLSAreRefusedWithAPointerToTheSidecar() {
+        let error = #expect(throws: RedisURLError.self) { try RedisLocation(parsing: "rediss-sentinel://h:26380/mymaster") }
         #expect(error?.reason.contains("TLS proxy") == true)
     }
 }

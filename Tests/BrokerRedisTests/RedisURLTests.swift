@@ -16,6 +16,17 @@ struct RedisURLTests {
         #expect(try RedisURL(parsing: "redis://[fe80::1]") == RedisURL(host: "fe80::1"))
     }
 
+    @Test func redissIsTheSameURLWithTLSOn() throws {
+        let url = try RedisURL(parsing: "rediss://broker:s3cret@redis.internal:6380/2")
+        #expect(
+            url
+                == RedisURL(
+                    host: "redis.internal", port: 6380, username: "broker", password: Secret("s3cret"), database: 2, tls: RedisTLS()))
+        #expect(url.description == "rediss://broker:<redacted>@redis.internal:6380/2")
+        #expect(try RedisURL(parsing: "REDISS://h").tls != nil)
+        #expect(try RedisURL(parsing: "redis://h").tls == nil)
+    }
+
     @Test func passwordMayHoldReservedCharactersRawOrEscaped() throws {
         #expect(try RedisURL(parsing: "redis://:a/b?c#d@h:1").password == Secret("a/b?c#d"))
         #expect(try RedisURL(parsing: "redis://u:p@ss@h:1").password == Secret("p@ss"))
@@ -26,7 +37,7 @@ struct RedisURLTests {
     @Test(arguments: [
         ("localhost:6379", "redis://"),
         ("http://h:6379", "scheme"),
-        ("rediss://h:6379", "TLS"),
+        ("rediss-sentinel://h:26379/m", "sentinels over TLS"),
         ("redis://", "host is empty"),
         ("redis://:6379", "host is empty"),
         ("redis://h:0", "port"),
@@ -47,7 +58,7 @@ struct RedisURLTests {
     func refusesWithAReason(text: String, fragment: String) {
         let error = #expect(throws: RedisURLError.self) { try RedisURL(parsing: text) }
         #expect(error?.reason.contains(fragment) == true, "\(String(describing: error))")
-        #expect(error?.description.contains("redis://[user:password@]host:port[/db] or redis-sentinel://") == true)
+        #expect(error?.description.contains("redis[s]://[user:password@]host:port[/db] or redis-sentinel://") == true)
     }
 
     @Test func refusalsNeverRepeatThePassword() {

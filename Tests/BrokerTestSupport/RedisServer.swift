@@ -22,13 +22,30 @@ public final class RedisServer: @unchecked Sendable {
     private let persistent: Bool
     /// More `redis-server` arguments, such as `--replicaof 127.0.0.1 6379`.
     private let extraArguments: [String]
+    /// The server's TLS, when it speaks only TLS (`--port 0 --tls-port`).
+    public let tls: TLS?
 
-    private init(port: Int, password: String?, directory: String, persistent: Bool, extraArguments: [String]) {
+    /// How a server speaks TLS: its certificate, the CA it checks client certificates against, and whether it
+    /// requires one (`tls-auth-clients`).
+    public struct TLS: Sendable {
+        public var certificate: TestCertificateAuthority.Issued
+        public var caFile: String
+        public var requireClientCertificate: Bool
+
+        public init(certificate: TestCertificateAuthority.Issued, caFile: String, requireClientCertificate: Bool) {
+            self.certificate = certificate
+            self.caFile = caFile
+            self.requireClientCertificate = requireClientCertificate
+        }
+    }
+
+    private init(port: Int, password: String?, directory: String, persistent: Bool, extraArguments: [String], tls: TLS?) {
         self.port = port
         self.password = password
         self.directory = directory
         self.persistent = persistent
         self.extraArguments = extraArguments
+        self.tls = tls
     }
 
     /// Runs `body` with a fresh server, then kills it and removes its directory, whether `body` throws or not.
@@ -45,8 +62,8 @@ public final class RedisServer: @unchecked Sendable {
     }
 
     /// ``start(password:persistent:)`` for the current ``TestScope``, which stops the server when the test ends.
-    public static func scoped(password: String? = nil, persistent: Bool = false) async throws -> RedisServer {
-        let server = try await start(password: password, persistent: persistent)
+    public static func scoped(password: String? = nil, persistent: Bool = false, tls: TLS? = nil) async throws -> RedisServer {
+        let server = try await start(password: password, persistent: persistent, tls: tls)
         TestScope.required("a redis-server")?.onEnd { await server.stop() }
         return server
     }
@@ -54,8 +71,11 @@ public final class RedisServer: @unchecked Sendable {
     /// Starts a server on a free port, retrying with another port if one was taken meanwhile.
     /// With `persistent`, writes go to an append-only file synced on every write, so a
     /// killed and restarted server keeps every acknowledged write (as operators run it).
-    /// `arguments` are passed on to `redis-server` (a replica's `--replicaof`, say).
-    public static func start(password: String? = nil, persistent: Bool = false, arguments: [String] = []) async throws -> RedisServer {
+    /// `arguments` are passed on to `redis-server` (a replica's `--replicaof`, say). With `tls` the port speaks
+    /// only TLS and there is no plaintext port.
+    public static func start(
+        password: String? = nil, persistent: Bool = false, arguments: [String] = [], tls: TLS? = nil
+    ) async throws -> RedisServer {
         let executable = try executablePath()
         var lastError: any Error = RedisTestError("redis-server did not start")
         for _ in 0..<5 {
@@ -63,7 +83,7 @@ public final class RedisServer: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let server = RedisServer(
                 port: try Loopback.freePort(), password: password, directory: directory, persistent: persistent,
-                extraArguments: arguments)
+                extraArguments: arguments, tls: tls)
             do {
                 try await server.launch(executable)
                 return server
@@ -93,6 +113,11 @@ public final class RedisServer: @unchecked Sendable {
     /// A URL for this server with `database` and, if given, credentials.
     public func url(database: Int = 0, username: String? = nil, password: String? = nil) -> RedisURL {
         RedisURL(host: "127.0.0.1", port: port, username: username, password: password.map(Secret.init), database: database)
+    }
+
+    /// A `rediss://` URL for this TLS server at `host` (its certificate names `localhost`), with these TLS settings.
+    public func tlsURL(host: String = "localhost", settings: RedisTLS, password: String? = nil) -> RedisURL {
+        RedisURL(host: host, port: port, password: password.map(Secret.init), tls: settings)
     }
 
     /// A client for this server with the password it requires, if any. The timeout is generous: a loaded machine
@@ -154,10 +179,19 @@ public final class RedisServer: @unchecked Sendable {
 
     private func launch(_ executable: String) async throws {
         var arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "",
+            "--bind", "127.0.0.1", "--save", "",
             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always",
             "--dir", directory, "--logfile", logPath, "--daemonize", "no",
         ]
+        if let tls {
+            arguments += [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.certificate.certificateFile,
+                "--tls-key-file", tls.certificate.keyFile, "--tls-ca-cert-file", tls.caFile,
+                "--tls-auth-clients", tls.requireClientCertificate ? "yes" : "no",
+            ]
+        } else {
+            arguments += ["--port", String(port)]
+        }
         if let password { arguments += ["--requirepass", password] }
         arguments += extraArguments
         let log = logPath
@@ -170,12 +204,16 @@ public final class RedisServer: @unchecked Sendable {
             stdout: .discard, stderr: .discard)
         self.process = process
         let port = self.port
+        let plaintext = tls == nil
         let started = Date()
         // A minute: a loaded machine starts it late; the bound only ends a start that failed.
         while Date().timeIntervalSince(started) < 60 {
             // Its own log, not a PING alone: another test's server that took the port meanwhile answers PING too, and
             // two tests would then share (and kill) one server. A server that could not bind says so there and exits.
-            if await offPool({ Self.readyLines(in: log) > readyBefore && Self.answersPing(port: port) }) && process.isRunning {
+            // A TLS-only server cannot be pinged in plain text: its log and its staying up are the proof.
+            if await offPool({ Self.readyLines(in: log) > readyBefore && (!plaintext || Self.answersPing(port: port)) }),
+                process.isRunning
+            {
                 return
             }
             guard process.isRunning else {

@@ -45,8 +45,8 @@ public final class TLSTestServer: @unchecked Sendable {
 
     /// Makes the certificates and starts nginx; the caller stops it.
     public static func start() async throws -> TLSTestServer {
-        let nginx = try tool("nginx", package: "nginx")
-        let openssl = try tool("openssl", package: "openssl")
+        let nginx = try TestTools.path("nginx", package: "nginx")
+        let openssl = try TestTools.path("openssl", package: "openssl")
         let directory = NSTemporaryDirectory() + "/broker-tls-test-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory + "/ca-new", withIntermediateDirectories: true)
         let server = TLSTestServer(directory: directory, ports: try freePorts())
@@ -149,14 +149,7 @@ public final class TLSTestServer: @unchecked Sendable {
     }
 
     private func run(_ executable: String, _ arguments: [String]) async throws {
-        let process = try ChildProcess(
-            executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment, stdout: .discard,
-            stderr: .capture)
-        let status = await offPool { process.waitUntilExit() }
-        process.drainOutput()
-        guard status == 0 else {
-            throw ChildProcessError("openssl \(arguments.prefix(2).joined(separator: " ")) failed (\(status)): \(process.errorText)")
-        }
+        try await TestTools.run(executable, arguments)
     }
 
     // MARK: nginx
@@ -250,16 +243,5 @@ public final class TLSTestServer: @unchecked Sendable {
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
-    }
-
-    /// The path of `name` on PATH or in /usr/sbin, or an error naming the Debian package to install.
-    private static func tool(_ name: String, package: String) throws -> String {
-        let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") + ":/usr/sbin:/sbin"
-        for directory in path.split(separator: ":") where access("\(directory)/\(name)", X_OK) == 0 {
-            return "\(directory)/\(name)"
-        }
-        throw ChildProcessError(
-            "\(name) is not installed. The TLS tests need it and never skip: `apt-get install \(package)`, or run scripts/test, which installs it."
-        )
     }
 }

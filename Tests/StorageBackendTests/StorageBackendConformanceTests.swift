@@ -22,7 +22,7 @@ struct Backend: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every back end: a new one passes the suites by implementing ``StorageBackend`` and adding one line here.
-    static let all: [Backend] = [.files, .redis, .memory]
+    static let all: [Backend] = [.files, .redis, .redisTLS, .memory]
 
     /// The data directory's files, in a temporary directory.
     static let files = Backend(name: "files", countsAccounts: true) { body in
@@ -35,6 +35,16 @@ struct Backend: Sendable, CustomTestStringConvertible {
     static let redis = Backend(name: "redis", countsAccounts: true, expiresFlowsItself: true) { body in
         try await RedisServer.with { server in
             try await body { RedisStorageBackend(client: server.client(), webhooks: true, now: { .fixture }) }
+        }
+    }
+
+    /// A real redis-server that speaks only TLS and requires a client certificate, reached with `rediss://`.
+    static let redisTLS = Backend(name: "redis over TLS", countsAccounts: true, expiresFlowsItself: true) { body in
+        try await RedisServer.withTLS { server, tls async throws in
+            try await body {
+                RedisStorageBackend(
+                    client: RedisClient(url: server.tlsURL(settings: tls.client), timeout: 30), webhooks: true, now: { .fixture })
+            }
         }
     }
 

@@ -178,10 +178,11 @@ public struct BrokerConfiguration: Sendable {
             } catch {
                 throw ConfigurationError(
                     variable: "BROKER_STORE",
-                    message: "must be files, redis://[user:password@]host:port[/db] "
+                    message: "must be files, redis[s]://[user:password@]host:port[/db] "
                         + "or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)")
             }
         }
+        c.redisStore = try redisTLS(for: c.redisStore, read)
         c.metricsAddress = try read.address("BROKER_METRICS_ADDR")
         if let metrics = c.metricsAddress, metrics.port != 0, metrics.port == c.server.port {
             throw ConfigurationError(variable: "BROKER_METRICS_ADDR", message: "must use another port than BROKER_PORT (\(metrics.port))")

@@ -111,7 +111,9 @@ final class TLSTransport: Transport {
         case .certificate(let reason): .tlsCertificate(reason: reason)
         case .hostname: .tlsHostname
         case .version: .tlsVersion
-        case .handshake(let reason), .unavailable(let reason), .caFile(let reason): .tlsHandshake(reason: reason)
+        case .handshake(let reason), .unavailable(let reason), .caFile(let reason),
+            .clientCertificate(let reason):
+            .tlsHandshake(reason: reason)
         case .connectionLost: .connectionLost
         }
     }

@@ -19,8 +19,12 @@ extension RedisConnection {
         do throws(RedisError) {
             while replies.count < commands.count {
                 let writing = written < request.count
-                let events = Int16(POLLIN) | (writing ? Int16(POLLOUT) : 0)
-                switch RedisSocket.wait(fd, events: events, deadline: deadline, now: RedisSocket.monotonicNow) {
+                // Records OpenSSL already decrypted do not make the socket readable: take them first.
+                if let tlsSession, tlsSession.hasBuffered {
+                    replies += try receiveTLS(tlsSession)
+                    continue
+                }
+                switch RedisSocket.wait(fd, events: exchangeEvents(writing: writing), deadline: deadline, now: RedisSocket.monotonicNow) {
                 case .timedOut:
                     throw RedisError.timeout
                 case .failed(let code):
@@ -29,7 +33,7 @@ extension RedisConnection {
                     if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
                         replies += try receive()
                     }
-                    if writing, revents & Int16(POLLOUT) != 0 {
+                    if writing, revents & Int16(tlsWriteWantsRead ? POLLIN : POLLOUT) != 0 {
                         written += try transmit(request, from: written)
                     }
                 }
@@ -44,8 +48,9 @@ extension RedisConnection {
         return replies
     }
 
-    /// Reads what the socket has and returns the replies it completed.
+    /// Reads what the socket (or the TLS session) has and returns the replies it completed.
     func receive() throws(RedisError) -> [RESPValue] {
+        if let tlsSession { return try receiveTLS(tlsSession) }
         let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if count > 0 {
             return try readBuffer.withUnsafeBufferPointer { (buffer) throws(RedisError) in
@@ -60,6 +65,7 @@ extension RedisConnection {
 
     /// Writes as much of `request` from `offset` as the socket takes; returns how many bytes went out.
     func transmit(_ request: [UInt8], from offset: Int) throws(RedisError) -> Int {
+        if let tlsSession { return try transmitTLS(tlsSession, request, from: offset) }
         let count = request.withUnsafeBytes { bytes in
             // MSG_NOSIGNAL: a peer that closed must give EPIPE here, not kill the process with SIGPIPE.
             Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))

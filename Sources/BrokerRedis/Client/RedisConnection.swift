@@ -1,3 +1,4 @@
+import BrokerTLS
 import Dispatch
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import Darwin
 /// opened lazily, with `AUTH` and `SELECT` from the URL, and reopened after any
 /// failure; every failure closes it, since the reply stream may be out of step.
 final class RedisConnection: @unchecked Sendable {
-    // @unchecked: `fd`, `parser`, `readBuffer`, `exchanges` and `trackingRedirect` are touched
+    // @unchecked: `fd`, `tlsSession`, `parser`, `readBuffer`, `exchanges` and `trackingRedirect` are touched
     // only by blocks running on `queue`, which is serial; the rest is immutable.
 
     /// The serial queue every socket call of this connection runs on.
@@ -29,6 +30,12 @@ final class RedisConnection: @unchecked Sendable {
     let gate: RedisReconnectGate
     /// The socket, or -1 while closed.
     var fd: Int32 = -1
+    /// The TLS session over `fd` for `rediss://`, set once its handshake is done; nil for plain TCP.
+    var tlsSession: TLSSession?
+    /// The session's last write waits for input (a TLS key update), so the exchange polls for input, not output.
+    var tlsWriteWantsRead = false
+    /// The session's last read waits for the socket to take output.
+    var tlsReadWantsWrite = false
     /// The reply parser for the current socket.
     var parser = RESPParser()
     /// Scratch space for recv(2).
@@ -61,7 +68,7 @@ final class RedisConnection: @unchecked Sendable {
     }
 
     deinit {
-        if fd >= 0 { close(fd) }
+        disconnect()
     }
 
     /// Sends `commands` in one write and returns their replies in order, error replies included.
@@ -163,7 +170,7 @@ final class RedisConnection: @unchecked Sendable {
 
     /// Reconnects when the socket is closed or the server closed it while idle; on the queue.
     func connectIfNeeded() throws(RedisError) {
-        if fd >= 0, RedisSocket.idleConnectionIsStale(fd) { disconnect() }
+        if fd >= 0, tlsSession.map(idleTLSConnectionIsStale) ?? RedisSocket.idleConnectionIsStale(fd) { disconnect() }
         if fd < 0 { try connect() }
     }
 
@@ -174,8 +181,10 @@ final class RedisConnection: @unchecked Sendable {
         try gate.checkAttempt(endpoint: target.endpoint)
         do {
             url = try target.resolve()
-            fd = try RedisSocket.open(
-                host: url.host, port: url.port, deadline: RedisSocket.monotonicNow() + timeoutNanoseconds, now: RedisSocket.monotonicNow)
+            let deadline = RedisSocket.monotonicNow() + timeoutNanoseconds
+            fd = try RedisSocket.open(host: url.host, port: url.port, deadline: deadline, now: RedisSocket.monotonicNow)
+            // The TLS handshake shares the connect's deadline; AUTH and the rest go through the session.
+            if let tls = url.tls { try startTLS(tls, deadline: deadline) }
             try handshake()
         } catch {
             disconnect()
@@ -228,8 +237,12 @@ final class RedisConnection: @unchecked Sendable {
         return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
-    /// Closes the socket and forgets any partial reply.
+    /// Closes the socket (after close_notify on a sound TLS session) and forgets any partial reply.
     func disconnect() {
+        tlsSession?.close()
+        tlsSession = nil
+        tlsWriteWantsRead = false
+        tlsReadWantsWrite = false
         if fd >= 0 { close(fd) }
         fd = -1
         parser = RESPParser()

@@ -1,6 +1,6 @@
 import BrokerCore
 
-/// Where a Redis server is and how to log in: parsed from `redis://[user:password@]host:port[/db]`.
+/// Where a Redis server is and how to log in: parsed from `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
 ///
 /// The password is a ``Secret``, so printing a URL (or an error about one)
 /// never shows it: `description` reads `redis://user:<redacted>@host:6379/2`.
@@ -18,14 +18,20 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     public var password: Secret?
     /// The logical database chosen with `SELECT` after connecting; 0 sends no `SELECT`.
     public var database: Int
+    /// TLS settings for `rediss://`; nil speaks plain TCP (`redis://`).
+    public var tls: RedisTLS?
 
     /// Creates a URL from its parts.
-    public init(host: String, port: Int = RedisURL.defaultPort, username: String? = nil, password: Secret? = nil, database: Int = 0) {
+    public init(
+        host: String, port: Int = RedisURL.defaultPort, username: String? = nil, password: Secret? = nil, database: Int = 0,
+        tls: RedisTLS? = nil
+    ) {
         self.host = host
         self.port = port
         self.username = username
         self.password = password
         self.database = database
+        self.tls = tls
     }
 
     /// Parses `text`; see ``RedisURLParser`` for the accepted forms and each refusal.
@@ -40,7 +46,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
 
     /// The URL with the password replaced by `<redacted>`.
     public var description: String {
-        var text = "redis://"
+        var text = tls == nil ? "redis://" : "rediss://"
         switch (username, password) {
         case (nil, nil): break
         case (let user?, nil): text += "\(user)@"

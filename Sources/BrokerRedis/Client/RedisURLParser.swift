@@ -4,11 +4,13 @@ import BrokerCrypto
 /// Parses `redis://[user:password@]host:port[/db]` into a ``RedisURL``.
 ///
 /// Accepted: `redis://host`, `redis://host:6379`, `redis://host:6379/2`,
-/// `redis://:password@host:6379` (the `default` user), `redis://user:password@[::1]:6379/0`.
+/// `redis://:password@host:6379` (the `default` user), `redis://user:password@[::1]:6379/0`,
+/// and each of them as `rediss://` (TLS, with the system's trust store until
+/// ``RedisLocation/configuringTLS(_:)`` adds a CA or a client certificate).
 /// The user information ends at the last `@`, so a password may hold `/`, `?`
 /// or `#`; `%XX` escapes in it are decoded (write `%40` for `@` before the host,
 /// `%25` for `%`). Refused, with a reason that never quotes the password:
-/// another scheme (`rediss://` has TLS, which this client lacks), user
+/// another scheme (`rediss-sentinel://` among them: sentinels over TLS are not supported), user
 /// information without `:`, an empty password, an empty or malformed host, a port
 /// outside 1–65535, a database that is not a number, a query or fragment.
 enum RedisURLParser {
@@ -21,16 +23,16 @@ enum RedisURLParser {
             throw RedisURLError("it does not start with redis://")
         }
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
-        guard scheme == "redis" else {
-            if scheme == "rediss" {
+        guard scheme == "redis" || scheme == "rediss" else {
+            if scheme == "rediss-sentinel" {
                 throw RedisURLError(
-                    "rediss:// (TLS) is not supported; run a TLS proxy beside the broker (docs/deployment.md, \"Redis over TLS\") and give its redis:// address"
+                    "rediss-sentinel:// (sentinels over TLS) is not supported; use redis-sentinel:// with a TLS proxy beside the broker (docs/deployment.md, \"Redis over TLS\"), or rediss:// to one server"
                 )
             }
-            throw RedisURLError("the scheme must be redis://")
+            throw RedisURLError("the scheme must be redis:// or rediss://")
         }
         let rest = text[schemeEnd.upperBound...]
-        var url = RedisURL(host: "")
+        var url = RedisURL(host: "", tls: scheme == "rediss" ? RedisTLS() : nil)
         var location = rest
         if let at = rest.lastIndex(of: "@") {
             (url.username, url.password) = try userInfo(rest[..<at])

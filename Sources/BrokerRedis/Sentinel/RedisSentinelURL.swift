@@ -81,13 +81,26 @@ public enum RedisLocation: Sendable, Equatable, CustomStringConvertible {
     /// The primary the sentinels name, followed through failovers (`redis-sentinel://`).
     case sentinel(RedisSentinelURL)
 
-    /// Parses `redis://…` or `redis-sentinel://…`.
+    /// Parses `redis://…`, `rediss://…` or `redis-sentinel://…`.
     public init(parsing text: String) throws(RedisURLError) {
         if text.lowercased().hasPrefix("redis-sentinel://") {
             self = .sentinel(try RedisSentinelURL(parsing: text))
         } else {
             self = .server(try RedisURL(parsing: text))
         }
+    }
+
+    /// Whether connections use TLS (`rediss://`).
+    public var usesTLS: Bool {
+        if case .server(let url) = self { return url.tls != nil }
+        return false
+    }
+
+    /// This location with `tls` as its TLS settings when it uses TLS; a `redis://` or Sentinel location is returned as it is.
+    public func configuringTLS(_ tls: RedisTLS) -> RedisLocation {
+        guard case .server(var url) = self, url.tls != nil else { return self }
+        url.tls = tls
+        return .server(url)
     }
 
     /// The URL with its password redacted.

@@ -39,6 +39,8 @@ extension RedisConnection {
     func read(waitingUpTo nanoseconds: UInt64) throws(RedisError) -> [RESPValue] {
         let deadline = RedisSocket.monotonicNow() + nanoseconds
         do throws(RedisError) {
+            // Records OpenSSL already decrypted do not make the socket readable.
+            if let tlsSession, tlsSession.hasBuffered { return try receiveTLS(tlsSession) }
             switch RedisSocket.wait(fd, events: Int16(POLLIN), deadline: deadline, now: RedisSocket.monotonicNow) {
             case .timedOut:
                 return []
