@@ -93,8 +93,8 @@ extension RedisConnection {
 
     /// Whether the idle TLS connection has application data or was closed: either means it is out of step or gone.
     ///
-    /// A readable socket is not enough: a TLS 1.3 server sends session tickets after
-    /// the handshake, which a read consumes without any data for the application.
+    /// A readable socket is not enough: a TLS 1.3 server may send a session ticket or
+    /// a key update at any time, which a read consumes without any data for the application.
     func idleTLSConnectionIsStale(_ session: TLSSession) -> Bool {
         if session.hasBuffered { return true }
         guard RedisSocket.idleConnectionIsStale(fd) else { return false }
