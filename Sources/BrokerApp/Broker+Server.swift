@@ -25,6 +25,8 @@ extension Broker {
             webhooks: WebhookHandlers(webhooks: webhooks, access: access, wallClock: { Date() }),
             appTokens: AppTokenHandlers(service: services.appTokens, access: access, audit: audit),
             backup: BackupHandlers(store: backup, access: access, audit: audit),
+            forwardAuth: ForwardAuthHandler(
+                accounts: services.accounts, registry: registry, access: access, audit: audit),
             cors: CORSPolicy(origins: c.corsOrigins))
         let server = HTTPServer(
             configuration: serverConfiguration(c, logger: logger), router: router,

@@ -72,13 +72,14 @@ import Testing
             .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
+            .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"),
         ]
         for error in all {
             switch error {
             case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .invalidState, .accessDenied,
                 .upstreamError,
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
-                .storageUnavailable, .recordDamaged:
+                .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable:
                 break
             }
         }

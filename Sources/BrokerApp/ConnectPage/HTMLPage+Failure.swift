@@ -45,7 +45,8 @@ extension HTMLPage {
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
-            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged:
+            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged,
+            .ambiguousAccount, .credentialNotForwardable:
             error.message
         }
     }
@@ -59,7 +60,7 @@ extension HTMLPage {
             "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."
         case .providerNotConfigured, .unknownProvider:
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
-        case .invalidReturnTo, .notFound, .unauthorized, .badRequest:
+        case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable:
             "Go back to the page and start from there."
         case .recordDamaged:
             "Trying again will not help: tell whoever runs this broker, whose log names the damaged record."

@@ -9,6 +9,9 @@ struct AuditEvent: Sendable {
     enum Kind: String, Sendable {
         /// `GET /account` answered with the account's token.
         case tokenRead = "token_read"
+        /// `GET /auth` (forward authentication) handed the token to a gateway in a header (or, after authorising
+        /// the caller, failed to).
+        case tokenForwarded = "token_forwarded"
         /// `POST /account/refresh` refreshed the token and answered with it (or failed to).
         case tokenRefreshed = "token_refreshed"
         /// `GET /app-token` answered with a client credentials token.

@@ -14,7 +14,7 @@ extension BrokerError {
         case .upstreamTimeout: return .gatewayTimeout
         case .expired, .reauthorizationRequired: return .gone
         case .unauthorized: return .unauthorized
-        case .notRefreshable: return .conflict
+        case .notRefreshable, .ambiguousAccount, .credentialNotForwardable: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
         case .recordDamaged: return .internalServerError
         }
@@ -26,7 +26,8 @@ extension BrokerError {
         case .upstreamError, .upstreamTimeout: return true
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
-            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged:
+            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged,
+            .ambiguousAccount, .credentialNotForwardable:
             return false
         }
     }

@@ -9,7 +9,7 @@ enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
-        appTokens: AppTokenHandlers, backup: BackupHandlers, cors: CORSPolicy
+        appTokens: AppTokenHandlers, backup: BackupHandlers, forwardAuth: ForwardAuthHandler, cors: CORSPolicy
     ) -> Router {
         var router = Router(refusals: .errorBody)
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -40,6 +40,10 @@ enum BrokerRoutes {
         router.add(.POST, "/account/refresh", cors.wrap(.async({ await oauth.refresh($0, cors: cors) })))
         router.add(.OPTIONS, "/account/refresh", cors.preflight(methods: [.POST]))
         router.add(.GET, "/app-token", .async(appTokens.appToken))
+        // Every method: a gateway's check keeps the method of the request it guards (nginx auth_request, Envoy).
+        for method in [HTTPMethod.GET, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
+            router.add(method, "/auth", .async(forwardAuth.authenticate))
+        }
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))

@@ -35,6 +35,10 @@ public enum BrokerError: Error, Sendable, Equatable {
     case storageUnavailable(String)
     /// A stored record is damaged (its sealed secrets do not open, or it does not parse): retrying cannot help.
     case recordDamaged(String)
+    /// A provider and end user named more than one account, where the caller needed exactly one.
+    case ambiguousAccount(provider: String)
+    /// The account's credential cannot be handed on in a request header: `reason` says how it travels instead.
+    case credentialNotForwardable(reason: String)
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -55,6 +59,8 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .badRequest: "bad_request"
         case .storageUnavailable: "storage_unavailable"
         case .recordDamaged: "record_damaged"
+        case .ambiguousAccount: "ambiguous_account"
+        case .credentialNotForwardable: "credential_not_forwardable"
         }
     }
 
@@ -96,6 +102,10 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .recordDamaged:
             "The stored record is damaged and cannot be read; retrying will not help. "
                 + "An operator must restore it from a backup (the broker's log names it), or the account must be connected again."
+        case .ambiguousAccount(let provider):
+            "This end user has more than one \(Self.quoted(provider)) account; name one with Broker-Account (or id)."
+        case .credentialNotForwardable(let reason):
+            "The account's credential cannot be passed on in a header: \(reason)."
         }
     }
 
