@@ -29,6 +29,9 @@ import Testing
             #expect(reply.header("Cache-Control") == "no-store")
             #expect(reply.body.isEmpty)
         }
+        // Envoy's ext_authz appends the guarded path: the rest is ignored.
+        let underAuth = try await Self.ask(s.broker.port, "/auth/reports/7?x=1")
+        #expect(underAuth.status == 200 && underAuth.header("Authorization") == "Bearer ACME-ACCESS-SENTINEL-2")
         // The broker's own query may name it too, for gateways that cannot set a header per route.
         let byQuery = try await Self.ask(s.broker.port, "/auth?id=acme:4242", headers: Self.api)
         #expect(byQuery.header("Authorization") == "Bearer ACME-ACCESS-SENTINEL-2")

@@ -559,6 +559,26 @@ def test_refreshing_an_account(t):
     t.provider.configure(uid="4242", refresh="ok")
 
 
+def test_forward_auth(t):
+    expect(sign_in(t, uid="8001", expires_in=3600, issue_refresh=True)[0], 200)
+    named = dict(API, **{"Broker-Account": "acme:8001"})
+    token = t.call("GET", "/account?id=acme:8001", API).json["access_token"]
+    for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]:
+        # One segment after /auth/: an OpenAPI path parameter holds no "/" (the Swift tests send several).
+        for path in ["/auth", "/auth/reports"]:
+            granted = t.call(method, path, named)
+            expect(granted, 200)
+            assert granted.header("Authorization") == "Bearer " + token, (method, path, granted.headers)
+            assert granted.body == b"", granted.body
+    by_query = t.call("GET", "/auth?id=acme:8001", API)
+    assert by_query.header("Broker-Account") == "acme:8001", by_query.headers
+    expect(t.call("GET", "/auth", {"Broker-Account": "acme:8001"}), 401, "unauthorized")
+    expect(t.call("GET", "/auth", API), 400, "bad_request")
+    expect(t.call("GET", "/auth?id=acme:999", API), 404, "not_found")
+    by_user = dict(API, **{"Broker-Provider": "acme", "Broker-End-User-ID": "nobody"})
+    expect(t.call("GET", "/auth", by_user), 404, "not_found")
+
+
 def test_deleting_accounts(t):
     done, jar = sign_in(t, uid="7001")
     expect(done, 200)
@@ -652,7 +672,7 @@ def test_app_tokens(t):
 
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
-         test_preflights, test_refreshing_an_account, test_deleting_accounts, test_disconnect_from_the_page,
+         test_preflights, test_refreshing_an_account, test_forward_auth, test_deleting_accounts, test_disconnect_from_the_page,
          test_webhook_outbox, test_backup, test_app_tokens]
 
 

@@ -41,8 +41,10 @@ enum BrokerRoutes {
         router.add(.OPTIONS, "/account/refresh", cors.preflight(methods: [.POST]))
         router.add(.GET, "/app-token", .async(appTokens.appToken))
         // Every method: a gateway's check keeps the method of the request it guards (nginx auth_request, Envoy).
+        // Under /auth/ too: Envoy's ext_authz appends the guarded request's path to its path_prefix.
         for method in [HTTPMethod.GET, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
             router.add(method, "/auth", .async(forwardAuth.authenticate))
+            router.add(method, prefix: "/auth/", .async(forwardAuth.authenticate))
         }
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))
