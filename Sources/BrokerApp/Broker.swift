@@ -126,10 +126,13 @@ public final class Broker: Sendable {
         }
         let flows = storage.flows
         let logger = self.logger
-        // Expired pending flows are removed once a minute; take() refuses them anyway.
+        // Expired pending flows are removed, and outcomes past their keep-until forgotten, once a minute, or once per
+        // BROKER_FLOW_TTL when that is shorter, so neither stays in memory more than a TTL (or a minute) past its expiry.
+        // take() refuses an expired flow anyway.
+        let purgeEvery = UInt64(min(60, max(1, configuration.flowTTL)) * 1e9)
         let task = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(nanoseconds: 60_000_000_000)
+                try? await Task.sleep(nanoseconds: purgeEvery)
                 if let purged = try? await flows.purgeExpired(now: Date()), purged > 0 {
                     logger.log(.info, "expired flows purged", [("count", .int(purged))])
                 }

@@ -70,6 +70,35 @@ struct JournalFlowOutcomeTests {
         }
     }
 
+    @Test func theSignInsOfAFlowTTLAreKeptAndThenForgottenAtThePurge() async throws {
+        // What a sign-in leaves in memory: its flow goes at the callback, its outcome stays until `keepUntil`
+        // (the callback plus the flow TTL), and the purge after that forgets it.
+        try await TemporaryDirectory.with { directory in
+            let store = try JournalFlowStore(directory: directory, durable: false, maxPending: 100)
+            for round in 0..<3 {
+                let endedAt = Date.fixture.addingTimeInterval(Double(round) * 1000)
+                for _ in 0..<500 {
+                    let flow = PendingFlow.make(state: PendingFlow.randomState())
+                    try await store.put(flow)
+                    try await store.record(.pending(flow, retention: 600))
+                    #expect(try await store.take(state: flow.state, now: .fixture) != nil)
+                    try await store.record(
+                        FlowOutcome(
+                            state: flow.state, provider: flow.provider, status: .completed, accountID: "github:42",
+                            expiresAt: flow.expiresAt, endedAt: endedAt, keepUntil: endedAt.addingTimeInterval(600)))
+                }
+                // None pending; of the 500 outcomes, at most the cap (twice the flows', 200) is kept, those due first
+                // forgotten a sixteenth of the cap at a time.
+                let kept = store.outcomeCount
+                #expect(store.pendingCount == 0 && (200 - 200 / 16)...200 ~= kept)
+                _ = try await store.purgeExpired(now: endedAt.addingTimeInterval(599))
+                #expect(store.outcomeCount == kept)
+                _ = try await store.purgeExpired(now: endedAt.addingTimeInterval(600))
+                #expect(store.outcomeCount == 0 && store.pendingCount == 0)
+            }
+        }
+    }
+
     @Test func pastTheCapTheOutcomesKeptShortestGoFirst() async throws {
         try await TemporaryDirectory.with { directory in
             let store = try JournalFlowStore(directory: directory, durable: false, maxPending: 100, maxOutcomes: 16)

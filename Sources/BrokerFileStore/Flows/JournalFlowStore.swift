@@ -112,6 +112,11 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         journal.read { $0.entries.count }
     }
 
+    /// How many flow outcomes are kept in memory (those past their `keepUntil` included until purged).
+    public var outcomeCount: Int {
+        journal.read { $0.outcomes.count }
+    }
+
     /// Records `flow`; a state that is not 16–128 base64url characters is refused.
     public func put(_ flow: PendingFlow) async throws(StoreError) {
         guard StoreFileName.forFlow(state: flow.state) != nil else {

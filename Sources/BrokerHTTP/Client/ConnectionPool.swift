@@ -8,6 +8,11 @@ import Synchronization
 /// exchange and may carry another goes to the first waiter or back to the idle
 /// list; one that closes frees its place for the next waiter. Idle connections
 /// close after `idleTimeout`.
+///
+/// A pool left with no connection, no waiter and no call about to ask
+/// (``reserve()``) is unused: it tells its owner (`onUnused`), which drops
+/// it from its table, so a client that calls many origins keeps pools only
+/// for those it is using or holding idle connections to.
 final class ConnectionPool: Sendable {
     /// What a call in line is given.
     enum Grant: Sendable {
@@ -29,23 +34,47 @@ final class ConnectionPool: Sendable {
         var open = 0
         var waiters: [Waiter] = []
         var nextWaiter = 0
+        /// Calls that found this pool in their client's table and have not yet reached ``acquire(deadline:)``.
+        var reserved = 0
         /// Whether the idle sweep is scheduled.
         var sweepArmed = false
+
+        /// No connection open or opening (idle ones count as open), nobody waiting, nobody about to ask.
+        var isUnused: Bool { open == 0 && waiters.isEmpty && reserved == 0 }
     }
 
     let cap: Int
     let idleTimeout: Double
     private let state = Mutex(State())
+    /// Told, outside the pool's lock, each time the pool becomes unused; it checks ``isUnused`` again under its own lock.
+    private let onUnused: @Sendable (ConnectionPool) -> Void
 
-    init(cap: Int, idleTimeout: Double) {
+    init(cap: Int, idleTimeout: Double, onUnused: @escaping @Sendable (ConnectionPool) -> Void = { _ in }) {
         self.cap = max(1, cap)
         self.idleTimeout = idleTimeout
+        self.onUnused = onUnused
     }
 
     /// Connections open or opening now (for tests and metrics).
     var openCount: Int { state.withLock { $0.open } }
 
-    /// An idle connection, a place to open one, or (after waiting for either past `deadline`) `.failed(.deadline)`.
+    /// Calls waiting in line for a connection (for tests and metrics).
+    var waitingCount: Int { state.withLock { $0.waiters.count } }
+
+    /// Whether the pool has no connection, no waiter and no reserved call: its owner may drop it.
+    var isUnused: Bool { state.withLock { $0.isUnused } }
+
+    /// Holds the pool in use for a call that will ``acquire(deadline:)`` next; the owner calls it under the lock of
+    /// its table, so a pool it finds there cannot be dropped before the call is in line.
+    func reserve() {
+        state.withLock { $0.reserved += 1 }
+    }
+
+    /// An idle connection, a place to open one, or (after waiting for either past `deadline`) `.failed(.deadline)`;
+    /// ends the ``reserve()`` made for this call.
+    ///
+    /// Whatever it returns leaves the pool in use (a connection out, a place
+    /// taken, or a waiter gone while others hold every place), so ending the reservation never makes it unused.
     func acquire(deadline: UInt64) async -> Grant {
         let id = state.withLock { s -> Int in
             s.nextWaiter += 1
@@ -54,6 +83,7 @@ final class ConnectionPool: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Grant, Never>) in
                 let grant = state.withLock { s -> Grant? in
+                    s.reserved = max(0, s.reserved - 1)
                     if let last = s.idle.popLast() { return .reuse(last.connection) }
                     if s.open < self.cap {
                         s.open += 1
@@ -119,15 +149,17 @@ final class ConnectionPool: Sendable {
         if let next { scheduleSweep(after: next) }
     }
 
-    /// `connection` closed (or never connected): its place goes to the first waiter.
+    /// `connection` closed (or never connected): its place goes to the first waiter; the owner hears when that leaves
+    /// the pool unused.
     func closed(_ connection: ClientConnection) {
-        let waiter = state.withLock { s -> Waiter? in
+        let (waiter, unused) = state.withLock { s -> (Waiter?, Bool) in
             s.idle.removeAll { $0.connection === connection }
             s.open -= 1
-            guard !s.waiters.isEmpty else { return nil }
+            guard !s.waiters.isEmpty else { return (nil, s.isUnused) }
             s.open += 1
-            return s.waiters.removeFirst()
+            return (s.waiters.removeFirst(), false)
         }
         waiter?.continuation.resume(returning: .open)
+        if unused { onUnused(self) }
     }
 }

@@ -7,7 +7,7 @@ import Synchronization
 /// 3xx included, goes back to the caller as it came. It asks for the identity
 /// coding and refuses a body in any other, holds an answer's body to the
 /// caller's cap as bytes arrive, keeps connections per scheme + host + port up
-/// to a cap, and resolves names off the event loop. `https://` goes over TLS 1.2 or
+/// to a cap (a pool per origin, dropped once its last connection closed), and resolves names off the event loop. `https://` goes over TLS 1.2 or
 /// newer on the system's OpenSSL, the certificate always checked against the system's
 /// trust store (plus ``Configuration/caFile``) and the URL's host.
 public final class HTTPClient: Sendable {
@@ -72,6 +72,17 @@ public final class HTTPClient: Sendable {
         return pools.withLock { $0[key]?.openCount ?? 0 }
     }
 
+    /// Calls waiting in line for a connection to the origin of `url` (for tests and metrics).
+    public func waitingCalls(to url: String) -> Int {
+        guard let parsed = HTTPClientURL(url) else { return 0 }
+        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port)
+        return pools.withLock { $0[key]?.waitingCount ?? 0 }
+    }
+
+    /// Origins with a pool: those with a connection open, opening or idle, or a call waiting or about to ask for one
+    /// (for tests and metrics).
+    public var poolCount: Int { pools.withLock { $0.count } }
+
     /// Sends `request` and reads the whole answer, its body held to `maxBodyBytes`.
     ///
     /// With `truncating`, an answer whose body passes the cap is returned with its body cut
@@ -127,7 +138,7 @@ public final class HTTPClient: Sendable {
         guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
         guard url.scheme == "http" || url.scheme == "https" else { throw .unsupportedScheme }
         guard var bytes = request.encodedHead(for: url, defaults: configuration.defaultHeaders) else { throw .invalidRequest }
-        let connection = try await connection(from: pool(for: url), to: url, deadline: deadline)
+        let connection = try await connection(from: reservedPool(for: url), to: url, deadline: deadline)
         let channel = ResponseChannel(mode: mode)
         var streamed = false
         switch request.body {
@@ -156,7 +167,8 @@ public final class HTTPClient: Sendable {
         _ = await connection.write(Array("0\r\n\r\n".utf8), last: true)
     }
 
-    /// An idle connection of `pool`, or a new one once the pool has room, connected within the connect timeout.
+    /// An idle connection of `pool` (reserved for this call), or a new one once the pool has room, connected within the
+    /// connect timeout.
     private func connection(from pool: ConnectionPool, to url: HTTPClientURL, deadline: UInt64) async throws(HTTPClientError)
         -> ClientConnection
     {
@@ -204,13 +216,32 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    private func pool(for url: HTTPClientURL) -> ConnectionPool {
+    /// The pool of `url`'s origin, made when there is none, reserved (``ConnectionPool/reserve()``) for a call that
+    /// acquires from it next: found and reserved under the table's lock, so it is not dropped meanwhile.
+    private func reservedPool(for url: HTTPClientURL) -> ConnectionPool {
         let key = PoolKey(scheme: url.scheme, host: url.host, port: url.port)
         return pools.withLock { table in
-            if let existing = table[key] { return existing }
-            let created = ConnectionPool(cap: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout)
-            table[key] = created
-            return created
+            let pool: ConnectionPool
+            if let existing = table[key] {
+                pool = existing
+            } else {
+                pool = ConnectionPool(
+                    cap: configuration.maxConnectionsPerHost, idleTimeout: configuration.idleTimeout,
+                    onUnused: { [weak self] unused in self?.drop(unused, key: key) })
+                table[key] = pool
+            }
+            pool.reserve()
+            return pool
+        }
+    }
+
+    /// Forgets `pool` when it is still `key`'s and still unused: every connection closed (at the idle timeout, by the
+    /// peer, or never made), nobody waiting, no call about to ask. The table's lock is taken before the pool's, as
+    /// ``reservedPool(for:)`` takes them, so no call can reserve it between the check and the removal.
+    private func drop(_ pool: ConnectionPool, key: PoolKey) {
+        pools.withLock { table in
+            guard table[key] === pool, pool.isUnused else { return }
+            table[key] = nil
         }
     }
 }
