@@ -117,7 +117,7 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         guard StoreFileName.forFlow(state: flow.state) != nil else {
             throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
-        let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        let entry = FlowJournal.Entry(flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         try await perform { () throws(StoreError) in
             try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
                 try self.makeRoom(in: &log, for: entry.flow.state)
@@ -137,9 +137,9 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         guard StoreFileName.forFlow(state: flow.state) != nil, StoreFileName.forFlow(state: outcome.state) != nil else {
             throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
-        let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        let entry = FlowJournal.Entry(flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         let outcomeEntry = FlowJournal.OutcomeEntry(
-            outcome: outcome, line: try FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
+            outcome: outcome, line: FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
         try await perform { () throws(StoreError) in
             try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
                 try self.makeRoom(in: &log, for: entry.flow.state)
@@ -177,7 +177,7 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
             throw .unavailable("record flow outcome: the state is not 16 to 128 base64url characters")
         }
         let entry = FlowJournal.OutcomeEntry(
-            outcome: outcome, line: try FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
+            outcome: outcome, line: FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
         try await perform { () throws(StoreError) in
             try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
                 self.makeRoomForOutcome(in: &log, of: outcome.state)
