@@ -51,7 +51,7 @@ pause() { python3 -c 'import random; print(round(random.uniform(0.0, 0.05) if ra
 # (SIGTERM, then SIGKILL after 3 s) and unmounts `mounts` on exit; $work is removed after a success, kept after
 # a failure. Calling `cleanup` by hand does the same at once.
 start_work() {
-  work=$(mktemp -d "${TMPDIR:-/tmp}/${name}.XXXXXX")
+  work=$(mktemp -d "${TMPDIR:-/tmp}/${name##*/}.XXXXXX")
   pids=(); mounts=()
   trap cleanup EXIT
   trap 'exit 130' INT TERM

@@ -104,6 +104,20 @@ struct JournalFormatCompatibilityTests {
         }
     }
 
+    /// A flow and its pending outcome put together write, in one write, the two lines a put and a record made apart wrote.
+    @Test func aPutRecordingItsOutcomeWritesTheLinesOfAPutAndARecord() async throws {
+        try await TemporaryDirectory.with { directory in
+            let together = try JournalFlowStore(directory: directory + "/together", durable: false, now: .fixture)
+            let apart = try JournalFlowStore(directory: directory + "/apart", durable: false, now: .fixture)
+            try await together.put(Self.flow("a"), recording: Self.outcome("a", .pending), in: together)
+            try await apart.put(Self.flow("a"))
+            try await apart.record(Self.outcome("a", .pending))
+            let written = try #require(try DurableFile.read(together.journalPath))
+            #expect(written == (try DurableFile.read(apart.journalPath)))
+            #expect(String(decoding: written, as: UTF8.self).split(separator: "\n").count == 2)
+        }
+    }
+
     @Test func aFlowJournalOfThePreviousVersionReadsBackAndIsRewrittenTheSame() async throws {
         try await TemporaryDirectory.with { directory in
             try DataDirectory.prepare(directory)

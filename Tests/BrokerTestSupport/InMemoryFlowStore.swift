@@ -30,6 +30,18 @@ public final class InMemoryFlowStore: FlowStore, FlowOutcomeStore {
         flows.withLock { $0[ExactKey(flow.state)] = flow }
     }
 
+    /// Keeps `flow` and, when `outcomes` is this store, `outcome` with it under one lock; else ``put(_:)`` then `record`.
+    public func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
+        guard (outcomes as? InMemoryFlowStore) === self else { return try await putThenRecord(flow, outcome, in: outcomes) }
+        guard Self.isWellFormed(flow.state), Self.isWellFormed(outcome.state) else {
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
+        }
+        flows.withLock { flows in
+            self.outcomes.withLock { $0[ExactKey(outcome.state)] = outcome }
+            flows[ExactKey(flow.state)] = flow
+        }
+    }
+
     /// Removes and returns the flow for `state`; nil when absent, expired or malformed.
     public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard let flow = flows.withLock({ $0.removeValue(forKey: ExactKey(state)) }) else { return nil }

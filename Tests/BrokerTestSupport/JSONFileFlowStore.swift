@@ -49,6 +49,11 @@ public final class JSONFileFlowStore: FlowStore {
         try self.init(directory: directory.path)
     }
 
+    /// ``put(_:)`` then `outcomes.record(outcome)`: this store keeps no outcomes of its own.
+    public func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
+        try await putThenRecord(flow, outcome, in: outcomes)
+    }
+
     /// Durably writes `flow`; a state that is not 16–128 base64url characters is refused.
     public func put(_ flow: PendingFlow) async throws(StoreError) {
         guard let name = StoreFileName.forFlow(state: flow.state) else {

@@ -157,6 +157,52 @@ enum StorageBackendConformanceTests {
         }
     }
 
+    /// ``FlowStore/put(_:recording:in:)``: a flow and its pending outcome written together.
+    struct PutRecording {
+        /// Both the flow and its outcome are there for the next open of the store: the flow taken once, the outcome read.
+        @Test(arguments: Backend.all) func theFlowAndItsOutcomeAreBothKept(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let storage = try open()
+                let flow = PendingFlow.make(state: PendingFlow.randomState())
+                let outcome = FlowOutcome.pending(flow, retention: 600)
+                try await storage.flows.put(flow, recording: outcome, in: storage.flowOutcomes)
+                let reopened = try open()
+                #expect(try await reopened.flowOutcomes.outcome(state: flow.state, now: .fixture) == outcome)
+                #expect(try await reopened.flows.take(state: flow.state, now: .fixture) == flow)
+                #expect(try await reopened.flows.take(state: flow.state, now: .fixture) == nil)
+                #expect(try await storage.flowOutcomes.outcome(state: flow.state, now: .fixture) == outcome)
+                #expect(try await reopened.flowOutcomes.outcome(state: flow.state, now: outcome.keepUntil) == nil)
+            }
+        }
+
+        /// Handed another outcome store, the outcome goes there and not into the back end's own.
+        @Test(arguments: Backend.all) func anotherOutcomeStoreGetsTheOutcome(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let storage = try open()
+                let elsewhere = InMemoryFlowStore()
+                let flow = PendingFlow.make(state: PendingFlow.randomState())
+                let outcome = FlowOutcome.pending(flow, retention: 600)
+                try await storage.flows.put(flow, recording: outcome, in: elsewhere)
+                #expect(try await elsewhere.outcome(state: flow.state, now: .fixture) == outcome)
+                #expect(try await storage.flowOutcomes.outcome(state: flow.state, now: .fixture) == nil)
+                #expect(try await open().flows.take(state: flow.state, now: .fixture) == flow)
+            }
+        }
+
+        /// A malformed state is refused, and neither the flow nor the outcome is kept.
+        @Test(arguments: Backend.all) func aMalformedStateWritesNothing(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let storage = try open()
+                let flow = PendingFlow.make(state: "short")
+                await #expect(throws: StoreError.self) {
+                    try await storage.flows.put(flow, recording: .pending(flow, retention: 600), in: storage.flowOutcomes)
+                }
+                #expect(try await storage.flowOutcomes.outcome(state: flow.state, now: .fixture) == nil)
+                #expect(try await storage.flows.take(state: flow.state, now: .fixture) == nil)
+            }
+        }
+    }
+
     /// ``StorageBackend/outbox``: the outbox suite.
     struct Outbox {
         private func check(_ backend: Backend, _ suite: (OutboxOpener) async throws -> Void) async throws {

@@ -138,8 +138,11 @@ public final class AuthorizationService: Sendable {
             tags: tags
         )
         do {
-            try await flows.put(flow)
-            try await outcomes?.record(.pending(flow, retention: flowTTL))
+            if let outcomes {
+                try await flows.put(flow, recording: .pending(flow, retention: flowTTL), in: outcomes)
+            } else {
+                try await flows.put(flow)
+            }
         } catch {
             throw BrokerError(error)
         }

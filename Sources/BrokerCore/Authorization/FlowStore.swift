@@ -6,10 +6,26 @@ import Foundation
 public protocol FlowStore: Sendable {
     /// Stores `flow` under its state; returns only after the write is durable.
     func put(_ flow: PendingFlow) async throws(StoreError)
+    /// Stores `flow` and records `outcome` in `outcomes`; returns only after both writes are durable.
+    ///
+    /// When `outcomes` is this store, both go in one write with one durable
+    /// wait (a sign-in's start pays one fsync, not two); otherwise this is
+    /// ``put(_:)`` followed by `outcomes.record(outcome)`. A failure may leave
+    /// the flow stored without its outcome, never the outcome without the flow.
+    func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError)
     /// Atomically removes and returns the flow for `state`; nil if absent, expired (removed too) or malformed.
     ///
     /// Single use: of any number of concurrent takes of one state, exactly one gets the flow.
     func take(state: String, now: Date) async throws(StoreError) -> PendingFlow?
     /// Removes every flow expired at `now` and returns how many were removed.
     func purgeExpired(now: Date) async throws(StoreError) -> Int
+}
+
+extension FlowStore {
+    /// ``put(_:)``, then `outcomes.record(outcome)`: two writes, for a store that keeps no outcomes itself or is handed
+    /// another store's.
+    public func putThenRecord(_ flow: PendingFlow, _ outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
+        try await put(flow)
+        try await outcomes.record(outcome)
+    }
 }

@@ -33,17 +33,29 @@ public enum TokenExtras {
     static func split(_ answer: [String: Any], tokensAt: String?) -> (idToken: String?, extras: String?, dropped: Bool) {
         var kept = answer.filter { !interpreted.contains($0.key) && $0.key != tokensAt }
         guard !kept.isEmpty else { return (nil, nil, false) }
-        guard let whole = serialize(kept), whole.utf8.count <= maximumBytes else { return (nil, nil, true) }
-        var idToken: String?
-        if let raw = kept.removeValue(forKey: "id_token") {
-            // A header-safe string or nothing: an ID token is a JWS compact serialization (RFC 7515 §7.1).
-            if let text = raw as? String, !text.isEmpty,
-                !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E })
-            {
-                idToken = text
-            }
+        guard let raw = kept.removeValue(forKey: "id_token") else {
+            // Nothing kept apart: the text of the whole is the text kept, written once.
+            guard let whole = serialize(kept), whole.utf8.count <= maximumBytes else { return (nil, nil, true) }
+            return (nil, whole, false)
         }
-        return (idToken, kept.isEmpty ? nil : serialize(kept), false)
+        // A header-safe string or nothing: an ID token is a JWS compact serialization (RFC 7515 §7.1).
+        guard let text = raw as? String, !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E })
+        else {
+            // Not kept, yet it counts toward the cap: the whole is written to be measured (rare; never for a real token).
+            var whole = kept
+            whole["id_token"] = raw
+            guard let text = serialize(whole), text.utf8.count <= maximumBytes else { return (nil, nil, true) }
+            return (nil, kept.isEmpty ? nil : serialize(kept), false)
+        }
+        let rest = kept.isEmpty ? nil : serialize(kept)
+        if !kept.isEmpty && rest == nil { return (nil, nil, true) }
+        // The whole object's size without writing it: `"id_token":"…"` (13 bytes around the token, one more for each
+        // `"` or `\` it holds, escaped) inside braces, or beside the other members after a comma.
+        let escapes = text.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: "\"") || $1 == UInt8(ascii: "\\") ? 1 : 0) }
+        let member = 13 + text.utf8.count + escapes
+        let whole = rest.map { $0.utf8.count + 1 + member } ?? member + 2
+        guard whole <= maximumBytes else { return (nil, nil, true) }
+        return (text, rest, false)
     }
 
     /// The fields kept after a refresh: the new answer's, plus ``keptAcrossRefresh`` and `also` members of the old ones it omits.

@@ -88,6 +88,14 @@ extension JournalLog where State == FlowJournal {
         try append(entry.line) { $0.put(entry) }
     }
 
+    /// Appends the put line of `entry` and the line of `outcome` in one write: both are applied, or neither.
+    mutating func put(_ entry: FlowJournal.Entry, recording outcome: FlowJournal.OutcomeEntry) throws(StoreError) {
+        try append(entry.line + outcome.line) {
+            $0.put(entry)
+            $0.record(outcome)
+        }
+    }
+
     /// Appends the line of `entry`, replacing the outcome of its state.
     mutating func record(_ entry: FlowJournal.OutcomeEntry) throws(StoreError) {
         try append(entry.line) { $0.record(entry) }

@@ -22,33 +22,62 @@ enum FlowJournalRecord: Equatable {
     case outcome(FlowOutcomeJSON)
 
     /// The JSON shape of a line: exactly one of the fields is present.
-    private struct Line: Codable {
+    struct Line: Codable {
         var put: PendingFlowJSON?
         var take: String?
         var outcome: FlowOutcomeJSON?
     }
 
     /// The line for a put of `record`, newline included.
-    static func encodePut(_ record: PendingFlowJSON) throws(StoreError) -> [UInt8] {
-        try encode(Line(put: record, take: nil, outcome: nil))
+    ///
+    /// Written byte by byte as the `JSONEncoder` of earlier versions wrote it (sorted keys, slashes unescaped,
+    /// absent fields left out; `tags` in the byte order of their names), with none of the encoder's cost on every sign-in.
+    static func encodePut(_ record: PendingFlowJSON) -> [UInt8] {
+        var json = JSONBytes(capacity: 512)
+        json.open()
+        json.key("put")
+        json.open()
+        json.string("binding", record.binding)
+        json.string("code_verifier", record.codeVerifier)
+        json.string("created_at", record.createdAt)
+        json.string("end_user_email", record.endUserEmail)
+        json.string("end_user_id", record.endUserID)
+        json.string("end_user_name", record.endUserName)
+        json.string("expires_at", record.expiresAt)
+        json.string("nonce", record.nonce)
+        json.string("provider", record.provider)
+        json.string("request_token", record.requestToken)
+        json.string("request_token_secret", record.requestTokenSecret)
+        json.string("return_to", record.returnTo)
+        json.string("state", record.state)
+        json.strings("tags", record.tags)
+        json.integer("version", record.version)
+        json.close()
+        json.close()
+        json.newline()
+        return json.bytes
     }
 
-    /// The line for an outcome `record`, newline included.
-    static func encodeOutcome(_ record: FlowOutcomeJSON) throws(StoreError) -> [UInt8] {
-        try encode(Line(put: nil, take: nil, outcome: record))
-    }
-
-    /// `line` as compact JSON with sorted keys and a newline.
-    private static func encode(_ line: Line) throws(StoreError) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            var bytes = [UInt8](try encoder.encode(line))
-            bytes.append(0x0A)
-            return bytes
-        } catch {
-            throw .unavailable("encode flow record: \(type(of: error))")
-        }
+    /// The line for an outcome `record`, newline included, written as ``encodePut(_:)`` writes a put.
+    static func encodeOutcome(_ record: FlowOutcomeJSON) -> [UInt8] {
+        var json = JSONBytes(capacity: 320)
+        json.open()
+        json.key("outcome")
+        json.open()
+        json.string("account", record.account)
+        json.string("end_user_id", record.endUserID)
+        json.string("ended_at", record.endedAt)
+        json.string("error", record.error)
+        json.string("expires_at", record.expiresAt)
+        json.string("keep_until", record.keepUntil)
+        json.string("provider", record.provider)
+        json.string("state", record.state)
+        json.string("status", record.status)
+        json.integer("version", record.version)
+        json.close()
+        json.close()
+        json.newline()
+        return json.bytes
     }
 
     /// The line for a take of `state`, newline included; `state` must already be a valid flow state (base64url).

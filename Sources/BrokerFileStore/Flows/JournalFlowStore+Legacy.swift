@@ -22,13 +22,15 @@ extension JournalFlowStore {
             names.append(name)
             let path = directory + "/" + name
             guard let bytes = try DurableFile.read(path),
-                let flow = try? PendingFlowCodec.decode(bytes, path: path, sealer: sealer), flow.state == state,
-                let line = try? FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer))
+                let flow = try? PendingFlowCodec.decode(bytes, path: path, sealer: sealer), flow.state == state
             else {
                 unreadable += 1
                 continue
             }
-            if entries[state] == nil { entries[state] = FlowJournal.Entry(flow: flow, line: line) }
+            if entries[state] == nil {
+                entries[state] = FlowJournal.Entry(
+                    flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+            }
         }
         return (names, unreadable)
     }

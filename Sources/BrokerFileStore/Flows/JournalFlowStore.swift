@@ -122,11 +122,34 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         guard StoreFileName.forFlow(state: flow.state) != nil else {
             throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
-        let entry = FlowJournal.Entry(flow: flow, line: try FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        let entry = FlowJournal.Entry(flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
         try await perform { () throws(StoreError) in
             try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
                 try self.makeRoom(in: &log, for: entry.flow.state)
                 try log.put(entry)
+            }
+        }
+    }
+
+    /// Records `flow` and, when `outcomes` is this store, `outcome` with it: both lines in one `write`, one durable wait.
+    ///
+    /// The put line comes first, so a torn write (a crash in the middle) can
+    /// leave the flow without its outcome, never the outcome without the flow;
+    /// a replay reads the lines as it reads those of a put and a record made apart.
+    /// With another outcome store this is ``put(_:)`` then `outcomes.record(outcome)`.
+    public func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
+        guard (outcomes as? JournalFlowStore) === self else { return try await putThenRecord(flow, outcome, in: outcomes) }
+        guard StoreFileName.forFlow(state: flow.state) != nil, StoreFileName.forFlow(state: outcome.state) != nil else {
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
+        }
+        let entry = FlowJournal.Entry(flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        let outcomeEntry = FlowJournal.OutcomeEntry(
+            outcome: outcome, line: FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
+        try await perform { () throws(StoreError) in
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
+                try self.makeRoom(in: &log, for: entry.flow.state)
+                self.makeRoomForOutcome(in: &log, of: outcome.state)
+                try log.put(entry, recording: outcomeEntry)
             }
         }
     }
@@ -159,14 +182,10 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
             throw .unavailable("record flow outcome: the state is not 16 to 128 base64url characters")
         }
         let entry = FlowJournal.OutcomeEntry(
-            outcome: outcome, line: try FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
+            outcome: outcome, line: FlowJournalRecord.encodeOutcome(FlowOutcomeCodec.record(for: outcome)))
         try await perform { () throws(StoreError) in
             try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) in
-                if log.state.outcomes.count >= self.maxOutcomes, log.state.outcomes[outcome.state] == nil {
-                    let count = log.state.outcomes.count - self.maxOutcomes + max(1, self.maxOutcomes / 16)
-                    let first = log.state.outcomes.values.map { ($0.outcome.keepUntil, $0.outcome.state) }.sorted { $0.0 < $1.0 }
-                    log.state.forgetOutcomes(first.prefix(count).map(\.1))
-                }
+                self.makeRoomForOutcome(in: &log, of: outcome.state)
                 try log.record(entry)
             }
         }
@@ -186,6 +205,14 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         let oldest = log.state.entries.values.map { ($0.flow.expiresAt, $0.flow.state) }.sorted { $0.0 < $1.0 }.prefix(count).map(\.1)
         let flows = try log.take(oldest)
         evicted.wrappingAdd(flows.count, ordering: .relaxed)
+    }
+
+    /// At the outcome cap, forgets those kept the shortest, a sixteenth of the cap at once; call with the journal locked.
+    private func makeRoomForOutcome(in log: inout JournalLog<FlowJournal>, of state: String) {
+        guard log.state.outcomes.count >= maxOutcomes, log.state.outcomes[state] == nil else { return }
+        let count = log.state.outcomes.count - maxOutcomes + max(1, maxOutcomes / 16)
+        let first = log.state.outcomes.values.map { ($0.outcome.keepUntil, $0.outcome.state) }.sorted { $0.0 < $1.0 }
+        log.state.forgetOutcomes(first.prefix(count).map(\.1))
     }
 
     /// Runs `body` inline when nothing is synced, else on a ``BlockingIO`` lane.

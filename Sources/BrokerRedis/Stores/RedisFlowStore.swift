@@ -60,6 +60,51 @@ public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
         }
     }
 
+    /// Stores `flow` and, when `outcomes` is this store, `outcome` beside it in one script: one round trip, and the
+    /// outcome is written only when the flow is.
+    ///
+    /// The script runs `SET … PX … NX` of the flow, then the outcome's `SET … PX` only when that answered OK, so a
+    /// state already pending is refused as ``put(_:)`` refuses it and its outcome is left alone. A flow already
+    /// expired by the store's clock is not stored and its outcome is recorded alone, as ``put(_:)`` then
+    /// ``record(_:)`` would. With another outcome store this is ``put(_:)`` then `outcomes.record(outcome)`.
+    public func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
+        guard (outcomes as? RedisFlowStore) === self else { return try await putThenRecord(flow, outcome, in: outcomes) }
+        guard Self.isWellFormed(state: flow.state), Self.isWellFormed(state: outcome.state) else {
+            throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
+        }
+        let clock = now()
+        let flowTTL = (flow.expiresAt.timeIntervalSince(clock) * 1000).rounded(.up)
+        let outcomeTTL = (outcome.keepUntil.timeIntervalSince(clock) * 1000).rounded(.up)
+        guard flowTTL >= 1, outcomeTTL >= 1 else { return try await putThenRecord(flow, outcome, in: self) }
+        let command = RedisCommand(bytes: [
+            Array("EVAL".utf8), Array(Self.putAndRecordScript.utf8), Array("2".utf8),
+            Array(key(flow.state).utf8), Array(outcomeKey(outcome.state).utf8),
+            try PendingFlowCodec.encode(flow, sealer: sealer), Array(String(Int(min(flowTTL, 1e15))).utf8),
+            try FlowOutcomeCodec.encode(outcome), Array(String(Int(min(outcomeTTL, 1e15))).utf8),
+        ])
+        let reply: RESPValue
+        do {
+            reply = try await client.command(command)
+        } catch {
+            throw error.storeError
+        }
+        if let message = reply.errorMessage { throw RedisError.server(message).storeError }
+        // The script answers 0 when the flow's key existed: two flows must never share a state.
+        guard reply == .integer(1) else {
+            throw .unavailable("put flow: a pending flow with this state already exists")
+        }
+    }
+
+    /// KEYS[1] the flow, KEYS[2] its outcome; ARGV the flow's bytes and TTL, then the outcome's. Answers 1 when both
+    /// were written, 0 when the flow's key existed (nothing written).
+    static let putAndRecordScript = """
+        if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then
+          redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+          return 1
+        end
+        return 0
+        """
+
     /// Removes and returns the flow for `state` with `GETDEL`; nil when absent, expired at `now`, or `state` is malformed.
     public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard Self.isWellFormed(state: state) else { return nil }
