@@ -30,7 +30,8 @@ extension RedisConnection {
                 case .failed(let code):
                     throw RedisError.unavailable("poll on \(url.endpoint): \(RedisSocket.errorText(code))")
                 case .ready(let revents):
-                    if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                    // A TLS read that wanted the socket writable is retried once it is.
+                    if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 || (tlsReadWantsWrite && revents & Int16(POLLOUT) != 0) {
                         replies += try receive()
                     }
                     if writing, revents & Int16(tlsWriteWantsRead ? POLLIN : POLLOUT) != 0 {
