@@ -61,6 +61,32 @@ struct Base64Codec: Sendable {
         return text.withUTF8 { decode(symbols: $0, padding: padding) }
     }
 
+    /// How many bytes the ASCII `symbols` decode to, checked with every rule of ``decode(_:padding:)`` but
+    /// without writing them anywhere; nil where decoding would fail.
+    func decodedCount(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> Int? {
+        var count = symbols.count
+        var padCount = 0
+        while padCount < 2, count > 0, symbols[count - 1] == UInt8(ascii: "=") {
+            count -= 1
+            padCount += 1
+        }
+        if padCount > 0 || padding == .required {
+            guard (count + padCount) % 4 == 0 else { return nil }
+        }
+        let remainder = count % 4
+        guard remainder != 1 else { return nil }
+        if padCount > 0 { guard padCount == 4 - remainder else { return nil } }
+        var last: UInt8 = 0
+        for position in 0..<count {
+            last = reverse[Int(symbols[position])]
+            guard last != 0xFF else { return nil }
+        }
+        // RFC 4648 §3.5: the pad bits of the last symbol are zero (4 of them after 2 symbols, 2 after 3).
+        if remainder == 2 { guard last & 0x0F == 0 else { return nil } }
+        if remainder == 3 { guard last & 0x03 == 0 else { return nil } }
+        return count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+    }
+
     /// Decodes the ASCII `symbols`, with the rules of ``decode(_:padding:)``.
     func decode(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> [UInt8]? {
         var count = symbols.count

@@ -15,6 +15,11 @@ public enum Base64URL {
         Base64Codec.url.decode(symbols: symbols, padding: .optional)
     }
 
+    /// How many bytes ``decode(utf8:)`` would give for `symbols`, found without decoding them; nil where it would give nil.
+    public static func decodedCount(utf8 symbols: UnsafeBufferPointer<UInt8>) -> Int? {
+        Base64Codec.url.decodedCount(symbols: symbols, padding: .optional)
+    }
+
     /// Whether every byte of `text` is in the base64url alphabet (`A–Z a–z 0–9 - _`, no padding), and there are
     /// `count` of them: for checking a random token (a flow `state`) before it is looked up.
     public static func isAlphabet(_ text: String, count: ClosedRange<Int>) -> Bool {

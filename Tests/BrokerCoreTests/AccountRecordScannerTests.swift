@@ -182,6 +182,39 @@ struct AccountRecordScannerTests {
         #expect(fast > 150)
     }
 
+    @Test func readablePartWithoutDecodingEnvelopesAcceptsExactlyWhatTheFastPathAccepts() throws {
+        let (current, old) = (EncryptedRecordFixtures.keyText(), EncryptedRecordFixtures.keyText())
+        let reading = try EncryptedRecordFixtures.codec("k2:\(current),k1:\(old)")
+        let sealers = [reading, try EncryptedRecordFixtures.codec("k1:\(old)")]
+        var (accepted, declined) = (0, 0)
+        for seed in 0..<1500 {
+            var random = SeededGenerator(seed: UInt64(seed))
+            var bytes = try sealers.randomElement(using: &random)!.encode(Self.account(&random))
+            // Most records get one symbol of an envelope's nonce or ciphertext changed: to another symbol of the
+            // alphabet (pad bits perhaps set), to one outside it, or removed (a length no Base64 has).
+            if seed % 4 != 0, let member = [#""nonce""#, #""ct""#].randomElement(using: &random),
+                let name = bytes.firstRange(of: Array(member.utf8)),
+                let open = bytes[name.upperBound...].firstIndex(of: UInt8(ascii: "\"")),
+                let end = bytes[(open + 1)...].firstIndex(of: UInt8(ascii: "\"")), end > open + 1
+            {
+                let at = Int.random(in: (open + 1)..<end, using: &random)
+                let choice = Int.random(in: 0..<4, using: &random)
+                if choice == 0 { bytes.remove(at: at) } else { bytes[at] = Array("AB_+".utf8)[choice] }
+            }
+            let fast = AccountRecordScanner.storedAccount(bytes, keyring: reading.keyring)
+            let readable = bytes.withUnsafeBytes { reading.readableAccount(reading: $0) }
+            #expect((fast == nil) == (readable == nil), "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+            guard let fast, let readable else {
+                declined += 1
+                continue
+            }
+            accepted += 1
+            #expect(readable.readable == fast.account, "seed \(seed)")
+            #expect(readable.keyIDs.all == fast.sealed?.all.map(\.key.id), "seed \(seed)")
+        }
+        #expect(accepted > 300 && declined > 300, "accepted \(accepted), declined \(declined)")
+    }
+
     @Test func fastPathLeavesPlaintextRecordsUnknownKeysAndBadEnvelopesToTheGeneralPath() throws {
         let codec = try EncryptedRecordFixtures.codec("k1:\(EncryptedRecordFixtures.keyText())")
         let plain = try PlainJSONAccountCodec().encode(.makeFull())

@@ -42,6 +42,32 @@ struct Base64URLTests {
     }
 
     @Test(
+        "the decoded count is the length of what decoding gives, nil exactly where decoding fails",
+        arguments: [
+            "", "Zg", "Zg==", "Zm8", "Zm8=", "Zm9vYmFy", "-_-_", "Z", "Zg=", "Zg===", "Zm9v=", "+/+/", "Zg==Zg", "Zh", "Zm9", "Zm 9v",
+            "=", "==", "AAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB",
+        ])
+    func decodedCountAgreesWithDecoding(text: String) {
+        let count = Array(text.utf8).withUnsafeBufferPointer { Base64URL.decodedCount(utf8: $0) }
+        #expect(count == Base64URL.decode(text)?.count)
+    }
+
+    @Test("the decoded count agrees with decoding for every two-symbol and three-symbol tail")
+    func decodedCountAgreesOnEveryTail() {
+        // Every symbol of the alphabet and a few outside it, in the last places, where the pad bits must be zero.
+        let symbols = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.".utf8)
+        for first in symbols {
+            for last in symbols {
+                for text in [[first, last], [UInt8(ascii: "Q"), first, last], Array("Zm9v".utf8) + [first, last]] {
+                    let count = text.withUnsafeBufferPointer { Base64URL.decodedCount(utf8: $0) }
+                    let decoded = text.withUnsafeBufferPointer { Base64URL.decode(utf8: $0) }
+                    #expect(count == decoded?.count, "\(String(decoding: text, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
+    @Test(
         "malformed input is rejected",
         arguments: [
             "Z",  // a single symbol cannot carry a byte

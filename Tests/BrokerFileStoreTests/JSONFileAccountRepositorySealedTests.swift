@@ -95,6 +95,53 @@ struct JSONFileAccountRepositorySealedTests {
         }
     }
 
+    @Test func snapshotRecordChangedOnDiskAfterStartIsRefusedWhenOpenedNeverServed() async throws {
+        try await TemporaryDirectory.with { directory in
+            let codec = try EncryptedRecordFixtures.codec(keyA)
+            do {
+                let writer = try JSONFileAccountRepository(directory: directory, codec: codec)
+                for uid in ["1", "2", "3", "4"] { try await writer.put(.make(uid: uid)) }
+            }
+            // Into one snapshot: start-up leaves the envelopes of its records in the file until they are opened.
+            try AccountStoreFiles.rewrite(in: directory) { _, record in record }
+            let snapshot = directory + "/" + AccountStoreFormat.snapshotName
+            let records = try AccountStoreFiles.records(in: directory)
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(Self.sealedCount(repository) == 3)
+
+            // Then, in place (the file the store holds open): github:2's ciphertext altered, and github:3's record
+            // replaced by a plaintext one of the same length carrying a token of the forger's choice.
+            let tampered = try EncryptedRecordFixtures.flip(try #require(records["github:2"]), field: "access_token", part: "ct") { $0 / 2 }
+            var forged = try JSONLine.compact(PlainJSONAccountCodec().encode(.make(uid: "3", accessToken: "forged-token")))
+            let sealed3 = try #require(records["github:3"])
+            try #require(tampered.count == records["github:2"]!.count && forged.count < sealed3.count)
+            forged.insert(contentsOf: [UInt8](repeating: UInt8(ascii: " "), count: sealed3.count - forged.count), at: forged.count - 1)
+            var bytes = try #require(FileProbe.bytes(snapshot))
+            for (original, replacement) in [(records["github:2"]!, tampered), (sealed3, forged)] {
+                let start = try #require(bytes.firstRange(of: original)).lowerBound
+                bytes.replaceSubrange(start..<(start + original.count), with: replacement)
+            }
+            let descriptor = open(snapshot, O_WRONLY)
+            try #require(descriptor >= 0)
+            try #require(bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) } == bytes.count)
+            close(descriptor)
+
+            let decrypting = StoreError.corrupt(
+                path: AccountStorePlaces.account("github:2", in: directory),
+                reason: "cannot decrypt access_token with key \"\(codec.keyring.current.id)\": wrong key or tampered data")
+            await #expect(throws: decrypting) { _ = try await repository.get(id: "github:2") }
+            await #expect {
+                _ = try await repository.get(id: "github:3")
+            } throws: { error in
+                guard case .corrupt(let path, _)? = error as? StoreError else { return false }
+                return path == AccountStorePlaces.account("github:3", in: directory)
+            }
+            #expect(repository.getNow(id: "github:3") == nil)
+            #expect(repository.damagedRecordCount == 2)
+            #expect(try await repository.get(id: "github:4") == .make(uid: "4"))
+        }
+    }
+
     @Test func wrongKeyForAnyKeyIDStopsStartNamingTheFirstRecordSealedWithIt() async throws {
         try await TemporaryDirectory.with { directory in
             // a… is sealed with the current key k2, b… and c… with the older k1, by the previous version.

@@ -73,6 +73,11 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
         return try checkedStoredAccount([UInt8](bytes), path: path())
     }
 
+    /// The readable part and key ids of a sealed record in `bytes`, its envelopes checked but not decoded.
+    package func readableAccount(reading bytes: UnsafeRawBufferPointer) -> (readable: Account, keyIDs: SealedKeyIDs)? {
+        AccountRecordScanner.sealedKeyIDs(bytes.assumingMemoryBound(to: UInt8.self), keyring: keyring)
+    }
+
     /// ``storedAccount(_:path:)`` the general way: the JSON model first (scanner or JSONDecoder), then every check.
     ///
     /// The reference for the scanner's fast path, and the source of every error message.

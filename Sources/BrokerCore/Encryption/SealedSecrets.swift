@@ -74,3 +74,20 @@ package struct KeyCopies {
         return copy
     }
 }
+
+/// The ids of the keys a sealed record's secrets are sealed with, read from the record without decoding its envelopes.
+package struct SealedKeyIDs: Sendable {
+    /// The key of `access_token`.
+    package let accessToken: String
+    /// The key of `refresh_token`, when the record has one.
+    package let refreshToken: String?
+    /// The key of `token_secret`, when the record has one.
+    package let tokenSecret: String?
+    /// The key of `id_token`, when the record has one.
+    package let idToken: String?
+
+    /// Every key id, `access_token`'s first, once per sealed secret.
+    package var all: [String] {
+        [accessToken] + [refreshToken, tokenSecret, idToken].compactMap { $0 }
+    }
+}

@@ -23,12 +23,48 @@ extension AccountRecordScanner {
 
     /// The sealed account the spans describe, or nil when the record needs the general path.
     func storedAccount(from spans: AccountRecordSpans, keyring: EncryptionKeyring) -> StoredAccount? {
+        guard let (readable, secrets) = readable(from: spans, secret: { sealed($0, keyring: keyring) }) else { return nil }
+        return StoredAccount(
+            readable: readable,
+            sealed: SealedSecrets(
+                accessToken: secrets.accessToken, refreshToken: secrets.refreshToken, tokenSecret: secrets.tokenSecret,
+                idToken: secrets.idToken))
+    }
+
+    /// The readable part of the sealed account in `bytes` and the ids of the keys its secrets are sealed with, checked
+    /// as ``storedAccount(_:keyring:)-(UnsafeBufferPointer<UInt8>,_)`` checks the record (each envelope's key id, the
+    /// Base64 of its nonce and ciphertext and their lengths) but without decoding the envelopes: the caller keeps the
+    /// record and decodes them when it opens the account. Nil wherever that would give nil.
+    static func sealedKeyIDs(
+        _ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring
+    ) -> (readable: Account, keyIDs: SealedKeyIDs)? {
+        var scanner = AccountRecordScanner(bytes: bytes)
+        guard let spans = scanner.spans() else { return nil }
+        guard let (readable, keys) = scanner.readable(from: spans, secret: { scanner.checkedKeyID($0, keyring: keyring) }) else {
+            return nil
+        }
+        return (
+            readable,
+            SealedKeyIDs(
+                accessToken: keys.accessToken, refreshToken: keys.refreshToken, tokenSecret: keys.tokenSecret, idToken: keys.idToken)
+        )
+    }
+
+    /// The readable account the spans describe (secrets as empty placeholders) and what `secret` makes of each sealed
+    /// secret; nil when the record needs the general path.
+    private func readable<Sealed>(
+        from spans: AccountRecordSpans, secret: (AccountRecordSpans.SecretValue) -> Sealed?
+    ) -> (Account, (accessToken: Sealed, refreshToken: Sealed?, tokenSecret: Sealed?, idToken: Sealed?))? {
+        func optionalSealed(_ value: AccountRecordSpans.SecretValue?) -> Sealed?? {
+            guard let value else { return .some(nil) }
+            return secret(value).map { .some($0) }
+        }
         guard spans.version == PlainJSONAccountCodec.version,
             let marker = spans.encryption, !marker.escaped, Self.matches(raw(marker), EncryptedAccountCodec.algorithm),
-            let accessToken = spans.accessToken.flatMap({ sealed($0, keyring: keyring) }),
-            let refreshToken = optionalSealed(spans.refreshToken, keyring: keyring),
-            let tokenSecret = optionalSealed(spans.tokenSecret, keyring: keyring),
-            let idToken = optionalSealed(spans.idToken, keyring: keyring),
+            let accessToken = spans.accessToken.flatMap(secret),
+            let refreshToken = optionalSealed(spans.refreshToken),
+            let tokenSecret = optionalSealed(spans.tokenSecret),
+            let idToken = optionalSealed(spans.idToken),
             let issuedAt = optionalDate(spans.issuedAt), let refreshTokenExpiresAt = optionalDate(spans.refreshTokenExpiresAt),
             let extras = optionalText(spans.extras),
             let status = spans.status.flatMap(status),
@@ -53,9 +89,20 @@ extension AccountRecordScanner {
                 return nil
             }
         }
-        return StoredAccount(
-            readable: readable,
-            sealed: SealedSecrets(accessToken: accessToken, refreshToken: refreshToken, tokenSecret: tokenSecret, idToken: idToken))
+        return (readable, (accessToken, refreshToken, tokenSecret, idToken))
+    }
+
+    /// The id of the key of an envelope that ``sealed(_:keyring:)`` would accept, found without decoding it; else nil.
+    private func checkedKeyID(_ value: AccountRecordSpans.SecretValue, keyring: EncryptionKeyring) -> String? {
+        guard case .sealed(let kid, let nonce, let ct) = value, !kid.escaped, !nonce.escaped, !ct.escaped,
+            let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) })
+        else { return nil }
+        // The same checks as decoding: a 12-byte nonce (16 symbols without padding decode to 12 bytes) and a
+        // ciphertext with room for its tag, every symbol valid.
+        guard Base64URL.decodedCount(utf8: raw(nonce)) == ChaCha20Poly1305.nonceByteCount,
+            let sealedCount = Base64URL.decodedCount(utf8: raw(ct)), sealedCount >= ChaCha20Poly1305.tagByteCount
+        else { return nil }
+        return key.id
     }
 
     /// Whether `bytes` are those of `account.id` (`provider:uid`), compared without building the id.
@@ -93,12 +140,6 @@ extension AccountRecordScanner {
             let sealedBytes = Base64URL.decode(utf8: raw(ct)), sealedBytes.count >= ChaCha20Poly1305.tagByteCount
         else { return nil }
         return SealedSecret(key: key, nonce: nonceBytes, sealed: sealedBytes)
-    }
-
-    /// An absent secret (nil inside) or a sealed one; nil when present but not acceptable.
-    private func optionalSealed(_ value: AccountRecordSpans.SecretValue?, keyring: EncryptionKeyring) -> SealedSecret?? {
-        guard let value else { return .some(nil) }
-        return sealed(value, keyring: keyring).map { .some($0) }
     }
 
     /// The status whose raw value the bytes spell.

@@ -9,6 +9,30 @@ extension Array where Element == ExactKey {
     }
 }
 
+/// What an index slot keeps of an account whose secrets are still sealed.
+enum SealedEntry: Sendable {
+    /// The envelopes, decoded from a journal line or a write.
+    case secrets(SealedSecrets)
+    /// Nothing: they lie undecoded in the snapshot start-up read (``AccountIndex/snapshotRecords``).
+    case inSnapshot
+}
+
+/// An account as the index holds it: complete, or its readable part with where its sealed secrets are.
+struct IndexedAccount: Sendable {
+    /// Where the secrets of an account not opened yet are.
+    enum Sealed: Sendable {
+        /// Decoded, in memory.
+        case secrets(SealedSecrets)
+        /// In the record of the snapshot start-up read, read again when opened.
+        case snapshot(SnapshotRecords)
+    }
+
+    /// The account; while ``sealed`` is set, its secrets are empty placeholders and it is never handed out.
+    let account: Account
+    /// The secrets still to decrypt, or nil when ``account`` is complete.
+    let sealed: Sealed?
+}
+
 /// The file store's memory: every account by id, and the secrets of those not opened yet.
 ///
 /// Accounts sit inline in one array. The first ``sortedCount`` slots hold a
@@ -19,7 +43,8 @@ extension Array where Element == ExactKey {
 /// A removed snapshot account leaves its slot vacant (its id stays, for the
 /// search) until the same id is stored again. The sealed secrets wait in a
 /// parallel array, which the background pass empties (and releases) soon after
-/// start-up. For paging, the ids are also kept in byte order (``SortedKeys``),
+/// start-up; those of a snapshot's records are not even decoded until then,
+/// only marked, and read again from the snapshot when opened. For paging, the ids are also kept in byte order (``SortedKeys``),
 /// and by end user.
 struct AccountIndex: Sendable {
     /// How many leading slots hold a snapshot's accounts in id order (``appendSorted(_:sealed:key:)``).
@@ -34,7 +59,9 @@ struct AccountIndex: Sendable {
     /// The account in each slot; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
     private var accounts: [Account] = []
     /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
-    private var sealed: [SealedSecrets?] = []
+    private var sealed: [SealedEntry?] = []
+    /// The snapshot whose records hold the secrets of the slots marked ``SealedEntry/inSnapshot``.
+    private(set) var snapshotRecords: SnapshotRecords?
     /// How many slots of ``sealed`` hold secrets; when none does, ``sealed`` is empty.
     private var sealedCount = 0
     /// The accounts counted by status, kept with every change.
@@ -79,14 +106,14 @@ struct AccountIndex: Sendable {
     }
 
     /// The entry of `id`, sealed or not.
-    subscript(id: String) -> StoredAccount? {
+    subscript(id: String) -> IndexedAccount? {
         guard let slot = slot(of: ExactKey(id)) else { return nil }
         return entry(at: slot)
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
-    func entries(provider: String?) -> [(id: String, stored: StoredAccount)] {
-        var selected: [(id: String, stored: StoredAccount)] = []
+    func entries(provider: String?) -> [(id: String, stored: IndexedAccount)] {
+        var selected: [(id: String, stored: IndexedAccount)] = []
         selected.reserveCapacity(provider == nil ? count : 0)
         for slot in accounts.indices where provider.map({ ExactKey.same(accounts[slot].provider, $0) }) ?? true {
             if !vacant.isEmpty && vacant.contains(slot) { continue }
@@ -100,12 +127,21 @@ struct AccountIndex: Sendable {
         tally.counts(total: count, at: now)
     }
 
-    /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed entry.
-    func firstSealed(with keyID: String) -> String? {
+    /// The smallest id (UTF-8 byte order) among the accounts still sealed with key `keyID`, if any; visits every sealed
+    /// entry, asking `snapshotKeyIDs` for the key ids of those still in the snapshot.
+    func firstSealed(with keyID: String, snapshotKeyIDs: (String) throws(StoreError) -> [String]) throws(StoreError) -> String? {
         var first: String?
         for slot in sealed.indices {
-            guard let secrets = sealed[slot], secrets.all.contains(where: { $0.key.id == keyID }) else { continue }
-            if first.map({ ExactKey.precedes(keys[slot].string, $0) }) ?? true { first = keys[slot].string }
+            guard let entry = sealed[slot] else { continue }
+            let id = keys[slot].string
+            if let first, !ExactKey.precedes(id, first) { continue }
+            switch entry {
+            case .secrets(let secrets):
+                guard secrets.all.contains(where: { $0.key.id == keyID }) else { continue }
+            case .inSnapshot:
+                guard try snapshotKeyIDs(id).contains(keyID) else { continue }
+            }
+            first = id
         }
         return first
     }
@@ -117,7 +153,7 @@ struct AccountIndex: Sendable {
 
     /// Up to `limit` entries in id order after `after`: of `endUser` when given, else of ids starting with
     /// `provider:` when given, else of every account. The caller checks the rest of its filter on each.
-    func candidates(after: String?, provider: String?, endUser: String?, limit: Int) -> [(id: String, stored: StoredAccount)] {
+    func candidates(after: String?, provider: String?, endUser: String?, limit: Int) -> [(id: String, stored: IndexedAccount)] {
         let keys: [ExactKey]
         if let endUser {
             let ids = byEndUser[ExactKey(endUser)] ?? []
@@ -155,7 +191,7 @@ struct AccountIndex: Sendable {
         tally.remove(accounts[slot])
         tally.add(stored.account)
         accounts[slot] = stored.account
-        setSealed(stored.sealed, at: slot)
+        setSealed(stored.sealed.map(SealedEntry.secrets), at: slot)
     }
 
     /// Stores `account` and its still `sealed` secrets under `key`, known to hold no entry: one search, no tally removal.
@@ -167,14 +203,14 @@ struct AccountIndex: Sendable {
         tally.add(account)
         if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, count: sortedCount), vacant.remove(slot) != nil {
             accounts[slot] = account
-            setSealed(secrets, at: slot)
+            setSealed(secrets.map(SealedEntry.secrets), at: slot)
             return
         }
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
             sealedCount += 1
         }
-        if sealedCount > 0 { sealed.append(secrets) }
+        if sealedCount > 0 { sealed.append(secrets.map(SealedEntry.secrets)) }
         slots[key] = accounts.count
         keys.append(key)
         accounts.append(account)
@@ -185,7 +221,7 @@ struct AccountIndex: Sendable {
     ///
     /// Everything is consumed: the caller's references move in, so the loading
     /// thread never counts references on objects another thread has just built.
-    mutating func appendSorted(_ account: consuming Account, sealed secrets: consuming SealedSecrets?, key: consuming ExactKey) {
+    mutating func appendSorted(_ account: consuming Account, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
         precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
         ordered.append(copy key)
         // In id order, so each end user's list stays sorted as it grows.
@@ -200,6 +236,16 @@ struct AccountIndex: Sendable {
         sortedCount += 1
         // The account is consumed, so it moves into the array instead of being copied field by field.
         accounts.append(account)
+    }
+
+    /// Whether any slot is marked ``SealedEntry/inSnapshot`` (start-up's load left secrets in the snapshot).
+    var sealedInSnapshot: Bool {
+        sealedCount > 0 && sealed.contains { if case .inSnapshot? = $0 { true } else { false } }
+    }
+
+    /// Makes `records` the snapshot that holds the secrets of the slots marked ``SealedEntry/inSnapshot``.
+    mutating func keepSnapshotRecords(_ records: SnapshotRecords) {
+        snapshotRecords = records
     }
 
     /// Forgets the account `id`.
@@ -231,8 +277,14 @@ struct AccountIndex: Sendable {
     }
 
     /// Puts the opened `account` in place of the entry of `id`, unless a write has replaced that entry since `secrets` were read from it.
-    mutating func replace(_ secrets: SealedSecrets, by account: Account, id: String) {
-        guard sealedCount > 0, let slot = slot(of: ExactKey(id)), let current = sealed[slot], current === secrets else { return }
+    mutating func replace(_ secrets: IndexedAccount.Sealed, by account: Account, id: String) {
+        guard sealedCount > 0, let slot = slot(of: ExactKey(id)), let current = sealed[slot] else { return }
+        switch (current, secrets) {
+        case (.secrets(let current), .secrets(let read)) where current === read: break
+        // A slot is marked only by start-up's load, so a slot still marked holds the entry the secrets were read for.
+        case (.inSnapshot, .snapshot): break
+        default: return
+        }
         // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
         accounts[slot] = account
         setSealed(nil, at: slot)
@@ -253,14 +305,19 @@ struct AccountIndex: Sendable {
     }
 
     /// The entry in `slot`.
-    private func entry(at slot: Int) -> StoredAccount {
+    private func entry(at slot: Int) -> IndexedAccount {
         // Once everything is open (the usual state), there is nothing more to look at.
-        guard sealedCount > 0, let secrets = sealed[slot] else { return StoredAccount(accounts[slot]) }
-        return StoredAccount(readable: accounts[slot], sealed: secrets)
+        guard sealedCount > 0, let entry = sealed[slot] else { return IndexedAccount(account: accounts[slot], sealed: nil) }
+        switch entry {
+        case .secrets(let secrets): return IndexedAccount(account: accounts[slot], sealed: .secrets(secrets))
+        case .inSnapshot:
+            guard let snapshotRecords else { preconditionFailure("a slot marked in the snapshot without its records") }
+            return IndexedAccount(account: accounts[slot], sealed: .snapshot(snapshotRecords))
+        }
     }
 
     /// Makes `secrets` the sealed secrets of `slot` (nil: it is open); frees the array when none is left sealed.
-    private mutating func setSealed(_ secrets: SealedSecrets?, at slot: Int) {
+    private mutating func setSealed(_ secrets: SealedEntry?, at slot: Int) {
         if sealedCount == 0 {
             guard secrets != nil else { return }
             startSealed()
@@ -268,8 +325,11 @@ struct AccountIndex: Sendable {
         if sealed[slot] != nil { sealedCount -= 1 }
         if secrets != nil { sealedCount += 1 }
         sealed[slot] = secrets
-        // An emptied array keeps its capacity; give the memory back.
-        if sealedCount == 0 { sealed = [] }
+        // An emptied array keeps its capacity; give the memory back, and let go of the snapshot's records.
+        if sealedCount == 0 {
+            sealed = []
+            snapshotRecords = nil
+        }
     }
 
     /// Gives ``sealed`` a slot (nil) for every account, as the first account to stay sealed arrives.

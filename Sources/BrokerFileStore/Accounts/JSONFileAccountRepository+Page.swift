@@ -12,7 +12,7 @@ extension JSONFileAccountRepository {
     /// visits, not the size of the store.
     public func page(after: AccountID?, limit: Int, filter: AccountFilter) async throws(StoreError) -> AccountPage {
         let limit = max(1, limit)
-        var chosen: [(id: String, stored: StoredAccount)] = []
+        var chosen: [(id: String, stored: IndexedAccount)] = []
         var position = after?.string
         while chosen.count <= limit {
             let batch = index.withLock {

@@ -17,15 +17,30 @@ extension JSONFileAccountRepository {
     func current(_ id: String) throws(StoreError) -> Account? {
         guard let stored = index.withLock({ $0[id] }) else { return nil }
         guard let sealed = stored.sealed else { return stored.account }
-        let account = try open(sealed, into: stored.account, id: id)
+        var keys = KeyCopies()
+        let account = try open(sealed, into: stored.account, id: id, keys: &keys)
         index.withLock { $0.replace(sealed, by: account, id: id) }
         return account
     }
 
     /// `account` with `sealed` opened into it; a record that does not open is reported damaged, then thrown.
-    private func open(_ sealed: SealedSecrets, into account: Account, id: String) throws(StoreError) -> Account {
+    ///
+    /// Secrets start-up left in the snapshot are read from it now and decoded; the record's envelopes then go
+    /// through the same ChaCha20-Poly1305 check as decoded ones, so a record changed on disk since is refused here.
+    private func open(_ sealed: IndexedAccount.Sealed, into account: Account, id: String, keys: inout KeyCopies) throws(StoreError)
+        -> Account
+    {
         do throws(StoreError) {
-            return try sealed.open(into: account, path: recordPath(id))
+            let secrets: SealedSecrets
+            switch sealed {
+            case .secrets(let kept): secrets = kept
+            case .snapshot(let records):
+                guard let decoder = codec.deferredDecoding?.decoder else {
+                    preconditionFailure("secrets left in the snapshot without a deferring codec")
+                }
+                secrets = try records.sealedSecrets(of: id, decoder: decoder, path: recordPath(id))
+            }
+            return try secrets.open(into: account, path: recordPath(id), keys: &keys)
         } catch {
             noteDamaged(id, error)
             throw error
@@ -33,17 +48,18 @@ extension JSONFileAccountRepository {
     }
 
     /// The accounts of `selected` in order, sealed ones decrypted and kept so; throws for the first that does not open.
-    func open(_ selected: [(id: String, stored: StoredAccount)]) throws(StoreError) -> [Account] {
+    func open(_ selected: [(id: String, stored: IndexedAccount)]) throws(StoreError) -> [Account] {
         var accounts: [Account] = []
         accounts.reserveCapacity(selected.count)
-        var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
+        var opened: [(id: String, sealed: IndexedAccount.Sealed, account: Account)] = []
         defer { cache(opened) }
+        var keys = KeyCopies()
         for (id, stored) in selected {
             guard let sealed = stored.sealed else {
                 accounts.append(stored.account)
                 continue
             }
-            let account = try open(sealed, into: stored.account, id: id)
+            let account = try open(sealed, into: stored.account, id: id, keys: &keys)
             opened.append((id, sealed, account))
             accounts.append(account)
         }
@@ -104,15 +120,14 @@ extension JSONFileAccountRepository {
     /// also reported as damaged (``onDamagedRecord(_:)``).
     private func openBatch(_ ids: ArraySlice<String>, keys: inout KeyCopies) -> [StoreError] {
         let entries = index.withLock { index in ids.compactMap { id in index[id].map { (id, $0) } } }
-        var opened: [(id: String, sealed: SealedSecrets, account: Account)] = []
+        var opened: [(id: String, sealed: IndexedAccount.Sealed, account: Account)] = []
         opened.reserveCapacity(entries.count)
         var failed: [StoreError] = []
         for (id, stored) in entries {
-            guard let secrets = stored.sealed else { continue }
+            guard let sealed = stored.sealed else { continue }
             do throws(StoreError) {
-                opened.append((id, secrets, try secrets.open(into: stored.account, path: recordPath(id), keys: &keys)))
+                opened.append((id, sealed, try open(sealed, into: stored.account, id: id, keys: &keys)))
             } catch {
-                noteDamaged(id, error)
                 failed.append(error)
             }
         }
@@ -121,7 +136,7 @@ extension JSONFileAccountRepository {
     }
 
     /// Keeps each opened account in place of its sealed entry.
-    private func cache(_ opened: [(id: String, sealed: SealedSecrets, account: Account)]) {
+    private func cache(_ opened: [(id: String, sealed: IndexedAccount.Sealed, account: Account)]) {
         guard !opened.isEmpty else { return }
         index.withLock { index in
             for entry in opened { index.replace(entry.sealed, by: entry.account, id: entry.id) }

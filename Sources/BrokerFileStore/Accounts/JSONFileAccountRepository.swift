@@ -34,7 +34,7 @@ public final class JSONFileAccountRepository: AccountRepository {
     /// How many plaintext records of an earlier version start-up sealed before marking the store sealed.
     public let sealedAtOpen: Int
 
-    private let codec: any AccountRecordCodec
+    let codec: any AccountRecordCodec
     let journal: AccountJournal
     /// Every account by id: the acknowledged state of the store, some perhaps still sealed.
     let index: Mutex<AccountIndex>

@@ -99,12 +99,36 @@ enum AccountStoreLoader {
         if let first = loaded.unreadable.values.min(by: { $0.order < $1.order }) { throw first.error }
         for (keyID, id) in probes.sorted(by: { $0.value < $1.value }) {
             // A journal line may have re-sealed or removed the probe since: then another account proves the key.
+            func secrets(_ id: String) throws(StoreError) -> SealedSecrets? {
+                guard let stored = loaded.index[id], let sealed = stored.sealed else { return nil }
+                return try sealedSecrets(sealed, of: id, reading: reading, path: locationPath(id, loaded))
+            }
             let probe =
-                loaded.index[id]?.sealed.map { $0.all.contains { $0.key.id == keyID } } == true ? id : loaded.index.firstSealed(with: keyID)
-            guard let probe, let stored = loaded.index[probe], let location = loaded.locations[ExactKey(probe)] else { continue }
-            loaded.index.set(StoredAccount(try stored.opened(path: describe(location, loaded))), for: probe)
+                try secrets(id).map { $0.all.contains { $0.key.id == keyID } } == true
+                ? id : try loaded.index.firstSealed(with: keyID) { id throws(StoreError) in try secrets(id)?.all.map(\.key.id) ?? [] }
+            guard let probe, let stored = loaded.index[probe], let sealed = try secrets(probe) else { continue }
+            loaded.index.set(StoredAccount(try sealed.open(into: stored.account, path: locationPath(probe, loaded))), for: probe)
         }
         return loaded
+    }
+
+    /// The secrets `sealed` holds or names for account `id`, decoded.
+    private static func sealedSecrets(
+        _ sealed: IndexedAccount.Sealed, of id: String, reading: Reading, path: @autoclosure () -> String
+    ) throws(StoreError) -> SealedSecrets {
+        switch sealed {
+        case .secrets(let secrets): return secrets
+        case .snapshot(let records):
+            // Only a codec that defers decoding leaves secrets in the snapshot.
+            guard let decoder = reading.deferring else { preconditionFailure("secrets left in the snapshot without a deferring codec") }
+            return try records.sealedSecrets(of: id, decoder: decoder, path: path())
+        }
+    }
+
+    /// The file and line of the latest record of `id`, for an error message.
+    private static func locationPath(_ id: String, _ loaded: Loaded) -> String {
+        guard let location = loaded.locations[ExactKey(id)] else { return "account store" }
+        return describe(location, loaded)
     }
 
     /// Creates an empty journal at `path` (0600), open for reading only.
@@ -166,7 +190,7 @@ enum AccountStoreLoader {
         /// The decoded records, last first.
         var reversedAccounts: [Account] = []
         /// Their sealed secrets, last first.
-        var reversedSealed: [SealedSecrets?] = []
+        var reversedSealed: [SealedEntry?] = []
         var probes: [String: String] = [:]
         var failed: [Failed] = []
     }
@@ -246,6 +270,9 @@ enum AccountStoreLoader {
             // the load's peak stays near what it keeps.
             if index % trimEvery == trimEvery - 1 { HeapTrim.releaseFreeMemory() }
         }
+        if loaded.index.sealedInSnapshot {
+            loaded.index.keepSnapshotRecords(loaded.locations.snapshotRecords(in: file))
+        }
         guard total == header.accounts else {
             throw .corrupt(path: file.path, reason: "the header counts \(header.accounts) accounts, the file holds \(total)")
         }
@@ -286,8 +313,8 @@ enum AccountStoreLoader {
         chunk.lengths.reserveCapacity(expected)
         chunk.reversedAccounts.reserveCapacity(expected)
         chunk.reversedSealed.reserveCapacity(expected)
-        func probe(_ secret: SealedSecret?, _ id: String) {
-            guard let keyID = secret?.key.id, !probed.contains(keyID) else { return }
+        func probe(_ keyID: String?, _ id: String) {
+            guard let keyID, !probed.contains(keyID) else { return }
             probed.append(keyID)
             probes[keyID] = id
         }
@@ -298,12 +325,30 @@ enum AccountStoreLoader {
                 let path = { "\(file.path) line \(lineNumber(bytes, at: start))" }
                 var decoded: StoredAccount?
                 var failure: StoreError?
+                let key: ExactKey
+                // The usual record: sealed and accepted by the codec's fast path. Its envelopes stay in the file,
+                // checked but not decoded, until the account is opened.
+                if let (account, keyIDs) = reading.deferring?.readableAccount(reading: line) {
+                    let id = account.id
+                    probe(keyIDs.accessToken, id)
+                    probe(keyIDs.refreshToken, id)
+                    probe(keyIDs.tokenSecret, id)
+                    probe(keyIDs.idToken, id)
+                    key = ExactKey(id)
+                    chunk.reversedAccounts.append(account)
+                    chunk.reversedSealed.append(.inSnapshot)
+                    if let previous = chunk.keys.last { try checkOrder(key, after: previous, file: file, bytes: bytes, offset: start) }
+                    chunk.keys.append(key)
+                    chunk.offsets.append(start)
+                    chunk.lengths.append(UInt32(newline - start))
+                    start = newline + 1
+                    continue
+                }
                 do throws(StoreError) {
                     decoded = try decode(line, codec: codec, deferring: reading.deferring, path: path())
                 } catch {
                     failure = error
                 }
-                let key: ExactKey
                 if let decoded {
                     let (account, sealed) = decoded.parts()
                     if reading.refusingPlaintext && sealed == nil {
@@ -311,14 +356,14 @@ enum AccountStoreLoader {
                     }
                     let id = account.id
                     if let sealed {
-                        probe(sealed.accessToken, id)
-                        probe(sealed.refreshToken, id)
-                        probe(sealed.tokenSecret, id)
-                        probe(sealed.idToken, id)
+                        probe(sealed.accessToken.key.id, id)
+                        probe(sealed.refreshToken?.key.id, id)
+                        probe(sealed.tokenSecret?.key.id, id)
+                        probe(sealed.idToken?.key.id, id)
                     }
                     key = ExactKey(id)
                     chunk.reversedAccounts.append(account)
-                    chunk.reversedSealed.append(sealed)
+                    chunk.reversedSealed.append(sealed.map(SealedEntry.secrets))
                 } else {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
                     key = ExactKey(try AccountStoreReader.recordID([UInt8](line), path: path()))

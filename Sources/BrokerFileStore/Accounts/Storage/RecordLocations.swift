@@ -43,6 +43,12 @@ struct RecordLocations: Sendable {
         count += 1
     }
 
+    /// The sorted part's records, read from `file` (the snapshot they were read from), sharing this value's arrays.
+    func snapshotRecords(in file: AccountStoreFile) -> SnapshotRecords {
+        precondition(file.number == sortedFile, "the sorted part lies in another file")
+        return SnapshotRecords(file: file, keys: sortedKeys, offsets: sortedOffsets, lengths: sortedLengths)
+    }
+
     /// The last id of the sorted part, to check that the next one sorts after it.
     var lastSorted: ExactKey? { sortedKeys.last }
 
