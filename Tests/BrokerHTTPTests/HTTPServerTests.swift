@@ -163,8 +163,9 @@ import Testing
     /// An in-process restart on the same port (a test's receiver going down and up, a reload) binds at once: the
     /// listener is closed when `shutdown` returns, not later on the accept queue.
     @Test func shutdownFreesThePortBeforeItReturns() async throws {
-        var server = try TestServer.start()
-        let port = server.port
+        // Below the ephemeral range: another test's outgoing connection cannot be given this port between two binds.
+        let port = try Loopback.freePortOutsideEphemeralRange()
+        var server = try TestServer.start { $0.port = port }
         for _ in 0..<50 {
             await server.shutdown(grace: 0)
             server = try TestServer.start { $0.port = port }

@@ -9,6 +9,31 @@ public enum Loopback {
         return port
     }
 
+    /// A free port below the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), for a test that binds the same
+    /// port again and again: no outgoing connection is given it meanwhile, and ``freePort()`` never hands it out (a port
+    /// of that range was seen taken by another test's client between two binds of a full parallel run).
+    public static func freePortOutsideEphemeralRange() throws -> Int {
+        var low = 32768
+        if let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8),
+            let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first, let value = Int(first)
+        {
+            low = value
+        }
+        guard low > 10_001 else { return try freePort() }
+        for _ in 0..<200 {
+            let port = Int.random(in: 10_000..<low)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw LoopbackError("socket failed: errno \(errno)") }
+            var address = Self.address(port: port)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(fd)
+            if bound == 0 { return port }
+        }
+        throw LoopbackError("no free port below \(low) in 200 tries")
+    }
+
     /// A port that refuses connections for as long as `body` runs: bound, never listening,
     /// so no other test's listener can take it meanwhile (as it could a ``freePort()``).
     public static func withRefusingPort<T>(_ body: (Int) async throws -> T) async throws -> T {
