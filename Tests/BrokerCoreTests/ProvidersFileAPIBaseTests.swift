@@ -39,4 +39,15 @@ struct ProvidersFileAPIBaseTests {
             (error as? ProviderConfigurationError).map { $0.provider == "acme" && $0.key == "api_allow_private" } ?? false
         }
     }
+
+    @Test func theGitHubPresetDocumentsItsAPIBaseAndAFileMayReplaceIt() throws {
+        let environment = ["GITHUB_CLIENT_ID": "id", "GITHUB_CLIENT_SECRET": "secret"]
+        let preset = try ProviderRegistry.load(environment: environment, providersFile: Array(#"{"providers": {"github": {}}}"#.utf8))
+        let github = try #require(preset.provider(named: "github"))
+        #expect(github.apiBaseURL == "https://api.github.com" && !github.apiAllowPrivate)
+        #expect(try ProxyTarget.Base(#require(github.apiBaseURL)).origin == "https://api.github.com")
+        let file = #"{"providers": {"github": {"api_base_url": "https://ghe.example.com/api/v3"}}}"#
+        let replaced = try ProviderRegistry.load(environment: environment, providersFile: Array(file.utf8))
+        #expect(replaced.provider(named: "github")?.apiBaseURL == "https://ghe.example.com/api/v3")
+    }
 }
