@@ -73,7 +73,8 @@ import Testing
 
     @Test func everyCauseOfTheNativeClientHasItsLabel() {
         let errors: [HTTPClientError] = [
-            .connectRefused, .connectTimeout, .hostNotFound, .deadline, .tooLarge(limit: 1), .badResponse(reason: "x"),
+            .addressRefused, .connectRefused, .connectTimeout, .hostNotFound, .deadline, .tooLarge(limit: 1),
+            .badResponse(reason: "x"),
             .connectionLost, .tlsCertificate(reason: "certificate has expired"), .tlsHostname, .tlsVersion,
             .tlsHandshake(reason: "x"), .invalidURL, .invalidRequest, .unsupportedScheme, .cancelled,
         ]

@@ -72,6 +72,7 @@ public struct EpollUpstreamClient: UpstreamClient {
         case .deadline: .timeout
         case .connectTimeout: .connectTimeout
         case .tooLarge(let limit): .tooLarge(limit: limit)
+        case .addressRefused: .transport(.addressRefused, "address refused by policy")
         case .connectRefused: .transport(.connectRefused, "connection refused")
         case .hostNotFound: .transport(.hostNotFound, "host not found")
         case .connectionLost: .transport(.connectionLost, "connection lost")

@@ -43,6 +43,9 @@ public struct ProviderConfiguration: Sendable {
     public var apiKey: Secret?
     /// The TMDB API base URL, for example `https://api.themoviedb.org/3`.
     public var apiBaseURL: String?
+    /// Whether the API proxy may reach `apiBaseURL`'s host on a private or special-purpose address
+    /// (`api_allow_private`, for a provider deployed on-premise); false refuses such addresses.
+    public var apiAllowPrivate: Bool = false
     /// The OAuth 1.0a "Sign in with" endpoint (Twitter `oauth/authenticate`).
     public var authenticateURL: String?
     /// How each missing setting is named to the operator: a key such as `client_id` maps to `WEIBO_CLIENT_ID` for presets.

@@ -97,7 +97,8 @@ public enum ProviderPresets {
         displayName: "Weibo"
     )
 
-    /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07).
+    /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07);
+    /// the API proxy's base is the REST API root.
     static let github = ProviderConfiguration(
         name: "github", kind: .oauth2,
         authorizeURL: "https://github.com/login/oauth/authorize",
@@ -106,6 +107,8 @@ public enum ProviderPresets {
         userIDFields: ["id"],
         scopes: ["read:user"],
         pkce: true,
+        // The REST API root (docs.github.com/rest/meta/meta, "GitHub API Root"), the API proxy's base.
+        apiBaseURL: "https://api.github.com",
         settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
         displayName: "GitHub"
     )

@@ -12,7 +12,7 @@ enum ProvidersFile {
         "kind", "client_id", "client_secret", "authorize_url", "token_url", "user_url", "user_id_field",
         "user_token_param", "revoke_url", "revoke_token_param", "revoke_client_auth", "scopes", "scope_separator",
         "pkce", "authorize_params", "token_endpoint_auth_method",
-        "request_token_url", "access_token_url", "api_key", "api_base_url", "authenticate_url",
+        "request_token_url", "access_token_url", "api_key", "api_base_url", "authenticate_url", "api_allow_private",
     ]
 
     /// Authorize parameters the broker sets itself, which `authorize_params` may not override.

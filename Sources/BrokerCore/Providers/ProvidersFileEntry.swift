@@ -71,7 +71,8 @@ struct ProvidersFileEntry {
         if settings["revoke_url"] != nil { c.revokeURL = try url("revoke_url") }
         if settings["request_token_url"] != nil { c.requestTokenURL = try url("request_token_url") }
         if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
-        if settings["api_base_url"] != nil { c.apiBaseURL = try url("api_base_url") }
+        if settings["api_base_url"] != nil { c.apiBaseURL = try apiBaseURL(kind: c.kind) }
+        if let value = try bool("api_allow_private") { c.apiAllowPrivate = value }
         if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
         if settings["user_id_field"] != nil {
             c.userIDFields = try paths("user_id_field") ?? []
@@ -92,6 +93,21 @@ struct ProvidersFileEntry {
             }
             c.clientAuthentication = parsed
         }
+    }
+
+    /// `api_base_url`: TMDB's as any http(s) URL, as before; for the other kinds the base the API proxy joins a caller's
+    /// path to (issue 31), so an `https://` URL without userinfo, query or fragment, with an optional path prefix.
+    private func apiBaseURL(kind: ProviderKind) throws(ProviderConfigurationError) -> String? {
+        guard let text = try url("api_base_url") else { return nil }
+        guard kind != .tmdb else { return text }
+        do throws(ProxyTarget.Failure) {
+            _ = try ProxyTarget.Base(text)
+        } catch {
+            switch error {
+            case .invalidBase(let reason), .refused(let reason): throw failure("api_base_url", reason)
+            }
+        }
+        return text
     }
 
     /// A provider named in the file must be usable: every setting its kind needs is present after merging.

@@ -46,10 +46,13 @@ public final class HTTPClient: Sendable {
         }
     }
 
+    /// A pool per origin and address policy: a connection opened without a check (or under a looser one) is never
+    /// handed to a call whose policy would have refused its address.
     private struct PoolKey: Hashable {
         let scheme: String
         let host: String
         let port: Int
+        let policy: AddressPolicy?
     }
 
     /// The configuration in force.
@@ -65,17 +68,17 @@ public final class HTTPClient: Sendable {
         loops = eventLoops
     }
 
-    /// Connections open or opening to the origin of `url` (for tests and metrics).
-    public func openConnections(to url: String) -> Int {
+    /// Connections open or opening to the origin of `url` under `addressPolicy` (for tests and metrics).
+    public func openConnections(to url: String, addressPolicy: AddressPolicy? = nil) -> Int {
         guard let parsed = HTTPClientURL(url) else { return 0 }
-        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port)
+        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port, policy: addressPolicy)
         return pools.withLock { $0[key]?.openCount ?? 0 }
     }
 
-    /// Calls waiting in line for a connection to the origin of `url` (for tests and metrics).
-    public func waitingCalls(to url: String) -> Int {
+    /// Calls waiting in line for a connection to the origin of `url` under `addressPolicy` (for tests and metrics).
+    public func waitingCalls(to url: String, addressPolicy: AddressPolicy? = nil) -> Int {
         guard let parsed = HTTPClientURL(url) else { return 0 }
-        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port)
+        let key = PoolKey(scheme: parsed.scheme, host: parsed.host, port: parsed.port, policy: addressPolicy)
         return pools.withLock { $0[key]?.waitingCount ?? 0 }
     }
 
@@ -138,7 +141,9 @@ public final class HTTPClient: Sendable {
         guard let url = HTTPClientURL(request.url) else { throw .invalidURL }
         guard url.scheme == "http" || url.scheme == "https" else { throw .unsupportedScheme }
         guard var bytes = request.encodedHead(for: url, defaults: configuration.defaultHeaders) else { throw .invalidRequest }
-        let connection = try await connection(from: reservedPool(for: url), to: url, deadline: deadline)
+        let connection = try await connection(
+            from: reservedPool(for: url, policy: request.addressPolicy), to: url, policy: request.addressPolicy,
+            deadline: deadline)
         let channel = ResponseChannel(mode: mode)
         var streamed = false
         switch request.body {
@@ -168,10 +173,11 @@ public final class HTTPClient: Sendable {
     }
 
     /// An idle connection of `pool` (reserved for this call), or a new one once the pool has room, connected within the
-    /// connect timeout.
-    private func connection(from pool: ConnectionPool, to url: HTTPClientURL, deadline: UInt64) async throws(HTTPClientError)
-        -> ClientConnection
-    {
+    /// connect timeout. A new one is made only when `policy` (if any) allows every address the host resolved to; it
+    /// connects to those very addresses, the name kept for the Host field and TLS (SNI and certificate check).
+    private func connection(
+        from pool: ConnectionPool, to url: HTTPClientURL, policy: AddressPolicy?, deadline: UInt64
+    ) async throws(HTTPClientError) -> ClientConnection {
         switch await pool.acquire(deadline: deadline) {
         case .failed(let error): throw error
         case .reuse(let connection): return connection
@@ -183,6 +189,14 @@ public final class HTTPClient: Sendable {
             case .failure(let error):
                 pool.closed(connection)
                 throw error
+            }
+            // One refused address refuses the call: a name answering with both a public and a private address is
+            // a rebinding attempt as likely as a mistake, and trying the public one first would leave the other next.
+            if let policy, !policy.exempts(host: url.host),
+                addresses.contains(where: { AddressPolicy.verdict($0) != .allowed })
+            {
+                pool.closed(connection)
+                throw .addressRefused
             }
             var tls: (context: TLSContext, host: String)?
             if url.scheme == "https" {
@@ -218,8 +232,8 @@ public final class HTTPClient: Sendable {
 
     /// The pool of `url`'s origin, made when there is none, reserved (``ConnectionPool/reserve()``) for a call that
     /// acquires from it next: found and reserved under the table's lock, so it is not dropped meanwhile.
-    private func reservedPool(for url: HTTPClientURL) -> ConnectionPool {
-        let key = PoolKey(scheme: url.scheme, host: url.host, port: url.port)
+    private func reservedPool(for url: HTTPClientURL, policy: AddressPolicy?) -> ConnectionPool {
+        let key = PoolKey(scheme: url.scheme, host: url.host, port: url.port, policy: policy)
         return pools.withLock { table in
             let pool: ConnectionPool
             if let existing = table[key] {
@@ -237,7 +251,7 @@ public final class HTTPClient: Sendable {
 
     /// Forgets `pool` when it is still `key`'s and still unused: every connection closed (at the idle timeout, by the
     /// peer, or never made), nobody waiting, no call about to ask. The table's lock is taken before the pool's, as
-    /// ``reservedPool(for:)`` takes them, so no call can reserve it between the check and the removal.
+    /// ``reservedPool(for:policy:)`` takes them, so no call can reserve it between the check and the removal.
     private func drop(_ pool: ConnectionPool, key: PoolKey) {
         pools.withLock { table in
             guard table[key] === pool, pool.isUnused else { return }

@@ -8,6 +8,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case unsupportedScheme
     /// The host name did not resolve.
     case hostNotFound
+    /// The host resolved to an address the request's ``AddressPolicy`` refuses; no socket was made.
+    case addressRefused
     /// Every address of the host refused the connection (or was unreachable).
     case connectRefused
     /// No connection was established within the connect timeout.
@@ -38,6 +40,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidRequest: "invalid_request"
         case .unsupportedScheme: "unsupported_scheme"
         case .hostNotFound: "host_not_found"
+        case .addressRefused: "address_refused"
         case .connectRefused: "connect_refused"
         case .connectTimeout: "connect_timeout"
         case .deadline: "deadline"

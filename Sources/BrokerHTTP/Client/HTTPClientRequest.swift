@@ -17,13 +17,21 @@ public struct HTTPClientRequest: Sendable {
     public var headers: [(name: String, value: String)]
     /// The body.
     public var body: Body
+    /// When set, every address the URL's host resolves to is checked before any socket is made
+    /// (``AddressPolicy``); a refused one fails the call with ``HTTPClientError/addressRefused``.
+    /// Connections made under a policy are pooled apart from those made under another or none.
+    public var addressPolicy: AddressPolicy?
 
     /// Creates a request.
-    public init(method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .bytes([])) {
+    public init(
+        method: String, url: String, headers: [(name: String, value: String)] = [], body: Body = .bytes([]),
+        addressPolicy: AddressPolicy? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.addressPolicy = addressPolicy
     }
 
     /// RFC 9110 §9.2.2: a request the client may send again after a connection closed before answering.

@@ -2,6 +2,9 @@
 ///
 /// The set is closed, so a metrics label built from it stays bounded whatever the peers do.
 public enum UpstreamCause: String, Sendable, CaseIterable {
+    /// The host resolved to an address the call's address policy refuses (a private or special-purpose range); no
+    /// connection was attempted.
+    case addressRefused = "address_refused"
     /// Every address of the host refused the connection (or was unreachable).
     case connectRefused = "connect_refused"
     /// No connection (TLS handshake included) within the connect timeout.
