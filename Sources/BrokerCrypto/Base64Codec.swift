@@ -64,18 +64,7 @@ struct Base64Codec: Sendable {
     /// How many bytes the ASCII `symbols` decode to, checked with every rule of ``decode(_:padding:)`` but
     /// without writing them anywhere; nil where decoding would fail.
     func decodedCount(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> Int? {
-        var count = symbols.count
-        var padCount = 0
-        while padCount < 2, count > 0, symbols[count - 1] == UInt8(ascii: "=") {
-            count -= 1
-            padCount += 1
-        }
-        if padCount > 0 || padding == .required {
-            guard (count + padCount) % 4 == 0 else { return nil }
-        }
-        let remainder = count % 4
-        guard remainder != 1 else { return nil }
-        if padCount > 0 { guard padCount == 4 - remainder else { return nil } }
+        guard let (count, remainder) = layout(symbols, padding: padding) else { return nil }
         var last: UInt8 = 0
         for position in 0..<count {
             last = reverse[Int(symbols[position])]
@@ -87,8 +76,9 @@ struct Base64Codec: Sendable {
         return count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
     }
 
-    /// Decodes the ASCII `symbols`, with the rules of ``decode(_:padding:)``.
-    func decode(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> [UInt8]? {
+    /// How many of `symbols` are data (the trailing `=` cut off) and how many of those are left after whole groups of
+    /// four; nil when the padding breaks a rule of ``decode(_:padding:)`` or a single symbol is left over.
+    private func layout(_ symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> (count: Int, remainder: Int)? {
         var count = symbols.count
         var padCount = 0
         while padCount < 2, count > 0, symbols[count - 1] == UInt8(ascii: "=") {
@@ -102,6 +92,12 @@ struct Base64Codec: Sendable {
         let remainder = count % 4
         guard remainder != 1 else { return nil }
         if padCount > 0 { guard padCount == 4 - remainder else { return nil } }
+        return (count, remainder)
+    }
+
+    /// Decodes the ASCII `symbols`, with the rules of ``decode(_:padding:)``.
+    func decode(symbols: UnsafeBufferPointer<UInt8>, padding: Padding) -> [UInt8]? {
+        guard let (count, remainder) = layout(symbols, padding: padding) else { return nil }
         var out = [UInt8]()
         out.reserveCapacity(count / 4 * 3 + 2)
         var group: UInt32 = 0
