@@ -43,7 +43,7 @@ enum ParserBench {
                         switch event {
                         case .head(let head): checksum &+= head.path.utf8.count
                         case .end(let body): checksum &+= body.count; return
-                        case .needMore, .error: fatalError("parser-bench: unexpected \(event) for \(name)")
+                        case .needMore, .error, .bodyPart: fatalError("parser-bench: unexpected \(event) for \(name)")
                         }
                     }
                 }

@@ -60,13 +60,17 @@ struct FeedOutcome: Equatable, Sendable {
 enum ParserFeeder {
     /// Feeds `pieces` one after the other; stops feeding at the first error.
     /// Returns the outcome and how many bytes had been fed when it ended.
-    static func feed(_ pieces: [ArraySlice<UInt8>], limits: HTTPParserLimits = HTTPParserLimits())
-        -> (outcome: FeedOutcome, fed: Int)
-    {
+    /// With `streaming`, every body is read as a streaming route reads it (deferred, then handed out in
+    /// `.bodyPart` pieces that are joined here), under the same limit; the outcome must not differ.
+    static func feed(
+        _ pieces: [ArraySlice<UInt8>], limits: HTTPParserLimits = HTTPParserLimits(), streaming: Bool = false
+    ) -> (outcome: FeedOutcome, fed: Int) {
         var parser = HTTPParser(limits: limits)
+        parser.defersBody = streaming
         var outcome = FeedOutcome()
         var buffer: [UInt8] = []
         var head: HTTPRequestHead?
+        var streamed: [UInt8] = []
         var fed = 0
         for piece in pieces {
             buffer.append(contentsOf: piece)
@@ -82,13 +86,24 @@ enum ParserFeeder {
                     #expect(head == nil, "two heads without an end")
                     #expect(!parser.isIdle)
                     head = h
+                    if streaming, let error = parser.startBody(limit: limits.maxBodyBytes, streaming: true) {
+                        // As without streaming, where the head is refused before it is handed out.
+                        outcome.error = error
+                        return (outcome, fed)
+                    }
+                    continue
+                case .bodyPart(let part):
+                    #expect(streaming && !part.isEmpty, "a body part from a parser that does not stream")
+                    streamed += part
                     continue
                 case .end(let body):
                     guard let h = head else {
                         Issue.record("end without a head")
                         return (outcome, fed)
                     }
-                    outcome.requests.append(ParsedRequest(h, body: body))
+                    #expect(!streaming || body.isEmpty, "a streamed body handed out whole")
+                    outcome.requests.append(ParsedRequest(h, body: streaming ? streamed : body))
+                    streamed = []
                     head = nil
                     continue
                 case .error(let error):
@@ -136,6 +151,15 @@ enum ParserFeeder {
             let other = feed(delivery.pieces, limits: limits).outcome
             if other != reference {
                 Issue.record("\(delivery.name): \(other) differs from whole: \(reference)", sourceLocation: sourceLocation)
+                break
+            }
+        }
+        // A streaming route's parser must frame every delivery the same way.
+        for delivery in deliveries {
+            let streamed = feed(delivery.pieces, limits: limits, streaming: true).outcome
+            if streamed != reference {
+                Issue.record(
+                    "\(delivery.name), streamed: \(streamed) differs from whole: \(reference)", sourceLocation: sourceLocation)
                 break
             }
         }

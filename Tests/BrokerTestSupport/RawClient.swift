@@ -114,6 +114,11 @@ public final class RawClient: @unchecked Sendable {
                 let length = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) }
                 let bodyStart = end + 4
                 let bodiless = head || status < 200 || status == 204 || status == 304
+                if !bodiless, headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1 == "chunked" }) {
+                    buffer.removeFirst(bodyStart)
+                    guard let body = readChunkedBody() else { return nil }
+                    return Reply(status: status, headers: headers, body: body)
+                }
                 if !bodiless && length == nil {
                     // RFC 9112 §6.3: without a length, the body runs to the end of the connection.
                     while fill() > 0 {}
@@ -139,6 +144,48 @@ public final class RawClient: @unchecked Sendable {
             let n = fill()
             if n == 0 { return true }
             if n < 0 { return false }
+        }
+    }
+
+    /// Reads a chunked body (RFC 9112 §7.1) from the front of the buffer, trailers dropped; nil when it breaks off.
+    private func readChunkedBody() -> [UInt8]? {
+        var body: [UInt8] = []
+        while true {
+            guard let line = readLine(), let size = Int(line.split(separator: ";")[0], radix: 16) else { return nil }
+            if size == 0 {
+                while let trailer = readLine(), !trailer.isEmpty {}
+                return body
+            }
+            while buffer.count < size + 2 {
+                if fill() <= 0 { return nil }
+            }
+            body += buffer[0..<size]
+            guard buffer[size] == 13, buffer[size + 1] == 10 else { return nil }
+            buffer.removeFirst(size + 2)
+        }
+    }
+
+    /// One CRLF-ended line from the front of the buffer, without its CRLF.
+    private func readLine() -> String? {
+        while true {
+            if let cr = buffer.indices.dropLast().first(where: { buffer[$0] == 13 && buffer[$0 + 1] == 10 }) {
+                let line = String(decoding: buffer[0..<cr], as: UTF8.self)
+                buffer.removeFirst(cr + 2)
+                return line
+            }
+            if fill() <= 0 { return nil }
+        }
+    }
+
+    /// Reads until the unread bytes contain `bytes`; false when the connection ends first.
+    public func blockingRead(until bytes: [UInt8]) -> Bool {
+        while true {
+            if buffer.count >= bytes.count,
+                (0...(buffer.count - bytes.count)).contains(where: { buffer[$0..<($0 + bytes.count)].elementsEqual(bytes) })
+            {
+                return true
+            }
+            if fill() <= 0 { return false }
         }
     }
 

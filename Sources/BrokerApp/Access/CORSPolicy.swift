@@ -70,6 +70,13 @@ struct CORSPolicy: Sendable {
                     decorate(&response, for: request)
                     return response
                 })
+        case .streaming(let body, let limit):
+            return .streaming(
+                { request in
+                    var response = await body(request)
+                    decorate(&response, for: request)
+                    return response
+                }, maxBodyBytes: limit)
         }
     }
 

@@ -2,8 +2,10 @@
 public struct Request: Sendable {
     /// The request line and headers.
     public let head: HTTPRequestHead
-    /// The complete body (empty when none was sent).
+    /// The complete body (empty when none was sent, or when it arrives through `bodyStream`).
     public let body: [UInt8]
+    /// The body as it arrives, for a streaming route whose request announced a body; nil otherwise.
+    public let bodyStream: RequestBody?
     /// The peer's address, `ip` or `[ipv6]`, when known.
     public let remoteAddress: String?
     /// The id naming this request in logs and in the `X-Request-Id` response field: the client's own when
@@ -11,9 +13,10 @@ public struct Request: Sendable {
     public let id: String
 
     /// Creates a request; the server is the usual source, tests may build one.
-    public init(head: HTTPRequestHead, body: [UInt8] = [], remoteAddress: String? = nil) {
+    public init(head: HTTPRequestHead, body: [UInt8] = [], bodyStream: RequestBody? = nil, remoteAddress: String? = nil) {
         self.head = head
         self.body = body
+        self.bodyStream = bodyStream
         self.remoteAddress = remoteAddress
         id = RequestID.resolve(head.headers[RequestID.fieldName])
     }

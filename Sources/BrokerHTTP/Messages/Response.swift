@@ -11,12 +11,17 @@ public struct Response: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes.
     public var body: [UInt8]
+    /// A body produced piece by piece instead of `body` (which is then ignored): sent with `Content-Length` when
+    /// its length is known, chunked otherwise (RFC 9112 §7.1), or delimited by closing the connection for an
+    /// HTTP/1.0 client (RFC 9112 §6.3).
+    public var stream: ResponseStream?
 
     /// Creates a response.
-    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], stream: ResponseStream? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 
     /// A response whose body is already-serialised JSON.

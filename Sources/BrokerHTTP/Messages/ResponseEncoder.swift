@@ -1,5 +1,15 @@
 /// Serialises responses onto the wire (RFC 9112 §4, §6), appending to a byte buffer.
 enum ResponseEncoder {
+    /// How a streamed body is framed on the wire.
+    enum StreamFraming: Equatable {
+        /// `Content-Length` of the stream's announced length.
+        case length(Int)
+        /// `Transfer-Encoding: chunked` (RFC 9112 §7.1).
+        case chunked
+        /// Neither: the body ends when the connection closes (RFC 9112 §6.3, for an HTTP/1.0 client).
+        case closeDelimited
+    }
+
     /// Appends one response.
     ///
     /// - Parameters:
@@ -8,9 +18,10 @@ enum ResponseEncoder {
     ///   - keepAliveHTTP10: adds `Connection: keep-alive` for an HTTP/1.0 client that asked for it.
     ///   - requestID: the `X-Request-Id` field value, already checked to be printable ASCII.
     ///   - date: the `Date` field value (RFC 9110 §6.6.1), by default the current second.
+    ///   - streamFraming: for a streamed response, its framing; the head alone is appended, the pieces follow.
     static func encode(
         _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool, requestID: String? = nil,
-        date: [UInt8] = HTTPDateCache.shared.current(), into out: inout [UInt8]
+        date: [UInt8] = HTTPDateCache.shared.current(), streamFraming: StreamFraming? = nil, into out: inout [UInt8]
     ) {
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(response.status.code, into: &out)
@@ -21,8 +32,18 @@ enum ResponseEncoder {
         let status = response.status.code
         // RFC 9110 §8.6: no Content-Length in 1xx and 204 responses.
         if status != 204 && status >= 200 {
-            out.append(contentsOf: "\r\nContent-Length: ".utf8)
-            appendDecimal(response.body.count, into: &out)
+            switch streamFraming {
+            case nil:
+                out.append(contentsOf: "\r\nContent-Length: ".utf8)
+                appendDecimal(response.body.count, into: &out)
+            case .length(let length):
+                out.append(contentsOf: "\r\nContent-Length: ".utf8)
+                appendDecimal(length, into: &out)
+            case .chunked:
+                out.append(contentsOf: "\r\nTransfer-Encoding: chunked".utf8)
+            case .closeDelimited:
+                break
+            }
         }
         if close {
             out.append(contentsOf: "\r\nConnection: close".utf8)
@@ -40,10 +61,26 @@ enum ResponseEncoder {
             appendFieldValue(field.value, into: &out)
         }
         out.append(contentsOf: "\r\n\r\n".utf8)
-        if includeBody && status != 204 && status != 304 {
+        if includeBody && status != 204 && status != 304 && streamFraming == nil {
             out.append(contentsOf: response.body)
         }
     }
+
+    /// Appends one piece of a streamed body in its framing (a chunk, or the bytes as they are).
+    static func appendPiece(_ piece: [UInt8], chunked: Bool, into out: inout [UInt8]) {
+        guard !piece.isEmpty else { return }
+        if chunked {
+            out.append(contentsOf: String(piece.count, radix: 16).utf8)
+            out.append(contentsOf: [0x0D, 0x0A])
+            out.append(contentsOf: piece)
+            out.append(contentsOf: [0x0D, 0x0A])
+        } else {
+            out.append(contentsOf: piece)
+        }
+    }
+
+    /// The last chunk and the empty trailer section that end a chunked body (RFC 9112 §7.1).
+    static let lastChunk: [UInt8] = Array("0\r\n\r\n".utf8)
 
     /// The interim `100 Continue` response (RFC 9110 §15.2.1).
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)

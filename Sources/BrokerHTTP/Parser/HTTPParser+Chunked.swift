@@ -9,10 +9,15 @@ extension HTTPParser {
         while i < n {
             if case .data = chunk.phase {
                 let take = min(chunk.remaining, n - i)
-                body.append(contentsOf: Bytes(rebasing: b[i..<(i + take)]))
+                let part = Bytes(rebasing: b[i..<(i + take)])
                 i += take
                 chunk.remaining -= take
                 if chunk.remaining == 0 { chunk.phase = .dataCR }
+                if streamsBody {
+                    streamedCount += take
+                    return (.bodyPart(Array(part)), i)
+                }
+                body.append(contentsOf: part)
                 continue
             }
             switch chunk.advance(b[i], limits: limits) {
@@ -21,7 +26,7 @@ extension HTTPParser {
             case .sizeLine(let size):
                 if size == 0 {
                     chunk.phase = .trailerLineStart
-                } else if size > limits.maxBodyBytes - body.count {
+                } else if size > bodyLimit - (streamsBody ? streamedCount : body.count) {
                     // RFC 9110 §15.5.14: the decoded body would pass the limit; refuse before reading it.
                     return fail(.contentTooLarge)
                 } else {

@@ -160,8 +160,10 @@ extension HTTPParser {
         // RFC 9110 §10.1.1: only 100-continue is understood; Expect is ignored on HTTP/1.0.
         if !isHTTP10 && head.expectsOther { return fail(.expectationFailed) }
 
-        // RFC 9110 §15.5.14: refuse an announced body over the limit before reading any of it.
-        if case .length(let size) = framing, size > limits.maxBodyBytes { return fail(.contentTooLarge) }
+        // RFC 9110 §15.5.14: refuse an announced body over the limit before reading any of it (a deferred body
+        // is checked against the limit its route chooses, in `startBody`).
+        let deferred = defersBody && framing != .none && framing != .length(0)
+        if !deferred, case .length(let size) = framing, size > limits.maxBodyBytes { return fail(.contentTooLarge) }
 
         // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
         let keepAlive =
@@ -174,16 +176,10 @@ extension HTTPParser {
             version: head.version, headers: HTTPHeaders(head.fields), keepAlive: keepAlive,
             expectContinue: !isHTTP10 && head.expectsContinue, framing: framing)
 
-        switch framing {
-        case .none, .length(0):
-            state = .emptyBody
-        case .length(let size):
-            // Reserve a bounded amount: an announced size is only a claim.
-            body.reserveCapacity(min(size, 64 * 1024))
-            state = .fixedBody(remaining: size)
-        case .chunked:
-            chunk = ChunkScan()
-            state = .chunkedBody
+        if deferred {
+            state = .bodyPending(framing)
+        } else {
+            enterBody(framing)
         }
         return (.head(request), length)
     }

@@ -49,6 +49,12 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
     private var interest: UInt32 = 0
     /// Set once the descriptor is closed.
     private var tornDown = false
+    /// The body a streaming handler reads while it still arrives; nil once it ended or was given up.
+    private var body: RequestBody?
+    /// Whether parsing waits for the streaming handler to take some of its buffered body.
+    private var bodyBlocked = false
+    /// The pump of a streamed answer, waiting for its last piece to reach the socket.
+    private var pumpWaiter: CheckedContinuation<PumpStep, Never>?
 
     /// A connection accepted now; its idle deadline runs from the accept, so at the cap a
     /// connection its worker has not started yet (a burst) can make room too.
@@ -61,7 +67,8 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         timeouts = HTTPConnectionStateMachine.Timeouts(server.configuration)
         machine = HTTPConnectionStateMachine(
             limits: server.configuration.limits, timeouts: timeouts,
-            remoteAddress: remoteAddress, date: HTTPConnection.date, refusals: server.router.refusals, now: Monotonic.now())
+            remoteAddress: remoteAddress, date: HTTPConnection.date, refusals: server.router.refusals,
+            bodyMode: server.bodyMode, now: Monotonic.now())
         publish()
     }
 
@@ -153,6 +160,8 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
             flush()
         } else if n == 0 {
             pauseReading()
+            // A streamed body that ends with the input is broken; its handler hears of it.
+            failBody()
             execute(machine.peerClosedInput())
         } else if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
             execute(machine.close())
@@ -172,6 +181,8 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
 
     /// Feeds bytes to the machine and carries out its actions; returns how many were consumed.
     private func feed(_ bytes: UnsafeRawBufferPointer) -> Int {
+        // The streaming handler's buffer is full: the bytes wait in `inbound` until it drains.
+        if bodyBlocked { return 0 }
         var offset = 0
         defer { publish() }
         while true {
@@ -184,6 +195,20 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
                 return bytes.count
             case .callHandler(let request):
                 if !callHandler(request) { return offset }
+            case .startStreaming(let request):
+                startStreaming(request)
+            case .bodyPart(let part):
+                if let body, !body.push(part) {
+                    bodyBlocked = true
+                    machine.bodyPaused()
+                    pauseReading()
+                    return offset
+                }
+            case .bodyEnd:
+                body?.finish()
+                body = nil
+                // Like any running handler's: pipelined requests wait until it answers.
+                pauseReading()
             case .checkExpectation(let head):
                 // RFC 9110 §10.1.1: no 100 Continue for a request that will be refused anyway.
                 switch server.router.resolve(head.method, head.path) {
@@ -195,6 +220,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
                 }
             case .responded(let completed):
                 record(completed)
+                failBody()
             }
         }
     }
@@ -213,7 +239,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
                 return false
             }
             handlerFinished(response, route: route)
-        case .handler(.async(let handler), let route):
+        case .handler(.async(let handler), let route), .handler(.streaming(let handler, _), let route):
             runAsync(handler, request, route: route)
             return false
         case .notFound, .methodNotAllowed:
@@ -229,25 +255,163 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         let queue = worker.queue
         Task {
             let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-            queue.async {
-                // Shutdown closes a connection whose handler outlives the grace: a closed
-                // connection drops the answer.
-                guard !self.machine.isClosed else { return }
-                self.handlerFinished(response, route: route)
-                self.feedInbound()
-                self.flush()
-                self.execute(self.machine.readingAction)
+            queue.async { self.answered(response, route: route) }
+        }
+    }
+
+    /// A handler that ran as a task answered; on the worker queue.
+    private func answered(_ response: Response, route: Int) {
+        // Shutdown closes a connection whose handler outlives the grace: a closed
+        // connection drops the answer.
+        guard !machine.isClosed else {
+            response.stream?.cancel()
+            return
+        }
+        handlerFinished(response, route: route)
+        feedInbound()
+        flush()
+        execute(machine.readingAction)
+    }
+
+    /// Starts a streaming route's handler as soon as the head is read; reading goes on and feeds its body.
+    private func startStreaming(_ request: Request) {
+        guard let stream = request.bodyStream,
+            case .handler(.streaming(let handler, _), let route) = server.router.resolve(request.method, request.path)
+        else { return }
+        body = stream
+        let queue = worker.queue
+        stream.setOnDrain { [self] in
+            queue.async { self.bodyDrained() }
+        }
+        Task {
+            let response = await RequestID.$current.withValue(request.id) { await handler(request) }
+            queue.async { self.answered(response, route: route) }
+        }
+    }
+
+    /// The streaming handler took its buffer down: parse what waited, and read again.
+    private func bodyDrained() {
+        guard bodyBlocked, !machine.isClosed else { return }
+        bodyBlocked = false
+        machine.bodyResumed(now: Monotonic.now())
+        if inbound.isEmpty {
+            // The last piece may have filled the buffer: the body's end is parsed from no bytes at all.
+            _ = feed(UnsafeRawBufferPointer(start: nil, count: 0))
+        } else {
+            feedInbound()
+        }
+        flush()
+        if !bodyBlocked && machine.isStreamingBody { resumeReading() }
+        publish()
+    }
+
+    /// The streamed body will not be completed (a framing error, a deadline, the peer or the handler gave up):
+    /// its reader gets `.broken`.
+    private func failBody() {
+        guard let stream = body else { return }
+        body = nil
+        bodyBlocked = false
+        stream.fail(.broken)
+    }
+
+    /// Hands the machine a handler's response, and records it; a streamed answer starts its pump.
+    private func handlerFinished(_ response: Response, route: Int?) {
+        // The shutdown event may still be on its way to this queue; the flag is already set.
+        if server.isDraining && !machine.draining { _ = machine.serverShuttingDown() }
+        let (completed, streamed) = machine.handlerAnswered(response, route: route, now: Monotonic.now())
+        // A handler that answers before its body arrived will not read the rest.
+        if !machine.isStreamingBody { failBody() }
+        if let completed { record(completed) }
+        guard let stream = response.stream else { return }
+        if streamed {
+            pauseReading()
+            pump(stream)
+        } else {
+            // HEAD, 204, 304, or a connection already closed: the source is not read.
+            stream.cancel()
+        }
+    }
+
+    // MARK: Streamed answers
+
+    /// What the pump does after handing over a piece.
+    private enum PumpStep {
+        /// Ask the source for the next piece.
+        case next
+        /// Stop; the source ended.
+        case done
+        /// Stop and release the source (the connection closed or the answer was broken off).
+        case cancel
+    }
+
+    /// Pulls a streamed answer's pieces one at a time, each after the previous one reached the socket.
+    private func pump(_ stream: ResponseStream) {
+        let queue = worker.queue
+        Task {
+            while true {
+                let piece: [UInt8]?
+                do {
+                    piece = try await stream.next()
+                } catch {
+                    queue.async { self.abortStream() }
+                    stream.cancel()
+                    return
+                }
+                let step = await withCheckedContinuation { continuation in
+                    queue.async { self.deliver(piece, to: continuation) }
+                }
+                switch step {
+                case .next: continue
+                case .done: return
+                case .cancel:
+                    stream.cancel()
+                    return
+                }
             }
         }
     }
 
-    /// Hands the machine a handler's response, and records it.
-    private func handlerFinished(_ response: Response, route: Int?) {
-        // The shutdown event may still be on its way to this queue; the flag is already set.
-        if server.isDraining && !machine.draining { _ = machine.serverShuttingDown() }
-        if let completed = machine.handlerFinished(response, route: route, now: Monotonic.now()) {
+    /// Queues one piece (or the end) of the streamed answer and says when the pump may go on; on the worker queue.
+    private func deliver(_ piece: [UInt8]?, to continuation: CheckedContinuation<PumpStep, Never>) {
+        guard machine.isStreamingResponse else { return continuation.resume(returning: .cancel) }
+        guard let piece else {
+            guard let completed = machine.finishStream(now: Monotonic.now()) else {
+                abortStream()
+                return continuation.resume(returning: .done)
+            }
             record(completed)
+            continuation.resume(returning: .done)
+            feedInbound()
+            flush()
+            execute(machine.readingAction)
+            return
         }
+        guard machine.appendPiece(piece) else {
+            abortStream()
+            return continuation.resume(returning: .cancel)
+        }
+        flush()
+        if machine.isClosed {
+            continuation.resume(returning: .cancel)
+        } else if machine.hasUnsentOutput {
+            pumpWaiter = continuation
+        } else {
+            continuation.resume(returning: .next)
+        }
+    }
+
+    /// Breaks off a streamed answer: the connection closes without the body's end.
+    private func abortStream() {
+        let (completed, action) = machine.abortStream(now: Monotonic.now())
+        if let completed { record(completed) }
+        execute(action)
+    }
+
+    /// Lets a waiting pump go on (`.next`) or stop (`.cancel`).
+    private func resumePump(_ step: PumpStep) {
+        guard let waiter = pumpWaiter else { return }
+        pumpWaiter = nil
+        waiter.resume(returning: step)
     }
 
     private func record(_ c: HTTPConnectionStateMachine.Completed) {
@@ -280,6 +444,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         }
         disarmWrite()
         execute(machine.writeCompleted(now: Monotonic.now()))
+        resumePump(machine.isStreamingResponse ? .next : .cancel)
     }
 
     // MARK: Actions
@@ -311,6 +476,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         case .close:
             tearDown()
         }
+        if body != nil && !machine.isStreamingBody { failBody() }
         publish()
     }
 
@@ -377,6 +543,8 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         worker.detach(id)
         Glibc.close(fd)
         inbound = []
+        failBody()
+        resumePump(.cancel)
         server.connectionClosed(self)
     }
 }

@@ -21,9 +21,18 @@
 /// - `readingBody`: the head is complete and its body is arriving; body deadline.
 ///   → `inHandler` when the body is complete; → `closing` on a framing error, a refused
 ///   `Expect: 100-continue`, at the deadline (408) or on eviction (503).
+/// - `streamingBody`: the head is complete, a streaming route's handler already runs, and
+///   its body is arriving piece by piece; the body deadline runs from the last piece (it is
+///   lifted while the handler's buffer is full). → `inHandler` when the body is complete;
+///   → `closing` when the handler answers first (the rest of the body is not read), on a
+///   framing error, at the deadline (408) or on eviction (503).
 /// - `inHandler`: a handler is running; input is not parsed, so pipelined requests are
 ///   answered in order, and no deadline runs. → `idle` when it answers on a keep-alive
-///   connection; → `closing` when it answers and the connection must close.
+///   connection; → `closing` when it answers and the connection must close;
+///   → `streamingResponse` when its answer is a stream.
+/// - `streamingResponse`: the head of a streamed answer is queued and its pieces follow as the
+///   handler's source yields them; input is not parsed. → `idle` or `closing` after the last
+///   piece; → `closed` when the source fails.
 /// - `closing`: the last response is queued; input is discarded. → `lingering` when the
 ///   output is written; → `closed` on end of input or at the write deadline.
 /// - `lingering`: our side is shut (FIN sent); input is drained and discarded so the peer
@@ -48,8 +57,12 @@ struct HTTPConnectionStateMachine {
         case readingHead
         /// The head is complete and the body is arriving.
         case readingBody(HTTPRequestHead)
+        /// A streaming route's handler runs while the body still arrives.
+        case streamingBody(HTTPRequestHead)
         /// A handler is running for this request.
         case inHandler(HTTPRequestHead)
+        /// A streamed answer is being sent.
+        case streamingResponse(StreamedResponse)
         /// The last response is queued; the connection closes once it is written.
         case closing
         /// Our side is shut; unread input is drained until end of input.
@@ -147,6 +160,21 @@ struct HTTPConnectionStateMachine {
         }
     }
 
+    /// A streamed answer in progress.
+    struct StreamedResponse {
+        /// The request's head.
+        var head: HTTPRequestHead
+        /// Whether the connection closes after the answer.
+        var close: Bool
+        /// Whether pieces go out as chunks.
+        var chunked: Bool
+        /// Bytes still due under a `Content-Length`; nil when chunked or close-delimited.
+        var remaining: Int?
+        /// The route and status, recorded when the answer ends.
+        var route: Int?
+        var status: Int
+    }
+
     /// A response the machine queued, for metrics and the access log.
     struct Completed: Sendable {
         /// The request method, or `-` when no head was parsed.
@@ -175,6 +203,12 @@ struct HTTPConnectionStateMachine {
         case discardRest
         /// Run the route's handler (reading pauses while it waits) and report `handlerFinished`.
         case callHandler(Request)
+        /// Run a streaming route's handler now with a body stream, keep reading, and report `handlerFinished`.
+        case startStreaming(Request)
+        /// Give these body bytes to the streaming handler, then parse again (or wait while its buffer is full).
+        case bodyPart([UInt8])
+        /// The streamed body is complete: end the handler's stream and stop reading until it answers.
+        case bodyEnd
         /// RFC 9110 §10.1.1: decide whether the route takes this request before its body is
         /// read; report `expectationAccepted` or `expectationRefused`, then parse again.
         case checkExpectation(HTTPRequestHead)
@@ -215,6 +249,8 @@ struct HTTPConnectionStateMachine {
     private(set) var draining = false
     /// The collaborator that turns bytes into requests.
     private var parser: HTTPParser
+    /// Says how a body is read for a head's route; nil reads every body whole.
+    private let bodyMode: (@Sendable (HTTPRequestHead) -> Router.BodyMode)?
     private let timeouts: Timeouts
     /// Encoded output; bytes before `outputOffset` are sent.
     private var output: [UInt8] = []
@@ -223,6 +259,8 @@ struct HTTPConnectionStateMachine {
     private var requestStart: UInt64 = 0
     /// The id of the request whose handler runs, echoed in its response's `X-Request-Id` field.
     private var requestID: String?
+    /// The id of the request whose streamed answer is being sent, for its record at the end.
+    private var streamedRequestID: String?
     /// Whether body bytes followed a head that expects 100-continue in the same read.
     private var bodyBytesBuffered = false
     /// The peer's address, handed to handlers with each request.
@@ -236,9 +274,12 @@ struct HTTPConnectionStateMachine {
     /// A connection accepted at `now`: idle, the idle deadline running from the accept.
     init(
         limits: HTTPParserLimits, timeouts: Timeouts, remoteAddress: String? = nil,
-        date: @escaping @Sendable () -> [UInt8], refusals: RefusalRenderer = .plainText, now: UInt64
+        date: @escaping @Sendable () -> [UInt8], refusals: RefusalRenderer = .plainText,
+        bodyMode: (@Sendable (HTTPRequestHead) -> Router.BodyMode)? = nil, now: UInt64
     ) {
         parser = HTTPParser(limits: limits)
+        parser.defersBody = bodyMode != nil
+        self.bodyMode = bodyMode
         self.refusals = refusals
         self.remoteAddress = remoteAddress
         self.date = date
@@ -252,13 +293,28 @@ struct HTTPConnectionStateMachine {
         return false
     }
 
+    /// Whether a streaming handler still receives its body.
+    var isStreamingBody: Bool {
+        if case .streamingBody = state { return true }
+        return false
+    }
+
+    /// Whether a streamed answer is being sent.
+    var isStreamingResponse: Bool {
+        if case .streamingResponse = state { return true }
+        return false
+    }
+
+    /// Output not yet sent, in bytes.
+    var unsentOutput: Int { output.count - outputOffset }
+
     /// Whether output is waiting to be sent.
     var hasUnsentOutput: Bool { outputOffset < output.count }
 
     /// Whether received bytes are thrown away unread (the connection is closing or closed).
     var discardsInput: Bool {
         switch state {
-        case .idle, .readingHead, .readingBody, .inHandler: return false
+        case .idle, .readingHead, .readingBody, .streamingBody, .inHandler, .streamingResponse: return false
         case .closing, .lingering, .closed: return true
         }
     }
@@ -267,7 +323,7 @@ struct HTTPConnectionStateMachine {
     var readingAction: Action {
         switch state {
         case .idle, .readingHead, .readingBody: return peerClosed ? .close : .resumeReading
-        case .inHandler, .closing, .lingering, .closed: return .none
+        case .streamingBody, .inHandler, .streamingResponse, .closing, .lingering, .closed: return .none
         }
     }
 
@@ -284,8 +340,8 @@ struct HTTPConnectionStateMachine {
         var offset = 0
         while true {
             switch state {
-            case .idle, .readingHead, .readingBody: break
-            case .inHandler: return (.pause, offset)
+            case .idle, .readingHead, .readingBody, .streamingBody: break
+            case .inHandler, .streamingResponse: return (.pause, offset)
             case .closing, .lingering, .closed: return (.discardRest, offset)
             }
             if output.count - outputOffset > Self.backPressureLimit { return (.pause, offset) }
@@ -305,12 +361,27 @@ struct HTTPConnectionStateMachine {
                 // A bodiless request's `.end` follows at once; its deadline is left as it is.
                 if head.framing != .none {
                     arm(.body, from: now)
+                    if let mode = bodyMode, head.framing != .length(0) {
+                        switch startBody(head, mode: mode(head), bodyFollows: offset < bytes.count, now: now) {
+                        case .some(let action): return (action, offset)
+                        case .none: break
+                        }
+                    }
                     if head.expectContinue {
                         bodyBytesBuffered = offset < bytes.count
                         return (.checkExpectation(head), offset)
                     }
                 }
+            case .bodyPart(let part):
+                guard case .streamingBody = state else { return (.discardRest, bytes.count) }
+                arm(.body, from: now)
+                return (.bodyPart(part), offset)
             case .end(let body):
+                if case .streamingBody(let head) = state {
+                    state = .inHandler(head)
+                    disarm()
+                    return (.bodyEnd, offset)
+                }
                 guard case .readingBody(let head) = state else { return (.discardRest, bytes.count) }
                 state = .inHandler(head)
                 disarm()
@@ -328,6 +399,39 @@ struct HTTPConnectionStateMachine {
         }
     }
 
+    /// Starts a deferred body the way its route reads it: nil to go on as before (whole), else what the driver does
+    /// now (a 413 queued, or a streaming handler to start).
+    private mutating func startBody(
+        _ head: HTTPRequestHead, mode: Router.BodyMode, bodyFollows: Bool, now: UInt64
+    ) -> ParseAction? {
+        let limit: Int
+        let streaming: Bool
+        switch mode {
+        case .buffered: (limit, streaming) = (parser.limits.maxBodyBytes, false)
+        case .streamed(let routeLimit): (limit, streaming) = (routeLimit, true)
+        }
+        if let error = parser.startBody(limit: limit, streaming: streaming) {
+            return .responded(queue(refusals.response(Refusal(error)), head: head, route: nil, close: true, includeBody: true, now: now))
+        }
+        guard streaming else { return nil }
+        // RFC 9110 §10.1.1: the route takes the body, so a client that waits is told to send it.
+        if head.expectContinue && !bodyFollows { output.append(contentsOf: ResponseEncoder.continueResponse) }
+        state = .streamingBody(head)
+        let request = Request(head: head, bodyStream: RequestBody(), remoteAddress: remoteAddress)
+        requestID = request.id
+        return .startStreaming(request)
+    }
+
+    /// The streaming handler's buffer is full and reading stops: the body deadline is lifted, since the wait is ours.
+    mutating func bodyPaused() {
+        if case .streamingBody = state { disarm() }
+    }
+
+    /// Reading resumes for a streamed body: its deadline runs again from now.
+    mutating func bodyResumed(now: UInt64) {
+        if case .streamingBody = state { arm(.body, from: now) }
+    }
+
     /// The route takes the request that expects 100-continue: send `100 Continue`, unless
     /// body bytes already came with the head (the client did not wait).
     mutating func expectationAccepted() {
@@ -343,11 +447,101 @@ struct HTTPConnectionStateMachine {
 
     /// The handler answered: queue the response; the connection stays open when the
     /// request allows it (RFC 9112 §9.3), we are not draining and the peer has not closed.
+    ///
+    /// A streaming handler that answers before its body has arrived closes the connection after the answer: the
+    /// rest of the body is never read. A streamed answer (``Response/stream``) queues its head and moves to
+    /// `streamingResponse`: the driver sends the pieces (``appendPiece(_:)``) and ends it (``finishStream(now:)``),
+    /// and nil is returned until then; `streamed` says so.
     mutating func handlerFinished(_ response: Response, route: Int?, now: UInt64) -> Completed? {
-        guard case .inHandler(let head) = state else { return nil }
-        return queue(
-            response, head: head, route: route, close: !head.keepAlive,
-            includeBody: head.method != .HEAD, now: now)
+        handlerAnswered(response, route: route, now: now).completed
+    }
+
+    /// ``handlerFinished(_:route:now:)``, also saying whether a stream must now be pumped.
+    mutating func handlerAnswered(
+        _ response: Response, route: Int?, now: UInt64
+    ) -> (completed: Completed?, streamed: Bool) {
+        let head: HTTPRequestHead
+        var close: Bool
+        switch state {
+        case .inHandler(let h): (head, close) = (h, !h.keepAlive)
+        case .streamingBody(let h): (head, close) = (h, true)
+        default: return (nil, false)
+        }
+        let status = response.status.code
+        let hasBody = head.method != .HEAD && status != 204 && status != 304 && status >= 200
+        guard let stream = response.stream, hasBody else {
+            return (queue(response, head: head, route: route, close: close, includeBody: head.method != .HEAD, now: now), false)
+        }
+        close = close || draining || peerClosed
+        let framing: ResponseEncoder.StreamFraming
+        if let length = stream.length {
+            framing = .length(length)
+        } else if head.version.minor == 0 {
+            // RFC 9112 §6.3: an HTTP/1.0 client cannot read chunks; the close ends the body.
+            framing = .closeDelimited
+            close = true
+        } else {
+            framing = .chunked
+        }
+        let keepAlive10 = !close && head.version.minor == 0
+        let id = requestID
+        requestID = nil
+        ResponseEncoder.encode(
+            response, includeBody: true, close: close, keepAliveHTTP10: keepAlive10, requestID: id, date: date(),
+            streamFraming: framing, into: &output)
+        disarm()
+        streamedRequestID = id
+        state = .streamingResponse(
+            StreamedResponse(
+                head: head, close: close, chunked: framing == .chunked, remaining: stream.length, route: route,
+                status: status))
+        return (nil, true)
+    }
+
+    /// Appends one piece of the streamed answer; false when the source gave more than its announced length
+    /// (the answer is then broken off with ``abortStream(now:)``).
+    mutating func appendPiece(_ piece: [UInt8]) -> Bool {
+        guard case .streamingResponse(var streamed) = state else { return false }
+        if let remaining = streamed.remaining {
+            guard piece.count <= remaining else { return false }
+            streamed.remaining = remaining - piece.count
+            state = .streamingResponse(streamed)
+        }
+        ResponseEncoder.appendPiece(piece, chunked: streamed.chunked, into: &output)
+        return true
+    }
+
+    /// The source ended: the last chunk is queued and the connection moves on as after any answer (nil when the
+    /// source ended short of its announced length; break it off with ``abortStream(now:)``).
+    mutating func finishStream(now: UInt64) -> Completed? {
+        guard case .streamingResponse(let streamed) = state else { return nil }
+        if let remaining = streamed.remaining, remaining != 0 { return nil }
+        if streamed.chunked { output.append(contentsOf: ResponseEncoder.lastChunk) }
+        let closing = streamed.close || draining || peerClosed
+        if closing {
+            state = .closing
+            disarm()
+        } else {
+            state = .idle
+            arm(.idle, from: now)
+        }
+        return streamCompleted(streamed, now: now)
+    }
+
+    /// The source failed, or gave a length other than announced: the connection closes at once, without the last
+    /// chunk (RFC 9112 §7.1), so the client sees a broken body. Returns the record of the answer and `.close`.
+    mutating func abortStream(now: UInt64) -> (completed: Completed?, action: Action) {
+        guard case .streamingResponse(let streamed) = state else { return (nil, .none) }
+        let completed = streamCompleted(streamed, now: now)
+        return (completed, close())
+    }
+
+    private mutating func streamCompleted(_ streamed: StreamedResponse, now: UInt64) -> Completed {
+        let id = streamedRequestID
+        streamedRequestID = nil
+        return Completed(
+            method: streamed.head.method.rawValue, path: streamed.head.path, route: streamed.route, status: streamed.status,
+            seconds: Double(now &- requestStart) / 1e9, requestID: id, head: streamed.head)
     }
 
     /// The peer's end of input was read.
@@ -358,7 +552,9 @@ struct HTTPConnectionStateMachine {
             return close()
         case .idle, .readingHead, .readingBody:
             return hasUnsentOutput ? .pauseReading : close()
-        case .inHandler:
+        case .inHandler, .streamingBody, .streamingResponse:
+            // A streamed body that ends here is broken; the driver tells the handler (the machine moves on
+            // when the deadline passes or the handler answers).
             return .pauseReading
         case .closed:
             return .none
@@ -393,20 +589,20 @@ struct HTTPConnectionStateMachine {
             return .halfCloseAndDrain
         case .closed:
             return .none
-        case .idle, .readingHead, .readingBody, .inHandler, .lingering:
+        case .idle, .readingHead, .readingBody, .streamingBody, .inHandler, .streamingResponse, .lingering:
             break
         }
         if deadline.kind == .write {
             switch state {
             case .readingHead: arm(.header, from: requestStart)
-            case .readingBody: arm(.body, from: now)
-            case .inHandler: disarm()
+            case .readingBody, .streamingBody: arm(.body, from: now)
+            case .inHandler, .streamingResponse: disarm()
             case .idle, .closing, .lingering, .closed: arm(.idle, from: now)
             }
         }
         switch state {
-        case .idle, .readingHead, .readingBody: return .parseBuffered
-        case .inHandler, .closing, .lingering, .closed: return .none
+        case .idle, .readingHead, .readingBody, .streamingBody: return .parseBuffered
+        case .inHandler, .streamingResponse, .closing, .lingering, .closed: return .none
         }
     }
 
@@ -457,7 +653,8 @@ struct HTTPConnectionStateMachine {
         draining = true
         switch state {
         case .idle: return close()
-        case .readingHead, .readingBody, .inHandler, .closing, .lingering, .closed: return .none
+        case .readingHead, .readingBody, .streamingBody, .inHandler, .streamingResponse, .closing, .lingering, .closed:
+            return .none
         }
     }
 
@@ -486,7 +683,8 @@ struct HTTPConnectionStateMachine {
 
     private static func head(of state: State) -> HTTPRequestHead? {
         switch state {
-        case .readingBody(let head), .inHandler(let head): return head
+        case .readingBody(let head), .streamingBody(let head), .inHandler(let head): return head
+        case .streamingResponse(let streamed): return streamed.head
         case .idle, .readingHead, .closing, .lingering, .closed: return nil
         }
     }

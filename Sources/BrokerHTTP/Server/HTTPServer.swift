@@ -64,6 +64,11 @@ public final class HTTPServer: @unchecked Sendable {
     ) {
         self.configuration = configuration
         self.router = router
+        if router.hasStreamingRoute {
+            bodyMode = { @Sendable (head: HTTPRequestHead) -> Router.BodyMode in router.bodyMode(head.method, head.path) }
+        } else {
+            bodyMode = nil
+        }
         self.observer = observer
         if let eventLoops {
             workers = eventLoops.workers
@@ -171,6 +176,9 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// The 404 or 405 answer for a request no route takes, with the route index for metrics.
+    /// How each connection asks how a body is read: nil (every body whole) unless a route streams its body.
+    let bodyMode: (@Sendable (HTTPRequestHead) -> Router.BodyMode)?
+
     func routingFailure(for head: HTTPRequestHead) -> (response: Response, route: Int?) {
         router.routingFailure(head.method, head.path)
     }

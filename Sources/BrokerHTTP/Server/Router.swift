@@ -10,6 +10,18 @@ public struct Router: Sendable {
         /// A fast path that answers at once when it can (nil when it cannot), and a handler
         /// that may wait for the rest: a memory read served inline, a miss or a refresh as a task.
         case fastPath(@Sendable (Request) -> Response?, otherwise: @Sendable (Request) async -> Response)
+        /// A handler that starts as soon as the head is read and reads the body as it arrives
+        /// (``Request/bodyStream``), up to `maxBodyBytes` instead of the server's limit; a request whose head
+        /// says there is no body gets an empty `body` and no stream.
+        case streaming(@Sendable (Request) async -> Response, maxBodyBytes: Int)
+    }
+
+    /// How the server reads a request body for its route.
+    public enum BodyMode: Sendable, Equatable {
+        /// Whole, up to the server's limit, before the handler runs.
+        case buffered
+        /// Piece by piece while the handler runs, up to this many bytes.
+        case streamed(limit: Int)
     }
 
     /// What the router decided for one request.
@@ -87,6 +99,22 @@ public struct Router: Sendable {
         return .methodNotAllowed(allow: allowed(route), route: i)
     }
 
+    /// How the body of a request for `method` and `path` is read: streamed for a ``Handler/streaming`` route.
+    public func bodyMode(_ method: HTTPMethod, _ path: String) -> BodyMode {
+        guard case .handler(.streaming(_, let limit), _) = resolve(method, path) else { return .buffered }
+        return .streamed(limit: limit)
+    }
+
+    /// Whether any route streams its body; a server without one never defers a body to ask.
+    public var hasStreamingRoute: Bool {
+        routes.contains { route in
+            route.handlers.values.contains {
+                if case .streaming = $0 { return true }
+                return false
+            }
+        }
+    }
+
     /// The index of the first prefix route that takes `path`.
     private func prefixRoute(_ path: String) -> Int? {
         for entry in prefixes where path.count > entry.prefix.count && path.hasPrefix(entry.prefix) {
@@ -122,6 +150,8 @@ public struct Router: Sendable {
         case .handler(.fastPath(let fast, let otherwise), _):
             if let response = fast(request) { return response }
             return await RequestID.$current.withValue(request.id) { await otherwise(request) }
+        case .handler(.streaming(let handler, _), _):
+            return await RequestID.$current.withValue(request.id) { await handler(request) }
         case .methodNotAllowed, .notFound:
             return routingFailure(request.method, request.path).response
         }
