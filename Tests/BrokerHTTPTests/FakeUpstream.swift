@@ -24,7 +24,8 @@ final class FakeUpstream: Sendable {
     let port: Int
     private let listener: Int32
     private let script: @Sendable (String, Int) -> Action
-    private let state = Mutex<(accepted: Int, requests: [String], open: [Int32], hungUp: Int, streamed: Int)>((0, [], [], 0, 0))
+    private let state = Mutex<(accepted: Int, requests: [String], open: [Int32], hungUp: Int, streamed: Int, ended: Int)>(
+        (0, [], [], 0, 0, 0))
     private let stopped = Atomic<Bool>(false)
 
     init(script: @escaping @Sendable (String, Int) -> Action) throws {
@@ -53,6 +54,8 @@ final class FakeUpstream: Sendable {
     var requests: [String] { state.withLock { $0.requests } }
     /// Streamed answers whose client hung up before the body was all written.
     var hangUps: Int { state.withLock { $0.hungUp } }
+    /// Connections whose serving ended (the client left, or the server closed).
+    var ended: Int { state.withLock { $0.ended } }
     /// Body bytes of streamed answers the kernel accepted.
     var streamedBytes: Int { state.withLock { $0.streamed } }
 
@@ -82,6 +85,7 @@ final class FakeUpstream: Sendable {
         defer {
             state.withLock { s in
                 s.open.removeAll { $0 == fd }
+                s.ended += 1
                 close(fd)
             }
         }

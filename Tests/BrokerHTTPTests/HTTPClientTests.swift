@@ -296,4 +296,43 @@ struct HTTPClientTests {
         let seen = try #require(server.requests.first)
         #expect(seen.contains("Transfer-Encoding: chunked\r\n") && seen.hasSuffix("\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n"))
     }
+
+    @Test func aStreamedRequestBodyOfKnownLengthIsSentWithContentLength() async throws {
+        let server = try FakeUpstream { _, _ in .reply(Self.ok) }
+        defer { server.stop() }
+        let pieces = Mutex<[[UInt8]]>([Array("hello ".utf8), Array("world".utf8)])
+        let request = HTTPClientRequest(
+            method: "PUT", url: server.url("/upload"),
+            body: .stream(length: 11) { pieces.withLock { $0.isEmpty ? nil : $0.removeFirst() } })
+        let (head, _) = try await Self.client().execute(request, timeout: 60, maxBodyBytes: 64)
+        #expect(head.status == 200)
+        let seen = try #require(server.requests.first)
+        #expect(seen.contains("Content-Length: 11\r\n") && !seen.contains("chunked") && seen.hasSuffix("\r\n\r\nhello world"))
+    }
+
+    @Test(arguments: [nil, 100] as [Int?])
+    func aStreamedRequestBodyThatBreaksOffNeverReachesTheServerWhole(length: Int?) async throws {
+        let server = try FakeUpstream { _, _ in .reply(Self.ok) }
+        defer { server.stop() }
+        struct Broken: Error {}
+        let step = Mutex(0)
+        let request = HTTPClientRequest(
+            method: "PUT", url: server.url("/upload"),
+            body: .stream(length: length) {
+                let i = step.withLock { n -> Int in
+                    defer { n += 1 }
+                    return n
+                }
+                if i == 0 { return Array("partial".utf8) }
+                // Chunked: the source fails. With a length: it ends short of it.
+                if length == nil { throw Broken() }
+                return nil
+            })
+        await #expect(throws: HTTPClientError.cancelled) {
+            _ = try await Self.client().execute(request, timeout: 60, maxBodyBytes: 64)
+        }
+        // The server saw the connection end without a whole request.
+        #expect(await eventually { server.ended == 1 })
+        #expect(server.requests.isEmpty)
+    }
 }

@@ -154,22 +154,47 @@ public final class HTTPClient: Sendable {
         let written = await connection.start(
             bytes, complete: !streamed, idempotent: request.isIdempotent && !streamed, headRequest: request.method == "HEAD",
             channel: channel, limit: limit, truncates: truncates, deadline: deadline)
-        if case .stream(let next) = request.body, case .success = written {
-            await streamBody(next, over: connection)
+        if case .stream(let length, let next) = request.body, case .success = written {
+            guard await streamBody(next, length: length, over: connection) else {
+                // The body broke off: the server must not get the end of it, and the caller gets no answer.
+                channel.cancel()
+                throw .cancelled
+            }
         }
         return channel
     }
 
-    /// Sends the pieces of a streamed body as chunks (RFC 9112 §7.1), each after the last reached the kernel.
-    private func streamBody(_ next: @Sendable () async -> [UInt8]?, over connection: ClientConnection) async {
-        while let piece = await next() {
-            guard !piece.isEmpty else { continue }
-            var chunk = Array(String(piece.count, radix: 16).utf8) + [0x0D, 0x0A]
-            chunk.append(contentsOf: piece)
-            chunk.append(contentsOf: [0x0D, 0x0A])
-            guard case .success = await connection.write(chunk, last: false) else { return }
+    /// Sends the pieces of a streamed body, each after the last reached the kernel: as they are under a
+    /// `Content-Length` of `length`, else as chunks (RFC 9112 §7.1). False when the source threw or gave other than
+    /// `length` bytes; true otherwise (a write that failed is left to the read side, which may hold an early answer).
+    private func streamBody(
+        _ next: @Sendable () async throws -> [UInt8]?, length: Int?, over connection: ClientConnection
+    ) async -> Bool {
+        var sent = 0
+        do {
+            while let piece = try await next() {
+                guard !piece.isEmpty else { continue }
+                if let length {
+                    guard piece.count <= length - sent else { return false }
+                    sent += piece.count
+                    guard case .success = await connection.write(piece, last: sent == length) else { return true }
+                    continue
+                }
+                var chunk = Array(String(piece.count, radix: 16).utf8) + [0x0D, 0x0A]
+                chunk.append(contentsOf: piece)
+                chunk.append(contentsOf: [0x0D, 0x0A])
+                guard case .success = await connection.write(chunk, last: false) else { return true }
+            }
+        } catch {
+            return false
+        }
+        if let length {
+            guard sent == length else { return false }
+            if length == 0 { _ = await connection.write([], last: true) }
+            return true
         }
         _ = await connection.write(Array("0\r\n\r\n".utf8), last: true)
+        return true
     }
 
     /// An idle connection of `pool` (reserved for this call), or a new one once the pool has room, connected within the

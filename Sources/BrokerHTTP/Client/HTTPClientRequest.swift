@@ -4,8 +4,11 @@ public struct HTTPClientRequest: Sendable {
     public enum Body: Sendable {
         /// These bytes, sent with a Content-Length (none for an empty body, except `Content-Length: 0` on POST, PUT and PATCH).
         case bytes([UInt8])
-        /// Pieces pulled one at a time, each after the previous one reached the kernel, sent chunked (RFC 9112 §7.1).
-        case stream(@Sendable () async -> [UInt8]?)
+        /// Pieces pulled one at a time, each after the previous one reached the kernel: with `Content-Length` when
+        /// `length` is given (the pieces must add up to it exactly), chunked otherwise (RFC 9112 §7.1). A throw, or
+        /// pieces that do not add up, break the request off: the connection closes without the body's end, so the
+        /// server never takes a cut body for a whole one, and the call fails.
+        case stream(length: Int? = nil, @Sendable () async throws -> [UInt8]?)
     }
 
     /// The method token, for example `POST`.
@@ -68,7 +71,9 @@ public struct HTTPClientRequest: Sendable {
         switch body {
         case .bytes(let bytes):
             if !bytes.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { line("Content-Length: \(bytes.count)") }
-        case .stream:
+        case .stream(let length?, _):
+            line("Content-Length: \(length)")
+        case .stream(nil, _):
             line("Transfer-Encoding: chunked")
         }
         out.append(contentsOf: [0x0D, 0x0A])
