@@ -309,6 +309,10 @@ extension FakeOAuth2Provider {
         public var maxRefreshesInFlight = 0
         /// Requests to the user endpoint.
         public var userCalls = 0
+        /// Requests to the resource server under ``FakeOAuth2Provider/apiPrefix``, live token or not.
+        public var apiCalls = 0
+        /// Of those, the ones refused `401` for want of a live token.
+        public var apiRefusals = 0
         /// Requests to the revocation endpoint.
         public var revokeCalls = 0
         /// Requests for the discovery document.

@@ -21,6 +21,10 @@ public final class FakeOAuth2Provider: Sendable {
     /// The socket side; nothing listens until ``start()``.
     public let listener: FakeProviderServer
     let endpoints: OAuth2Endpoints
+    /// The events its API's `/events` route sends, as a test pushes them.
+    public let events = FakeAPIEvents()
+    /// Where its resource server (the API the broker's proxy calls) lives: `<baseURL>/_api/…`.
+    public static let apiPrefix = "/_api/"
 
     /// Makes a provider for `configuration` that will listen on `host`:`port` once started.
     public init(_ configuration: Configuration, behaviour: Behaviour? = nil, host: String = "127.0.0.1", port: Int = 0) {
@@ -29,7 +33,9 @@ public final class FakeOAuth2Provider: Sendable {
             OAuth2ProviderState(
                 configuration: configuration,
                 behaviour: behaviour ?? Behaviour(dialect: configuration.dialect)))
-        router = Self.routes(configuration, endpoints)
+        var router = Self.routes(configuration, endpoints)
+        OAuth2Endpoints.addAPI(to: &router, prefix: Self.apiPrefix, endpoints: endpoints, events: events)
+        self.router = router
         listener = FakeProviderServer(router: router, host: host, port: port)
     }
 
@@ -138,6 +144,15 @@ public final class FakeOAuth2Provider: Sendable {
     private static func entry(name: String, fields: [(String, String)], extra: String) -> String {
         let object = fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + (extra.isEmpty ? "" : ", " + extra)
         return "\(JSONString.quote(name)): {\(object)}"
+    }
+
+    /// The base of its resource server for a providers file's `api_base_url`: `<baseURL>/_api`.
+    public var apiBaseURL: String { baseURL + Self.apiPrefix.dropLast() }
+
+    /// Revokes one access token alone (RFC 7009 §2.1), as a user or the provider's own security team may: the API
+    /// refuses it from now on, while the grant's refresh token still works.
+    public func revokeAccessToken(_ token: String) {
+        endpoints.state.withLock { $0.revoke(token) }
     }
 
     /// A whole providers file holding only ``providerEntry(name:secretVariable:extra:)``.
