@@ -17,6 +17,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "displayName"
+        c.apiBaseURL = "https://graph.microsoft.com"
         return c
     }()
 
@@ -40,6 +41,7 @@ extension ProviderPresets {
         c.revocationStyle = .json
         c.revokesAccessToken = true
         c.requestHeaders = [("Notion-Version", "2025-09-03")]
+        c.apiBaseURL = "https://api.notion.com/v1"
         return c
     }()
 
@@ -61,6 +63,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.requestHeaders = [("User-Agent", "web:token-broker:1.0 (OAuth token broker)")]
+        c.apiBaseURL = "https://oauth.reddit.com"
         return c
     }()
 
@@ -104,6 +107,7 @@ extension ProviderPresets {
         c.tokenAnswer = TokenAnswerLayout(tokensAt: "authed_user", userIDFields: ["team.id", "authed_user.id"])
         c.refreshTokenRotates = true
         c.revocationStyle = .bearer
+        c.apiBaseURL = "https://slack.com/api"
         return c
     }()
 
@@ -122,6 +126,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "display_name"
+        c.apiBaseURL = "https://api.spotify.com"
         return c
     }()
 
@@ -143,6 +148,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer = TokenAnswerLayout(userIDFields: ["athlete.id"], userNameField: "athlete.username")
         c.userRequest.userNameField = "username"
+        c.apiBaseURL = "https://www.strava.com/api/v3"
         return c
     }()
 
@@ -164,6 +170,8 @@ extension ProviderPresets {
         c.userRequest = UserInfoRequest(authScheme: "OAuth", userNameField: "login")
         c.revokesAccessToken = true
         c.revokeSendsClientID = true
+        c.apiBaseURL = "https://api.twitch.tv/helix"
+        c.apiClientIDHeader = "Client-Id"
         return c
     }()
 
@@ -185,6 +193,7 @@ extension ProviderPresets {
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "display_name"
         c.revokesAccessToken = true
+        c.apiBaseURL = "https://api.zoom.us/v2"
         return c
     }()
 }
