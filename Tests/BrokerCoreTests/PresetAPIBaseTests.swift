@@ -6,8 +6,8 @@ struct PresetAPIBaseTests {
     /// Each preset's documented base and placement; Salesforce has none (its `instance_url` differs per account).
     static let expected: [String: (base: String?, placement: ProxyCredentialPlacement.Token)] = [
         "asana": ("https://app.asana.com/api/1.0", .bearer), "atlassian": ("https://api.atlassian.com", .bearer),
-        "bitbucket": ("https://api.bitbucket.org/2.0", .bearer), "box": ("https://api.box.com", .bearer),
-        "discord": ("https://discord.com/api", .bearer), "dropbox": ("https://api.dropboxapi.com", .bearer),
+        "bitbucket": ("https://api.bitbucket.org/2.0", .bearer), "box": ("https://api.box.com/2.0", .bearer),
+        "discord": ("https://discord.com/api", .bearer), "dropbox": ("https://api.dropboxapi.com/2", .bearer),
         "figma": ("https://api.figma.com", .bearer), "github": ("https://api.github.com", .bearer),
         "gitlab": ("https://gitlab.com/api/v4", .bearer), "google": ("https://www.googleapis.com", .bearer),
         "hubspot": ("https://api.hubapi.com", .bearer), "linear": ("https://api.linear.app", .bearer),

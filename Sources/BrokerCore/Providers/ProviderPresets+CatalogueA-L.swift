@@ -98,7 +98,7 @@ extension ProviderPresets {
         c.refreshTokenRotates = true
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "name"
-        c.apiBaseURL = "https://api.box.com"
+        c.apiBaseURL = "https://api.box.com/2.0"
         return c
     }()
 
@@ -138,7 +138,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = ["account_id"]
         c.revocationStyle = .bearer
-        c.apiBaseURL = "https://api.dropboxapi.com"
+        c.apiBaseURL = "https://api.dropboxapi.com/2"
         return c
     }()
 
