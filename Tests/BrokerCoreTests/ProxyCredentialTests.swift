@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerTestSupport
 import Testing
 
 /// How ``ProxyOutbound`` places an account's credential on the request to the provider, one test per placement.
@@ -182,5 +183,16 @@ struct ProxyCredentialTests {
         #expect(throws: ProxyOutbound.Failure.self) {
             try Self.make("https://api.example.com/v1", path: "/../admin", credential: credential, placement: .init())
         }
+    }
+
+    @Test func anAccountsCredentialIsItsTokensWithTheProvidersClientCredentials() throws {
+        var twitter = try #require(ProviderPresets.preset(named: "twitter", environment: [:]))
+        twitter.clientID = "consumer-key"
+        twitter.clientSecret = Secret("consumer-secret")
+        let credential = ProxyCredential(account: Account.makeFull(), provider: twitter)
+        #expect(credential.accessToken.value == "access-SENTINEL-1" && credential.tokenSecret?.value == "secret-SENTINEL-3")
+        #expect(credential.clientID == "consumer-key" && credential.clientSecret?.value == "consumer-secret")
+        #expect(Set(credential.secretValues) == ["access-SENTINEL-1", "secret-SENTINEL-3", "consumer-secret"])
+        #expect(!"\(credential)".contains("SENTINEL") && !"\(credential)".contains("consumer-secret"))
     }
 }
