@@ -140,6 +140,13 @@ struct ProxyCredentialTests {
             .authorizationHeader(method: "POST", url: "https://api.twitter.com/2/tweets")
         #expect(Self.values(json, "Authorization") == [unsigned])
         let form: [Field] = [("Content-Type", "application/x-www-form-urlencoded")]
+        for (query, body) in [("oauth_token=other", [UInt8]()), ("a=1", Array("oauth_signature=x".utf8))] {
+            #expect(throws: ProxyOutbound.Failure.refused(reason: "the request names a parameter the broker sets")) {
+                try Self.make(
+                    "https://api.twitter.com", method: "POST", path: "/1.1/x.json", query: query, headers: form,
+                    credential: credential, placement: .init(token: .oauth1Signature), body: body, makeSigner: fixed)
+            }
+        }
         for body: [UInt8]? in [nil, Array("a=%zz".utf8), Array("a=caf\u{e9}".utf8), [UInt8](repeating: 0x61, count: (1 << 20) + 1)] {
             #expect(throws: ProxyOutbound.Failure.self) {
                 try Self.make(

@@ -88,6 +88,12 @@ public enum ProxyOutbound {
             if let key = credential.apiKey?.value, TMDBClient.isReadAccessToken(key) { own.append(("Authorization", "Bearer " + key)) }
         case .oauth1Signature:
             let form = try signedFormParameters(callerHeaders, body: body)
+            // RFC 5849 §3.5: protocol parameters travel in one place, here the header; a caller's `oauth_*` in the
+            // query or body would be signed as a second, conflicting copy.
+            let names = PercentEncoding.parseForm(query ?? "", .lenient).map(\.name) + form.map(\.0)
+            guard !names.contains(where: { $0.hasPrefix("oauth_") }) else {
+                throw .refused(reason: "the request names a parameter the broker sets")
+            }
             own.append(("Authorization", try oauth1Header(method: method, url: url, form: form, credential, makeSigner)))
         }
         let replaced = Set(own.map { $0.name.lowercased() })
