@@ -70,7 +70,8 @@ extension ProviderPresets {
     /// Salesforce at the login host in `SALESFORCE_LOGIN_HOST` (`login.salesforce.com`; `test.salesforce.com` for a
     /// sandbox, or a My Domain host): `refresh_token` scope, PKCE S256, the user as `organization_id` and `user_id` from
     /// OpenID userinfo, revocation without client authentication. Token answers carry no `expires_in`, so the broker
-    /// cannot know when to refresh; the `instance_url` API calls go to is not kept (docs/providers.md).
+    /// cannot know when to refresh. No API base: each org's API is at its own `instance_url`, kept with the account
+    /// under `raw`, which a preset cannot name (docs/providers.md, "API base and credential placement for /proxy").
     static let salesforce: ProviderConfiguration = {
         var c = ProviderConfiguration(
             name: "salesforce", kind: .oauth2,
