@@ -46,6 +46,12 @@ public struct ProviderConfiguration: Sendable {
     /// Whether the API proxy may reach `apiBaseURL`'s host on a private or special-purpose address
     /// (`api_allow_private`, for a provider deployed on-premise); false refuses such addresses.
     public var apiAllowPrivate: Bool = false
+    /// The query parameter the API proxy carries the access token in instead of `Authorization: Bearer`
+    /// (`api_token_param`; Weibo's `access_token`); see ``ProxyCredentialPlacement``.
+    public var apiTokenParameter: String? = nil
+    /// A header field the API proxy sets to the client id on every call (`api_client_id_header`; Twitch Helix's
+    /// `Client-Id`); see ``ProxyCredentialPlacement``.
+    public var apiClientIDHeader: String? = nil
     /// The OAuth 1.0a "Sign in with" endpoint (Twitter `oauth/authenticate`).
     public var authenticateURL: String?
     /// How each missing setting is named to the operator: a key such as `client_id` maps to `WEIBO_CLIENT_ID` for presets.

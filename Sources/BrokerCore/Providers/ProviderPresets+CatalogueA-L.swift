@@ -36,6 +36,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer = TokenAnswerLayout(userIDFields: ["data.gid"], userNameField: "data.name")
         c.userRequest.userNameField = "data.name"
+        c.apiBaseURL = "https://app.asana.com/api/1.0"
         return c
     }()
 
@@ -62,6 +63,7 @@ extension ProviderPresets {
                 name: "accessible_resources", url: "https://api.atlassian.com/oauth/token/accessible-resources",
                 fields: ["id", "url", "name", "scopes"])
         ]
+        c.apiBaseURL = "https://api.atlassian.com"
         return c
     }()
 
@@ -78,6 +80,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "display_name"
+        c.apiBaseURL = "https://api.bitbucket.org/2.0"
         return c
     }()
 
@@ -95,6 +98,7 @@ extension ProviderPresets {
         c.refreshTokenRotates = true
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "name"
+        c.apiBaseURL = "https://api.box.com/2.0"
         return c
     }()
 
@@ -114,6 +118,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "username"
+        c.apiBaseURL = "https://discord.com/api"
         return c
     }()
 
@@ -133,6 +138,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = ["account_id"]
         c.revocationStyle = .bearer
+        c.apiBaseURL = "https://api.dropboxapi.com/2"
         return c
     }()
 
@@ -152,6 +158,7 @@ extension ProviderPresets {
         c.refreshURL = "https://api.figma.com/v1/oauth/refresh"
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "handle"
+        c.apiBaseURL = "https://api.figma.com"
         return c
     }()
 
@@ -173,6 +180,7 @@ extension ProviderPresets {
         c.refreshTokenRotates = true
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "username"
+        c.apiBaseURL = "{base_url}/api/v4"
         return c
     }()
 
@@ -192,6 +200,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest = UserInfoRequest(introspection: true, userNameField: "user")
+        c.apiBaseURL = "https://api.hubapi.com"
         return c
     }()
 
@@ -211,6 +220,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest = UserInfoRequest(jsonBody: #"{"query":"{ viewer { id name } }"}"#, userNameField: "data.viewer.name")
+        c.apiBaseURL = "https://api.linear.app"
         return c
     }()
 
@@ -227,6 +237,7 @@ extension ProviderPresets {
             settingNames: credentials("LINKEDIN")
         )
         c.tokenAnswer.userIDFields = []
+        c.apiBaseURL = "https://api.linkedin.com"
         return c
     }()
 }

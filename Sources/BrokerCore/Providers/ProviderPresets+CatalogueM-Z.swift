@@ -17,6 +17,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "displayName"
+        c.apiBaseURL = "https://graph.microsoft.com"
         return c
     }()
 
@@ -40,6 +41,7 @@ extension ProviderPresets {
         c.revocationStyle = .json
         c.revokesAccessToken = true
         c.requestHeaders = [("Notion-Version", "2025-09-03")]
+        c.apiBaseURL = "https://api.notion.com/v1"
         return c
     }()
 
@@ -61,13 +63,15 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.requestHeaders = [("User-Agent", "web:token-broker:1.0 (OAuth token broker)")]
+        c.apiBaseURL = "https://oauth.reddit.com"
         return c
     }()
 
     /// Salesforce at the login host in `SALESFORCE_LOGIN_HOST` (`login.salesforce.com`; `test.salesforce.com` for a
     /// sandbox, or a My Domain host): `refresh_token` scope, PKCE S256, the user as `organization_id` and `user_id` from
     /// OpenID userinfo, revocation without client authentication. Token answers carry no `expires_in`, so the broker
-    /// cannot know when to refresh; the `instance_url` API calls go to is not kept (docs/providers.md).
+    /// cannot know when to refresh. No API base: each org's API is at its own `instance_url`, kept with the account
+    /// under `raw`, which a preset cannot name (docs/providers.md, "API base and credential placement for /proxy").
     static let salesforce: ProviderConfiguration = {
         var c = ProviderConfiguration(
             name: "salesforce", kind: .oauth2,
@@ -104,6 +108,7 @@ extension ProviderPresets {
         c.tokenAnswer = TokenAnswerLayout(tokensAt: "authed_user", userIDFields: ["team.id", "authed_user.id"])
         c.refreshTokenRotates = true
         c.revocationStyle = .bearer
+        c.apiBaseURL = "https://slack.com/api"
         return c
     }()
 
@@ -122,6 +127,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "display_name"
+        c.apiBaseURL = "https://api.spotify.com"
         return c
     }()
 
@@ -143,6 +149,7 @@ extension ProviderPresets {
         )
         c.tokenAnswer = TokenAnswerLayout(userIDFields: ["athlete.id"], userNameField: "athlete.username")
         c.userRequest.userNameField = "username"
+        c.apiBaseURL = "https://www.strava.com/api/v3"
         return c
     }()
 
@@ -164,6 +171,8 @@ extension ProviderPresets {
         c.userRequest = UserInfoRequest(authScheme: "OAuth", userNameField: "login")
         c.revokesAccessToken = true
         c.revokeSendsClientID = true
+        c.apiBaseURL = "https://api.twitch.tv/helix"
+        c.apiClientIDHeader = "Client-Id"
         return c
     }()
 
@@ -185,6 +194,7 @@ extension ProviderPresets {
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "display_name"
         c.revokesAccessToken = true
+        c.apiBaseURL = "https://api.zoom.us/v2"
         return c
     }()
 }

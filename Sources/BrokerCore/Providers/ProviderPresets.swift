@@ -38,6 +38,7 @@ public enum ProviderPresets {
             preset.refreshURL = fill(preset.refreshURL)
             preset.userURL = fill(preset.userURL)
             preset.revokeURL = fill(preset.revokeURL)
+            preset.apiBaseURL = fill(preset.apiBaseURL)
             if name == "microsoft", variable.name == "tenant", !staticEndpoints, isTenantID(value) {
                 preset = microsoftDiscovery(preset, tenant: value)
             }
@@ -81,21 +82,27 @@ public enum ProviderPresets {
         ["client_id": prefix + "_CLIENT_ID", "client_secret": prefix + "_CLIENT_SECRET"]
     }
 
-    /// Sina Weibo: comma-separated scopes, no PKCE, `uid` in the token response, `get_uid.json` otherwise.
-    static let weibo = ProviderConfiguration(
-        name: "weibo", kind: .oauth2,
-        authorizeURL: "https://api.weibo.com/oauth2/authorize",
-        tokenURL: "https://api.weibo.com/oauth2/access_token",
-        userURL: "https://api.weibo.com/2/account/get_uid.json",
-        userIDFields: ["uid"],
-        userTokenParameter: "access_token",
-        revokeURL: "https://api.weibo.com/oauth2/revokeoauth2",
-        revokeTokenParameter: "access_token",
-        revokeAuthenticatesClient: false,
-        scopeSeparator: ",",
-        settingNames: ["client_id": "WEIBO_CLIENT_ID", "client_secret": "WEIBO_CLIENT_SECRET"],
-        displayName: "Weibo"
-    )
+    /// Sina Weibo: comma-separated scopes, no PKCE, `uid` in the token response, `get_uid.json` otherwise; API calls
+    /// carry the token as the `access_token` parameter, as `get_uid.json` does.
+    static let weibo: ProviderConfiguration = {
+        var c = ProviderConfiguration(
+            name: "weibo", kind: .oauth2,
+            authorizeURL: "https://api.weibo.com/oauth2/authorize",
+            tokenURL: "https://api.weibo.com/oauth2/access_token",
+            userURL: "https://api.weibo.com/2/account/get_uid.json",
+            userIDFields: ["uid"],
+            userTokenParameter: "access_token",
+            revokeURL: "https://api.weibo.com/oauth2/revokeoauth2",
+            revokeTokenParameter: "access_token",
+            revokeAuthenticatesClient: false,
+            scopeSeparator: ",",
+            apiBaseURL: "https://api.weibo.com/2",
+            settingNames: ["client_id": "WEIBO_CLIENT_ID", "client_secret": "WEIBO_CLIENT_SECRET"],
+            displayName: "Weibo"
+        )
+        c.apiTokenParameter = "access_token"
+        return c
+    }()
 
     /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07);
     /// the API proxy's base is the REST API root.
@@ -127,6 +134,9 @@ public enum ProviderPresets {
             settingNames: ["client_id": "GOOGLE_CLIENT_ID", "client_secret": "GOOGLE_CLIENT_SECRET"],
             displayName: "Google"
         )
+        // The root of Google's REST APIs on googleapis.com (`/oauth2/v3/userinfo`, `/drive/v3/…`, `/calendar/v3/…`);
+        // a few (Gmail on gmail.googleapis.com) have their own host, for which a file entry names another base.
+        google.apiBaseURL = "https://www.googleapis.com"
         google.issuer = "https://accounts.google.com"
         // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
         google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
@@ -145,6 +155,8 @@ public enum ProviderPresets {
         userIDFields: ["id_str"],
         requestTokenURL: "https://api.twitter.com/oauth/request_token",
         accessTokenURL: "https://api.twitter.com/oauth/access_token",
+        // The API host; callers name the version (`/1.1/…`, `/2/…`), and every call is signed (RFC 5849 §3.5.1).
+        apiBaseURL: "https://api.twitter.com",
         settingNames: ["client_id": "TWITTER_CONSUMER_KEY", "client_secret": "TWITTER_CONSUMER_SECRET"],
         displayName: "Twitter"
     )

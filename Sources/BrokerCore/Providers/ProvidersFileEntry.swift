@@ -73,6 +73,7 @@ struct ProvidersFileEntry {
         if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
         if settings["api_base_url"] != nil { c.apiBaseURL = try apiBaseURL(kind: c.kind) }
         if let value = try bool("api_allow_private") { c.apiAllowPrivate = value }
+        try applyProxy(to: &c)
         if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
         if settings["user_id_field"] != nil {
             c.userIDFields = try paths("user_id_field") ?? []

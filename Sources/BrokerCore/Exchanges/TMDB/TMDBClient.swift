@@ -36,8 +36,10 @@ public struct TMDBClient: Sendable {
     /// Whether the key is an API Read Access Token: three base64url segments starting `eyJ` (a JWT), sent as Bearer.
     ///
     /// A v3 API key is 32 hex digits, so the two shapes cannot be confused.
-    public var usesBearer: Bool {
-        let key = settings.apiKey.value
+    public var usesBearer: Bool { Self.isReadAccessToken(settings.apiKey.value) }
+
+    /// Whether `key` is an API Read Access Token (a JWT) rather than a v3 API key; the API proxy asks it too.
+    public static func isReadAccessToken(_ key: String) -> Bool {
         guard key.hasPrefix("eyJ") else { return false }
         let segments = key.split(separator: ".", omittingEmptySubsequences: false)
         return segments.count == 3

@@ -1,0 +1,106 @@
+/// The header fields an API proxy call forwards: the caller's towards the provider, the provider's back to the caller.
+///
+/// A proxy is an intermediary (RFC 9110 §3.7): hop-by-hop fields describe one connection and are never forwarded
+/// (RFC 9110 §7.6.1), framing is the sending side's own (RFC 9112 §6), and credentials stay on the side they belong to:
+/// the caller's `Authorization` names the broker's API key, never the provider's account, and the provider's cookies
+/// would tie every caller to one browser session of the account. Fields arrive from the internet, so a name that is not
+/// an RFC 9110 §5.1 token or a value with bytes outside RFC 9110 §5.5's field-value is dropped; nothing here traps.
+public enum ProxyHeaders {
+    /// One header field as it travels: its name as written and its value.
+    public typealias Field = (name: String, value: String)
+
+    /// Fields (lowercase) never forwarded in either direction: hop-by-hop (RFC 9110 §7.6.1), framing (RFC 9112 §6.1,
+    /// §6.2; the broker frames each message itself), and `Expect` (RFC 9110 §10.1.1), which the broker answers itself.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+        "content-length", "expect",
+    ]
+
+    /// Caller fields (lowercase) never sent to the provider: the broker's API key (`Authorization`, RFC 9110 §11.6.2)
+    /// and the caller's other credentials (`Proxy-Authorization` §11.7.2, `Cookie` RFC 6265 §5.4); `Host`, which the
+    /// outbound client writes for the provider's origin (RFC 9110 §7.2).
+    static let requestDropped: Set<String> = ["authorization", "proxy-authorization", "cookie", "host"]
+
+    /// Provider fields (lowercase) never returned: cookies (RFC 6265 §4.1, RFC 2965's `Set-Cookie2`), and the
+    /// authentication fields meant for the broker as the provider's client (`Proxy-Authenticate` RFC 9110 §11.7.1,
+    /// `Proxy-Authentication-Info` §11.7.3, `Authentication-Info` §11.6.3, which may carry a next credential).
+    static let responseDropped: Set<String> = [
+        "set-cookie", "set-cookie2", "proxy-authenticate", "proxy-authentication-info", "authentication-info",
+    ]
+
+    /// The prefix of the broker's own request fields (`Broker-Account`, …), which select the account and are never forwarded.
+    static let brokerPrefix = "broker-"
+
+    /// The caller's fields to send on to the provider, in order: without credentials, `Host`, hop-by-hop and framing
+    /// fields (and every field `Connection` names), the broker's `Broker-*` fields, and malformed fields.
+    public static func request(_ fields: [Field]) -> [Field] {
+        let named = connectionOptions(fields)
+        return fields.filter { field in
+            guard isWellFormed(field) else { return false }
+            let name = field.name.lowercased()
+            return !hopByHop.contains(name) && !requestDropped.contains(name) && !named.contains(name)
+                && !name.hasPrefix(brokerPrefix)
+        }
+    }
+
+    /// The provider's fields to return to the caller, in order: without cookies, authentication fields for the broker,
+    /// hop-by-hop and framing fields (and every field `Connection` names), malformed fields, and any field whose value
+    /// contains one of `secrets` (the credential the broker placed, should the provider echo it, in a `Location` say).
+    ///
+    /// Secrets shorter than 4 bytes are not looked for: they would match ordinary values, and no provider issues them.
+    public static func response(_ fields: [Field], secrets: [String] = []) -> [Field] {
+        let named = connectionOptions(fields)
+        let sought = secrets.filter { $0.utf8.count >= 4 }
+        return fields.filter { field in
+            guard isWellFormed(field) else { return false }
+            let name = field.name.lowercased()
+            guard !hopByHop.contains(name), !responseDropped.contains(name), !named.contains(name) else { return false }
+            return !sought.contains { field.value.contains($0) }
+        }
+    }
+
+    /// The lowercase field names listed by every `Connection` field (RFC 9110 §7.6.1: `Connection = #connection-option`),
+    /// each a token; list elements are separated by commas with optional whitespace (RFC 9110 §5.6.1).
+    static func connectionOptions(_ fields: [Field]) -> Set<String> {
+        var names: Set<String> = []
+        for field in fields where field.name.lowercased() == "connection" {
+            for element in field.value.utf8.split(separator: 0x2C) {
+                let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
+                guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
+                names.insert(String(decoding: trimmed, as: UTF8.self).lowercased())
+            }
+        }
+        return names
+    }
+
+    /// Whether `field` has an RFC 9110 §5.1 token as its name and a §5.5 field-value: visible bytes, spaces, tabs and
+    /// obs-text, never CR, LF, NUL or another control byte, with no leading or trailing whitespace.
+    public static func isWellFormed(_ field: Field) -> Bool {
+        isToken(field.name) && isFieldValue(field.value)
+    }
+
+    /// RFC 9110 §5.6.2: `token = 1*tchar`.
+    public static func isToken(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+    }
+
+    /// RFC 9110 §5.5: `field-value = *field-content`; a value's ends are not whitespace (they would be trimmed).
+    public static func isFieldValue(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard let first = bytes.first, let last = bytes.last else { return true }
+        return !isWhitespace(first) && !isWhitespace(last)
+            && bytes.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// RFC 9110 §5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, digits and letters.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+        case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+        default: false
+        }
+    }
+
+    /// RFC 9110 §5.6.3 `OWS` bytes: space and horizontal tab.
+    static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+}
