@@ -27,7 +27,10 @@ extension Broker {
             backup: BackupHandlers(store: backup, access: access, audit: audit),
             forwardAuth: ForwardAuthHandler(
                 accounts: services.accounts, registry: registry, access: access, audit: audit),
-            cors: CORSPolicy(origins: c.corsOrigins))
+            proxy: ProxyHandler(
+                accounts: services.accounts, registry: registry, access: access, audit: audit, metrics: services.metrics.proxy,
+                client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.proxyTimeout),
+            proxyMaxBodyBytes: c.proxyMaxBodyBytes, cors: CORSPolicy(origins: c.corsOrigins))
         let server = HTTPServer(
             configuration: serverConfiguration(c, logger: logger), router: router,
             observer: AccessLog(logger: logger, enabled: c.accessLog, access: access),

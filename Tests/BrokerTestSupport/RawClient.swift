@@ -189,6 +189,18 @@ public final class RawClient: @unchecked Sendable {
         }
     }
 
+    /// Reads until the server closes, keeping nothing: the number of bytes received (what was unread included).
+    public func drainCounting() -> Int {
+        var total = buffer.count
+        buffer.removeAll()
+        var scratch = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &scratch, scratch.count, 0)
+            guard n > 0 else { return total }
+            total += n
+        }
+    }
+
     /// Bytes received but not yet returned as a response.
     public var unread: [UInt8] { buffer }
 

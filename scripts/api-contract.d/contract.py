@@ -119,8 +119,10 @@ class Broker:
         providers = os.path.join(workdir, "providers.json")
         # An OpenID provider whose issuer never answers: listed as unavailable, its sign-ins refused with 503.
         down = {"kind": "oidc", "issuer": "http://127.0.0.1:9", "client_id": "down-client", "client_secret": "down-secret"}
+        # The fake's resource server is acme's API, on loopback: allowed explicitly, as a private provider would be.
+        acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True)
         with open(providers, "w") as f:
-            json.dump({"providers": dict(provider.providers, **{"down-oidc": down})}, f)
+            json.dump({"providers": dict(provider.providers, **{"acme": acme, "down-oidc": down})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -579,6 +581,24 @@ def test_forward_auth(t):
     expect(t.call("GET", "/auth", by_user), 404, "not_found")
 
 
+def test_proxy(t):
+    expect(sign_in(t, uid="8101")[0], 200)
+    t.provider.configure(uid="4242")
+    named = dict(API, **{"Broker-Account": "acme:8101"})
+    for method in ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]:
+        relayed = t.call(method, "/proxy/echo", named, body="ping" if method in ["POST", "PUT", "PATCH"] else b"")
+        expect(relayed, 200)
+        assert relayed.header("Broker-Account") == "acme:8101", relayed.headers
+        assert relayed.header("Set-Cookie") is None, relayed.headers
+    limited = t.call("GET", "/proxy/limited", named)
+    expect(limited, 429)
+    assert limited.header("Retry-After") == "3600", limited.headers
+    expect(t.call("GET", "/proxy/echo", {"Broker-Account": "acme:8101"}), 401, "unauthorized")
+    expect(t.call("GET", "/proxy/echo", API), 400, "bad_request")
+    expect(t.call("GET", "/proxy/%2e%2e", named), 400, "bad_request")
+    expect(t.call("GET", "/proxy/echo", dict(API, **{"Broker-Account": "acme:999"})), 404, "not_found")
+
+
 def test_deleting_accounts(t):
     done, jar = sign_in(t, uid="7001")
     expect(done, 200)
@@ -672,7 +692,7 @@ def test_app_tokens(t):
 
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
-         test_preflights, test_refreshing_an_account, test_forward_auth, test_deleting_accounts, test_disconnect_from_the_page,
+         test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_deleting_accounts, test_disconnect_from_the_page,
          test_webhook_outbox, test_backup, test_app_tokens]
 
 

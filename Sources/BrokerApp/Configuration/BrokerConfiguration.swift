@@ -51,6 +51,11 @@ public struct BrokerConfiguration: Sendable {
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
     public var upstreamMaxBytes = EpollUpstreamClient.defaultMaxResponseBytes
+    /// Seconds a proxied call (`/proxy/…`) may take, from the request to the last byte of the answer
+    /// (`BROKER_PROXY_TIMEOUT`): a download or an event stream longer than this is cut.
+    public var proxyTimeout: Double = 300
+    /// The largest request body `/proxy/…` takes (`BROKER_PROXY_MAX_BODY_BYTES`); it streams, so this bounds time, not memory.
+    public var proxyMaxBodyBytes = 100 << 20
     /// A PEM file of CA certificates the native client trusts for `https://` besides the system's store
     /// (`BROKER_UPSTREAM_CA_FILE`): a private CA is added, certificate checking is never turned off.
     public var upstreamCAFile: String?
@@ -152,6 +157,8 @@ public struct BrokerConfiguration: Sendable {
         c.upstreamMaxBytes = try read.integer(
             "BROKER_UPSTREAM_MAX_BYTES", default: EpollUpstreamClient.defaultMaxResponseBytes,
             range: 1024...64 << 20)
+        c.proxyTimeout = try read.seconds("BROKER_PROXY_TIMEOUT", default: 300)
+        c.proxyMaxBodyBytes = try read.integer("BROKER_PROXY_MAX_BODY_BYTES", default: 100 << 20, range: 1024...(1 << 40))
         // The URLSession client is no longer linked into token-broker: `native` is the only client, so anything else stops.
         if let client = read.raw("BROKER_UPSTREAM_CLIENT"), client != "native" {
             throw ConfigurationError(

@@ -12,6 +12,9 @@ struct AuditEvent: Sendable {
         /// `GET /auth` (forward authentication) handed the token to a gateway in a header (or, after authorising
         /// the caller, failed to).
         case tokenForwarded = "token_forwarded"
+        /// `/proxy/…` called the provider's API with the account's credential (details: method, host, path without
+        /// the query, status, bytes each way, milliseconds), or, after authorising the caller, failed to.
+        case proxyCall = "proxy_call"
         /// `POST /account/refresh` refreshed the token and answered with it (or failed to).
         case tokenRefreshed = "token_refreshed"
         /// `GET /app-token` answered with a client credentials token.

@@ -13,6 +13,8 @@ final class BrokerMetrics: Sendable {
     let refresh = RefreshMetrics()
     /// Durations and failures of every provider call by provider and step.
     let providerCalls = ProviderCallMetrics()
+    /// Proxied calls by provider and status class.
+    let proxy = ProxyMetrics()
     /// Failed outbound calls by target and cause.
     let upstreamErrors: UpstreamErrorMetrics
     /// Sign-ins started, completed and failed by provider.
@@ -44,6 +46,7 @@ final class BrokerMetrics: Sendable {
         out += MetricsRenderer.single("broker_ready", .gauge, "Whether the broker is ready for traffic (1) or not (0).", ready ? 1 : 0)
         out += MetricsRenderer.renderRefresh(refresh.snapshot())
         out += providerCalls.render()
+        out += proxy.render()
         out += upstreamErrors.render()
         out += flows.render()
         out += appTokens.render()

@@ -9,7 +9,8 @@ enum BrokerRoutes {
     /// The routes; `metrics` answers `/metrics`, nil when it is served on a listener of its own.
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
-        appTokens: AppTokenHandlers, backup: BackupHandlers, forwardAuth: ForwardAuthHandler, cors: CORSPolicy
+        appTokens: AppTokenHandlers, backup: BackupHandlers, forwardAuth: ForwardAuthHandler, proxy: ProxyHandler,
+        proxyMaxBodyBytes: Int, cors: CORSPolicy
     ) -> Router {
         var router = Router(refusals: .errorBody)
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -45,6 +46,10 @@ enum BrokerRoutes {
         for method in [HTTPMethod.GET, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
             router.add(method, "/auth", .async(forwardAuth.authenticate))
             router.add(method, prefix: "/auth/", .async(forwardAuth.authenticate))
+        }
+        // The API proxy: any method but CONNECT and TRACE, bodies streamed both ways.
+        for method in [HTTPMethod.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
+            router.add(method, prefix: ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
         }
         router.get("/providers", oauth.providers)
         router.add(.GET, "/webhooks", .async(webhooks.list))

@@ -71,8 +71,8 @@ struct ProvidersFileEntry {
         if settings["revoke_url"] != nil { c.revokeURL = try url("revoke_url") }
         if settings["request_token_url"] != nil { c.requestTokenURL = try url("request_token_url") }
         if settings["access_token_url"] != nil { c.accessTokenURL = try url("access_token_url") }
-        if settings["api_base_url"] != nil { c.apiBaseURL = try apiBaseURL(kind: c.kind) }
         if let value = try bool("api_allow_private") { c.apiAllowPrivate = value }
+        if settings["api_base_url"] != nil { c.apiBaseURL = try apiBaseURL(kind: c.kind, allowingHTTP: c.apiAllowPrivate) }
         try applyProxy(to: &c)
         if settings["authenticate_url"] != nil { c.authenticateURL = try url("authenticate_url") }
         if settings["user_id_field"] != nil {
@@ -97,12 +97,13 @@ struct ProvidersFileEntry {
     }
 
     /// `api_base_url`: TMDB's as any http(s) URL, as before; for the other kinds the base the API proxy joins a caller's
-    /// path to (issue 31), so an `https://` URL without userinfo, query or fragment, with an optional path prefix.
-    private func apiBaseURL(kind: ProviderKind) throws(ProviderConfigurationError) -> String? {
+    /// path to (issue 31), so an `https://` URL without userinfo, query or fragment, with an optional path prefix
+    /// (`http://` only for a provider the file lets the proxy reach on a private address, `api_allow_private`).
+    private func apiBaseURL(kind: ProviderKind, allowingHTTP: Bool) throws(ProviderConfigurationError) -> String? {
         guard let text = try url("api_base_url") else { return nil }
         guard kind != .tmdb else { return text }
         do throws(ProxyTarget.Failure) {
-            _ = try ProxyTarget.Base(text)
+            _ = try ProxyTarget.Base(text, allowingHTTP: allowingHTTP)
         } catch {
             switch error {
             case .invalidBase(let reason), .refused(let reason): throw failure("api_base_url", reason)

@@ -16,22 +16,28 @@ public enum ProxyTarget {
         case refused(reason: String)
     }
 
-    /// A checked API base: its origin (`https://host[:port]`, host lowercased) and path prefix (no trailing `/`).
+    /// A checked API base: its origin (`https://host[:port]`, or `http://` where allowed; host lowercased) and path prefix (no trailing `/`).
     public struct Base: Sendable, Equatable {
-        /// `https://` and the authority, as configured but for the case of the scheme and host.
+        /// The scheme and the authority, as configured but for the case of the scheme and host.
         public let origin: String
         /// The host alone (lowercased; an IPv6 literal keeps its brackets).
         public let host: String
         /// The path prefix, empty or starting with `/`, without a trailing `/`.
         public let prefix: String
 
-        /// Checks `url` as an API base.
-        public init(_ url: String) throws(Failure) {
+        /// Checks `url` as an API base: `https://`, or `http://` too with `allowingHTTP` (a provider on the operator's
+        /// own network, which the providers file marks `api_allow_private`).
+        public init(_ url: String, allowingHTTP: Bool = false) throws(Failure) {
             let bytes = Array(url.utf8)
-            let scheme = Array("https://".utf8)
-            guard bytes.count > scheme.count, bytes[..<scheme.count].map({ $0 | 0x20 }) == scheme.map({ $0 | 0x20 }) else {
-                throw .invalidBase(reason: "must be an https:// URL")
+            func hasScheme(_ text: String) -> Bool {
+                let scheme = Array(text.utf8)
+                return bytes.count > scheme.count && bytes[..<scheme.count].map({ $0 | 0x20 }) == scheme
             }
+            let plain = allowingHTTP && hasScheme("http://")
+            guard plain || hasScheme("https://") else {
+                throw .invalidBase(reason: allowingHTTP ? "must be an https:// or http:// URL" : "must be an https:// URL")
+            }
+            let scheme = Array((plain ? "http://" : "https://").utf8)
             let rest = bytes[scheme.count...]
             let authorityEnd = rest.firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? rest.endIndex
             let authority = Array(rest[..<authorityEnd])
@@ -48,7 +54,7 @@ public enum ProxyTarget {
             }
             self.host = host
             let port = authority.count > host.utf8.count ? String(decoding: authority[host.utf8.count...], as: UTF8.self) : ""
-            origin = "https://" + host + port
+            origin = (plain ? "http://" : "https://") + host + port
             self.prefix = String(decoding: prefix, as: UTF8.self)
         }
 
@@ -93,7 +99,7 @@ public enum ProxyTarget {
             out += "?" + query
         }
         // Belt and braces: whatever was joined, the host read back from the result is the base's, byte for byte.
-        let rest = Array(out.utf8).dropFirst("https://".utf8.count)
+        let rest = Array(out.utf8).dropFirst(base.origin.hasPrefix("http://") ? 7 : 8)
         let authorityEnd = rest.firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? rest.endIndex
         guard Base.host(of: Array(rest[..<authorityEnd])) == base.host else {
             throw .refused(reason: "the URL would leave the API's host")

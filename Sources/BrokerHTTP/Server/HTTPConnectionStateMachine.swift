@@ -470,7 +470,15 @@ struct HTTPConnectionStateMachine {
         let status = response.status.code
         let hasBody = head.method != .HEAD && status != 204 && status != 304 && status >= 200
         guard let stream = response.stream, hasBody else {
-            return (queue(response, head: head, route: route, close: close, includeBody: head.method != .HEAD, now: now), false)
+            // A HEAD answer of a stream says its length when known, as the GET would (RFC 9110 §9.3.2); none otherwise.
+            let framing = response.stream.map { stream -> ResponseEncoder.StreamFraming in
+                stream.length.map { .length($0) } ?? .closeDelimited
+            }
+            return (
+                queue(
+                    response, head: head, route: route, close: close, includeBody: head.method != .HEAD,
+                    streamFraming: head.method == .HEAD ? framing : nil, now: now), false
+            )
         }
         close = close || draining || peerClosed
         let framing: ResponseEncoder.StreamFraming
@@ -700,7 +708,7 @@ struct HTTPConnectionStateMachine {
     /// or to `closing` when the connection must close (RFC 9112 §9.6: `Connection: close`).
     private mutating func queue(
         _ response: Response, head: HTTPRequestHead?, route: Int?, close: Bool,
-        includeBody: Bool, now: UInt64
+        includeBody: Bool, streamFraming: ResponseEncoder.StreamFraming? = nil, now: UInt64
     ) -> Completed {
         let closing = close || draining || peerClosed
         // RFC 9112 §9.3: an HTTP/1.0 client that asked for keep-alive is told it is kept.
@@ -709,7 +717,7 @@ struct HTTPConnectionStateMachine {
         requestID = nil
         ResponseEncoder.encode(
             response, includeBody: includeBody, close: closing, keepAliveHTTP10: keepAlive10,
-            requestID: id, date: date(), into: &output)
+            requestID: id, date: date(), streamFraming: streamFraming, into: &output)
         if closing {
             state = .closing
             disarm()

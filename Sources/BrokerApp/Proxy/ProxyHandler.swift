@@ -1,0 +1,170 @@
+import BrokerCore
+import BrokerHTTP
+import Foundation
+
+/// `/proxy/<path>`: calls the provider's API for the caller with an account's credential, which never leaves the broker.
+///
+/// The caller (API key only) names the account as ``AccountSelector`` reads it, from headers alone: the query goes on to
+/// the provider. The request goes to the provider's `api_base_url` plus `<path>` and the query (``ProxyTarget``), with
+/// the caller's fields filtered and the credential placed the provider's way (``ProxyOutbound``), under an
+/// ``AddressPolicy`` that refuses private and special-purpose addresses before any socket unless the providers file
+/// allows that host (`api_allow_private`). Bodies stream both ways; redirects come back as they are, never followed.
+///
+/// A `401` from the provider refreshes the account (the single flight of reads, across replicas) and replays the call
+/// once when its body was kept (≤ 1 MiB); otherwise the `401` goes back with `Broker-Refreshed: true` so the caller may
+/// retry. Any other status (a `429` or `503` with its `Retry-After` among them) goes back at once. An account that
+/// needs re-authorization is `410` without a call.
+struct ProxyHandler: Sendable {
+    let accounts: AccountService
+    let registry: ProviderRegistry
+    let access: AccessControl
+    let audit: AuditTrail
+    let metrics: ProxyMetrics
+    let client: HTTPClient
+    /// Seconds a whole call may take, answer body included.
+    let timeout: Double
+
+    /// The route prefix; what follows it (from its `/`) is the path under the API base.
+    static let prefix = "/proxy/"
+    /// The largest body kept whole, so that a call refused with `401` can be sent again after a refresh.
+    static let keptBodyLimit = 1 << 20
+
+    /// Answers one proxied call.
+    func proxy(_ request: Request) async -> Response {
+        let started = ContinuousClock.now
+        // The API key only: a browser's session cookie never reaches a provider's API through the broker.
+        guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
+        var call = ProxyCall(request: request, caller: caller, started: started)
+        do throws(BrokerError) {
+            let id = try await AccountSelector.from(request, readingQuery: false).resolve(in: accounts)
+            call.accountID = id
+            let account = try await accounts.account(id: try AccountID.stored(id))
+            call.account = account
+            guard let provider = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
+            let base = try Self.base(of: provider)
+            call.host = base.host
+            let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)
+            return try await forward(&call, account: account, provider: provider, base: base, body: body)
+        } catch {
+            return finish(call, failing: error)
+        }
+    }
+
+    /// The provider's checked API base; `503 provider_not_configured` without one.
+    static func base(of provider: ProviderConfiguration) throws(BrokerError) -> ProxyTarget.Base {
+        guard let text = provider.apiBaseURL else { throw .providerNotConfigured(provider.name, missing: ["api_base_url"]) }
+        do throws(ProxyTarget.Failure) {
+            return try ProxyTarget.Base(text, allowingHTTP: provider.apiAllowPrivate)
+        } catch {
+            throw .providerUnavailable(provider.name, reason: "its api_base_url cannot be proxied to")
+        }
+    }
+
+    /// Sends the call, and once more after a refresh when the provider refused the token and the body was kept.
+    private func forward(
+        _ call: inout ProxyCall, account: Account, provider: ProviderConfiguration, base: ProxyTarget.Base, body: ProxyBody
+    ) async throws(BrokerError) -> Response {
+        var account = account
+        var refreshed = false
+        while true {
+            let credential = ProxyCredential(account: account, provider: provider)
+            let outbound = try Self.outbound(call.request, base: base, provider: provider, credential: credential, body: body)
+            let sent = ContinuousClock.now
+            let answer = try await send(outbound, provider: provider, host: base.host, body: body)
+            call.upstreamSeconds = Self.seconds(since: sent)
+            call.sent = body.sent
+            guard answer.status == 401, !refreshed else {
+                return relay(answer, call: call, credential: credential, refreshed: refreshed)
+            }
+            // RFC 6750 §3.1: the token was refused. Refresh it (once across replicas), then replay a kept body.
+            guard let fresh = await refreshAfterRejection(of: account) else {
+                return relay(answer, call: call, credential: credential, refreshed: false)
+            }
+            metrics.tokenRenewed(provider: provider.name)
+            refreshed = true
+            guard body.isReplayable else {
+                var response = relay(answer, call: call, credential: credential, refreshed: true)
+                response.headers.add(name: "Broker-Refreshed", value: "true")
+                return response
+            }
+            answer.body.cancel()
+            account = fresh
+        }
+    }
+
+    /// The account with a token other than the refused one: refreshed now, or already by another call or replica
+    /// (the refresh's single flight and its reuse window make twenty refused calls one refresh). Nil when it cannot be
+    /// refreshed (no refresh token, a dead grant, the provider failing): the provider's `401` then goes back as it is.
+    private func refreshAfterRejection(of account: Account) async -> Account? {
+        guard let id = try? AccountID.stored(account.id) else { return nil }
+        if let current = try? await accounts.account(id: id), current.accessToken.value != account.accessToken.value {
+            return current
+        }
+        return try? await accounts.refreshNow(id: id)
+    }
+
+    /// The outbound request: URL, filtered fields with the credential placed, and the body.
+    private static func outbound(
+        _ request: Request, base: ProxyTarget.Base, provider: ProviderConfiguration, credential: ProxyCredential,
+        body: ProxyBody
+    ) throws(BrokerError) -> HTTPClientRequest {
+        let made: ProxyOutbound.Request
+        do throws(ProxyOutbound.Failure) {
+            made = try ProxyOutbound.make(
+                method: request.method.rawValue, base: base, path: String(request.path.dropFirst(prefix.count - 1)),
+                query: request.head.query, callerHeaders: request.headers.fields, credential: credential,
+                placement: ProxyCredentialPlacement(provider: provider), body: body.kept)
+        } catch {
+            switch error {
+            case .refused(let reason): throw .badRequest("The call cannot be proxied: \(reason).")
+            case .unusable(let reason): throw .providerUnavailable(provider.name, reason: reason)
+            }
+        }
+        // RFC 9110 §15.4: a redirect is the provider's answer to the caller, so the client follows none.
+        return HTTPClientRequest(
+            method: request.method.rawValue, url: made.url, headers: made.headers, body: body.outbound,
+            addressPolicy: AddressPolicy(allowedHosts: provider.apiAllowPrivate ? [base.host] : []))
+    }
+
+    /// Sends `request`; an idempotent call with a kept body is tried once more when the connection could not be made.
+    private func send(
+        _ request: HTTPClientRequest, provider: ProviderConfiguration, host: String, body: ProxyBody
+    ) async throws(BrokerError) -> HTTPClientResponse {
+        var retried = false
+        while true {
+            do {
+                return try await client.stream(request, timeout: timeout)
+            } catch {
+                // RFC 9110 §9.2.2: only a request that never reached the provider, and may be sent twice, goes again.
+                if !retried, body.isReplayable, request.isIdempotentMethod, error == .connectRefused || error == .connectTimeout {
+                    retried = true
+                    continue
+                }
+                throw Self.failure(error, provider: provider.name)
+            }
+        }
+    }
+
+    /// The broker error for a call that got no answer; its message names the cause, never the URL.
+    static func failure(_ error: HTTPClientError, provider: String) -> BrokerError {
+        switch error {
+        case .deadline, .connectTimeout:
+            return .upstreamTimeout(step: "proxy")
+        case .addressRefused:
+            return .upstreamError(
+                step: "proxy", reason: "the API host resolves to a private or special-purpose address the providers file does not allow")
+        default:
+            return .upstreamError(step: "proxy", reason: error.description)
+        }
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}
+
+extension HTTPClientRequest {
+    /// RFC 9110 §9.2.2: whether the method may be sent twice.
+    var isIdempotentMethod: Bool { ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(method) }
+}
