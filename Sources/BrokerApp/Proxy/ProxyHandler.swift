@@ -46,7 +46,14 @@ struct ProxyHandler: Sendable {
             let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)
             return try await forward(&call, account: account, provider: provider, base: base, body: body)
         } catch {
-            return finish(call, failing: error)
+            var response = finish(call, failing: error)
+            // A refresh the token was due for failed: say when the next try may succeed, as GET /account does.
+            if error.isUpstreamFailure, call.account == nil, let named = call.accountID,
+                let id = try? AccountID.stored(named), let seconds = await accounts.retryAfter(accountID: id)
+            {
+                response.headers.add(name: "Retry-After", value: String(seconds))
+            }
+            return response
         }
     }
 
