@@ -241,9 +241,9 @@ import Glibc
         for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {
             var text = ""
             LogValue.string(value).appendText(to: &text)
-            var bytes: [UInt8] = []
+            var bytes = ByteWriter(capacity: 16)
             LogValue.string(value).appendText(to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value.debugDescription)")
+            #expect(String(decoding: bytes.bytes, as: UTF8.self) == text, "\(value.debugDescription)")
         }
     }
 }

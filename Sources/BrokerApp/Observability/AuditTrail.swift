@@ -15,46 +15,59 @@ struct AuditTrail: Sendable {
 
     /// Records one event.
     func record(_ event: AuditEvent) {
-        var timestamp: [UInt8] = []
-        timestamp.reserveCapacity(24)
-        RFC3339Date.append(Date(), to: &timestamp, alwaysMillis: true)
-        var line: [UInt8] = []
-        line.reserveCapacity(320)
-        if let file {
-            line.append(contentsOf: #"{"ts":""#.utf8)
-            line.append(contentsOf: timestamp)
+        // Both lines are written into one buffer, the file's first; the timestamp is formatted once and copied.
+        var line = ByteWriter(capacity: 512)
+        var stamp = 0..<0
+        if file != nil {
+            line.append(#"{"ts":""#)
+            stamp = Self.appendTimestamp(copying: stamp, to: &line)
             line.append(0x22)
             event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
             line.append(0x7D)
-            line.withUnsafeBufferPointer { file.append(utf8: $0) }
-            line.removeAll(keepingCapacity: true)
         }
+        let fileLineEnd = line.count
         switch logger.format {
         case .json:
-            line.append(contentsOf: #"{"ts":""#.utf8)
-            line.append(contentsOf: timestamp)
-            line.append(contentsOf: #"","level":"info","msg":"audit""#.utf8)
+            line.append(#"{"ts":""#)
+            stamp = Self.appendTimestamp(copying: stamp, to: &line)
+            line.append(#"","level":"info","msg":"audit""#)
             event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
             line.append(0x7D)
         case .text:
-            line.append(contentsOf: timestamp)
-            line.append(contentsOf: " INFO audit".utf8)
+            stamp = Self.appendTimestamp(copying: stamp, to: &line)
+            line.append(" INFO audit")
             event.forEachField { key, value in
                 line.append(0x20)
-                line.append(contentsOf: key.utf8)
+                line.append(key)
                 line.append(0x3D)
                 value.appendText(to: &line)
             }
         }
-        line.withUnsafeBufferPointer { logger.writer.write(utf8: $0) }
+        line.withBytes { bytes in
+            if let file { file.append(utf8: UnsafeBufferPointer(rebasing: bytes[..<fileLineEnd])) }
+            logger.writer.write(utf8: UnsafeBufferPointer(rebasing: bytes[fileLineEnd...]))
+        }
     }
 
     /// Appends `,"key":value`.
-    private static func appendMember(_ key: String, _ value: LogValue, to line: inout [UInt8]) {
-        line.append(contentsOf: #",""#.utf8)
-        line.append(contentsOf: key.utf8)
-        line.append(contentsOf: #"":"#.utf8)
+    private static func appendMember(_ key: String, _ value: LogValue, to line: inout ByteWriter) {
+        line.append(#",""#)
+        line.append(key)
+        line.append(#"":"#)
         value.appendJSON(to: &line)
+    }
+
+    /// Appends the current time (RFC 3339, milliseconds), or a copy of the bytes at `earlier` in `line` when that
+    /// holds one already; returns where the timestamp's bytes are.
+    private static func appendTimestamp(copying earlier: Range<Int>, to line: inout ByteWriter) -> Range<Int> {
+        let start = line.count
+        line.write(atMost: RFC3339Date.maximumCount) { end in
+            guard !earlier.isEmpty else { return RFC3339Date.write(Date(), to: end, alwaysMillis: true) }
+            // `end` is the buffer's start plus `start`, after any growth this write needed.
+            end.update(from: end - start + earlier.lowerBound, count: earlier.count)
+            return earlier.count
+        }
+        return start..<line.count
     }
 
     /// Records an event about account `account`.

@@ -55,25 +55,28 @@ enum AccountJSON {
     }
 
     /// The token answer's other fields as one object: `id_token` first, then the kept extras (already a JSON object's text).
-    private static func raw(_ a: Account, _ out: inout [UInt8]) {
+    private static func raw(_ a: Account, _ out: inout ByteWriter) {
         // The broker wrote the text as one compact object; anything else in a record is left out, not echoed.
-        var inner: [UInt8] = []
-        if let extras = a.extras, extras.utf8.first == UInt8(ascii: "{"), extras.utf8.last == UInt8(ascii: "}") {
-            inner = Array(extras.utf8.dropFirst().dropLast())
+        var extras = a.extras ?? ""
+        extras.withUTF8 { text in
+            var inner = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+            if text.first == UInt8(ascii: "{"), text.last == UInt8(ascii: "}") {
+                inner = UnsafeBufferPointer(rebasing: text.dropFirst().dropLast())
+            }
+            while let first = inner.first, isSpace(first) { inner = UnsafeBufferPointer(rebasing: inner.dropFirst()) }
+            out.append(UInt8(ascii: "{"))
+            if let idToken = a.idToken {
+                out.append(#""id_token":"#)
+                JSONString.appendQuoted(idToken.value, to: &out)
+                if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
+            }
+            out.append(inner)
+            out.append(UInt8(ascii: "}"))
         }
-        while inner.first.map(isSpace) == true { inner.removeFirst() }
-        out.append(UInt8(ascii: "{"))
-        if let idToken = a.idToken {
-            out.append(contentsOf: "\"id_token\":".utf8)
-            JSONString.appendQuoted(idToken.value, to: &out)
-            if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
-        }
-        out.append(contentsOf: inner)
-        out.append(UInt8(ascii: "}"))
     }
 
     /// The tags as one object, keys sorted, `{}` when there are none.
-    private static func tags(_ tags: [String: String], _ out: inout [UInt8]) {
+    private static func tags(_ tags: [String: String], _ out: inout ByteWriter) {
         out.append(UInt8(ascii: "{"))
         for (index, key) in tags.keys.sorted(by: ExactKey.precedes).enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -94,15 +97,18 @@ enum AccountJSON {
     }
 
     static func date(_ d: Date?) -> String {
-        var bytes: [UInt8] = []
+        var bytes = ByteWriter(capacity: RFC3339Date.maximumCount + 2)
         date(d, &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes.bytes, as: UTF8.self)
     }
 
-    private static func date(_ d: Date?, _ out: inout [UInt8]) {
-        guard let d else { return out.append(contentsOf: "null".utf8) }
-        out.append(0x22)
-        RFC3339Date.append(d, to: &out)
-        out.append(0x22)
+    private static func date(_ d: Date?, _ out: inout ByteWriter) {
+        guard let d else { return out.append("null") }
+        out.write(atMost: RFC3339Date.maximumCount + 2) { p in
+            p[0] = 0x22
+            let count = RFC3339Date.write(d, to: p + 1)
+            p[count + 1] = 0x22
+            return count + 2
+        }
     }
 }
