@@ -236,6 +236,16 @@ import Glibc
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
     }
 
+    /// Each audit field names the same key in a JSON line (`,"name":`) as in a text line (` name=`).
+    @Test func eachFieldIsSpelledTheSameInBothKindsOfLine() {
+        for field in AuditEvent.Field.all {
+            let text = String(describing: field.text)
+            #expect(text.hasPrefix(" ") && text.hasSuffix("=") && text.count > 2, "\(text)")
+            let name = text.dropFirst().dropLast()
+            #expect(String(describing: field.json) == ",\"" + name + "\":")
+        }
+    }
+
     /// The audit line in the text log is quoted by the same rule as every other log value.
     @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
         for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {

@@ -98,8 +98,8 @@ public enum LogValue: Sendable {
     func appendJSON(to line: inout ByteWriter) {
         switch self {
         case .string(let s): JSONString.appendQuoted(s, to: &line)
-        case .int(let i): line.append(String(i))
-        case .double(let d, let decimals): line.append(Self.fixed(d, decimals))
+        case .int(let i): line.append(string: String(i))
+        case .double(let d, let decimals): line.append(string: Self.fixed(d, decimals))
         case .bool(let b): line.append(b ? "true" : "false")
         }
     }
@@ -126,7 +126,7 @@ public enum LogValue: Sendable {
             case .written: break
             case .quote: JSONString.appendQuoted(s, to: &line)
             case .askCharacters:
-                if s.contains(where: \.isNewline) { JSONString.appendQuoted(s, to: &line) } else { line.append(s) }
+                if s.contains(where: \.isNewline) { JSONString.appendQuoted(s, to: &line) } else { line.append(string: s) }
             }
         case .int, .double, .bool:
             appendJSON(to: &line)

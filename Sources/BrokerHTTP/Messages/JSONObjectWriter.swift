@@ -21,7 +21,7 @@ public struct JSONObjectWriter: ~Copyable {
     /// Adds `"name":` followed by already-serialised JSON.
     public mutating func raw(_ name: StaticString, _ json: String) {
         key(name)
-        bytes.append(json)
+        bytes.append(string: json)
     }
 
     /// Adds `"name":` followed by whatever `write` appends (a value it serialises itself).
@@ -36,12 +36,19 @@ public struct JSONObjectWriter: ~Copyable {
         return bytes.bytes
     }
 
+    /// Appends `,"name":` (no comma before the first) in one step.
     private mutating func key(_ name: StaticString) {
-        if !empty { bytes.append(UInt8(ascii: ",")) }
+        let separator = empty ? 0 : 1
         empty = false
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(name)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        name.withUTF8Buffer { name in
+            bytes.write(atMost: name.count + 4) { p in
+                p[0] = UInt8(ascii: ",")
+                p[separator] = UInt8(ascii: "\"")
+                if let start = name.baseAddress { (p + separator + 1).initialize(from: start, count: name.count) }
+                p[separator + name.count + 1] = UInt8(ascii: "\"")
+                p[separator + name.count + 2] = UInt8(ascii: ":")
+                return separator + name.count + 3
+            }
+        }
     }
 }

@@ -71,12 +71,10 @@ public enum JSONString {
         var s = s
         let plain = s.withUTF8 { utf8 -> Bool in
             guard !needsEscaping(utf8) else { return false }
-            out.append(0x22)
-            out.append(utf8)
-            out.append(0x22)
+            out.append(quoting: utf8)
             return true
         }
-        if !plain { out.append(quote(s)) }
+        if !plain { out.append(string: quote(s)) }
     }
 
     /// Whether any byte needs an escape (quote, backslash, control character, DEL).
