@@ -77,6 +77,19 @@ public enum JSONString {
         if !plain { out.append(string: quote(s)) }
     }
 
+    /// Appends `s` escaped as `appendQuoted` escapes it, without the quotes: for a string literal written in parts.
+    public static func appendEscaped(_ s: String, to out: inout ByteWriter) {
+        var s = s
+        let plain = s.withUTF8 { utf8 -> Bool in
+            guard !needsEscaping(utf8) else { return false }
+            out.append(utf8)
+            return true
+        }
+        guard !plain else { return }
+        var quoted = quote(s)
+        quoted.withUTF8 { out.append(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }
+    }
+
     /// Whether any byte needs an escape (quote, backslash, control character, DEL).
     static func needsEscaping(_ s: String) -> Bool {
         var s = s
