@@ -89,9 +89,6 @@ public struct ByteWriter: ~Copyable {
         }
     }
 
-    /// Forgets what was written, keeping the allocation.
-    public mutating func removeAll() { written = 0 }
-
     /// The address to write `n` more bytes at, growing the allocation when they do not fit.
     @inlinable
     mutating func room(_ n: Int) -> UnsafeMutablePointer<UInt8> {
