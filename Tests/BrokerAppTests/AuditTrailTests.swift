@@ -237,14 +237,24 @@ import Glibc
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
     }
 
+    /// Each audit field names the same key in a JSON line (`,"name":`) as in a text line (` name=`).
+    @Test func eachFieldIsSpelledTheSameInBothKindsOfLine() {
+        for field in AuditEvent.Field.all {
+            let text = String(describing: field.text)
+            #expect(text.hasPrefix(" ") && text.hasSuffix("=") && text.count > 2, "\(text)")
+            let name = text.dropFirst().dropLast()
+            #expect(String(describing: field.json) == ",\"" + name + "\":")
+        }
+    }
+
     /// The audit line in the text log is quoted by the same rule as every other log value.
     @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
         for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {
             var text = ""
             LogValue.string(value).appendText(to: &text)
-            var bytes: [UInt8] = []
+            var bytes = ByteWriter(capacity: 16)
             LogValue.string(value).appendText(to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == text, "\(value.debugDescription)")
+            #expect(String(decoding: bytes.bytes, as: UTF8.self) == text, "\(value.debugDescription)")
         }
     }
 }

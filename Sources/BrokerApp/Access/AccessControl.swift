@@ -28,14 +28,23 @@ struct AccessControl: Sendable {
 
     /// The name of the key these header fields carry, as ``caller(_:)``.
     func caller(headers: HTTPHeaders) -> String? {
-        guard !keyBytes.isEmpty, var header = headers["Authorization"] else { return nil }
+        headers["Authorization"].flatMap(caller(authorization:))
+    }
+
+    /// The name of the key an `Authorization` field value carries, as ``caller(_:)``.
+    private func caller(authorization header: String) -> String? {
+        guard !keyBytes.isEmpty else { return nil }
+        var header = header
         // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes, in place: this runs on every /account read.
         let index = header.withUTF8 { bytes -> Int? in
-            let scheme = "bearer ".utf8
-            guard bytes.count > scheme.count,
-                bytes.prefix(scheme.count).elementsEqual(scheme, by: { ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
-            else { return nil }
-            let presented = UnsafeBufferPointer(rebasing: bytes[scheme.count...])
+            let scheme: StaticString = "bearer "
+            let schemeCount = scheme.utf8CodeUnitCount
+            guard bytes.count > schemeCount else { return nil }
+            for i in 0..<schemeCount {
+                let byte = bytes[i]
+                guard ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == scheme.utf8Start[i] else { return nil }
+            }
+            let presented = UnsafeBufferPointer(rebasing: bytes[schemeCount...])
             var found: Int?
             for (i, key) in keyBytes.enumerated() {
                 let equal = key.withUnsafeBufferPointer { ConstantTime.equals(presented, $0) }
@@ -61,8 +70,8 @@ struct AccessControl: Sendable {
     /// or `browser` for a session cookie.
     @discardableResult
     func require(_ request: Request, mayUse id: String) throws(BrokerError) -> String {
-        if request.headers["Authorization"] != nil {
-            guard let name = caller(request) else { throw .unauthorized }
+        if let authorization = request.headers["Authorization"] {
+            guard let name = caller(authorization: authorization) else { throw .unauthorized }
             return name
         }
         guard let session = session(request), session.holds(id) else { throw .unauthorized }

@@ -44,19 +44,58 @@ struct AuditEvent: Sendable {
     /// `ok`, or the error code the caller got (`upstream_error`, `revoke_failed`, …).
     var outcome: String
     /// Further fields of this kind of event, after `outcome` (a backup's `file`, `accounts` and `bytes`); never a secret.
-    var details: [(String, LogValue)] = []
+    var details: [(Field, LogValue)] = []
 
     /// Calls `body` with each field in the order lines show them: `event`, then `account`, `provider` and `end_user`
     /// where known, `caller`, `request_id`, `outcome`, then the ``details``.
-    func forEachField(_ body: (String, LogValue) -> Void) {
-        body("event", .string(kind.rawValue))
-        if let account { body("account", .string(account)) }
-        if let provider { body("provider", .string(provider)) }
-        if let endUser { body("end_user", .string(endUser)) }
-        body("caller", .string(caller))
-        body("request_id", .string(requestID))
-        body("outcome", .string(outcome))
-        for (key, value) in details { body(key, value) }
+    func forEachField(_ body: (Field, LogValue) -> Void) {
+        body(.event, .string(kind.rawValue))
+        if let account { body(.account, .string(account)) }
+        if let provider { body(.provider, .string(provider)) }
+        if let endUser { body(.endUser, .string(endUser)) }
+        body(.caller, .string(caller))
+        body(.requestID, .string(requestID))
+        body(.outcome, .string(outcome))
+        for (field, value) in details { body(field, value) }
+    }
+
+    /// A field's name as the two kinds of line write it before the value, spelled out once so that recording an
+    /// event (on every token read) copies one literal per field.
+    struct Field: Sendable {
+        /// `,"name":`, in a JSON line.
+        let json: StaticString
+        /// ` name=`, in a text line.
+        let text: StaticString
+
+        static let event = Field(json: #","event":"#, text: " event=")
+        static let account = Field(json: #","account":"#, text: " account=")
+        static let provider = Field(json: #","provider":"#, text: " provider=")
+        static let endUser = Field(json: #","end_user":"#, text: " end_user=")
+        static let caller = Field(json: #","caller":"#, text: " caller=")
+        static let requestID = Field(json: #","request_id":"#, text: " request_id=")
+        static let outcome = Field(json: #","outcome":"#, text: " outcome=")
+        /// A backup's file name.
+        static let file = Field(json: #","file":"#, text: " file=")
+        /// How many accounts a backup holds.
+        static let accounts = Field(json: #","accounts":"#, text: " accounts=")
+        /// A backup's size.
+        static let bytes = Field(json: #","bytes":"#, text: " bytes=")
+
+        /// A proxied call's method, API host, path (without the query) and status.
+        static let method = Field(json: #","method":"#, text: " method=")
+        static let host = Field(json: #","host":"#, text: " host=")
+        static let path = Field(json: #","path":"#, text: " path=")
+        static let status = Field(json: #","status":"#, text: " status=")
+        /// A proxied call's body bytes each way, and its duration.
+        static let bytesSent = Field(json: #","bytes_sent":"#, text: " bytes_sent=")
+        static let bytesReceived = Field(json: #","bytes_received":"#, text: " bytes_received=")
+        static let durationMS = Field(json: #","duration_ms":"#, text: " duration_ms=")
+
+        /// Every field, for the test that each spells one name the same way in both lines.
+        static let all: [Field] = [
+            event, account, provider, endUser, caller, requestID, outcome, file, accounts, bytes, method, host, path, status,
+            bytesSent, bytesReceived, durationMS,
+        ]
     }
 
     /// The end user an account belongs to (its `end_user_id`), for the audit trail; nil when it has none.

@@ -146,7 +146,9 @@ final class AuditLogFile: Sendable {
     private func drain(timer: Bool) {
         let (bytes, lines, wasFailing) = state.withLock { s in
             let taken = (s.bytes, s.health.unwritten, s.health.failure != nil)
+            // Room for a batch like this one: growing from empty by doubling copied each batch a dozen times over.
             s.bytes = []
+            s.bytes.reserveCapacity(taken.0.count)
             s.health.unwritten = 0
             s.urgent = false
             if timer { s.scheduled = false }

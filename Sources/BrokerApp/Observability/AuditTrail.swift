@@ -15,46 +15,80 @@ struct AuditTrail: Sendable {
 
     /// Records one event.
     func record(_ event: AuditEvent) {
-        var timestamp: [UInt8] = []
-        timestamp.reserveCapacity(24)
-        RFC3339Date.append(Date(), to: &timestamp, alwaysMillis: true)
-        var line: [UInt8] = []
-        line.reserveCapacity(320)
-        if let file {
-            line.append(contentsOf: #"{"ts":""#.utf8)
-            line.append(contentsOf: timestamp)
-            line.append(0x22)
-            event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
-            line.append(0x7D)
-            line.withUnsafeBufferPointer { file.append(utf8: $0) }
-            line.removeAll(keepingCapacity: true)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RFC3339Date.maximumCount) { buffer in
+            let stamp = UnsafeBufferPointer(
+                rebasing: buffer[..<RFC3339Date.write(Date(), to: buffer.baseAddress!, alwaysMillis: true)])
+            record(event, stamp: stamp)
         }
-        switch logger.format {
-        case .json:
-            line.append(contentsOf: #"{"ts":""#.utf8)
-            line.append(contentsOf: timestamp)
-            line.append(contentsOf: #"","level":"info","msg":"audit""#.utf8)
-            event.forEachField { key, value in Self.appendMember(key, value, to: &line) }
-            line.append(0x7D)
-        case .text:
-            line.append(contentsOf: timestamp)
-            line.append(contentsOf: " INFO audit".utf8)
-            event.forEachField { key, value in
-                line.append(0x20)
-                line.append(contentsOf: key.utf8)
-                line.append(0x3D)
-                value.appendText(to: &line)
-            }
-        }
-        line.withUnsafeBufferPointer { logger.writer.write(utf8: $0) }
     }
 
-    /// Appends `,"key":value`.
-    private static func appendMember(_ key: String, _ value: LogValue, to line: inout [UInt8]) {
-        line.append(contentsOf: #",""#.utf8)
-        line.append(contentsOf: key.utf8)
-        line.append(contentsOf: #"":"#.utf8)
-        value.appendJSON(to: &line)
+    /// Formats both lines in one pass over the fields, each string value scanned once for both, and hands them over.
+    private func record(_ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>) {
+        let text = logger.format == .text
+        let json = file != nil || !text
+        // The audit file's line; its members are also the JSON log line's.
+        var line = ByteWriter(capacity: json ? 320 : 16)
+        if json {
+            line.append(#"{"ts":""#)
+            line.append(stamp)
+            line.append(0x22)
+        }
+        let membersStart = line.count
+        var textLine = ByteWriter(capacity: text ? 256 : 16)
+        if text {
+            textLine.append(stamp)
+            textLine.append(" INFO audit")
+        }
+        event.forEachField { field, value in
+            if json { line.append(field.json) }
+            if text { textLine.append(field.text) }
+            Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
+        }
+        line.append(0x7D)
+        line.withBytes { fileLine in
+            if let file { file.append(utf8: fileLine) }
+            if text {
+                textLine.withBytes { logger.writer.write(utf8: $0) }
+            } else {
+                var logLine = ByteWriter(capacity: fileLine.count + 40)
+                logLine.append(#"{"ts":""#)
+                logLine.append(stamp)
+                logLine.append(#"","level":"info","msg":"audit""#)
+                logLine.append(UnsafeBufferPointer(rebasing: fileLine[membersStart...]))
+                logLine.withBytes { logger.writer.write(utf8: $0) }
+            }
+        }
+    }
+
+    /// Appends `value` as a JSON value to `json` and as a text value to `text` (the lines it is asked for), as
+    /// ``LogValue/appendJSON(to:)`` and ``LogValue/appendText(to:)`` do, looking at a string's bytes once for both:
+    /// plain ASCII, the usual case, is copied as it is.
+    private static func append(
+        _ value: LogValue, json: inout ByteWriter, writingJSON: Bool, text: inout ByteWriter, writingText: Bool
+    ) {
+        guard case .string(var string) = value else {
+            if writingJSON { value.appendJSON(to: &json) }
+            if writingText { value.appendText(to: &text) }
+            return
+        }
+        let (jsonDone, textDone) = string.withUTF8 { utf8 -> (Bool, Bool) in
+            // JSONString.appendQuoted escapes these; LogValue.appendText quotes for those, and for an empty value.
+            var escapes = false
+            var quotes = utf8.isEmpty
+            var ascii = true
+            for byte in utf8 {
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { escapes = true }
+                if byte == 0x20 || byte == 0x22 || byte == 0x3D || (0x0A...0x0D).contains(byte) { quotes = true }
+                if byte >= 0x80 { ascii = false }
+            }
+            let jsonDone = writingJSON && !escapes
+            if jsonDone { json.append(quoting: utf8) }
+            let textDone = writingText && !quotes && ascii
+            if textDone { text.append(utf8) }
+            return (jsonDone, textDone)
+        }
+        if writingJSON && !jsonDone { value.appendJSON(to: &json) }
+        if writingText && !textDone { value.appendText(to: &text) }
     }
 
     /// Records an event about account `account`.

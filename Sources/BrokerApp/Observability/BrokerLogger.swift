@@ -95,33 +95,52 @@ public enum LogValue: Sendable {
     }
 
     /// ``appendJSON(to:)`` into UTF-8 bytes.
-    func appendJSON(to line: inout [UInt8]) {
+    func appendJSON(to line: inout ByteWriter) {
         switch self {
         case .string(let s): JSONString.appendQuoted(s, to: &line)
-        case .int(let i): line.append(contentsOf: String(i).utf8)
-        case .double(let d, let decimals): line.append(contentsOf: Self.fixed(d, decimals).utf8)
-        case .bool(let b): line.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): line.append(string: String(i))
+        case .double(let d, let decimals): line.append(string: Self.fixed(d, decimals))
+        case .bool(let b): line.append(b ? "true" : "false")
         }
     }
 
     /// ``appendText(to:)`` into UTF-8 bytes.
-    func appendText(to line: inout [UInt8]) {
+    func appendText(to line: inout ByteWriter) {
         switch self {
         case .string(let s):
             // The same rule as the string version: ASCII is checked byte by byte, anything else (U+2028 is a newline
-            // too) by characters.
-            let quoted =
-                s.isEmpty
-                || s.utf8.contains(where: { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || (0x0A...0x0D).contains($0) })
-                || (s.utf8.contains(where: { $0 >= 0x80 }) && s.contains(where: \.isNewline))
-            if quoted {
-                JSONString.appendQuoted(s, to: &line)
-            } else {
-                line.append(contentsOf: s.utf8)
+            // too) by characters. Scanned through the contiguous UTF-8: every audit line writes seven of these.
+            var s = s
+            let rule = s.withUTF8 { utf8 -> TextQuoting in
+                guard !utf8.isEmpty else { return .quote }
+                var ascii = true
+                for byte in utf8 {
+                    if byte == 0x20 || byte == 0x22 || byte == 0x3D || (0x0A...0x0D).contains(byte) { return .quote }
+                    if byte >= 0x80 { ascii = false }
+                }
+                guard ascii else { return .askCharacters }
+                line.append(utf8)
+                return .written
+            }
+            switch rule {
+            case .written: break
+            case .quote: JSONString.appendQuoted(s, to: &line)
+            case .askCharacters:
+                if s.contains(where: \.isNewline) { JSONString.appendQuoted(s, to: &line) } else { line.append(string: s) }
             }
         case .int, .double, .bool:
             appendJSON(to: &line)
         }
+    }
+
+    /// What the byte scan of a text value found.
+    private enum TextQuoting {
+        /// Plain ASCII, already appended as it is.
+        case written
+        /// Empty, or an ASCII byte that needs quotes (space, `"`, `=`, a line break).
+        case quote
+        /// Non-ASCII: quoted only when a character is a newline.
+        case askCharacters
     }
 
     static func fixed(_ value: Double, _ decimals: Int) -> String {

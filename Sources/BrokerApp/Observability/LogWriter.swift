@@ -63,7 +63,9 @@ public final class LogWriter: Sendable {
     private func drain() {
         let bytes = buffer.withLock { buffer in
             let taken = buffer.bytes
+            // Room for a batch like this one: growing from empty by doubling copied each batch a dozen times over.
             buffer.bytes = []
+            buffer.bytes.reserveCapacity(taken.count)
             buffer.urgent = false
             return taken
         }

@@ -65,13 +65,13 @@ extension ProxyHandler {
             metrics.callFinished(provider: provider, status: status, seconds: call.upstreamSeconds)
         }
         guard let id = call.accountID else { return }
-        var details: [(String, LogValue)] = [("method", .string(call.request.method.rawValue))]
-        if let host = call.host { details.append(("host", .string(host))) }
-        details.append(("path", .string(call.path)))
-        if let status { details.append(("status", .int(status))) }
-        details.append(("bytes_sent", .int(call.sent?.value ?? 0)))
-        details.append(("bytes_received", .int(received)))
-        details.append(("duration_ms", .double(Self.seconds(since: call.started) * 1000, decimals: 1)))
+        var details: [(AuditEvent.Field, LogValue)] = [(.method, .string(call.request.method.rawValue))]
+        if let host = call.host { details.append((.host, .string(host))) }
+        details.append((.path, .string(call.path)))
+        if let status { details.append((.status, .int(status))) }
+        details.append((.bytesSent, .int(call.sent?.value ?? 0)))
+        details.append((.bytesReceived, .int(received)))
+        details.append((.durationMS, .double(Self.seconds(since: call.started) * 1000, decimals: 1)))
         var event = AuditEvent(
             kind: .proxyCall, account: call.account?.id ?? id, provider: provider,
             endUser: call.account.flatMap(AuditEvent.endUser(of:)), caller: call.caller, requestID: call.request.id,

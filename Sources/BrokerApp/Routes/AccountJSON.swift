@@ -30,50 +30,89 @@ enum AccountJSON {
     }
 
     private static func write(_ a: Account, status: String, secrets: Bool) -> [UInt8] {
-        var json = JSONObjectWriter()
-        json.string("id", a.id)
-        json.string("provider", a.provider)
-        json.string("uid", a.uid)
+        // Each name with the comma before it is one literal, so a field costs two copies: its name's and its value's.
+        var out = ByteWriter(capacity: 640)
+        // The id is `provider:uid`, escaped part by part (escaping is per character, and `:` needs none) rather than
+        // built as a string first.
+        out.append(#"{"id":""#)
+        JSONString.appendEscaped(a.provider, to: &out)
+        out.append(UInt8(ascii: ":"))
+        JSONString.appendEscaped(a.uid, to: &out)
+        out.append(#"","provider":"#)
+        string(a.provider, &out)
+        out.append(#","uid":"#)
+        string(a.uid, &out)
         if secrets {
-            json.string("access_token", a.accessToken.value)
-            if let secret = a.tokenSecret { json.string("token_secret", secret.value) }
+            out.append(#","access_token":"#)
+            string(a.accessToken.value, &out)
+            if let secret = a.tokenSecret {
+                out.append(#","token_secret":"#)
+                string(secret.value, &out)
+            }
         }
-        json.string("token_type", a.tokenType)
-        json.string("scope", a.scope)
-        json.value("expires_at") { date(a.expiresAt, &$0) }
-        json.value("created_at") { date(a.createdAt, &$0) }
-        json.value("updated_at") { date(a.updatedAt, &$0) }
-        json.value("refreshed_at") { date(a.refreshedAt, &$0) }
-        json.string("status", status)
-        if let name = a.screenName { json.string("screen_name", name) }
-        json.string("end_user_id", a.endUser?.id)
-        json.string("end_user_email", a.endUser?.email)
-        json.string("end_user_name", a.endUser?.name)
-        json.value("tags") { tags(a.tags, &$0) }
-        if secrets, a.idToken != nil || a.extras != nil { json.value("raw") { raw(a, &$0) } }
-        return json.finish()
+        out.append(#","token_type":"#)
+        string(a.tokenType, &out)
+        out.append(#","scope":"#)
+        string(a.scope, &out)
+        out.append(#","expires_at":"#)
+        date(a.expiresAt, &out)
+        out.append(#","created_at":"#)
+        date(a.createdAt, &out)
+        out.append(#","updated_at":"#)
+        date(a.updatedAt, &out)
+        out.append(#","refreshed_at":"#)
+        date(a.refreshedAt, &out)
+        out.append(#","status":"#)
+        string(status, &out)
+        if let name = a.screenName {
+            out.append(#","screen_name":"#)
+            string(name, &out)
+        }
+        out.append(#","end_user_id":"#)
+        string(a.endUser?.id, &out)
+        out.append(#","end_user_email":"#)
+        string(a.endUser?.email, &out)
+        out.append(#","end_user_name":"#)
+        string(a.endUser?.name, &out)
+        out.append(#","tags":"#)
+        tags(a.tags, &out)
+        if secrets, a.idToken != nil || a.extras != nil {
+            out.append(#","raw":"#)
+            raw(a, &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out.bytes
+    }
+
+    /// A JSON string, or `null`.
+    private static func string(_ value: String?, _ out: inout ByteWriter) {
+        guard let value else { return out.append("null") }
+        JSONString.appendQuoted(value, to: &out)
     }
 
     /// The token answer's other fields as one object: `id_token` first, then the kept extras (already a JSON object's text).
-    private static func raw(_ a: Account, _ out: inout [UInt8]) {
+    private static func raw(_ a: Account, _ out: inout ByteWriter) {
         // The broker wrote the text as one compact object; anything else in a record is left out, not echoed.
-        var inner: [UInt8] = []
-        if let extras = a.extras, extras.utf8.first == UInt8(ascii: "{"), extras.utf8.last == UInt8(ascii: "}") {
-            inner = Array(extras.utf8.dropFirst().dropLast())
+        var extras = a.extras ?? ""
+        extras.withUTF8 { text in
+            var inner = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+            if text.first == UInt8(ascii: "{"), text.last == UInt8(ascii: "}") {
+                inner = UnsafeBufferPointer(rebasing: text.dropFirst().dropLast())
+            }
+            while let first = inner.first, isSpace(first) { inner = UnsafeBufferPointer(rebasing: inner.dropFirst()) }
+            out.append(UInt8(ascii: "{"))
+            if let idToken = a.idToken {
+                out.append(#""id_token":"#)
+                JSONString.appendQuoted(idToken.value, to: &out)
+                if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
+            }
+            out.append(inner)
+            out.append(UInt8(ascii: "}"))
         }
-        while inner.first.map(isSpace) == true { inner.removeFirst() }
-        out.append(UInt8(ascii: "{"))
-        if let idToken = a.idToken {
-            out.append(contentsOf: "\"id_token\":".utf8)
-            JSONString.appendQuoted(idToken.value, to: &out)
-            if !inner.isEmpty { out.append(UInt8(ascii: ",")) }
-        }
-        out.append(contentsOf: inner)
-        out.append(UInt8(ascii: "}"))
     }
 
     /// The tags as one object, keys sorted, `{}` when there are none.
-    private static func tags(_ tags: [String: String], _ out: inout [UInt8]) {
+    private static func tags(_ tags: [String: String], _ out: inout ByteWriter) {
         out.append(UInt8(ascii: "{"))
         for (index, key) in tags.keys.sorted(by: ExactKey.precedes).enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
@@ -94,15 +133,18 @@ enum AccountJSON {
     }
 
     static func date(_ d: Date?) -> String {
-        var bytes: [UInt8] = []
+        var bytes = ByteWriter(capacity: RFC3339Date.maximumCount + 2)
         date(d, &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes.bytes, as: UTF8.self)
     }
 
-    private static func date(_ d: Date?, _ out: inout [UInt8]) {
-        guard let d else { return out.append(contentsOf: "null".utf8) }
-        out.append(0x22)
-        RFC3339Date.append(d, to: &out)
-        out.append(0x22)
+    private static func date(_ d: Date?, _ out: inout ByteWriter) {
+        guard let d else { return out.append("null") }
+        out.write(atMost: RFC3339Date.maximumCount + 2) { p in
+            p[0] = 0x22
+            let count = RFC3339Date.write(d, to: p + 1)
+            p[count + 1] = 0x22
+            return count + 2
+        }
     }
 }

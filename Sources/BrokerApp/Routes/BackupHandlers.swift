@@ -55,7 +55,7 @@ final class BackupHandlers: Sendable {
             let written = try await repository.backup(to: dataDirectory + "/" + file)
             record(
                 caller: caller, request: request, outcome: "ok",
-                details: [("file", .string(file)), ("accounts", .int(written.accounts)), ("bytes", .int(written.bytes))])
+                details: [(.file, .string(file)), (.accounts, .int(written.accounts)), (.bytes, .int(written.bytes))])
             var json = JSONObjectWriter()
             json.string("file", file)
             json.raw("accounts", String(written.accounts))
@@ -94,7 +94,7 @@ final class BackupHandlers: Sendable {
         String(RFC3339Date.format(date).prefix(19).filter { $0 != "-" && $0 != ":" }) + "Z"
     }
 
-    private func record(caller: String, request: Request, outcome: String, details: [(String, LogValue)] = []) {
+    private func record(caller: String, request: Request, outcome: String, details: [(AuditEvent.Field, LogValue)] = []) {
         audit?.record(
             AuditEvent(
                 kind: .backupWritten, account: nil, provider: nil, endUser: nil, caller: caller, requestID: request.id,

@@ -371,8 +371,11 @@ final class OAuthHandlers: Sendable {
     }
 
     /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
+    ///
+    /// The fields are copied with room for CORS's (``CORSPolicy/decorate(_:for:)`` adds `Vary` to every answer, and
+    /// three more for a listed origin), so adding them does not copy the list a second time.
     static func tokenResponse(_ body: [UInt8]) -> Response {
-        Response(status: .ok, headers: tokenHeaders, body: body)
+        Response(status: .ok, headers: HTTPHeaders(tokenHeaders, reservingRoomFor: 4), body: body)
     }
 
     static func noStore() -> HTTPHeaders { noStoreHeaders }

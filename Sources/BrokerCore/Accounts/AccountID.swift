@@ -27,7 +27,9 @@ public struct AccountID: Hashable, Comparable, Sendable, CustomStringConvertible
     /// provider that contains `:` splits at that `:` instead, which no
     /// configured provider can cause.
     public init?(_ id: String) {
-        guard id.utf8.contains(UInt8(ascii: ":")) else { return nil }
+        var bytes = id
+        // Through the contiguous UTF-8: every `GET /account` parses the id it is asked for.
+        guard bytes.withUTF8({ $0.contains(UInt8(ascii: ":")) }) else { return nil }
         string = id
     }
 

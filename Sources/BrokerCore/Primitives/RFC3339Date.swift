@@ -27,13 +27,25 @@ public enum RFC3339Date {
     /// The latest instant written: 9999-12-31T23:59:59Z (a fraction could round up into year 10000).
     public static let latest = Date(timeIntervalSince1970: 253_402_300_799)
 
+    /// The most bytes ``write(_:to:alwaysMillis:)`` writes: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    public static let maximumCount = 24
+
     /// Appends the timestamp as UTF-8 bytes, without building strings (hot path of `/account`).
+    public static func append(_ date: Date, to out: inout [UInt8], alwaysMillis: Bool = false) {
+        // Written on the stack and appended once: a byte-at-a-time append to the array cost more than the arithmetic.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumCount) { buffer in
+            let count = write(date, to: buffer.baseAddress!, alwaysMillis: alwaysMillis)
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Writes the timestamp's UTF-8 bytes at `p`, which has room for ``maximumCount``; returns how many it wrote.
     ///
     /// A date outside ``earliest``…``latest`` (or not finite) is written as the
     /// nearest end of that range: the integer conversions below would trap on it,
     /// and a fifth year digit would not fit. Provider lifetimes are range-checked
     /// where they enter, so this is a backstop, not a path taken.
-    public static func append(_ date: Date, to out: inout [UInt8], alwaysMillis: Bool = false) {
+    public static func write(_ date: Date, to p: UnsafeMutablePointer<UInt8>, alwaysMillis: Bool = false) -> Int {
         var interval = date.timeIntervalSince1970
         if !(interval >= earliest.timeIntervalSince1970) { interval = earliest.timeIntervalSince1970 }
         if interval > latest.timeIntervalSince1970 { interval = latest.timeIntervalSince1970 }
@@ -46,20 +58,34 @@ public enum RFC3339Date {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civil(fromDays: days)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var v = value
-            while divisor > 0 {
-                out.append(UInt8(48 + (v / divisor) % 10))
-                v %= divisor
-                divisor /= 10
-            }
+        // Each value is in range here (year 1-9999, the rest below 1,000), written two digits at a time, straight
+        // into place (four dates and the audit line's time on every `/account` read).
+        func two(_ value: Int, at offset: Int) {
+            let (tens, ones) = value.quotientAndRemainder(dividingBy: 10)
+            p[offset] = UInt8(truncatingIfNeeded: 48 + tens)
+            p[offset + 1] = UInt8(truncatingIfNeeded: 48 + ones)
         }
-        digits(year, 4); out.append(0x2D); digits(month, 2); out.append(0x2D); digits(day, 2); out.append(0x54)
-        digits(secondOfDay / 3600, 2); out.append(0x3A); digits(secondOfDay / 60 % 60, 2); out.append(0x3A); digits(secondOfDay % 60, 2)
-        if millis != 0 || alwaysMillis { out.append(0x2E); digits(millis, 3) }
-        out.append(0x5A)
+        two(year / 100, at: 0)
+        two(year % 100, at: 2)
+        p[4] = 0x2D
+        two(month, at: 5)
+        p[7] = 0x2D
+        two(day, at: 8)
+        p[10] = 0x54
+        two(secondOfDay / 3600, at: 11)
+        p[13] = 0x3A
+        two(secondOfDay / 60 % 60, at: 14)
+        p[16] = 0x3A
+        two(secondOfDay % 60, at: 17)
+        var count = 19
+        if millis != 0 || alwaysMillis {
+            p[19] = 0x2E
+            p[20] = UInt8(truncatingIfNeeded: 48 + millis / 100)
+            two(millis % 100, at: 21)
+            count = 23
+        }
+        p[count] = 0x5A
+        return count + 1
     }
 
     /// The date in an RFC 3339 `date-time`, or nil when `text` is not one.

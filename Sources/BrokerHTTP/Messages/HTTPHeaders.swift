@@ -11,6 +11,15 @@ public struct HTTPHeaders: Sendable, Sequence {
         self.fields = fields
     }
 
+    /// A copy of `headers` with room for `extra` more fields: a list shared by many responses, about to be added to,
+    /// is copied once here rather than copied and then grown by the first ``add(name:value:)``.
+    public init(_ headers: HTTPHeaders, reservingRoomFor extra: Int) {
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(headers.fields.count + extra)
+        fields.append(contentsOf: headers.fields)
+        self.fields = fields
+    }
+
     /// The number of fields, repeats included.
     public var count: Int { fields.count }
 
@@ -53,6 +62,8 @@ public struct HTTPHeaders: Sendable, Sequence {
     /// ASCII case-insensitive comparison; header names are ASCII tokens.
     @inlinable
     public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        // Different lengths differ whatever the case (a length is stored, not counted): most fields of a lookup end here.
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { ua in
             b.withUTF8 { ub in

@@ -2,31 +2,30 @@
 ///
 /// Names are trusted literals; string values are escaped. Cheaper than building a
 /// `String` piece by piece and converting it at the end.
-public struct JSONObjectWriter {
-    private var bytes: [UInt8]
+public struct JSONObjectWriter: ~Copyable {
+    private var bytes: ByteWriter
     private var empty = true
 
     /// Starts an object.
     public init(capacity: Int = 512) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        bytes = ByteWriter(capacity: capacity)
         bytes.append(UInt8(ascii: "{"))
     }
 
     /// Adds `"name":"value"`, or `"name":null` when `value` is nil.
     public mutating func string(_ name: StaticString, _ value: String?) {
         key(name)
-        if let value { JSONString.appendQuoted(value, to: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
+        if let value { JSONString.appendQuoted(value, to: &bytes) } else { bytes.append("null") }
     }
 
     /// Adds `"name":` followed by already-serialised JSON.
     public mutating func raw(_ name: StaticString, _ json: String) {
         key(name)
-        bytes.append(contentsOf: json.utf8)
+        bytes.append(string: json)
     }
 
     /// Adds `"name":` followed by whatever `write` appends (a value it serialises itself).
-    public mutating func value(_ name: StaticString, _ write: (inout [UInt8]) -> Void) {
+    public mutating func value(_ name: StaticString, _ write: (inout ByteWriter) -> Void) {
         key(name)
         write(&bytes)
     }
@@ -34,14 +33,22 @@ public struct JSONObjectWriter {
     /// Closes the object and returns its bytes.
     public mutating func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
-        return bytes
+        return bytes.bytes
     }
 
+    /// Appends `,"name":` (no comma before the first) in one step.
     private mutating func key(_ name: StaticString) {
-        if !empty { bytes.append(UInt8(ascii: ",")) }
+        let separator = empty ? 0 : 1
         empty = false
-        bytes.append(UInt8(ascii: "\""))
-        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: "\":".utf8)
+        name.withUTF8Buffer { name in
+            bytes.write(atMost: name.count + 4) { p in
+                p[0] = UInt8(ascii: ",")
+                p[separator] = UInt8(ascii: "\"")
+                if let start = name.baseAddress { (p + separator + 1).initialize(from: start, count: name.count) }
+                p[separator + name.count + 1] = UInt8(ascii: "\"")
+                p[separator + name.count + 2] = UInt8(ascii: ":")
+                return separator + name.count + 3
+            }
+        }
     }
 }

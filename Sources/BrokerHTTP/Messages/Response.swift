@@ -56,18 +56,54 @@ public enum JSONString {
     }
 
     /// Appends `s` as a JSON string literal (quotes included) to `out` as UTF-8.
+    ///
+    /// Scanned and copied through the string's contiguous UTF-8 (`/account` writes a dozen of these per read): iterating
+    /// `String.UTF8View` byte by byte cost more than the rest of the body together.
     public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
-        if needsEscaping(s) {
-            out.append(contentsOf: quote(s).utf8)
-        } else {
+        var s = s
+        let plain = s.withUTF8 { utf8 -> Bool in
+            guard !needsEscaping(utf8) else { return false }
             out.append(0x22)
-            out.append(contentsOf: s.utf8)
+            out.append(contentsOf: utf8)
             out.append(0x22)
+            return true
         }
+        if !plain { out.append(contentsOf: quote(s).utf8) }
+    }
+
+    /// Appends `s` as a JSON string literal (quotes included) to `out`.
+    public static func appendQuoted(_ s: String, to out: inout ByteWriter) {
+        var s = s
+        let plain = s.withUTF8 { utf8 -> Bool in
+            guard !needsEscaping(utf8) else { return false }
+            out.append(quoting: utf8)
+            return true
+        }
+        if !plain { out.append(string: quote(s)) }
+    }
+
+    /// Appends `s` escaped as `appendQuoted` escapes it, without the quotes: for a string literal written in parts.
+    public static func appendEscaped(_ s: String, to out: inout ByteWriter) {
+        var s = s
+        let plain = s.withUTF8 { utf8 -> Bool in
+            guard !needsEscaping(utf8) else { return false }
+            out.append(utf8)
+            return true
+        }
+        guard !plain else { return }
+        var quoted = quote(s)
+        quoted.withUTF8 { out.append(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }
     }
 
     /// Whether any byte needs an escape (quote, backslash, control character, DEL).
     static func needsEscaping(_ s: String) -> Bool {
-        s.utf8.contains { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }
+        var s = s
+        return s.withUTF8(needsEscaping)
+    }
+
+    /// ``needsEscaping(_:)`` on UTF-8 bytes.
+    static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+        return false
     }
 }

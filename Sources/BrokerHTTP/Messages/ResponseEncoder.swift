@@ -23,44 +23,48 @@ enum ResponseEncoder {
         _ response: Response, includeBody: Bool, close: Bool, keepAliveHTTP10: Bool, requestID: String? = nil,
         date: [UInt8] = HTTPDateCache.shared.current(), streamFraming: StreamFraming? = nil, into out: inout [UInt8]
     ) {
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
-        appendDecimal(response.status.code, into: &out)
-        out.append(0x20)
-        out.append(contentsOf: response.status.reason.utf8)
-        out.append(contentsOf: "\r\nDate: ".utf8)
-        out.append(contentsOf: date)
+        // The head is gathered in a ByteWriter and appended to `out` once: a dozen or more pieces per response,
+        // each a generic `[UInt8]` append before.
+        var head = ByteWriter(capacity: 256)
+        head.append("HTTP/1.1 ")
+        appendDecimal(response.status.code, into: &head)
+        head.append(0x20)
+        head.append(string: response.status.reason)
+        head.append("\r\nDate: ")
+        head.append(date)
         let status = response.status.code
         // RFC 9110 §8.6: no Content-Length in 1xx and 204 responses.
         if status != 204 && status >= 200 {
             switch streamFraming {
             case nil:
-                out.append(contentsOf: "\r\nContent-Length: ".utf8)
-                appendDecimal(response.body.count, into: &out)
+                head.append("\r\nContent-Length: ")
+                appendDecimal(response.body.count, into: &head)
             case .length(let length):
-                out.append(contentsOf: "\r\nContent-Length: ".utf8)
-                appendDecimal(length, into: &out)
+                head.append("\r\nContent-Length: ")
+                appendDecimal(length, into: &head)
             case .chunked:
-                out.append(contentsOf: "\r\nTransfer-Encoding: chunked".utf8)
+                head.append("\r\nTransfer-Encoding: chunked")
             case .closeDelimited:
                 break
             }
         }
         if close {
-            out.append(contentsOf: "\r\nConnection: close".utf8)
+            head.append("\r\nConnection: close")
         } else if keepAliveHTTP10 {
-            out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+            head.append("\r\nConnection: keep-alive")
         }
         if let requestID {
-            out.append(contentsOf: "\r\nX-Request-Id: ".utf8)
-            out.append(contentsOf: requestID.utf8)
+            head.append("\r\nX-Request-Id: ")
+            head.append(string: requestID)
         }
         for field in response.headers.fields {
-            out.append(contentsOf: "\r\n".utf8)
-            out.append(contentsOf: field.name.utf8)
-            out.append(contentsOf: ": ".utf8)
-            appendFieldValue(field.value, into: &out)
+            head.append("\r\n")
+            head.append(string: field.name)
+            head.append(": ")
+            appendFieldValue(field.value, into: &head)
         }
-        out.append(contentsOf: "\r\n\r\n".utf8)
+        head.append("\r\n\r\n")
+        head.withBytes { out.append(contentsOf: $0) }
         if includeBody && status != 204 && status != 304 && streamFraming == nil {
             out.append(contentsOf: response.body)
         }
@@ -86,20 +90,16 @@ enum ResponseEncoder {
     static let continueResponse: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
     /// Appends a field value, replacing CR, LF and NUL so a handler can never split a response.
-    private static func appendFieldValue(_ value: String, into out: inout [UInt8]) {
-        let utf8 = value.utf8
-        // The common case, a clean value, is one bulk copy.
-        let clean = utf8.withContiguousStorageIfAvailable { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 } } ?? false
-        if clean {
-            out.append(contentsOf: utf8)
-            return
-        }
-        for b in utf8 {
-            out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b)
+    private static func appendFieldValue(_ value: String, into out: inout ByteWriter) {
+        var value = value
+        value.withUTF8 { utf8 in
+            // The common case, a clean value, is one bulk copy.
+            guard utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) else { return out.append(utf8) }
+            for b in utf8 { out.append(b == 0x0D || b == 0x0A || b == 0x00 ? 0x20 : b) }
         }
     }
 
-    private static func appendDecimal(_ value: Int, into out: inout [UInt8]) {
+    private static func appendDecimal(_ value: Int, into out: inout ByteWriter) {
         if value < 10 {
             out.append(UInt8(48 + value))
             return

@@ -12,13 +12,39 @@ public enum URLEncodedForm {
     }
 
     /// The first value for `name`, decoded, without decoding the other pairs' values.
+    ///
+    /// Walks the query's bytes in place (`GET /account` asks this on every read): a name of plain ASCII, with no
+    /// `%` or `+` to decode, is compared byte for byte, which for an ASCII `name` is what comparing the decoded
+    /// strings gives; anything else is decoded and compared as strings.
     public static func first(_ name: String, in text: String) -> String? {
-        for segment in text.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let eq = segment.firstIndex(of: UInt8(ascii: "=")) ?? segment.endIndex
-            if PercentEncoding.formDecodeLeniently(segment[..<eq]) == name {
-                return eq == segment.endIndex ? "" : PercentEncoding.formDecodeLeniently(segment[segment.index(after: eq)...])
-            }
+        var text = text
+        var bytes = name
+        return text.withUTF8 { query in bytes.withUTF8 { wanted in first(wanted, name, in: query) } }
+    }
+
+    private static func first(_ wanted: UnsafeBufferPointer<UInt8>, _ name: String, in query: UnsafeBufferPointer<UInt8>) -> String? {
+        let wantedIsASCII = !wanted.contains { $0 >= 0x80 }
+        var start = 0
+        while start < query.count {
+            var end = start
+            while end < query.count && query[end] != UInt8(ascii: "&") { end += 1 }
+            defer { start = end + 1 }
+            guard end > start else { continue }
+            var eq = start
+            while eq < end && query[eq] != UInt8(ascii: "=") { eq += 1 }
+            let key = UnsafeBufferPointer(rebasing: query[start..<eq])
+            let matches =
+                wantedIsASCII && isPlain(key) ? key.elementsEqual(wanted) : PercentEncoding.formDecodeLeniently(key) == name
+            guard matches else { continue }
+            guard eq < end else { return "" }
+            let value = UnsafeBufferPointer(rebasing: query[(eq + 1)..<end])
+            return isPlain(value) ? String(decoding: value, as: UTF8.self) : PercentEncoding.formDecodeLeniently(value)
         }
         return nil
+    }
+
+    /// Whether form decoding leaves these bytes as they are: ASCII without `%` or `+`.
+    private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
     }
 }
