@@ -120,6 +120,12 @@ import Testing
                 port: wrong.port, target: "/proxy/1.1/echo/x", headers: Self.api + [("Broker-Account", s.account)]))
         #expect(reply.status == 401 && reply.body.contains(#""code":32"#), "\(reply.status) \(reply.body)")
         #expect(twitter.state.apiCalls == 1 && twitter.state.apiVerified == 0)
+        // OAuth 1.0a tokens are not refreshed: the refusal is neither retried nor marked refreshed, and the account
+        // stays usable.
+        #expect(reply.header("Broker-Refreshed") == nil)
+        let account = try #require(
+            await TestHTTP.send(port: wrong.port, target: "/account?id=\(s.account)", headers: Self.api))
+        #expect(account.status == 200 && !account.body.contains("reauthorization_required"), "\(account.body)")
     }
 
     @Test(arguments: [
