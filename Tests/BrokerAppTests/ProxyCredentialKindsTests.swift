@@ -151,12 +151,12 @@ import Testing
     // MARK: TMDB
 
     /// A fake TMDB whose API the broker may proxy to, and one connected account.
-    static func tmdb() async throws -> (FakeTMDBProvider, Setup) {
-        let tmdb = try FakeTMDBProvider.scoped(apiKey: TMDBEndToEndTests.apiKey)
+    static func tmdb(key: String = TMDBEndToEndTests.apiKey) async throws -> (FakeTMDBProvider, Setup) {
+        let tmdb = try FakeTMDBProvider.scoped(apiKey: key)
         let entry =
             #""tmdb": {"api_base_url": "\#(tmdb.baseURL)/3", "authenticate_url": "\#(tmdb.baseURL)/authenticate", "api_allow_private": true}"#
         let broker = try BrokerHarness(
-            providersJSON: "{\"providers\": {\(entry)}}", environment: ["TMDB_API_KEY": TMDBEndToEndTests.apiKey])
+            providersJSON: "{\"providers\": {\(entry)}}", environment: ["TMDB_API_KEY": key])
         #expect(await Browser(brokerPort: broker.port, providerPort: tmdb.port).connect(provider: "tmdb")?.status == 200)
         return (tmdb, Setup(broker: broker, account: TMDBEndToEndTests.accountID))
     }
@@ -170,6 +170,16 @@ import Testing
         #expect(tmdb.state.accountCalls == before.accountCalls + 1)
         #expect(tmdb.state.apiKeyCalls == before.apiKeyCalls + 1)
         s.expectNothingLeaked([reply], [try await s.stored("access_token"), TMDBEndToEndTests.apiKey])
+    }
+
+    @Test func anAPIReadAccessTokenGoesAsBearerAndTheSessionInTheQuery() async throws {
+        let (tmdb, s) = try await Self.tmdb(key: TMDBEndToEndTests.readAccessToken)
+        let before = tmdb.state
+        let reply = try await s.call("GET", "/proxy/account")
+        #expect(reply.status == 200, "\(reply.body)")
+        #expect(tmdb.state.bearerCalls == before.bearerCalls + 1 && tmdb.state.apiKeyCalls == before.apiKeyCalls)
+        #expect(tmdb.state.accountCalls == before.accountCalls + 1)
+        s.expectNothingLeaked([reply], [try await s.stored("access_token"), TMDBEndToEndTests.readAccessToken])
     }
 
     @Test(arguments: [
