@@ -38,6 +38,8 @@ public final class FakeTwitterProvider: Sendable {
         public var requestTokenCalls = 0, accessTokenCalls = 0, verifyCalls = 0
         /// Requests whose signature did not verify.
         public var signatureFailures = 0
+        /// Requests to the API echo (``FakeTwitterProvider/apiEchoPrefix``), and those of them that verified.
+        public var apiCalls = 0, apiVerified = 0
         /// The paths the browser was sent to (`/oauth/authorize` or `/oauth/authenticate`).
         public var authorizePaths: [String] = []
         /// The `oauth_callback` of every request token.
@@ -48,6 +50,9 @@ public final class FakeTwitterProvider: Sendable {
         var issued = 0
     }
 
+    /// A resource route standing for the v1.1 REST API (any path under it, `GET` or `POST`), which the broker's API
+    /// proxy calls: it answers what it verified, or Twitter's code 32 when the signature is not good.
+    public static let apiEchoPrefix = "/1.1/echo/"
     /// The consumer key a fake takes unless told otherwise.
     public static let consumerKey = "cChZNFj6T5R0TigYB9yd1w"
     /// The user every access token is for.
@@ -87,6 +92,9 @@ public final class FakeTwitterProvider: Sendable {
         }
         router.add(.POST, "/oauth/access_token", .sync({ Self.accessToken($0, box: box, client: client) }))
         router.add(.GET, "/1.1/account/verify_credentials.json", .sync({ Self.verifyCredentials($0, box: box, client: client) }))
+        for method in [HTTPMethod.GET, .POST] {
+            router.add(method, prefix: Self.apiEchoPrefix, .sync({ Self.apiEcho($0, box: box, client: client) }))
+        }
         self.router = router
         listener = FakeProviderServer(router: router, host: host, port: port)
     }
@@ -112,8 +120,10 @@ public final class FakeTwitterProvider: Sendable {
     public func set(_ change: (inout State) -> Void) { box.state.withLock { change(&$0) } }
 
     /// The providers-file entry pointing the `twitter` preset at this fake; credentials come from the environment.
-    public func providerEntry(authenticate: Bool = false) -> String {
-        let signIn = authenticate ? #", "authenticate_url": "\#(baseURL)/oauth/authenticate""# : ""
+    /// With `api`, the API proxy's base is this fake too (plain HTTP on loopback, so `api_allow_private`).
+    public func providerEntry(authenticate: Bool = false, api: Bool = false) -> String {
+        var signIn = authenticate ? #", "authenticate_url": "\#(baseURL)/oauth/authenticate""# : ""
+        if api { signIn += #", "api_base_url": "\#(baseURL)", "api_allow_private": true"# }
         return """
             "twitter": {"request_token_url": "\(baseURL)/oauth/request_token", "authorize_url": "\(baseURL)/oauth/authorize",
                         "access_token_url": "\(baseURL)/oauth/access_token",
@@ -214,6 +224,22 @@ public final class FakeTwitterProvider: Sendable {
         return FakeWire.answer(
             .ok, "application/json;charset=utf-8",
             #"{"id":\#(userID),"id_str":"\#(userID)","name":"Twitter API","screen_name":"TwitterAPI","protected":false}"#)
+    }
+
+    /// The API echo: a request signed with an access token this fake issued (RFC 5849 §3.4, its query and a form body
+    /// signed too) gets `200` with its method, the base URI it was signed for, the user and the signed request
+    /// parameters; anything else Twitter's `401` code 32. The token and secrets are never echoed.
+    static func apiEcho(_ request: Request, box: Box, client: Client) -> Response {
+        box.state.withLock { $0.apiCalls += 1 }
+        let lookup: (String) -> String? = { token in box.state.withLock { $0.access[token] } }
+        guard verified(request, box: box, client: client, tokenSecret: lookup) != nil else { return couldNotAuthenticate }
+        box.state.withLock { $0.apiVerified += 1 }
+        let parameters = OAuth1SignatureCheck.requestParameters(request)
+            .map { "[\(JSONString.quote($0.0)),\(JSONString.quote($0.1))]" }.joined(separator: ",")
+        var json = #"{"method":"# + JSONString.quote(request.method.rawValue)
+        json += #","base_uri":"# + JSONString.quote(OAuth1SignatureCheck.baseURI(request) ?? "")
+        json += #","user_id":"\#(userID)","parameters":[\#(parameters)]}"#
+        return FakeWire.answer(.ok, "application/json;charset=utf-8", json)
     }
 
     /// The verified `oauth_*` parameters of a request whose nonce is new; a failure is counted.

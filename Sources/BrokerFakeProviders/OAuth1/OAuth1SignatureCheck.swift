@@ -57,6 +57,16 @@ enum OAuth1SignatureCheck {
         return "http://" + host + request.path
     }
 
+    /// The request's own parameters that are signed (RFC 5849 §3.4.1.3.1): its query's, then a form body's, decoded.
+    static func requestParameters(_ request: Request) -> [(String, String)] {
+        var parameters = request.queryItems.map { ($0.name, $0.value) }
+        // §3.4.1.3.1: a form body counts only when labelled as one.
+        if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            parameters += URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)).map { ($0.name, $0.value) }
+        }
+        return parameters
+    }
+
     /// The request's verified `oauth_*` parameters, or nil when the signature is not HMAC-SHA1 by `consumerKey` under
     /// `consumerSecret` and the secret `tokenSecret` gives for its `oauth_token` ("" when it has none; nil: unknown token).
     static func verify(
@@ -78,12 +88,7 @@ enum OAuth1SignatureCheck {
         } else {
             secret = ""
         }
-        var signed = oauth.filter { $0.0 != "oauth_signature" }
-        signed += request.queryItems.map { ($0.name, $0.value) }
-        // §3.4.1.3.1: a form body counts only when labelled as one.
-        if request.headers["Content-Type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
-            signed += URLEncodedForm.parse(String(decoding: request.body, as: UTF8.self)).map { ($0.name, $0.value) }
-        }
+        let signed = oauth.filter { $0.0 != "oauth_signature" } + requestParameters(request)
         let expected = signature(
             baseString(method: request.method.rawValue, baseURI: baseURI, parameters: signed),
             consumerSecret: consumerSecret, tokenSecret: secret)
