@@ -180,6 +180,10 @@ import Testing
         #expect(tmdb.state.bearerCalls == before.bearerCalls + 1 && tmdb.state.apiKeyCalls == before.apiKeyCalls)
         #expect(tmdb.state.accountCalls == before.accountCalls + 1)
         s.expectNothingLeaked([reply], [try await s.stored("access_token"), TMDBEndToEndTests.readAccessToken])
+        // The query's api_key is still the broker's to set: a caller's own is refused without a call.
+        let own = try await s.call("GET", "/proxy/account?api_key=mine")
+        #expect(own.status == 400)
+        #expect(tmdb.state.accountCalls == before.accountCalls + 1)
     }
 
     @Test(arguments: [

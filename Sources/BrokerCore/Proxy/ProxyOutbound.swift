@@ -69,7 +69,10 @@ public enum ProxyOutbound {
         if !added.isEmpty {
             let written = Set(PercentEncoding.parseForm(query ?? "", .lenient).map(\.name))
             // The caller may not name the parameters that carry the credential; the provider would read one of two.
-            guard added.allSatisfy({ !written.contains($0.0) }) else {
+            // TMDB's `api_key` is the broker's even when a Read Access Token travels as Bearer instead.
+            var reserved = added.map(\.0)
+            if case .tmdbSession = placement.token { reserved.append("api_key") }
+            guard reserved.allSatisfy({ !written.contains($0) }) else {
                 throw .refused(reason: "the query names a parameter the broker sets")
             }
             // Appended after the caller's query was checked: RFC 3986 §2.3 unreserved bytes and escapes only, so the
