@@ -81,4 +81,12 @@ struct AddressPolicyTests {
         #expect(policy.exempts(host: "api.internal.example") && policy.exempts(host: "API.INTERNAL.EXAMPLE"))
         #expect(!policy.exempts(host: "internal.example") && !AddressPolicy.publicOnly.exempts(host: "localhost"))
     }
+
+    /// The proxy names the host of its API base as the URL writes it, brackets and all; the client compares the
+    /// address alone. Found by scripts/proxy-ssrf: `https://[fd00::5]` with `api_allow_private` was still refused.
+    @Test func anIPv6LiteralIsAllowedWithOrWithoutItsBrackets() {
+        let policy = AddressPolicy(allowedHosts: ["[FD00::5]", "::1"])
+        #expect(policy.exempts(host: "fd00::5") && policy.exempts(host: "::1"))
+        #expect(!policy.exempts(host: "fd00::6") && !policy.exempts(host: "[fd00::5]x"))
+    }
 }

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2034,SC2154  # sourced: `name` comes from the script, results go back to it
 # Shared by the hardening scripts (hostile-clients, hostile-providers, crash-safety, disk-full, migration-check,
-# webhook-delivery, redis-sentinel, redis-tls), sourced, not run: scripts/lib.sh, a work directory cleaned up on
-# exit, the broker and fake-provider binaries, the fake provider, and the broker's settings for these checks.
+# webhook-delivery, redis-sentinel, redis-tls, proxy-ssrf), sourced, not run: scripts/lib.sh, a work directory cleaned
+# up on exit, the broker and fake-provider binaries, the fake provider, and the broker's settings for these checks.
 # The sourcing script sets `name` (for messages) before sourcing.
 
 # shellcheck source=lib.sh

@@ -29,9 +29,15 @@ public struct AddressPolicy: Sendable, Hashable {
     /// Host names (lowercase; IPv6 literals without brackets) connected to whatever their addresses.
     public var allowedHosts: Set<String>
 
-    /// Creates a policy that refuses every special-purpose address except for the hosts in `allowedHosts`.
+    /// Creates a policy that refuses every special-purpose address except for the hosts in `allowedHosts`, each as a
+    /// URL writes it: an IPv6 literal may keep its brackets (`[fd00::5]`), which are dropped, as the client's host
+    /// has none (RFC 3986 §3.2.2: they delimit the literal, they are not part of it).
     public init(allowedHosts: Set<String> = []) {
-        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.allowedHosts = Set(
+            allowedHosts.map { host in
+                let name = host.lowercased()
+                return name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
+            })
     }
 
     /// Refuses every special-purpose address, for every host.
