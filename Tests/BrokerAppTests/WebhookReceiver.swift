@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -71,11 +72,23 @@ final class WebhookReceiver: Sendable {
     /// The port, kept across a stop and start.
     let port: Int
 
-    /// Starts on 127.0.0.1 with a port the kernel picks.
+    /// Starts on 127.0.0.1 on a free port below the ephemeral range: while the receiver is stopped its port is held by
+    /// a bound socket, and a port of the ephemeral range can meanwhile be the local port of another test's connection
+    /// (seen as EADDRINUSE in a loaded CI run).
     init() throws {
-        let started = try Self.listen(port: 0, shared: shared)
-        port = started.port
-        server.withLock { $0 = started }
+        var attempt = 0
+        var started: HTTPServer?
+        while started == nil {
+            attempt += 1
+            do {
+                started = try Self.listen(port: Loopback.freePortOutsideEphemeralRange(), shared: shared)
+            } catch where attempt < 20 {
+                // Another test bound the port between the check and the listen: pick another.
+            }
+        }
+        let found = started!
+        port = found.port
+        server.withLock { $0 = found }
     }
 
     /// `http://127.0.0.1:<port>/hooks`.
