@@ -82,8 +82,9 @@ final class WebhookReceiver: Sendable {
             attempt += 1
             do {
                 started = try Self.listen(port: Loopback.freePortOutsideEphemeralRange(), shared: shared)
-            } catch where attempt < 20 {
-                // Another test bound the port between the check and the listen: pick another.
+            } catch {
+                // Another test bound the port between the check and the listen: pick another, a few times.
+                if attempt >= 20 { throw error }
             }
         }
         let found = started!
