@@ -42,7 +42,14 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// The transport's last read wants the socket writable (TLS), or its last write wants it readable.
     private var readWaitsForWrite = false
     private var writeWaitsForRead = false
+    /// One timer for the connection's life, re-armed only when it fires or a deadline comes earlier than it is set
+    /// for: creating and cancelling a Dispatch timer per call wakes Dispatch's manager thread twice per call.
     private var timer: (any DispatchSourceTimer)?
+    /// Monotonic nanoseconds the timer is set to fire at; 0 when it is not set.
+    private var timerFiresAt: UInt64 = 0
+    /// The deadline in force and what it does when it passes; 0 and nil when none.
+    private var deadlineAt: UInt64 = 0
+    private var deadlineAction: (() -> Void)?
 
     // Connecting.
     private var addresses: [SocketAddress] = []
@@ -494,21 +501,44 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         interest = wanted
     }
 
+    /// Runs `action` on the worker queue at `deadline` unless disarmed or re-armed first.
     private func arm(at deadline: UInt64, _ action: @escaping () -> Void) {
-        disarm()
-        let now = Monotonic.now()
-        let source = DispatchSource.makeTimerSource(queue: worker.queue)
-        source.schedule(deadline: .now() + .nanoseconds(Int(min(deadline &- min(now, deadline), UInt64(Int.max)))))
-        // The handler runs on the serial worker queue, where every other touch of this connection happens.
-        nonisolated(unsafe) let fire = action
-        source.setEventHandler { fire() }
-        source.activate()
-        timer = source
+        deadlineAt = max(deadline, 1)
+        deadlineAction = action
+        if timer == nil {
+            let source = DispatchSource.makeTimerSource(queue: worker.queue)
+            // The handler runs on the serial worker queue, where every other touch of this connection happens; the
+            // source holds the connection until `close` cancels it.
+            source.setEventHandler { [self] in timerFired() }
+            source.activate()
+            timer = source
+        }
+        if timerFiresAt == 0 || deadlineAt < timerFiresAt { schedule(at: deadlineAt) }
     }
 
+    /// No deadline runs; the timer, if set, fires once more and finds nothing to do.
     private func disarm() {
-        timer?.cancel()
-        timer = nil
+        deadlineAt = 0
+        deadlineAction = nil
+    }
+
+    private func schedule(at deadline: UInt64) {
+        let now = Monotonic.now()
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(min(deadline &- min(now, deadline), UInt64(Int.max)))))
+        timerFiresAt = deadline
+    }
+
+    /// The timer fired: the deadline's action when it has passed, else the timer set again for it.
+    private func timerFired() {
+        timerFiresAt = 0
+        guard deadlineAt != 0 else { return }
+        if Monotonic.now() >= deadlineAt {
+            let action = deadlineAction
+            disarm()
+            action?()
+        } else {
+            schedule(at: deadlineAt)
+        }
     }
 
     private func closeSocket() {
@@ -530,6 +560,8 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         guard phase != .closed else { return }
         phase = .closed
         disarm()
+        timer?.cancel()
+        timer = nil
         closeSocket()
         inbound = []
         outbound = []
