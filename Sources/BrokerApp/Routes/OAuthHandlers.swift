@@ -186,7 +186,10 @@ final class OAuthHandlers: Sendable {
         let (page, status) = ConnectEndPage.outcome(
             of: flow, state: flow.state, result: completion.result, registry: registry, appearance: appearance,
             providerError: providerError)
-        return page.response(status, extra: headers)
+        var extra = headers
+        // RFC 9110 §12.5.5: an API client gets JSON from the same URL.
+        extra.add(name: "Vary", value: "Accept")
+        return page.response(status, extra: extra)
     }
 
     /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser; refreshed first when due.
