@@ -9,7 +9,8 @@ extension Broker {
         cookieSecret: [UInt8], audit: AuditTrail, logger: BrokerLogger, now: @escaping @Sendable () -> Date
     ) -> (main: HTTPServer, metrics: HTTPServer?) {
         let registry = services.registry
-        let access = AccessControl(apiKeys: c.callerKeys, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400)
+        let access = AccessControl(
+            apiKeys: c.callerKeys, cookieSecret: cookieSecret, sessionMaxAge: 30 * 86_400, browserSessions: c.connectPage)
         let cookies = CookieHeader(publicURL: c.publicURL)
         let appearance = PageAppearance(
             title: c.pageTitle, accent: c.pageAccent.flatMap(PageAccent.init(hex:)) ?? .standard,
@@ -30,7 +31,7 @@ extension Broker {
             proxy: ProxyHandler(
                 accounts: services.accounts, registry: registry, access: access, audit: audit, metrics: services.metrics.proxy,
                 client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.proxyTimeout),
-            proxyMaxBodyBytes: c.proxyMaxBodyBytes, cors: CORSPolicy(origins: c.corsOrigins))
+            proxyMaxBodyBytes: c.proxyMaxBodyBytes, cors: CORSPolicy(origins: c.corsOrigins), connectPage: c.connectPage)
         let server = HTTPServer(
             configuration: serverConfiguration(c, logger: logger), router: router,
             observer: AccessLog(logger: logger, enabled: c.accessLog, access: access),

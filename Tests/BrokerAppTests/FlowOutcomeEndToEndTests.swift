@@ -72,7 +72,7 @@ import Testing
         #expect(pending.json["end_user_id"] as? String == "user-42")
         // Every member, and nothing of the flow's secrets (verifier, binding, return_to, nonce).
         #expect(
-            Set(pending.json.keys) == ["state", "status", "provider", "account", "end_user_id", "error", "expires_at", "ended_at"])
+            Set(pending.json.keys) == ["state", "status", "provider", "account", "end_user_id", "tags", "error", "expires_at", "ended_at"])
 
         s.clock.advance(30)
         let callback = try await s.finish(authorizeURL)

@@ -72,14 +72,15 @@ import Testing
             .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
-            .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"),
+            .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
         ]
         for error in all {
             switch error {
             case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .invalidState, .accessDenied,
                 .upstreamError,
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
-                .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable:
+                .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
+                .reconnectMismatch:
                 break
             }
         }

@@ -36,7 +36,7 @@ import Testing
                 "BROKER_DATA_DIR": root + "/" + name, "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
                 "BROKER_PROVIDERS_FILE": providers, "FAKE_WEIBO_SECRET": clientSecret, "BROKER_API_KEY": BrokerHarness.apiKey,
                 "BROKER_SECRET": "shared-cookie-secret-shared-cookie-secret", "BROKER_ENCRYPTION_KEY": key,
-                "BROKER_UPSTREAM_TIMEOUT": "120",
+                "BROKER_UPSTREAM_TIMEOUT": "120", "BROKER_CORS_ORIGINS": "https://app.example.com",
             ]
         }
         let a = try await BrokerProcess.start(environment: environment("a"))
@@ -61,6 +61,50 @@ import Testing
         // Sealed in Redis too: the token is not in the stored value.
         let stored = try await c.redis.client().command("GET", "tb:account:weibo:3733034601")
         #expect(!"\(stored)".contains("WEIBO-TOKEN-SENTINEL"))
+    }
+
+    @Test func aConnectSessionMadeOnOneReplicaRunsOnTheOtherOnceAcrossBoth() async throws {
+        let c = try await Self.start()
+        let made = try #require(
+            await TestHTTP.send(
+                port: c.a.port, method: "POST", target: "/connect/sessions",
+                headers: Self.api + [("Content-Type", "application/json")],
+                body: "{\"end_user_id\":\"u-1\",\"origin\":\"https://app.example.com\"}"))
+        #expect(made.status == 201)
+        let token = try #require((try? JSONSerialization.jsonObject(with: Data(made.body.utf8)) as? [String: Any])?["token"] as? String)
+        // Twenty browsers open it at once on both replicas: exactly one gets the page.
+        let ports = [c.a.port, c.b.port]
+        let statuses = await withTaskGroup(of: Int?.self) { group in
+            for i in 0..<20 {
+                group.addTask {
+                    await TestHTTP.send(port: ports[i % 2], target: "/connect?session=" + token, headers: [("Accept", "text/html")])?.status
+                }
+            }
+            var all: [Int?] = []
+            for await s in group { all.append(s) }
+            return all
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1 && statuses.filter { $0 == 410 }.count == 19, "\(statuses)")
+        // A second session: opened on B, its provider chosen and its sign-in finished on A.
+        let second = try #require(
+            await TestHTTP.send(
+                port: c.b.port, method: "POST", target: "/connect/sessions",
+                headers: Self.api + [("Content-Type", "application/json")],
+                body: "{\"end_user_id\":\"u-2\",\"origin\":\"https://app.example.com\"}"))
+        let secondToken = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(second.body.utf8)) as? [String: Any])?["token"] as? String)
+        let onB = Browser(brokerPort: c.b.port, providerPort: c.weibo.port)
+        #expect(await onB.get("/connect?session=" + secondToken, headers: [("Accept", "text/html")])?.status == 200)
+        let onA = Browser(brokerPort: c.a.port, providerPort: c.weibo.port)
+        for (name, value) in onB.jar.cookies { onA.jar.set(name, value) }
+        let start = try #require(await onA.get("/connect/start?provider=weibo", headers: [("Accept", "text/html")]))
+        #expect(start.status == 302)
+        let callback = try #require(await onA.visitProvider(start.header("Location") ?? ""))
+        let end = try #require(await onA.get(callback, headers: [("Accept", "text/html")]))
+        #expect(end.status == 200 && end.body.contains("data-account=\"weibo:3733034601\""))
+        let read = try #require(await TestHTTP.send(port: c.b.port, target: "/account?id=weibo:3733034601", headers: Self.api))
+        #expect(read.status == 200 && read.body.contains("\"end_user_id\":\"u-2\""))
+        await c.stop()
     }
 
     @Test func twentyParallelCallbacksWithOneStateExchangeOnce() async throws {

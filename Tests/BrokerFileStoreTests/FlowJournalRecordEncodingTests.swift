@@ -32,6 +32,20 @@ struct FlowJournalRecordEncodingTests {
             version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: awkward, binding: awkward, codeVerifier: awkward,
             requestToken: awkward, requestTokenSecret: awkward, returnTo: awkward, nonce: awkward, endUserID: awkward,
             endUserEmail: awkward, endUserName: awkward, tags: [:], createdAt: awkward, expiresAt: awkward),
+        // Connect sessions: the session, and a flow started from one with every member.
+        PendingFlowJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "", binding: "connect-session", codeVerifier: nil,
+            requestToken: nil, requestTokenSecret: nil, returnTo: nil, endUserID: "u",
+            connect: ConnectJSON(ConnectContext(stage: .session, origin: "https://app.example")),
+            createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
+        PendingFlowJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "acme", binding: "b1", codeVerifier: "v", requestToken: nil,
+            requestTokenSecret: nil, returnTo: "https://app.example/done", tags: ["plan": "pro"],
+            connect: ConnectJSON(
+                ConnectContext(
+                    stage: .flow, origin: awkward, allowedProviders: ["acme", awkward], reconnectAccountID: "acme:1",
+                    scopes: ["read", "a/b"])),
+            createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
     ]
 
     static let outcomes: [FlowOutcomeJSON] = [
@@ -45,6 +59,10 @@ struct FlowJournalRecordEncodingTests {
         FlowOutcomeJSON(
             version: 1, state: awkward, provider: awkward, status: awkward, account: awkward, endUserID: awkward, error: awkward,
             expiresAt: awkward, endedAt: awkward, keepUntil: awkward),
+        FlowOutcomeJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "acme", status: "completed", account: "acme:1", endUserID: "u",
+            error: nil, tags: ["team": "a", "plan": awkward], expiresAt: "2026-01-01T00:10:00Z", endedAt: nil,
+            keepUntil: "2026-01-01T00:20:00Z"),
     ]
 
     @Test(arguments: puts.indices) func aPutLineIsTheBytesThePreviousEncoderWrote(_ index: Int) throws {

@@ -15,6 +15,9 @@ struct RedisFlowStoreTests {
         flow.requestTokenSecret = Secret("request-secret-SENTINEL")
         flow.endUser = EndUser(id: "user-42", email: "ada@example.com", name: "Ada")
         flow.tags = ["plan": "pro"]
+        flow.connect = ConnectContext(
+            stage: .flow, origin: "https://app.example.com", allowedProviders: ["acme"], reconnectAccountID: "acme:1",
+            scopes: ["read"])
         return flow
     }
 

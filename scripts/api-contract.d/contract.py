@@ -386,7 +386,7 @@ def test_authorize_for_a_back_end(t):
     assert "end_user_id" in browser.json["message"], browser.json
 
 
-def follow(t, authorize_url, accept=JSON):
+def follow(t, authorize_url, accept=JSON, jar=None):
     """The browser's part of a flow a back end started: the provider's page (auto-approved or denied), then the callback."""
     location = urlsplit(authorize_url)
     connection = http.client.HTTPConnection(location.hostname, location.port, timeout=10)
@@ -395,7 +395,7 @@ def follow(t, authorize_url, accept=JSON):
     back.read()
     callback = urlsplit(back.getheader("Location"))
     connection.close()
-    return t.call("GET", callback.path + "?" + callback.query, accept)
+    return t.call("GET", callback.path + "?" + callback.query, accept, jar=jar)
 
 
 def test_flow_outcomes(t):
@@ -690,10 +690,55 @@ def test_app_tokens(t):
     expect(t.call("GET", "/authorize?provider=acme-app", JSON), 400, "bad_request")
 
 
+def test_connect_sessions(t):
+    made_headers = {"Content-Type": "application/json", **API}
+    body = {"end_user_id": "user-9", "origin": FRONT_END, "tags": {"plan": "pro"}, "allowed_providers": ["acme"]}
+    made = t.call("POST", "/connect/sessions", made_headers, body=json.dumps(body))
+    expect(made, 201)
+    token = made.json["token"]
+    assert made.json["connect_url"].endswith("/connect?session=" + token), made.json
+    expect(t.call("POST", "/connect/sessions", {"Content-Type": "application/json"}, body=json.dumps(body)), 401, "unauthorized")
+    expect(t.call("POST", "/connect/sessions", made_headers, body=json.dumps({**body, "origin": "http://evil.example"})),
+           400, "bad_request")
+    expect(t.call("POST", "/connect/sessions", made_headers, body=json.dumps({**body, "allowed_providers": ["nope"]})),
+           404, "unknown_provider")
+    expect(t.call("POST", "/connect/sessions", made_headers, body=json.dumps({**body, "account_id": "acme:nobody"})),
+           404, "not_found")
+    jar = Jar()
+    page = t.call("GET", "/connect?session=" + token, HTML, jar=jar)
+    expect(page, 200)
+    assert b'data-provider="acme"' in page.body and "tb_connect" in jar.cookies
+    expect(t.call("GET", "/connect?session=" + token, JSON), 410, "session_expired")
+    gone = t.call("GET", "/connect?session=" + token, HTML)
+    expect(gone, 410)
+    assert gone.header("Content-Type").startswith("text/html")
+    refused = t.call("GET", "/connect/start?provider=nope", HTML, jar=Jar())
+    expect(refused, 410)
+    start = t.call("GET", "/connect/start?provider=acme", HTML, jar=jar)
+    expect(start, 302)
+    t.provider.configure(uid="6161")
+    end = follow(t, start.header("Location"), accept=HTML, jar=jar)
+    expect(end, 200)
+    assert b'data-status="connected"' in end.body and b'data-account="acme:6161"' in end.body, end.body[:600]
+    # A reconnect session goes straight to the provider; another user coming back is 409 account_mismatch.
+    again = t.call("POST", "/connect/sessions", made_headers, body=json.dumps({**body, "account_id": "acme:6161"}))
+    renewing = Jar()
+    straight = t.call("GET", "/connect?session=" + again.json["token"], HTML, jar=renewing)
+    expect(straight, 302)
+    t.provider.configure(uid="7171")
+    expect(follow(t, straight.header("Location"), jar=renewing), 409, "account_mismatch")
+    script = t.call("GET", "/connect.js")
+    expect(script, 200)
+    assert b"TokenBroker" in script.body
+    listed = t.call("OPTIONS", "/providers", {"Origin": FRONT_END, "Access-Control-Request-Method": "GET"})
+    expect(listed, 204)
+    assert listed.header("Access-Control-Allow-Origin") == FRONT_END
+
+
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
          test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_deleting_accounts, test_disconnect_from_the_page,
-         test_webhook_outbox, test_backup, test_app_tokens]
+         test_webhook_outbox, test_backup, test_app_tokens, test_connect_sessions]
 
 
 class Context:

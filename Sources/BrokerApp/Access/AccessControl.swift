@@ -12,10 +12,13 @@ struct AccessControl: Sendable {
     let cookieSecret: [UInt8]
     /// How long a session cookie lives, in seconds.
     let sessionMaxAge: Int
+    /// Whether a browser's session cookie gives it any right (`BROKER_CONNECT_PAGE`); when off only API keys do.
+    let browserSessions: Bool
     /// Each key's bytes, kept so the check on every `/account` read allocates nothing.
     private let keyBytes: [[UInt8]]
 
-    init(apiKeys: [NamedAPIKey], cookieSecret: [UInt8], sessionMaxAge: Int) {
+    init(apiKeys: [NamedAPIKey], cookieSecret: [UInt8], sessionMaxAge: Int, browserSessions: Bool = true) {
+        self.browserSessions = browserSessions
         self.apiKeys = apiKeys
         self.cookieSecret = cookieSecret
         self.sessionMaxAge = sessionMaxAge
@@ -60,7 +63,8 @@ struct AccessControl: Sendable {
 
     /// This browser's verified session, if it sent one.
     func session(_ request: Request) -> SessionCookie? {
-        request.cookies[SessionCookie.name].flatMap { SessionCookie.decode($0, secret: cookieSecret) }
+        guard browserSessions else { return nil }
+        return request.cookies[SessionCookie.name].flatMap { SessionCookie.decode($0, secret: cookieSecret) }
     }
 
     /// The label the audit trail gives a browser caller.

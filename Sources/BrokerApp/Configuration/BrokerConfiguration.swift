@@ -47,6 +47,9 @@ public struct BrokerConfiguration: Sendable {
     public var returnToAllowlist: [String] = []
     /// Front-end origins whose pages may call the browser-session endpoints with credentials (`BROKER_CORS_ORIGINS`, comma-separated).
     public var corsOrigins: [String] = []
+    /// Whether the public connect page (`/`, `/disconnect`, browser `GET /authorize`) and browser token reading are on
+    /// (`BROKER_CONNECT_PAGE`, default on); off for back-end-only deployments, where connect sessions still work.
+    public var connectPage = true
     /// Seconds an outbound call to a provider may take before it is cut (`BROKER_UPSTREAM_TIMEOUT`).
     public var upstreamTimeout: Double = 10
     /// Bytes of a provider's answer, after content decoding, the broker reads before refusing it (`BROKER_UPSTREAM_MAX_BYTES`).
@@ -153,6 +156,7 @@ public struct BrokerConfiguration: Sendable {
             "BROKER_ACCOUNTS_COMPACT_BYTES", default: StorageBackendFactory.defaultAccountsCompactBytes, range: 4096...(1 << 40))
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
+        c.connectPage = try read.boolean("BROKER_CONNECT_PAGE", default: true)
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.upstreamMaxBytes = try read.integer(
             "BROKER_UPSTREAM_MAX_BYTES", default: EpollUpstreamClient.defaultMaxResponseBytes,

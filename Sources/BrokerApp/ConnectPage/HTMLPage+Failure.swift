@@ -46,7 +46,7 @@ extension HTMLPage {
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch:
             error.message
         }
     }
@@ -62,6 +62,8 @@ extension HTMLPage {
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
         case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable:
             "Go back to the page and start from there."
+        case .connectSessionGone, .reconnectMismatch:
+            "Close this window and start again from the app."
         case .recordDamaged:
             "Trying again will not help: tell whoever runs this broker, whose log names the damaged record."
         }

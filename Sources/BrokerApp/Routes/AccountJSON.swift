@@ -111,6 +111,13 @@ enum AccountJSON {
         }
     }
 
+    /// The tags as one JSON object, keys sorted, `{}` when there are none.
+    static func tags(_ tags: [String: String]) -> String {
+        var out = ByteWriter(capacity: 64)
+        Self.tags(tags, &out)
+        return String(decoding: out.bytes, as: UTF8.self)
+    }
+
     /// The tags as one object, keys sorted, `{}` when there are none.
     private static func tags(_ tags: [String: String], _ out: inout ByteWriter) {
         out.append(UInt8(ascii: "{"))

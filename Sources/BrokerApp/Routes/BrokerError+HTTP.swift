@@ -12,9 +12,9 @@ extension BrokerError {
         case .accessDenied: return .forbidden
         case .upstreamError: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
-        case .expired, .reauthorizationRequired: return .gone
+        case .expired, .reauthorizationRequired, .connectSessionGone: return .gone
         case .unauthorized: return .unauthorized
-        case .notRefreshable, .ambiguousAccount, .credentialNotForwardable: return .conflict
+        case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
         case .recordDamaged: return .internalServerError
         }
@@ -27,7 +27,7 @@ extension BrokerError {
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch:
             return false
         }
     }

@@ -10,7 +10,7 @@ enum BrokerRoutes {
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
         appTokens: AppTokenHandlers, backup: BackupHandlers, forwardAuth: ForwardAuthHandler, proxy: ProxyHandler,
-        proxyMaxBodyBytes: Int, cors: CORSPolicy
+        proxyMaxBodyBytes: Int, cors: CORSPolicy, connectPage: Bool = true
     ) -> Router {
         var router = Router(refusals: .errorBody)
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -28,7 +28,7 @@ enum BrokerRoutes {
                 return Response.json(.ok, "{\"status\":\"ready\"}")
             }))
         if let metrics { router.add(.GET, "/metrics", metrics) }
-        router.add(.GET, "/authorize", .async(oauth.authorizeBrowser))
+        if connectPage { router.add(.GET, "/authorize", .async(oauth.authorizeBrowser)) }
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
         router.add(.GET, "/callback", .async(oauth.callback))
         router.add(.GET, prefix: OAuthHandlers.flowsPrefix, .async(oauth.flow))
@@ -51,7 +51,9 @@ enum BrokerRoutes {
         for method in [HTTPMethod.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
             router.add(method, prefix: ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
         }
-        router.get("/providers", oauth.providers)
+        // Front ends on the listed origins build their own provider lists from it.
+        router.add(.GET, "/providers", cors.wrap(.sync(oauth.providers)))
+        router.add(.OPTIONS, "/providers", cors.preflight(methods: [.GET, .HEAD]))
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
         router.add(.POST, "/backup", .async(backup.backup))
@@ -63,9 +65,19 @@ enum BrokerRoutes {
             accounts: oauth.accounts, registry: oauth.registry, access: oauth.access,
             cookies: oauth.cookies, publicURL: publicURL, appearance: oauth.appearance,
             logger: oauth.logger, audit: oauth.audit, now: oauth.now)
-        router.add(.GET, "/", .async(page.page))
-        router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
-        router.add(.POST, "/disconnect", .async(page.disconnect))
+        if connectPage {
+            router.add(.GET, "/", .async(page.page))
+            router.add(.GET, "/disconnect", .async(page.confirmDisconnect))
+            router.add(.POST, "/disconnect", .async(page.disconnect))
+        }
+        // Connect sessions: made by back ends, run by front ends in a popup, on whatever BROKER_CONNECT_PAGE says.
+        let sessions = ConnectSessionHandlers(
+            authorization: oauth.authorization, registry: oauth.registry, access: oauth.access, cookies: oauth.cookies,
+            appearance: oauth.appearance, origins: cors.origins, publicURL: publicURL, flowTTL: oauth.flowTTL, logger: oauth.logger)
+        router.add(.POST, "/connect/sessions", .async(sessions.create))
+        router.add(.GET, "/connect", .async(sessions.open))
+        router.add(.GET, "/connect/start", .async(sessions.choose))
+        router.get("/connect.js", sessions.script)
         return router
     }
 }

@@ -45,6 +45,7 @@ extension OAuthHandlers {
             ("provider", JSONString.quote(outcome.provider)),
             ("account", outcome.accountID.map { JSONString.quote($0.string) } ?? "null"),
             ("end_user_id", outcome.endUserID.map(JSONString.quote) ?? "null"),
+            ("tags", AccountJSON.tags(outcome.tags)),
             ("error", outcome.error.map(JSONString.quote) ?? "null"),
             ("expires_at", AccountJSON.date(outcome.expiresAt)), ("ended_at", AccountJSON.date(outcome.endedAt)),
         ])

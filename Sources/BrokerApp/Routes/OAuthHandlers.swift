@@ -110,14 +110,24 @@ final class OAuthHandlers: Sendable {
         let proof = flow?.state == state ? flow?.nonce : nil
         var headers = Self.noStore()
         headers.add(name: "Set-Cookie", value: cookies.clear(Self.flowCookie, path: "/callback"))
+        let completion = await authorization.completion(state: state, bindingProof: proof, query: query)
+        // A connect session's popup ends on the page that posts the outcome; an API client gets JSON as for any flow.
+        if let flow = completion.flow, flow.connect != nil, request.wantsHTML {
+            return connectEnd(completion, flow: flow, query: query, request: request, headers: headers)
+        }
         do {
-            let (account, returnTo) = try await authorization.complete(state: state, bindingProof: proof, query: query)
+            let account = try completion.result.get()
+            let returnTo = completion.flow?.returnTo
             logger.log(.info, "callback ok", [("provider", .string(account.provider)), ("account", .string(account.id))])
             audit.record(.flowCompleted, account, caller: AccessControl.browser, request: request)
-            var session = access.session(request) ?? SessionCookie(accountIDs: [], issuedAt: 0)
-            session.insert(account.id)
-            session.issuedAt = Int(now().timeIntervalSince1970)
-            headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
+            // Only a flow this browser started gives it the account: when a back end started it (`POST /authorize`,
+            // a connect session), the back end reads the token, and the browser that finished it may not.
+            if let flow = completion.flow, flow.binding != AuthorizationService.apiBinding, flow.connect == nil {
+                var session = access.session(request) ?? SessionCookie(accountIDs: [], issuedAt: 0)
+                session.insert(account.id)
+                session.issuedAt = Int(now().timeIntervalSince1970)
+                headers.add(name: "Set-Cookie", value: access.sessionCookieHeader(session, cookies: cookies))
+            }
             if let returnTo {
                 // The state beside the account: the back end that started the flow matches the two itself
                 // (GET /flows/{state}), rather than trusting an account id the browser could have changed.
@@ -150,6 +160,36 @@ final class OAuthHandlers: Sendable {
             }
             return response
         }
+    }
+
+    /// The callback of a flow started from a connect session: the end page that posts the outcome to the session's
+    /// origin. The browser's session cookie is left as it was: the back end that made the session reads the token.
+    private func connectEnd(
+        _ completion: FlowCompletion, flow: PendingFlow, query: [String: String], request: Request, headers: HTTPHeaders
+    )
+        -> Response
+    {
+        switch completion.result {
+        case .success(let account):
+            logger.log(.info, "callback ok", [("provider", .string(account.provider)), ("account", .string(account.id))])
+            audit.record(.flowCompleted, account, caller: AccessControl.browser, request: request)
+        case .failure(let error):
+            _ = failure(error, event: "callback failed")
+        }
+        // The provider's own error code (RFC 6749 §4.1.2.1) when it sent one, for the front end to tell cases apart.
+        var providerError: String?
+        if case .failure(.accessDenied) = completion.result, let code = query["error"],
+            (1...64).contains(code.utf8.count), code.utf8.allSatisfy({ (0x61...0x7A).contains($0) || $0 == 0x5F })
+        {
+            providerError = code
+        }
+        let (page, status) = ConnectEndPage.outcome(
+            of: flow, state: flow.state, result: completion.result, registry: registry, appearance: appearance,
+            providerError: providerError)
+        var extra = headers
+        // RFC 9110 §12.5.5: an API client gets JSON from the same URL.
+        extra.add(name: "Vary", value: "Accept")
+        return page.response(status, extra: extra)
     }
 
     /// `GET /account?id=ID` or `?provider=P&uid=U`: the token, for the API key or the owning browser; refreshed first when due.

@@ -1,6 +1,14 @@
 import BrokerCrypto
 import Foundation
 
+/// How a callback ended: the flow it took (nil when the state matched none) and the account stored or the error.
+public struct FlowCompletion: Sendable {
+    /// The flow the callback's state took.
+    public var flow: PendingFlow?
+    /// The account, or why there is none.
+    public var result: Result<Account, BrokerError>
+}
+
 extension AuthorizationService {
     /// Completes a flow from the callback's query items and stores the account.
     ///
@@ -23,13 +31,24 @@ extension AuthorizationService {
     public func complete(state: String, bindingProof: String?, query: [String: String]) async throws(BrokerError) -> (
         account: Account, returnTo: String?
     ) {
+        let completion = await completion(state: state, bindingProof: bindingProof, query: query)
+        let account = try completion.result.get()
+        return (account, completion.flow?.returnTo)
+    }
+
+    /// ``complete(state:bindingProof:query:)`` with the flow it took, when there was one, beside its result, so that
+    /// a failure can still be reported to where the flow came from (a connect session's opener).
+    public func completion(state: String, bindingProof: String?, query: [String: String]) async -> FlowCompletion {
         let takenAt = now()
         // RFC 9700 §4.2.4 / RFC 6749 §10.12: the state is consumed by this take, whatever follows.
         let taken: PendingFlow?
-        do { taken = try await flows.take(state: state, now: takenAt) } catch { throw BrokerError(error) }
-        guard let flow = taken else {
+        do { taken = try await flows.take(state: state, now: takenAt) } catch {
+            return FlowCompletion(flow: nil, result: .failure(BrokerError(error)))
+        }
+        // A connect session or provider choice is not a sign-in: its key is never a state to complete.
+        guard let flow = taken, flow.connect.map({ $0.stage == .flow }) ?? true else {
             onFlow(.unmatched)
-            throw .invalidState
+            return FlowCompletion(flow: nil, result: .failure(.invalidState))
         }
         let account: Account
         var extrasDropped = false
@@ -39,18 +58,24 @@ extension AuthorizationService {
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
             extrasDropped = completed.grant.extrasDropped
+            if let renewed = flow.connect?.reconnectAccountID,
+                AccountID(provider: provider.name, uid: completed.uid).string != renewed
+            {
+                throw .reconnectMismatch
+            }
             (account, _) = try await store(
                 completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName, owner: flow)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
             await recordOutcome(of: flow, at: takenAt, accountID: nil, error: error)
-            throw error
+            return FlowCompletion(flow: flow, result: .failure(error))
         }
         await recordOutcome(of: flow, at: now(), accountID: account.accountID, error: nil)
+        await reportCompletion(of: flow, account: account)
         onFlow(.completed(provider: flow.provider))
         if extrasDropped { onFlow(.extrasDropped(provider: flow.provider)) }
-        return (account, flow.returnTo)
+        return FlowCompletion(flow: flow, result: .success(account))
     }
 
     /// Replaces the flow's pending outcome by how it ended: completed with `accountID`, or failed with `error`'s code.
@@ -62,7 +87,7 @@ extension AuthorizationService {
         guard let outcomes, !flow.isExpired(at: endedAt) || accountID != nil else { return }
         let outcome = FlowOutcome(
             state: flow.state, provider: flow.provider, status: accountID == nil ? .failed : .completed,
-            accountID: accountID, endUserID: FlowOutcome.endUserID(of: flow), error: error?.code,
+            accountID: accountID, endUserID: FlowOutcome.endUserID(of: flow), tags: flow.tags, error: error?.code,
             expiresAt: flow.expiresAt, endedAt: endedAt, keepUntil: endedAt.addingTimeInterval(flowTTL))
         try? await outcomes.record(outcome)
     }
@@ -87,9 +112,26 @@ extension AuthorizationService {
         guard let events else { return }
         var data = BrokerEventData(provider: flow.provider)
         data.endUserID = flow.endUser?.id
+        data.state = flow.state
+        data.tags = flow.tags.isEmpty ? nil : flow.tags
         data.error = error.code
         data.message = error.message
         try? await events.record(.flowFailed, data)
+    }
+
+    /// Sends `flow.completed` for a flow a back end started (a connect session, `POST /authorize`): the state beside
+    /// the account, so that back end matches the outcome without polling `/flows/{state}`. A flow a browser started
+    /// on its own has no state a back end knows, and its `account.connected` says all there is.
+    private func reportCompletion(of flow: PendingFlow, account: Account) async {
+        guard let events, flow.connect != nil || flow.binding == Self.apiBinding else { return }
+        var data = BrokerEventData(provider: flow.provider)
+        data.state = flow.state
+        data.accountID = account.accountID
+        data.uid = account.uid
+        data.endUserID = account.endUser?.id
+        data.tags = account.tags.isEmpty ? nil : account.tags
+        data.status = FlowOutcome.Status.completed.rawValue
+        try? await events.record(.flowCompleted, data)
     }
 
     /// Whether `proof` (the flow cookie's nonce) hashes to the flow's binding, compared in constant time.

@@ -101,10 +101,12 @@ public final class AuthorizationService: Sendable {
     /// A provider the registry knows hears of the start or the failure; a name
     /// the registry does not know is refused without reaching ``onFlow``.
     public func begin(
-        provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:]
+        provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:],
+        connect: ConnectContext? = nil
     ) async throws(BrokerError) -> AuthorizationStart {
         do {
-            let start = try await start(provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags)
+            let start = try await start(
+                provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags, connect: connect)
             onFlow(.started(provider: name))
             return start
         } catch {
@@ -115,9 +117,20 @@ public final class AuthorizationService: Sendable {
 
     /// ``begin(provider:returnTo:binding:endUser:tags:)`` without the report.
     private func start(
-        provider name: String, returnTo: String?, binding: String, endUser: EndUser?, tags: [String: String]
+        provider name: String, returnTo: String?, binding: String, endUser: EndUser?, tags: [String: String],
+        connect: ConnectContext?
     ) async throws(BrokerError) -> AuthorizationStart {
-        let provider = try configuredProvider(named: name)
+        var provider = try configuredProvider(named: name)
+        if let connect {
+            guard connect.allows(provider.name) else {
+                throw .badRequest("This connect session does not allow provider \"\(provider.name)\"")
+            }
+            // The session's scopes replace the configured ones for this sign-in only (RFC 6749 §3.3).
+            // An OpenID Connect provider keeps `openid`, without which no ID token comes back (OIDC Core §3.1.2.1).
+            if let scopes = connect.scopes {
+                provider.scopes = provider.scopes.contains("openid") && !scopes.contains("openid") ? ["openid"] + scopes : scopes
+            }
+        }
         let returnTo = try validateReturnTo(returnTo)
         guard !binding.isEmpty else { throw .badRequest("The flow has no browser binding") }
         let state = Self.makeState()
@@ -135,7 +148,8 @@ public final class AuthorizationService: Sendable {
             createdAt: createdAt,
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL)),
             endUser: endUser,
-            tags: tags
+            tags: tags,
+            connect: connect?.at(.flow)
         )
         do {
             if let outcomes {

@@ -33,6 +33,8 @@ public struct FlowOutcome: Sendable, Equatable {
     public var endUserID: String?
     /// The error code the browser saw (`access_denied`, `upstream_error`, …), when failed.
     public var error: String?
+    /// The tags the flow puts on its account (a connect session's or `POST /authorize`'s); empty when none.
+    public var tags: [String: String]
     /// When the flow stops (or stopped) being usable.
     public var expiresAt: Date
     /// When the callback completed or failed the flow; nil while pending.
@@ -43,13 +45,14 @@ public struct FlowOutcome: Sendable, Equatable {
     /// Creates an outcome; optional fields default to absent.
     public init(
         state: String, provider: String, status: Status, accountID: AccountID? = nil, endUserID: String? = nil,
-        error: String? = nil, expiresAt: Date, endedAt: Date? = nil, keepUntil: Date
+        tags: [String: String] = [:], error: String? = nil, expiresAt: Date, endedAt: Date? = nil, keepUntil: Date
     ) {
         self.state = state
         self.provider = provider
         self.status = status
         self.accountID = accountID
         self.endUserID = endUserID
+        self.tags = tags
         self.error = error
         self.expiresAt = expiresAt
         self.endedAt = endedAt
@@ -59,7 +62,7 @@ public struct FlowOutcome: Sendable, Equatable {
     /// The pending outcome of a flow just started, kept until `retention` seconds after the flow expires.
     public static func pending(_ flow: PendingFlow, retention: Double) -> FlowOutcome {
         FlowOutcome(
-            state: flow.state, provider: flow.provider, status: .pending, endUserID: endUserID(of: flow),
+            state: flow.state, provider: flow.provider, status: .pending, endUserID: endUserID(of: flow), tags: flow.tags,
             expiresAt: flow.expiresAt, keepUntil: flow.expiresAt.addingTimeInterval(retention))
     }
 

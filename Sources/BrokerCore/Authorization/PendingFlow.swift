@@ -24,6 +24,8 @@ public struct PendingFlow: Sendable, Equatable {
     public var endUser: EndUser?
     /// The tags the API caller put on the flow's account; empty when none.
     public var tags: [String: String]
+    /// The connect session this record is, or the flow was started from; nil for flows started otherwise.
+    public var connect: ConnectContext?
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -42,7 +44,8 @@ public struct PendingFlow: Sendable, Equatable {
         createdAt: Date,
         expiresAt: Date,
         endUser: EndUser? = nil,
-        tags: [String: String] = [:]
+        tags: [String: String] = [:],
+        connect: ConnectContext? = nil
     ) {
         self.state = state
         self.provider = provider
@@ -56,6 +59,7 @@ public struct PendingFlow: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.endUser = endUser
         self.tags = tags
+        self.connect = connect
     }
 
     /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.

@@ -39,6 +39,10 @@ public enum BrokerError: Error, Sendable, Equatable {
     case ambiguousAccount(provider: String)
     /// The account's credential cannot be handed on in a request header: `reason` says how it travels instead.
     case credentialNotForwardable(reason: String)
+    /// A connect session token that was already used, has expired, or was never given.
+    case connectSessionGone
+    /// A reconnect session's sign-in came back as another account of the provider than the one it was for.
+    case reconnectMismatch
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -61,6 +65,8 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .recordDamaged: "record_damaged"
         case .ambiguousAccount: "ambiguous_account"
         case .credentialNotForwardable: "credential_not_forwardable"
+        case .connectSessionGone: "session_expired"
+        case .reconnectMismatch: "account_mismatch"
         }
     }
 
@@ -106,6 +112,10 @@ public enum BrokerError: Error, Sendable, Equatable {
             "This end user has more than one \(Self.quoted(provider)) account; name one with Broker-Account (or id)."
         case .credentialNotForwardable(let reason):
             "The account's credential cannot be passed on in a header: \(reason)."
+        case .connectSessionGone:
+            "This connect session was already used or has expired; ask the app to start a new one."
+        case .reconnectMismatch:
+            "The sign-in was for another account at the provider than the one being reconnected; nothing was stored."
         }
     }
 

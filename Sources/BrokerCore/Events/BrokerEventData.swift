@@ -28,6 +28,8 @@ public struct BrokerEventData: Sendable, Equatable {
     public var message: String?
     /// For `account.refresh_failed`: when the broker tries again.
     public var nextRetryAt: Date?
+    /// The flow's state, in `flow.completed` and `flow.failed`.
+    public var state: String?
 
     /// Creates data for an event about `provider`; every other field starts absent.
     public init(provider: String) {
@@ -55,6 +57,7 @@ extension BrokerEventData: Encodable {
         case expiresAt = "expires_at"
         case revoked, error, message
         case nextRetryAt = "next_retry_at"
+        case state
     }
 
     /// Writes the fields that are set; dates as RFC 3339 text.
@@ -72,5 +75,6 @@ extension BrokerEventData: Encodable {
         try container.encodeIfPresent(error, forKey: .error)
         try container.encodeIfPresent(message, forKey: .message)
         try container.encodeIfPresent(nextRetryAt.map(RFC3339Date.format), forKey: .nextRetryAt)
+        try container.encodeIfPresent(state, forKey: .state)
     }
 }

@@ -12,4 +12,6 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountDeleted = "account.deleted"
     /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).
     case flowFailed = "flow.failed"
+    /// A sign-in finished with an account stored; `data.state` names the flow.
+    case flowCompleted = "flow.completed"
 }

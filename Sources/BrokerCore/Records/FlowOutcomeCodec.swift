@@ -20,6 +20,7 @@ public enum FlowOutcomeCodec {
         FlowOutcomeJSON(
             version: version, state: outcome.state, provider: outcome.provider, status: outcome.status.rawValue,
             account: outcome.accountID?.string, endUserID: outcome.endUserID, error: outcome.error,
+            tags: outcome.tags.isEmpty ? nil : outcome.tags,
             expiresAt: RFC3339Date.format(outcome.expiresAt), endedAt: outcome.endedAt.map(RFC3339Date.format),
             // Rounded up: an outcome is kept at least as long as asked, never a fraction of a second less.
             keepUntil: RFC3339Date.format(Date(timeIntervalSince1970: outcome.keepUntil.timeIntervalSince1970.rounded(.up))))
@@ -40,7 +41,7 @@ public enum FlowOutcomeCodec {
         }
         return FlowOutcome(
             state: record.state, provider: record.provider, status: status, accountID: accountID,
-            endUserID: record.endUserID, error: record.error,
+            endUserID: record.endUserID, tags: record.tags ?? [:], error: record.error,
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
             endedAt: try JSONRecord.date(record.endedAt, field: "ended_at", path: path),
             keepUntil: try JSONRecord.date(record.keepUntil, field: "keep_until", path: path))

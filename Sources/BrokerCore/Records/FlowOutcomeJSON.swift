@@ -14,6 +14,8 @@ package struct FlowOutcomeJSON: Codable, Equatable {
     package var endUserID: String?
     /// The error code, when failed.
     package var error: String?
+    /// `tags` the flow puts on its account; absent when none and in records of earlier versions.
+    package var tags: [String: String]? = nil
     /// `expires_at`, RFC 3339.
     package var expiresAt: String
     /// `ended_at`, RFC 3339; absent while pending.
@@ -23,7 +25,7 @@ package struct FlowOutcomeJSON: Codable, Equatable {
 
     /// The snake_case field names on disk.
     enum CodingKeys: String, CodingKey {
-        case version, state, provider, status, account, error
+        case version, state, provider, status, account, error, tags
         case endUserID = "end_user_id"
         case expiresAt = "expires_at"
         case endedAt = "ended_at"

@@ -65,6 +65,18 @@ package struct JSONBytes {
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// Writes `"name":["…",…]`, or nothing when nil.
+    package mutating func array(_ name: StaticString, _ values: [String]?) {
+        guard let values else { return }
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendQuoted(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     /// Appends a newline.
     package mutating func newline() {
         bytes.append(0x0A)

@@ -44,6 +44,7 @@ public enum PendingFlowCodec {
             endUserEmail: flow.endUser?.email,
             endUserName: flow.endUser?.name,
             tags: flow.tags.isEmpty ? nil : flow.tags,
+            connect: flow.connect.map(ConnectJSON.init),
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -66,6 +67,11 @@ public enum PendingFlowCodec {
                     .sealed(envelope), sealedRecord: true, accountID: "flow:" + record.state,
                     field: field, path: path))
         }
+        var connect: ConnectContext?
+        if let stored = record.connect {
+            guard let context = stored.context else { throw .corrupt(path: path, reason: "unknown connect stage \"\(stored.stage)\"") }
+            connect = context
+        }
         return PendingFlow(
             state: record.state,
             provider: record.provider,
@@ -78,7 +84,8 @@ public enum PendingFlowCodec {
             createdAt: try JSONRecord.date(record.createdAt, field: "created_at", path: path),
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
             endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
-            tags: record.tags ?? [:]
+            tags: record.tags ?? [:],
+            connect: connect
         )
     }
 }

@@ -24,6 +24,8 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var endUserName: String? = nil
     /// `tags`, an object of strings; absent when none and in records of earlier versions.
     package var tags: [String: String]? = nil
+    /// `connect`: the connect session the record is or came from; absent for other flows and in records of earlier versions.
+    package var connect: ConnectJSON? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -40,8 +42,38 @@ package struct PendingFlowJSON: Codable, Equatable {
         case endUserID = "end_user_id"
         case endUserEmail = "end_user_email"
         case endUserName = "end_user_name"
-        case tags
+        case tags, connect
         case createdAt = "created_at"
         case expiresAt = "expires_at"
+    }
+}
+
+/// The stored shape of a ``ConnectContext``.
+package struct ConnectJSON: Codable, Equatable {
+    /// `stage`: `session`, `picker` or `flow`.
+    package var stage: String
+    /// `origin`.
+    package var origin: String
+    /// `providers`, absent when every provider is allowed.
+    package var providers: [String]?
+    /// `account`, the account a reconnect renews.
+    package var account: String?
+    /// `scopes`, absent when the provider's own are asked for.
+    package var scopes: [String]?
+
+    /// The stored shape of `context`.
+    package init(_ context: ConnectContext) {
+        stage = context.stage.rawValue
+        origin = context.origin
+        providers = context.allowedProviders.isEmpty ? nil : context.allowedProviders
+        account = context.reconnectAccountID
+        scopes = context.scopes
+    }
+
+    /// The context, or nil when the stage is unknown.
+    package var context: ConnectContext? {
+        guard let stage = ConnectContext.Stage(rawValue: stage) else { return nil }
+        return ConnectContext(
+            stage: stage, origin: origin, allowedProviders: providers ?? [], reconnectAccountID: account, scopes: scopes)
     }
 }
