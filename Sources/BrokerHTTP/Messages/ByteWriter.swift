@@ -50,9 +50,15 @@ public struct ByteWriter: ~Copyable {
     }
 
     /// Appends a literal's bytes.
-    @inlinable
+    ///
+    /// A string literal of more than one scalar has its bytes in the binary: they are copied from there without
+    /// `withUTF8Buffer`'s closure, which the optimiser left as a call of about fifty instructions per literal.
+    @inlinable @inline(__always)
     public mutating func append(_ literal: StaticString) {
-        literal.withUTF8Buffer { append($0) }
+        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer { append($0) } }
+        let n = literal.utf8CodeUnitCount
+        room(n).initialize(from: literal.utf8Start, count: n)
+        written &+= n
     }
 
     /// Appends a string's UTF-8 bytes.
@@ -82,11 +88,11 @@ public struct ByteWriter: ~Copyable {
     }
 
     /// The bytes written so far, as an array.
+    ///
+    /// Copied from a buffer pointer, which the optimiser specialises: `Array(unsafeUninitializedCapacity:)` calls
+    /// into the standard library unspecialised, where finding the array's type at run time costs more than the copy.
     public var bytes: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if count > 0 { buffer.baseAddress!.initialize(from: base, count: count) }
-            initialized = count
-        }
+        [UInt8](UnsafeBufferPointer(start: base, count: count))
     }
 
     /// The address to write `n` more bytes at, growing the allocation when they do not fit.
