@@ -24,17 +24,29 @@ struct AuditTrail: Sendable {
 
     /// Formats both lines in one pass over the fields, each string value scanned once for both, and hands them over.
     private func record(_ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>) {
+        // Both lines start on the stack: they are handed over (copied into the writers' buffers) before this returns.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 576) { stack in
+            record(
+                event, stamp: stamp, lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
+                textSpace: UnsafeMutableBufferPointer(rebasing: stack[320...]))
+        }
+    }
+
+    private func record(
+        _ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>, lineSpace: UnsafeMutableBufferPointer<UInt8>,
+        textSpace: UnsafeMutableBufferPointer<UInt8>
+    ) {
         let text = logger.format == .text
         let json = file != nil || !text
         // The audit file's line; its members are also the JSON log line's.
-        var line = ByteWriter(capacity: json ? 320 : 16)
+        var line = ByteWriter(startingIn: lineSpace)
         if json {
             line.append(#"{"ts":""#)
             line.append(stamp)
             line.append(0x22)
         }
         let membersStart = line.count
-        var textLine = ByteWriter(capacity: text ? 256 : 16)
+        var textLine = ByteWriter(startingIn: textSpace)
         if text {
             textLine.append(stamp)
             textLine.append(" INFO audit")

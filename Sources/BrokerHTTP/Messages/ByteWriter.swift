@@ -12,6 +12,8 @@ public struct ByteWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
     @usableFromInline var written: Int
+    /// Whether ``base`` was allocated here (and is deallocated here), rather than lent by ``init(startingIn:)``.
+    @usableFromInline var owned: Bool
     /// The number of bytes written so far.
     public var count: Int { written }
 
@@ -20,9 +22,26 @@ public struct ByteWriter: ~Copyable {
         self.capacity = max(capacity, 16)
         base = .allocate(capacity: self.capacity)
         written = 0
+        owned = true
     }
 
-    deinit { base.deallocate() }
+    /// An empty writer that starts in `buffer` (stack memory of the caller, say, for a line made and handed over
+    /// within one call): no allocation unless the bytes outgrow it, when they move to one of the writer's own.
+    /// The writer must not outlive `buffer`.
+    public init(startingIn buffer: UnsafeMutableBufferPointer<UInt8>) {
+        if let start = buffer.baseAddress, buffer.count >= 16 {
+            base = start
+            capacity = buffer.count
+            owned = false
+        } else {
+            capacity = 16
+            base = .allocate(capacity: 16)
+            owned = true
+        }
+        written = 0
+    }
+
+    deinit { if owned { base.deallocate() } }
 
     /// Appends one byte.
     @inlinable
@@ -109,8 +128,9 @@ public struct ByteWriter: ~Copyable {
         while larger < needed { larger *= 2 }
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
         moved.initialize(from: base, count: count)
-        base.deallocate()
+        if owned { base.deallocate() }
         base = moved
         capacity = larger
+        owned = true
     }
 }
