@@ -247,6 +247,45 @@ import Glibc
         }
     }
 
+    /// A value with a byte either line escapes or quotes, wherever it sits (plain values are found eight bytes at a
+    /// time), is written as every other log value is: JSON-escaped in the audit file, quoted in the text log.
+    @Test func eventValuesAreEscapedAndQuotedWhereverTheSpecialByteIs() throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-values")
+        let logFD = open(root + "/log.txt", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        try #require(logFD >= 0)
+        defer { close(logFD) }
+        let logger = BrokerLogger(format: .text, writer: LogWriter(fd: logFD))
+        let file = try AuditLogFile(path: root + "/audit.jsonl")
+        let trail = AuditTrail(logger: logger, file: file)
+        var values = ["", "plain", "exactly8", "é-non-ascii-value", "ok"]
+        for length in 1...17 {
+            for position in 0..<length {
+                for byte: UInt8 in [0x0A, 0x0D, 0x1F, 0x20, 0x22, 0x3D, 0x5C, 0x7F, 0xC3] {
+                    var utf8 = [UInt8](repeating: UInt8(ascii: "k"), count: length)
+                    utf8[position] = byte
+                    // 0xC3 starts a two-byte sequence: complete it so the value is what it says.
+                    if byte == 0xC3 { utf8.insert(0xA9, at: position + 1) }
+                    values.append(String(decoding: utf8, as: UTF8.self))
+                }
+            }
+        }
+        for value in values {
+            trail.record(
+                AuditEvent(kind: .tokenRead, account: "p:1", provider: "p", endUser: nil, caller: value, requestID: "r", outcome: "ok"))
+        }
+        file.close()
+        logger.flush()
+        let fileLines = try String(contentsOfFile: root + "/audit.jsonl", encoding: .utf8).split(separator: "\n")
+        let logLines = try String(contentsOfFile: root + "/log.txt", encoding: .utf8).split(separator: "\n")
+        try #require(fileLines.count == values.count && logLines.count == values.count)
+        for (index, value) in values.enumerated() {
+            #expect(fileLines[index].contains(",\"caller\":" + JSONString.quote(value) + ",\"request_id\":"), "\(value.debugDescription)")
+            var text = ""
+            LogValue.string(value).appendText(to: &text)
+            #expect(logLines[index].hasSuffix(" caller=" + text + " request_id=r outcome=ok"), "\(value.debugDescription)")
+        }
+    }
+
     /// The audit line in the text log is quoted by the same rule as every other log value.
     @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
         for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {

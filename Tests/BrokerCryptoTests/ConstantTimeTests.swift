@@ -37,6 +37,26 @@ struct ConstantTimeTests {
         #expect(ConstantTime.equals(b, a) == equal)
     }
 
+    @Test("a difference at any position is found, in words and in the bytes after them")
+    func everyPosition() {
+        for length in 1...20 {
+            let a = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            #expect(ConstantTime.equals(a, a))
+            for position in 0..<length {
+                for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                    var b = a
+                    b[position] ^= flip
+                    #expect(!ConstantTime.equals(a, b), "length \(length), byte \(position)")
+                    #expect(!ConstantTime.equals(b, a), "length \(length), byte \(position)")
+                }
+            }
+            // The same bytes and then zeros, or one byte fewer: the lengths differ.
+            #expect(!ConstantTime.equals(a, a + [0]))
+            #expect(!ConstantTime.equals(a + [0, 0, 0, 0, 0, 0, 0, 0], a))
+            #expect(!ConstantTime.equals(Array(a.dropLast()), a))
+        }
+    }
+
     @Test("a difference in the last of many bytes is found")
     func lastByteDiffers() {
         let a = [UInt8](repeating: 7, count: 4096)

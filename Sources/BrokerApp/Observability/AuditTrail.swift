@@ -24,17 +24,29 @@ struct AuditTrail: Sendable {
 
     /// Formats both lines in one pass over the fields, each string value scanned once for both, and hands them over.
     private func record(_ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>) {
+        // Both lines start on the stack: they are handed over (copied into the writers' buffers) before this returns.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 576) { stack in
+            record(
+                event, stamp: stamp, lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
+                textSpace: UnsafeMutableBufferPointer(rebasing: stack[320...]))
+        }
+    }
+
+    private func record(
+        _ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>, lineSpace: UnsafeMutableBufferPointer<UInt8>,
+        textSpace: UnsafeMutableBufferPointer<UInt8>
+    ) {
         let text = logger.format == .text
         let json = file != nil || !text
         // The audit file's line; its members are also the JSON log line's.
-        var line = ByteWriter(capacity: json ? 320 : 16)
+        var line = ByteWriter(startingIn: lineSpace)
         if json {
             line.append(#"{"ts":""#)
             line.append(stamp)
             line.append(0x22)
         }
         let membersStart = line.count
-        var textLine = ByteWriter(capacity: text ? 256 : 16)
+        var textLine = ByteWriter(startingIn: textSpace)
         if text {
             textLine.append(stamp)
             textLine.append(" INFO audit")
@@ -72,6 +84,13 @@ struct AuditTrail: Sendable {
             return
         }
         let (jsonDone, textDone) = string.withUTF8 { utf8 -> (Bool, Bool) in
+            // The usual value (an id, a name, a code) has none of the bytes either line treats specially: found so
+            // eight bytes at a time, and copied as it is to both.
+            if isPlain(utf8) {
+                if writingJSON { json.append(quoting: utf8) }
+                if writingText { text.append(utf8) }
+                return (writingJSON, writingText)
+            }
             // JSONString.appendQuoted escapes these; LogValue.appendText quotes for those, and for an empty value.
             var escapes = false
             var quotes = utf8.isEmpty
@@ -91,11 +110,45 @@ struct AuditTrail: Sendable {
         if writingText && !textDone { value.appendText(to: &text) }
     }
 
+    /// Whether `utf8` is not empty and every byte is printable ASCII other than space, `"`, `=` and `\`: what
+    /// neither line escapes or quotes (``append(_:json:writingJSON:text:writingText:)`` checks the same byte by byte).
+    private static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = utf8.baseAddress, !utf8.isEmpty else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // Hacker's Delight: a word has a zero byte, or a byte below n (n <= 128), exactly when these are non-zero.
+        func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        var i = 0
+        while i + 8 <= utf8.count {
+            let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+            if word & highs != 0 || (word &- ones &* 0x21) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
+                || hasZero(word ^ (ones &* 0x3D)) || hasZero(word ^ (ones &* 0x5C)) || hasZero(word ^ (ones &* 0x7F))
+            {
+                return false
+            }
+            i += 8
+        }
+        while i < utf8.count {
+            let byte = utf8[i]
+            guard byte > 0x20, byte < 0x7F, byte != 0x22, byte != 0x3D, byte != 0x5C else { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// Records an event about account `account`.
     func record(_ kind: AuditEvent.Kind, _ account: Account, caller: String, request: Request, outcome: String = "ok") {
+        record(kind, account, id: account.id, caller: caller, request: request, outcome: outcome)
+    }
+
+    /// Records an event about `account`, whose id the caller already holds as `id` (the same bytes as
+    /// `account.id`, such as the id it was found by), so the id is not built again from its parts.
+    func record(
+        _ kind: AuditEvent.Kind, _ account: Account, id: String, caller: String, request: Request, outcome: String = "ok"
+    ) {
         record(
             AuditEvent(
-                kind: kind, account: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account),
+                kind: kind, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account),
                 caller: caller, requestID: request.id, outcome: outcome))
     }
 

@@ -30,8 +30,16 @@ enum AccountJSON {
     }
 
     private static func write(_ a: Account, status: String, secrets: Bool) -> [UInt8] {
+        // Built on the stack (most answers fit) and copied out once, into the answer's array.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
+            var out = ByteWriter(startingIn: stack)
+            write(a, status: status, secrets: secrets, to: &out)
+            return out.bytes
+        }
+    }
+
+    private static func write(_ a: Account, status: String, secrets: Bool, to out: inout ByteWriter) {
         // Each name with the comma before it is one literal, so a field costs two copies: its name's and its value's.
-        var out = ByteWriter(capacity: 640)
         // The id is `provider:uid`, escaped part by part (escaping is per character, and `:` needs none) rather than
         // built as a string first.
         out.append(#"{"id":""#)
@@ -81,7 +89,6 @@ enum AccountJSON {
             raw(a, &out)
         }
         out.append(UInt8(ascii: "}"))
-        return out.bytes
     }
 
     /// A JSON string, or `null`.

@@ -229,7 +229,8 @@ final class OAuthHandlers: Sendable {
         guard let raw = try? Self.accountID(request), let caller = try? access.require(request, mayUse: raw),
             let id = AccountID(raw), let account = accounts.accountNow(id: id)
         else { return nil }
-        audit.record(.tokenRead, account, caller: caller, request: request)
+        // The store found the account by these bytes, so they are its id.
+        audit.record(.tokenRead, account, id: id.string, caller: caller, request: request)
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
@@ -412,18 +413,27 @@ final class OAuthHandlers: Sendable {
 
     /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
     ///
-    /// The fields are copied with room for CORS's (``CORSPolicy/decorate(_:for:)`` adds `Vary` to every answer, and
-    /// three more for a listed origin), so adding them does not copy the list a second time.
+    /// The fields are built with room for CORS's (``CORSPolicy/decorate(_:for:)`` adds `Vary` to every answer, and
+    /// three more for a listed origin), so adding them does not copy the list again.
     static func tokenResponse(_ body: [UInt8]) -> Response {
-        Response(status: .ok, headers: HTTPHeaders(tokenHeaders, reservingRoomFor: 4), body: body)
+        Response(status: .ok, headers: HTTPHeaders(tokenFields()), body: body)
+    }
+
+    /// The fields of every token answer (`no-store`, `no-cache`, `no-referrer`, JSON) in a new array with room for
+    /// four more: the literals are static, so appending them costs no copy of a shared list (which went through the
+    /// generic append of tuples). `Array(unsafeUninitializedCapacity:)` would look up the array's type at run time.
+    private static func tokenFields() -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        fields.reserveCapacity(8)
+        fields.append(("Cache-Control", "no-store"))
+        fields.append(("Pragma", "no-cache"))
+        fields.append(("Referrer-Policy", "no-referrer"))
+        fields.append(("Content-Type", "application/json"))
+        return fields
     }
 
     static func noStore() -> HTTPHeaders { noStoreHeaders }
 
     private static let noStoreHeaders =
         HTTPHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer")])
-
-    /// Built once: every `/account` answer carries them.
-    private static let tokenHeaders = HTTPHeaders(
-        [("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json")])
 }

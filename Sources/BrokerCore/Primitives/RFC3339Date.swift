@@ -46,9 +46,10 @@ public enum RFC3339Date {
     /// and a fifth year digit would not fit. Provider lifetimes are range-checked
     /// where they enter, so this is a backstop, not a path taken.
     public static func write(_ date: Date, to p: UnsafeMutablePointer<UInt8>, alwaysMillis: Bool = false) -> Int {
+        // The bounds as literals (those of `earliest` and `latest`): reading the static dates cost a call each.
         var interval = date.timeIntervalSince1970
-        if !(interval >= earliest.timeIntervalSince1970) { interval = earliest.timeIntervalSince1970 }
-        if interval > latest.timeIntervalSince1970 { interval = latest.timeIntervalSince1970 }
+        if !(interval >= -62_135_596_800) { interval = -62_135_596_800 }
+        if interval > 253_402_300_799 { interval = 253_402_300_799 }
         var seconds = Int(interval.rounded(.down))
         var millis = Int(((interval - Double(seconds)) * 1000).rounded())
         if millis == 1000 {

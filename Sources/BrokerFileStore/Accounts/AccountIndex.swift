@@ -111,6 +111,13 @@ struct AccountIndex: Sendable {
         return entry(at: slot)
     }
 
+    /// The account of `id` when it is held open (every account, once the background pass has opened the sealed
+    /// ones), copied out once; nil when there is none or its secrets are still sealed.
+    func openAccount(_ id: String) -> Account? {
+        guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
+        return accounts[slot]
+    }
+
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
     func entries(provider: String?) -> [(id: String, stored: IndexedAccount)] {
         var selected: [(id: String, stored: IndexedAccount)] = []

@@ -15,6 +15,8 @@ extension JSONFileAccountRepository {
     /// Throws ``StoreError/corrupt(path:reason:)`` naming the record when they do
     /// not open; the entry then stays sealed and its record untouched.
     func current(_ id: String) throws(StoreError) -> Account? {
+        // The usual case, on every read: an open account, copied once out of the index.
+        if let account = index.withLock({ $0.openAccount(id) }) { return account }
         guard let stored = index.withLock({ $0[id] }) else { return nil }
         guard let sealed = stored.sealed else { return stored.account }
         var keys = KeyCopies()

@@ -12,6 +12,8 @@ public struct ByteWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
     @usableFromInline var written: Int
+    /// Whether ``base`` was allocated here (and is deallocated here), rather than lent by ``init(startingIn:)``.
+    @usableFromInline var owned: Bool
     /// The number of bytes written so far.
     public var count: Int { written }
 
@@ -20,9 +22,26 @@ public struct ByteWriter: ~Copyable {
         self.capacity = max(capacity, 16)
         base = .allocate(capacity: self.capacity)
         written = 0
+        owned = true
     }
 
-    deinit { base.deallocate() }
+    /// An empty writer that starts in `buffer` (stack memory of the caller, say, for a line made and handed over
+    /// within one call): no allocation unless the bytes outgrow it, when they move to one of the writer's own.
+    /// The writer must not outlive `buffer`.
+    public init(startingIn buffer: UnsafeMutableBufferPointer<UInt8>) {
+        if let start = buffer.baseAddress, buffer.count >= 16 {
+            base = start
+            capacity = buffer.count
+            owned = false
+        } else {
+            capacity = 16
+            base = .allocate(capacity: 16)
+            owned = true
+        }
+        written = 0
+    }
+
+    deinit { if owned { base.deallocate() } }
 
     /// Appends one byte.
     @inlinable
@@ -50,9 +69,15 @@ public struct ByteWriter: ~Copyable {
     }
 
     /// Appends a literal's bytes.
-    @inlinable
+    ///
+    /// A string literal of more than one scalar has its bytes in the binary: they are copied from there without
+    /// `withUTF8Buffer`'s closure, which the optimiser left as a call of about fifty instructions per literal.
+    @inlinable @inline(__always)
     public mutating func append(_ literal: StaticString) {
-        literal.withUTF8Buffer { append($0) }
+        guard literal.hasPointerRepresentation else { return literal.withUTF8Buffer { append($0) } }
+        let n = literal.utf8CodeUnitCount
+        room(n).initialize(from: literal.utf8Start, count: n)
+        written &+= n
     }
 
     /// Appends a string's UTF-8 bytes.
@@ -82,11 +107,11 @@ public struct ByteWriter: ~Copyable {
     }
 
     /// The bytes written so far, as an array.
+    ///
+    /// Copied from a buffer pointer, which the optimiser specialises: `Array(unsafeUninitializedCapacity:)` calls
+    /// into the standard library unspecialised, where finding the array's type at run time costs more than the copy.
     public var bytes: [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            if count > 0 { buffer.baseAddress!.initialize(from: base, count: count) }
-            initialized = count
-        }
+        [UInt8](UnsafeBufferPointer(start: base, count: count))
     }
 
     /// The address to write `n` more bytes at, growing the allocation when they do not fit.
@@ -103,8 +128,9 @@ public struct ByteWriter: ~Copyable {
         while larger < needed { larger *= 2 }
         let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
         moved.initialize(from: base, count: count)
-        base.deallocate()
+        if owned { base.deallocate() }
         base = moved
         capacity = larger
+        owned = true
     }
 }

@@ -13,7 +13,15 @@ public struct HTTPRequestHead: Sendable {
     /// The request method.
     public var method: HTTPMethod
     /// The request-target exactly as sent on the request line.
-    public var target: String
+    ///
+    /// For origin-form (`/path?query`, nearly every request) it is ``path`` and ``query`` joined again when asked
+    /// for, so parsing a request builds no third string for it.
+    public var target: String {
+        get { sentTarget ?? query.map { path + "?" + $0 } ?? path }
+        set { sentTarget = newValue }
+    }
+    /// The target as sent, when it is not ``path`` and ``query`` joined (absolute-form, asterisk-form); nil otherwise.
+    var sentTarget: String?
     /// The path part of the target (origin-form, or taken from absolute-form), not percent-decoded.
     public var path: String
     /// The query part of the target without the `?`, not decoded; nil when absent.
@@ -36,7 +44,23 @@ public struct HTTPRequestHead: Sendable {
         expectContinue: Bool, framing: BodyFraming
     ) {
         self.method = method
-        self.target = target
+        sentTarget = target
+        self.path = path
+        self.query = query
+        self.version = version
+        self.headers = headers
+        self.keepAlive = keepAlive
+        self.expectContinue = expectContinue
+        self.framing = framing
+    }
+
+    /// A request head whose target is in origin-form: `path`, then `?` and `query` when there is one.
+    init(
+        method: HTTPMethod, originFormPath path: String, query: String?, version: HTTPVersion, headers: HTTPHeaders,
+        keepAlive: Bool, expectContinue: Bool, framing: BodyFraming
+    ) {
+        self.method = method
+        sentTarget = nil
         self.path = path
         self.query = query
         self.version = version

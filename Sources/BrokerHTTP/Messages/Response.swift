@@ -102,8 +102,30 @@ public enum JSONString {
     }
 
     /// ``needsEscaping(_:)`` on UTF-8 bytes.
+    ///
+    /// Eight bytes at a time (a token answer is a few hundred bytes of strings), then the rest byte by byte.
     static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-        for byte in utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+        var i = 0
+        if let base = utf8.baseAddress {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highs: UInt64 = 0x8080_8080_8080_8080
+            // Hacker's Delight: a word has a zero byte, or a byte below n (n <= 128), exactly when these are non-zero.
+            func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+            while i + 8 <= utf8.count {
+                let word = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+                if (word &- ones &* 0x20) & ~word & highs != 0 || hasZero(word ^ (ones &* 0x22))
+                    || hasZero(word ^ (ones &* 0x5C)) || hasZero(word ^ (ones &* 0x7F))
+                {
+                    return true
+                }
+                i += 8
+            }
+        }
+        while i < utf8.count {
+            let byte = utf8[i]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0x7F { return true }
+            i += 1
+        }
         return false
     }
 }

@@ -49,8 +49,8 @@ extension HTTPParser {
 
         /// The method from the request line.
         var method: HTTPMethod = .GET
-        /// The request-target as sent.
-        var target = ""
+        /// The request-target as sent, when it is not in origin-form; nil when it is (``path`` and ``query`` give it).
+        var target: String?
         /// The path part of the target.
         var path = ""
         /// The query part of the target, if any.
@@ -171,10 +171,11 @@ extension HTTPParser {
             ? head.connectionKeepAlive && !head.connectionClose
             : !head.connectionClose
 
-        let request = HTTPRequestHead(
-            method: head.method, target: head.target, path: head.path, query: head.query,
+        var request = HTTPRequestHead(
+            method: head.method, originFormPath: head.path, query: head.query,
             version: head.version, headers: HTTPHeaders(head.fields), keepAlive: keepAlive,
             expectContinue: !isHTTP10 && head.expectsContinue, framing: framing)
+        if let target = head.target { request.target = target }
 
         if deferred {
             state = .bodyPending(framing)

@@ -133,9 +133,9 @@ extension HTTPParser.HeadScan {
     /// for OPTIONS only (§3.2.4). Authority-form (§3.2.3, CONNECT) is not served.
     mutating func parseTarget(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int) -> HTTPParseError? {
         switch b[start] {
-        case 0x2F:  // "/": origin-form
-            target = P.string(b, start, end)
-            splitPathAndQuery(b, start, end, wholeTarget: true)
+        case 0x2F:  // "/": origin-form, kept as its path and query only (``HTTPRequestHead/target`` joins them)
+            target = nil
+            splitPathAndQuery(b, start, end)
             return nil
         case 0x2A where end - start == 1:  // "*": asterisk-form
             guard method == .OPTIONS else {
@@ -173,17 +173,17 @@ extension HTTPParser.HeadScan {
             path = "/"
             query = P.string(b, i + 1, end)
         } else {
-            splitPathAndQuery(b, i, end, wholeTarget: false)
+            splitPathAndQuery(b, i, end)
         }
         return nil
     }
 
     /// Sets `path` and `query` from `b[start..<end]`, which begins with "/".
-    private mutating func splitPathAndQuery(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int, wholeTarget: Bool) {
+    private mutating func splitPathAndQuery(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int) {
         var q = start
         while q < end, b[q] != 0x3F { q += 1 }
         if q == end {
-            path = wholeTarget ? target : P.string(b, start, end)
+            path = P.string(b, start, end)
             query = nil
         } else {
             path = P.string(b, start, q)
