@@ -50,12 +50,34 @@ public enum ProxyHeaders {
     /// Secrets shorter than 4 bytes are not looked for: they would match ordinary values, and no provider issues them.
     public static func response(_ fields: [Field], secrets: [String] = []) -> [Field] {
         let named = connectionOptions(fields)
-        let sought = secrets.filter { $0.utf8.count >= 4 }
+        let sought = secrets.compactMap { $0.utf8.count >= 4 ? Array($0.utf8) : nil }
         return fields.filter { field in
             guard isWellFormed(field) else { return false }
             let name = field.name.lowercased()
             guard !hopByHop.contains(name), !responseDropped.contains(name), !named.contains(name) else { return false }
-            return !sought.contains { field.value.contains($0) }
+            return !sought.contains { contains(field.value, bytes: $0) }
+        }
+    }
+
+    /// Whether `needle` occurs in the UTF-8 of `text`, byte for byte. (Foundation's `contains` compares through
+    /// NSString, which made this check a third of a proxied call's instructions.)
+    static func contains(_ text: String, bytes needle: [UInt8]) -> Bool {
+        var text = text
+        return text.withUTF8 { hay in
+            guard let first = needle.first else { return true }
+            guard needle.count <= hay.count else { return false }
+            return needle.withUnsafeBufferPointer { needle in
+                var start = 0
+                while start <= hay.count - needle.count {
+                    if hay[start] == first,
+                        UnsafeBufferPointer(rebasing: hay[start..<(start + needle.count)]).elementsEqual(needle)
+                    {
+                        return true
+                    }
+                    start += 1
+                }
+                return false
+            }
         }
     }
 
