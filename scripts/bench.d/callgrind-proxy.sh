@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Instructions per proxied call: GET /proxy/echo on a broker under callgrind, against the release fake OAuth 2.0
-# provider (not instrumented) answering at once, with the load of `scripts/bench-broker proxy` (wrk -t2 -c64, the API
-# key and Broker-Account, the audit file on, the access log off, the background refresher off). The account is
+# provider (not instrumented) answering at once, with the calls of `scripts/bench-broker proxy` (wrk -t2, the API key and
+# Broker-Account, the audit file on, the access log off, the background refresher off) over CONNECTIONS (16: at 64 most
+# calls wait past wrk's 2 s timeout under valgrind). The account is
 # connected through a real /authorize -> fake -> /callback flow first. Counting starts after a warm-up and covers 10 s
 # of load. Instruction counts are repeatable on a busy machine; far fewer calls are served under valgrind, so the
 # figure that matters is the count per call.
 # Usage: scripts/bench.d/callgrind-proxy.sh TOKEN_BROKER FAKE_PROVIDER OUT_DIR
 # Prints "/proxy/echo requests=N Ir=I Ir/request=I/N"; OUT_DIR keeps callgrind.out.* for callgrind_annotate.
 set -euo pipefail
-bin=$1 fake=$2 out=$3
+bin=$1 fake=$2 out=$3 connections=${CONNECTIONS:-16}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 cc -shared -fPIC -O2 -o "$out/valgrind-sigsuspend.so" "$here/valgrind-sigsuspend.c"
@@ -38,9 +39,9 @@ for _ in $(seq 1 120); do curl -fs -m 2 "http://127.0.0.1:$port/healthz" >/dev/n
 account=$(curl -fsS -L -c "$out/cookies" -b "$out/cookies" -H 'Accept: application/json' \
   "http://127.0.0.1:$port/authorize?provider=acme" | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
 headers=(-H "Authorization: Bearer $key" -H "Broker-Account: $account")
-wrk -t2 -c64 -d3s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >/dev/null
+wrk -t2 -c"$connections" -d3s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >/dev/null
 callgrind_control -i on "$pid" >/dev/null 2>&1
-wrk -t2 -c64 -d10s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >"$out/wrk-proxy.txt"
+wrk -t2 -c"$connections" -d10s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >"$out/wrk-proxy.txt"
 callgrind_control -d proxy "$pid" >/dev/null 2>&1
 kill "$pid"; wait "$pid" 2>/dev/null || true
 n=$(awk '/requests in/ {print $1}' "$out/wrk-proxy.txt")
