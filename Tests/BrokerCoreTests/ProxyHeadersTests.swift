@@ -52,10 +52,11 @@ struct ProxyHeadersTests {
     @Test func aResponseFieldEchoingThePlacedCredentialIsNotReturned() {
         let provider: [Field] = [
             ("Location", "https://api.example.com/next?access_token=tok-123456"), ("X-Echo", "key=app-key-9"),
-            ("X-Short", "ab"), ("Link", "<https://api.example.com/p2>; rel=\"next\""),
+            ("X-Short", "ab"), ("Link", "<https://api.example.com/p2>; rel=\"next\""), ("X-Start", "tok-123456; v=1"),
+            ("X-Whole", "app-key-9"), ("X-Almost", "tok-12345"), ("X-Case", "TOK-123456"),
         ]
         let kept = ProxyHeaders.response(provider, secrets: ["tok-123456", "app-key-9", "ab", ""])
-        #expect(Self.names(kept) == ["X-Short", "Link"])
+        #expect(Self.names(kept) == ["X-Short", "Link", "X-Almost", "X-Case"])
     }
 
     /// Field names and value pieces the generator draws from: dropped and kept names in any case, separators,

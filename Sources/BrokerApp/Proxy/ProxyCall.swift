@@ -42,6 +42,14 @@ extension ProxyHandler {
         }
         // A HEAD call's answer, a 204 or a 304 has no body: the server gives it up at once, which is its end.
         let bodiless = call.request.method == .HEAD || length == 0 || status.code == 204 || status.code == 304
+        // A small answer that arrived whole with its head goes back in one piece: the server writes head and body in
+        // one send, and no pump runs for it. Larger or unfinished answers stream as they arrive.
+        if !bodiless, let length, length <= Self.wholeAnswerLimit, let whole = answer.body.wholeIfArrived(),
+            whole.count == length
+        {
+            record(call, status: answer.status, received: whole.count, outcome: "ok")
+            return Response(status: status, headers: headers, body: whole)
+        }
         let relay = ProxyRelay(
             answer.body, bodiless: bodiless,
             record: { received, outcome in
@@ -51,6 +59,9 @@ extension ProxyHandler {
             status: status, headers: headers,
             stream: ResponseStream(length: length, next: { try await relay.next() }, cancel: { relay.cancel() }))
     }
+
+    /// The largest answer body relayed in one piece when it is already whole.
+    static let wholeAnswerLimit = 64 * 1024
 
     /// Records a call that got no answer to relay, and answers the caller with `error`.
     func finish(_ call: ProxyCall, failing error: BrokerError) -> Response {

@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerHTTP
 import Foundation
+import Synchronization
 
 /// `/proxy/<path>`: calls the provider's API for the caller with an account's credential, which never leaves the broker.
 ///
@@ -60,12 +61,28 @@ struct ProxyHandler: Sendable {
     /// The provider's checked API base; `503 provider_not_configured` without one.
     static func base(of provider: ProviderConfiguration) throws(BrokerError) -> ProxyTarget.Base {
         guard let text = provider.apiBaseURL else { throw .providerNotConfigured(provider.name, missing: ["api_base_url"]) }
+        let key = BaseKey(url: text, allowingHTTP: provider.apiAllowPrivate)
+        if let known = checkedBases.withLock({ $0[key] }) { return known }
         do throws(ProxyTarget.Failure) {
-            return try ProxyTarget.Base(text, allowingHTTP: provider.apiAllowPrivate)
+            let base = try ProxyTarget.Base(text, allowingHTTP: provider.apiAllowPrivate)
+            checkedBases.withLock { table in
+                if table.count >= 1024 { table.removeAll() }
+                table[key] = base
+            }
+            return base
         } catch {
             throw .providerUnavailable(provider.name, reason: "its api_base_url cannot be proxied to")
         }
     }
+
+    /// A configured base as checked: the same text under the same rule checks the same way every time.
+    private struct BaseKey: Hashable {
+        let url: String
+        let allowingHTTP: Bool
+    }
+
+    /// Bases already checked, so a call does not parse its provider's again (a handful: one per configured base).
+    private static let checkedBases = Mutex<[BaseKey: ProxyTarget.Base]>([:])
 
     /// Sends the call, and once more after a refresh when the provider refused the token and the body was kept.
     private func forward(

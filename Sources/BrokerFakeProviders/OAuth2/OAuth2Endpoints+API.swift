@@ -13,6 +13,9 @@ import Synchronization
 /// - `GET <prefix>/events`: server-sent events, each one sent when the test pushes it (``FakeAPIEvents``).
 /// - `GET <prefix>/limited`: `429` with `Retry-After: 3600`.
 /// - `GET <prefix>/redirect`: `302` to another host.
+///
+/// Any route answers after `delay_ms` milliseconds (at most 10 s) when the query asks for it, as a real API takes its
+/// time: what a benchmark of the proxy compares against when the provider is not on the same cores.
 extension OAuth2Endpoints {
     /// The resource routes under `prefix` (which ends with `/`).
     static func addAPI(to router: inout Router, prefix: String, endpoints: OAuth2Endpoints, events: FakeAPIEvents) {
@@ -33,6 +36,9 @@ extension OAuth2Endpoints {
             return FakeWire.answer(
                 .unauthorized, "application/json", #"{"message":"Bad credentials"}"#,
                 extra: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+        }
+        if let delay = request.query("delay_ms").flatMap(Int.init), delay > 0 {
+            try? await Task.sleep(for: .milliseconds(min(delay, 10_000)))
         }
         let name = String(request.path.dropFirst(prefix.count))
         switch name {

@@ -207,6 +207,29 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
         truncates: Bool, deadline: UInt64
     ) async -> Result<Void, HTTPClientError> {
+        wire(channel)
+        return await withCheckedContinuation { continuation in
+            begin(
+                request, complete: complete, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
+                truncates: truncates, deadline: deadline, writeWaiter: continuation)
+        }
+    }
+
+    /// Starts an exchange whose request is `request` whole, without waiting for the kernel to take it: the answer (or
+    /// the failure, retryable as ``start(_:complete:idempotent:headRequest:channel:limit:truncates:deadline:)`` would
+    /// have said) comes through `channel`. Saves the caller a wake-up on the way to waiting for the answer.
+    func send(
+        _ request: [UInt8], idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int, truncates: Bool,
+        deadline: UInt64
+    ) {
+        wire(channel)
+        begin(
+            request, complete: true, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
+            truncates: truncates, deadline: deadline, writeWaiter: nil)
+    }
+
+    /// Lets `channel` resume and cancel this connection's reading while its exchange is the connection's.
+    private func wire(_ channel: ResponseChannel) {
         // Both act only while this channel's exchange is the connection's: a late cancel never hits a later call.
         // (The channel holds these closures, so it is alive whenever they run and its identifier is its own.)
         let exchange = ObjectIdentifier(channel)
@@ -217,31 +240,38 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
             cancel: { [self] in
                 worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.fail(.cancelled) } }
             })
-        return await withCheckedContinuation { continuation in
-            worker.queue.async { [self] in
-                guard phase == .idle else {
-                    // The peer closed it between the pool handing it out and now.
-                    channel.fail(.connectionLost, retryable: true)
-                    return continuation.resume(returning: .failure(.connectionLost))
-                }
-                phase = .active
-                self.channel = channel
-                self.limit = limit
-                self.truncates = truncates
-                received = 0
-                paused = false
-                requestDone = complete
-                self.idempotent = idempotent
-                sentAny = false
-                parser.begin(headRequest: headRequest)
-                arm(at: deadline) { [self] in fail(.deadline) }
-                writeWaiter = continuation
-                outbound = request
-                outboundSent = 0
-                reading = true
-                flush()
-                updateInterest()
+    }
+
+    /// Takes the exchange on the worker queue (queued before any cancel of `channel`, which goes through the same
+    /// serial queue) and writes what the socket takes; `writeWaiter` hears when the kernel has it all.
+    private func begin(
+        _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
+        truncates: Bool, deadline: UInt64, writeWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+    ) {
+        worker.queue.async { [self] in
+            guard phase == .idle else {
+                // The peer closed it between the pool handing it out and now.
+                channel.fail(.connectionLost, retryable: true)
+                writeWaiter?.resume(returning: .failure(.connectionLost))
+                return
             }
+            phase = .active
+            self.channel = channel
+            self.limit = limit
+            self.truncates = truncates
+            received = 0
+            paused = false
+            requestDone = complete
+            self.idempotent = idempotent
+            sentAny = false
+            parser.begin(headRequest: headRequest)
+            arm(at: deadline) { [self] in fail(.deadline) }
+            self.writeWaiter = writeWaiter
+            outbound = request
+            outboundSent = 0
+            reading = true
+            flush()
+            updateInterest()
         }
     }
 
@@ -377,6 +407,10 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// Runs the parser over `bytes`; whatever is left when it needs more, or pauses, is kept in `inbound`.
     private func process(_ bytes: UnsafeRawBufferPointer) {
         var offset = 0
+        // The caller waiting for the head is woken once the bytes read with it are handed on too: a small answer then
+        // reaches it whole, with its connection already back in the pool.
+        var wake: ResponseChannel.HeadWake?
+        defer { wake?.resume() }
         while phase == .active, let channel {
             let (event, consumed) = parser.parse(UnsafeRawBufferPointer(rebasing: bytes[offset...]))
             switch event {
@@ -386,7 +420,8 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
                 return
             case .head:
                 offset += consumed
-                guard let head = parser.head, accept(head, channel: channel) else { return }
+                guard let head = parser.head, let accepted = accept(head, channel: channel) else { return }
+                wake = accepted
             case .body(let range):
                 let run = UnsafeRawBufferPointer(rebasing: bytes[(offset + range.lowerBound)..<(offset + range.upperBound)])
                 offset += consumed
@@ -414,24 +449,23 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         }
     }
 
-    /// Checks a head before handing it on; false when the exchange failed on it.
-    private func accept(_ head: HTTPResponseHead, channel: ResponseChannel) -> Bool {
+    /// Checks a head before handing it on; nil when the exchange failed on it, else the wake-up of its waiter.
+    private func accept(_ head: HTTPResponseHead, channel: ResponseChannel) -> ResponseChannel.HeadWake? {
         // RFC 9110 §12.5.3: the request asked for identity; a body in any other coding is refused, never decoded.
         if head.framing != .none, let coding = head.headers["Content-Encoding"], !Self.isIdentity(coding) {
             fail(.refusedContentCoding)
-            return false
+            return nil
         }
         var reserve = 0
         if case .length(let declared) = head.framing {
             // RFC 9110 §8.6: a declared length past the cap is refused before any of the body is read.
             if declared > limit && !truncates {
                 fail(.tooLarge(limit: limit))
-                return false
+                return nil
             }
             reserve = min(declared, limit)
         }
-        channel.deliverHead(head, reserve: reserve)
-        return true
+        return channel.deliverHead(head, reserve: reserve)
     }
 
     /// Whether a Content-Encoding value names only `identity` (RFC 9110 §8.4.1).

@@ -145,16 +145,19 @@ public final class HTTPClient: Sendable {
             from: reservedPool(for: url, policy: request.addressPolicy), to: url, policy: request.addressPolicy,
             deadline: deadline)
         let channel = ResponseChannel(mode: mode)
-        var streamed = false
-        switch request.body {
-        case .bytes(let body): bytes.append(contentsOf: body)
-        case .stream: streamed = true
+        guard case .stream(let length, let next) = request.body else {
+            if case .bytes(let body) = request.body { bytes.append(contentsOf: body) }
+            // The whole request in one write; the answer (or a failure) arrives through the channel.
+            connection.send(
+                bytes, idempotent: request.isIdempotent, headRequest: request.method == "HEAD", channel: channel, limit: limit,
+                truncates: truncates, deadline: deadline)
+            return channel
         }
         // A streamed body cannot be pulled twice: such a call is sent again only when none of it went out.
         let written = await connection.start(
-            bytes, complete: !streamed, idempotent: request.isIdempotent && !streamed, headRequest: request.method == "HEAD",
-            channel: channel, limit: limit, truncates: truncates, deadline: deadline)
-        if case .stream(let length, let next) = request.body, case .success = written {
+            bytes, complete: false, idempotent: false, headRequest: request.method == "HEAD", channel: channel, limit: limit,
+            truncates: truncates, deadline: deadline)
+        if case .success = written {
             guard await streamBody(next, length: length, over: connection) else {
                 // The body broke off: the server must not get the end of it, and the caller gets no answer.
                 channel.cancel()

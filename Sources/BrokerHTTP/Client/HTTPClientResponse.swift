@@ -29,6 +29,10 @@ public struct HTTPClientResponse: Sendable {
 
         public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(channel: channel) }
 
+        /// The whole body when it has already arrived, ended, and none of it was read, else nil (read it piece by
+        /// piece then). Once taken, the body reads as ended and the connection is back in its pool.
+        public func wholeIfArrived() -> [UInt8]? { channel.wholeBody() }
+
         /// Gives up the rest of the body; the connection closes.
         public func cancel() { channel.cancel() }
     }

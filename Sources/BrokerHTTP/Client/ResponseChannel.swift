@@ -51,15 +51,25 @@ final class ResponseChannel: Sendable {
         canceller.withLock { $0 = cancel }
     }
 
-    /// The head arrived; `reserve` is room to make for a collected body.
-    func deliverHead(_ head: HTTPResponseHead, reserve: Int) {
+    /// The head arrived; `reserve` is room to make for a collected body. Returns the wake-up of the caller waiting for
+    /// the head, which the connection runs once it has handed on the rest of the bytes it read with the head: the
+    /// caller then finds a small body already whole (``wholeBody()``) instead of waiting for it piece by piece.
+    func deliverHead(_ head: HTTPResponseHead, reserve: Int) -> HeadWake {
         let waiter = state.withLock { s -> CheckedContinuation<Result<HTTPResponseHead, HTTPClientError>, Never>? in
             s.head = head
             if case .collect = mode, reserve > 0 { s.collected.reserveCapacity(reserve) }
             defer { s.headWaiter = nil }
             return s.headWaiter
         }
-        waiter?.resume(returning: .success(head))
+        return HeadWake(waiter: waiter, head: head)
+    }
+
+    /// Resumes the caller waiting for a head, if one was.
+    struct HeadWake {
+        fileprivate let waiter: CheckedContinuation<Result<HTTPResponseHead, HTTPClientError>, Never>?
+        fileprivate let head: HTTPResponseHead
+
+        func resume() { waiter?.resume(returning: .success(head)) }
     }
 
     /// Body bytes arrived; false when the connection should stop reading until `resume` is called.
@@ -198,6 +208,18 @@ final class ResponseChannel: Sendable {
             }
         } onCancel: {
             cancel()
+        }
+    }
+
+    /// The whole body when it has all arrived without a failure and none of it was taken yet (streaming mode), else
+    /// nil; once taken, the body reads as ended.
+    func wholeBody() -> [UInt8]? {
+        state.withLock { s -> [UInt8]? in
+            guard case .stream = mode, s.finished, s.failure == nil, s.nextPiece == 0 else { return nil }
+            let whole = s.pieces.count == 1 ? s.pieces[0] : s.pieces.flatMap { $0 }
+            s.pieces.removeAll()
+            s.queued = 0
+            return whole
         }
     }
 
