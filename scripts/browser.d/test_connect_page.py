@@ -66,15 +66,17 @@ def find(names):
 
 
 class FakeProvider:
-    """The fake-provider executable as a fake Weibo: tokens for 3 h, its ledger and behaviour under /_fake/."""
+    """The fake-provider executable as a fake Weibo: tokens for 3 h, its ledger and behaviour under /_fake/.
 
-    def __init__(self, binary, out):
+    `consent="page"` shows its Approve/Deny page instead of approving at once; `name` names its log."""
+
+    def __init__(self, binary, out, consent="auto", name="fake-provider"):
         self.root = tempfile.mkdtemp(prefix="fake-provider-")
         self.providers_file = os.path.join(self.root, "providers.json")
-        self.log = open(os.path.join(out, "fake-provider.log"), "w")
+        self.log = open(os.path.join(out, name + ".log"), "w")
         self.process = subprocess.Popen(
             [binary, "--kind", "weibo", "--control", "--client-secret", CLIENT_SECRET, "--token-lifetime", "10800",
-             "--secret-variable", "FAKE_WEIBO_SECRET", "--providers-file", self.providers_file],
+             "--secret-variable", "FAKE_WEIBO_SECRET", "--providers-file", self.providers_file, "--consent", consent],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.process.stdout.readline().strip()
         if not line.isdigit():

@@ -38,18 +38,21 @@ fetch(url, {method: method, credentials: 'include', headers: {'Accept': 'applica
 
 
 class FrontEnd:
-    """A static page on 127.0.0.1 at a free port: an origin of its own for the browser."""
+    """A static page on 127.0.0.1 at a free port: an origin of its own for the browser.
 
-    def __init__(self, title):
-        page = ("<!doctype html><html><head><meta charset=utf-8><title>%s</title></head>"
-                "<body><h1>%s</h1></body></html>" % (title, title)).encode()
+    `body`, when given, is called for each request and returns the page's HTML (so it can name a broker started later)."""
+
+    def __init__(self, title, body=None):
+        static = ("<!doctype html><html><head><meta charset=utf-8><title>%s</title></head>"
+                  "<body><h1>%s</h1></body></html>" % (title, title)).encode()
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):  # quiet
                 pass
 
             def do_GET(self):
-                self.send_response(200 if self.path == "/" else 404)
+                page = body().encode() if body else static
+                self.send_response(200 if self.path.split("?")[0] == "/" else 404)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
                 self.send_header("Content-Length", str(len(page)))
                 self.end_headers()

@@ -4,9 +4,10 @@ import BrokerHTTP
 /// The fake provider's sign-in page: who asks, for which made-up account, and Approve or Deny in one form.
 ///
 /// No script and nothing loaded from elsewhere: the only style is the inline sheet,
-/// allowed by its hash. The form posts to the provider, which answers with a redirect
-/// to the client, so `form-action` names the client's origin too (browsers apply it to
-/// the redirect after a submission).
+/// allowed by its hash. The policy has no `form-action`: Chromium applies it to every
+/// redirect after the submission, and the client's callback may redirect on to another
+/// origin (a flow's `return_to` on a front end), which no list the provider could know
+/// would allow. The one form is the page's own, and everything shown is escaped.
 struct ConsentPage {
     /// The provider's name as shown, always followed by "not a real account".
     var provider: String
@@ -41,7 +42,7 @@ struct ConsentPage {
             <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
             </form>
             """
-        return Self.page(title: provider + " — not a real account", body: body, status: .ok, formOrigin: origin)
+        return Self.page(title: provider + " — not a real account", body: body, status: .ok)
     }
 
     /// The page shown instead of a redirect when the request cannot be trusted to name where to go (RFC 6749 §4.1.2.1).
@@ -50,7 +51,7 @@ struct ConsentPage {
             <h1>\(HTMLText.escape(provider)) — not a real account</h1>
             <p class="error" role="alert">\(HTMLText.escape(reason))</p>
             """
-        return page(title: "Sign-in refused", body: body, status: .badRequest, formOrigin: nil)
+        return page(title: "Sign-in refused", body: body, status: .badRequest)
     }
 
     /// `scheme://host[:port]` of an absolute URI.
@@ -79,12 +80,9 @@ struct ConsentPage {
     /// The CSP source allowing exactly `stylesheet` (CSP Level 3 §2.3.1).
     static let styleSource = "'sha256-" + Base64.encode(SHA256.hash(Array(stylesheet.utf8))) + "'"
 
-    /// A complete document with the policy: nothing but the inline sheet, forms only to this provider and the client.
-    private static func page(title: String, body: String, status: HTTPStatus, formOrigin: String?) -> Response {
-        let formAction = "'self'" + (formOrigin.map { " " + $0 } ?? "")
-        let policy =
-            "default-src 'none'; style-src \(styleSource); img-src data:; form-action \(formAction); "
-            + "frame-ancestors 'none'; base-uri 'none'"
+    /// A complete document with the policy: nothing but the inline sheet (no `form-action`: see the type's comment).
+    private static func page(title: String, body: String, status: HTTPStatus) -> Response {
+        let policy = "default-src 'none'; style-src \(styleSource); img-src data:; frame-ancestors 'none'; base-uri 'none'"
         let html = """
             <!doctype html>
             <html lang="en">
