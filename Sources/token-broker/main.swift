@@ -24,6 +24,15 @@ case .failure(let error):
     fail("invalid arguments", "\(error)", status: 2, usage: true)
 }
 
+/// The process environment with every secret given as a file (`BROKER_API_KEY_FILE`) read into its variable.
+func environment() -> [String: String] {
+    do {
+        return try BrokerConfiguration.environmentReadingSecretFiles(ProcessInfo.processInfo.environment)
+    } catch {
+        fail("invalid configuration", "\(error)", status: 2)
+    }
+}
+
 // Commands that need no configuration run before it is read: help never depends on the environment,
 // the accounts and backup commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY,
 // and restore reads only BROKER_DATA_DIR and BROKER_ENCRYPTION_KEY.
@@ -35,18 +44,18 @@ case .version:
     print("token-broker \(BrokerVersion.current)")
     exit(0)
 case .accounts(let accounts):
-    let outcome = await AccountsClient.run(accounts, environment: ProcessInfo.processInfo.environment)
+    let outcome = await AccountsClient.run(accounts, environment: environment())
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)
 case .backup(let json):
-    let outcome = await BackupClient.run(json: json, environment: ProcessInfo.processInfo.environment)
+    let outcome = await BackupClient.run(json: json, environment: environment())
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)
 case .restore(let restore):
     // Offline, on the data directory alone: it needs neither providers nor a listening port.
-    let outcome = restore.run(environment: ProcessInfo.processInfo.environment)
+    let outcome = restore.run(environment: environment())
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)
@@ -58,11 +67,11 @@ case .serve, .demo, .healthcheck, .rekey, .configCheck, .webhooks:
 let demo: Demo?
 let configuration: BrokerConfiguration
 do {
-    demo = command == .demo ? try Demo.prepare(environment: ProcessInfo.processInfo.environment) : nil
+    demo = command == .demo ? try Demo.prepare(environment: environment()) : nil
     // `healthcheck` only asks a running broker: a providers file changed since its start must not fail it.
     configuration =
         try demo?.configuration
-        ?? BrokerConfiguration.from(environment: ProcessInfo.processInfo.environment, readingProviders: command != .healthcheck)
+        ?? BrokerConfiguration.from(environment: environment(), readingProviders: command != .healthcheck)
 } catch let error as ConfigurationError {
     fail("invalid configuration", "\(error)", status: 2)
 } catch {

@@ -16,10 +16,29 @@ extension BrokerConfiguration {
             }
             file = Array(data)
         }
+        // A `${NAME}` the file references may be given as `NAME_FILE` like the broker's own secrets; the broker's own
+        // `BROKER_…_FILE` variables name files of other kinds (the providers file itself, CA certificates), so not those.
+        var environment = environment
+        if let file, let text = String(validating: file, as: UTF8.self) {
+            let references = Self.environmentReferences(in: text).filter { !$0.hasPrefix("BROKER_") }
+            environment = try EnvironmentReader.readingSecretFiles(environment, extraVariables: references)
+        }
         do {
             return try ProviderRegistry.load(environment: environment, providersFile: file).all
         } catch {
             throw ConfigurationError(variable: error.variable ?? "BROKER_PROVIDERS_FILE", message: "\(error)")
         }
+    }
+
+    /// The names of the whole-value `${NAME}` references in a providers file's text, sorted.
+    static func environmentReferences(in text: String) -> [String] {
+        var names: Set<String> = []
+        var rest = Substring(text)
+        while let start = rest.range(of: "\"${") {
+            rest = rest[start.upperBound...]
+            let name = rest.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
+            if !name.isEmpty, !(name.first?.isNumber ?? true), rest.dropFirst(name.count).hasPrefix("}\"") { names.insert(String(name)) }
+        }
+        return names.sorted()
     }
 }

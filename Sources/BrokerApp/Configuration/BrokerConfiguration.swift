@@ -112,8 +112,10 @@ public struct BrokerConfiguration: Sendable {
     /// `readingProviders: false` leaves ``providers`` empty and the providers file
     /// unread, for commands that only talk to a running broker (`healthcheck`).
     public static func from(
-        environment env: [String: String], readingProviders: Bool = true
+        environment given: [String: String], readingProviders: Bool = true
     ) throws(ConfigurationError) -> BrokerConfiguration {
+        // Secrets given as files (`BROKER_SECRET_FILE`) are read first, so everything below sees `BROKER_SECRET`.
+        let env = try EnvironmentReader.readingSecretFiles(given)
         let read = EnvironmentReader(env)
         var server = HTTPServerConfiguration()
         server.host = try read.host("BROKER_HOST", default: "127.0.0.1")
@@ -217,6 +219,15 @@ public struct BrokerConfiguration: Sendable {
             c.providers = try loadProviders(environment: env, providersFile: c.providersFile)
         }
         return c
+    }
+}
+
+extension BrokerConfiguration {
+    /// `environment` with every secret given as a file (`BROKER_API_KEY_FILE=/run/secrets/api-key`, a preset's
+    /// `GITHUB_CLIENT_SECRET_FILE`) read into its variable, for the commands that read the environment themselves
+    /// (`accounts`, `backup`, `restore`); ``from(environment:readingProviders:)`` does the same.
+    public static func environmentReadingSecretFiles(_ environment: [String: String]) throws(ConfigurationError) -> [String: String] {
+        try EnvironmentReader.readingSecretFiles(environment)
     }
 }
 

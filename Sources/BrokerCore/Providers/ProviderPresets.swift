@@ -65,6 +65,12 @@ public enum ProviderPresets {
         return Set(credentials + endpoints).sorted()
     }
 
+    /// The preset variables that hold a secret (client secrets, API keys), sorted: each may be given as a file too
+    /// (`GITHUB_CLIENT_SECRET_FILE`).
+    public static var secretVariables: [String] {
+        Set(all.flatMap { preset in ["client_secret", "api_key"].compactMap { preset.settingNames[$0] } }).sorted()
+    }
+
     /// Every preset without credentials, its URLs still holding their `{placeholders}`.
     static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb] + catalogue
 
