@@ -187,8 +187,8 @@ enum AccountStoreLoader {
         var lengths: [UInt32] = []
         /// The ids of the decoded records, last first.
         var reversedKeys: [ExactKey] = []
-        /// The decoded records, last first.
-        var reversedAccounts: [Account] = []
+        /// The decoded records, compacted as the index holds them, last first.
+        var reversedAccounts: [CompactAccount] = []
         /// Their sealed secrets, last first.
         var reversedSealed: [SealedEntry?] = []
         var probes: [String: String] = [:]
@@ -306,6 +306,8 @@ enum AccountStoreLoader {
         var probes: [String: String] = [:]
         // The key ids probed so far: few (usually one), compared by identity first, where a table lookup hashes each time.
         var probed: [String] = []
+        // The out-of-line fields of the record before, which the next one shares when it has the same.
+        var shared: CompactAccount.Shared?
         var start = range.lowerBound
         let expected = range.count / 256
         chunk.keys.reserveCapacity(expected)
@@ -335,7 +337,9 @@ enum AccountStoreLoader {
                     probe(keyIDs.tokenSecret, id)
                     probe(keyIDs.idToken, id)
                     key = ExactKey(id)
-                    chunk.reversedAccounts.append(account)
+                    let compact = CompactAccount(account, reusing: shared)
+                    shared = compact.sharedFields
+                    chunk.reversedAccounts.append(compact)
                     chunk.reversedSealed.append(.inSnapshot)
                     if let previous = chunk.keys.last { try checkOrder(key, after: previous, file: file, bytes: bytes, offset: start) }
                     chunk.keys.append(key)
@@ -362,7 +366,9 @@ enum AccountStoreLoader {
                         probe(sealed.idToken?.key.id, id)
                     }
                     key = ExactKey(id)
-                    chunk.reversedAccounts.append(account)
+                    let compact = CompactAccount(account, reusing: shared)
+                    shared = compact.sharedFields
+                    chunk.reversedAccounts.append(compact)
                     chunk.reversedSealed.append(sealed.map(SealedEntry.secrets))
                 } else {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
