@@ -1,7 +1,6 @@
-import BrokerCore
 import Foundation
 
-/// An account as the index's array holds it: the same fields as ``Account`` in about half the bytes.
+/// An account as the file store's index holds it in its array: the same fields as ``Account`` in about half the bytes.
 ///
 /// A million accounts sit in one array, and at start-up the kernel zeroes
 /// every page of it and each account is moved into it, so its size is a large
@@ -12,9 +11,9 @@ import Foundation
 /// immutable ``Shared`` object, which consecutive accounts with the same such
 /// fields share. ``account`` gives back the ``Account`` it was made from, field
 /// for field and byte for byte.
-struct CompactAccount: Sendable {
+package struct CompactAccount: Sendable {
     /// The fields most accounts lack or have in common with their neighbours, out of line.
-    final class Shared: Sendable {
+    package final class Shared: Sendable {
         let tokenType: String?
         let scope: String?
         let tokenSecret: Secret?
@@ -72,11 +71,11 @@ struct CompactAccount: Sendable {
         static let issuedAt = Present(rawValue: 1 << 2)
     }
 
-    private(set) var provider: String
-    private(set) var uid: String
-    private(set) var accessToken: Secret
-    private(set) var refreshToken: Secret?
-    private(set) var endUserID: String?
+    package private(set) var provider: String
+    package private(set) var uid: String
+    package private(set) var accessToken: Secret
+    package private(set) var refreshToken: Secret?
+    package private(set) var endUserID: String?
     /// The dates' seconds since 2001 (`timeIntervalSinceReferenceDate`); an absent one is 0 and its bit in ``present`` clear.
     private var createdAt: Double
     private var updatedAt: Double
@@ -84,11 +83,11 @@ struct CompactAccount: Sendable {
     private var refreshedAt: Double
     private var issuedAt: Double
     private var shared: Shared?
-    private(set) var status: AccountStatus
+    package private(set) var status: AccountStatus
     private var present: Present
 
     /// `account` compacted; its out-of-line fields are `reusing`'s when they are the same, so neighbours share one object.
-    init(_ account: consuming Account, reusing previous: Shared? = nil) {
+    package init(_ account: consuming Account, reusing previous: Shared? = nil) {
         if Shared.isEmpty(account) {
             shared = nil
         } else if let previous, previous.holds(account) {
@@ -117,16 +116,16 @@ struct CompactAccount: Sendable {
     }
 
     /// The out-of-line fields, to hand to the next account's ``init(_:reusing:)``.
-    var sharedFields: Shared? { shared }
+    package var sharedFields: Shared? { shared }
 
     /// Whether a refresh token is held (a sealed account's placeholder counts).
-    var hasRefreshToken: Bool { refreshToken != nil }
+    package var hasRefreshToken: Bool { refreshToken != nil }
 
     /// When the access token expires, as ``Account/expiresAt``.
-    var expiry: Date? { present.contains(.expiresAt) ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil }
+    package var expiry: Date? { present.contains(.expiresAt) ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil }
 
     /// The account, as it was given.
-    var account: Account {
+    package var account: Account {
         func date(_ seconds: Double, _ bit: Present) -> Date? {
             present.contains(bit) ? Date(timeIntervalSinceReferenceDate: seconds) : nil
         }

@@ -330,14 +330,13 @@ enum AccountStoreLoader {
                 let key: ExactKey
                 // The usual record: sealed and accepted by the codec's fast path. Its envelopes stay in the file,
                 // checked but not decoded, until the account is opened.
-                if let (account, keyIDs) = reading.deferring?.readableAccount(reading: line) {
-                    let id = account.id
+                if let (compact, keyIDs) = reading.deferring?.readableAccount(reading: line, reusing: shared) {
+                    let id = AccountID(provider: compact.provider, uid: compact.uid).string
                     probe(keyIDs.accessToken, id)
                     probe(keyIDs.refreshToken, id)
                     probe(keyIDs.tokenSecret, id)
                     probe(keyIDs.idToken, id)
                     key = ExactKey(id)
-                    let compact = CompactAccount(account, reusing: shared)
                     shared = compact.sharedFields
                     chunk.reversedAccounts.append(compact)
                     chunk.reversedSealed.append(.inSnapshot)
