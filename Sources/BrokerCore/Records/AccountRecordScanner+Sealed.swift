@@ -113,8 +113,8 @@ extension AccountRecordScanner {
         return provider.withUTF8 { provider in
             uid.withUTF8 { uid in
                 bytes.count == provider.count + 1 + uid.count && bytes[provider.count] == UInt8(ascii: ":")
-                    && UnsafeBufferPointer(rebasing: bytes[..<provider.count]).elementsEqual(provider)
-                    && UnsafeBufferPointer(rebasing: bytes[(provider.count + 1)...]).elementsEqual(uid)
+                    && Self.same(UnsafeBufferPointer(rebasing: bytes[..<provider.count]), provider)
+                    && Self.same(UnsafeBufferPointer(rebasing: bytes[(provider.count + 1)...]), uid)
             }
         }
     }
