@@ -96,7 +96,6 @@ public enum RFC3339Date {
 
     /// The date in the UTF-8 bytes of an RFC 3339 `date-time` (a slice of a record file, say), or nil.
     static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
-        if let date = parseWholeSecondsUTC(bytes) { return date }
         var scanner = DigitScanner(bytes)
         // RFC 3339 §5.6: full-date "T" partial-time time-offset; §5.6 NOTE allows "t", "z" and a space.
         guard let year = scanner.number(digits: 4), scanner.take("-"),
@@ -128,32 +127,6 @@ public enum RFC3339Date {
         let days = Self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    /// The date in `YYYY-MM-DDTHH:MM:SSZ`, the form ``format(_:)`` writes for whole seconds, read at fixed offsets
-    /// (start-up reads three per account); nil for any other text, which ``parse(utf8:)`` then reads the general way,
-    /// with the same checks.
-    private static func parseWholeSecondsUTC(_ bytes: UnsafeBufferPointer<UInt8>) -> Date? {
-        guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "Z")
-        else { return nil }
-        var valid = true
-        func number(_ from: Int, _ count: Int) -> Int {
-            var value = 0
-            for offset in from..<from + count {
-                let digit = bytes[offset] &- UInt8(ascii: "0")
-                valid = valid && digit < 10
-                value = value * 10 + Int(digit)
-            }
-            return value
-        }
-        let year = number(0, 4), month = number(5, 2), day = number(8, 2)
-        let hour = number(11, 2), minute = number(14, 2), second = number(17, 2)
-        guard valid, (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day), hour < 24, minute < 60,
-            second <= 60
-        else { return nil }
-        let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-        return Date(timeIntervalSince1970: Double(seconds) + 0.0)
     }
 
     /// The days in `month` of `year` in the proleptic Gregorian calendar.
