@@ -202,14 +202,14 @@ struct AccountRecordScannerTests {
                 if choice == 0 { bytes.remove(at: at) } else { bytes[at] = Array("AB_+".utf8)[choice] }
             }
             let fast = AccountRecordScanner.storedAccount(bytes, keyring: reading.keyring)
-            let readable = bytes.withUnsafeBytes { reading.readableAccount(reading: $0) }
+            let readable = bytes.withUnsafeBytes { reading.readableAccount(reading: $0, reusing: nil) }
             #expect((fast == nil) == (readable == nil), "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
             guard let fast, let readable else {
                 declined += 1
                 continue
             }
             accepted += 1
-            #expect(readable.readable == fast.account, "seed \(seed)")
+            #expect(readable.readable.account == fast.account, "seed \(seed)")
             #expect(readable.keyIDs.all == fast.sealed?.all.map(\.key.id), "seed \(seed)")
         }
         #expect(accepted > 300 && declined > 300, "accepted \(accepted), declined \(declined)")

@@ -64,12 +64,16 @@ struct RFC3339DateTests {
         #expect(RFC3339Date.parse("2026-11-30t08:00:00z") == .fixture)
         #expect(RFC3339Date.parse("2026-11-30 08:00:00Z") == .fixture)
         #expect(RFC3339Date.parse("2024-02-29T00:00:00Z") != nil)
+        #expect(RFC3339Date.parse("2016-12-31T23:59:60Z") == RFC3339Date.parse("2017-01-01T00:00:00Z"))
     }
 
     @Test(arguments: [
         "", "2026-11-30", "2026-11-30T08:00:00", "2026-11-30T08:00Z", "2026-13-01T00:00:00Z",
         "2025-02-29T00:00:00Z", "2026-04-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T08:60:00Z",
         "2026-11-30T08:00:00.Z", "2026-11-30T08:00:00Zjunk", "2026-11-30T08:00:00+0100", "+2026-11-30T08:00:00Z",
+        // The fixed form whole seconds are written in, with one field out of range or one digit not a digit.
+        "2026-00-10T08:00:00Z", "2026-11-00T08:00:00Z", "2026-11-30T08:00:61Z", "2026-1/-30T08:00:00Z", "2026-11-3:T08:00:00Z",
+        "20a6-11-30T08:00:00Z", "2026-11-30T08:00: 0Z", "2026-11-30T08-00:00Z",
     ])
     func rejectsMalformedText(text: String) {
         #expect(RFC3339Date.parse(text) == nil)

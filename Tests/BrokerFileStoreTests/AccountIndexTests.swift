@@ -76,7 +76,7 @@ struct AccountIndexTests {
         for uid in uids {
             var account = Account.make(uid: uid)
             account.endUser = EndUser(id: Int(uid)!.isMultiple(of: 2) ? "even" : "odd")
-            index.appendSorted(account, sealed: nil, key: ExactKey(account.id))
+            index.appendSorted(CompactAccount(account), sealed: nil, key: ExactKey(account.id))
         }
         #expect(index.count == 40)
         for uid in uids { #expect(index["github:" + uid]?.account.uid == uid) }
@@ -123,5 +123,39 @@ struct AccountIndexTests {
         #expect(
             Set(index.entries(provider: nil).map(\.id))
                 == Set(uids.map { "github:" + $0 } + ["github:100"]).subtracting(["github:1", "github:9"]))
+    }
+
+    /// The index keeps accounts compacted; each comes back field for field, and byte for byte where Swift's `==` on
+    /// strings would not tell (neighbours share their out-of-line fields only when the bytes are the same).
+    @Test func accountsComeBackFieldForFieldAndByteForByte() throws {
+        let full = Account.makeFull()
+        // Every optional absent but the end user's id; a present date at 0 s since 2001 and one absent stay so.
+        var bare = Account(
+            provider: "github", uid: "2", accessToken: Secret("t"), createdAt: Date(timeIntervalSinceReferenceDate: 0),
+            updatedAt: .fixture, refreshedAt: Date(timeIntervalSinceReferenceDate: 0))
+        bare.endUser = EndUser(id: "end-user-7")
+        // Canonically equivalent to the account before it (é composed there, e + U+0301 here), but other bytes.
+        var composed = Account.make(uid: "3", scope: "caf\u{E9}")
+        composed.endUser = EndUser(id: "u", email: "z\u{F6}e@example.com", name: "Zo\u{EB}")
+        var decomposed = Account.make(uid: "4", scope: "cafe\u{301}")
+        decomposed.endUser = EndUser(id: "u", email: "zo\u{308}e@example.com", name: "Zoe\u{308}")
+        var same = Account.make(uid: "5", scope: "cafe\u{301}")
+        same.endUser = EndUser(id: "u", email: "zo\u{308}e@example.com", name: "Zoe\u{308}")
+        var index = AccountIndex()
+        for account in [full, bare, composed, decomposed, same] {
+            index.insertNew(account, sealed: nil, key: ExactKey(account.id))
+        }
+        #expect(index[full.id]?.account == full)
+        let readBare = try #require(index[bare.id]?.account)
+        #expect(readBare == bare)
+        #expect(readBare.expiresAt == nil && readBare.issuedAt == nil && readBare.scope == nil && readBare.tags.isEmpty)
+        #expect(readBare.refreshedAt == Date(timeIntervalSinceReferenceDate: 0) && readBare.endUser == EndUser(id: "end-user-7"))
+        for account in [composed, decomposed, same] {
+            let read = try #require(index[account.id]?.account)
+            #expect(read == account)
+            #expect(Array(read.scope!.utf8) == Array(account.scope!.utf8))
+            #expect(Array(read.endUser!.email!.utf8) == Array(account.endUser!.email!.utf8))
+            #expect(Array(read.endUser!.name!.utf8) == Array(account.endUser!.name!.utf8))
+        }
     }
 }

@@ -74,8 +74,10 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
     }
 
     /// The readable part and key ids of a sealed record in `bytes`, its envelopes checked but not decoded.
-    package func readableAccount(reading bytes: UnsafeRawBufferPointer) -> (readable: Account, keyIDs: SealedKeyIDs)? {
-        AccountRecordScanner.sealedKeyIDs(bytes.assumingMemoryBound(to: UInt8.self), keyring: keyring)
+    package func readableAccount(
+        reading bytes: UnsafeRawBufferPointer, reusing shared: CompactAccount.Shared?
+    ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
+        AccountRecordScanner.sealedKeyIDs(bytes.assumingMemoryBound(to: UInt8.self), keyring: keyring, reusing: shared)
     }
 
     /// ``storedAccount(_:path:)`` the general way: the JSON model first (scanner or JSONDecoder), then every check.

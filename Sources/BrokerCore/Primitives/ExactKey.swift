@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string compared, hashed and ordered by its exact UTF-8 bytes, for identities.
 ///
 /// Swift's `String` equality is canonical equivalence: `café` spelled with
@@ -35,7 +37,15 @@ public struct ExactKey: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     /// Whether `lhs` and `rhs` are the same bytes (not merely canonically equivalent).
     public static func same(_ lhs: String, _ rhs: String) -> Bool {
-        lhs.utf8.elementsEqual(rhs.utf8)
+        // One `memcmp` over the contiguous UTF-8 (native strings, small ones copied to the stack), where the views'
+        // `elementsEqual` steps byte by byte: every lookup in a table keyed by this type ends in this comparison.
+        var left = lhs
+        var right = rhs
+        return left.withUTF8 { left in
+            right.withUTF8 { right in
+                left.count == right.count && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
     }
 
     /// Whether `lhs` sorts before `rhs` by bytes.

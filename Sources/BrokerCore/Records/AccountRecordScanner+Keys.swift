@@ -1,3 +1,5 @@
+import Foundation
+
 extension AccountRecordScanner {
     /// The record member named by the raw bytes `name`, or nil for a name the record does not have.
     ///
@@ -103,16 +105,44 @@ extension AccountRecordScanner {
     /// Whether the raw bytes `name` spell the ASCII `literal`.
     static func spells(_ name: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
-        guard name.count == count else { return false }
-        let wanted = literal.utf8Start
-        // Names are short: a plain loop costs no more than a call to memcmp.
-        for offset in 0..<count where name[offset] != wanted[offset] { return false }
-        return true
+        guard name.count == count, let base = name.baseAddress else { return name.count == count }
+        return sameBytes(UnsafeRawPointer(base), UnsafeRawPointer(literal.utf8Start), count: count)
     }
 
     /// Whether the raw bytes `name` spell `expected`.
     static func matches(_ name: UnsafeBufferPointer<UInt8>, _ expected: String) -> Bool {
         // The UTF-8 view of a native string is contiguous: no copy of the string, no allocation.
-        expected.utf8.withContiguousStorageIfAvailable { $0.elementsEqual(name) } ?? expected.utf8.elementsEqual(name)
+        expected.utf8.withContiguousStorageIfAvailable { same($0, name) } ?? expected.utf8.elementsEqual(name)
+    }
+
+    /// Whether `lhs` and `rhs` hold the same bytes.
+    static func same(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard lhs.count == rhs.count, let left = lhs.baseAddress, let right = rhs.baseAddress else { return lhs.count == rhs.count }
+        return sameBytes(UnsafeRawPointer(left), UnsafeRawPointer(right), count: lhs.count)
+    }
+
+    /// Whether the `count` bytes at `lhs` and `rhs` are the same: member names, key ids and ids are short, so they are
+    /// compared a word at a time (two overlapping loads cover 8–16 bytes), not byte by byte or through a call.
+    private static func sameBytes(_ lhs: UnsafeRawPointer, _ rhs: UnsafeRawPointer, count: Int) -> Bool {
+        switch count {
+        case 0:
+            return true
+        case 1..<4:
+            for offset in 0..<count
+            where lhs.load(fromByteOffset: offset, as: UInt8.self) != rhs.load(fromByteOffset: offset, as: UInt8.self) {
+                return false
+            }
+            return true
+        case 4..<8:
+            return lhs.loadUnaligned(as: UInt32.self) == rhs.loadUnaligned(as: UInt32.self)
+                && lhs.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+                    == rhs.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+        case 8...16:
+            return lhs.loadUnaligned(as: UInt64.self) == rhs.loadUnaligned(as: UInt64.self)
+                && lhs.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+                    == rhs.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        default:
+            return memcmp(lhs, rhs, count) == 0
+        }
     }
 }

@@ -34,17 +34,18 @@ extension AccountRecordScanner {
     /// The readable part of the sealed account in `bytes` and the ids of the keys its secrets are sealed with, checked
     /// as ``storedAccount(_:keyring:)-(UnsafeBufferPointer<UInt8>,_)`` checks the record (each envelope's key id, the
     /// Base64 of its nonce and ciphertext and their lengths) but without decoding the envelopes: the caller keeps the
-    /// record and decodes them when it opens the account. Nil wherever that would give nil.
+    /// record and decodes them when it opens the account. Nil wherever that would give nil. The account comes
+    /// compacted (``CompactAccount``), here where it is built, so the large ``Account`` value is not handed on.
     static func sealedKeyIDs(
-        _ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring
-    ) -> (readable: Account, keyIDs: SealedKeyIDs)? {
+        _ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring, reusing shared: CompactAccount.Shared? = nil
+    ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
         var scanner = AccountRecordScanner(bytes: bytes)
         guard let spans = scanner.spans() else { return nil }
         guard let (readable, keys) = scanner.readable(from: spans, secret: { scanner.checkedKeyID($0, keyring: keyring) }) else {
             return nil
         }
         return (
-            readable,
+            CompactAccount(readable, reusing: shared),
             SealedKeyIDs(
                 accessToken: keys.accessToken, refreshToken: keys.refreshToken, tokenSecret: keys.tokenSecret, idToken: keys.idToken)
         )
@@ -112,8 +113,8 @@ extension AccountRecordScanner {
         return provider.withUTF8 { provider in
             uid.withUTF8 { uid in
                 bytes.count == provider.count + 1 + uid.count && bytes[provider.count] == UInt8(ascii: ":")
-                    && UnsafeBufferPointer(rebasing: bytes[..<provider.count]).elementsEqual(provider)
-                    && UnsafeBufferPointer(rebasing: bytes[(provider.count + 1)...]).elementsEqual(uid)
+                    && Self.same(UnsafeBufferPointer(rebasing: bytes[..<provider.count]), provider)
+                    && Self.same(UnsafeBufferPointer(rebasing: bytes[(provider.count + 1)...]), uid)
             }
         }
     }

@@ -13,12 +13,15 @@ package protocol StoredAccountDecoding: AccountRecordCodec {
     /// ``storedAccount(_:path:)`` for a record read in place (a line of a mapped file), without copying it when it can.
     func storedAccount(reading bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(StoreError) -> StoredAccount
 
-    /// The readable part of the sealed account in `bytes` (its secrets empty placeholders) and the ids of the keys
+    /// The readable part of the sealed account in `bytes` (its secrets empty placeholders), compacted as the file
+    /// store's index holds it (sharing `reusing`'s out-of-line fields when they are the same), and the ids of the keys
     /// its secrets are sealed with, when the record passes every check ``storedAccount(reading:path:)`` makes
     /// without decoding its envelopes: the caller keeps the record where it lies and decodes them when it opens the
     /// account. Nil for any other record (one that does not decode, a plaintext one, one this fast path declines);
     /// ``storedAccount(reading:path:)`` then gives the account or the error.
-    func readableAccount(reading bytes: UnsafeRawBufferPointer) -> (readable: Account, keyIDs: SealedKeyIDs)?
+    func readableAccount(
+        reading bytes: UnsafeRawBufferPointer, reusing shared: CompactAccount.Shared?
+    ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)?
 }
 
 extension StoredAccountDecoding {
@@ -28,7 +31,9 @@ extension StoredAccountDecoding {
     }
 
     /// None: every record is decoded with ``storedAccount(reading:path:)``.
-    package func readableAccount(reading bytes: UnsafeRawBufferPointer) -> (readable: Account, keyIDs: SealedKeyIDs)? {
+    package func readableAccount(
+        reading bytes: UnsafeRawBufferPointer, reusing shared: CompactAccount.Shared?
+    ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
         nil
     }
 }

@@ -56,8 +56,8 @@ struct AccountIndex: Sendable {
     private var vacant: Set<Int> = []
     /// The id of the account in each slot.
     private var keys: [ExactKey] = []
-    /// The account in each slot; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
-    private var accounts: [Account] = []
+    /// The account in each slot, compacted; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
+    private var accounts: [CompactAccount] = []
     /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
     private var sealed: [SealedEntry?] = []
     /// The snapshot whose records hold the secrets of the slots marked ``SealedEntry/inSnapshot``.
@@ -72,9 +72,10 @@ struct AccountIndex: Sendable {
     private var byEndUser: [ExactKey: [ExactKey]] = [:]
 
     /// What a vacant slot holds: no secrets, nothing retained.
-    private static let placeholder = Account(
-        provider: "", uid: "", accessToken: Secret(""), createdAt: Date(timeIntervalSince1970: 0),
-        updatedAt: Date(timeIntervalSince1970: 0))
+    private static let placeholder = CompactAccount(
+        Account(
+            provider: "", uid: "", accessToken: Secret(""), createdAt: Date(timeIntervalSince1970: 0),
+            updatedAt: Date(timeIntervalSince1970: 0)))
 
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
@@ -87,7 +88,7 @@ struct AccountIndex: Sendable {
                 guard let base = buffer.baseAddress else { return }
                 let page = Int(sysconf(Int32(_SC_PAGESIZE)))
                 let start = (Int(bitPattern: base) + page - 1) / page * page
-                let end = (Int(bitPattern: base) + capacity * MemoryLayout<Account>.stride) / page * page
+                let end = (Int(bitPattern: base) + capacity * MemoryLayout<CompactAccount>.stride) / page * page
                 guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
                 _ = madvise(address, end - start, MADV_HUGEPAGE)
             }
@@ -189,15 +190,16 @@ struct AccountIndex: Sendable {
             insertNew(stored.account, sealed: stored.sealed, key: key)
             return
         }
-        let before = accounts[slot].endUser?.id
+        let before = accounts[slot].endUserID
         let after = stored.account.endUser?.id
         if before.map(ExactKey.init) != after.map(ExactKey.init) {
             if let before { removeOwned(key, of: before) }
             if let after { addOwned(key, to: after) }
         }
+        let account = CompactAccount(stored.account, reusing: accounts[slot].sharedFields)
         tally.remove(accounts[slot])
-        tally.add(stored.account)
-        accounts[slot] = stored.account
+        tally.add(account)
+        accounts[slot] = account
         setSealed(stored.sealed.map(SealedEntry.secrets), at: slot)
     }
 
@@ -205,8 +207,9 @@ struct AccountIndex: Sendable {
     ///
     /// A vacant sorted slot of the same id is taken again; any other id goes after the accounts held.
     mutating func insertNew(_ account: Account, sealed secrets: SealedSecrets?, key: ExactKey) {
+        let account = CompactAccount(account, reusing: accounts.last?.sharedFields)
         ordered.insert(key)
-        if let owner = account.endUser?.id { addOwned(key, to: owner) }
+        if let owner = account.endUserID { addOwned(key, to: owner) }
         tally.add(account)
         if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, count: sortedCount), vacant.remove(slot) != nil {
             accounts[slot] = account
@@ -228,11 +231,11 @@ struct AccountIndex: Sendable {
     ///
     /// Everything is consumed: the caller's references move in, so the loading
     /// thread never counts references on objects another thread has just built.
-    mutating func appendSorted(_ account: consuming Account, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
+    mutating func appendSorted(_ account: consuming CompactAccount, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
         precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
         ordered.append(copy key)
         // In id order, so each end user's list stays sorted as it grows.
-        if let owner = account.endUser?.id { byEndUser[ExactKey(owner), default: []].append(copy key) }
+        if let owner = account.endUserID { byEndUser[ExactKey(owner), default: []].append(copy key) }
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
@@ -260,7 +263,7 @@ struct AccountIndex: Sendable {
         let key = ExactKey(id)
         guard let slot = slot(of: key) else { return }
         ordered.remove(key)
-        if let owner = accounts[slot].endUser?.id { removeOwned(key, of: owner) }
+        if let owner = accounts[slot].endUserID { removeOwned(key, of: owner) }
         tally.remove(accounts[slot])
         setSealed(nil, at: slot)
         if slot < sortedCount {
@@ -293,7 +296,7 @@ struct AccountIndex: Sendable {
         default: return
         }
         // Opening changes no status, expiry or refresh token's presence, so the tally stays as it is.
-        accounts[slot] = account
+        accounts[slot] = CompactAccount(account, reusing: accounts[slot].sharedFields)
         setSealed(nil, at: slot)
     }
 
@@ -314,12 +317,12 @@ struct AccountIndex: Sendable {
     /// The entry in `slot`.
     private func entry(at slot: Int) -> IndexedAccount {
         // Once everything is open (the usual state), there is nothing more to look at.
-        guard sealedCount > 0, let entry = sealed[slot] else { return IndexedAccount(account: accounts[slot], sealed: nil) }
+        guard sealedCount > 0, let entry = sealed[slot] else { return IndexedAccount(account: accounts[slot].account, sealed: nil) }
         switch entry {
-        case .secrets(let secrets): return IndexedAccount(account: accounts[slot], sealed: .secrets(secrets))
+        case .secrets(let secrets): return IndexedAccount(account: accounts[slot].account, sealed: .secrets(secrets))
         case .inSnapshot:
             guard let snapshotRecords else { preconditionFailure("a slot marked in the snapshot without its records") }
-            return IndexedAccount(account: accounts[slot], sealed: .snapshot(snapshotRecords))
+            return IndexedAccount(account: accounts[slot].account, sealed: .snapshot(snapshotRecords))
         }
     }
 

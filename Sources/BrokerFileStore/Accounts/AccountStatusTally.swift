@@ -17,10 +17,17 @@ struct AccountStatusTally: Sendable {
     /// Whether ``expiries`` is in order (false until the first count, so a load of many records appends).
     private var sorted = false
 
+    /// The moment `account` starts to count as expired, as ``AccountStatusCounts/expiryThatCounts(_:)`` states the rule
+    /// (its expiry when it is active and holds no refresh token), read from the index's compact form.
+    private static func expiryThatCounts(_ account: borrowing CompactAccount) -> Double? {
+        guard account.status == .active, !account.hasRefreshToken else { return nil }
+        return account.expiry?.timeIntervalSince1970
+    }
+
     /// Counts `account`.
-    mutating func add(_ account: Account) {
+    mutating func add(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired += 1 }
-        guard let expiry = AccountStatusCounts.expiryThatCounts(account)?.timeIntervalSince1970 else { return }
+        guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             expiries.insert(expiry, at: firstIndex(notBelow: expiry))
         } else {
@@ -29,9 +36,9 @@ struct AccountStatusTally: Sendable {
     }
 
     /// Stops counting `account`, as it was counted by ``add(_:)``.
-    mutating func remove(_ account: Account) {
+    mutating func remove(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired -= 1 }
-        guard let expiry = AccountStatusCounts.expiryThatCounts(account)?.timeIntervalSince1970 else { return }
+        guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             let index = firstIndex(notBelow: expiry)
             if index < expiries.count && expiries[index] == expiry { expiries.remove(at: index) }

@@ -187,8 +187,8 @@ enum AccountStoreLoader {
         var lengths: [UInt32] = []
         /// The ids of the decoded records, last first.
         var reversedKeys: [ExactKey] = []
-        /// The decoded records, last first.
-        var reversedAccounts: [Account] = []
+        /// The decoded records, compacted as the index holds them, last first.
+        var reversedAccounts: [CompactAccount] = []
         /// Their sealed secrets, last first.
         var reversedSealed: [SealedEntry?] = []
         var probes: [String: String] = [:]
@@ -306,6 +306,8 @@ enum AccountStoreLoader {
         var probes: [String: String] = [:]
         // The key ids probed so far: few (usually one), compared by identity first, where a table lookup hashes each time.
         var probed: [String] = []
+        // The out-of-line fields of the record before, which the next one shares when it has the same.
+        var shared: CompactAccount.Shared?
         var start = range.lowerBound
         let expected = range.count / 256
         chunk.keys.reserveCapacity(expected)
@@ -328,14 +330,15 @@ enum AccountStoreLoader {
                 let key: ExactKey
                 // The usual record: sealed and accepted by the codec's fast path. Its envelopes stay in the file,
                 // checked but not decoded, until the account is opened.
-                if let (account, keyIDs) = reading.deferring?.readableAccount(reading: line) {
-                    let id = account.id
+                if let (compact, keyIDs) = reading.deferring?.readableAccount(reading: line, reusing: shared) {
+                    let id = AccountID(provider: compact.provider, uid: compact.uid).string
                     probe(keyIDs.accessToken, id)
                     probe(keyIDs.refreshToken, id)
                     probe(keyIDs.tokenSecret, id)
                     probe(keyIDs.idToken, id)
                     key = ExactKey(id)
-                    chunk.reversedAccounts.append(account)
+                    shared = compact.sharedFields
+                    chunk.reversedAccounts.append(compact)
                     chunk.reversedSealed.append(.inSnapshot)
                     if let previous = chunk.keys.last { try checkOrder(key, after: previous, file: file, bytes: bytes, offset: start) }
                     chunk.keys.append(key)
@@ -362,7 +365,9 @@ enum AccountStoreLoader {
                         probe(sealed.idToken?.key.id, id)
                     }
                     key = ExactKey(id)
-                    chunk.reversedAccounts.append(account)
+                    let compact = CompactAccount(account, reusing: shared)
+                    shared = compact.sharedFields
+                    chunk.reversedAccounts.append(compact)
                     chunk.reversedSealed.append(sealed.map(SealedEntry.secrets))
                 } else {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
