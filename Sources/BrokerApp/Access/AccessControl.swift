@@ -36,6 +36,40 @@ struct AccessControl: Sendable {
 
     /// The name of the key an `Authorization` field value carries, as ``caller(_:)``.
     private func caller(authorization header: String) -> String? {
+        keyIndex(authorization: header).map { apiKeys[$0].name }
+    }
+
+    /// The key the request carries, with what it may do; nil without a valid key.
+    func apiCaller(_ request: Request) -> Caller? {
+        request.headers["Authorization"].flatMap(keyIndex(authorization:)).map { Caller(name: apiKeys[$0].name, grant: apiKeys[$0].grant) }
+    }
+
+    /// The key the request carries when it holds `scope`: `401` without a valid key, `403 insufficient_permissions`
+    /// naming the scope when the key lacks it.
+    func authorize(_ request: Request, _ scope: APIKeyScope) throws(BrokerError) -> Caller {
+        guard let caller = apiCaller(request) else { throw .unauthorized }
+        try caller.grant.require(scope)
+        return caller
+    }
+
+    /// Who made a call: a key's name and grant, or the browser (``AccessControl/browser``, bound by its session instead).
+    struct Caller: Sendable {
+        let name: String
+        let grant: KeyGrant
+        /// The browser, which its session cookie limits to the accounts it connected.
+        static let browser = Caller(name: AccessControl.browser, grant: .all)
+        /// For a key limited to some end users: refuses the stored account `id` when it belongs to another end user
+        /// (or none), before anything is done with it (a read that would refresh it, a delete, a proxied call).
+        func requireStored(_ id: AccountID, in accounts: AccountService) async throws(BrokerError) {
+            guard grant.endUserPrefix != nil, let stored = try await accounts.stored(id: id) else { return }
+            try grant.require(account: stored)
+        }
+        /// What the audit trail records as the scope used: `scope` for a scoped key, nil for one holding everything.
+        func audited(_ scope: APIKeyScope) -> String? { grant.isUnrestricted ? nil : scope.rawValue }
+    }
+
+    /// The index in ``apiKeys`` of the key an `Authorization` field value carries.
+    private func keyIndex(authorization header: String) -> Int? {
         guard !keyBytes.isEmpty else { return nil }
         var header = header
         // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes, in place: this runs on every /account read.
@@ -55,7 +89,7 @@ struct AccessControl: Sendable {
             }
             return found
         }
-        return index.map { apiKeys[$0].name }
+        return index
     }
 
     /// Whether the request carries a valid API key.
@@ -74,12 +108,21 @@ struct AccessControl: Sendable {
     /// or `browser` for a session cookie.
     @discardableResult
     func require(_ request: Request, mayUse id: String) throws(BrokerError) -> String {
+        try require(request, mayUse: id, scope: .tokensRead).name
+    }
+
+    /// As ``require(_:mayUse:)``, for a key: it must hold `scope`, and the account's provider (from its id) must be
+    /// within the key's providers; the end user is checked on the account itself (``KeyGrant/require(account:)``).
+    func require(_ request: Request, mayUse id: String, scope: APIKeyScope) throws(BrokerError) -> Caller {
         if let authorization = request.headers["Authorization"] {
-            guard let name = caller(authorization: authorization) else { throw .unauthorized }
-            return name
+            guard let index = keyIndex(authorization: authorization) else { throw .unauthorized }
+            let caller = Caller(name: apiKeys[index].name, grant: apiKeys[index].grant)
+            try caller.grant.require(scope)
+            if let provider = AccountID(id)?.provider { try caller.grant.require(provider: provider) }
+            return caller
         }
         guard let session = session(request), session.holds(id) else { throw .unauthorized }
-        return Self.browser
+        return .browser
     }
 
     /// The `Set-Cookie` value for a session.

@@ -12,6 +12,8 @@ public struct NamedAPIKey: Sendable, Equatable {
     public let name: String
     /// The bytes a caller sends after `Bearer `.
     public let key: Secret
+    /// What the key may do (`BROKER_API_KEY_SCOPES`); every scope unless scoped.
+    public var grant: KeyGrant = .all
 
     /// Pairs a name with a key (not validated: ``parseList(_:variable:)`` validates what comes from the environment).
     public init(name: String, key: Secret) {

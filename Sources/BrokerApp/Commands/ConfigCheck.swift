@@ -18,6 +18,10 @@ public enum ConfigCheck {
             ("BROKER_DATA_DIR", c.dataDirectory),
             ("BROKER_API_KEY", set(c.apiKey)),
             ("BROKER_API_KEYS", c.apiKeys.isEmpty ? "unset" : c.apiKeys.map(\.name).joined(separator: ",")),
+        ]
+        // Each key by name with what it may do (BROKER_API_KEY_SCOPES); never the key.
+        for key in c.callerKeys { lines.append(("key \(key.name)", key.grant.description)) }
+        lines += [
             ("BROKER_AUDIT_LOG", c.auditLog ?? "unset (audit events go to the log only)"),
             ("BROKER_SECRET", set(c.secret)),
             ("BROKER_ENCRYPTION_KEY", set(c.encryptionKeyring)),

@@ -90,8 +90,15 @@ public struct BrokerConfiguration: Sendable {
 
     /// Every valid API key with its name: `BROKER_API_KEY` as `default`, then the `BROKER_API_KEYS` entries.
     public var callerKeys: [NamedAPIKey] {
-        (apiKey.map { [NamedAPIKey(name: NamedAPIKey.defaultName, key: $0)] } ?? []) + apiKeys
+        let keys = (apiKey.map { [NamedAPIKey(name: NamedAPIKey.defaultName, key: $0)] } ?? []) + apiKeys
+        return keys.map { key in
+            var scoped = key
+            scoped.grant = keyGrants[key.name] ?? .all
+            return scoped
+        }
     }
+    /// The scopes and limits of the keys `BROKER_API_KEY_SCOPES` names, by key name; others hold everything.
+    public var keyGrants: [String: KeyGrant] = [:]
 
     /// Creates a configuration with every default.
     public init(
@@ -149,6 +156,8 @@ public struct BrokerConfiguration: Sendable {
                 variable: "BROKER_API_KEYS",
                 message: "the key named \(twin.name) is BROKER_API_KEY's key (named \(NamedAPIKey.defaultName)); give each key one name")
         }
+        c.keyGrants = try KeyGrant.parse(
+            read.raw("BROKER_API_KEY_SCOPES"), keys: c.callerKeys.map(\.name), variable: "BROKER_API_KEY_SCOPES")
         c.auditLog = read.raw("BROKER_AUDIT_LOG")
         c.secret = try read.secret("BROKER_SECRET", minimumLength: 32)
         c.providersFile = read.raw("BROKER_PROVIDERS_FILE")

@@ -46,7 +46,7 @@ extension HTMLPage {
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
             error.message
         }
     }
@@ -60,7 +60,8 @@ extension HTMLPage {
             "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."
         case .providerNotConfigured, .unknownProvider:
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
-        case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable:
+        case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable,
+            .insufficientPermissions:
             "Go back to the page and start from there."
         case .connectSessionGone, .reconnectMismatch:
             "Close this window and start again from the app."

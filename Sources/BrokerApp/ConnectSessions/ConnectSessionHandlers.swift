@@ -11,6 +11,7 @@ import Foundation
 struct ConnectSessionHandlers: Sendable {
     let authorization: AuthorizationService
     let registry: ProviderRegistry
+    let accounts: AccountService
     let access: AccessControl
     let cookies: CookieHeader
     let appearance: PageAppearance
@@ -29,12 +30,13 @@ struct ConnectSessionHandlers: Sendable {
 
     /// `POST /connect/sessions` (API key): `{token, connect_url, expires_at}`, 201.
     func create(_ request: Request) async -> Response {
-        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
+            let caller = try access.authorize(request, .connect)
             let body = try Self.jsonObject(request)
             let form = RequestForm(request)
             let owner = try OwnerParameters.owner(form)
             guard let endUser = owner.endUser else { throw BrokerError.badRequest("end_user_id is required") }
+            try caller.grant.require(endUser: endUser.id)
             guard let origin = try Self.string(body, "origin") else {
                 throw BrokerError.badRequest("origin is required: the front end's origin, one of BROKER_CORS_ORIGINS")
             }
@@ -43,8 +45,17 @@ struct ConnectSessionHandlers: Sendable {
             }
             var sessionRequest = AuthorizationService.ConnectSessionRequest(endUser: endUser, origin: origin, tags: owner.tags)
             sessionRequest.allowedProviders = try Self.strings(body, "allowed_providers") ?? []
+            // A key limited to some providers offers only those: none named means all of its own.
+            if let limited = caller.grant.providers {
+                if sessionRequest.allowedProviders.isEmpty { sessionRequest.allowedProviders = limited }
+                for name in sessionRequest.allowedProviders {
+                    try caller.grant.require(provider: registry.provider(named: name)?.name ?? name)
+                }
+            }
             if let raw = try Self.string(body, "account_id") {
                 guard let id = AccountID(raw) else { throw BrokerError.badRequest("account_id is not an account id") }
+                try caller.grant.require(provider: id.provider)
+                try await caller.requireStored(id, in: accounts)
                 sessionRequest.reconnectAccountID = id
             }
             sessionRequest.scopes = try Self.scopes(body)
@@ -56,7 +67,7 @@ struct ConnectSessionHandlers: Sendable {
                 sessionRequest.lifetime = Double(seconds)
             }
             let session = try await authorization.createConnectSession(sessionRequest)
-            logger.log(.info, "connect session created", [("caller", .string(access.caller(request) ?? "")), ("origin", .string(origin))])
+            logger.log(.info, "connect session created", [("caller", .string(caller.name)), ("origin", .string(origin))])
             return Response.json(
                 .created,
                 AccountJSON.object([

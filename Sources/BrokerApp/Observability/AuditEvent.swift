@@ -72,6 +72,8 @@ struct AuditEvent: Sendable {
         static let provider = Field(json: #","provider":"#, text: " provider=")
         static let endUser = Field(json: #","end_user":"#, text: " end_user=")
         static let caller = Field(json: #","caller":"#, text: " caller=")
+        /// The scope a key scoped by `BROKER_API_KEY_SCOPES` used (keys holding everything have none).
+        static let scope = Field(json: #","scope":"#, text: " scope=")
         static let requestID = Field(json: #","request_id":"#, text: " request_id=")
         static let outcome = Field(json: #","outcome":"#, text: " outcome=")
         /// A backup's file name.

@@ -137,35 +137,40 @@ struct AuditTrail: Sendable {
     }
 
     /// Records an event about account `account`.
-    func record(_ kind: AuditEvent.Kind, _ account: Account, caller: String, request: Request, outcome: String = "ok") {
-        record(kind, account, id: account.id, caller: caller, request: request, outcome: outcome)
+    func record(_ kind: AuditEvent.Kind, _ account: Account, caller: String, request: Request, outcome: String = "ok", scope: String? = nil)
+    {
+        record(kind, account, id: account.id, caller: caller, request: request, outcome: outcome, scope: scope)
     }
 
     /// Records an event about `account`, whose id the caller already holds as `id` (the same bytes as
     /// `account.id`, such as the id it was found by), so the id is not built again from its parts.
     func record(
-        _ kind: AuditEvent.Kind, _ account: Account, id: String, caller: String, request: Request, outcome: String = "ok"
+        _ kind: AuditEvent.Kind, _ account: Account, id: String, caller: String, request: Request, outcome: String = "ok",
+        scope: String? = nil
     ) {
-        record(
-            AuditEvent(
-                kind: kind, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account),
-                caller: caller, requestID: request.id, outcome: outcome))
+        var event = AuditEvent(
+            kind: kind, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account),
+            caller: caller, requestID: request.id, outcome: outcome)
+        if let scope { event.details.append((.scope, .string(scope))) }
+        record(event)
     }
 
     /// Records an event about the account with id `id` that could not be read (its outcome is an error code).
-    func record(_ kind: AuditEvent.Kind, accountID id: String, caller: String, request: Request, outcome: String) {
-        record(
-            AuditEvent(
-                kind: kind, account: id, provider: AuditEvent.provider(ofAccountID: id), endUser: nil,
-                caller: caller, requestID: request.id, outcome: outcome))
+    func record(_ kind: AuditEvent.Kind, accountID id: String, caller: String, request: Request, outcome: String, scope: String? = nil) {
+        var event = AuditEvent(
+            kind: kind, account: id, provider: AuditEvent.provider(ofAccountID: id), endUser: nil,
+            caller: caller, requestID: request.id, outcome: outcome)
+        if let scope { event.details.append((.scope, .string(scope))) }
+        record(event)
     }
 
     /// Records a deletion: `account_revoked` first when the provider was asked to revoke (outcome `ok` or
     /// `revoke_failed`), then `account_deleted`.
-    func recordDeletion(_ result: AccountService.DeletionResult, caller: String, request: Request) {
+    func recordDeletion(_ result: AccountService.DeletionResult, caller: String, request: Request, scope: String? = nil) {
         if let revoked = result.revoked {
-            record(.accountRevoked, result.account, caller: caller, request: request, outcome: revoked ? "ok" : "revoke_failed")
+            record(
+                .accountRevoked, result.account, caller: caller, request: request, outcome: revoked ? "ok" : "revoke_failed", scope: scope)
         }
-        record(.accountDeleted, result.account, caller: caller, request: request)
+        record(.accountDeleted, result.account, caller: caller, request: request, scope: scope)
     }
 }

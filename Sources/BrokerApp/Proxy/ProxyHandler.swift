@@ -34,10 +34,13 @@ struct ProxyHandler: Sendable {
     func proxy(_ request: Request) async -> Response {
         let started = ContinuousClock.now
         // The API key only: a browser's session cookie never reaches a provider's API through the broker.
-        guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
-        var call = ProxyCall(request: request, caller: caller, started: started)
+        let who: AccessControl.Caller
+        do { who = try access.authorize(request, .proxy) } catch { return error.response }
+        var call = ProxyCall(request: request, caller: who.name, started: started)
         do throws(BrokerError) {
             let id = try await AccountSelector.from(request, readingQuery: false).resolve(in: accounts)
+            if let provider = AccountID(id)?.provider { try who.grant.require(provider: provider) }
+            try await who.requireStored(try AccountID.stored(id), in: accounts)
             call.accountID = id
             let account = try await accounts.account(id: try AccountID.stored(id))
             call.account = account

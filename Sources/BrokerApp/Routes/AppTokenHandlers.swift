@@ -19,10 +19,13 @@ final class AppTokenHandlers: Sendable {
     /// A failed fetch whose key now backs off carries `Retry-After` with the
     /// seconds until the broker will ask the provider again (RFC 9110 §10.2.3).
     func appToken(_ request: Request) async -> Response {
-        guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
+        let who: AccessControl.Caller
+        do { who = try access.authorize(request, .tokensRead) } catch { return error.response }
+        let caller = who.name
         guard let provider = request.query("provider"), !provider.isEmpty else {
             return BrokerError.badRequest("The provider query parameter is required.").response
         }
+        do { try who.grant.require(provider: provider) } catch { return error.response }
         let scope = request.query("scope")
         do {
             let token = try await service.token(provider: provider, scope: scope)

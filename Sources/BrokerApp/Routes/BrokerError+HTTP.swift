@@ -9,7 +9,7 @@ extension BrokerError {
         case .unknownProvider, .notFound: return .notFound
         case .providerNotConfigured, .providerUnavailable, .storageUnavailable: return .serviceUnavailable
         case .invalidReturnTo, .invalidState, .badRequest: return .badRequest
-        case .accessDenied: return .forbidden
+        case .accessDenied, .insufficientPermissions: return .forbidden
         case .upstreamError: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
         case .expired, .reauthorizationRequired, .connectSessionGone: return .gone
@@ -27,7 +27,7 @@ extension BrokerError {
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
             return false
         }
     }

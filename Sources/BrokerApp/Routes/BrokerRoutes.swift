@@ -72,7 +72,8 @@ enum BrokerRoutes {
         }
         // Connect sessions: made by back ends, run by front ends in a popup, on whatever BROKER_CONNECT_PAGE says.
         let sessions = ConnectSessionHandlers(
-            authorization: oauth.authorization, registry: oauth.registry, access: oauth.access, cookies: oauth.cookies,
+            authorization: oauth.authorization, registry: oauth.registry, accounts: oauth.accounts, access: oauth.access,
+            cookies: oauth.cookies,
             appearance: oauth.appearance, origins: cors.origins, publicURL: publicURL, flowTTL: oauth.flowTTL, logger: oauth.logger)
         router.add(.POST, "/connect/sessions", .async(sessions.create))
         router.add(.GET, "/connect", .async(sessions.open))

@@ -19,17 +19,21 @@ struct ForwardAuthHandler: Sendable {
     /// Answers a gateway's question: `200` with the token header, else the error of `GET /account`.
     func authenticate(_ request: Request) async -> Response {
         // The API key only: a browser's cookie reaching /auth through a gateway must not unlock its accounts there.
-        guard let caller = access.caller(request) else { return BrokerError.unauthorized.response }
+        let who: AccessControl.Caller
+        do { who = try access.authorize(request, .tokensRead) } catch { return error.response }
+        let caller = who.name
         var named: String?
         var storedID: AccountID?
         do throws(BrokerError) {
             let id = try await AccountSelector.from(request, readingQuery: true).resolve(in: accounts)
             named = id
+            if let provider = AccountID(id)?.provider { try who.grant.require(provider: provider) }
             let stored = try AccountID.stored(id)
             storedID = stored
+            try await who.requireStored(stored, in: accounts)
             let account = try await accounts.account(id: stored)
             let authorization = try Self.authorization(for: account, kind: registry.provider(named: account.provider)?.kind)
-            audit.record(.tokenForwarded, account, caller: caller, request: request)
+            audit.record(.tokenForwarded, account, caller: caller, request: request, scope: who.audited(.tokensRead))
             return Response(
                 status: .ok,
                 headers: HTTPHeaders([

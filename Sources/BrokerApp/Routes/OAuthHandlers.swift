@@ -77,13 +77,15 @@ final class OAuthHandlers: Sendable {
     /// `tags` object, or repeated `tag=key:value`) are checked before the flow
     /// starts and stored with the account it creates or updates.
     func authorizeAPI(_ request: Request) async -> Response {
-        guard access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         let form = RequestForm(request)
         do {
+            let caller = try access.authorize(request, .connect)
             guard let provider = form["provider"], !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
             let owner = try OwnerParameters.owner(form)
+            try caller.grant.require(provider: registry.provider(named: provider)?.name ?? provider)
+            try caller.grant.require(endUser: owner.endUser?.id)
             let start = try await authorization.begin(
                 provider: provider, returnTo: form["return_to"], binding: "api", endUser: owner.endUser, tags: owner.tags)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
@@ -201,19 +203,26 @@ final class OAuthHandlers: Sendable {
         var authorizedID: String?
         var storedID: AccountID?
         var caller = AccessControl.browser
+        var scope: String?
         do {
             let raw = try Self.accountID(request)
-            caller = try access.require(request, mayUse: raw)
+            let who = try access.require(request, mayUse: raw, scope: .tokensRead)
+            caller = who.name
+            scope = who.audited(.tokensRead)
             authorizedID = raw
             let id = try AccountID.stored(raw)
             storedID = id
+            try await checkEndUser(of: id, for: who)
             let account = try await accounts.account(id: id)
-            audit.record(.tokenRead, account, caller: caller, request: request)
+            try who.grant.require(account: account)
+            audit.record(.tokenRead, account, caller: caller, request: request, scope: scope)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
-            if let id = authorizedID { audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code) }
+            if let id = authorizedID {
+                audit.record(.tokenRead, accountID: id, caller: caller, request: request, outcome: error.code, scope: scope)
+            }
             if let id = storedID, error.isUpstreamFailure,
                 let seconds = await accounts.retryAfter(accountID: id)
             {
@@ -226,11 +235,11 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
-        guard let raw = try? Self.accountID(request), let caller = try? access.require(request, mayUse: raw),
-            let id = AccountID(raw), let account = accounts.accountNow(id: id)
+        guard let raw = try? Self.accountID(request), let who = try? access.require(request, mayUse: raw, scope: .tokensRead),
+            let id = AccountID(raw), let account = accounts.accountNow(id: id), (try? who.grant.require(account: account)) != nil
         else { return nil }
         // The store found the account by these bytes, so they are its id.
-        audit.record(.tokenRead, account, id: id.string, caller: caller, request: request)
+        audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
         return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
     }
 
@@ -243,9 +252,17 @@ final class OAuthHandlers: Sendable {
     /// added meanwhile skip or repeat no other.
     func list(_ request: Request) async -> Response {
         let session = request.headers["Authorization"] == nil ? access.session(request) : nil
-        guard session != nil || access.hasAPIKey(request) else { return BrokerError.unauthorized.response }
         do {
+            let caller = session == nil ? try access.authorize(request, .accountsRead) : .browser
             let listing = try OwnerParameters.listing(request)
+            // A limited key lists only within its limits, which its filters must say.
+            if caller.grant.providers != nil {
+                guard let provider = listing.filter.provider else {
+                    throw BrokerError.insufficientPermissions("This API key is limited to some providers: filter by provider.")
+                }
+                try caller.grant.require(provider: provider)
+            }
+            if caller.grant.endUserPrefix != nil { try caller.grant.require(endUser: listing.filter.endUserID) }
             let scope = ListingCursor.scope(listing, session: session != nil)
             var after: AccountID?
             if let cursor = listing.cursor {
@@ -287,9 +304,12 @@ final class OAuthHandlers: Sendable {
         var accountID: String?
         var storedID: AccountID?
         var caller = AccessControl.browser
+        var scope: String?
         do {
             let id = try Self.accountID(request)
-            caller = try access.require(request, mayUse: id)
+            let who = try access.require(request, mayUse: id, scope: .tokensRead)
+            caller = who.name
+            scope = who.audited(.tokensRead)
             if request.headers["Authorization"] == nil, !browserMayPost(request, cors: cors) {
                 logger.log(.warning, "refresh refused", [("account", .string(id)), ("reason", .string("csrf"))])
                 return Response.error(
@@ -300,13 +320,16 @@ final class OAuthHandlers: Sendable {
             accountID = id
             let typed = try AccountID.stored(id)
             storedID = typed
+            try await checkEndUser(of: typed, for: who)
             let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
-            audit.record(.tokenRefreshed, account, caller: caller, request: request)
+            audit.record(.tokenRefreshed, account, caller: caller, request: request, scope: scope)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
             var response = failure(error, event: nil)
-            if let id = accountID { audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code) }
+            if let id = accountID {
+                audit.record(.tokenRefreshed, accountID: id, caller: caller, request: request, outcome: error.code, scope: scope)
+            }
             if let id = storedID, error.isUpstreamFailure, let seconds = await accounts.retryAfter(accountID: id) {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
@@ -333,9 +356,11 @@ final class OAuthHandlers: Sendable {
     func delete(_ request: Request) async -> Response {
         do {
             let id = try Self.accountID(request)
-            let caller = try access.require(request, mayUse: id)
+            let who = try access.require(request, mayUse: id, scope: .accountsWrite)
+            let caller = who.name
+            try await checkEndUser(of: try AccountID.stored(id), for: who)
             let result = try await accounts.delete(id: try AccountID.stored(id))
-            audit.recordDeletion(result, caller: caller, request: request)
+            audit.recordDeletion(result, caller: caller, request: request, scope: who.audited(.accountsWrite))
             var fields: [(String, LogValue)] = [("account", .string(id))]
             if let revoked = result.revoked { fields.append(("revoked", .bool(revoked))) }
             if let reason = result.revokeError { fields.append(("revoke_error", .string(reason))) }
@@ -370,6 +395,12 @@ final class OAuthHandlers: Sendable {
     }
 
     // MARK: Helpers
+
+    /// For a key limited to some end users: refuses an account stored for another (or for none), before anything is
+    /// done with it. Nothing to read for other callers.
+    func checkEndUser(of id: AccountID, for caller: AccessControl.Caller) async throws(BrokerError) {
+        try await caller.requireStored(id, in: accounts)
+    }
 
     /// Why configured provider `p` cannot start a sign-in now (an OpenID provider without its discovery document), or nil.
     static func unavailability(of p: ProviderConfiguration, in registry: ProviderRegistry) -> String? {

@@ -85,6 +85,11 @@ public final class AccountService: Sendable {
         return account
     }
 
+    /// The account with `id` as stored, without a refresh or any check of its status; nil when absent.
+    public func stored(id: AccountID) async throws(BrokerError) -> Account? {
+        do { return try await accounts.get(id: id) } catch { throw BrokerError(error) }
+    }
+
     /// Every stored account counted by status now, or nil when the repository cannot count them cheaply (see ``AccountStatusCounting``).
     public func statusCounts() async throws(BrokerError) -> AccountStatusCounts? {
         guard let counter = accounts.statusCounting else { return nil }

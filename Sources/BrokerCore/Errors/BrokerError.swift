@@ -43,6 +43,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case connectSessionGone
     /// A reconnect session's sign-in came back as another account of the provider than the one it was for.
     case reconnectMismatch
+    /// An API key without the scope, or outside the limits, that the call needs.
+    case insufficientPermissions(String)
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -67,6 +69,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .credentialNotForwardable: "credential_not_forwardable"
         case .connectSessionGone: "session_expired"
         case .reconnectMismatch: "account_mismatch"
+        case .insufficientPermissions: "insufficient_permissions"
         }
     }
 
@@ -116,6 +119,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "This connect session was already used or has expired; ask the app to start a new one."
         case .reconnectMismatch:
             "The sign-in was for another account at the provider than the one being reconnected; nothing was stored."
+        case .insufficientPermissions(let detail):
+            detail
         }
     }
 

@@ -116,7 +116,7 @@ struct AccountIndex: Sendable {
     /// ones), copied out once; nil when there is none or its secrets are still sealed.
     func openAccount(_ id: String) -> Account? {
         guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
-        return accounts[slot]
+        return accounts[slot].account
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
