@@ -32,7 +32,14 @@ struct ConnectSessionHandlers: Sendable {
     func create(_ request: Request) async -> Response {
         do {
             let caller = try access.authorize(request, .connect)
+            try StrictInput.query(request, allowed: [])
             let body = try Self.jsonObject(request)
+            try StrictInput.fields(
+                Array(body.keys),
+                allowed: [
+                    "end_user_id", "end_user_email", "end_user_name", "tags", "origin", "allowed_providers", "account_id", "scopes",
+                    "return_to", "expires_in",
+                ])
             let form = RequestForm(request)
             let owner = try OwnerParameters.owner(form)
             guard let endUser = owner.endUser else { throw BrokerError.badRequest("end_user_id is required") }
@@ -181,9 +188,10 @@ struct ConnectSessionHandlers: Sendable {
         guard (request.headers["Content-Type"] ?? "").lowercased().hasPrefix("application/json") else {
             throw BrokerError.badRequest("The body must be JSON (Content-Type: application/json)")
         }
-        guard let object = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-            throw BrokerError.badRequest("The body must be a JSON object")
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(request.body)) else {
+            throw BrokerError.badRequest("The body is not valid JSON")
         }
+        guard let object = parsed as? [String: Any] else { throw BrokerError.badRequest("The body must be a JSON object") }
         return object
     }
 

@@ -22,6 +22,7 @@ final class AppTokenHandlers: Sendable {
         let who: AccessControl.Caller
         do { who = try access.authorize(request, .tokensRead) } catch { return error.response }
         let caller = who.name
+        do { try StrictInput.query(request, allowed: ["provider", "scope"]) } catch { return error.response }
         guard let provider = request.query("provider"), !provider.isEmpty else {
             return BrokerError.badRequest("The provider query parameter is required.").response
         }

@@ -38,7 +38,10 @@ final class BackupHandlers: Sendable {
     /// `POST /backup`: writes the snapshot and answers where, how many accounts and how many bytes.
     func backup(_ request: Request) async -> Response {
         let caller: String
-        do { caller = try access.authorize(request, .admin).name } catch { return error.response }
+        do {
+            caller = try access.authorize(request, .admin).name
+            try StrictInput.query(request, allowed: [])
+        } catch { return error.response }
         guard let repository = store else {
             record(caller: caller, request: request, outcome: "not_supported")
             return Response.error(

@@ -15,7 +15,10 @@ extension OAuthHandlers {
     /// at most 128 characters is a 400; one never started, or gone longer than
     /// that, a 404. Nothing secret of the flow is in the answer.
     func flow(_ request: Request) async -> Response {
-        do { _ = try access.authorize(request, .accountsRead) } catch { return error.response }
+        do {
+            _ = try access.authorize(request, .accountsRead)
+            try StrictInput.query(request, allowed: [])
+        } catch { return error.response }
         let state = String(request.path.dropFirst(Self.flowsPrefix.count))
         guard Self.isPlausibleState(state) else {
             return BrokerError.badRequest("The state in the path must be 1 to 128 base64url characters.").response

@@ -51,6 +51,7 @@ final class OAuthHandlers: Sendable {
         let nonce = SecureRandom.token()
         do {
             try OwnerParameters.refuseInBrowserFlow(request)
+            try StrictInput.query(request, allowed: ["provider", "return_to"])
             guard let provider = request.query("provider"), !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
@@ -80,6 +81,10 @@ final class OAuthHandlers: Sendable {
         let form = RequestForm(request)
         do {
             let caller = try access.authorize(request, .connect)
+            if form.bodyIsNotJSON { throw BrokerError.badRequest("The body is not a JSON object, though Content-Type says JSON") }
+            try StrictInput.fields(
+                form.names,
+                allowed: ["provider", "return_to", "end_user_id", "end_user_email", "end_user_name", "tags", "tag"])
             guard let provider = form["provider"], !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
@@ -254,7 +259,11 @@ final class OAuthHandlers: Sendable {
         let session = request.headers["Authorization"] == nil ? access.session(request) : nil
         do {
             let caller = session == nil ? try access.authorize(request, .accountsRead) : .browser
+            try StrictInput.query(request, allowed: ["provider", "end_user_id", "status", "tag", "limit", "cursor"])
             let listing = try OwnerParameters.listing(request)
+            if let provider = listing.filter.provider, registry.provider(named: provider) == nil {
+                throw BrokerError.unknownProvider(provider)
+            }
             // A limited key lists only within its limits, which its filters must say.
             if caller.grant.providers != nil {
                 guard let provider = listing.filter.provider else {
@@ -306,7 +315,7 @@ final class OAuthHandlers: Sendable {
         var caller = AccessControl.browser
         var scope: String?
         do {
-            let id = try Self.accountID(request)
+            let id = try Self.accountID(request, alsoAllowing: ["csrf"])
             let who = try access.require(request, mayUse: id, scope: .tokensRead)
             caller = who.name
             scope = who.audited(.tokensRead)
@@ -434,7 +443,9 @@ final class OAuthHandlers: Sendable {
         return (String(value[..<dot]), String(value[value.index(after: dot)...]))
     }
 
-    static func accountID(_ request: Request) throws(BrokerError) -> String {
+    static func accountID(_ request: Request, alsoAllowing extra: [StaticString] = []) throws(BrokerError) -> String {
+        try StrictInput.query(request, allowed: ["id", "provider", "uid"] + extra)
+        try StrictInput.accountNaming(request)
         if let id = request.query("id"), !id.isEmpty { return id }
         if let provider = request.query("provider"), let uid = request.query("uid"), !provider.isEmpty, !uid.isEmpty {
             return AccountID(provider: provider, uid: uid).string

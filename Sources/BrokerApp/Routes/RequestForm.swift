@@ -15,12 +15,19 @@ struct RequestForm {
     /// Whether a JSON body's `tags` was something other than an object of strings.
     private(set) var tagsMalformed = false
 
+    /// Every field name given, in the query and the body.
+    var names: [String] { Array(fields.keys) + nonStringFields.filter { fields[$0] == nil } }
+    /// Whether the body claimed to be JSON and was not a JSON object.
+    private(set) var bodyIsNotJSON = false
+
     init(_ request: Request) {
         for item in request.queryItems where fields[item.name] == nil { fields[item.name] = item.value }
         for item in request.queryItems where item.name == "tag" { tagPairs.append(Self.split(item.value)) }
         let type = (request.headers["Content-Type"] ?? "").lowercased()
         if type.hasPrefix("application/json") {
-            if let object = try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] {
+            let parsed = request.body.isEmpty ? [:] : (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any]
+            bodyIsNotJSON = parsed == nil
+            if let object = parsed {
                 // A member that is null is as good as absent.
                 for (key, value) in object where !(value is NSNull) {
                     if let text = value as? String { fields[key] = text } else { nonStringFields.insert(key) }

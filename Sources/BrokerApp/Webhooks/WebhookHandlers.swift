@@ -26,7 +26,10 @@ struct WebhookHandlers: Sendable {
     /// the dropped ones (latest first), at most `limit` (default ``listLimit``) each, and `next_cursor` for the next
     /// page of both lists (null on the last).
     func list(_ request: Request) async -> Response {
-        do { _ = try access.authorize(request, .admin) } catch { return error.response }
+        do {
+            _ = try access.authorize(request, .admin)
+            try StrictInput.query(request, allowed: ["limit", "cursor"])
+        } catch { return error.response }
         guard let webhooks else { return Self.notConfigured }
         var limit = Self.listLimit
         if let text = request.query("limit") {
@@ -62,7 +65,10 @@ struct WebhookHandlers: Sendable {
 
     /// `POST /webhooks/replay?id=ID`: makes a delivery (`evt_….0`) or every delivery of an event (`evt_…`) pending and due now, with a fresh retry window.
     func replay(_ request: Request) async -> Response {
-        do { _ = try access.authorize(request, .admin) } catch { return error.response }
+        do {
+            _ = try access.authorize(request, .admin)
+            try StrictInput.query(request, allowed: ["id"])
+        } catch { return error.response }
         guard let webhooks else { return Self.notConfigured }
         guard let id = request.query("id"), !id.isEmpty, id.utf8.count <= 128 else {
             return BrokerError.badRequest("Give the delivery or event id to replay as ?id=").response

@@ -40,6 +40,12 @@ public struct Request: Sendable {
         return URLEncodedForm.first(name, in: query)
     }
 
+    /// The first query parameter named none of `allowed`, decoded; nil when every name is allowed (or there is no query).
+    public func unknownQueryName(allowed: [StaticString]) -> String? {
+        guard let query = head.query else { return nil }
+        return URLEncodedForm.firstUnknownName(in: query, allowed: allowed)
+    }
+
     /// The cookies sent in `Cookie` fields (RFC 6265 §5.4), first value of each name wins.
     public var cookies: [String: String] {
         var jar: [String: String] = [:]

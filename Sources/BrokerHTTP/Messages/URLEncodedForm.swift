@@ -43,6 +43,34 @@ public enum URLEncodedForm {
         return nil
     }
 
+    /// The first name in the query that is none of `allowed` (decoded), or nil; walks the bytes in place, so a query
+    /// of allowed plain names costs one comparison per pair.
+    public static func firstUnknownName(in text: String, allowed: [StaticString]) -> String? {
+        var text = text
+        return text.withUTF8 { query -> String? in
+            var start = 0
+            while start < query.count {
+                var end = start
+                while end < query.count && query[end] != UInt8(ascii: "&") { end += 1 }
+                defer { start = end + 1 }
+                guard end > start else { continue }
+                var eq = start
+                while eq < end && query[eq] != UInt8(ascii: "=") { eq += 1 }
+                let key = UnsafeBufferPointer(rebasing: query[start..<eq])
+                let plain = isPlain(key)
+                let decoded = plain ? nil : PercentEncoding.formDecodeLeniently(key)
+                let known = allowed.contains { name in
+                    name.withUTF8Buffer { wanted in
+                        if let decoded { return decoded.utf8.elementsEqual(wanted) }
+                        return key.elementsEqual(wanted)
+                    }
+                }
+                if !known { return decoded ?? String(decoding: key, as: UTF8.self) }
+            }
+            return nil
+        }
+    }
+
     /// Whether form decoding leaves these bytes as they are: ASCII without `%` or `+`.
     private static func isPlain(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         !bytes.contains { $0 >= 0x80 || $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }
