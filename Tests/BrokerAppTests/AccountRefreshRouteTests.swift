@@ -101,11 +101,16 @@ import Testing
             let forged = try await post("/account/refresh?id=acme:4242&csrf=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
             #expect(forged.status == 403)
             #expect(s.provider.refreshCalls == 0)
+            // The broker's own origin (BROKER_PUBLIC_URL's): a same-origin page no other can forge.
+            let own = try await post(extra: [("Origin", "http://localhost:8080")])
+            #expect(own.status == 200 && own.header("Access-Control-Allow-Origin") == nil)
+            #expect(s.provider.refreshCalls == 1)
+            s.advance(11)
             // A listed front end's page, with credentials: the new token, readable by that page.
             let listed = try await post(extra: [("Origin", origin)])
             #expect(listed.status == 200 && listed.header("Access-Control-Allow-Origin") == origin)
             #expect(RefreshEndToEndTests.field(listed.body, "access_token")?.hasPrefix("ACME-ACCESS-SENTINEL-") == true)
-            #expect(s.provider.refreshCalls == 1)
+            #expect(s.provider.refreshCalls == 2)
             // The connect page's anti-forgery token, as its forms send it.
             s.advance(11)
             let token = try #require(
@@ -115,7 +120,7 @@ import Testing
                     port: s.broker.port, method: "POST", target: "/account/refresh?id=acme:4242",
                     headers: browser.jar.header + [("Content-Type", "application/x-www-form-urlencoded")], body: "csrf=" + token))
             #expect(withToken.status == 200)
-            #expect(s.provider.refreshCalls == 2)
+            #expect(s.provider.refreshCalls == 3)
             // Another browser's session does not list the account: 401 whatever page it comes from.
             let stranger = Browser(brokerPort: s.broker.port, providerPort: s.provider.port)
             let refused = try #require(
@@ -130,7 +135,7 @@ import Testing
                     headers: [("Origin", origin), ("Access-Control-Request-Method", "POST")]))
             #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Methods") == "POST")
             #expect(preflight.header("Access-Control-Allow-Credentials") == "true")
-            #expect(s.provider.refreshCalls == 2)
+            #expect(s.provider.refreshCalls == 3)
         }
     }
 

@@ -22,6 +22,8 @@ final class OAuthHandlers: Sendable {
     let now: @Sendable () -> Date
     /// Signs and checks the cursors of `GET /accounts`.
     let cursors: ListingCursor
+    /// `BROKER_PUBLIC_URL`'s origin (`https://broker.example.com`), as a browser sends it in `Origin`.
+    let publicOrigin: String
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
@@ -42,6 +44,7 @@ final class OAuthHandlers: Sendable {
         self.logger = logger
         self.now = now
         cursors = ListingCursor(secret: access.cookieSecret)
+        publicOrigin = Self.origin(of: authorization.redirectURI)
     }
 
     /// `GET /authorize?provider=P[&return_to=URL]`: 302 to the provider, flow cookie set.
@@ -357,6 +360,8 @@ final class OAuthHandlers: Sendable {
     /// Prevention Cheat Sheet); a listed origin is trusted as it is for reads.
     func browserMayPost(_ request: Request, cors: CORSPolicy) -> Bool {
         if cors.allowedOrigin(request) != nil { return true }
+        // The broker's own pages (BROKER_PUBLIC_URL's origin): a same-origin POST, which no other page can forge.
+        if let origin = request.headers["Origin"], origin == publicOrigin { return true }
         let token = RequestForm(request)["csrf"] ?? request.query("csrf")
         return ConnectPageCSRF(secret: access.cookieSecret).verify(token, session: request.cookies[SessionCookie.name])
     }
@@ -404,6 +409,15 @@ final class OAuthHandlers: Sendable {
     }
 
     // MARK: Helpers
+
+    /// `scheme://host[:port]` of `url`, lowercased, without a default port (RFC 6454 §6.1), or "" when it has none.
+    static func origin(of url: String) -> String {
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), let host = parts.host?.lowercased(),
+            !host.isEmpty
+        else { return "" }
+        let port = parts.port.flatMap { (scheme == "https" && $0 == 443) || (scheme == "http" && $0 == 80) ? nil : $0 }
+        return scheme + "://" + host + (port.map { ":\($0)" } ?? "")
+    }
 
     /// For a key limited to some end users: refuses an account stored for another (or for none), before anything is
     /// done with it. Nothing to read for other callers.
