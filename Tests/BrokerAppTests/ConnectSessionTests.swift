@@ -179,6 +179,24 @@ import Testing
         #expect(Self.outcome(refused.body)["error"] == "bad_request" && Self.outcome(refused.body)["origin"] == Self.frontEnd)
     }
 
+    @Test func withoutAnOpenerTheEndPageGoesOnToReturnToWithTheOutcomeFailuresToo() async throws {
+        let s = try Self.setUp()
+        let connected = Self.outcome(
+            try await s.run(try await s.session(",\"return_to\":\"https://app.example.com/done?x=1\""), in: s.browser()).body)
+        let state = try #require(connected["state"])
+        let account = try #require(connected["account"])
+        #expect(
+            connected["next"] == "https://app.example.com/done?x=1&state=" + state + "&account="
+                + account.replacingOccurrences(of: ":", with: "%3A"))
+        s.provider.set { $0.deny = true }
+        let denied = Self.outcome(
+            try await s.run(try await s.session(",\"return_to\":\"https://app.example.com/done\""), in: s.browser()).body)
+        let deniedState = try #require(denied["state"])
+        #expect(denied["next"] == "https://app.example.com/done?state=" + deniedState + "&error=access_denied")
+        // The script that follows it runs only without an opener; it is the one the policy allows by hash.
+        #expect(ConnectEndPage.script.contains("if (d.next) window.location.replace(d.next);"))
+    }
+
     @Test func aSessionPastItsExpiryIsGoneAndStartsNoFlow() async throws {
         let s = try Self.setUp()
         let token = try await s.session(",\"expires_in\":60")
