@@ -143,6 +143,11 @@ public final class Broker: Sendable {
         storage.start()
         backgroundRefresher.start()
         webhooks?.dispatcher.start()
+        for unknown in configuration.unknownVariables {
+            var fields: [(String, LogValue)] = [("variable", .string(unknown.name))]
+            if let closest = unknown.closest { fields.append(("did_you_mean", .string(closest))) }
+            logger.log(.warning, "unknown variable ignored", fields)
+        }
         logger.log(
             .info, "listening",
             [

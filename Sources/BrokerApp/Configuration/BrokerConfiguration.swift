@@ -97,6 +97,8 @@ public struct BrokerConfiguration: Sendable {
             return scoped
         }
     }
+    /// Variables set that no command reads, each with the closest known name (reported once at start-up).
+    public var unknownVariables: [(name: String, closest: String?)] = []
     /// The scopes and limits of the keys `BROKER_API_KEY_SCOPES` names, by key name; others hold everything.
     public var keyGrants: [String: KeyGrant] = [:]
 
@@ -168,6 +170,7 @@ public struct BrokerConfiguration: Sendable {
         c.returnToAllowlist = try read.origins("BROKER_RETURN_TO_ALLOWLIST")
         c.corsOrigins = try read.exactOrigins("BROKER_CORS_ORIGINS")
         c.connectPage = try read.boolean("BROKER_CONNECT_PAGE", default: true)
+        c.unknownVariables = UnknownVariables.find(in: given)
         c.upstreamTimeout = try read.seconds("BROKER_UPSTREAM_TIMEOUT", default: 10)
         c.upstreamMaxBytes = try read.integer(
             "BROKER_UPSTREAM_MAX_BYTES", default: EpollUpstreamClient.defaultMaxResponseBytes,
