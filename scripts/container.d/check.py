@@ -26,7 +26,8 @@ import tempfile
 import urllib.parse
 
 # Names whose values are secrets: never given a value in the Dockerfile, .env.example or compose file.
-SECRET_NAME = re.compile(r"(SECRET|KEY|PASSWORD|PASSWD|TOKEN|CREDENTIAL)", re.I)
+# (BROKER_API_KEY_SCOPES names what keys may do, not a key.)
+SECRET_NAME = re.compile(r"(SECRET|KEY(?!_SCOPES)|PASSWORD|PASSWD|TOKEN|CREDENTIAL)", re.I)
 # Libraries debian:bookworm-slim has without installing anything (essential packages and apt's own
 # dependencies), by the Debian package that ships them.
 BASE_IMAGE_PACKAGES = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
