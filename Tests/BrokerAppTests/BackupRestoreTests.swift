@@ -217,6 +217,12 @@ import Glibc
             return log
         }
         _ = try await refusal()
+        // `rekey --dry-run` and `rekey` say the same instead of planning with a key that opens nothing.
+        for arguments in [["rekey", "--dry-run"], ["rekey"]] {
+            let rekey = try await runBrokerCapturingOutput(arguments, environment: environment)
+            #expect(rekey.status == 2 && rekey.stderr.contains("missing encryption key"), "\(arguments): \(rekey.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: keyFile))
         // Without the sealed marker (a snapshot copied in by hand), the sealed records themselves tell.
         #expect(unlink(target + "/" + SealedStoreMarker.fileName) == 0)
         _ = try await refusal()

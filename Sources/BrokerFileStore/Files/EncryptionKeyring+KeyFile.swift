@@ -31,11 +31,7 @@ extension EncryptionKeyring {
         // A directory whose accounts are sealed but whose key file is gone (a restore, a copy, a key kept only in the
         // variable) must not get a new key: its records would not open, and would be reported as damaged.
         if try DurableFile.read(path) == nil, try holdsSealedAccounts(dataDirectory) {
-            throw EncryptionKeyError(
-                source: path, entry: nil,
-                problem: "missing encryption key: \(dataDirectory) holds sealed accounts, but \(environmentVariable) is not set "
-                    + "and there is no key file at \(path). Give the key of the broker that wrote them, in "
-                    + "\(environmentVariable) or copied to \(path); no key was generated and nothing was changed")
+            throw missingKey(dataDirectory: dataDirectory)
         }
         let content = try DataDirectory.readOrCreateSecret(named: keyFileName, in: dataDirectory) {
             Array((Base64.encode(randomBytes(EncryptionKey.byteCount)) + "\n").utf8)
@@ -67,10 +63,24 @@ extension EncryptionKeyring {
     /// How much of each account file is read to see whether its records are sealed.
     private static let sniffedBytes = 65_536
 
+    /// The error for a directory of sealed accounts found with neither `BROKER_ENCRYPTION_KEY` nor its key file: it names
+    /// both places the key was looked for, and says that none was generated.
+    package static func missingKey(dataDirectory: String) -> EncryptionKeyError {
+        let path = dataDirectory + "/" + keyFileName
+        return EncryptionKeyError(
+            source: path, entry: nil,
+            problem: "missing encryption key: \(dataDirectory) holds sealed accounts, but \(environmentVariable) is not set "
+                + "and there is no key file at \(path). Give the key of the broker that wrote them, in "
+                + "\(environmentVariable) or copied to \(path); no key was generated and nothing was changed")
+    }
+
     /// Whether `directory` holds account records sealed with some key: it carries ``SealedStoreMarker`` (written by
     /// every broker that seals, and by a restore of sealed records), or the start of its snapshot, a journal or a file
     /// of the former `accounts/` layout has a sealed record (only those have an `"encryption"` member).
-    static func holdsSealedAccounts(_ directory: String) throws(StoreError) -> Bool {
+    /// A directory that does not exist holds none.
+    package static func holdsSealedAccounts(_ directory: String) throws(StoreError) -> Bool {
+        var status = stat()
+        guard stat(directory, &status) == 0 else { return false }
         if try SealedStoreMarker.isPresent(in: directory) { return true }
         var candidates: [String] = []
         for name in try DirectoryListing.names(in: directory)
@@ -78,7 +88,6 @@ extension EncryptionKeyring {
             candidates.append(directory + "/" + name)
         }
         let former = directory + "/" + AccountStoreFormat.legacyDirectoryName
-        var status = stat()
         if stat(former, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
             candidates += try DirectoryListing.names(in: former).filter { $0.hasSuffix(".json") }.prefix(1).map { former + "/" + $0 }
         }
