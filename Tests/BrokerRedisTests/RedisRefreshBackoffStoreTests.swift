@@ -38,6 +38,48 @@ struct RedisRefreshBackoffStoreTests {
         }
     }
 
+    @Test func takeReturnsTheBackoffWithItsFirstFailureAndDeletesIt() async throws {
+        try await RedisServer.with { server async throws in
+            let client = server.client()
+            let store = RedisRefreshBackoffStore(client: client)
+            let state = RefreshBackoff(
+                failures: 3, notBefore: Date.fixture.addingTimeInterval(40), lastError: .upstreamTimeout(step: "token_refresh"),
+                firstFailureAt: Date.fixture.addingTimeInterval(-60))
+            try await store.record(state, for: "google:1", at: Date.fixture)
+            #expect(try await store.backoff(for: "google:1") == state)
+            #expect(try await store.take(accountID: "google:1") == state)
+            #expect(try await client.command("EXISTS", "tb:backoff:google:1").integer == 0)
+            #expect(try await store.take(accountID: "google:1") == nil)
+            // A value an earlier version wrote, without the first failure's time, still reads.
+            _ = try await client.command(
+                "SET", "tb:backoff:google:2",
+                #"{"error":"upstream_timeout","failures":2,"not_before_ms":1796025600000,"step":"token_refresh"}"#)
+            let old = try #require(try await store.backoff(for: "google:2"))
+            #expect(old.failures == 2 && old.firstFailureAt == nil)
+        }
+    }
+
+    @Test func fiftyReadsOnTwoReplicasWithinTheCooldownMakeOneProviderCall() async throws {
+        try await RedisServer.with { server async throws in
+            let world = try await ReplicaWorld.make(server: server)
+            world.upstream.answer(status: 503, retryAfter: nil)
+            let replicas = [world.replica(), world.replica()]
+            let seeded = try await world.seedExpired()
+            var errors: [String] = []
+            // 24.5 s of reads, alternating replicas: the first failure's own backoff (10 s) is raised to the shared 30 s cooldown.
+            for round in 0..<50 {
+                let error = await refusal { try await replicas[round % 2].account(id: seeded.accountID) }
+                errors.append(error?.code ?? "none")
+                world.clock.advance(0.5)
+            }
+            #expect(errors == Array(repeating: "upstream_error", count: 50))
+            #expect(world.upstream.calls == 1)
+            world.clock.advance(5.5)
+            _ = await refusal { try await replicas[1].account(id: seeded.accountID) }
+            #expect(world.upstream.calls == 2)
+        }
+    }
+
     @Test func twoReplicasSharingRedisMakeOneProviderCallPerBackoffWindow() async throws {
         try await RedisServer.with { server async throws in
             let world = try await ReplicaWorld.make(server: server)
