@@ -80,12 +80,12 @@ import Glibc
         let start = try #require(await browser.authorize("provider=acme"))
         let state = try #require(URLComponents(string: start.header("Location") ?? "")?.queryItems?.first { $0.name == "state" }?.value)
         #expect(await browser.get("/callback?error=access_denied&state=\(state)")?.status == 403)
-        // A refresh fails with 5 s left and the next try 10 s away, then the refresh token is refused.
+        // A refresh fails with 5 s left and the next try 30 s away (the cooldown), then the refresh token is refused.
         s.provider.set { $0.refreshFailure = .serverError }
         s.clock.advance(3595)
         #expect(await s.get("/account?id=acme:4242")?.status == 200)
         s.provider.set { $0.refreshFailure = .invalidGrant }
-        s.clock.advance(11)
+        s.clock.advance(31)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
         s.provider.set { $0.refreshFailure = nil }

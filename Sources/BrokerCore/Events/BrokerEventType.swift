@@ -8,6 +8,10 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountRefreshFailed = "account.refresh_failed"
     /// The provider refused the refresh token; the user must authorize again.
     case accountReauthorizationRequired = "account.reauthorization_required"
+    /// A refresh worked again after transient failures that the refresh backoff recorded (or after the account was `refresh_exhausted`).
+    case accountRecovered = "account.recovered"
+    /// Refresh kept failing transiently for the whole give-up period; the account is now `refresh_exhausted`.
+    case accountRefreshExhausted = "account.refresh_exhausted"
     /// The account was deleted, after a revocation at the provider that worked or not.
     case accountDeleted = "account.deleted"
     /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).
