@@ -137,7 +137,7 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         frontend.sync()
         do {
-            try PostgresSocket.writeAll(fd, frontend.bytes, deadline: deadline, endpoint: endpointText)
+            try writeWhileReading(frontend.bytes, deadline: deadline)
             return try readResults(queries: queries, newStatements: newStatements, deadline: deadline)
         } catch .deadlineExceeded {
             throw cancelAfterDeadline()
@@ -219,6 +219,41 @@ public final class PostgresConnection: @unchecked Sendable {
                     let code = errno
                     if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }
                     throw .connectionLost("read from \(endpointText): \(PostgresSocket.errorText(code))")
+                }
+            }
+        }
+    }
+
+    /// Writes a pipeline while taking in whatever the server already answers, so a long pipeline cannot deadlock
+    /// with both sides' socket buffers full (the server stops reading while its replies are not read).
+    private func writeWhileReading(_ bytes: [UInt8], deadline: UInt64) throws(PostgresError) {
+        var offset = 0
+        while offset < bytes.count {
+            switch PostgresSocket.wait(fd, events: Int16(POLLIN | POLLOUT), deadline: deadline) {
+            case .timedOut:
+                throw .deadlineExceeded(cancelled: false)
+            case .failed(let code):
+                throw .connectionLost("poll on \(endpointText): \(PostgresSocket.errorText(code))")
+            case .ready(let events):
+                if events & Int16(POLLIN) != 0 {
+                    let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count > 0 {
+                        readBuffer.withUnsafeBufferPointer { framer.append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    } else if count == 0 {
+                        throw .connectionLost("the server at \(endpointText) closed the connection")
+                    }
+                }
+                if events & Int16(POLLOUT) != 0 {
+                    let count = bytes.withUnsafeBytes { raw in
+                        send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    }
+                    if count > 0 {
+                        offset += count
+                    } else if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                        throw .connectionLost("write to \(endpointText): \(PostgresSocket.errorText(errno))")
+                    }
+                } else if events & Int16(POLLHUP | POLLERR) != 0 && events & Int16(POLLIN) == 0 {
+                    throw .connectionLost("the server at \(endpointText) closed the connection")
                 }
             }
         }
