@@ -34,6 +34,8 @@ public final class PostgresConnection: @unchecked Sendable {
     var parameters: [String: String] = [:]
     /// Prepared statements of this session: SQL text to statement name.
     var statements: [String: String] = [:]
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction, `E` a failed one.
+    var transactionStatus = UInt8(ascii: "I")
     /// The number the next statement name takes.
     var nextStatementNumber = 0
     /// Scratch space for recv(2).
@@ -105,6 +107,24 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     private func runOnQueue(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+        do {
+            return try runPipeline(queries, deadline: deadline)
+        } catch let error where staleStatement(error) && transactionStatus == UInt8(ascii: "I") {
+            // A prepared statement outlived its table's shape (an ALTER, a migration) or was deallocated: its cache
+            // entries are gone now, and outside an explicit transaction nothing of the pipeline took effect (it
+            // was one implicit transaction), so it runs once more, prepared afresh.
+            return try runPipeline(queries, deadline: deadline)
+        }
+    }
+
+    /// Whether `error` says a cached statement no longer fits: 0A000 "cached plan must not change result type"
+    /// or 26000 "prepared statement does not exist".
+    private func staleStatement(_ error: PostgresError) -> Bool {
+        guard case .server(let fields) = error else { return false }
+        return fields.code == "0A000" && fields.message.contains("cached plan") || fields.code == "26000"
+    }
+
+    private func runPipeline(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
         guard !queries.isEmpty else { return [] }
         for query in queries where query.sql.utf8.contains(0) {
             throw .configuration("a statement holds a NUL byte")
@@ -183,8 +203,16 @@ public final class PostgresConnection: @unchecked Sendable {
                     disconnect()
                     throw PostgresError.from(error).asSessionEnd
                 }
-            case .readyForQuery:
-                if let firstError { throw PostgresError.from(firstError) }
+            case .readyForQuery(let status):
+                transactionStatus = status
+                if let firstError {
+                    let mapped = PostgresError.from(firstError)
+                    if staleStatement(mapped) {
+                        // Prepared afresh under new names next time (the old names stay taken on the server).
+                        for query in queries { statements[query.sql] = nil }
+                    }
+                    throw mapped
+                }
                 guard results.count == queries.count else {
                     throw .protocolError("\(results.count) results arrived for \(queries.count) statements")
                 }

@@ -239,3 +239,18 @@ import Testing
         #expect(try await client.query("SELECT pg_backend_pid()").rows.first?.int(0) != pid)
     }
 }
+
+extension PostgresClientTests {
+    @Test func aStatementPreparedBeforeItsTableChangedIsPreparedAgain() async throws {
+        let server = try await PostgresServer.scoped()
+        let client = try server.client(poolSize: 1)
+        _ = try await client.query("CREATE TABLE shape (a int)")
+        _ = try await client.query("INSERT INTO shape VALUES (1)")
+        #expect(try await client.query("SELECT * FROM shape").columns == ["a"])
+        _ = try await client.query("ALTER TABLE shape ADD COLUMN b text DEFAULT 'x'")
+        // The cached plan's result type changed (0A000): the client re-prepares once instead of failing.
+        let rows = try await client.query("SELECT * FROM shape")
+        #expect(rows.columns == ["a", "b"])
+        #expect(rows.rows.first?.string(1) == "x")
+    }
+}
