@@ -75,7 +75,7 @@ extension PostgresConnection {
                 guard mechanisms.contains("SCRAM-SHA-256") else {
                     throw .authenticationRefused("the server offers SASL \(mechanisms.joined(separator: ", ")) but not SCRAM-SHA-256")
                 }
-                let client = SCRAMSHA256Client(user: "", password: try passwordBytes())
+                let client = SCRAMSHA256Client(user: "", password: try passwordBytes(), keys: scramKeys)
                 scram = client
                 var message = PostgresFrontend()
                 message.saslInitialResponse(mechanism: "SCRAM-SHA-256", data: client.clientFirstMessage)

@@ -46,9 +46,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// How many prepared statements a session keeps; SQL past that runs as the unnamed statement.
     static let statementCacheLimit = 256
 
+    /// SaltedPassword per salt, shared with the pool's other connections.
+    let scramKeys: SCRAMKeyCache
+
     /// Creates a closed connection; nothing is opened until the first statement.
-    init(configuration: PostgresConfiguration, label: String) {
+    init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache()) {
         self.configuration = configuration
+        self.scramKeys = scramKeys
         self.framer = PostgresMessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
     }

@@ -27,13 +27,17 @@ final class PostgresConnectionPool: Sendable {
 
     /// Every connection of the pool.
     let connections: [PostgresConnection]
+    /// The SCRAM keys the connections share.
+    let scramKeys: SCRAMKeyCache
     private let state: Mutex<State>
 
     /// Creates `size` closed connections.
     init(configuration: PostgresConfiguration) {
+        let keys = SCRAMKeyCache()
         let connections = (0..<max(1, configuration.poolSize)).map {
-            PostgresConnection(configuration: configuration, label: "token-broker.postgres.\($0)")
+            PostgresConnection(configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys)
         }
+        self.scramKeys = keys
         self.connections = connections
         self.state = Mutex(State(idle: connections))
     }

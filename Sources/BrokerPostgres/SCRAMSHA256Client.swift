@@ -1,5 +1,6 @@
 import BrokerCrypto
 import Foundation
+import Synchronization
 
 /// The client side of SCRAM-SHA-256 (RFC 5802 §3 and §5, RFC 7677) without channel binding, as PostgreSQL runs it.
 ///
@@ -13,6 +14,8 @@ struct SCRAMSHA256Client {
     static let maximumIterations = 1_000_000
 
     private let password: [UInt8]
+    /// Where SaltedPassword is kept per salt and iteration count, shared by a pool's connections.
+    private let keys: SCRAMKeyCache?
     private let clientNonce: String
     /// `n=<user>,r=<nonce>`, part of the AuthMessage.
     private let clientFirstBare: String
@@ -21,8 +24,9 @@ struct SCRAMSHA256Client {
 
     /// Starts an exchange for `user` (PostgreSQL ignores it and libpq sends it empty) with a fresh random nonce,
     /// or `nonce` in tests.
-    init(user: String, password: [UInt8], nonce: String? = nil) {
+    init(user: String, password: [UInt8], nonce: String? = nil, keys: SCRAMKeyCache? = nil) {
         self.password = password
+        self.keys = keys
         self.clientNonce = nonce ?? Base64.encode(SecureRandom.bytes(18))
         // RFC 5802 §5.1: `=` and `,` in the user name are written =3D and =2C.
         let escaped = user.replacingOccurrences(of: "=", with: "=3D").replacingOccurrences(of: ",", with: "=2C")
@@ -48,7 +52,9 @@ struct SCRAMSHA256Client {
             throw .authenticationRefused("the server's SCRAM iteration count is missing or outside 1 to \(Self.maximumIterations)")
         }
         // RFC 5802 §3: SaltedPassword := Hi(password, salt, i), Hi being PBKDF2 with HMAC.
-        let saltedPassword = PBKDF2.sha256(password: password, salt: salt, iterations: iterations, length: 32)
+        let saltedPassword =
+            keys?.saltedPassword(salt: salt, iterations: iterations, password: password)
+            ?? PBKDF2.sha256(password: password, salt: salt, iterations: iterations, length: 32)
         let clientKey = HMAC.sha256(key: saltedPassword, message: Array("Client Key".utf8))
         let storedKey = SHA256.hash(clientKey)
         // c=biws is base64("n,,"): the GS2 header with no channel binding.
@@ -82,4 +88,35 @@ struct SCRAMSHA256Client {
         }
         return result
     }
+}
+
+/// SaltedPassword per (salt, iterations), so a pool reopening many sessions at once (after a failover) derives
+/// it once rather than once per session: PBKDF2 is deliberately slow.
+///
+/// It holds what the pool's password gives for this server's verifier, no more than the password itself, which
+/// the configuration already keeps in memory. Bounded: a server changing salts cannot make it grow without end.
+final class SCRAMKeyCache: Sendable {
+    private struct Key: Hashable {
+        let salt: [UInt8]
+        let iterations: Int
+    }
+
+    private let entries = Mutex<[Key: [UInt8]]>([:])
+    private let derivations = Atomic<Int>(0)
+
+    /// The SaltedPassword for `salt` and `iterations`, derived on first use.
+    func saltedPassword(salt: [UInt8], iterations: Int, password: [UInt8]) -> [UInt8] {
+        let key = Key(salt: salt, iterations: iterations)
+        if let known = entries.withLock({ $0[key] }) { return known }
+        let derived = PBKDF2.sha256(password: password, salt: salt, iterations: iterations, length: 32)
+        derivations.add(1, ordering: .relaxed)
+        entries.withLock { entries in
+            if entries.count >= 16 { entries.removeAll() }
+            entries[key] = derived
+        }
+        return derived
+    }
+
+    /// How many times PBKDF2 ran.
+    var derivationCount: Int { derivations.load(ordering: .relaxed) }
 }
