@@ -1,5 +1,6 @@
 import BrokerCrypto
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -46,6 +47,13 @@ public final class PostgresConnection: @unchecked Sendable {
     /// How many prepared statements a session keeps; SQL past that runs as the unnamed statement.
     static let statementCacheLimit = 256
 
+    /// A pipe whose read end is polled beside the socket while a statement runs: a cancelled task writes to it.
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    /// Which run a task cancellation applies to.
+    let cancellation = Mutex(CancellationState())
+    /// Whether waits watch ``wakeRead``: during a statement, not during a login or a cancel's own wait.
+    var cancellable = false
     /// SaltedPassword per salt, shared with the pool's other connections.
     let scramKeys: SCRAMKeyCache
 
@@ -53,12 +61,24 @@ public final class PostgresConnection: @unchecked Sendable {
     init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache()) {
         self.configuration = configuration
         self.scramKeys = scramKeys
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            ends = [-1, -1]
+        }
+        (self.wakeRead, self.wakeWrite) = (ends[0], ends[1])
         self.framer = PostgresMessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
         self.queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
     deinit {
         disconnect()
+        if wakeRead >= 0 { Glibc.close(wakeRead) }
+        if wakeWrite >= 0 { Glibc.close(wakeWrite) }
     }
 
     /// Runs `queries` as one pipeline (Parse/Bind/Describe/Execute for each, then one Sync) before `deadline`
@@ -68,16 +88,63 @@ public final class PostgresConnection: @unchecked Sendable {
     /// and rolls back the earlier ones, and the first error is thrown. At the deadline a CancelRequest stops
     /// the statement and ``PostgresError/deadlineExceeded(cancelled:)`` is thrown.
     public func run(_ queries: [PostgresQuery], deadline: UInt64) async throws(PostgresError) -> [PostgresRows] {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PostgresRows], PostgresError>, Never>) in
-            queue.async {
-                do throws(PostgresError) {
-                    continuation.resume(returning: .success(try self.runOnQueue(queries, deadline: deadline)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
+        let runID = cancellation.withLock { state -> Int in
+            state.lastRun += 1
+            return state.lastRun
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PostgresRows], PostgresError>, Never>) in
+                queue.async {
+                    defer { self.endRun() }
+                    do throws(PostgresError) {
+                        guard self.beginRun(runID) else { throw .cancelled(stopped: true) }
+                        continuation.resume(returning: .success(try self.runOnQueue(queries, deadline: deadline)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
                 }
             }
+        } onCancel: {
+            self.cancelRun(runID)
         }
         return try result.get()
+    }
+
+    /// Which run a task cancellation applies to.
+    struct CancellationState {
+        /// The number of the last run handed out.
+        var lastRun = 0
+        /// The run on the queue now, if any.
+        var active: Int?
+        /// The last run cancelled before it reached the queue.
+        var cancelledEarly = 0
+    }
+
+    /// Marks `runID` as the one on the queue; false when its task was cancelled before it got there.
+    private func beginRun(_ runID: Int) -> Bool {
+        PostgresSocket.drain(wakeRead)
+        return cancellation.withLock { state in
+            state.active = runID
+            return state.cancelledEarly != runID
+        }
+    }
+
+    private func endRun() {
+        cancellation.withLock { $0.active = nil }
+        PostgresSocket.drain(wakeRead)
+    }
+
+    /// Called from any thread when the task awaiting `runID` is cancelled: wakes the queue's poll if that run is on it.
+    private func cancelRun(_ runID: Int) {
+        let onQueue = cancellation.withLock { state -> Bool in
+            if state.active == runID { return true }
+            state.cancelledEarly = runID
+            return false
+        }
+        if onQueue {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
     }
 
     /// The server's process id for this session (0 while closed), as `pg_backend_pid()` reports it.
@@ -160,11 +227,26 @@ public final class PostgresConnection: @unchecked Sendable {
             frontend.execute()
         }
         frontend.sync()
+        var written = false
+        cancellable = true
+        defer { cancellable = false }
         do {
             try writeWhileReading(frontend.bytes, deadline: deadline)
+            written = true
             return try readResults(queries: queries, newStatements: newStatements, deadline: deadline)
         } catch .deadlineExceeded {
-            throw cancelAfterDeadline()
+            // A pipeline cut mid-message leaves the server waiting for its rest: no Sync will ever be answered.
+            guard written else {
+                disconnect()
+                throw .deadlineExceeded(cancelled: false)
+            }
+            throw cancelStatement() ? .deadlineExceeded(cancelled: true) : .deadlineExceeded(cancelled: false)
+        } catch .cancelled {
+            guard written else {
+                disconnect()
+                throw .cancelled(stopped: false)
+            }
+            throw .cancelled(stopped: cancelStatement())
         } catch {
             if error.closesConnection { disconnect() }
             throw error
@@ -236,7 +318,9 @@ public final class PostgresConnection: @unchecked Sendable {
                 if case .parameterStatus(let name, let value) = message { parameters[name] = value }
                 return message
             }
-            switch PostgresSocket.wait(fd, events: Int16(POLLIN), deadline: deadline) {
+            switch PostgresSocket.wait(fd, events: Int16(POLLIN), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            case .woken:
+                throw .cancelled(stopped: false)
             case .timedOut:
                 throw .deadlineExceeded(cancelled: false)
             case .failed(let code):
@@ -261,7 +345,9 @@ public final class PostgresConnection: @unchecked Sendable {
     private func writeWhileReading(_ bytes: [UInt8], deadline: UInt64) throws(PostgresError) {
         var offset = 0
         while offset < bytes.count {
-            switch PostgresSocket.wait(fd, events: Int16(POLLIN | POLLOUT), deadline: deadline) {
+            switch PostgresSocket.wait(fd, events: Int16(POLLIN | POLLOUT), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            case .woken:
+                throw .cancelled(stopped: false)
             case .timedOut:
                 throw .deadlineExceeded(cancelled: false)
             case .failed(let code):
@@ -291,19 +377,23 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// After a missed deadline: sends a CancelRequest on a new connection and waits (up to the connect timeout)
-    /// for the cancelled statement's ReadyForQuery, so the session stays usable; else closes it.
-    private func cancelAfterDeadline() -> PostgresError {
-        guard fd >= 0, let endpoint else { return .deadlineExceeded(cancelled: false) }
+    /// After a missed deadline or a cancelled task: sends a CancelRequest on a new connection and waits (up to the
+    /// connect timeout) for the stopped statement's ReadyForQuery, so the session stays usable (true); else closes it.
+    private func cancelStatement() -> Bool {
+        cancellable = false
+        guard fd >= 0, let endpoint else { return false }
         let grace = PostgresSocket.deadline(in: configuration.connectTimeout)
         do throws(PostgresError) {
             try sendCancelRequest(to: endpoint, deadline: grace)
             while true {
-                if case .readyForQuery = try readMessage(deadline: grace) { return .deadlineExceeded(cancelled: true) }
+                if case .readyForQuery(let status) = try readMessage(deadline: grace) {
+                    transactionStatus = status
+                    return true
+                }
             }
         } catch {
             disconnect()
-            return .deadlineExceeded(cancelled: false)
+            return false
         }
     }
 

@@ -46,7 +46,10 @@ final class PostgresConnectionPool: Sendable {
     func lease<T>(
         deadline: UInt64, _ body: (PostgresConnection) async throws(PostgresError) -> T
     ) async throws(PostgresError) -> T {
-        guard let connection = await acquire(deadline: deadline) else { throw .poolExhausted }
+        guard let connection = await acquire(deadline: deadline) else {
+            // Nothing ran: a cancelled task's wait ended early, any other at its deadline.
+            throw Task.isCancelled ? .cancelled(stopped: true) : .poolExhausted
+        }
         defer { release(connection) }
         return try await body(connection)
     }
@@ -79,24 +82,31 @@ final class PostgresConnectionPool: Sendable {
             self?.expire(id)
         }
         defer { timer.cancel() }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnection?, Never>) in
-            let free = state.withLock { state -> PostgresConnection? in
-                if let connection = state.idle.popLast() {
-                    state.inUse += 1
-                    state.highWater = max(state.highWater, state.inUse)
-                    return connection
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnection?, Never>) in
+                let (free, waiting) = state.withLock { state -> (PostgresConnection?, Bool) in
+                    if let connection = state.idle.popLast() {
+                        state.inUse += 1
+                        state.highWater = max(state.highWater, state.inUse)
+                        return (connection, false)
+                    }
+                    // The task's cancelled flag is set before its handler runs, and the handler takes this lock:
+                    // either the handler finds this waiter, or this finds the flag.
+                    if Task.isCancelled { return (nil, false) }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return (nil, true)
                 }
-                state.waiters.append(Waiter(id: id, continuation: continuation))
-                return nil
+                if !waiting { continuation.resume(returning: free) }
             }
-            if let free { continuation.resume(returning: free) }
+        } onCancel: {
+            self.expire(id, countAsTimeout: false)
         }
     }
 
-    private func expire(_ id: Int) {
+    private func expire(_ id: Int, countAsTimeout: Bool = true) {
         let waiter = state.withLock { state -> Waiter? in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            state.timeouts += 1
+            if countAsTimeout { state.timeouts += 1 }
             return state.waiters.remove(at: index)
         }
         waiter?.continuation.resume(returning: nil)

@@ -14,6 +14,9 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The call's deadline passed. With `cancelled`, a CancelRequest stopped the statement and the connection
     /// stays usable; without, the connection was closed.
     case deadlineExceeded(cancelled: Bool)
+    /// The calling task was cancelled. With `stopped`, the statement (if one ran) was stopped with a CancelRequest
+    /// and the connection stays usable; without, the connection was closed.
+    case cancelled(stopped: Bool)
     /// No pooled connection became free before the deadline.
     case poolExhausted
     /// SQLSTATE 23505: a unique or primary-key constraint refused the row.
@@ -54,6 +57,8 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
             return true
         case .deadlineExceeded(let cancelled):
             return !cancelled
+        case .cancelled(let stopped):
+            return !stopped
         case .poolExhausted, .uniqueViolation, .serializationFailure, .readOnly, .queryCancelled, .server:
             return false
         }
@@ -68,6 +73,7 @@ public enum PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
         case .authenticationRefused(let message): return "postgres login refused by the client: \(message)"
         case .deadlineExceeded(let cancelled):
             return cancelled ? "postgres statement cancelled at its deadline" : "postgres did not answer before the deadline"
+        case .cancelled: return "postgres statement abandoned: its task was cancelled"
         case .poolExhausted: return "no postgres connection became free before the deadline"
         case .uniqueViolation(let error): return "postgres unique violation: \(error)"
         case .serializationFailure(let error): return "postgres serialization failure: \(error)"

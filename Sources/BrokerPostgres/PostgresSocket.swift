@@ -58,7 +58,7 @@ enum PostgresSocket {
             var size = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &code, &size) == 0 else { return errorText(errno) }
             return code == 0 ? nil : errorText(code)
-        case .timedOut:
+        case .timedOut, .woken:
             return "timed out"
         case .failed(let code):
             return errorText(code)
@@ -70,20 +70,34 @@ enum PostgresSocket {
         case ready(Int16)
         case timedOut
         case failed(Int32)
+        /// `wake` became readable (its bytes were drained): the waiting task was cancelled.
+        case woken
     }
 
-    /// Waits until `fd` has one of `events` (or a hang-up or error) or `deadline` passes.
-    static func wait(_ fd: Int32, events: Int16, deadline: UInt64) -> WaitResult {
+    /// Waits until `fd` has one of `events` (or a hang-up or error), `wake` is readable, or `deadline` passes.
+    static func wait(_ fd: Int32, events: Int16, deadline: UInt64, wake: Int32 = -1) -> WaitResult {
         while true {
             let current = now()
             guard current < deadline else { return .timedOut }
             // Round up so a wait never ends early; poll(2) takes milliseconds.
             let millis = Int32(min((deadline - current + 999_999) / 1_000_000, UInt64(Int32.max)))
-            var descriptor = pollfd(fd: fd, events: events, revents: 0)
-            let rc = poll(&descriptor, 1, millis)
-            if rc > 0 { return .ready(descriptor.revents) }
+            var descriptors = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
+            let rc = poll(&descriptors, wake >= 0 ? 2 : 1, millis)
+            if rc > 0 {
+                if wake >= 0, descriptors[1].revents != 0 {
+                    drain(wake)
+                    return .woken
+                }
+                return .ready(descriptors[0].revents)
+            }
             if rc < 0 && errno != EINTR { return .failed(errno) }
         }
+    }
+
+    /// Reads a non-blocking pipe until it is empty.
+    static func drain(_ fd: Int32) {
+        var scratch = [UInt8](repeating: 0, count: 64)
+        while read(fd, &scratch, scratch.count) > 0 {}
     }
 
     /// Writes all of `bytes` before `deadline`.
@@ -104,7 +118,7 @@ enum PostgresSocket {
             }
             switch wait(fd, events: Int16(POLLOUT), deadline: deadline) {
             case .ready: continue
-            case .timedOut: throw .deadlineExceeded(cancelled: false)
+            case .timedOut, .woken: throw .deadlineExceeded(cancelled: false)
             case .failed(let code): throw .connectionLost("poll on \(endpoint): \(errorText(code))")
             }
         }

@@ -254,3 +254,35 @@ extension PostgresClientTests {
         #expect(rows.rows.first?.string(1) == "x")
     }
 }
+
+extension PostgresClientTests {
+    @Test func aCancelledTaskStopsItsStatementAndTheSessionStaysUsable() async throws {
+        let server = try await PostgresServer.scoped()
+        let client = try server.client(poolSize: 1)
+        let pid = try await client.query("SELECT pg_backend_pid()").rows.first?.int(0)
+        let observer = try server.client(poolSize: 1)
+        let inFlight = Task { () async throws(PostgresError) -> PostgresRows in try await client.query("SELECT pg_sleep(30)") }
+        let running = await eventually {
+            let rows = try? await observer.query("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
+            return rows?.rows.first?.int(0) == 1
+        }
+        #expect(running)
+        // A second task waits for the pool's only connection; cancelled, it gives up without running anything.
+        let waiting = Task { () async throws(PostgresError) -> PostgresRows in try await client.query("SELECT 'never'") }
+        #expect(await eventually { client.poolStatistics.waits == 1 })
+        waiting.cancel()
+        guard case .failure(let waitError) = await waiting.result, waitError as? PostgresError == .cancelled(stopped: true) else {
+            Issue.record("the waiting task did not end as cancelled")
+            return
+        }
+        inFlight.cancel()
+        guard case .failure(let error) = await inFlight.result, error as? PostgresError == .cancelled(stopped: true) else {
+            Issue.record("the running task did not end as cancelled with its statement stopped")
+            return
+        }
+        #expect(try await client.query("SELECT pg_backend_pid()").rows.first?.int(0) == pid)
+        let sleeping = try await observer.query("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
+        #expect(sleeping.rows.first?.int(0) == 0)
+        #expect(client.poolStatistics.inUse == 0)
+    }
+}
