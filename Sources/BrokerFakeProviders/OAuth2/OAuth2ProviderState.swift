@@ -247,7 +247,7 @@ struct OAuth2ProviderState {
             honour(body, uid: entry.uid, scope: entry.request.scope)
             return .raw(body)
         }
-        var grant = Grant(uid: entry.uid, scope: entry.request.scope)
+        var grant = Grant(uid: entry.uid, scope: granted(entry.request.scope))
         var tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
         tokens.nonce = entry.request.nonce
         grants[grantCount] = grant
@@ -265,6 +265,14 @@ struct OAuth2ProviderState {
         index(grantCount, grant, lifetime: behaviour.accessTokenLifetime)
         grantCount += 1
         return tokens
+    }
+
+    /// The scope granted for `asked`: the asked scope tokens without the withheld ones, joined by spaces (RFC 6749 §5.1).
+    private func granted(_ asked: String?) -> String? {
+        guard let asked, !behaviour.withheldScopes.isEmpty else { return asked }
+        let separators: Set<Character> = [" ", ","]
+        return asked.split(whereSeparator: { separators.contains($0) }).map(String.init)
+            .filter { !behaviour.withheldScopes.contains($0) }.joined(separator: " ")
     }
 
     /// The refresh grant (RFC 6749 §6): an unknown or spent refresh token is `invalid_grant`.
