@@ -143,6 +143,33 @@ import Testing
         #expect(json["scopes"] as? [String] == ["read", "write"])
     }
 
+    @Test func aRefreshWhoseAnswerNamesTheScopeUpdatesIt() async throws {
+        let s = try Self.setUp()
+        #expect(try await s.connect(scopes: #"["read","write"]"#).status == 200)
+        s.provider.set { $0.withheldScopes = ["write"] }
+        let refreshed = try #require(
+            await TestHTTP.send(port: s.broker.port, method: "POST", target: "/account/refresh?id=acme:4242", headers: Self.api))
+        #expect(refreshed.status == 200)
+        let after = try await s.get("/account?id=acme:4242")
+        #expect(after.json["scopes"] as? [String] == ["read"])
+        #expect(try await s.get("/account?id=acme:4242&scopes=write").status == 403)
+    }
+
+    @Test func aProviderListingItsScopesRefusesOthers() async throws {
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: Self.clientSecret))
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(provider.providerEntry(extra: #""allowed_scopes":["read","write"]"#))}}",
+            environment: ["FAKE_ACME_SECRET": Self.clientSecret, "BROKER_REFRESH_INTERVAL": "0"])
+        let body = #"{"provider":"acme","scopes":["read","admin","delete"]}"#
+        let refused = try #require(
+            await TestHTTP.send(port: broker.port, method: "POST", target: "/authorize", headers: Self.apiJSON, body: body))
+        #expect(refused.status == 400)
+        #expect(refused.body.contains("admin delete"))
+        let browser = Browser(brokerPort: broker.port, providerPort: provider.port)
+        #expect(try #require(await browser.authorize("provider=acme&scopes=write")).status == 302)
+        #expect(try #require(await browser.authorize("provider=acme&scopes=admin")).status == 400)
+    }
+
     /// A broker on `redis` (built with ``Broker/make(configuration:logger:upstream:clients:now:)``, as a broker on
     /// Redis must be), listening on 127.0.0.1, for the fake `provider`.
     static func redisBroker(_ provider: FakeOAuth2Provider, redis: RedisServer, root: String, name: String) async throws -> Broker {

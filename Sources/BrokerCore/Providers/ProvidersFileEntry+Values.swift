@@ -45,12 +45,12 @@ extension ProvidersFileEntry {
     }
 
     /// The `scopes` array of strings, each resolved.
-    func scopes() throws(ProviderConfigurationError) -> [String] {
-        guard let list = settings["scopes"] as? [Any] else { throw failure("scopes", "must be an array of strings") }
+    func scopes(key: String = "scopes") throws(ProviderConfigurationError) -> [String] {
+        guard let list = settings[key] as? [Any] else { throw failure(key, "must be an array of strings") }
         var scopes: [String] = []
         for item in list {
-            guard let text = item as? String, !text.isEmpty else { throw failure("scopes", "must be an array of non-empty strings") }
-            scopes.append(try resolve(text, key: "scopes"))
+            guard let text = item as? String, !text.isEmpty else { throw failure(key, "must be an array of non-empty strings") }
+            scopes.append(try resolve(text, key: key))
         }
         return scopes
     }

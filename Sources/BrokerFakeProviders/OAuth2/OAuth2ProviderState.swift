@@ -291,6 +291,8 @@ struct OAuth2ProviderState {
         }
         var tokens = issue(&grant, lifetime: behaviour.refreshedTokenLifetime, refresh: rotate)
         tokens.refreshing = true
+        // A refresh answers the grant's scope, less any withheld since (the provider narrowed it, RFC 6749 §6).
+        tokens.scope = granted(grant.scope)
         tokens.extraFields = behaviour.refreshExtraFields ?? behaviour.extraFields
         if !rotate { tokens.refreshToken = nil }
         grants[id] = grant
