@@ -96,7 +96,8 @@ import Testing
     }
 
     @Test func aPartialGrantChangesNothingAndFailsTheFlow() async throws {
-        let s = try Self.setUp()
+        let receiver = try WebhookReceiver()
+        let s = try Self.setUp(environment: WebhookEndToEndTests.environment(receiver))
         #expect(try await s.connect(scopes: #""read""#).status == 200)
         let before = try await s.get("/account?id=acme:4242")
         s.provider.set { $0.withheldScopes = ["write"] }
@@ -113,6 +114,14 @@ import Testing
         let outcome = try await s.get("/flows/" + state)
         #expect(outcome.json["status"] as? String == "failed")
         #expect(outcome.json["error"] as? String == "insufficient_scope")
+        // flow.failed names the state and the error; the account was not touched, so no account.reconnected.
+        #expect(await eventually { receiver.accepted.contains { $0.type == "flow.failed" } })
+        let failed = try #require(receiver.accepted.first { $0.type == "flow.failed" })
+        #expect(failed.data("error") as? String == "insufficient_scope")
+        #expect(failed.data("state") as? String == state)
+        #expect(receiver.accepted.filter { $0.type == "account.reconnected" }.isEmpty)
+        await s.broker.stop()
+        await receiver.stop()
         #expect(s.broker.log.contains("insufficient_scope"))
     }
 
