@@ -179,6 +179,31 @@ import Testing
         #expect(try #require(await browser.authorize("provider=acme&scopes=admin")).status == 400)
     }
 
+    @Test func aStepUpAddsTheProvidersUpgradeParametersOnly() async throws {
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: Self.clientSecret))
+        let upgrade = #""scope_upgrade":{"mode":"incremental","params":{"include_granted_scopes":"true"}}"#
+        let s = try Setup(
+            provider: provider,
+            broker: BrokerHarness(
+                providersJSON: "{\"providers\": {\(provider.providerEntry(extra: upgrade))}}",
+                environment: ["FAKE_ACME_SECRET": Self.clientSecret, "BROKER_REFRESH_INTERVAL": "0"]))
+        let plain = try #require(await s.browser.authorize("provider=acme&scopes=read"))
+        #expect(plain.header("Location")?.contains("include_granted_scopes") == false)
+        #expect(try await s.connect(scopes: #"["read"]"#).status == 200)
+        let refused = try await s.get("/account?id=acme:4242&scopes=write")
+        let url = try #require(refused.json["authorize_url"] as? String)
+        #expect(url.contains("include_granted_scopes=true"))
+        #expect(try await s.complete(url).status == 200)
+        #expect(try await s.get("/account?id=acme:4242&scopes=read,write").status == 200)
+        // The presets say how their providers add scopes.
+        func presetUpgrade(_ name: String) -> ScopeUpgrade? { ProviderPresets.preset(named: name, environment: [:])?.scopeUpgrade }
+        #expect(presetUpgrade("google")?.mode == .incremental)
+        #expect(presetUpgrade("google")?.parameters.contains { $0 == ("include_granted_scopes", "true") } == true)
+        #expect(presetUpgrade("microsoft")?.mode == .additive)
+        #expect(presetUpgrade("slack")?.mode == .additive)
+        #expect(presetUpgrade("github")?.mode == .reconsent)
+    }
+
     /// A broker on `redis` (built with ``Broker/make(configuration:logger:upstream:clients:now:)``, as a broker on
     /// Redis must be), listening on 127.0.0.1, for the fake `provider`.
     static func redisBroker(_ provider: FakeOAuth2Provider, redis: RedisServer, root: String, name: String) async throws -> Broker {
