@@ -132,6 +132,10 @@ public final class AuthorizationService: Sendable {
         // (RFC 6749 §3.3). An OpenID Connect provider keeps `openid`, without which no ID token comes back (OIDC Core §3.1.2.1).
         let asked = scopes ?? connect?.scopes
         if let asked {
+            // OAuth 1.0a and TMDB grants have no scopes (RFC 5849 has none): asking for some would record a grant never made.
+            guard provider.kind == .oauth2 || provider.kind == .oidc else {
+                throw .badRequest("Provider \"\(provider.name)\" is \(provider.kind.rawValue): its grants have no scopes")
+            }
             try Self.checkAllowed(asked, by: provider)
             provider.scopes = provider.scopes.contains("openid") && !asked.contains("openid") ? ["openid"] + asked : asked
         }
