@@ -177,6 +177,18 @@ import Testing
         let browser = Browser(brokerPort: broker.port, providerPort: provider.port)
         #expect(try #require(await browser.authorize("provider=acme&scopes=write")).status == 302)
         #expect(try #require(await browser.authorize("provider=acme&scopes=admin")).status == 400)
+        // A step-up asking for a scope the provider does not allow is refused too, and starts no flow.
+        let connected = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/authorize", headers: Self.apiJSON,
+                body: #"{"provider":"acme","scopes":"read"}"#))
+        let start = try #require(try JSONSerialization.jsonObject(with: Data(connected.body.utf8)) as? [String: Any])
+        let url = try #require(start["authorize_url"] as? String)
+        let callback = try #require(await browser.visitProvider(url))
+        let completed = try #require(await browser.get(callback, headers: [("Accept", "application/json")]))
+        #expect(completed.status == 200)
+        let stepUp = try #require(await TestHTTP.send(port: broker.port, target: "/account?id=acme:4242&scopes=admin", headers: Self.api))
+        #expect(stepUp.status == 400 && stepUp.body.contains("admin"))
     }
 
     @Test func aStepUpAddsTheProvidersUpgradeParametersOnly() async throws {

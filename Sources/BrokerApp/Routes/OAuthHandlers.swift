@@ -268,6 +268,7 @@ final class OAuthHandlers: Sendable {
         ]
         // Only a key that may connect accounts (and this provider) gets a flow; a browser session learns what is missing.
         if let starter = try? access.authorize(request, .connect), (try? starter.grant.require(provider: account.provider)) != nil {
+            try authorization.checkAllowed(asked, provider: account.provider)
             let union = Scopes.union(granted, asked)
             let start = try await authorization.begin(
                 provider: account.provider, returnTo: nil, binding: AuthorizationService.apiBinding, scopes: union,

@@ -136,7 +136,9 @@ public final class AuthorizationService: Sendable {
             guard provider.kind == .oauth2 || provider.kind == .oidc else {
                 throw .badRequest("Provider \"\(provider.name)\" is \(provider.kind.rawValue): its grants have no scopes")
             }
-            try Self.checkAllowed(asked, by: provider)
+            // A step-up's list holds what the provider granted already, which it may have added itself (`openid`):
+            // only the scopes its caller asked for are checked, by ``checkAllowed(_:provider:)`` before it starts.
+            if stepUp == nil { try Self.checkAllowed(asked, by: provider) }
             provider.scopes = provider.scopes.contains("openid") && !asked.contains("openid") ? ["openid"] + asked : asked
         }
         if stepUp != nil {
@@ -186,6 +188,11 @@ public final class AuthorizationService: Sendable {
     /// parameters after one (the TMDB exchange reads them back from the query).
     public static func flowState(callbackState: String) -> String {
         callbackState.firstIndex(of: "?").map { String(callbackState[..<$0]) } ?? callbackState
+    }
+
+    /// Refuses (400, naming them) the scopes of `asked` that the provider called `name` does not allow.
+    public func checkAllowed(_ asked: [String], provider name: String) throws(BrokerError) {
+        try Self.checkAllowed(asked, by: configuredProvider(named: name))
     }
 
     /// Refuses (400, naming them) the scopes of `asked` that `provider`'s ``ProviderConfiguration/allowedScopes`` leaves out.
