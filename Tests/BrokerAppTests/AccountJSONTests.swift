@@ -19,7 +19,7 @@ import Testing
     @Test func theFullRenderingHasEveryFieldInOrderEscaped() {
         let expected =
             #"{"id":"acme:u\"1\\2","provider":"acme","uid":"u\"1\\2","access_token":"tok\nen\u0001","token_secret":"s/ecret","#
-            + #""token_type":"bearer","scope":"read write","expires_at":"2027-01-15T08:00:00Z","#
+            + #""token_type":"bearer","scope":"read write","scopes":["read","write"],"expires_at":"2027-01-15T08:00:00Z","#
             + #""created_at":"2023-11-14T22:13:20.500Z","updated_at":"2023-11-14T22:15:23.250Z","#
             + #""refreshed_at":"1967-01-02T00:00:00.001Z","status":"active","screen_name":"Zoë \u007f","#
             + #""end_user_id":"user-7","end_user_email":"a@b.example","end_user_name":"A\tB","#
@@ -30,7 +30,7 @@ import Testing
 
     @Test func theSummaryLeavesEverySecretOut() {
         let expected =
-            #"{"id":"acme:u\"1\\2","provider":"acme","uid":"u\"1\\2","token_type":"bearer","scope":"read write","#
+            #"{"id":"acme:u\"1\\2","provider":"acme","uid":"u\"1\\2","token_type":"bearer","scope":"read write","scopes":["read","write"],"#
             + #""expires_at":"2027-01-15T08:00:00Z","created_at":"2023-11-14T22:13:20.500Z","#
             + #""updated_at":"2023-11-14T22:15:23.250Z","refreshed_at":"1967-01-02T00:00:00.001Z","status":"expired","#
             + #""screen_name":"Zoë \u007f","end_user_id":"user-7","end_user_email":"a@b.example","end_user_name":"A\tB","#
@@ -43,7 +43,7 @@ import Testing
             provider: "weibo", uid: "1", accessToken: Secret("t"), createdAt: Date(timeIntervalSince1970: 0),
             updatedAt: Date(timeIntervalSince1970: 0))
         let expected =
-            #"{"id":"weibo:1","provider":"weibo","uid":"1","access_token":"t","token_type":null,"scope":null,"#
+            #"{"id":"weibo:1","provider":"weibo","uid":"1","access_token":"t","token_type":null,"scope":null,"scopes":null,"#
             + #""expires_at":null,"created_at":"1970-01-01T00:00:00Z","updated_at":"1970-01-01T00:00:00Z","#
             + #""refreshed_at":null,"status":"active","end_user_id":null,"end_user_email":null,"end_user_name":null,"#
             + #""tags":{}}"#

@@ -73,7 +73,7 @@ import Testing
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .refreshExhausted, .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
             .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
-            .insufficientPermissions("s"),
+            .insufficientPermissions("s"), .insufficientScope(missing: ["write"]),
         ]
         for error in all {
             switch error {
@@ -82,7 +82,7 @@ import Testing
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
                 .badRequest,
                 .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
-                .reconnectMismatch, .insufficientPermissions:
+                .reconnectMismatch, .insufficientPermissions, .insufficientScope:
                 break
             }
         }
@@ -141,7 +141,7 @@ import Testing
             return resolve(target)
         }
 
-        /// The `enum` or `const` values of the schema's `error` property, through `$ref`s and `allOf`.
+        /// The `enum` or `const` values of the schema's `error` property, through `$ref`s, `allOf` and `oneOf`.
         ///
         /// With `allOf` every subschema must hold, so the values are those all subschemas that name any allow.
         func values(of schema: [String: Any]) -> Set<String> {
@@ -153,6 +153,10 @@ import Testing
             if let parts = node["allOf"] as? [[String: Any]] {
                 let named = parts.map(values(of:)).filter { !$0.isEmpty }
                 return named.dropFirst().reduce(named.first ?? []) { $0.intersection($1) }
+            }
+            // With `oneOf` any subschema may hold: the values are those any of them allows.
+            if let parts = node["oneOf"] as? [[String: Any]] {
+                return parts.map(values(of:)).reduce(into: Set<String>()) { $0.formUnion($1) }
             }
             return []
         }

@@ -205,6 +205,20 @@ import Testing
         #expect(refused.status.code == 400)
     }
 
+    @Test func theScopeAnswerFollowsWhatWasAskedLessTheWithheldScopes() async throws {
+        let p = Self.provider { $0.controlRoutes = true }
+        let asked = [("code_challenge", Self.challenge), ("code_challenge_method", "S256"), ("scope", "read write admin")]
+        let code = try #require(Self.redirectQuery(await Self.send(p, .GET, Self.authorizeTarget(asked)))["code"])
+        #expect(Self.json(await Self.exchange(p, code: code))["scope"] as? String == "read write admin")
+        let control = await Self.send(p, .POST, "/_fake/control", form: [("withhold_scopes", "write,admin")])
+        #expect(control.status.code == 200)
+        let partial = try #require(Self.redirectQuery(await Self.send(p, .GET, Self.authorizeTarget(asked)))["code"])
+        let answer = Self.json(await Self.exchange(p, code: partial))
+        #expect(answer["scope"] as? String == "read")
+        #expect(await Self.send(p, .POST, "/_fake/control", form: [("withhold_scopes", "none")]).status.code == 200)
+        #expect(await Self.send(p, .POST, "/_fake/control", form: [("withhold_scopes", "")]).status.code == 400)
+    }
+
     @Test func everyFailureAnswersAsDocumented() async {
         let expected: [(FakeOAuth2Provider.Failure, Int, String?)] = [
             (.serverError, 500, nil), (.html, 200, nil), (.empty, 200, nil), (.invalidGrant, 400, "invalid_grant"),

@@ -46,6 +46,11 @@ struct FlowJournalRecordEncodingTests {
                     stage: .flow, origin: awkward, allowedProviders: ["acme", awkward], reconnectAccountID: "acme:1",
                     scopes: ["read", "a/b"])),
             createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
+        // A step-up flow (issue 34): its own scopes and the account it upgrades.
+        PendingFlowJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "acme", binding: "api", codeVerifier: "v", requestToken: nil,
+            requestTokenSecret: nil, returnTo: nil, scopes: ["read", "write", awkward], stepUp: "acme:4/2",
+            createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
     ]
 
     static let outcomes: [FlowOutcomeJSON] = [

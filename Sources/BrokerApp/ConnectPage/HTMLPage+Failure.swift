@@ -46,7 +46,8 @@ extension HTMLPage {
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable,
-            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
+            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .insufficientScope:
             error.message
         }
     }
@@ -63,7 +64,7 @@ extension HTMLPage {
         case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable,
             .insufficientPermissions:
             "Go back to the page and start from there."
-        case .connectSessionGone, .reconnectMismatch:
+        case .connectSessionGone, .reconnectMismatch, .insufficientScope:
             "Close this window and start again from the app."
         case .recordDamaged:
             "Trying again will not help: tell whoever runs this broker, whose log names the damaged record."

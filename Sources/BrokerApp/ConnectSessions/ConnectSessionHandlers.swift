@@ -24,9 +24,6 @@ struct ConnectSessionHandlers: Sendable {
 
     /// The cookie binding an opened session's provider choice to the browser: `<key>.<nonce>`.
     static let choiceCookie = "tb_connect"
-    /// The most scopes a session may name, and the longest scope.
-    static let maximumScopes = 64
-    static let maximumScopeBytes = 256
 
     /// `POST /connect/sessions` (API key): `{token, connect_url, expires_at}`, 201.
     func create(_ request: Request) async -> Response {
@@ -223,15 +220,6 @@ struct ConnectSessionHandlers: Sendable {
         } else {
             return nil
         }
-        // scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
-        let valid = scopes.allSatisfy { scope in
-            !scope.isEmpty && scope.utf8.count <= maximumScopeBytes
-                && scope.utf8.allSatisfy { $0 == 0x21 || (0x23...0x5B).contains($0) || (0x5D...0x7E).contains($0) }
-        }
-        guard !scopes.isEmpty, scopes.count <= maximumScopes, valid else {
-            throw .badRequest(
-                "scopes must be 1 to \(maximumScopes) scope tokens (RFC 6749 §3.3: printable ASCII, no space, quote or backslash)")
-        }
-        return scopes
+        return try Scopes.validated(scopes)
     }
 }

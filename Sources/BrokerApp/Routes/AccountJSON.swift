@@ -62,6 +62,9 @@ enum AccountJSON {
         string(a.tokenType, &out)
         out.append(#","scope":"#)
         string(a.scope, &out)
+        // The granted scopes as a list (RFC 6749 §5.1, split at spaces and commas); null when unknown.
+        out.append(#","scopes":"#)
+        strings(a.grantedScopes, &out)
         out.append(#","expires_at":"#)
         date(a.expiresAt, &out)
         out.append(#","created_at":"#)
@@ -89,6 +92,17 @@ enum AccountJSON {
             raw(a, &out)
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// A JSON array of strings, or `null`.
+    private static func strings(_ values: [String]?, _ out: inout ByteWriter) {
+        guard let values else { return out.append("null") }
+        out.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONString.appendQuoted(value, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     /// A JSON string, or `null`.

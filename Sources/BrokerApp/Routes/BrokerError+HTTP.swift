@@ -9,7 +9,7 @@ extension BrokerError {
         case .unknownProvider, .notFound: return .notFound
         case .providerNotConfigured, .providerUnavailable, .storageUnavailable: return .serviceUnavailable
         case .invalidReturnTo, .invalidState, .badRequest: return .badRequest
-        case .accessDenied, .insufficientPermissions: return .forbidden
+        case .accessDenied, .insufficientPermissions, .insufficientScope: return .forbidden
         case .upstreamError: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
         case .expired, .reauthorizationRequired, .refreshExhausted, .connectSessionGone: return .gone
@@ -27,7 +27,8 @@ extension BrokerError {
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
-            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
+            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .insufficientScope:
             return false
         }
     }

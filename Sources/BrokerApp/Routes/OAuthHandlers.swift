@@ -54,13 +54,14 @@ final class OAuthHandlers: Sendable {
         let nonce = SecureRandom.token()
         do {
             try OwnerParameters.refuseInBrowserFlow(request)
-            try StrictInput.query(request, allowed: ["provider", "return_to"])
+            try StrictInput.query(request, allowed: ["provider", "return_to", "scopes"])
             guard let provider = request.query("provider"), !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
+            let scopes = try request.query("scopes").map { text throws(BrokerError) in try Scopes.validated(text: text) }
             let start = try await authorization.begin(
                 provider: provider, returnTo: request.query("return_to"),
-                binding: AuthorizationService.binding(forCookieNonce: nonce))
+                binding: AuthorizationService.binding(forCookieNonce: nonce), scopes: scopes)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("browser"))])
             var headers = Self.noStore()
             headers.add(name: "Location", value: start.authorizeURL)
@@ -87,15 +88,17 @@ final class OAuthHandlers: Sendable {
             if form.bodyIsNotJSON { throw BrokerError.badRequest("The body is not a JSON object, though Content-Type says JSON") }
             try StrictInput.fields(
                 form.names,
-                allowed: ["provider", "return_to", "end_user_id", "end_user_email", "end_user_name", "tags", "tag"])
+                allowed: ["provider", "return_to", "end_user_id", "end_user_email", "end_user_name", "tags", "tag", "scopes"])
             guard let provider = form["provider"], !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
             let owner = try OwnerParameters.owner(form)
             try caller.grant.require(provider: registry.provider(named: provider)?.name ?? provider)
             try caller.grant.require(endUser: owner.endUser?.id)
+            let scopes = try form.scopes()
             let start = try await authorization.begin(
-                provider: provider, returnTo: form["return_to"], binding: "api", endUser: owner.endUser, tags: owner.tags)
+                provider: provider, returnTo: form["return_to"], binding: "api", endUser: owner.endUser, tags: owner.tags,
+                scopes: scopes)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
             return Response.json(
                 .ok,
@@ -213,16 +216,24 @@ final class OAuthHandlers: Sendable {
         var caller = AccessControl.browser
         var scope: String?
         do {
-            let raw = try Self.accountID(request)
+            let raw = try Self.accountID(request, alsoAllowing: ["scopes"])
             let who = try access.require(request, mayUse: raw, scope: .tokensRead)
             caller = who.name
             scope = who.audited(.tokensRead)
             authorizedID = raw
+            let asked = try request.query("scopes").map { text throws(BrokerError) in try Scopes.validated(text: text) }
             let id = try AccountID.stored(raw)
             storedID = id
             try await checkEndUser(of: id, for: who)
             let account = try await accounts.account(id: id)
             try who.grant.require(account: account)
+            if let asked {
+                let missing = Scopes.missing(asked, from: account.grantedScopes ?? [])
+                if !missing.isEmpty {
+                    audit.record(.tokenRead, account, caller: caller, request: request, outcome: "insufficient_scope", scope: scope)
+                    return try await stepUp(account, asked: asked, missing: missing, request: request)
+                }
+            }
             audit.record(.tokenRead, account, caller: caller, request: request, scope: scope)
             return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
         } catch {
@@ -238,6 +249,49 @@ final class OAuthHandlers: Sendable {
             }
             return response
         }
+    }
+
+    /// `403 insufficient_scope` for an account whose granted scopes lack `missing` (RFC 6750 §3.1's code): the body
+    /// names them and, for an API key that may start flows, carries the `authorize_url` and `state` of a step-up flow
+    /// asking for the granted scopes and the missing ones. Completing it updates this same account (the sign-in must
+    /// come back as it; its end user and tags stay); a grant lacking any of them fails the flow and changes nothing.
+    private func stepUp(_ account: Account, asked: [String], missing: [String], request: Request) async throws(BrokerError)
+        -> Response
+    {
+        let granted = account.grantedScopes ?? []
+        var fields: [(String, String)] = [
+            ("error", JSONString.quote("insufficient_scope")),
+            ("message", JSONString.quote(BrokerError.insufficientScope(missing: missing).message)),
+            ("account_id", JSONString.quote(account.id)),
+            ("missing_scopes", Self.jsonArray(missing)),
+            ("granted_scopes", account.grantedScopes.map(Self.jsonArray) ?? "null"),
+        ]
+        // Only a key that may connect accounts (and this provider) gets a flow; a browser session learns what is missing.
+        if let starter = try? access.authorize(request, .connect), (try? starter.grant.require(provider: account.provider)) != nil {
+            try authorization.checkAllowed(asked, provider: account.provider)
+            let union = Scopes.union(granted, asked)
+            let start = try await authorization.begin(
+                provider: account.provider, returnTo: nil, binding: AuthorizationService.apiBinding, scopes: union,
+                stepUp: account.accountID)
+            logger.log(.info, "authorize started", [("provider", .string(account.provider)), ("mode", .string("step_up"))])
+            fields += [
+                ("scopes", Self.jsonArray(union)), ("authorize_url", JSONString.quote(start.authorizeURL)),
+                ("state", JSONString.quote(start.state)), ("expires_at", AccountJSON.date(start.expiresAt)),
+            ]
+        }
+        var headers = Self.noStore()
+        // RFC 6750 §3.1: insufficient_scope with the scope the request needs.
+        headers.add(
+            name: "WWW-Authenticate",
+            value:
+                "Bearer realm=\"token-broker\", error=\"insufficient_scope\", scope=\"\(Scopes.union(granted, asked).joined(separator: " "))\""
+        )
+        return Response.json(.forbidden, AccountJSON.object(fields), headers: headers)
+    }
+
+    /// A JSON array of strings.
+    static func jsonArray(_ values: [String]) -> String {
+        "[" + values.map(JSONString.quote).joined(separator: ",") + "]"
     }
 
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,

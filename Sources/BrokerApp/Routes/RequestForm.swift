@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerHTTP
 import Foundation
 
@@ -17,6 +18,8 @@ struct RequestForm {
 
     /// Every field name given, in the query and the body.
     var names: [String] { Array(fields.keys) + nonStringFields.filter { fields[$0] == nil } }
+    /// A JSON body's `scopes` given as an array (`["read","write"]`); nil otherwise (a string stays a field).
+    private(set) var scopeArray: [String]?
     /// Whether the body claimed to be JSON and was not a JSON object.
     private(set) var bodyIsNotJSON = false
 
@@ -31,6 +34,10 @@ struct RequestForm {
                 // A member that is null is as good as absent.
                 for (key, value) in object where !(value is NSNull) {
                     if let text = value as? String { fields[key] = text } else { nonStringFields.insert(key) }
+                }
+                if let list = object["scopes"] as? [Any] {
+                    // A non-string item becomes "" and fails the scope check, naming the field.
+                    scopeArray = list.map { $0 as? String ?? "" }
                 }
                 if let tags = object["tags"], !(tags is NSNull) {
                     if let pairs = tags as? [String: Any], pairs.values.allSatisfy({ $0 is String }) {
@@ -52,6 +59,15 @@ struct RequestForm {
     }
 
     subscript(name: String) -> String? { fields[name] }
+
+    /// The flow's `scopes` (a JSON array, or one string separated by commas or spaces), checked on entry
+    /// (``Scopes/validated(_:field:)``); nil when absent.
+    func scopes() throws(BrokerError) -> [String]? {
+        if let scopeArray { return try Scopes.validated(scopeArray) }
+        if let text = fields["scopes"] { return try Scopes.validated(text: text) }
+        if nonStringFields.contains("scopes") { throw .badRequest("scopes must be an array of strings or one string") }
+        return nil
+    }
 
     /// `key:value` split at the first colon; no colon gives the whole text as key and no value.
     private static func split(_ pair: String) -> (key: String, value: String?) {

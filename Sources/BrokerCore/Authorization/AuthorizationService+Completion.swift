@@ -58,13 +58,21 @@ extension AuthorizationService {
             let provider = try configuredProvider(named: flow.provider)
             let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
             extrasDropped = completed.grant.extrasDropped
-            if let renewed = flow.connect?.reconnectAccountID,
+            if let renewed = flow.connect?.reconnectAccountID ?? flow.stepUpAccountID,
                 AccountID(provider: provider.name, uid: completed.uid).string != renewed
             {
                 throw .reconnectMismatch
             }
+            // A flow that asked for scopes itself gets all of them or stores nothing: a partial grant (RFC 6749 §3.3
+            // lets the server grant fewer) leaves the account as it was. Without `scope` in the answer, the grant is
+            // what was asked (§5.1).
+            if let asked = flow.scopes, let granted = completed.grant.scope {
+                let missing = Scopes.missing(asked, from: Scopes.parse(granted))
+                guard missing.isEmpty else { throw .insufficientScope(missing: missing) }
+            }
             (account, _) = try await store(
-                completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName, owner: flow)
+                completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName, owner: flow,
+                asked: flow.scopes ?? provider.scopes)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
@@ -153,7 +161,11 @@ extension AuthorizationService {
     /// and tags come from `owner` when it assigns them (``PendingFlow/assignsOwner``,
     /// replacing both), else they are kept from the earlier record: a browser
     /// re-authorizing cannot move or relabel an account.
-    func store(_ grant: TokenGrant, provider: String, uid: String, screenName: String?, owner: PendingFlow? = nil) async throws(BrokerError)
+    ///
+    /// The granted scope is the answer's `scope`, else (RFC 6749 §5.1: the same as asked) the `asked` scopes joined by spaces.
+    func store(
+        _ grant: TokenGrant, provider: String, uid: String, screenName: String?, owner: PendingFlow? = nil, asked: [String] = []
+    ) async throws(BrokerError)
         -> (
             Account, existed: Bool
         )
@@ -170,7 +182,7 @@ extension AuthorizationService {
                 uid: uid,
                 accessToken: grant.accessToken,
                 tokenType: grant.tokenType,
-                scope: grant.scope,
+                scope: grant.scope ?? (asked.isEmpty ? nil : asked.joined(separator: " ")),
                 refreshToken: grant.refreshToken ?? existing?.refreshToken,
                 tokenSecret: grant.tokenSecret,
                 screenName: screenName ?? existing?.screenName,

@@ -100,13 +100,17 @@ public final class AuthorizationService: Sendable {
     /// give them) travel with the flow and are stored with its account.
     /// A provider the registry knows hears of the start or the failure; a name
     /// the registry does not know is refused without reaching ``onFlow``.
+    ///
+    /// `scopes` (checked by the caller with ``Scopes/validated(_:field:)``) replace the provider's configured scopes
+    /// for this flow; `stepUp` names the account a step-up flow upgrades, whose sign-in must come back as it.
     public func begin(
         provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:],
-        connect: ConnectContext? = nil
+        connect: ConnectContext? = nil, scopes: [String]? = nil, stepUp: AccountID? = nil
     ) async throws(BrokerError) -> AuthorizationStart {
         do {
             let start = try await start(
-                provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags, connect: connect)
+                provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags, connect: connect,
+                scopes: scopes, stepUp: stepUp)
             onFlow(.started(provider: name))
             return start
         } catch {
@@ -118,17 +122,30 @@ public final class AuthorizationService: Sendable {
     /// ``begin(provider:returnTo:binding:endUser:tags:)`` without the report.
     private func start(
         provider name: String, returnTo: String?, binding: String, endUser: EndUser?, tags: [String: String],
-        connect: ConnectContext?
+        connect: ConnectContext?, scopes: [String]?, stepUp: AccountID?
     ) async throws(BrokerError) -> AuthorizationStart {
         var provider = try configuredProvider(named: name)
-        if let connect {
-            guard connect.allows(provider.name) else {
-                throw .badRequest("This connect session does not allow provider \"\(provider.name)\"")
+        if let connect, !connect.allows(provider.name) {
+            throw .badRequest("This connect session does not allow provider \"\(provider.name)\"")
+        }
+        // The flow's scopes (its own, else its connect session's) replace the configured ones for this sign-in only
+        // (RFC 6749 §3.3). An OpenID Connect provider keeps `openid`, without which no ID token comes back (OIDC Core §3.1.2.1).
+        let asked = scopes ?? connect?.scopes
+        if let asked {
+            // OAuth 1.0a and TMDB grants have no scopes (RFC 5849 has none): asking for some would record a grant never made.
+            guard provider.kind == .oauth2 || provider.kind == .oidc else {
+                throw .badRequest("Provider \"\(provider.name)\" is \(provider.kind.rawValue): its grants have no scopes")
             }
-            // The session's scopes replace the configured ones for this sign-in only (RFC 6749 §3.3).
-            // An OpenID Connect provider keeps `openid`, without which no ID token comes back (OIDC Core §3.1.2.1).
-            if let scopes = connect.scopes {
-                provider.scopes = provider.scopes.contains("openid") && !scopes.contains("openid") ? ["openid"] + scopes : scopes
+            // A step-up's list holds what the provider granted already, which it may have added itself (`openid`):
+            // only the scopes its caller asked for are checked, by ``checkAllowed(_:provider:)`` before it starts.
+            if stepUp == nil { try Self.checkAllowed(asked, by: provider) }
+            provider.scopes = provider.scopes.contains("openid") && !asked.contains("openid") ? ["openid"] + asked : asked
+        }
+        if stepUp != nil {
+            // The provider's way of adding scopes to a grant (Google's `include_granted_scopes=true`), unless set already.
+            for (name, value) in provider.scopeUpgrade.parameters where !provider.extraAuthorizeParameters.contains(where: { $0.0 == name })
+            {
+                provider.extraAuthorizeParameters.append((name, value))
             }
         }
         let returnTo = try validateReturnTo(returnTo)
@@ -149,7 +166,9 @@ public final class AuthorizationService: Sendable {
             expiresAt: createdAt.addingTimeInterval(min(flowTTL, start.maximumLifetime ?? flowTTL)),
             endUser: endUser,
             tags: tags,
-            connect: connect?.at(.flow)
+            connect: connect?.at(.flow),
+            scopes: asked,
+            stepUpAccountID: stepUp?.string
         )
         do {
             if let outcomes {
@@ -169,6 +188,20 @@ public final class AuthorizationService: Sendable {
     /// parameters after one (the TMDB exchange reads them back from the query).
     public static func flowState(callbackState: String) -> String {
         callbackState.firstIndex(of: "?").map { String(callbackState[..<$0]) } ?? callbackState
+    }
+
+    /// Refuses (400, naming them) the scopes of `asked` that the provider called `name` does not allow.
+    public func checkAllowed(_ asked: [String], provider name: String) throws(BrokerError) {
+        try Self.checkAllowed(asked, by: configuredProvider(named: name))
+    }
+
+    /// Refuses (400, naming them) the scopes of `asked` that `provider`'s ``ProviderConfiguration/allowedScopes`` leaves out.
+    static func checkAllowed(_ asked: [String], by provider: ProviderConfiguration) throws(BrokerError) {
+        guard let allowed = provider.allowedScopes else { return }
+        let refused = Scopes.missing(asked, from: allowed)
+        guard refused.isEmpty else {
+            throw .badRequest("Provider \"\(provider.name)\" does not allow the scopes \(refused.joined(separator: " "))")
+        }
     }
 
     /// The provider called `name` when it exists and is configured.

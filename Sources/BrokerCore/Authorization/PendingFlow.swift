@@ -26,6 +26,11 @@ public struct PendingFlow: Sendable, Equatable {
     public var tags: [String: String]
     /// The connect session this record is, or the flow was started from; nil for flows started otherwise.
     public var connect: ConnectContext?
+    /// The scopes this flow asked for instead of the provider's configured ones (`POST /authorize`, `GET /authorize`,
+    /// a step-up); nil when it asked for those, and in flows of earlier versions. A grant lacking any of them fails the flow.
+    public var scopes: [String]?
+    /// The account a step-up flow upgrades (`GET /account?scopes=`): its sign-in must come back as this account.
+    public var stepUpAccountID: String?
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -45,7 +50,9 @@ public struct PendingFlow: Sendable, Equatable {
         expiresAt: Date,
         endUser: EndUser? = nil,
         tags: [String: String] = [:],
-        connect: ConnectContext? = nil
+        connect: ConnectContext? = nil,
+        scopes: [String]? = nil,
+        stepUpAccountID: String? = nil
     ) {
         self.state = state
         self.provider = provider
@@ -60,6 +67,8 @@ public struct PendingFlow: Sendable, Equatable {
         self.endUser = endUser
         self.tags = tags
         self.connect = connect
+        self.scopes = scopes
+        self.stepUpAccountID = stepUpAccountID
     }
 
     /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.

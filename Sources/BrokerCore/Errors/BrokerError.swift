@@ -48,6 +48,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case reconnectMismatch
     /// An API key without the scope, or outside the limits, that the call needs.
     case insufficientPermissions(String)
+    /// The account's granted scopes, or a provider's grant, lack these scopes (RFC 6750 §3.1 `insufficient_scope`).
+    case insufficientScope(missing: [String])
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -74,6 +76,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .connectSessionGone: "session_expired"
         case .reconnectMismatch: "account_mismatch"
         case .insufficientPermissions: "insufficient_permissions"
+        case .insufficientScope: "insufficient_scope"
         }
     }
 
@@ -127,6 +130,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "The sign-in was for another account at the provider than the one being reconnected; nothing was stored."
         case .insufficientPermissions(let detail):
             detail
+        case .insufficientScope(let missing):
+            "The grant lacks the scopes \(missing.joined(separator: " ")); authorize again asking for them."
         }
     }
 

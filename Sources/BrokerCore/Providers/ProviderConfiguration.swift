@@ -99,6 +99,10 @@ public struct ProviderConfiguration: Sendable {
     public var resourceLookups: [ResourceLookup] = []
     /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.
     public var grants: ProviderGrants = .authorizationCode
+    /// How the provider adds scopes to an existing grant, for step-up flows (``ScopeUpgrade``).
+    public var scopeUpgrade = ScopeUpgrade()
+    /// The scopes a flow may ask for itself (`scopes` of `/authorize`, connect sessions, step-up); nil allows any.
+    public var allowedScopes: [String]? = nil
 
     /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
     public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }

@@ -18,6 +18,8 @@ extension ProviderPresets {
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "displayName"
         c.apiBaseURL = "https://graph.microsoft.com"
+        // Incremental consent: asked for more, the person consents to the new scopes only.
+        c.scopeUpgrade = ScopeUpgrade(mode: .additive)
         return c
     }()
 
@@ -109,6 +111,8 @@ extension ProviderPresets {
         c.refreshTokenRotates = true
         c.revocationStyle = .bearer
         c.apiBaseURL = "https://slack.com/api"
+        // More `user_scope` scopes are added to the user token's grant.
+        c.scopeUpgrade = ScopeUpgrade(mode: .additive)
         return c
     }()
 

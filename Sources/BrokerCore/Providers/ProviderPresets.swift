@@ -112,19 +112,24 @@ public enum ProviderPresets {
 
     /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07);
     /// the API proxy's base is the REST API root.
-    static let github = ProviderConfiguration(
-        name: "github", kind: .oauth2,
-        authorizeURL: "https://github.com/login/oauth/authorize",
-        tokenURL: "https://github.com/login/oauth/access_token",
-        userURL: "https://api.github.com/user",
-        userIDFields: ["id"],
-        scopes: ["read:user"],
-        pkce: true,
-        // The REST API root (docs.github.com/rest/meta/meta, "GitHub API Root"), the API proxy's base.
-        apiBaseURL: "https://api.github.com",
-        settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
-        displayName: "GitHub"
-    )
+    static let github: ProviderConfiguration = {
+        var c = ProviderConfiguration(
+            name: "github", kind: .oauth2,
+            authorizeURL: "https://github.com/login/oauth/authorize",
+            tokenURL: "https://github.com/login/oauth/access_token",
+            userURL: "https://api.github.com/user",
+            userIDFields: ["id"],
+            scopes: ["read:user"],
+            pkce: true,
+            // The REST API root (docs.github.com/rest/meta/meta, "GitHub API Root"), the API proxy's base.
+            apiBaseURL: "https://api.github.com",
+            settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
+            displayName: "GitHub"
+        )
+        // GitHub asks the person to consent again to the whole list; the new token carries what was asked.
+        c.scopeUpgrade = ScopeUpgrade(mode: .reconsent)
+        return c
+    }()
 
     /// Google: OpenID Connect from the issuer `https://accounts.google.com`, offline access with consent (so a refresh
     /// token is issued each time); the user is the ID token's `sub`, the same id Google's userinfo gives.
@@ -146,6 +151,8 @@ public enum ProviderPresets {
         google.issuer = "https://accounts.google.com"
         // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
         google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
+        // Incremental authorization: the new token carries the earlier grants as well as the new ones.
+        google.scopeUpgrade = ScopeUpgrade(mode: .incremental, parameters: [("include_granted_scopes", "true")])
         return google
     }()
 

@@ -45,14 +45,38 @@ extension ProvidersFileEntry {
     }
 
     /// The `scopes` array of strings, each resolved.
-    func scopes() throws(ProviderConfigurationError) -> [String] {
-        guard let list = settings["scopes"] as? [Any] else { throw failure("scopes", "must be an array of strings") }
+    func scopes(key: String = "scopes") throws(ProviderConfigurationError) -> [String] {
+        guard let list = settings[key] as? [Any] else { throw failure(key, "must be an array of strings") }
         var scopes: [String] = []
         for item in list {
-            guard let text = item as? String, !text.isEmpty else { throw failure("scopes", "must be an array of non-empty strings") }
-            scopes.append(try resolve(text, key: "scopes"))
+            guard let text = item as? String, !text.isEmpty else { throw failure(key, "must be an array of non-empty strings") }
+            scopes.append(try resolve(text, key: key))
         }
         return scopes
+    }
+
+    /// `scope_upgrade`: `{"mode": "reconsent"|"additive"|"incremental", "params": {NAME: VALUE}}`, how the provider
+    /// adds scopes to a grant (``ScopeUpgrade``); `params` may not set what the broker sets.
+    func scopeUpgrade() throws(ProviderConfigurationError) -> ScopeUpgrade {
+        let key = "scope_upgrade"
+        guard let table = settings[key] as? [String: Any], Set(table.keys).isSubset(of: ["mode", "params"]) else {
+            throw failure(key, "must be an object with \"mode\" and optional \"params\"")
+        }
+        guard let text = table["mode"] as? String, let mode = ScopeUpgrade.Mode(rawValue: text) else {
+            throw failure(key, "mode must be reconsent, additive or incremental")
+        }
+        var pairs: [(String, String)] = []
+        if let params = table["params"] {
+            guard let object = params as? [String: Any] else { throw failure(key, "params must be an object of strings") }
+            for name in object.keys.sorted() {
+                guard !ProvidersFile.reservedAuthorizeParameters.contains(name) else {
+                    throw failure(key, "params may not set \"\(name)\"; the broker sets it")
+                }
+                guard let value = object[name] as? String else { throw failure(key, "the value of \"\(name)\" must be a string") }
+                pairs.append((name, try resolve(value, key: key)))
+            }
+        }
+        return ScopeUpgrade(mode: mode, parameters: pairs)
     }
 
     /// The `authorize_params` object as ordered pairs (sorted by name, since JSON objects have no order).

@@ -86,6 +86,8 @@ struct ProvidersFileEntry {
         if settings["revoke_client_auth"] != nil { try applyRevokeClientAuth(to: &c) }
         if let value = try bool("pkce") { c.pkce = value }
         if settings["scopes"] != nil { c.scopes = try scopes() }
+        if settings["allowed_scopes"] != nil { c.allowedScopes = try scopes(key: "allowed_scopes") }
+        if settings["scope_upgrade"] != nil { c.scopeUpgrade = try scopeUpgrade() }
         if settings["scope_separator"] != nil { c.scopeSeparator = try string("scope_separator") ?? " " }
         if settings["authorize_params"] != nil { c.extraAuthorizeParameters = try authorizeParameters() }
         if let method = try string("token_endpoint_auth_method") {

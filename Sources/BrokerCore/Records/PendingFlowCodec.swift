@@ -45,6 +45,8 @@ public enum PendingFlowCodec {
             endUserName: flow.endUser?.name,
             tags: flow.tags.isEmpty ? nil : flow.tags,
             connect: flow.connect.map(ConnectJSON.init),
+            scopes: flow.scopes,
+            stepUp: flow.stepUpAccountID,
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -85,7 +87,9 @@ public enum PendingFlowCodec {
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
             endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
             tags: record.tags ?? [:],
-            connect: connect
+            connect: connect,
+            scopes: record.scopes,
+            stepUpAccountID: record.stepUp
         )
     }
 }

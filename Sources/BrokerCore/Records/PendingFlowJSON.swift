@@ -26,6 +26,10 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var tags: [String: String]? = nil
     /// `connect`: the connect session the record is or came from; absent for other flows and in records of earlier versions.
     package var connect: ConnectJSON? = nil
+    /// `scopes`: the scopes the flow asked for itself; absent when it asked for the provider's, and in earlier records.
+    package var scopes: [String]? = nil
+    /// `step_up`: the account a step-up flow upgrades; absent otherwise and in earlier records.
+    package var stepUp: String? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -42,7 +46,8 @@ package struct PendingFlowJSON: Codable, Equatable {
         case endUserID = "end_user_id"
         case endUserEmail = "end_user_email"
         case endUserName = "end_user_name"
-        case tags, connect
+        case tags, connect, scopes
+        case stepUp = "step_up"
         case createdAt = "created_at"
         case expiresAt = "expires_at"
     }

@@ -155,6 +155,10 @@ extension FakeOAuth2Provider {
         /// Further top-level members of every token answer (RFC 6749 dialect), name to JSON value text:
         /// `["instance_url": "\"https://…\""]`, an `id_token`, provider-specific ones.
         public var extraFields: [String: String] = [:]
+        /// Scopes the provider never grants: a code exchange answers the `scope` asked for without them (RFC 6749
+        /// §3.3 lets the server grant fewer), as when a person unticks a scope on the consent screen, and a refresh
+        /// answers the grant's scope without them (a narrowed grant); empty grants all.
+        public var withheldScopes: [String] = []
         /// The further members of refresh answers instead of ``extraFields``; nil sends those.
         public var refreshExtraFields: [String: String]?
         /// Seconds the code exchange waits before answering.

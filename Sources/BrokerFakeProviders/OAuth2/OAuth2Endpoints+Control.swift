@@ -7,7 +7,7 @@ extension OAuth2Endpoints {
         "deny", "exchange_delay", "exchange_hold", "refresh_delay", "exchange_failure", "refresh_failure",
         "access_token_lifetime", "refreshed_token_lifetime", "uid", "refresh_tokens", "revoke_failure", "extra_fields",
         "client_credentials_failure", "client_credentials_delay",
-        "discovery", "id_token",
+        "discovery", "id_token", "withhold_scopes",
     ]
 
     /// `GET /_fake/stats`: the ledger's counters as JSON, for a test in another process.
@@ -34,6 +34,7 @@ extension OAuth2Endpoints {
     /// (revocation answers that 4xx or 5xx status and revokes nothing), `client_credentials_failure=NAME|none`,
     /// `client_credentials_delay=SECONDS`, `discovery=up|down` (the discovery document answers 503 while down),
     /// `id_token=NAME|none` (names of ``FakeOAuth2Provider/IDTokenFault``; `none` issues a correct one),
+    /// `withhold_scopes=a,b|none` (code exchanges grant the scope asked for without these),
     /// `extra_fields=JSON` (an object of string members every token answer adds at its top level,
     /// `{"instance_url":"https://…"}`; `{}` for none).
     func control(_ request: Request) -> Response {
@@ -117,6 +118,11 @@ extension OAuth2Endpoints {
                 fields[member] = JSONString.quote(text)
             }
             return { $0.extraFields = fields }
+        case "withhold_scopes":
+            if value == "none" { return { $0.withheldScopes = [] } }
+            let scopes = value.split(separator: ",").map(String.init)
+            guard !scopes.isEmpty else { return nil }
+            return { $0.withheldScopes = scopes }
         case "revoke_failure":
             if value == "none" { return { $0.revokeFailure = nil } }
             guard let code = Int(value), (400...599).contains(code) else { return nil }

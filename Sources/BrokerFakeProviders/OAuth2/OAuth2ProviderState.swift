@@ -247,7 +247,7 @@ struct OAuth2ProviderState {
             honour(body, uid: entry.uid, scope: entry.request.scope)
             return .raw(body)
         }
-        var grant = Grant(uid: entry.uid, scope: entry.request.scope)
+        var grant = Grant(uid: entry.uid, scope: granted(entry.request.scope))
         var tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
         tokens.nonce = entry.request.nonce
         grants[grantCount] = grant
@@ -267,6 +267,14 @@ struct OAuth2ProviderState {
         return tokens
     }
 
+    /// The scope granted for `asked`: the asked scope tokens without the withheld ones, joined by spaces (RFC 6749 §5.1).
+    private func granted(_ asked: String?) -> String? {
+        guard let asked, !behaviour.withheldScopes.isEmpty else { return asked }
+        let separators: Set<Character> = [" ", ","]
+        return asked.split(whereSeparator: { separators.contains($0) }).map(String.init)
+            .filter { !behaviour.withheldScopes.contains($0) }.joined(separator: " ")
+    }
+
     /// The refresh grant (RFC 6749 §6): an unknown or spent refresh token is `invalid_grant`.
     mutating func refresh(_ form: [String: String]) -> TokenOutcome {
         guard let presented = form["refresh_token"], let id = refreshIndex[presented], var grant = grants[id] else {
@@ -283,6 +291,8 @@ struct OAuth2ProviderState {
         }
         var tokens = issue(&grant, lifetime: behaviour.refreshedTokenLifetime, refresh: rotate)
         tokens.refreshing = true
+        // A refresh answers the grant's scope, less any withheld since (the provider narrowed it, RFC 6749 §6).
+        tokens.scope = granted(grant.scope)
         tokens.extraFields = behaviour.refreshExtraFields ?? behaviour.extraFields
         if !rotate { tokens.refreshToken = nil }
         grants[id] = grant
