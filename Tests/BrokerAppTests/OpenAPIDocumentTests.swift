@@ -73,7 +73,7 @@ import Testing
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
             .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
-            .insufficientPermissions("s"),
+            .insufficientPermissions("s"), .credentialInvalid(provider: "p", status: 401),
         ]
         for error in all {
             switch error {
@@ -81,7 +81,7 @@ import Testing
                 .upstreamError,
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
                 .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
-                .reconnectMismatch, .insufficientPermissions:
+                .reconnectMismatch, .insufficientPermissions, .credentialInvalid:
                 break
             }
         }

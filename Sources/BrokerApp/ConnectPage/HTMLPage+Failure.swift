@@ -46,7 +46,8 @@ extension HTMLPage {
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .credentialInvalid:
             error.message
         }
     }
@@ -61,7 +62,7 @@ extension HTMLPage {
         case .providerNotConfigured, .unknownProvider:
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
         case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable,
-            .insufficientPermissions:
+            .insufficientPermissions, .credentialInvalid:
             "Go back to the page and start from there."
         case .connectSessionGone, .reconnectMismatch:
             "Close this window and start again from the app."

@@ -17,6 +17,8 @@ extension BrokerError {
         case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
         case .recordDamaged: return .internalServerError
+        // RFC 9110 §15.5.21: the request was understood, but the credential it carries does not work.
+        case .credentialInvalid: return HTTPStatus(code: 422) ?? .badRequest
         }
     }
 
@@ -27,7 +29,8 @@ extension BrokerError {
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions:
+            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .credentialInvalid:
             return false
         }
     }

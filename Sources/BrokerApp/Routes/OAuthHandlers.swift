@@ -224,7 +224,8 @@ final class OAuthHandlers: Sendable {
             let account = try await accounts.account(id: id)
             try who.grant.require(account: account)
             audit.record(.tokenRead, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+            return Self.tokenResponse(
+                AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
@@ -248,7 +249,8 @@ final class OAuthHandlers: Sendable {
         else { return nil }
         // The store found the account by these bytes, so they are its id.
         audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+        return Self.tokenResponse(
+            AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
@@ -336,7 +338,8 @@ final class OAuthHandlers: Sendable {
             let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+            return Self.tokenResponse(
+                AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID {
@@ -409,6 +412,11 @@ final class OAuthHandlers: Sendable {
     }
 
     // MARK: Helpers
+
+    /// Whether `account`'s provider takes entered credentials, so that its `access_token` holds their fields.
+    func holdsEntered(_ account: Account) -> Bool {
+        registry.provider(named: account.provider)?.kind.holdsEnteredCredentials ?? false
+    }
 
     /// `scheme://host[:port]` of `url`, lowercased, without a default port (RFC 6454 §6.1), or "" when it has none.
     static func origin(of url: String) -> String {

@@ -45,6 +45,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case reconnectMismatch
     /// An API key without the scope, or outside the limits, that the call needs.
     case insufficientPermissions(String)
+    /// The provider refused an entered credential at its verification request, answering `status`; nothing was stored.
+    case credentialInvalid(provider: String, status: Int)
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -70,6 +72,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .connectSessionGone: "session_expired"
         case .reconnectMismatch: "account_mismatch"
         case .insufficientPermissions: "insufficient_permissions"
+        case .credentialInvalid: "credential_invalid"
         }
     }
 
@@ -121,6 +124,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "The sign-in was for another account at the provider than the one being reconnected; nothing was stored."
         case .insufficientPermissions(let detail):
             detail
+        case .credentialInvalid(let provider, let status):
+            "\(Self.quoted(provider)) refused the credential (its verification request answered HTTP \(status)); nothing was stored."
         }
     }
 

@@ -99,6 +99,9 @@ public struct ProviderConfiguration: Sendable {
     public var resourceLookups: [ResourceLookup] = []
     /// The grants the broker uses with this provider: people's sign-in unless the providers file says otherwise.
     public var grants: ProviderGrants = .authorizationCode
+    /// For an `api_key`, `basic` or `bearer` provider, the fields people enter, where calls carry them and how they are
+    /// verified; nil for the kinds that sign in.
+    public var credentials: CredentialScheme? = nil
 
     /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
     public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }
