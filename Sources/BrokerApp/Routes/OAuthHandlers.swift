@@ -398,15 +398,26 @@ final class OAuthHandlers: Sendable {
     func providers(_ request: Request) -> Response {
         let items = registry.all.map { p in
             let unavailable = Self.unavailability(of: p, in: registry)
-            return AccountJSON.object([
+            // What a form for an entered credential asks for; never a value.
+            let fields = p.credentials.map { scheme in
+                "["
+                    + scheme.fields.map {
+                        AccountJSON.object([("name", JSONString.quote($0.name)), ("description", JSONString.quote($0.description))])
+                    }.joined(separator: ",") + "]"
+            }
+            var members: [(String, String)] = [
                 ("name", JSONString.quote(p.name)), ("display_name", JSONString.quote(p.displayedName)),
-                ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"),
-                ("kind", JSONString.quote(p.kind.rawValue)), ("configured", p.isConfigured ? "true" : "false"),
+                ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"), ("kind", JSONString.quote(p.kind.rawValue)),
+            ]
+            if let fields { members.append(("fields", fields)) }
+            members += [
+                ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
                 ("grants", "[" + p.grants.listed.map(JSONString.quote).joined(separator: ",") + "]"),
                 ("available", p.isConfigured && unavailable == nil ? "true" : "false"),
                 ("reason", unavailable.map(JSONString.quote) ?? "null"),
-            ])
+            ]
+            return AccountJSON.object(members)
         }
         return Response.json(.ok, "{\"providers\":[" + items.joined(separator: ",") + "]}")
     }

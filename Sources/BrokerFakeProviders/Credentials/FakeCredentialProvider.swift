@@ -83,6 +83,22 @@ public final class FakeCredentialProvider: Sendable {
     /// `http://127.0.0.1:PORT`.
     public var baseURL: String { listener.baseURL }
 
+    /// A providers file with one provider per placement, all on this fake and verified at `/me`: `keyhdr`
+    /// (`Token {api_key}`, uid from the answer's `user.id`), `keyqry` (`?api_key=`), `basicp` and `bearerp`.
+    public var providersFile: String {
+        let base = baseURL
+        return """
+            {"providers": {
+              "keyhdr": {"auth": "api_key", "api_base_url": "\(base)/key-header", "api_allow_private": true,
+                         "credential_format": "Token {api_key}", "verify": {"path": "/me", "user_id_field": "user.id"}},
+              "keyqry": {"auth": "api_key", "api_base_url": "\(base)/key-query", "api_allow_private": true,
+                         "credential_query_param": "api_key", "verify": {"path": "/me"}},
+              "basicp": {"auth": "basic", "api_base_url": "\(base)/basic", "api_allow_private": true, "verify": {"path": "/me"}},
+              "bearerp": {"auth": "bearer", "api_base_url": "\(base)/bearer", "api_allow_private": true, "verify": {"path": "/me"}}
+            }}
+            """
+    }
+
     private static func answer(_ request: Request, prefix: String, box: Box) -> Response {
         let authorization = request.headers["Authorization"]
         let query = FakeWire.query(request)
