@@ -220,7 +220,14 @@ import Testing
                 port: s.broker.port, target: "/proxy/x",
                 headers: [("Authorization", "Bearer " + BrokerHarness.apiKey), ("Broker-Account", "bearerp:team-9")]))
         #expect(proxied.status == 401 && proxied.header("Broker-Refreshed") == nil)
-        try await s.expectNoSecretLeaked([ok, refused, proxied])
+        // Nothing to refresh, and nothing a gateway can be handed in one header.
+        let refresh = try await s.post("/account/refresh?id=bearerp:team-9", "")
+        #expect(refresh.status == 409 && refresh.body.contains("not_refreshable"), "\(refresh.body)")
+        let forwarded = try #require(
+            await TestHTTP.send(
+                port: s.broker.port, target: "/auth?id=bearerp:team-9", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]))
+        #expect(forwarded.status == 409 && forwarded.body.contains("credential_not_forwardable"), "\(forwarded.body)")
+        try await s.expectNoSecretLeaked([ok, refused, proxied, refresh, forwarded])
     }
 
     @Test func enteringTheSameKeyAgainUpdatesOneAccount() async throws {
