@@ -59,6 +59,11 @@ import Testing
         let fake: FakeCredentialProvider
         let broker: BrokerHarness
         let receiver: WebhookReceiver
+        /// `BROKER_AUDIT_LOG`.
+        let auditPath: String
+
+        /// The audit file's lines so far.
+        var audit: String { (try? String(contentsOfFile: auditPath, encoding: .utf8)) ?? "" }
 
         func post(_ target: String, _ body: String, headers: [(String, String)] = CredentialAccountsTests.api) async throws
             -> TestHTTP.Reply
@@ -76,7 +81,12 @@ import Testing
             #expect(listing.status == 200)
             let log = broker.log
             let hooks = receiver.received.map { String(decoding: $0.body, as: UTF8.self) }.joined(separator: "\n")
+            let audit = self.audit
+            // Sealed with BROKER_ENCRYPTION_KEY: no value is readable in the data directory either.
+            let stored = broker.dataDirectoryText()
             for secret in CredentialAccountsTests.secrets {
+                #expect(!audit.contains(secret), "an audit line shows a secret")
+                #expect(!stored.contains(secret), "the data directory shows a secret")
                 #expect(!listing.body.contains(secret), "/accounts shows a secret")
                 #expect(!log.contains(secret), "the log shows a secret")
                 #expect(!hooks.contains(secret), "a webhook shows a secret")
@@ -90,6 +100,7 @@ import Testing
         let receiver = try WebhookReceiver()
         TestScope.required("a webhook receiver")?.onEnd { await receiver.stop() }
         let base = fake.baseURL
+        let auditPath = try TemporaryDirectory.scoped(prefix: "credential-audit") + "/audit.jsonl"
         let providers = """
             {"providers": {
               "keyhdr": {"auth": "api_key", "api_base_url": "\(base)/key-header", "api_allow_private": true,
@@ -105,9 +116,10 @@ import Testing
             providersJSON: providers,
             environment: [
                 "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": "whsec-credential-tests-0123456789",
-                "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4",
+                "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4", "BROKER_AUDIT_LOG": auditPath,
+                "BROKER_ENCRYPTION_KEY": EncryptedRecordFixtures.keyText(),
             ])
-        return Setup(fake: fake, broker: broker, receiver: receiver)
+        return Setup(fake: fake, broker: broker, receiver: receiver, auditPath: auditPath)
     }
 
     static func json(_ body: String) -> [String: Any] {
@@ -158,7 +170,14 @@ import Testing
         case .bearer: #expect(call.authorization == "Bearer " + Self.token)
         }
         #expect(await eventually { s.receiver.received.contains { $0.type == "account.connected" } })
+        let log = s.broker.log
+        #expect(log.contains(#""event":"credential_stored""#) && log.contains(#""event":"proxy_call""#))
         try await s.expectNoSecretLeaked([created, proxied])
+        // Stopped, the broker has written its audit file out: the events are there, no value is.
+        await s.broker.stop()
+        let audit = s.audit
+        #expect(audit.contains(#""event":"credential_stored""#) && audit.contains(#""event":"token_read""#), "\(audit)")
+        for secret in Self.secrets { #expect(!audit.contains(secret)) }
     }
 
     @Test(arguments: Kind.allCases)
