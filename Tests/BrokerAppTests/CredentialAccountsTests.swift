@@ -257,6 +257,30 @@ import Testing
         #expect(Self.json(first.body)["id"] as? String == Self.json(second.body)["id"] as? String)
     }
 
+    @Test func aKeyLimitedToSomeEndUsersCannotReplaceAnotherEndUsersCredential() async throws {
+        let fake = try FakeCredentialProvider.scoped(
+            apiKey: Self.apiKey, token: Self.token, username: Self.username, password: Self.password)
+        let tenant = "tenant-key-0123456789abcdef0123456789"
+        let broker = try BrokerHarness(
+            providersJSON:
+                #"{"providers": {"bearerp": {"auth": "bearer", "api_base_url": "\#(fake.baseURL)/bearer", "api_allow_private": true}}}"#,
+            environment: ["BROKER_API_KEYS": "tenant:\(tenant)", "BROKER_API_KEY_SCOPES": "tenant=all end_user:t1-*"])
+        func post(_ key: String, _ endUser: String) async throws -> TestHTTP.Reply {
+            try #require(
+                await TestHTTP.send(
+                    port: broker.port, method: "POST", target: "/accounts",
+                    headers: [("Authorization", "Bearer " + key), ("Content-Type", "application/json")],
+                    body: #"{"provider":"bearerp","uid":"shared","end_user_id":"\#(endUser)","credentials":{"token":"\#(Self.token)"}}"#))
+        }
+        #expect(try await post(BrokerHarness.apiKey, "t2-owner").status == 201)
+        let refused = try await post(tenant, "t1-thief")
+        #expect(refused.status == 403, "\(refused.body)")
+        let account = try #require(
+            await TestHTTP.send(
+                port: broker.port, target: "/account?id=bearerp:shared", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]))
+        #expect(Self.json(account.body)["end_user_id"] as? String == "t2-owner")
+    }
+
     @Test func aKeyWithoutAccountsWriteIsRefused() async throws {
         let fake = try FakeCredentialProvider.scoped(
             apiKey: Self.apiKey, token: Self.token, username: Self.username, password: Self.password)

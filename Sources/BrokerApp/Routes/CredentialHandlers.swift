@@ -60,6 +60,10 @@ struct CredentialHandlers: Sendable {
                 throw BrokerError.credentialInvalid(provider: provider.name, status: outcome.status)
             }
             let chosen = uid ?? outcome?.userID ?? values.derivedUID(provider: provider)
+            // A key limited to some end users may not replace the credential of an account outside its limits.
+            if let existing = try await accounts.stored(id: AccountID(provider: provider.name, uid: chosen)) {
+                try who.grant.require(account: existing)
+            }
             let (account, existed) = try await accounts.storeEntered(
                 values, provider: provider, uid: chosen, endUser: owner.endUser,
                 tags: body["tags"] == nil ? nil : owner.tags)
