@@ -281,6 +281,21 @@ import Testing
         #expect(Self.json(account.body)["end_user_id"] as? String == "t2-owner")
     }
 
+    @Test func verificationKeepsToTheProxysAddressRules() async throws {
+        // A base on a loopback address the providers file does not allow: refused before any socket, nothing stored.
+        let broker = try BrokerHarness(
+            providersJSON:
+                #"{"providers": {"local": {"auth": "api_key", "api_base_url": "https://127.0.0.1:9/v1", "verify": {"path": "/me"}}}}"#)
+        let reply = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/accounts", headers: Self.api,
+                body: #"{"provider":"local","credentials":{"api_key":"\#(Self.apiKey)"}}"#))
+        #expect(reply.status == 502 && reply.body.contains("private or special-purpose address"), "\(reply.body)")
+        let listing = try #require(await TestHTTP.send(port: broker.port, target: "/accounts", headers: Self.api))
+        #expect(listing.body.contains(#""accounts":[]"#))
+        #expect(!broker.log.contains(Self.apiKey))
+    }
+
     @Test func aKeyWithoutAccountsWriteIsRefused() async throws {
         let fake = try FakeCredentialProvider.scoped(
             apiKey: Self.apiKey, token: Self.token, username: Self.username, password: Self.password)
