@@ -631,6 +631,14 @@ def test_credential_accounts(t):
     expect(t.call("POST", "/account/verify?id=keyhdr:u-4242"), 401, "unauthorized")
     proxied = t.call("GET", "/proxy/items", dict(API, **{"Broker-Account": "basicp:ada"}))
     expect(proxied, 200)
+    # OAuth tokens from another system: given a uid and no refresh token, stored as they are.
+    imported = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "acme", "access_token": "IMPORTED-ACCESS", "uid": "imported-1", "expires_at": "2031-01-02T03:04:05Z"}))
+    expect(imported, 201)
+    checked = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "acme", "access_token": "IMPORTED-ACCESS", "uid": "imported-2", "dry_run": True}))
+    expect(checked, 200)
+    expect(t.call("GET", "/account?id=acme:imported-2", API), 404, "not_found")
 
 
 def test_deleting_accounts(t):

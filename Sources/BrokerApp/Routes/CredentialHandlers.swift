@@ -33,17 +33,16 @@ struct CredentialHandlers: Sendable {
             caller = who
             try StrictInput.query(request, allowed: [])
             let (body, form) = try Self.jsonBody(request)
-            try StrictInput.fields(Array(body.keys), allowed: Self.createFields)
             guard let name = body["provider"] as? String, !name.isEmpty else {
+                try StrictInput.fields(Array(body.keys), allowed: Self.createFields)
                 throw BrokerError.badRequest("The provider field is required (a string).")
             }
             guard let provider = registry.provider(named: name) else { throw BrokerError.unknownProvider(name) }
             try who.grant.require(provider: provider.name)
             guard provider.kind.holdsEnteredCredentials, let scheme = provider.credentials else {
-                throw BrokerError.badRequest(
-                    "The provider \(provider.name) is \(provider.kind.rawValue): its accounts are connected by signing in (POST /authorize)."
-                )
+                return try await importTokens(request, body: body, form: form, provider: provider, caller: who)
             }
+            try StrictInput.fields(Array(body.keys), allowed: Self.createFields)
             let values = try Self.values(body["credentials"], scheme: scheme)
             let owner = try OwnerParameters.owner(form)
             try who.grant.require(endUser: owner.endUser?.id)
@@ -89,6 +88,74 @@ struct CredentialHandlers: Sendable {
             }
             return brokerError.response
         }
+    }
+
+    /// The members an import of OAuth tokens takes.
+    static let importFields: [StaticString] = [
+        "provider", "access_token", "refresh_token", "expires_at", "scope", "uid", "end_user_id", "end_user_email", "end_user_name",
+        "tags", "dry_run",
+    ]
+
+    /// `POST /accounts` for a provider that signs in: OAuth tokens brought from another system (``TokenImport``).
+    ///
+    /// With `refresh_token` the broker refreshes once before storing, so a dead grant is `422 credential_invalid`
+    /// and nothing is stored; the uid is the given one or the provider's user endpoint's. `dry_run: true` does every
+    /// check and call and stores nothing (`200` with the summary it would store).
+    private func importTokens(
+        _ request: Request, body: [String: Any], form: RequestForm, provider: ProviderConfiguration, caller who: AccessControl.Caller
+    ) async throws -> Response {
+        try StrictInput.fields(Array(body.keys), allowed: Self.importFields)
+        // An OAuth 1.0a token is half a credential without its secret, and a TMDB session is the broker's to start.
+        guard provider.kind == .oauth2 || provider.kind == .oidc else {
+            throw BrokerError.badRequest(
+                "Tokens of \(provider.kind.rawValue) providers cannot be imported; connect by signing in (POST /authorize).")
+        }
+        func text(_ name: String) throws(BrokerError) -> String? {
+            guard let value = body[name] else { return nil }
+            guard let string = value as? String, !string.isEmpty, string.utf8.count <= 16 * 1024,
+                !string.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            else { throw .badRequest("\(name) must be a non-empty string of at most 16 KB without control characters.") }
+            return string
+        }
+        guard let access = try text("access_token") else {
+            throw BrokerError.badRequest(
+                "The provider \(provider.name) is \(provider.kind.rawValue): import its tokens with access_token, or connect by signing in (POST /authorize)."
+            )
+        }
+        var expiresAt: Date?
+        if let written = try text("expires_at") {
+            guard let date = RFC3339Date.parse(written) else { throw BrokerError.badRequest("expires_at must be an RFC 3339 date-time.") }
+            expiresAt = date
+        }
+        let uid = try text("uid")
+        if let uid, let problem = ProviderUserID.problem(with: uid) { throw BrokerError.badRequest("uid \(problem).") }
+        var dryRun = false
+        if let flag = body["dry_run"] {
+            // JSON true or false only: JSONSerialization gives both as an NSNumber of type code `c`.
+            guard let number = flag as? NSNumber, String(cString: number.objCType) == "c" else {
+                throw BrokerError.badRequest("dry_run must be true or false.")
+            }
+            dryRun = number.boolValue
+        }
+        let owner = try OwnerParameters.owner(form)
+        try who.grant.require(endUser: owner.endUser?.id)
+        if let uid, let existing = try await accounts.stored(id: AccountID(provider: provider.name, uid: uid)) {
+            try who.grant.require(account: existing)
+        }
+        let (account, existed) = try await accounts.importTokens(
+            TokenImport(
+                provider: provider.name, accessToken: Secret(access), refreshToken: try text("refresh_token").map(Secret.init),
+                expiresAt: expiresAt, scope: try text("scope"), uid: uid, endUser: owner.endUser,
+                tags: body["tags"] == nil ? nil : owner.tags, dryRun: dryRun))
+        logger.log(
+            .info, dryRun ? "token import checked" : "tokens imported",
+            [("provider", .string(provider.name)), ("account", .string(account.id)), ("replaced", .bool(existed))])
+        if !dryRun { audit.record(.credentialStored, account, caller: who.name, request: request, scope: who.audited(.accountsWrite)) }
+        var headers = OAuthHandlers.noStore()
+        headers.add(name: "Location", value: "/account?id=" + PercentEncoding.rfc3986(account.id))
+        return Response.json(
+            existed || dryRun ? .ok : .created, AccountJSON.summary(account, status: accounts.reportedStatus(of: account)),
+            headers: headers)
     }
 
     /// `POST /account/verify?id=ID` (API key, scope `accounts:read`): runs the provider's verification request with the
