@@ -45,6 +45,8 @@ case .version:
     exit(0)
 case .accounts(let accounts):
     let outcome = await AccountsClient.run(accounts, environment: environment())
+    // An import reports every line, the failed ones too, before it says that some failed.
+    if outcome.failure != nil, !outcome.output.isEmpty { print(outcome.output) }
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)

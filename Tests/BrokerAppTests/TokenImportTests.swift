@@ -84,6 +84,34 @@ import Testing
         #expect(s.provider.refreshCalls == 0)
     }
 
+    @Test func aFileOfAThousandTokensStoresTheLiveOnesAndReportsTheDeadOnesByLine() async throws {
+        let s = try Self.setUp()
+        let dead: Set<Int> = [3, 500, 998]
+        var lines: [String] = []
+        for number in 1...1000 {
+            let grant = s.provider.grantWithoutFlow(uid: "u\(number)")
+            let refresh = dead.contains(number) ? "dead-refresh-token-\(number)" : try #require(grant.refreshToken)
+            lines.append(#"{"provider":"acme","uid":"u\#(number)","access_token":"\#(grant.accessToken)","refresh_token":"\#(refresh)"}"#)
+        }
+        // A blank line is skipped, and its number still counts.
+        lines.insert("", at: 10)
+        let path = try TemporaryDirectory.scoped(prefix: "import") + "/tokens.jsonl"
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: path))
+        let outcome = await AccountsClient.run(
+            AccountsCommand(.importFile(path)),
+            environment: ["BROKER_URL": "http://127.0.0.1:\(s.broker.port)", "BROKER_API_KEY": BrokerHarness.apiKey])
+        #expect(outcome.status == 1 && outcome.failure?.reason == "3 of 1000 lines were not imported")
+        let report = outcome.output.split(separator: "\n").map(String.init)
+        #expect(report.last == "997 stored, 3 failed")
+        // File lines after the blank one are one further on.
+        let failedLines = report.filter { $0.contains("credential_invalid") }.compactMap { $0.split(separator: ":").first.map(String.init) }
+        #expect(failedLines == ["line 3", "line 501", "line 999"])
+        #expect(report.contains("line 12: stored acme:u11"))
+        let listing = try await s.get("/accounts?provider=acme&limit=1000")
+        #expect((Self.json(listing.body)["accounts"] as? [Any])?.count == 997)
+        #expect(!outcome.output.contains("dead-refresh-token") && !s.broker.log.contains("dead-refresh-token"))
+    }
+
     @Test(arguments: [
         (#"{"provider":"acme","access_token":"t","credentials":{}}"#, #"Unknown field \"credentials\""#),
         (#"{"provider":"acme"}"#, "import its tokens with access_token"),
