@@ -112,6 +112,20 @@ import Testing
         #expect(!outcome.output.contains("dead-refresh-token") && !s.broker.log.contains("dead-refresh-token"))
     }
 
+    @Test func tokensOfAnOAuth1ProviderAreNotImported() async throws {
+        let twitter = try FakeTwitterProvider.scoped(consumerSecret: TwitterEndToEndTests.consumerSecret)
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(twitter.providerEntry(api: true))}}",
+            environment: [
+                "TWITTER_CONSUMER_KEY": FakeTwitterProvider.consumerKey, "TWITTER_CONSUMER_SECRET": TwitterEndToEndTests.consumerSecret,
+            ])
+        let reply = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/accounts", headers: Self.api,
+                body: #"{"provider":"twitter","access_token":"t","uid":"1"}"#))
+        #expect(reply.status == 400 && reply.body.contains("cannot be imported"), "\(reply.body)")
+    }
+
     @Test(arguments: [
         (#"{"provider":"acme","access_token":"t","credentials":{}}"#, #"Unknown field \"credentials\""#),
         (#"{"provider":"acme"}"#, "import its tokens with access_token"),
