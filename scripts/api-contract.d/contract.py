@@ -331,7 +331,7 @@ def test_transport_errors(t):
     expect(t.call("GET", "/no-such-route", route=False), 404, "not_found")
     wrong = t.call("PUT", "/account?id=acme:4242", API, route=False)
     expect(wrong, 405, "method_not_allowed")
-    assert wrong.header("Allow") == "GET, HEAD, DELETE, OPTIONS", wrong.header("Allow")
+    assert wrong.header("Allow") == "GET, HEAD, DELETE, PATCH, OPTIONS", wrong.header("Allow")
 
 
 def test_browser_sign_in(t):
@@ -639,6 +639,11 @@ def test_credential_accounts(t):
         {"provider": "acme", "access_token": "IMPORTED-ACCESS", "uid": "imported-2", "dry_run": True}))
     expect(checked, 200)
     expect(t.call("GET", "/account?id=acme:imported-2", API), 404, "not_found")
+    edited = t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"tags": {"moved": "yes"}, "end_user_id": "user-8"}))
+    expect(edited, 200)
+    assert edited.json["tags"] == {"moved": "yes"} and edited.json["end_user_id"] == "user-8", edited.body
+    expect(t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"tag": "x"})), 400, "bad_request")
+    expect(t.call("PATCH", "/account?id=acme:nobody", write, body=json.dumps({"tags": {}})), 404, "not_found")
 
 
 def test_deleting_accounts(t):

@@ -41,6 +41,7 @@ enum BrokerRoutes {
         // Entered credentials (API key, basic, bearer): the API key only, never a browser's page.
         router.add(.POST, "/accounts", .async(credentials.create))
         router.add(.POST, "/account/verify", .async(credentials.verify))
+        router.add(.PATCH, "/account", .async(credentials.edit))
         router.add(.POST, "/account/refresh", cors.wrap(.async({ await oauth.refresh($0, cors: cors) })))
         router.add(.OPTIONS, "/account/refresh", cors.preflight(methods: [.POST]))
         router.add(.GET, "/app-token", .async(appTokens.appToken))

@@ -199,6 +199,42 @@ struct CredentialHandlers: Sendable {
         }
     }
 
+    /// `PATCH /account?id=ID` (API key, scope `accounts:write`): `{end_user_id?, end_user_email?, end_user_name?,
+    /// tags?}` changes the end user (the three together; `end_user_id: ""` clears it) and replaces the tags, without
+    /// a sign-in; `200` with the summary, and `account.updated` to the webhooks.
+    func edit(_ request: Request) async -> Response {
+        do {
+            let who = try access.authorize(request, .accountsWrite)
+            let id = try OAuthHandlers.accountID(request)
+            let stored = try AccountID.stored(id)
+            if let provider = AccountID(id)?.provider { try who.grant.require(provider: provider) }
+            let (body, form) = try Self.jsonBody(request)
+            try StrictInput.fields(Array(body.keys), allowed: ["end_user_id", "end_user_email", "end_user_name", "tags"])
+            guard !body.isEmpty else { throw BrokerError.badRequest("Give end_user_id or tags to change.") }
+            guard let account = try await accounts.stored(id: stored) else { throw BrokerError.notFound }
+            try who.grant.require(account: account)
+            var endUser: EndUser??
+            if body["end_user_id"] as? String == "" {
+                guard body["end_user_email"] == nil, body["end_user_name"] == nil else {
+                    throw BrokerError.badRequest("end_user_email and end_user_name need an end_user_id.")
+                }
+                try who.grant.require(endUser: nil)
+                endUser = .some(nil)
+            } else if body["end_user_id"] != nil || body["end_user_email"] != nil || body["end_user_name"] != nil {
+                let owner = try OwnerParameters.owner(form)
+                try who.grant.require(endUser: owner.endUser?.id)
+                endUser = .some(owner.endUser)
+            }
+            let tags = body["tags"] == nil ? nil : try OwnerParameters.owner(form).tags
+            let edited = try await accounts.edit(id: stored, endUser: endUser, tags: tags)
+            logger.log(.info, "account edited", [("account", .string(edited.id))])
+            return Response.json(
+                .ok, AccountJSON.summary(edited, status: accounts.reportedStatus(of: edited)), headers: OAuthHandlers.noStore())
+        } catch {
+            return ((error as? BrokerError) ?? .badRequest("The request could not be handled.")).response
+        }
+    }
+
     /// The JSON object body, and the same as a ``RequestForm`` for the owner fields; 400 when it is not one.
     private static func jsonBody(_ request: Request) throws(BrokerError) -> ([String: Any], RequestForm) {
         let type = (request.headers["Content-Type"] ?? "").lowercased()

@@ -8,6 +8,8 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountRefreshFailed = "account.refresh_failed"
     /// The provider refused the refresh token; the user must authorize again.
     case accountReauthorizationRequired = "account.reauthorization_required"
+    /// `PATCH /account` changed the account's end user or tags, without a new sign-in.
+    case accountUpdated = "account.updated"
     /// The account was deleted, after a revocation at the provider that worked or not.
     case accountDeleted = "account.deleted"
     /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).
