@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "BrokerFileStore", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTLS"], swiftSettings: strict),
+        // The PostgreSQL client: protocol 3.0, SCRAM-SHA-256 login, the extended query protocol and a connection pool.
+        .target(name: "BrokerPostgres", dependencies: ["BrokerCore", "BrokerCrypto"], swiftSettings: strict),
         // Fake OAuth 2.0 (RFC 6749 and Weibo, and any catalogue provider's quirks as configuration), OAuth 1.0a (Twitter)
         // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
@@ -57,7 +59,8 @@ let package = Package(
         // What test targets share: temporary directories, clocks, `eventually`, the raw socket client, scoped
         // start and stop, the conformance suites every store runs, and the in-memory storage back end.
         .target(
-            name: "BrokerTestSupport", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerHTTP", "BrokerTLS"],
+            name: "BrokerTestSupport",
+            dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerPostgres", "BrokerHTTP", "BrokerTLS"],
             path: "Tests/BrokerTestSupport", swiftSettings: strict),
 
         // libFuzzer targets: `scripts/fuzz` builds them with -DFUZZING and -sanitize=fuzzer,address;
@@ -92,6 +95,9 @@ let package = Package(
             name: "BrokerRedisTests",
             dependencies: ["BrokerRedis", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerTLS", "BrokerTestSupport"],
             swiftSettings: strict),
+        // The PostgreSQL client against real `postgres` servers the tests start, and its codecs against vectors.
+        .testTarget(
+            name: "BrokerPostgresTests", dependencies: ["BrokerPostgres", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "BrokerAppTests",
             dependencies: [

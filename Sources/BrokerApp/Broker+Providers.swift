@@ -1,23 +1,26 @@
 import BrokerCore
 
 extension Broker {
-    /// Says what start-up found worth telling: no API key set, providers of the catalogue left unconfigured.
+    /// Says what start-up found worth warning about: no API key set. What is configured is summed up in the
+    /// `listening` line (``startupSummary(_:registry:)``); presets left unconfigured are no news (most of the
+    /// catalogue is unconfigured on any one broker) and get no line at all: `token-broker config check` lists them.
     static func logStartupNotes(_ c: BrokerConfiguration, registry: ProviderRegistry, logger: BrokerLogger) {
         if c.callerKeys.isEmpty {
             logger.log(
                 .warning,
                 "neither BROKER_API_KEY nor BROKER_API_KEYS is set: /accounts, POST /authorize and API-key access to /account answer 401")
         }
-        // One line for all: most of the catalogue's presets are unconfigured on any one broker, and that is no news.
-        let unconfigured = registry.all.filter { !$0.isConfigured }.map(\.name)
-        if !unconfigured.isEmpty {
-            logger.log(
-                .info, "providers not configured",
-                [
-                    ("count", .int(unconfigured.count)),
-                    ("providers", .string(unconfigured.joined(separator: ","))),
-                ])
-        }
+    }
+
+    /// The start-up summary's fields: the configured providers by name, how many presets are left unconfigured, and
+    /// the API keys by name (never the keys).
+    static func startupSummary(_ c: BrokerConfiguration, registry: ProviderRegistry) -> [(String, LogValue)] {
+        let configured = registry.all.filter(\.isConfigured).map(\.name)
+        return [
+            ("providers", .string(configured.joined(separator: ","))),
+            ("providers_unconfigured", .int(registry.all.count - configured.count)),
+            ("api_keys", .string(c.callerKeys.map(\.name).joined(separator: ","))),
+        ]
     }
 
     /// Reads every configured OpenID provider's discovery document in the background, each retried with

@@ -158,7 +158,8 @@ public final class Broker: Sendable {
                 ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
                 ("refresh_concurrency", .int(configuration.refreshConcurrency)),
                 ("webhook_urls", .int(configuration.webhooks?.urls.count ?? 0)),
-            ] + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
+            ] + Self.startupSummary(configuration, registry: discovery.registry)
+                + (metricsServer.map { [("metrics_port", .int($0.port))] } ?? []))
     }
 
     /// The bound port.

@@ -45,7 +45,8 @@ struct BrokerServices: Sendable {
                 }
             }, events: events)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
-        let refreshPolicy = RefreshCoordinator.Policy(margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10)
+        let refreshPolicy = RefreshCoordinator.Policy(
+            margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10, giveUp: c.refreshGiveUp)
         accounts = AccountService(
             accounts: storage.accounts, registry: registry, upstream: upstream,
             redirectURI: authorization.redirectURI, now: now,

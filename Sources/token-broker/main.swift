@@ -37,13 +37,19 @@ func environment() -> [String: String] {
 // the accounts and backup commands, clients of a broker that may run elsewhere, read only BROKER_URL and BROKER_API_KEY,
 // and restore reads only BROKER_DATA_DIR and BROKER_ENCRYPTION_KEY.
 switch command {
-case .help:
-    print(BrokerCommand.usage)
+case .help(let topic):
+    print(BrokerCommand.usage(of: topic))
     exit(0)
 case .version:
     print("token-broker \(BrokerVersion.current)")
     exit(0)
 case .accounts(let accounts):
+    // A deletion revokes at the provider and cannot be undone: asked on a terminal, refused elsewhere without --yes.
+    let declined = AccountsClient.confirmation(accounts, isTerminal: isatty(STDIN_FILENO) == 1) { question in
+        FileHandle.standardError.write(Data(question.utf8))
+        return readLine()
+    }
+    if let declined, let failure = declined.failure { fail(failure.headline, failure.reason, status: declined.status) }
     let outcome = await AccountsClient.run(accounts, environment: environment())
     // An import reports every line, the failed ones too, before it says that some failed.
     if outcome.failure != nil, !outcome.output.isEmpty { print(outcome.output) }
@@ -87,7 +93,7 @@ case .configCheck:
     print(ConfigCheck.report(configuration))
     exit(0)
 case .webhooks(let webhooks):
-    let (status, output) = await webhooks.run(configuration: configuration)
+    let (status, output) = await webhooks.run(configuration: configuration, environment: environment())
     if status != 0 { fail("webhooks failed", output, status: status) }
     print(output)
     exit(0)

@@ -188,6 +188,58 @@ import Glibc
         #expect(Set(listedIDs) == Set(ids))
     }
 
+    /// A restored directory started without its key is told so: exit 2, "missing encryption key" naming where the broker
+    /// looked, and no key generated (a new key would open none of the records, which would then read as damaged).
+    @Test func aRestoredDirectoryStartedWithoutItsKeyRefusesToStartNamingTheMissingKey() async throws {
+        let s = try await Self.setUp(accounts: 2)
+        let backup = try await s.backup()
+        let file = s.harness.dataDirectory + "/" + (try #require(backup.json["file"] as? String))
+        let target = s.root + "/restored"
+        let restore = try await runBrokerCapturingOutput(
+            ["restore", file, "--data-dir", target], environment: s.restoreEnvironment(key: nil))
+        #expect(restore.status == 0, "\(restore.stderr)")
+        #expect(restore.stdout.contains("the key is not in the backup"))
+        let snapshot = try String(contentsOfFile: target + "/accounts.snapshot.jsonl", encoding: .utf8)
+        let keyFile = target + "/" + EncryptionKeyring.keyFileName
+        let environment = ["BROKER_DATA_DIR": target, "BROKER_API_KEYS": "ops:\(Self.opsKey)"]
+
+        func refusal() async throws -> String {
+            guard case .exited(let status, let log) = try await BrokerProcess.launch(environment: environment) else {
+                Issue.record("the broker started on \(target) without its key")
+                return ""
+            }
+            #expect(status == 2, "\(log)")
+            #expect(log.contains("missing encryption key") && log.contains("BROKER_ENCRYPTION_KEY is not set"))
+            #expect(log.contains("no key file at \(keyFile)"))
+            #expect(!log.contains("damaged") && !log.contains("corrupt"))
+            #expect(!FileManager.default.fileExists(atPath: keyFile))
+            #expect(try String(contentsOfFile: target + "/accounts.snapshot.jsonl", encoding: .utf8) == snapshot)
+            return log
+        }
+        _ = try await refusal()
+        // `rekey --dry-run` and `rekey` say the same instead of planning with a key that opens nothing.
+        for arguments in [["rekey", "--dry-run"], ["rekey"]] {
+            let rekey = try await runBrokerCapturingOutput(arguments, environment: environment)
+            #expect(rekey.status == 2 && rekey.stderr.contains("missing encryption key"), "\(arguments): \(rekey.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: keyFile))
+        // Without the sealed marker (a snapshot copied in by hand), the sealed records themselves tell.
+        #expect(unlink(target + "/" + SealedStoreMarker.fileName) == 0)
+        _ = try await refusal()
+
+        // With the key of the broker that wrote it, copied in as its key file, the same directory starts and serves.
+        try Data((Self.encryptionKey + "\n").utf8).write(to: URL(fileURLWithPath: keyFile))
+        #expect(chmod(keyFile, 0o600) == 0)
+        guard case .listening(let broker) = try await BrokerProcess.launch(environment: environment) else {
+            Issue.record("the broker did not start with its key")
+            return
+        }
+        let id = try #require(try Self.parseSnapshot(file).records.first?["id"] as? String)
+        #expect(await s.accessToken(id, port: broker.port) == (await s.accessToken(id)))
+        broker.signal(SIGTERM)
+        #expect(await broker.waitForExit(timeout: 60) == 0)
+    }
+
     @Test func restoreRefusesADirectoryThatHoldsAccountsUnlessForcedAndALockedOne() async throws {
         let s = try await Self.setUp(accounts: 1)
         let file = s.harness.dataDirectory + "/" + (try #require(try await s.backup().json["file"] as? String))

@@ -126,13 +126,14 @@ final class BrokerProcess: @unchecked Sendable {
 enum BrokerProcessError: Error { case didNotStart(String) }
 
 /// Runs the `token-broker` executable to completion off the cooperative pool; (exit status, stdout, stderr).
-func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String]) async throws -> (
+/// `stdin` is the descriptor it reads (a pseudo-terminal's, see ``PseudoTerminal``), /dev/null when nil.
+func runBrokerCapturingOutput(_ arguments: [String], environment: [String: String], stdin: Int32? = nil) async throws -> (
     status: Int32, stdout: String, stderr: String
 ) {
     try await offPool {
         let process = try ChildProcess(
             executable: BrokerProcess.executable.path, arguments: arguments, environment: environment,
-            stdout: .capture, stderr: .capture)
+            stdout: .capture, stderr: .capture, stdin: stdin)
         let status = process.waitUntilExit()
         process.drainOutput()
         return (status, process.outputText, process.errorText)

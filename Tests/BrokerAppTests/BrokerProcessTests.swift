@@ -42,6 +42,37 @@ import Glibc
         #expect(broker.log.contains("\"path\":\"/healthz\""))
     }
 
+    /// The start-up log is a short summary of what is configured, not a line per preset left unconfigured: its length
+    /// does not grow with the catalogue, it names providers and keys (never a key or secret), and a typo still gets its
+    /// WARNING.
+    @Test func theStartUpLogIsAShortSummaryWithoutSecrets() async throws {
+        let dir = try Self.tempDir()
+        let secrets = [
+            "GITHUB-SECRET-SENTINEL-0123456789", "OPS-KEY-SENTINEL-0123456789abcdef0123456789",
+            "CI-KEY-SENTINEL-0123456789abcdef01234567890",
+        ]
+        let broker = try await BrokerProcess.start(environment: [
+            "BROKER_DATA_DIR": dir + "/data", "GITHUB_CLIENT_ID": "Iv1.github-client", "GITHUB_CLIENT_SECRET": secrets[0],
+            "BROKER_API_KEYS": "ops:\(secrets[1]),ci:\(secrets[2])", "BROKER_PROT": "8080",
+            "BROKER_ENCRYPTION_KEY": Data(repeating: 7, count: 32).base64EncodedString(),
+        ])
+        #expect(await TestHTTP.send(port: broker.port, target: "/healthz")?.status == 200)
+        broker.signal(SIGTERM)
+        #expect(await broker.waitForExit(timeout: 60) == 0)
+        let lines = broker.log.split(separator: "\n").map(String.init)
+        let startUp = Array(lines.prefix { !$0.contains("\"msg\":\"listening\"") })
+        let listening = try #require(lines.first { $0.contains("\"msg\":\"listening\"") })
+        // Before `listening`: the typo's WARNING, the connection cap, and nothing per provider.
+        #expect(startUp.count <= 3, "\(startUp.joined(separator: "\n"))")
+        #expect(startUp.contains { $0.contains("unknown variable ignored") && $0.contains("\"did_you_mean\":\"BROKER_PORT\"") })
+        #expect(!broker.log.contains("not configured") && !broker.log.contains("gitlab") && !broker.log.contains("slack"))
+        // The summary: configured providers, store, API keys by name, where it listens.
+        #expect(listening.contains("\"providers\":\"github\"") && listening.contains("\"api_keys\":\"ops,ci\""))
+        #expect(listening.contains("\"store\":\"files\"") && listening.contains("\"port\":\(broker.port)"))
+        #expect(listening.contains("\"host\":\"127.0.0.1\"") && listening.contains("\"providers_unconfigured\":"))
+        for secret in secrets { #expect(!broker.log.contains(secret)) }
+    }
+
     @Test func sigintAlsoStopsIt() async throws {
         let dir = try Self.tempDir()
         let broker = try await BrokerProcess.start(environment: ["BROKER_DATA_DIR": dir])

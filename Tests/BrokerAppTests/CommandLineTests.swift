@@ -15,7 +15,11 @@ import Testing
         (["accounts", "show", "acme:1"], .accounts(AccountsCommand(.show("acme:1")))),
         (["accounts", "delete", "--json", "acme:1"], .accounts(AccountsCommand(.delete("acme:1"), json: true))),
         (["accounts", "refresh", "acme:1", "--json"], .accounts(AccountsCommand(.refresh("acme:1"), json: true))),
-        (["accounts", "delete", "acme:1", "--help"], .help("accounts")), (["help", "accounts"], .help("accounts")),
+        (["accounts", "delete", "acme:1", "--help"], .help("accounts delete")), (["help", "accounts"], .help("accounts")),
+        (["help", "accounts", "delete"], .help("accounts delete")), (["accounts", "--help", "list"], .help("accounts list")),
+        (["accounts", "delete", "--yes", "acme:1"], .accounts(AccountsCommand(.delete("acme:1"), yes: true))),
+        (["accounts", "delete", "acme:1", "-y", "--json"], .accounts(AccountsCommand(.delete("acme:1"), json: true, yes: true))),
+        (["webhooks", "replay", "-h"], .help("webhooks replay")), (["config", "check", "--help"], .help("config check")),
         (["version"], .version), (["--version"], .version), (["help"], .help(nil)), (["help", "rekey"], .help("rekey")),
         (["--help"], .help(nil)), (["-h"], .help(nil)), (["rekey", "--help"], .help("rekey")), (["serve", "-h"], .help("serve")),
         (["rekey", "--bogus", "--help"], .help("rekey")), (["config", "check"], .configCheck),
@@ -61,6 +65,8 @@ import Testing
         (["restore", "a.jsonl", "--data-dir"], "--data-dir needs a directory"),
         (["restore", "a.jsonl", "--data-dir", "--force"], "--data-dir needs a directory"),
         (["restore", "a.jsonl", "--yes"], "unknown flag \"--yes\""),
+        (["accounts", "show", "a:1", "--yes"], "unknown flag \"--yes\""), (["help", "accounts", "frob"], "unexpected argument \"frob\""),
+        (["help", "rekey", "now"], "unexpected argument \"now\""),
     ])
     func unknownCommandsFlagsAndExtraArgumentsAreRefused(arguments: [String], message: String) {
         #expect(throws: BrokerCommand.UsageError(description: message)) { try BrokerCommand.parse(arguments).get() }
@@ -78,6 +84,34 @@ import Testing
         let (status, stderr) = try await runBroker(["serve", "--bogus"], environment: environment)
         #expect(status == 2)
         #expect(stderr.contains("unknown flag \"--bogus\"") && stderr.contains("usage: token-broker"))
+    }
+
+    /// Each command's `--help` is its own usage: its synopsis first, then each option it takes, and nothing of the
+    /// other commands; it needs no configuration.
+    @Test(arguments: [
+        (["serve"], "usage: token-broker [serve]", [String]()), (["demo"], "usage: token-broker demo", ["BROKER_DEMO_PORT"]),
+        (["healthcheck"], "usage: token-broker healthcheck", []), (["rekey"], "usage: token-broker rekey [--dry-run]", ["--dry-run"]),
+        (["config", "check"], "usage: token-broker config check", []),
+        (["accounts"], "usage: token-broker accounts list [--provider P] [--json]", ["delete ID [--yes]", "--json"]),
+        (["accounts", "list"], "usage: token-broker accounts list [--provider P] [--json]", ["--provider P", "--json"]),
+        (["accounts", "show", "a:1"], "usage: token-broker accounts show ID [--json]", ["--json", "BROKER_URL"]),
+        (["accounts", "delete"], "usage: token-broker accounts delete ID [--yes] [--json]", ["--yes", "y/N"]),
+        (["accounts", "refresh"], "usage: token-broker accounts refresh ID [--json]", ["--json"]),
+        (["backup"], "usage: token-broker backup [--json]", ["--json", "BROKER_URL"]),
+        (["restore"], "usage: token-broker restore FILE [--data-dir DIR] [--force]", ["--data-dir DIR", "--force", "encryption"]),
+        (["webhooks", "list"], "usage: token-broker webhooks list", ["replay ID", "BROKER_URL"]),
+        (["version"], "usage: token-broker version", []),
+    ])
+    func eachCommandsHelpIsItsOwn(command: [String], synopsis: String, mentions: [String]) async throws {
+        for flag in ["--help", "-h"] {
+            let run = try await runBrokerCapturingOutput(command + [flag], environment: ["BROKER_PORT": "not-a-port"])
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(command) \(flag): \(run.stderr)")
+            #expect(run.stdout.hasPrefix(synopsis + "\n") || run.stdout.hasPrefix(synopsis + " "), "\(command): \(run.stdout)")
+            for text in mentions { #expect(run.stdout.contains(text), "\(command) lacks \(text)") }
+            #expect(run.stdout != BrokerCommand.usage + "\n" && !run.stdout.contains("print this text"))
+        }
+        let named = try await runBrokerCapturingOutput(["help"] + command.prefix(2).filter { !$0.contains(":") }, environment: [:])
+        #expect(named.status == 0 && named.stdout.hasPrefix(synopsis))
     }
 
     @Test func aFailedHealthcheckSaysWhy() async throws {

@@ -66,6 +66,35 @@ struct ConfigurationDocumentationTests {
         #expect(documented.subtracting(code).sorted() == [], "in \(file) but never read")
     }
 
+    /// The other documents (deployment.md's environment table among them) name no variable the broker does not read:
+    /// they point to configuration.md for the whole list and must not contradict it with a name of their own.
+    @Test(arguments: [
+        "docs/deployment.md", "docs/operations.md", "docs/webhooks.md", "docs/providers.md", "docs/api.md",
+        "docs/architecture.md", "docs/app-tokens.md", "docs/performance.md", "docs/testing.md", "README.md", "SECURITY.md",
+    ])
+    func everyVariableAnotherDocumentNamesIsRead(file: String) throws {
+        let code = try Self.read()
+        let text = try String(contentsOf: Self.root.appendingPathComponent(file), encoding: .utf8)
+        // A secret given as a file is its variable's name plus `_FILE` (configuration.md, "Secrets from files").
+        let unread = Self.names(in: text, quoted: false).subtracting(code).filter { name in
+            !(name.hasSuffix("_FILE") && code.contains(String(name.dropLast("_FILE".count))))
+        }
+        #expect(unread.sorted() == [], "in \(file) but never read")
+    }
+
+    /// deployment.md's environment table names only variables that configuration.md's table documents.
+    @Test func deploymentsEnvironmentTableIsASubsetOfConfiguration() throws {
+        let deployment = try String(contentsOf: Self.root.appendingPathComponent("docs/deployment.md"), encoding: .utf8)
+        let configuration = try String(contentsOf: Self.root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let section = try #require(
+            deployment.components(separatedBy: "## Environment").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let rows = section.split(separator: "\n").filter { $0.hasPrefix("| `") }.map(String.init)
+        #expect(!rows.isEmpty)
+        let tabled = Self.names(in: rows.joined(separator: "\n"), quoted: false)
+        #expect(tabled.contains("BROKER_API_KEYS") && tabled.contains("BROKER_API_KEY"))
+        #expect(tabled.subtracting(Self.names(in: configuration, quoted: false)).sorted() == [])
+    }
+
     @Test func aPatternLineDocumentsExactlyTheNamesItLists() {
         let line = "| `<NAME>_CLIENT_ID`, `<NAME>_CLIENT_SECRET` | unset | `<NAME>` one of `ASANA`, `ZOOM` |"
         #expect(Self.patternNames(in: line) == ["ASANA_CLIENT_ID", "ASANA_CLIENT_SECRET", "ZOOM_CLIENT_ID", "ZOOM_CLIENT_SECRET"])

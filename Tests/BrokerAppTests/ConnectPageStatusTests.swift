@@ -47,6 +47,12 @@ import Testing
         #expect(ConnectPageStatus.make(status: .active, expiresAt: expiry, now: expiry).label == "expired")
     }
 
+    @Test func anAccountGivenUpOnReadsRefreshFailingWithTheReauthorizationBadge() {
+        let expected = ConnectPageStatus(state: .reauthorizationRequired, label: "refresh failing")
+        #expect(ConnectPageStatus.make(status: .refreshExhausted, expiresAt: Self.now.addingTimeInterval(-3600), now: Self.now) == expected)
+        #expect(ConnectPageStatus.make(refusal: .refreshExhausted) == expected)
+    }
+
     @Test func refusalsOfTheCoreMapToTheirStatus() {
         #expect(ConnectPageStatus.make(refusal: .expired) == ConnectPageStatus(state: .expired, label: "expired"))
         #expect(ConnectPageStatus.make(refusal: .reauthorizationRequired)?.state == .reauthorizationRequired)

@@ -71,7 +71,7 @@ import Testing
             .unknownProvider("p"), .providerNotConfigured("p", missing: ["X"]), .providerUnavailable("p", reason: "r"), .invalidReturnTo,
             .invalidState, .accessDenied,
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
-            .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
+            .refreshExhausted, .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
             .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
             .insufficientPermissions("s"), .credentialInvalid(provider: "p", status: 401),
         ]
@@ -79,7 +79,8 @@ import Testing
             switch error {
             case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .invalidState, .accessDenied,
                 .upstreamError,
-                .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest,
+                .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
+                .badRequest,
                 .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
                 .reconnectMismatch, .insufficientPermissions, .credentialInvalid:
                 break

@@ -135,10 +135,10 @@ import Testing
         #expect(!failed.body.contains("SENTINEL"))
         let metrics = try #require(await TestHTTP.send(port: s.broker.port, target: "/metrics")).body
         #expect(Self.metric(metrics, "broker_refresh_failures_total{provider=\"acme\",reason=\"transient\"}") == 2)
-        // The second failure in a row backs off 20 s, and the answer says so (RFC 9110 §10.2.3).
-        #expect(failed.header("Retry-After") == "20")
+        // The second failure in a row backs off 20 s, raised to the 30 s cooldown, and the answer says so (RFC 9110 §10.2.3).
+        #expect(failed.header("Retry-After") == "30")
         s.provider.set { $0.refreshFailure = nil }
-        s.advance(20)
+        s.advance(30)
         let recovered = try #require(await s.read())
         #expect(recovered.status == 200)
         #expect(Self.field(recovered.body, "access_token") == "ACME-ACCESS-SENTINEL-3")

@@ -6,6 +6,10 @@ import Testing
 
 @testable import BrokerApp
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Webhooks end to end: an in-process broker on real sockets, an OAuth 2.0 provider and a real receiver that records
 /// what it gets and can fail, stall or be down.
 @Suite(.scoped) struct WebhookEndToEndTests {
@@ -76,12 +80,12 @@ import Testing
         let start = try #require(await browser.authorize("provider=acme"))
         let state = try #require(URLComponents(string: start.header("Location") ?? "")?.queryItems?.first { $0.name == "state" }?.value)
         #expect(await browser.get("/callback?error=access_denied&state=\(state)")?.status == 403)
-        // A refresh fails with 5 s left and the next try 10 s away, then the refresh token is refused.
+        // A refresh fails with 5 s left and the next try 30 s away (the cooldown), then the refresh token is refused.
         s.provider.set { $0.refreshFailure = .serverError }
         s.clock.advance(3595)
         #expect(await s.get("/account?id=acme:4242")?.status == 200)
         s.provider.set { $0.refreshFailure = .invalidGrant }
-        s.clock.advance(11)
+        s.clock.advance(31)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
         #expect(await s.get("/account?id=acme:4242")?.status == 410)
         s.provider.set { $0.refreshFailure = nil }
@@ -198,6 +202,21 @@ import Testing
         #expect(s.receiver.accepted.first?.eventID == eventID)
         let (missing, _) = try await runBrokerCapturingStdout(["webhooks", "replay", "evt_0123"], environment: cli)
         #expect(missing == 1)
+        // BROKER_URL wins over the port, as for `accounts` (a broker on another host, behind a path prefix).
+        let elsewhere = try LocalHTTPServer.listenOnLoopback(backlog: 1)
+        close(elsewhere.descriptor)  // a port nobody listens on any more
+        let url = "http://127.0.0.1:\(s.broker.port)"
+        let remote = cli.merging(["BROKER_PORT": String(elsewhere.port), "BROKER_URL": url]) { $1 }
+        let (viaURL, viaURLOutput) = try await runBrokerCapturingStdout(["webhooks", "list"], environment: remote)
+        #expect(viaURL == 0 && viaURLOutput.contains("pending: ") && viaURLOutput.contains("dropped: "))
+        // A refusal names the URL that refused, the status and the broker's message; never the key.
+        let wrongKey = remote.merging(["BROKER_API_KEY": "not-the-key-0123456789"]) { $1 }
+        let refused = try await runBrokerCapturingOutput(["webhooks", "list"], environment: wrongKey)
+        #expect(refused.status == 1 && refused.stderr.contains("GET /webhooks at \(url): 401 unauthorized"))
+        #expect(!refused.stderr.contains("not-the-key"))
+        let gone = try await runBrokerCapturingOutput(
+            ["webhooks", "list"], environment: cli.merging(["BROKER_URL": "http://127.0.0.1:\(elsewhere.port)"]) { $1 })
+        #expect(gone.status == 1 && gone.stderr.contains("cannot reach the broker at http://127.0.0.1:\(elsewhere.port)"))
         await s.stop()
     }
 

@@ -112,8 +112,8 @@ struct AccountServiceRefreshTests {
             f.clock.advance(3400)
             #expect(try await service.account(id: seeded.accountID) == seeded)
             #expect(try await f.stored(seeded.accountID) == seeded)
-            // Inside the 10-second backoff the still-valid token is served without a call.
-            f.clock.advance(9)
+            // Inside the backoff (its 30-second cooldown) the still-valid token is served without a call.
+            f.clock.advance(29)
             #expect(try await service.account(id: seeded.accountID) == seeded)
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)
@@ -140,7 +140,7 @@ struct AccountServiceRefreshTests {
             #expect(await brokerError { try await service.account(id: seeded.accountID) } == .upstreamTimeout(step: "token_refresh"))
             // Inside the backoff an expired token's reader gets the last try's error at once, without a call.
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.response(503, nil, ""))
-            f.clock.advance(9)
+            f.clock.advance(29)
             #expect(await brokerError { try await service.account(id: seeded.accountID) } == .upstreamTimeout(step: "token_refresh"))
             #expect(await f.refreshCalls().count == 1)
             f.clock.advance(1)

@@ -41,16 +41,16 @@ struct BackgroundRefresherTests {
             let refresher = BackgroundRefresher(service: service, interval: 60)
             let seeded = try await f.seed(lifetime: 100)
             var attempts: [Int] = []
-            // Sweeps every 10 s: attempts after waits of 10, 20 and 40 s.
-            for _ in 0..<8 {
+            // Sweeps every 10 s: attempts after waits of 10 and 20 s (both raised to the 30 s cooldown), then 40 s.
+            for _ in 0..<11 {
                 let summary = try await refresher.runOnce()
                 #expect(summary.due == 1 && summary.refreshed == 0)
                 attempts.append(summary.failed)
                 f.clock.advance(10)
             }
-            #expect(attempts == [1, 1, 0, 1, 0, 0, 0, 1])
+            #expect(attempts == [1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1])
             #expect(await f.refreshCalls().count == 4)
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == Date.fixture.addingTimeInterval(70 + 80))
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == Date.fixture.addingTimeInterval(100 + 80))
             await f.upstream.on(RefreshFixture.googleTokenURL, respond: ProviderWire.googleToken(accessToken: "ya29.back"))
             f.clock.advance(80)
             #expect(try await refresher.runOnce() == BackgroundRefresher.Summary(due: 1, refreshed: 1))

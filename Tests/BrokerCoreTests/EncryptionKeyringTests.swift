@@ -131,4 +131,47 @@ struct EncryptionKeyringTests {
             }
         }
     }
+
+    /// No key is generated over sealed accounts whose key is gone: every layout says so, and plaintext accounts of a
+    /// version from before encryption at rest (which the broker seals at its start) still get their first key.
+    @Test func noKeyIsGeneratedOverSealedAccounts() async throws {
+        let sealedLine = #"{"id":"acme:1","provider":"acme","encryption":"chacha20-poly1305","access_token":"v1.k1.AAAA"}"#
+        let cases: [(file: String, content: String, sealed: Bool)] = [
+            ("accounts.sealed", "{}\n", true),
+            (
+                "accounts.snapshot.jsonl",
+                #"{"snapshot":"token-broker accounts","version":1,"journal":1,"accounts":1}"# + "\n" + sealedLine + "\n", true
+            ),
+            ("accounts.journal.3.jsonl", #"{"put":"# + sealedLine + "}\n", true),
+            // The former layout's files were pretty-printed: a blank before the colon.
+            ("accounts/acme%3A1.json", "{\n  \"encryption\" : \"chacha20-poly1305\",\n  \"id\" : \"acme:1\"\n}\n", true),
+            ("accounts/acme%3A1.json", "{\n  \"access_token\" : \"plain\",\n  \"id\" : \"acme:1\"\n}\n", false),
+            // "encryption" as a value is no sealed record.
+            ("accounts.journal.1.jsonl", #"{"put":{"id":"acme:2","scope":"encryption","access_token":"plain"}}"# + "\n", false),
+        ]
+        for (file, content, sealed) in cases {
+            try await TemporaryDirectory.with { directory in
+                let data = directory + "/data"
+                try FileManager.default.createDirectory(
+                    atPath: data + (file.hasPrefix("accounts/") ? "/accounts" : ""), withIntermediateDirectories: true)
+                try FileProbe.plant(content, at: data + "/" + file)
+                let keyFile = data + "/" + EncryptionKeyring.keyFileName
+                if sealed {
+                    #expect {
+                        _ = try EncryptionKeyring.loadOrGenerate(environmentValue: nil, dataDirectory: data)
+                    } throws: { error in
+                        let text = "\(error)"
+                        return text.contains("missing encryption key: \(data) holds sealed accounts")
+                            && text.contains("BROKER_ENCRYPTION_KEY is not set and there is no key file at \(keyFile)")
+                    }
+                    #expect(!FileManager.default.fileExists(atPath: keyFile), "\(file)")
+                    // The variable, or the key file put back, is all it needs.
+                    #expect(try !EncryptionKeyring.loadOrGenerate(environmentValue: keyA, dataDirectory: data).generated)
+                } else {
+                    #expect(try EncryptionKeyring.loadOrGenerate(environmentValue: nil, dataDirectory: data).generated, "\(file)")
+                    #expect(FileManager.default.fileExists(atPath: keyFile), "\(file)")
+                }
+            }
+        }
+    }
 }

@@ -82,10 +82,10 @@ struct RefreshBackoffTests {
         // A delay beyond the cap is clamped to it (one hour).
         ("99999999999999999999", 3600.0),
         ("86400", 3600),
-        // Not a Retry-After: ignored, the exponential backoff alone decides (10 s after one failure).
-        ("-5", 10), ("soon", 10), ("", 10), ("1e9", 10),
-        // Shorter than the exponential backoff: the later of the two wins.
-        ("3", 10),
+        // Not a Retry-After: ignored, the backoff alone decides (10 s after one failure, raised to the 30 s cooldown).
+        ("-5", 30), ("soon", 30), ("", 30), ("1e9", 30),
+        // Shorter than the backoff: the later of the two wins.
+        ("3", 30), ("45", 45),
     ])
     func absurdOrGarbageRetryAfterNeverTrapsAndIsClampedOrIgnored(field: String, wait: TimeInterval) async throws {
         try await RefreshFixture.with { f in
@@ -105,7 +105,7 @@ struct RefreshBackoffTests {
             let seeded = try await f.seed(lifetime: 3600)
             f.clock.advance(3601)
             #expect(await brokerError { try await service.account(id: seeded.accountID) }?.code == "upstream_error")
-            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == f.clock.now.addingTimeInterval(10))
+            #expect(await service.refresher.retryNotBefore(accountID: seeded.accountID) == f.clock.now.addingTimeInterval(30))
         }
     }
 

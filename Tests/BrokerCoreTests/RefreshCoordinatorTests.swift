@@ -154,6 +154,34 @@ struct RefreshCoordinatorTests {
         #expect(await lock.acquire(key: "k", ttl: 30) != nil)
     }
 
+    @Test func aBackoffKeepsTheRunsFirstFailureAndAnEarlierVersionsEncodingStillDecodes() throws {
+        let policy = RefreshCoordinator.Policy(backoffBase: 10, backoffCap: 300, cooldown: 30, giveUp: 3600)
+        let failure = RefreshFailure(.upstreamTimeout(step: "token_refresh"))
+        let first = policy.backoff(after: nil, failing: failure, at: .fixture, atLeast: policy.cooldown)
+        #expect(first.firstFailureAt == .fixture && first.notBefore == Date.fixture.addingTimeInterval(30))
+        let later = Date.fixture.addingTimeInterval(3600)
+        let second = policy.backoff(after: first, failing: failure, at: later)
+        #expect(second.firstFailureAt == .fixture && second.failures == 2)
+        #expect(!policy.hasGivenUp(failingSince: first.firstFailureAt, at: later.addingTimeInterval(-0.001)))
+        #expect(policy.hasGivenUp(failingSince: second.firstFailureAt, at: later))
+        #expect(RefreshBackoff(encoded: second.encoded) == second)
+        // Written before the first failure's time was kept: it decodes, and its run counts from its next failure.
+        let old = try #require(
+            RefreshBackoff(
+                encoded: Array(
+                    #"{"error":"upstream_error","failures":3,"not_before_ms":1796025600000,"reason":"HTTP 503","step":"token_refresh"}"#
+                        .utf8)))
+        #expect(old.failures == 3 && old.firstFailureAt == nil)
+        #expect(!policy.hasGivenUp(failingSince: old.firstFailureAt, at: later))
+        #expect(policy.backoff(after: old, failing: failure, at: later).firstFailureAt == later)
+        // A first failure that is not a time in range is damage: no backoff.
+        #expect(
+            RefreshBackoff(
+                encoded: Array(
+                    #"{"error":"upstream_timeout","failures":1,"first_failure_ms":"soon","not_before_ms":0,"step":"token_refresh"}"#.utf8))
+                == nil)
+    }
+
     @Test func backoffDoublesFromTheBaseUpToTheCap() {
         let policy = RefreshCoordinator.Policy(backoffBase: 10, backoffCap: 300)
         #expect((0...7).map { policy.backoffDelay(afterFailures: $0) } == [0, 10, 20, 40, 80, 160, 300, 300])

@@ -70,7 +70,7 @@ struct HTTPClientTests {
         defer { server.stop() }
         let client = HTTPClient(configuration: HTTPClient.Configuration(idleTimeout: 0.2))
         _ = try await client.execute(Self.get(server.url("/a")), timeout: 60, maxBodyBytes: 64)
-        #expect(await eventually(timeout: 30) { client.openConnections(to: server.url("/")) == 0 })
+        #expect(await eventually { client.openConnections(to: server.url("/")) == 0 })
         _ = try await client.execute(Self.get(server.url("/b")), timeout: 60, maxBodyBytes: 64)
         #expect(server.accepted == 2)
     }
@@ -80,7 +80,7 @@ struct HTTPClientTests {
         defer { server.stop() }
         let client = Self.client(cap: 1)
         let holder = Task { try? await client.execute(Self.get(server.url("/held")), timeout: 60, maxBodyBytes: 64) }
-        #expect(await eventually(timeout: 30) { server.requests.count == 1 })
+        #expect(await eventually { server.requests.count == 1 })
         await #expect(throws: HTTPClientError.deadline) {
             _ = try await client.execute(Self.get(server.url("/waiting")), timeout: 0.3, maxBodyBytes: 64)
         }
@@ -107,7 +107,7 @@ struct HTTPClientTests {
                 return await group.reduce(into: [Int]()) { $0.append($1) }
             }
         }
-        #expect(await eventually(timeout: 30) { server.requests.count == 3 })
+        #expect(await eventually { server.requests.count == 3 })
         #expect(client.openConnections(to: server.url("/")) == 3)
         for _ in 0..<8 { gate.signal() }
         let statuses = await calls.value
@@ -232,7 +232,7 @@ struct HTTPClientTests {
         await #expect(throws: HTTPClientError.tooLarge(limit: 1 << 20)) {
             _ = try await Self.client().execute(Self.get(server.url("/")), timeout: 60, maxBodyBytes: 1 << 20)
         }
-        #expect(await eventually(timeout: 30) { server.hangUps == 1 })
+        #expect(await eventually { server.hangUps == 1 })
         #expect(server.streamedBytes < Self.big)
     }
 
@@ -259,7 +259,7 @@ struct HTTPClientTests {
         let response = try await client.stream(Self.get(server.url("/")), timeout: 120)
         #expect(response.status == 200)
         // Nobody reads yet: the server fills the socket buffers and the client's queue, then must wait.
-        #expect(await eventually(timeout: 30) { server.streamedBytes > 0 })
+        #expect(await eventually { server.streamedBytes > 0 })
         #expect(server.streamedBytes < Self.big)
         var total = 0
         for try await piece in response.body { total += piece.count }

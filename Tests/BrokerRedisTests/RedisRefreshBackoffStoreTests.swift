@@ -38,6 +38,77 @@ struct RedisRefreshBackoffStoreTests {
         }
     }
 
+    @Test func takeReturnsTheBackoffWithItsFirstFailureAndDeletesIt() async throws {
+        try await RedisServer.with { server async throws in
+            let client = server.client()
+            let store = RedisRefreshBackoffStore(client: client)
+            let state = RefreshBackoff(
+                failures: 3, notBefore: Date.fixture.addingTimeInterval(40), lastError: .upstreamTimeout(step: "token_refresh"),
+                firstFailureAt: Date.fixture.addingTimeInterval(-60))
+            try await store.record(state, for: "google:1", at: Date.fixture)
+            #expect(try await store.backoff(for: "google:1") == state)
+            #expect(try await store.take(accountID: "google:1") == state)
+            #expect(try await client.command("EXISTS", "tb:backoff:google:1").integer == 0)
+            #expect(try await store.take(accountID: "google:1") == nil)
+            // A value an earlier version wrote, without the first failure's time, still reads.
+            _ = try await client.command(
+                "SET", "tb:backoff:google:2",
+                #"{"error":"upstream_timeout","failures":2,"not_before_ms":1796025600000,"step":"token_refresh"}"#)
+            let old = try #require(try await store.backoff(for: "google:2"))
+            #expect(old.failures == 2 && old.firstFailureAt == nil)
+        }
+    }
+
+    @Test func fiftyReadsOnTwoReplicasWithinTheCooldownMakeOneProviderCall() async throws {
+        try await RedisServer.with { server async throws in
+            let world = try await ReplicaWorld.make(server: server)
+            world.upstream.answer(status: 503, retryAfter: nil)
+            let replicas = [world.replica(), world.replica()]
+            let seeded = try await world.seedExpired()
+            var errors: [String] = []
+            // 24.5 s of reads, alternating replicas: the first failure's own backoff (10 s) is raised to the shared 30 s cooldown.
+            for round in 0..<50 {
+                let error = await refusal { try await replicas[round % 2].account(id: seeded.accountID) }
+                errors.append(error?.code ?? "none")
+                world.clock.advance(0.5)
+            }
+            #expect(errors == Array(repeating: "upstream_error", count: 50))
+            #expect(world.upstream.calls == 1)
+            world.clock.advance(5.5)
+            _ = await refusal { try await replicas[1].account(id: seeded.accountID) }
+            #expect(world.upstream.calls == 2)
+        }
+    }
+
+    @Test func oneReplicaGivesUpAndTheOtherServesTheExhaustedStatusWithoutACallUntilForced() async throws {
+        try await RedisServer.with { server async throws in
+            let world = try await ReplicaWorld.make(server: server)
+            world.upstream.answer(status: 503, retryAfter: nil)
+            let replicas = [world.replica(giveUp: 3600), world.replica(giveUp: 3600)]
+            let seeded = try await world.seedExpired()
+            // Reads on alternate replicas every 300 s: the run that began at the first failure lasts its hour at the 13th.
+            var codes: [String] = []
+            for round in 0..<13 {
+                codes.append(await refusal { try await replicas[round % 2].account(id: seeded.accountID) }?.code ?? "none")
+                world.clock.advance(300)
+            }
+            #expect(codes == Array(repeating: "upstream_error", count: 12) + ["refresh_exhausted"])
+            #expect(world.upstream.calls == 13)
+            #expect(try await server.client().command("EXISTS", "tb:backoff:\(seeded.id)").integer == 0)
+            #expect(try await replicas[1].stored(id: seeded.accountID)?.status == .refreshExhausted)
+            #expect(try await replicas[1].statusCounts()?.refreshExhausted == 1)
+            for replica in replicas {
+                #expect(await refusal { try await replica.account(id: seeded.accountID) } == .refreshExhausted)
+            }
+            #expect(world.upstream.calls == 13)
+            // Forced on the other replica, with the provider back: active again.
+            world.upstream.answer(status: 200, retryAfter: nil)
+            #expect(try await replicas[1].refreshNow(id: seeded.accountID).accessToken.value == "ya29.after")
+            #expect(try await replicas[0].account(id: seeded.accountID).status == .active)
+            #expect(world.upstream.calls == 14)
+        }
+    }
+
     @Test func twoReplicasSharingRedisMakeOneProviderCallPerBackoffWindow() async throws {
         try await RedisServer.with { server async throws in
             let world = try await ReplicaWorld.make(server: server)
@@ -106,12 +177,14 @@ struct ReplicaWorld {
     }
 
     /// One broker replica with its own Redis client, as a separate process would have; `backoff` replaces the shared one.
-    func replica(backoff: (any RefreshBackoffStore)? = nil) -> AccountService {
+    func replica(backoff: (any RefreshBackoffStore)? = nil, giveUp: TimeInterval = RefreshCoordinator.Policy.defaultGiveUp)
+        -> AccountService
+    {
         let client = server.client()
         return AccountService(
             accounts: RedisAccountRepository(client: client), registry: registry, upstream: upstream,
             redirectURI: "https://broker.example/callback", now: clock.function,
-            refreshPolicy: RefreshCoordinator.Policy(lockTTL: 30, pollInterval: 0.01),
+            refreshPolicy: RefreshCoordinator.Policy(lockTTL: 30, pollInterval: 0.01, giveUp: giveUp),
             refreshLock: RedisLock(client: client), refreshBackoff: backoff ?? RedisRefreshBackoffStore(client: client))
     }
 

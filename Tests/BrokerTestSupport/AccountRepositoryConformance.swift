@@ -329,7 +329,7 @@ public enum AccountRepositoryConformance {
     }
 
     /// Status counts follow every write and delete, and survive a restart: reauthorization, expiry without a
-    /// refresh token, and a refresh token keeping a past-expiry account active.
+    /// refresh token, a refresh token keeping a past-expiry account active, and an account given up on (`refresh_exhausted`).
     public static func statusCountsFollowWrites(_ open: RepositoryOpener) async throws {
         let repository = try open()
         let counter = try #require(repository.statusCounting, "the repository cannot count accounts by status")
@@ -371,5 +371,29 @@ public enum AccountRepositoryConformance {
         #expect(try await counter.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
         let reopened = try #require(try open().statusCounting)
         #expect(try await reopened.statusCounts(at: later) == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1))
+
+        // Given up on: its own status, kept across a restart, counted apart; a sign-in makes it active again.
+        var exhausted = Account.make(uid: "6")
+        exhausted.refreshToken = Secret("refresh-6")
+        exhausted.expiresAt = Date.fixture.addingTimeInterval(-60)
+        exhausted.status = .refreshExhausted
+        try await repository.put(exhausted)
+        #expect(
+            try await counter.statusCounts(at: later)
+                == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1, refreshExhausted: 1))
+        let restarted = try open()
+        #expect(try await restarted.get(id: exhausted.accountID)?.status == .refreshExhausted)
+        #expect(
+            try await #require(restarted.statusCounting).statusCounts(at: later)
+                == AccountStatusCounts(active: 2, expired: 0, reauthorizationRequired: 1, refreshExhausted: 1))
+        _ = try await restarted.update(id: exhausted.accountID) { current in
+            var next = current
+            next?.status = .active
+            return next
+        }
+        #expect(try await open().get(id: exhausted.accountID)?.status == .active)
+        #expect(
+            try await #require(try open().statusCounting).statusCounts(at: later)
+                == AccountStatusCounts(active: 3, expired: 0, reauthorizationRequired: 1, refreshExhausted: 0))
     }
 }

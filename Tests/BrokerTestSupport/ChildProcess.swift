@@ -9,7 +9,7 @@ import Glibc
 /// Foundation's `Process.run()` on Linux reads `/proc/self/fd` with a 256-byte copy of each
 /// directory entry and crashes now and then when an entry ends a page (swift-corelibs-foundation
 /// pull request 5472); a suite that starts hundreds of children hits it. This type spawns directly:
-/// stdin from /dev/null, stdout and stderr to /dev/null or captured, every other descriptor closed
+/// stdin from /dev/null (or a given descriptor), stdout and stderr to /dev/null or captured, every other descriptor closed
 /// in the child, and the exit status reaped with `waitpid`.
 public final class ChildProcess: @unchecked Sendable {
     // @unchecked: `status` is guarded by `lock`; the output buffers lock themselves.
@@ -22,15 +22,20 @@ public final class ChildProcess: @unchecked Sendable {
     private var status: Int32?
     private var readers: [Thread] = []
 
-    /// Spawns `executable` with `arguments` and exactly `environment`.
+    /// Spawns `executable` with `arguments` and exactly `environment`; `stdin`, when given, is the descriptor the child
+    /// reads as its standard input (a pseudo-terminal, say) instead of /dev/null; the caller keeps and closes it.
     public init(
         executable: String, arguments: [String] = [], environment: [String: String],
-        stdout: Output = .discard, stderr: Output = .capture
+        stdout: Output = .discard, stderr: Output = .capture, stdin: Int32? = nil
     ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if let stdin {
+            posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
         var pipes: [(read: Int32, write: Int32, buffer: LockedBuffer)] = []
         for (fd, output, buffer) in [(Int32(1), stdout, standardOutput), (Int32(2), stderr, standardError)] {
             switch output {

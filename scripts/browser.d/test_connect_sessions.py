@@ -12,9 +12,10 @@ the provider, Approve or Deny, or close the window) and reads the Promise's outc
   expired, answer 410 and start no flow; a page on the third origin that opens the same URL receives no message
   while the listed origin does; a reconnect session goes straight to the provider and keeps the account id; the
   browser that finished a flow a back end started (a session, POST /authorize) gets 401 on GET /account; no console
-  errors on the front-end page, the hosted page and the end page. Screenshots of the hosted page at 1280 and 390
-  pixels go to docs/connect-session-1280.png and docs/connect-session-390.png, and every step's to
-  test-output/browser/connect-sessions/.
+  errors on the front-end page, the hosted page and the end page. Screenshots of every step, the hosted page at 1280
+  and 390 pixels among them, go to test-output/browser/connect-sessions/; with --docs DIR the two of the hosted
+  page are also copied to DIR (`scripts/browser-test --docs docs` refreshes docs/connect-session-*.png), so a
+  test run leaves the tracked pictures alone.
 
 The expiry case uses a session made at the start with the shortest lifetime (60 s) and opened after the other
 cases, once its expires_at has passed (the broker runs on the real clock).
@@ -427,7 +428,8 @@ def test_the_hosted_page_at_1280_and_390_pixels(ctx):
         check_layout(s, s.driver, "the hosted page at %d px" % width)
         assert_clean(s, "the hosted page at %d px" % width)
         s.shot(name)
-        shutil.copy(os.path.join(s.out, name + ".png"), os.path.join(ctx["docs"], name + ".png"))
+        if ctx["docs"]:
+            shutil.copy(os.path.join(s.out, name + ".png"), os.path.join(ctx["docs"], name + ".png"))
     s.viewport(*WIDE)
 
 
@@ -455,7 +457,8 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "debug", "token-broker"))
     parser.add_argument("--fake-provider", default=os.path.join(ROOT, ".build", "debug", "fake-provider"))
     parser.add_argument("--out", default=os.path.join(ROOT, "test-output", "browser", "connect-sessions"))
-    parser.add_argument("--docs", default=os.path.join(ROOT, "docs"))
+    parser.add_argument("--docs", default=os.environ.get("BROWSER_TEST_DOCS") or None,
+                        help="also copy the hosted page's screenshots here (default $BROWSER_TEST_DOCS, else nowhere)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     for stale in os.listdir(args.out):

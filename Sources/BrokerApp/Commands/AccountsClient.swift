@@ -78,9 +78,15 @@ public enum AccountsClient {
             if command.json {
                 return .done(response.status == 204 ? "{\"id\":\(JSONString.quote(id)),\"deleted\":true}" : body)
             }
-            guard response.status != 204 else { return .done("Deleted \(id).") }
+            // The route answers 204 when the provider confirmed the revocation or has no revocation endpoint, and
+            // 200 {"revoked":false,"revoke_error":…} when it was asked and did not confirm (docs/api.md).
+            guard response.status != 204 else {
+                return .done("Deleted \(id). Revocation at the provider: done (or the provider has no revocation endpoint).")
+            }
             let reason = fields["revoke_error"] as? String ?? "no reason given"
-            return .done("Deleted \(id), but the provider did not confirm the revocation: \(reason)")
+            return .done(
+                "Deleted \(id) here. Revocation at the provider: FAILED (\(reason)); its tokens may stay valid until they "
+                    + "expire: revoke the grant in the provider's settings.")
         case .importFile:
             return .done(body)
         case .refresh(let id):
@@ -132,6 +138,29 @@ public enum AccountsClient {
                 status: 1, output: output, failure: ("import incomplete", "\(failed) of \(stored + failed) lines were not imported"))
         }
         return .done(output)
+    }
+
+    /// Whether `accounts delete` may go ahead: nil when it may (`--yes`, another sub-command, or "y"/"yes" answered on
+    /// a terminal), else what to report. `ask` shows the question and reads the answer line (nil at end of input).
+    ///
+    /// A deletion revokes the grant at the provider and cannot be undone, so it is asked for; a script (stdin not a
+    /// terminal) has nobody to ask and must say `--yes`: without it nothing is deleted and the exit status is 2.
+    public static func confirmation(
+        _ command: AccountsCommand, isTerminal: Bool, ask: (String) -> String?
+    ) -> Outcome? {
+        guard case .delete(let id) = command.action, !command.yes else { return nil }
+        guard isTerminal else {
+            return .failed(
+                2, "confirmation needed",
+                "accounts delete asks before deleting and stdin is not a terminal: pass --yes to delete \(id) without asking. "
+                    + "Nothing was deleted")
+        }
+        let answer = ask("Delete \(id) and revoke its tokens at the provider? This cannot be undone. [y/N] ")
+        let normalized = answer?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard normalized == "y" || normalized == "yes" else {
+            return .failed(1, "not deleted", "\(id) was kept (answer y to delete it)")
+        }
+        return nil
     }
 
     /// How a request to the broker went: its answer (any status), or what to report instead.
@@ -204,11 +233,14 @@ public enum AccountsClient {
     static func table(_ accounts: [[String: Any]]) -> String {
         guard !accounts.isEmpty else { return "No accounts." }
         let rows =
-            [["ID", "STATUS", "EXPIRES AT", "REFRESHED AT"]]
+            [["ID", "STATUS", "END USER", "TAGS", "EXPIRES AT", "REFRESHED AT"]]
             + accounts.map { account in
-                [text(account["id"]), text(account["status"]), text(account["expires_at"], none: "never"), text(account["refreshed_at"])]
+                [
+                    text(account["id"]), text(account["status"]), text(account["end_user_id"]), tags(account["tags"]),
+                    text(account["expires_at"], none: "never"), text(account["refreshed_at"]),
+                ]
             }
-        let widths = (0..<4).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         let lines = rows.map { row in
             row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
@@ -221,15 +253,22 @@ public enum AccountsClient {
         var rows: [(String, String)] = []
         for name in [
             "id", "provider", "uid", "screen_name", "status", "token_type", "scope", "expires_at", "created_at",
-            "updated_at", "refreshed_at",
+            "updated_at", "refreshed_at", "end_user_id", "end_user_email", "end_user_name",
         ] where name != "screen_name" || account[name] != nil {
             rows.append((name, text(account[name], none: name == "expires_at" ? "never" : "-")))
         }
+        rows.append(("tags", tags(account["tags"])))
         for name in ["access_token", "token_secret"] {
             if let secret = account[name] as? String { rows.append((name, "set (\(secret.count) characters; --json prints it)")) }
         }
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    /// An account's tags as `key=value` pairs sorted by key and joined by commas; `-` when there are none.
+    private static func tags(_ value: Any?) -> String {
+        guard let tags = value as? [String: Any], !tags.isEmpty else { return "-" }
+        return tags.keys.sorted().map { "\($0)=\(text(tags[$0]))" }.joined(separator: ",")
     }
 
     /// A JSON value as text: strings as they are, null or absent as `none`.

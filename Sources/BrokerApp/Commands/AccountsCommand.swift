@@ -1,4 +1,4 @@
-/// `token-broker accounts list|show ID|delete ID|refresh ID|import FILE [--json]`: what to ask a running broker, parsed.
+/// `token-broker accounts list|show ID|delete ID [--yes]|refresh ID|import FILE [--json]`: what to ask a running broker, parsed.
 public struct AccountsCommand: Equatable, Sendable {
     /// The request to make.
     public enum Action: Equatable, Sendable {
@@ -18,18 +18,21 @@ public struct AccountsCommand: Equatable, Sendable {
     public var action: Action
     /// Print the broker's JSON instead of lines for people.
     public var json: Bool
+    /// For `delete`: go ahead without asking (`--yes`); without it the command asks on a terminal and refuses elsewhere.
+    public var yes: Bool
 
     /// Creates a command.
-    public init(_ action: Action, json: Bool = false) {
+    public init(_ action: Action, json: Bool = false, yes: Bool = false) {
         self.action = action
         self.json = json
+        self.yes = yes
     }
 
     /// The sub-commands, in the order the usage lists them.
     static let names = ["list", "show", "delete", "refresh", "import"]
 
     /// Reads the arguments after `accounts` (`--help` is handled before): a sub-command, its account id
-    /// (none for `list`), `--json`, and for `list` `--provider NAME` (or `--provider=NAME`).
+    /// (none for `list`), `--json`, for `list` `--provider NAME` (or `--provider=NAME`), for `delete` `--yes` (or `-y`).
     static func parse(_ arguments: ArraySlice<String>) -> Result<AccountsCommand, BrokerCommand.UsageError> {
         func refuse(_ text: String) -> Result<AccountsCommand, BrokerCommand.UsageError> {
             .failure(BrokerCommand.UsageError(description: text))
@@ -41,12 +44,15 @@ public struct AccountsCommand: Equatable, Sendable {
             return refuse(name.hasPrefix("-") ? "unknown flag \"\(name)\"" : "unknown command \"accounts \(name)\"")
         }
         var json = false
+        var yes = false
         var provider: String?
         var positional: [String] = []
         var rest = arguments.dropFirst()
         while let argument = rest.popFirst() {
             if argument == "--json" {
                 json = true
+            } else if name == "delete", argument == "--yes" || argument == "-y" {
+                yes = true
             } else if name == "list", argument == "--provider" || argument.hasPrefix("--provider=") {
                 let value = argument == "--provider" ? rest.popFirst() : String(argument.dropFirst("--provider=".count))
                 guard let value, !value.isEmpty, !value.hasPrefix("-") else { return refuse("--provider needs a provider name") }
@@ -73,6 +79,6 @@ public struct AccountsCommand: Equatable, Sendable {
             case "import": .importFile(id)
             default: .refresh(id)
             }
-        return .success(AccountsCommand(action, json: json))
+        return .success(AccountsCommand(action, json: json, yes: yes))
     }
 }

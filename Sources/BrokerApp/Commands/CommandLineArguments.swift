@@ -21,7 +21,7 @@ public enum BrokerCommand: Equatable, Sendable {
     case restore(RestoreCommand)
     /// Print the version.
     case version
-    /// Print the usage of the named command, or of all of them.
+    /// Print the usage of the named command (`accounts delete` names a sub-command's), or of all of them.
     case help(String?)
 
     /// The commands by name, in the order the usage lists them.
@@ -39,9 +39,10 @@ public enum BrokerCommand: Equatable, Sendable {
           rekey           re-encrypt every stored account with the current BROKER_ENCRYPTION_KEY, then exit
             --dry-run     list the accounts it would re-seal and check it could; change nothing
           config check    validate the BROKER_* environment and the providers file; print the resolved settings, secrets as set/unset
-          accounts list [--provider P] | show ID | delete ID | refresh ID  [--json]
+          accounts list [--provider P] | show ID | delete ID [--yes] | refresh ID  [--json]
                           the accounts of a running broker, through its API at BROKER_URL (default http://127.0.0.1:8080)
-                          with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses
+                          with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses;
+                          delete asks y/N on a terminal and needs --yes elsewhere
           accounts import FILE
                           POST /accounts once per line of a JSON Lines file (entered credentials or OAuth tokens);
                           prints each line's outcome and goes on past failures; exit 1 when any line failed
@@ -51,10 +52,10 @@ public enum BrokerCommand: Equatable, Sendable {
                           install a backup as the accounts of a stopped broker's data directory (default BROKER_DATA_DIR);
                           refuses a directory that holds accounts unless --force, which moves them to backups/replaced-<time>/;
                           the encryption key is not in the backup: start the broker with the key of the one that wrote it
-          webhooks list         show the running broker's pending and dropped webhook deliveries (needs BROKER_API_KEY)
+          webhooks list         show the running broker's pending and dropped webhook deliveries (BROKER_URL, BROKER_API_KEY)
           webhooks replay ID    send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
           version         print the version
-          help            print this text (also --help or -h after any command)
+          help [COMMAND]  print this text, or COMMAND's own usage and options (also COMMAND --help or -h)
         """
 
     /// Why the arguments were refused; the message names the argument and ends with the usage.
@@ -69,7 +70,7 @@ public enum BrokerCommand: Equatable, Sendable {
         let first = arguments.first
         let named = first.map { !$0.hasPrefix("-") } ?? false
         if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
-            return .success(.help(named ? first : nil))
+            return .success(.help(helpTopic(arguments.filter { $0 != "--help" && $0 != "-h" })))
         }
         guard let first else { return .success(.serve) }
         if first == "--version" { return arguments.count == 1 ? .success(.version) : .failure(extra(arguments[1])) }
@@ -114,9 +115,13 @@ public enum BrokerCommand: Equatable, Sendable {
             case (nil, _): return .failure(UsageError(description: "webhooks needs a sub-command: webhooks list or webhooks replay ID"))
             }
         case "help":
-            guard rest.count <= 1 else { return .failure(extra(rest[rest.startIndex + 1])) }
-            if let topic = rest.first, !names.contains(topic) { return .failure(UsageError(description: "unknown command \"\(topic)\"")) }
-            return .success(.help(rest.first))
+            guard let topic = rest.first else { return .success(.help(nil)) }
+            guard names.contains(topic) else { return .failure(UsageError(description: "unknown command \"\(topic)\"")) }
+            let named = helpTopic(Array(rest))
+            // `help accounts delete` names a sub-command's usage; anything more is refused.
+            let words = named?.split(separator: " ").count ?? 0
+            guard rest.count <= words else { return .failure(extra(rest[rest.startIndex + words])) }
+            return .success(.help(named))
         default:
             return .failure(UsageError(description: "unknown command \"\(first)\""))
         }

@@ -32,6 +32,7 @@ public enum ConfigCheck {
             ("BROKER_UPSTREAM_TIMEOUT", "\(c.upstreamTimeout) s"), ("BROKER_UPSTREAM_MAX_BYTES", String(c.upstreamMaxBytes)),
             ("BROKER_REFRESH_MARGIN", "\(c.refreshMargin) s"), ("BROKER_REFRESH_INTERVAL", "\(c.refreshInterval) s"),
             ("BROKER_REFRESH_CONCURRENCY", "\(c.refreshConcurrency) per provider"),
+            ("BROKER_REFRESH_GIVE_UP", "\(Int(c.refreshGiveUp)) s"),
             ("BROKER_LOG_FORMAT", c.logFormat.rawValue), ("BROKER_ACCESS_LOG", c.accessLog ? "on" : "off"),
             ("BROKER_SHUTDOWN_GRACE", "\(c.shutdownGrace) s"),
             ("BROKER_PAGE_TITLE", c.pageTitle), ("BROKER_PAGE_ACCENT", c.pageAccent ?? "#0b57d0 (default)"),

@@ -25,6 +25,10 @@ public struct RekeyDryRun: Sendable {
         let keyring: EncryptionKeyring?
         do {
             keyring = try c.encryptionKeyring ?? EncryptionKeyring.loadExisting(environmentValue: nil, dataDirectory: c.dataDirectory)
+            // Sealed accounts and no key: rekey would refuse (it never generates a key over them), and so does its plan.
+            if keyring == nil, try EncryptionKeyring.holdsSealedAccounts(c.dataDirectory) {
+                throw EncryptionKeyring.missingKey(dataDirectory: c.dataDirectory)
+            }
         } catch let error as EncryptionKeyError {
             throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
         }

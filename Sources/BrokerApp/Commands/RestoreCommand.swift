@@ -209,7 +209,8 @@ public struct RestoreCommand: Equatable, Sendable {
         } else {
             lines.append(
                 "Its secrets are sealed with key id \(ids), and the key is not in the backup: start the broker with the key of the "
-                    + "broker that wrote it, in \(EncryptionKeyring.environmentVariable) or copied to \(directory)/\(EncryptionKeyring.keyFileName)."
+                    + "broker that wrote it, in \(EncryptionKeyring.environmentVariable) or copied to \(directory)/\(EncryptionKeyring.keyFileName) "
+                    + "(without it the broker refuses to start: missing encryption key; it never generates a new one here)."
             )
         }
         return lines.joined(separator: "\n")

@@ -66,6 +66,9 @@ public struct BrokerConfiguration: Sendable {
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
     public var refreshInterval: Double = 60
+    /// Seconds of refresh failures without a success after which an account becomes `refresh_exhausted`
+    /// (`BROKER_REFRESH_GIVE_UP`, 60 s to 365 days, default four days).
+    public var refreshGiveUp: Double = RefreshCoordinator.Policy.defaultGiveUp
     /// Background refresh calls in flight at once per provider (`BROKER_REFRESH_CONCURRENCY`, 1–1000).
     public var refreshConcurrency = BackgroundRefresher.Herd.defaultConcurrency
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…` or `redis-sentinel://…`).
@@ -194,6 +197,8 @@ public struct BrokerConfiguration: Sendable {
         }
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
+        c.refreshGiveUp = Double(
+            try read.integer("BROKER_REFRESH_GIVE_UP", default: Int(RefreshCoordinator.Policy.defaultGiveUp), range: 60...365 * 86_400))
         c.refreshConcurrency = try read.integer(
             "BROKER_REFRESH_CONCURRENCY", default: BackgroundRefresher.Herd.defaultConcurrency, range: 1...1000)
         // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.

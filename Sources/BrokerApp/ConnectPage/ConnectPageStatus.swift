@@ -4,7 +4,8 @@ import Foundation
 /// How an account's state reads on the connect page: a badge and a label, decided with the injected clock.
 ///
 /// Labels: `active` (no expiry known), `expires in 3 h` / `expires in 12 min` /
-/// `expires in 40 days`, `expired`, `reauthorization required`.
+/// `expires in 40 days`, `expired`, `reauthorization required`, and `refresh failing` (with the
+/// reauthorization badge: the broker stopped refreshing the account, and connecting again is the fix).
 struct ConnectPageStatus: Equatable {
     /// The badge: whether the account can be used now.
     enum State: String, Equatable {
@@ -21,11 +22,16 @@ struct ConnectPageStatus: Equatable {
     /// The words shown next to the account.
     let label: String
 
+    /// The label of an account whose refresh the broker gave up on.
+    static let refreshFailingLabel = "refresh failing"
+
     /// The status of a stored account at `now`.
     static func make(status: AccountStatus, expiresAt: Date?, now: Date) -> ConnectPageStatus {
         switch status {
         case .reauthorizationRequired:
             return ConnectPageStatus(state: .reauthorizationRequired, label: State.reauthorizationRequired.rawValue)
+        case .refreshExhausted:
+            return ConnectPageStatus(state: .reauthorizationRequired, label: Self.refreshFailingLabel)
         case .active:
             guard let expiresAt else { return ConnectPageStatus(state: .active, label: "active") }
             let remaining = expiresAt.timeIntervalSince(now)
@@ -41,6 +47,7 @@ struct ConnectPageStatus: Equatable {
         case .expired: return ConnectPageStatus(state: .expired, label: "expired")
         case .reauthorizationRequired:
             return ConnectPageStatus(state: .reauthorizationRequired, label: State.reauthorizationRequired.rawValue)
+        case .refreshExhausted: return ConnectPageStatus(state: .reauthorizationRequired, label: Self.refreshFailingLabel)
         default: return nil
         }
     }

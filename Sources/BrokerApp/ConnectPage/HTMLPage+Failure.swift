@@ -45,8 +45,8 @@ extension HTMLPage {
             "This sign-in could not be matched to one started in this browser: it took too long, "
                 + "was already finished, or was started in another browser or at another address."
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
-            .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable,
+            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
             .credentialInvalid:
             error.message
         }
@@ -55,7 +55,7 @@ extension HTMLPage {
     /// What to do next.
     static func advice(_ error: BrokerError) -> String {
         switch error {
-        case .accessDenied, .invalidState, .expired, .reauthorizationRequired, .notRefreshable:
+        case .accessDenied, .invalidState, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable:
             "Go back and choose Connect again."
         case .upstreamError, .upstreamTimeout, .storageUnavailable, .providerUnavailable:
             "Nothing was changed. Try again in a moment; if it keeps failing, the broker's log says more."

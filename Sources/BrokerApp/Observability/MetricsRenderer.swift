@@ -55,6 +55,7 @@ enum MetricsRenderer {
         out += "broker_accounts{status=\"active\"} \(counts.active)\n"
         out += "broker_accounts{status=\"expired\"} \(counts.expired)\n"
         out += "broker_accounts{status=\"\(AccountStatus.reauthorizationRequired.rawValue)\"} \(counts.reauthorizationRequired)\n"
+        out += "broker_accounts{status=\"\(AccountStatus.refreshExhausted.rawValue)\"} \(counts.refreshExhausted)\n"
         return out
     }
 

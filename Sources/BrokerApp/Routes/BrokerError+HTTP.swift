@@ -12,7 +12,7 @@ extension BrokerError {
         case .accessDenied, .insufficientPermissions: return .forbidden
         case .upstreamError: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
-        case .expired, .reauthorizationRequired, .connectSessionGone: return .gone
+        case .expired, .reauthorizationRequired, .refreshExhausted, .connectSessionGone: return .gone
         case .unauthorized: return .unauthorized
         case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
@@ -28,8 +28,8 @@ extension BrokerError {
         case .upstreamError, .upstreamTimeout: return true
         case .unknownProvider, .notFound, .providerNotConfigured, .providerUnavailable, .storageUnavailable, .invalidReturnTo,
             .invalidState,
-            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .notRefreshable, .unauthorized, .recordDamaged,
-            .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
+            .badRequest, .accessDenied, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
+            .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
             .credentialInvalid:
             return false
         }

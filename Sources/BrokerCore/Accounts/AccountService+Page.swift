@@ -1,6 +1,6 @@
 extension AccountService {
     /// The statuses `GET /accounts?status=` accepts: what ``reportedStatus(of:)`` answers.
-    public static let reportedStatuses: Set<String> = ["active", "expired", "reauthorization_required"]
+    public static let reportedStatuses: Set<String> = ["active", "expired", "reauthorization_required", "refresh_exhausted"]
 
     /// One page of the stored accounts passing `filter` and, when given, reporting `status` now; sorted by id, nothing refreshed.
     ///

@@ -25,7 +25,10 @@ extension AccountService {
     /// replica) comes back as it is, with that refresh's token.
     /// The backoff still holds: while the account backs off after transient
     /// failures (a provider's rate limit among them) the last try's error comes
-    /// back at once, without a provider call, as it does for readers. Refuses
+    /// back at once, without a provider call, as it does for readers. This is
+    /// the one way besides a new sign-in to try a `refresh_exhausted` account
+    /// again: a success makes it active (`account.recovered`), a failure leaves
+    /// it exhausted and starts a new backoff. Refuses
     /// with notFound, reauthorizationRequired (the grant is dead, or the
     /// provider just rejected the refresh token), notRefreshable (no refresh
     /// token, or a provider that cannot refresh), or the provider's error.
@@ -48,7 +51,8 @@ extension AccountService {
         await refresher.flight.retryAfterSeconds(accountID.string)
     }
 
-    /// The status API clients see: `reauthorization_required`, `expired` (past expiry and not refreshable), else `active`.
+    /// The status API clients see: `reauthorization_required`, `refresh_exhausted`, `expired` (past expiry and not refreshable),
+    /// else `active`.
     ///
     /// An expired account that holds a refresh token its provider can use is
     /// `active`: the next read refreshes it.
@@ -56,6 +60,8 @@ extension AccountService {
         switch account.status {
         case .reauthorizationRequired:
             return AccountStatus.reauthorizationRequired.rawValue
+        case .refreshExhausted:
+            return AccountStatus.refreshExhausted.rawValue
         case .active:
             let refreshable = refresher.refreshExchange(for: account) != nil
             return account.isExpired(at: now()) && !refreshable ? "expired" : AccountStatus.active.rawValue

@@ -66,7 +66,8 @@ public final class AccountService: Sendable {
     /// The usable account with `id`, refreshed first when it expires within the margin.
     ///
     /// Refuses with notFound when absent, reauthorizationRequired when its
-    /// status says so (or the refresh token was just rejected), expired after its
+    /// status says so (or the refresh token was just rejected), refreshExhausted
+    /// when the broker gave up refreshing it (or just did), expired after its
     /// expiry when it cannot be refreshed, and the upstream error when a refresh
     /// failed and the old token has expired too; while the account backs off
     /// after such a failure, a read of its expired token gets that failure's
@@ -78,6 +79,8 @@ public final class AccountService: Sendable {
         guard var account = found else { throw .notFound }
         switch account.status {
         case .reauthorizationRequired: throw .reauthorizationRequired
+        // Not tried again on a read: only a forced refresh or a new sign-in does.
+        case .refreshExhausted: throw .refreshExhausted
         case .active: break
         }
         account = try await refreshedIfDue(account)

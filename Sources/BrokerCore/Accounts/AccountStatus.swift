@@ -1,7 +1,10 @@
-/// Whether an account's tokens can be used or the user must authorize again.
+/// Whether an account's tokens can be used, the user must authorize again, or the broker stopped refreshing it.
 public enum AccountStatus: String, Sendable, CaseIterable {
     /// The tokens are believed valid (or refreshable).
     case active
     /// Refresh failed for good (for example `invalid_grant`); the user must authorize again.
     case reauthorizationRequired = "reauthorization_required"
+    /// Refresh failed transiently without a break for longer than the give-up period (`BROKER_REFRESH_GIVE_UP`);
+    /// the broker tries again only on a forced refresh, and a new sign-in makes the account active again.
+    case refreshExhausted = "refresh_exhausted"
 }

@@ -25,6 +25,9 @@ public enum BrokerError: Error, Sendable, Equatable {
     case expired
     /// The account's tokens can no longer be used; the user must authorize again.
     case reauthorizationRequired
+    /// The account's refresh kept failing for the whole give-up period and is no longer tried on reads;
+    /// a forced refresh tries again, a new sign-in replaces the tokens.
+    case refreshExhausted
     /// A refresh was asked for an account without a refresh token, or whose provider cannot refresh.
     case notRefreshable
     /// The caller is not allowed to make this request.
@@ -62,6 +65,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .notFound: "not_found"
         case .expired: "expired"
         case .reauthorizationRequired: "reauthorization_required"
+        case .refreshExhausted: "refresh_exhausted"
         case .notRefreshable: "not_refreshable"
         case .unauthorized: "unauthorized"
         case .badRequest: "bad_request"
@@ -103,6 +107,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             "The account's access token has expired; authorize again."
         case .reauthorizationRequired:
             "The account's tokens were revoked or can no longer be refreshed; authorize again."
+        case .refreshExhausted:
+            "The account's refresh kept failing and the broker gave up; force a refresh (POST /account/refresh) or authorize again."
         case .notRefreshable:
             "The account has no refresh token, or its provider cannot refresh tokens; authorize again to renew it."
         case .unauthorized:

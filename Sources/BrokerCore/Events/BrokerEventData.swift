@@ -16,7 +16,7 @@ public struct BrokerEventData: Sendable, Equatable {
     public var endUserID: String?
     /// Labels the back end put on the account; nil when it has none.
     public var tags: [String: String]?
-    /// `active`, `reauthorization_required` or `deleted`.
+    /// `active`, `reauthorization_required`, `refresh_exhausted` or `deleted`.
     public var status: String?
     /// When the access token expires; nil when it does not, or for events without an account.
     public var expiresAt: Date?
@@ -30,6 +30,8 @@ public struct BrokerEventData: Sendable, Equatable {
     public var nextRetryAt: Date?
     /// The flow's state, in `flow.completed` and `flow.failed`.
     public var state: String?
+    /// For `account.refresh_exhausted` and `account.recovered`: when the run of failed refreshes began, when known.
+    public var failingSince: Date?
 
     /// Creates data for an event about `provider`; every other field starts absent.
     public init(provider: String) {
@@ -58,6 +60,7 @@ extension BrokerEventData: Encodable {
         case revoked, error, message
         case nextRetryAt = "next_retry_at"
         case state
+        case failingSince = "failing_since"
     }
 
     /// Writes the fields that are set; dates as RFC 3339 text.
@@ -76,5 +79,6 @@ extension BrokerEventData: Encodable {
         try container.encodeIfPresent(message, forKey: .message)
         try container.encodeIfPresent(nextRetryAt.map(RFC3339Date.format), forKey: .nextRetryAt)
         try container.encodeIfPresent(state, forKey: .state)
+        try container.encodeIfPresent(failingSince.map(RFC3339Date.format), forKey: .failingSince)
     }
 }

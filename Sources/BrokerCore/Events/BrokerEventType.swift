@@ -10,6 +10,10 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountReauthorizationRequired = "account.reauthorization_required"
     /// `PATCH /account` changed the account's end user or tags, without a new sign-in.
     case accountUpdated = "account.updated"
+    /// A refresh worked again after transient failures that the refresh backoff recorded (or after the account was `refresh_exhausted`).
+    case accountRecovered = "account.recovered"
+    /// Refresh kept failing transiently for the whole give-up period; the account is now `refresh_exhausted`.
+    case accountRefreshExhausted = "account.refresh_exhausted"
     /// The account was deleted, after a revocation at the provider that worked or not.
     case accountDeleted = "account.deleted"
     /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).

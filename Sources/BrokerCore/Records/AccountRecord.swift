@@ -44,7 +44,8 @@ struct AccountRecord<SecretField> {
     var updatedAt: String
     /// `refreshed_at`, RFC 3339.
     var refreshedAt: String?
-    /// `active` or `reauthorization_required`.
+    /// `active`, `reauthorization_required` or `refresh_exhausted` (a value earlier versions do not know: they
+    /// refuse such a record as damaged, so going back to one needs the account active or signed in again).
     var status: String
     /// `issued_at`, RFC 3339: when the current access token was issued; absent in records of earlier versions.
     var issuedAt: String? = nil

@@ -146,9 +146,16 @@ extension AccountRecordScanner {
     /// The status whose raw value the bytes spell.
     private func status(_ span: AccountRecordSpans.Text) -> AccountStatus? {
         guard !span.escaped else { return nil }
-        // The first byte picks the candidate (a status this does not know is declined, for the general path).
+        // The first and third bytes pick the candidate (a status this does not know is declined, for the general path).
         let bytes = raw(span)
-        let candidate: AccountStatus = bytes.first == UInt8(ascii: "a") ? .active : .reauthorizationRequired
+        let candidate: AccountStatus
+        if bytes.first == UInt8(ascii: "a") {
+            candidate = .active
+        } else if bytes.count > 2 && bytes[bytes.startIndex + 2] == UInt8(ascii: "f") {
+            candidate = .refreshExhausted
+        } else {
+            candidate = .reauthorizationRequired
+        }
         return Self.matches(bytes, candidate.rawValue) ? candidate : nil
     }
 

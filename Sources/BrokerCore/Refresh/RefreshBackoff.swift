@@ -1,6 +1,6 @@
 import Foundation
 
-/// One account's refresh backoff: failures in a row, when the next try may start, and what the last try ran into.
+/// One account's refresh backoff: failures in a row, since when, when the next try may start, and what the last try ran into.
 ///
 /// It holds no token or secret: the error is an upstream error whose reason
 /// was already redacted, so the state may be shared with other replicas.
@@ -11,11 +11,15 @@ public struct RefreshBackoff: Sendable, Equatable {
     public var notBefore: Date
     /// The last try's error, which readers of an expired account get while the backoff lasts.
     public var lastError: BrokerError
+    /// When the first failure of this run happened, from which the give-up period counts; nil in a state an
+    /// older version wrote, whose run is then counted from its next failure.
+    public var firstFailureAt: Date?
 
     /// Creates a state; `failures` below 1 counts as 1, and an error other than an upstream one is recorded as an upstream error with its message.
-    public init(failures: Int, notBefore: Date, lastError: BrokerError) {
+    public init(failures: Int, notBefore: Date, lastError: BrokerError, firstFailureAt: Date? = nil) {
         self.failures = max(1, failures)
         self.notBefore = notBefore
+        self.firstFailureAt = firstFailureAt
         switch lastError {
         case .upstreamError, .upstreamTimeout:
             self.lastError = lastError
@@ -35,6 +39,7 @@ extension RefreshBackoff {
     private enum Field {
         static let failures = "failures"
         static let notBefore = "not_before_ms"
+        static let firstFailure = "first_failure_ms"
         static let error = "error"
         static let step = "step"
         static let reason = "reason"
@@ -44,9 +49,11 @@ extension RefreshBackoff {
     public var encoded: [UInt8] {
         var object: [String: Any] = [
             Field.failures: failures,
-            Field.notBefore: Int64((notBefore.timeIntervalSince1970 * 1000).rounded()),
+            Field.notBefore: Self.milliseconds(notBefore),
             Field.error: lastError.code,
         ]
+        // Added later: older versions ignore it, and states they wrote decode without it.
+        if let firstFailureAt { object[Field.firstFailure] = Self.milliseconds(firstFailureAt) }
         switch lastError {
         case .upstreamError(let step, let reason):
             object[Field.step] = step
@@ -60,7 +67,16 @@ extension RefreshBackoff {
         return [UInt8](data)
     }
 
-    /// The state in `bytes` as ``encoded`` wrote it; nil for anything else, which a store treats as no backoff.
+    /// `date` in whole milliseconds since 1970, as the encoding keeps times.
+    private static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded()
+        // A clock injected by a caller could be anywhere; the conversion must not trap.
+        guard value.isFinite, abs(value) < Double(1 << 50) else { return 0 }
+        return Int64(value)
+    }
+
+    /// The state in `bytes` as ``encoded`` wrote it (with or without the first failure's time); nil for anything else,
+    /// which a store treats as no backoff.
     ///
     /// The bytes come from a shared store: counts and times are range-checked,
     /// and text fields are length-limited, so a damaged value cannot trap or
@@ -83,6 +99,13 @@ extension RefreshBackoff {
         default:
             return nil
         }
-        self.init(failures: min(failures, 1_000), notBefore: Date(timeIntervalSince1970: Double(milliseconds) / 1000), lastError: error)
+        var firstFailureAt: Date?
+        if let value = object[Field.firstFailure] {
+            guard let first = ProviderValue.integer(value), abs(first) < 1 << 50 else { return nil }
+            firstFailureAt = Date(timeIntervalSince1970: Double(first) / 1000)
+        }
+        self.init(
+            failures: min(failures, 1_000), notBefore: Date(timeIntervalSince1970: Double(milliseconds) / 1000), lastError: error,
+            firstFailureAt: firstFailureAt)
     }
 }

@@ -15,6 +15,18 @@ public protocol RefreshBackoffStore: Sendable {
     func record(_ backoff: RefreshBackoff, for accountID: String, at now: Date) async throws(StoreError)
     /// Forgets `accountID`'s backoff after a success or a final answer.
     func clear(accountID: String) async throws(StoreError)
+    /// Forgets `accountID`'s backoff and returns it, lapsed or not; nil when there was none. Tells a success
+    /// that ends a run of failures (`account.recovered`) from any other.
+    func take(accountID: String) async throws(StoreError) -> RefreshBackoff?
+}
+
+extension RefreshBackoffStore {
+    /// By default a read, then ``clear(accountID:)``: two steps, which only the holder of the account's lock takes.
+    public func take(accountID: String) async throws(StoreError) -> RefreshBackoff? {
+        let backoff = try await self.backoff(for: accountID)
+        try await clear(accountID: accountID)
+        return backoff
+    }
 }
 
 /// A ``RefreshBackoffStore`` in this process's memory: enough when a single broker owns the store.
@@ -59,5 +71,13 @@ public final class InProcessRefreshBackoffStore: RefreshBackoffStore {
     /// Forgets `accountID`.
     public func clear(accountID: String) async {
         _ = table.withLock { $0.removeValue(forKey: ExactKey(accountID)) }
+    }
+
+    /// Forgets `accountID` and returns its backoff unless it was already forgotten.
+    public func take(accountID: String) async -> RefreshBackoff? {
+        let at = now()
+        let entry = table.withLock { $0.removeValue(forKey: ExactKey(accountID)) }
+        guard let entry, at < entry.forgetAfter else { return nil }
+        return entry.backoff
     }
 }

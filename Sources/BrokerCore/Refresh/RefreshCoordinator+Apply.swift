@@ -15,14 +15,26 @@ extension RefreshCoordinator {
                 report(account, .failed(.invalidGrant, message: "the provider rejected the refresh token"))
                 return try await markReauthorizationRequired(account.accountID, rejected: refreshToken)
             }
-            let backoff = await flight.recordFailure(error, for: account.id)
+            let backoff = await flight.recordFailure(error, for: account.id, atLeast: policy.cooldown)
             await pauseProvider(account.provider, after: error)
             report(account, .failed(.transient, message: error.error.message))
+            // An exhausted account tried by force stays exhausted until a success; it is not given up on twice.
+            guard account.status == .active else { return .failed(account, error.error) }
+            if policy.hasGivenUp(failingSince: backoff.firstFailureAt, at: now()) {
+                // A final answer like a dead refresh token: the backoff goes, the status stays.
+                await flight.clearBackoff(account.id)
+                return try await markRefreshExhausted(account.accountID, holding: refreshToken, failingSince: backoff.firstFailureAt)
+            }
             await reportRefreshFailure(account, error.error, backoff: backoff)
             return .failed(account, error.error)
         }
         let (stored, previousExpiry) = try await store(grant, in: account.accountID, replacing: refreshToken)
-        await flight.clearBackoff(account.id)
+        // The failures this success ends, if any: `account.recovered` (an exhausted account's write reported it already).
+        if let ended = await flight.takeBackoff(account.id), account.status == .active, stored.status == .active, let events {
+            var data = BrokerEventData(account: stored)
+            data.failingSince = ended.firstFailureAt
+            try? await events.record(.accountRecovered, data)
+        }
         var warnings: [Event.Warning] = []
         if let previousExpiry, let newExpiry = stored.expiresAt, newExpiry <= previousExpiry,
             await shouldWarnNotLongerLived(account.id, at: now())
@@ -57,35 +69,41 @@ extension RefreshCoordinator {
     /// answer's extras replace the stored ones, except that `id_token` and
     /// `instance_url` stay when the answer leaves them out (``TokenExtras/keptAcrossRefresh``), and so do the
     /// documents the provider's ``ResourceLookup``s fetched at connect (``TokenGrant/extrasKeptAcrossRefresh``).
-    /// Returns the account as stored and the expiry the replaced token had.
+    /// A `refresh_exhausted` account becomes active, and `account.recovered` is
+    /// recorded with that write. Returns the account as stored and the expiry the replaced token had.
     nonisolated func store(
         _ grant: TokenGrant, in id: AccountID, replacing used: Secret
     ) async throws(BrokerError) -> (Account, previousExpiry: Date?) {
         let issuedAt = now()
         let previousExpiry = TransformWitness<Date?>(nil)
         let stored: Account?
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            previousExpiry.value = nil  // A repository may run the transform again; only the last run counts.
+            guard var account = existing, account.refreshToken == used else { return existing }
+            previousExpiry.value = account.expiresAt
+            let refreshTokenKept = grant.refreshToken == nil && !grant.presentedRefreshTokenSpent
+            account.accessToken = grant.accessToken
+            account.tokenType = grant.tokenType ?? account.tokenType
+            account.scope = grant.scope ?? account.scope
+            account.refreshToken = grant.refreshToken ?? (grant.presentedRefreshTokenSpent ? nil : used)
+            account.expiresAt = Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn)
+            account.refreshTokenExpiresAt =
+                Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
+                ?? (refreshTokenKept ? account.refreshTokenExpiresAt : nil)
+            account.idToken = grant.idToken ?? account.idToken
+            account.extras = TokenExtras.merged(
+                old: account.extras, new: grant.extras, also: grant.extrasKeptAcrossRefresh)
+            account.issuedAt = issuedAt
+            account.refreshedAt = issuedAt
+            account.updatedAt = issuedAt
+            account.status = .active
+            return account
+        }
         do {
-            stored = try await accounts.update(id: id) { existing in
-                previousExpiry.value = nil  // A repository may run the transform again; only the last run counts.
-                guard var account = existing, account.refreshToken == used else { return existing }
-                previousExpiry.value = account.expiresAt
-                let refreshTokenKept = grant.refreshToken == nil && !grant.presentedRefreshTokenSpent
-                account.accessToken = grant.accessToken
-                account.tokenType = grant.tokenType ?? account.tokenType
-                account.scope = grant.scope ?? account.scope
-                account.refreshToken = grant.refreshToken ?? (grant.presentedRefreshTokenSpent ? nil : used)
-                account.expiresAt = Account.expiry(issuedAt: issuedAt, expiresIn: grant.expiresIn)
-                account.refreshTokenExpiresAt =
-                    Account.expiry(issuedAt: issuedAt, expiresIn: grant.refreshTokenExpiresIn)
-                    ?? (refreshTokenKept ? account.refreshTokenExpiresAt : nil)
-                account.idToken = grant.idToken ?? account.idToken
-                account.extras = TokenExtras.merged(
-                    old: account.extras, new: grant.extras, also: grant.extrasKeptAcrossRefresh)
-                account.issuedAt = issuedAt
-                account.refreshedAt = issuedAt
-                account.updatedAt = issuedAt
-                account.status = .active
-                return account
+            if let events {
+                stored = try await accounts.update(id: id, reporting: Self.recoveryEvent, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
             }
         } catch {
             throw BrokerError(error)
@@ -121,6 +139,49 @@ extension RefreshCoordinator {
         guard let stored else { throw .notFound }
         if stored.status == .reauthorizationRequired { throw .reauthorizationRequired }
         return .refreshed(stored)
+    }
+
+    /// Marks the account `refresh_exhausted`, tokens untouched, if it is still active and holds the refresh token
+    /// that kept failing; `account.refresh_exhausted` is recorded with that write.
+    ///
+    /// Throws ``BrokerError/refreshExhausted`` when the account is (now) exhausted; one signed in again meanwhile
+    /// comes back as refreshed.
+    nonisolated func markRefreshExhausted(_ id: AccountID, holding used: Secret, failingSince: Date?) async throws(BrokerError) -> Outcome {
+        let at = now()
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            guard var account = existing, account.refreshToken == used, account.status == .active else { return existing }
+            account.status = .refreshExhausted
+            account.updatedAt = at
+            return account
+        }
+        let event: AccountChangeEvent = { before, after in
+            guard let before, let after, before.status == .active, after.status == .refreshExhausted else { return nil }
+            var data = BrokerEventData(account: after)
+            data.failingSince = failingSince
+            return (.accountRefreshExhausted, data)
+        }
+        let stored: Account?
+        do {
+            if let events {
+                stored = try await accounts.update(id: id, reporting: event, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
+            }
+        } catch {
+            throw BrokerError(error)
+        }
+        guard let stored else { throw .notFound }
+        switch stored.status {
+        case .refreshExhausted: throw .refreshExhausted
+        case .reauthorizationRequired: throw .reauthorizationRequired
+        case .active: return .refreshed(stored)
+        }
+    }
+
+    /// `account.recovered` when a refresh turns a `refresh_exhausted` account active again.
+    static let recoveryEvent: AccountChangeEvent = { before, after in
+        guard let before, let after, before.status == .refreshExhausted, after.status == .active else { return nil }
+        return (.accountRecovered, BrokerEventData(account: after))
     }
 
     /// `account.reauthorization_required` when the change is the one from active to needing re-authorization.

@@ -54,9 +54,12 @@ extension RefreshCoordinator {
     /// not even when forced. Nor is one refreshed within
     /// ``Policy/forcedRefreshReuse`` of its last refresh, by whichever replica:
     /// `refreshedAt` lives in the shared record, so a second forced refresh
-    /// gets the first one's token. Without `force`, an account that is not due is settled as it is.
+    /// gets the first one's token. Without `force`, an account that is not due is settled as it is, and one that
+    /// became `refresh_exhausted` meanwhile is refused.
     nonisolated func settledOutcome(_ current: Account, comparedWith initial: Account, force: Bool) throws(BrokerError) -> Outcome? {
         if current.status == .reauthorizationRequired { throw .reauthorizationRequired }
+        // Given up on (here or by another replica): only a forced refresh tries it again.
+        if current.status == .refreshExhausted && !force && current.refreshToken == initial.refreshToken { throw .refreshExhausted }
         if current.accessToken != initial.accessToken || current.refreshToken != initial.refreshToken { return .refreshed(current) }
         if force, let refreshedAt = current.refreshedAt, abs(now().timeIntervalSince(refreshedAt)) < Policy.forcedRefreshReuse {
             return .refreshed(current)

@@ -15,16 +15,25 @@ extension RefreshCoordinator {
         public var backoffCap: TimeInterval
         /// The longest wait a provider's `Retry-After` can impose; longer values are clamped to it (default one hour).
         public var retryAfterCap: TimeInterval
+        /// The shortest wait after any failed refresh of an account, so that readers of a failing account in a loop
+        /// cause at most one provider call per this many seconds (default 30); it lives in the shared backoff, so it holds across replicas.
+        public var cooldown: TimeInterval
+        /// Seconds of transient failures without a success after which an account becomes `refresh_exhausted`
+        /// (`BROKER_REFRESH_GIVE_UP`, default four days).
+        public var giveUp: TimeInterval
 
         /// Seconds a shared backoff entry outlives its backoff, so that failures keep counting across the next try.
         public static let backoffKeep: TimeInterval = 300
         /// Seconds after a refresh during which a forced refresh hands out that refresh's token instead of calling the provider again.
         public static let forcedRefreshReuse: TimeInterval = 10
+        /// The default ``giveUp``: four days.
+        public static let defaultGiveUp: TimeInterval = 4 * 86_400
 
         /// Creates a policy; the defaults suit a 10-second upstream timeout.
         public init(
             margin: TimeInterval = 300, lockTTL: Double = 30, pollInterval: Double = 0.05,
-            backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300, retryAfterCap: TimeInterval = 3600
+            backoffBase: TimeInterval = 10, backoffCap: TimeInterval = 300, retryAfterCap: TimeInterval = 3600,
+            cooldown: TimeInterval = 30, giveUp: TimeInterval = Policy.defaultGiveUp
         ) {
             self.margin = margin
             self.lockTTL = lockTTL
@@ -32,6 +41,8 @@ extension RefreshCoordinator {
             self.backoffBase = backoffBase
             self.backoffCap = backoffCap
             self.retryAfterCap = max(0, retryAfterCap)
+            self.cooldown = max(0, cooldown)
+            self.giveUp = max(0, giveUp)
         }
 
         /// The wait after `failures` consecutive transient failures: base × 2^(failures − 1), at most the cap.
@@ -41,14 +52,25 @@ extension RefreshCoordinator {
             return min(backoffCap, backoffBase * factor)
         }
 
-        /// The backoff after one more transient `failure` at `at`, following `previous`: the later of the exponential
-        /// backoff and the provider's `Retry-After` (RFC 9110 §10.2.3), the latter clamped to ``retryAfterCap``;
-        /// a `Retry-After` that does not parse is ignored.
-        func backoff(after previous: RefreshBackoff?, failing failure: RefreshFailure, at: Date) -> RefreshBackoff {
+        /// The backoff after one more transient `failure` at `at`, following `previous`: the latest of the exponential
+        /// backoff, `atLeast` seconds and the provider's `Retry-After` (RFC 9110 §10.2.3), the latter clamped to
+        /// ``retryAfterCap``; a `Retry-After` that does not parse is ignored. The run's first failure is `previous`'s,
+        /// or `at` when this one starts the run (or `previous` came from a version that did not keep it).
+        func backoff(after previous: RefreshBackoff?, failing failure: RefreshFailure, at: Date, atLeast: TimeInterval = 0)
+            -> RefreshBackoff
+        {
             let failures = min(previous?.failures ?? 0, 1_000) + 1
-            var delay = backoffDelay(afterFailures: failures)
+            var delay = max(backoffDelay(afterFailures: failures), atLeast)
             if let asked = retryAfter(of: failure, at: at) { delay = max(delay, asked) }
-            return RefreshBackoff(failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error)
+            return RefreshBackoff(
+                failures: failures, notBefore: at.addingTimeInterval(delay), lastError: failure.error,
+                firstFailureAt: previous?.firstFailureAt ?? at)
+        }
+
+        /// Whether a run of failures that began at `firstFailureAt` has lasted the give-up period at `now`.
+        func hasGivenUp(failingSince firstFailureAt: Date?, at now: Date) -> Bool {
+            guard let firstFailureAt else { return false }
+            return now.timeIntervalSince(firstFailureAt) >= giveUp
         }
 
         /// The seconds `failure`'s `Retry-After` (RFC 9110 §10.2.3) asks to wait from `at`, clamped to ``retryAfterCap``;

@@ -10,8 +10,10 @@ import Foundation
 /// and can revoke the whole grant). Transient failures put the account into an
 /// exponential backoff, lengthened by the provider's `Retry-After`, that lives
 /// in a ``RefreshBackoffStore`` shared with the other replicas: while it lasts
-/// nobody calls the provider for that account, and readers of an expired token
-/// get the last try's error at once.
+/// nobody calls the provider for that account (for at least ``Policy/cooldown``
+/// after any failure), and readers of an expired token get the last try's error
+/// at once. Failures without a success for ``Policy/giveUp`` make the account
+/// `refresh_exhausted`, which only a forced refresh or a new sign-in tries again.
 public actor RefreshCoordinator {
     /// Where accounts live; results are written with its atomic `update`.
     nonisolated let accounts: any AccountRepository
@@ -42,7 +44,7 @@ public actor RefreshCoordinator {
     var providerPauses: [ExactKey: Date] = [:]
 
     /// Creates a coordinator; `onEvent` hears of every refresh call's result and must not block;
-    /// `events` gets `account.reauthorization_required` and `account.refresh_failed`.
+    /// `events` gets `account.reauthorization_required`, `account.refresh_failed`, `account.refresh_exhausted` and `account.recovered`.
     ///
     /// `backoffStore` defaults to one in this process (one broker on the file
     /// store); replicas pass the shared Redis one. `providerCalls` hears of

@@ -7,11 +7,12 @@ extension SingleFlight {
     /// clamped `Retry-After` (``RefreshCoordinator/Policy/backoff(after:failing:at:)``).
     /// It goes to the shared store and to this process's copy; a store that
     /// cannot be written leaves the copy to enforce the backoff here.
+    /// `atLeast` is the shortest wait, whatever the count (an account's cooldown).
     @discardableResult
-    func recordFailure(_ failure: RefreshFailure, for key: String) async -> RefreshBackoff {
+    func recordFailure(_ failure: RefreshFailure, for key: String, atLeast: TimeInterval = 0) async -> RefreshBackoff {
         let previous = await currentBackoff(key)
         let at = now()
-        let state = policy.backoff(after: previous, failing: failure, at: at)
+        let state = policy.backoff(after: previous, failing: failure, at: at, atLeast: atLeast)
         lastRecorded[ExactKey(key)] = state
         try? await backoffStore.record(state, for: key, at: at)
         return state
@@ -21,6 +22,14 @@ extension SingleFlight {
     func clearBackoff(_ key: String) async {
         lastRecorded[ExactKey(key)] = nil
         try? await backoffStore.clear(accountID: key)
+    }
+
+    /// Forgets `key`'s failures like ``clearBackoff(_:)`` and returns what was recorded, lapsed or not; nil when nothing was.
+    ///
+    /// A store that cannot be reached answers with this process's own last record.
+    func takeBackoff(_ key: String) async -> RefreshBackoff? {
+        let own = lastRecorded.removeValue(forKey: ExactKey(key))
+        do { return try await backoffStore.take(accountID: key) } catch { return own }
     }
 
     /// `key`'s backoff, lapsed or not, from the shared store.

@@ -12,12 +12,15 @@ public struct AccountStatusCounts: Sendable, Equatable {
     public var expired = 0
     /// Accounts whose refresh token was refused; the user must authorize again.
     public var reauthorizationRequired = 0
+    /// Accounts whose refresh failed for the whole give-up period; tried again only when forced or signed in anew.
+    public var refreshExhausted = 0
 
     /// Counts of zero.
-    public init(active: Int = 0, expired: Int = 0, reauthorizationRequired: Int = 0) {
+    public init(active: Int = 0, expired: Int = 0, reauthorizationRequired: Int = 0, refreshExhausted: Int = 0) {
         self.active = active
         self.expired = expired
         self.reauthorizationRequired = reauthorizationRequired
+        self.refreshExhausted = refreshExhausted
     }
 
     /// The moment `account` starts to count as expired: its expiry when it is active, has one and holds no
@@ -31,6 +34,8 @@ public struct AccountStatusCounts: Sendable, Equatable {
     public mutating func add(_ account: Account, at now: Date) {
         if account.status == .reauthorizationRequired {
             reauthorizationRequired += 1
+        } else if account.status == .refreshExhausted {
+            refreshExhausted += 1
         } else if let expiry = Self.expiryThatCounts(account), expiry <= now {
             expired += 1
         } else {

@@ -12,6 +12,8 @@ import Foundation
 struct AccountStatusTally: Sendable {
     /// Accounts whose status is `reauthorization_required`.
     private var reauthorizationRequired = 0
+    /// Accounts whose status is `refresh_exhausted`.
+    private var refreshExhausted = 0
     /// Expiries in seconds since 1970 of the accounts that will count as expired; ascending once ``sorted``.
     private var expiries: [Double] = []
     /// Whether ``expiries`` is in order (false until the first count, so a load of many records appends).
@@ -27,6 +29,7 @@ struct AccountStatusTally: Sendable {
     /// Counts `account`.
     mutating func add(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired += 1 }
+        if account.status == .refreshExhausted { refreshExhausted += 1 }
         guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             expiries.insert(expiry, at: firstIndex(notBelow: expiry))
@@ -38,6 +41,7 @@ struct AccountStatusTally: Sendable {
     /// Stops counting `account`, as it was counted by ``add(_:)``.
     mutating func remove(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired -= 1 }
+        if account.status == .refreshExhausted { refreshExhausted -= 1 }
         guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             let index = firstIndex(notBelow: expiry)
@@ -56,8 +60,8 @@ struct AccountStatusTally: Sendable {
         }
         let expired = firstIndex(above: now.timeIntervalSince1970)
         return AccountStatusCounts(
-            active: total - reauthorizationRequired - expired, expired: expired,
-            reauthorizationRequired: reauthorizationRequired)
+            active: total - reauthorizationRequired - refreshExhausted - expired, expired: expired,
+            reauthorizationRequired: reauthorizationRequired, refreshExhausted: refreshExhausted)
     }
 
     /// The index of the first expiry at or above `value` (binary search; ``expiries`` must be sorted).

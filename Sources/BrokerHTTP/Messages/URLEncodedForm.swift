@@ -24,6 +24,40 @@ public enum URLEncodedForm {
 
     private static func first(_ wanted: UnsafeBufferPointer<UInt8>, _ name: String, in query: UnsafeBufferPointer<UInt8>) -> String? {
         let wantedIsASCII = !wanted.contains { $0 >= 0x80 }
+        return firstPair(in: query) { key, value -> String? in
+            let matches =
+                wantedIsASCII && isPlain(key) ? key.elementsEqual(wanted) : PercentEncoding.formDecodeLeniently(key) == name
+            guard matches else { return nil }
+            guard let value else { return "" }
+            return isPlain(value) ? String(decoding: value, as: UTF8.self) : PercentEncoding.formDecodeLeniently(value)
+        }
+    }
+
+    /// The first name in the query that is none of `allowed` (decoded), or nil; walks the bytes in place, so a query
+    /// of allowed plain names costs one comparison per pair.
+    public static func firstUnknownName(in text: String, allowed: [StaticString]) -> String? {
+        var text = text
+        return text.withUTF8 { query in
+            firstPair(in: query) { key, _ -> String? in
+                let decoded = isPlain(key) ? nil : PercentEncoding.formDecodeLeniently(key)
+                let known = allowed.contains { name in
+                    name.withUTF8Buffer { wanted in
+                        if let decoded { return decoded.utf8.elementsEqual(wanted) }
+                        return key.elementsEqual(wanted)
+                    }
+                }
+                return known ? nil : decoded ?? String(decoding: key, as: UTF8.self)
+            }
+        }
+    }
+
+    /// The first non-nil answer of `body` for the query's non-empty pairs in order: each pair's name bytes and
+    /// value bytes (nil when the pair has no `=`), split in place on `&` and the first `=`, nothing decoded.
+    @inline(__always)
+    private static func firstPair<Result>(
+        in query: UnsafeBufferPointer<UInt8>,
+        _ body: (_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>?) -> Result?
+    ) -> Result? {
         var start = 0
         while start < query.count {
             var end = start
@@ -32,43 +66,10 @@ public enum URLEncodedForm {
             guard end > start else { continue }
             var eq = start
             while eq < end && query[eq] != UInt8(ascii: "=") { eq += 1 }
-            let key = UnsafeBufferPointer(rebasing: query[start..<eq])
-            let matches =
-                wantedIsASCII && isPlain(key) ? key.elementsEqual(wanted) : PercentEncoding.formDecodeLeniently(key) == name
-            guard matches else { continue }
-            guard eq < end else { return "" }
-            let value = UnsafeBufferPointer(rebasing: query[(eq + 1)..<end])
-            return isPlain(value) ? String(decoding: value, as: UTF8.self) : PercentEncoding.formDecodeLeniently(value)
+            let value = eq < end ? UnsafeBufferPointer(rebasing: query[(eq + 1)..<end]) : nil
+            if let answer = body(UnsafeBufferPointer(rebasing: query[start..<eq]), value) { return answer }
         }
         return nil
-    }
-
-    /// The first name in the query that is none of `allowed` (decoded), or nil; walks the bytes in place, so a query
-    /// of allowed plain names costs one comparison per pair.
-    public static func firstUnknownName(in text: String, allowed: [StaticString]) -> String? {
-        var text = text
-        return text.withUTF8 { query -> String? in
-            var start = 0
-            while start < query.count {
-                var end = start
-                while end < query.count && query[end] != UInt8(ascii: "&") { end += 1 }
-                defer { start = end + 1 }
-                guard end > start else { continue }
-                var eq = start
-                while eq < end && query[eq] != UInt8(ascii: "=") { eq += 1 }
-                let key = UnsafeBufferPointer(rebasing: query[start..<eq])
-                let plain = isPlain(key)
-                let decoded = plain ? nil : PercentEncoding.formDecodeLeniently(key)
-                let known = allowed.contains { name in
-                    name.withUTF8Buffer { wanted in
-                        if let decoded { return decoded.utf8.elementsEqual(wanted) }
-                        return key.elementsEqual(wanted)
-                    }
-                }
-                if !known { return decoded ?? String(decoding: key, as: UTF8.self) }
-            }
-            return nil
-        }
     }
 
     /// Whether form decoding leaves these bytes as they are: ASCII without `%` or `+`.

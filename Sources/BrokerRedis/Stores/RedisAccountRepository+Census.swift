@@ -5,12 +5,13 @@ import Foundation
 ///
 /// Every write and delete (``writeCommands(_:bytes:replacing:)``,
 /// ``deleteCommands(_:)``) updates, in the same transaction as the record:
-/// the set `<prefix>census:reauthorization_required` of the accounts in that
-/// status, and the sorted set `<prefix>census:expiring` of the active accounts
+/// the sets `<prefix>census:reauthorization_required` and
+/// `<prefix>census:refresh_exhausted` of the accounts in those statuses, and the sorted set `<prefix>census:expiring` of the active accounts
 /// with an expiry and no refresh token, scored by their expiry in Unix
-/// seconds. A count is then `SCARD` of the index and of that set, and
+/// seconds. A count is then `SCARD` of the index and of those sets, and
 /// `ZCOUNT` of the expiries up to now, in one `MULTI`/`EXEC`. Accounts written
 /// before these keys existed are counted once, by the first count after start
+/// (a store whose census predates `refresh_exhausted` holds no account in it, so its missing set counts 0 correctly)
 /// that finds no `<prefix>census:ready`; that pass reads each batch of
 /// records under `WATCH`, so a concurrent write is never overwritten with
 /// what the record said before it.
@@ -23,31 +24,34 @@ extension RedisAccountRepository: AccountStatusCounting {
 
     /// The set of the ids of accounts whose status is `reauthorization_required`.
     var reauthorizationKey: String { keyPrefix + "census:reauthorization_required" }
+    /// The set of the ids of accounts whose status is `refresh_exhausted`.
+    var exhaustedKey: String { keyPrefix + "census:refresh_exhausted" }
     /// The sorted set of active accounts with an expiry and no refresh token, scored by expiry (Unix seconds).
     var expiringKey: String { keyPrefix + "census:expiring" }
     /// Present once every account written before the census keys existed has been indexed.
     var censusReadyKey: String { keyPrefix + "census:ready" }
 
-    /// The accounts counted by status at `now`: three reads of counts, after the one-time indexing of older records if it has not happened.
+    /// The accounts counted by status at `now`: four reads of counts, after the one-time indexing of older records if it has not happened.
     public func statusCounts(at now: Date) async throws(StoreError) -> AccountStatusCounts {
         try await ensureCensus()
         let commands = [
             RedisCommand("SCARD", indexKey), RedisCommand("SCARD", reauthorizationKey),
-            RedisCommand("ZCOUNT", expiringKey, "-inf", Self.score(now)),
+            RedisCommand("ZCOUNT", expiringKey, "-inf", Self.score(now)), RedisCommand("SCARD", exhaustedKey),
         ]
         let outcome = try await run { () async throws(RedisError) in
             try await self.client.withConnection { (connection) async throws(RedisError) in
                 try await RedisTransaction.execute(commands, on: connection)
             }
         }
-        guard case .committed(let replies) = outcome, replies.count == 3,
-            let total = replies[0].integer, let reauthorization = replies[1].integer, let expired = replies[2].integer
+        guard case .committed(let replies) = outcome, replies.count == 4,
+            let total = replies[0].integer, let reauthorization = replies[1].integer, let expired = replies[2].integer,
+            let exhausted = replies[3].integer
         else {
-            throw StoreError.unavailable("redis: the account counts did not come back as three integers")
+            throw StoreError.unavailable("redis: the account counts did not come back as four integers")
         }
         return AccountStatusCounts(
-            active: max(0, total - reauthorization - expired), expired: expired,
-            reauthorizationRequired: reauthorization)
+            active: max(0, total - reauthorization - exhausted - expired), expired: expired,
+            reauthorizationRequired: reauthorization, refreshExhausted: exhausted)
     }
 
     /// The commands that put `account` (stored under `id`) where the census counts it.
@@ -55,9 +59,17 @@ extension RedisAccountRepository: AccountStatusCounting {
         let id = account.id
         switch account.status {
         case .reauthorizationRequired:
-            return [RedisCommand("SADD", reauthorizationKey, id), RedisCommand("ZREM", expiringKey, id)]
+            return [
+                RedisCommand("SADD", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id),
+                RedisCommand("ZREM", expiringKey, id),
+            ]
+        case .refreshExhausted:
+            return [
+                RedisCommand("SADD", exhaustedKey, id), RedisCommand("SREM", reauthorizationKey, id),
+                RedisCommand("ZREM", expiringKey, id),
+            ]
         case .active:
-            var commands = [RedisCommand("SREM", reauthorizationKey, id)]
+            var commands = [RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id)]
             if let expiry = AccountStatusCounts.expiryThatCounts(account) {
                 commands.append(RedisCommand("ZADD", expiringKey, Self.score(expiry), id))
             } else {
@@ -69,7 +81,7 @@ extension RedisAccountRepository: AccountStatusCounting {
 
     /// The commands that take `id` out of the census.
     func censusRemovalCommands(_ id: String) -> [RedisCommand] {
-        [RedisCommand("SREM", reauthorizationKey, id), RedisCommand("ZREM", expiringKey, id)]
+        [RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id), RedisCommand("ZREM", expiringKey, id)]
     }
 
     /// A date as a sorted-set score: Unix seconds, to the millisecond the records keep.

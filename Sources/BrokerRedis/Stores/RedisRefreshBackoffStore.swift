@@ -60,6 +60,17 @@ public final class RedisRefreshBackoffStore: RefreshBackoffStore {
         }
     }
 
+    /// Deletes `accountID`'s key and returns what it held, in one `GETDEL` (Redis 6.2); nil when absent or undecodable.
+    public func take(accountID: String) async throws(StoreError) -> RefreshBackoff? {
+        let reply: RESPValue
+        do {
+            reply = try await client.command("GETDEL", key(accountID))
+        } catch {
+            throw error.storeError
+        }
+        return reply.bytes.flatMap(RefreshBackoff.init(encoded:))
+    }
+
     /// The Redis key of `accountID`'s backoff.
     func key(_ accountID: String) -> String { keyPrefix + "backoff:" + accountID }
 }

@@ -1,0 +1,444 @@
+import BrokerCrypto
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One session with a PostgreSQL server (protocol 3.0), whose every socket call runs on its own serial queue.
+///
+/// Socket work blocks in poll(2), bounded by a deadline, so it never runs on Swift's cooperative pool: each
+/// call hops to `queue` and resumes the awaiting task with the outcome. The session is opened lazily (start-up,
+/// SCRAM-SHA-256 login, the read-write check) and reopened after any failure that leaves the stream out of step.
+/// Statements are prepared once per session under a name and reused (the cache is per session, as the server's
+/// prepared statements are).
+public final class PostgresConnection: @unchecked Sendable {
+    // @unchecked: every `var` is touched only by blocks running on `queue`, which is serial.
+
+    /// The serial queue every socket call of this connection runs on.
+    let queue: DispatchQueue
+    /// Hosts, login and limits.
+    let configuration: PostgresConfiguration
+    /// The socket, or -1 while closed.
+    var fd: Int32 = -1
+    /// The server the socket is connected to.
+    var endpoint: PostgresConfiguration.Endpoint?
+    /// Cuts the byte stream into messages.
+    var framer: PostgresMessageFramer
+    /// What CancelRequest names (BackendKeyData).
+    var processID: Int32 = 0
+    var secretKey: Int32 = 0
+    /// The server's run-time parameters as ParameterStatus reported them.
+    var parameters: [String: String] = [:]
+    /// Prepared statements of this session: SQL text to statement name.
+    var statements: [String: String] = [:]
+    /// The transaction status of the last ReadyForQuery: `I` idle, `T` in a transaction, `E` a failed one.
+    var transactionStatus = UInt8(ascii: "I")
+    /// The number the next statement name takes.
+    var nextStatementNumber = 0
+    /// Scratch space for recv(2).
+    var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// How many sessions this connection opened; a reconnect adds one.
+    private(set) var sessionsOpened = 0
+
+    /// How many prepared statements a session keeps; SQL past that runs as the unnamed statement.
+    static let statementCacheLimit = 256
+
+    /// A pipe whose read end is polled beside the socket while a statement runs: a cancelled task writes to it.
+    let wakeRead: Int32
+    let wakeWrite: Int32
+    /// Which run a task cancellation applies to.
+    let cancellation = Mutex(CancellationState())
+    /// Whether waits watch ``wakeRead``: during a statement, not during a login or a cancel's own wait.
+    var cancellable = false
+    /// SaltedPassword per salt, shared with the pool's other connections.
+    let scramKeys: SCRAMKeyCache
+
+    /// Creates a closed connection; nothing is opened until the first statement.
+    init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache()) {
+        self.configuration = configuration
+        self.scramKeys = scramKeys
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) == 0 {
+            for end in ends {
+                _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            }
+        } else {
+            ends = [-1, -1]
+        }
+        (self.wakeRead, self.wakeWrite) = (ends[0], ends[1])
+        self.framer = PostgresMessageFramer(maximumMessageBytes: configuration.maximumMessageBytes)
+        self.queue = DispatchQueue(label: label, qos: .userInitiated)
+    }
+
+    deinit {
+        disconnect()
+        if wakeRead >= 0 { Glibc.close(wakeRead) }
+        if wakeWrite >= 0 { Glibc.close(wakeWrite) }
+    }
+
+    /// Runs `queries` as one pipeline (Parse/Bind/Describe/Execute for each, then one Sync) before `deadline`
+    /// (monotonic nanoseconds) and returns each one's rows.
+    ///
+    /// The queries of one pipeline run in one implicit transaction: when one fails, the server skips the rest
+    /// and rolls back the earlier ones, and the first error is thrown. At the deadline a CancelRequest stops
+    /// the statement and ``PostgresError/deadlineExceeded(cancelled:)`` is thrown.
+    public func run(_ queries: [PostgresQuery], deadline: UInt64) async throws(PostgresError) -> [PostgresRows] {
+        let runID = cancellation.withLock { state -> Int in
+            state.lastRun += 1
+            return state.lastRun
+        }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PostgresRows], PostgresError>, Never>) in
+                queue.async {
+                    defer { self.endRun() }
+                    do throws(PostgresError) {
+                        guard self.beginRun(runID) else { throw .cancelled(stopped: true) }
+                        continuation.resume(returning: .success(try self.runOnQueue(queries, deadline: deadline)))
+                    } catch {
+                        continuation.resume(returning: .failure(error))
+                    }
+                }
+            }
+        } onCancel: {
+            self.cancelRun(runID)
+        }
+        return try result.get()
+    }
+
+    /// Which run a task cancellation applies to.
+    struct CancellationState {
+        /// The number of the last run handed out.
+        var lastRun = 0
+        /// The run on the queue now, if any.
+        var active: Int?
+        /// The last run cancelled before it reached the queue.
+        var cancelledEarly = 0
+    }
+
+    /// Marks `runID` as the one on the queue; false when its task was cancelled before it got there.
+    private func beginRun(_ runID: Int) -> Bool {
+        PostgresSocket.drain(wakeRead)
+        return cancellation.withLock { state in
+            state.active = runID
+            return state.cancelledEarly != runID
+        }
+    }
+
+    private func endRun() {
+        cancellation.withLock { $0.active = nil }
+        PostgresSocket.drain(wakeRead)
+    }
+
+    /// Called from any thread when the task awaiting `runID` is cancelled: wakes the queue's poll if that run is on it.
+    private func cancelRun(_ runID: Int) {
+        let onQueue = cancellation.withLock { state -> Bool in
+            if state.active == runID { return true }
+            state.cancelledEarly = runID
+            return false
+        }
+        if onQueue {
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
+    }
+
+    /// The server's process id for this session (0 while closed), as `pg_backend_pid()` reports it.
+    public func backendProcessID() async -> Int32 {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: self.processID) } }
+    }
+
+    /// The server's run-time parameters reported so far (`server_version`, `in_hot_standby`, …).
+    public func serverParameters() async -> [String: String] {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: self.parameters) } }
+    }
+
+    /// How many sessions this connection has opened (a reconnect after a failure opens another).
+    public func sessionCount() async -> Int {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: self.sessionsOpened) } }
+    }
+
+    /// Closes the session (Terminate, then close), on the queue.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                if self.fd >= 0 {
+                    var frontend = PostgresFrontend()
+                    frontend.terminate()
+                    try? PostgresSocket.writeAll(self.fd, frontend.bytes, deadline: PostgresSocket.deadline(in: 1), endpoint: "")
+                }
+                self.disconnect()
+                continuation.resume()
+            }
+        }
+    }
+
+    private func runOnQueue(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+        do {
+            return try runPipeline(queries, deadline: deadline)
+        } catch let error where staleStatement(error) && transactionStatus == UInt8(ascii: "I") {
+            // A prepared statement outlived its table's shape (an ALTER, a migration) or was deallocated: its cache
+            // entries are gone now, and outside an explicit transaction nothing of the pipeline took effect (it
+            // was one implicit transaction), so it runs once more, prepared afresh.
+            return try runPipeline(queries, deadline: deadline)
+        }
+    }
+
+    /// Whether `error` says a cached statement no longer fits: 0A000 "cached plan must not change result type"
+    /// or 26000 "prepared statement does not exist".
+    private func staleStatement(_ error: PostgresError) -> Bool {
+        guard case .server(let fields) = error else { return false }
+        return fields.code == "0A000" && fields.message.contains("cached plan") || fields.code == "26000"
+    }
+
+    private func runPipeline(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+        guard !queries.isEmpty else { return [] }
+        for query in queries where query.sql.utf8.contains(0) {
+            throw .configuration("a statement holds a NUL byte")
+        }
+        for query in queries where query.parameters.count > Int(Int16.max) {
+            throw .configuration("a statement has more than \(Int16.max) parameters")
+        }
+        try connectIfNeeded(deadline: deadline)
+        var frontend = PostgresFrontend()
+        var newStatements: [Int: String] = [:]
+        // SQL prepared earlier in this same pipeline: parsed once, bound as often as it appears.
+        var preparedHere: [String: String] = [:]
+        for (index, query) in queries.enumerated() {
+            var name = statements[query.sql] ?? preparedHere[query.sql]
+            if name == nil {
+                if statements.count + preparedHere.count < Self.statementCacheLimit {
+                    nextStatementNumber += 1
+                    name = "tb_\(nextStatementNumber)"
+                    newStatements[index] = name
+                    preparedHere[query.sql] = name
+                } else {
+                    // A full cache: the unnamed statement, parsed again each time.
+                    name = ""
+                }
+                frontend.parse(statement: name ?? "", sql: query.sql)
+            }
+            frontend.bind(statement: name ?? "", parameters: query.parameters.map(\.textBytes))
+            frontend.describePortal()
+            frontend.execute()
+        }
+        frontend.sync()
+        var written = false
+        cancellable = true
+        defer { cancellable = false }
+        do {
+            try writeWhileReading(frontend.bytes, deadline: deadline)
+            written = true
+            return try readResults(queries: queries, newStatements: newStatements, deadline: deadline)
+        } catch .deadlineExceeded {
+            // A pipeline cut mid-message leaves the server waiting for its rest: no Sync will ever be answered.
+            guard written else {
+                disconnect()
+                throw .deadlineExceeded(cancelled: false)
+            }
+            throw cancelStatement() ? .deadlineExceeded(cancelled: true) : .deadlineExceeded(cancelled: false)
+        } catch .cancelled {
+            guard written else {
+                disconnect()
+                throw .cancelled(stopped: false)
+            }
+            throw .cancelled(stopped: cancelStatement())
+        } catch {
+            if error.closesConnection { disconnect() }
+            throw error
+        }
+    }
+
+    /// Reads the replies of one Sync: per query [ParseComplete] BindComplete (RowDescription|NoData) DataRow*
+    /// (CommandComplete|EmptyQueryResponse), up to ReadyForQuery. The first error is thrown after ReadyForQuery.
+    func readResults(queries: [PostgresQuery], newStatements: [Int: String], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+        var results: [PostgresRows] = []
+        var current = PostgresRows(columns: [], rows: [], commandTag: "")
+        var firstError: PostgresServerError?
+        while true {
+            switch try readMessage(deadline: deadline) {
+            case .parseComplete:
+                // A statement is cached only once the server confirmed it; one skipped after an error is not.
+                if let name = newStatements[results.count], queries.indices.contains(results.count) {
+                    statements[queries[results.count].sql] = name
+                }
+            case .bindComplete, .noData, .parameterDescription, .closeComplete:
+                break
+            case .rowDescription(let columns):
+                current.columns = columns
+            case .dataRow(let values):
+                guard values.count == current.columns.count || current.columns.isEmpty else {
+                    throw .protocolError("a row has \(values.count) columns where its description has \(current.columns.count)")
+                }
+                current.rows.append(PostgresRow(values: values))
+            case .commandComplete(let tag):
+                current.commandTag = tag
+                results.append(current)
+                current = PostgresRows(columns: [], rows: [], commandTag: "")
+            case .emptyQueryResponse, .portalSuspended:
+                results.append(current)
+                current = PostgresRows(columns: [], rows: [], commandTag: "")
+            case .error(let error):
+                if firstError == nil { firstError = error }
+                // FATAL and PANIC end the session: the server closes the socket after them.
+                if error.isFatal {
+                    disconnect()
+                    throw PostgresError.from(error).asSessionEnd
+                }
+            case .readyForQuery(let status):
+                transactionStatus = status
+                if let firstError {
+                    let mapped = PostgresError.from(firstError)
+                    if staleStatement(mapped) {
+                        // Prepared afresh under new names next time (the old names stay taken on the server).
+                        for query in queries { statements[query.sql] = nil }
+                    }
+                    throw mapped
+                }
+                guard results.count == queries.count else {
+                    throw .protocolError("\(results.count) results arrived for \(queries.count) statements")
+                }
+                return results
+            case .notice, .notification, .parameterStatus, .negotiateProtocolVersion, .backendKeyData:
+                continue
+            case .authentication:
+                throw .protocolError("an authentication message arrived after login")
+            }
+        }
+    }
+
+    /// The next message from the socket, waiting until `deadline`. ParameterStatus updates ``parameters`` on the way.
+    func readMessage(deadline: UInt64) throws(PostgresError) -> PostgresBackendMessage {
+        while true {
+            if let message = try framer.next() {
+                if case .parameterStatus(let name, let value) = message { parameters[name] = value }
+                return message
+            }
+            switch PostgresSocket.wait(fd, events: Int16(POLLIN), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            case .woken:
+                throw .cancelled(stopped: false)
+            case .timedOut:
+                throw .deadlineExceeded(cancelled: false)
+            case .failed(let code):
+                throw .connectionLost("poll on \(endpointText): \(PostgresSocket.errorText(code))")
+            case .ready:
+                let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if count > 0 {
+                    readBuffer.withUnsafeBufferPointer { framer.append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                } else if count == 0 {
+                    throw .connectionLost("the server at \(endpointText) closed the connection")
+                } else {
+                    let code = errno
+                    if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }
+                    throw .connectionLost("read from \(endpointText): \(PostgresSocket.errorText(code))")
+                }
+            }
+        }
+    }
+
+    /// Writes a pipeline while taking in whatever the server already answers, so a long pipeline cannot deadlock
+    /// with both sides' socket buffers full (the server stops reading while its replies are not read).
+    private func writeWhileReading(_ bytes: [UInt8], deadline: UInt64) throws(PostgresError) {
+        var offset = 0
+        while offset < bytes.count {
+            switch PostgresSocket.wait(fd, events: Int16(POLLIN | POLLOUT), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            case .woken:
+                throw .cancelled(stopped: false)
+            case .timedOut:
+                throw .deadlineExceeded(cancelled: false)
+            case .failed(let code):
+                throw .connectionLost("poll on \(endpointText): \(PostgresSocket.errorText(code))")
+            case .ready(let events):
+                if events & Int16(POLLIN) != 0 {
+                    let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count > 0 {
+                        readBuffer.withUnsafeBufferPointer { framer.append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+                    } else if count == 0 {
+                        throw .connectionLost("the server at \(endpointText) closed the connection")
+                    }
+                }
+                if events & Int16(POLLOUT) != 0 {
+                    let count = bytes.withUnsafeBytes { raw in
+                        send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+                    }
+                    if count > 0 {
+                        offset += count
+                    } else if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                        throw .connectionLost("write to \(endpointText): \(PostgresSocket.errorText(errno))")
+                    }
+                } else if events & Int16(POLLHUP | POLLERR) != 0 && events & Int16(POLLIN) == 0 {
+                    throw .connectionLost("the server at \(endpointText) closed the connection")
+                }
+            }
+        }
+    }
+
+    /// After a missed deadline or a cancelled task: sends a CancelRequest on a new connection and waits (up to the
+    /// connect timeout) for the stopped statement's ReadyForQuery, so the session stays usable (true); else closes it.
+    private func cancelStatement() -> Bool {
+        cancellable = false
+        guard fd >= 0, let endpoint else { return false }
+        let grace = PostgresSocket.deadline(in: configuration.connectTimeout)
+        do throws(PostgresError) {
+            try sendCancelRequest(to: endpoint, deadline: grace)
+            while true {
+                if case .readyForQuery(let status) = try readMessage(deadline: grace) {
+                    transactionStatus = status
+                    return true
+                }
+            }
+        } catch {
+            disconnect()
+            return false
+        }
+    }
+
+    /// CancelRequest (protocol.sgml, "Canceling Requests in Progress"): its own connection, 16 bytes, no reply;
+    /// the server closes that connection once it has read the request, which is waited for.
+    private func sendCancelRequest(to endpoint: PostgresConfiguration.Endpoint, deadline: UInt64) throws(PostgresError) {
+        let cancelFD = try PostgresSocket.open(endpoint, deadline: deadline)
+        defer { Glibc.close(cancelFD) }
+        var frontend = PostgresFrontend()
+        frontend.cancelRequest(processID: processID, secretKey: secretKey)
+        try PostgresSocket.writeAll(cancelFD, frontend.bytes, deadline: deadline, endpoint: endpoint.description)
+        var scratch = [UInt8](repeating: 0, count: 16)
+        while case .ready = PostgresSocket.wait(cancelFD, events: Int16(POLLIN), deadline: deadline) {
+            let count = recv(cancelFD, &scratch, scratch.count, 0)
+            if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) { break }
+        }
+    }
+
+    /// `host:port` of the current server, for messages.
+    var endpointText: String { endpoint?.description ?? "postgres" }
+
+    /// Closes the socket and forgets the session's state (its prepared statements died with it).
+    func disconnect() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+        framer.reset()
+        statements.removeAll()
+        parameters.removeAll()
+        processID = 0
+        secretKey = 0
+    }
+
+    /// Counts a session opened by ``connect(deadline:)``.
+    func recordSessionOpened() {
+        sessionsOpened += 1
+    }
+}
+
+extension PostgresError {
+    /// A FATAL error met mid-session: a server shutting down, or one that ended the session otherwise.
+    fileprivate var asSessionEnd: PostgresError {
+        switch self {
+        case .serverShutdown, .authenticationFailed, .connectionLost: return self
+        case .server(let error): return .connectionLost("the server ended the session: \(error)")
+        default: return self
+        }
+    }
+}
