@@ -1,7 +1,7 @@
 // fake-provider: one of the fake providers of BrokerFakeProviders as a process, for scripts and
 // browser tests that drive a real token-broker binary. Not part of the service.
 //
-//   fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S]
+//   fake-provider --kind oauth2|oidc|weibo|twitter|tmdb|credentials [--host H] [--port N] [--client-id ID] [--client-secret S]
 //                 [--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting]
 //                 [--token-lifetime SECONDS] [--control] [--client-credentials] [--providers-file PATH]
 //                 [--secret-variable NAME]
@@ -14,6 +14,9 @@
 // file's `acme` then has both grants, and `acme-app` is a machine-to-machine entry for the same fake.
 // --kind oidc is the OAuth 2.0 fake as an OpenID Connect provider: a discovery
 // document at /.well-known/openid-configuration, ID tokens, and a providers file naming only its issuer.
+// --kind credentials is an API taking entered credentials (FakeCredentialProvider): --client-secret is the API key and
+// bearer token it accepts, and the basic pair is `ada` with it as password; its providers file has keyhdr, keyqry,
+// basicp and bearerp.
 import BrokerFakeProviders
 import Dispatch
 import Foundation
@@ -41,7 +44,7 @@ while let argument = arguments.first {
         options[String(argument.dropFirst(2))] = value
     case "-h", "--help":
         print(
-            "usage: fake-provider --kind oauth2|oidc|weibo|twitter|tmdb [--host H] [--port N] [--client-id ID] [--client-secret S] "
+            "usage: fake-provider --kind oauth2|oidc|weibo|twitter|tmdb|credentials [--host H] [--port N] [--client-id ID] [--client-secret S] "
                 + "[--consent auto|page] [--pkce required|optional|ignored|forbidden] [--users fixed|counting] [--token-lifetime SECONDS] "
                 + "[--control] [--client-credentials] [--providers-file PATH] [--secret-variable NAME]")
         exit(0)
@@ -111,8 +114,12 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
         let fake = FakeTMDBProvider(apiKey: secret, host: host, port: port)
         try fake.start()
         return (fake.port, "{\"providers\": {\(fake.providerEntry)}}", fake)
+    case "credentials":
+        let fake = FakeCredentialProvider(apiKey: secret, token: secret, username: "ada", password: secret, host: host, port: port)
+        try fake.start()
+        return (fake.port, fake.providersFile, fake)
     case nil:
-        fail("--kind is required (oauth2, oidc, weibo, twitter or tmdb)")
+        fail("--kind is required (oauth2, oidc, weibo, twitter, tmdb or credentials)")
     case let other?:
         fail("unknown kind \(other)")
     }

@@ -51,6 +51,8 @@ case .accounts(let accounts):
     }
     if let declined, let failure = declined.failure { fail(failure.headline, failure.reason, status: declined.status) }
     let outcome = await AccountsClient.run(accounts, environment: environment())
+    // An import reports every line, the failed ones too, before it says that some failed.
+    if outcome.failure != nil, !outcome.output.isEmpty { print(outcome.output) }
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)

@@ -27,3 +27,13 @@ extension FakeTMDBProvider {
         return fake
     }
 }
+
+extension FakeCredentialProvider {
+    /// A fake credential API started for the current ``TestScope`` and stopped when the test ends.
+    static func scoped(apiKey: String, token: String, username: String, password: String) throws -> FakeCredentialProvider {
+        let fake = FakeCredentialProvider(apiKey: apiKey, token: token, username: username, password: password)
+        try fake.start()
+        TestScope.required("a fake provider")?.onEnd { await fake.stop() }
+        return fake
+    }
+}

@@ -73,7 +73,7 @@ import Testing
             .upstreamError(step: "s", reason: "r"), .upstreamTimeout(step: "s"), .notFound, .expired, .reauthorizationRequired,
             .refreshExhausted, .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
             .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
-            .insufficientPermissions("s"), .insufficientScope(missing: ["write"]),
+            .insufficientPermissions("s"), .insufficientScope(missing: ["write"]), .credentialInvalid(provider: "p", status: 401),
         ]
         for error in all {
             switch error {
@@ -82,7 +82,7 @@ import Testing
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
                 .badRequest,
                 .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
-                .reconnectMismatch, .insufficientPermissions, .insufficientScope:
+                .reconnectMismatch, .insufficientPermissions, .insufficientScope, .credentialInvalid:
                 break
             }
         }

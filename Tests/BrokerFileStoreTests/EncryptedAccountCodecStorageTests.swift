@@ -22,6 +22,9 @@ struct EncryptedAccountCodecStorageTests {
 
     @Test func putGetListDelete() async throws { try await conformance(AccountRepositoryConformance.putGetListDelete) }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
+    @Test func enteredCredentialSurvivesRestart() async throws {
+        try await conformance(AccountRepositoryConformance.enteredCredentialSurvivesRestart)
+    }
     @Test func pageFiltersAndPages() async throws { try await conformance(AccountRepositoryConformance.pageFiltersAndPages) }
     @Test func pagingUnderConcurrentInserts() async throws {
         try await conformance(AccountRepositoryConformance.pagingUnderConcurrentInserts)

@@ -30,6 +30,9 @@ struct JSONFileAccountRepositoryTests {
         try await conformance(AccountRepositoryConformance.concurrentPutsSurviveRestart)
     }
     @Test func restartPreservesEveryField() async throws { try await conformance(AccountRepositoryConformance.restartPreservesEveryField) }
+    @Test func enteredCredentialSurvivesRestart() async throws {
+        try await conformance(AccountRepositoryConformance.enteredCredentialSurvivesRestart)
+    }
     @Test func pageFiltersAndPages() async throws { try await conformance(AccountRepositoryConformance.pageFiltersAndPages) }
     @Test func pagingUnderConcurrentInserts() async throws {
         try await conformance(AccountRepositoryConformance.pagingUnderConcurrentInserts)

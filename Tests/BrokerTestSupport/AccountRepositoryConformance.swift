@@ -127,6 +127,21 @@ public enum AccountRepositoryConformance {
         #expect(after.tags == ["plan": "pro", "team": "T-1"])
     }
 
+    /// An entered credential (several fields, quotes, non-ASCII, a colon) is stored in `access_token` and reads back
+    /// whole after a restart, fields and all.
+    public static func enteredCredentialSurvivesRestart(_ open: RepositoryOpener) async throws {
+        let values = CredentialValues([("username", Secret("ada")), ("password", Secret("p:\"w\" é SENTINEL"))])
+        let account = Account(
+            provider: "basicp", uid: "ada", accessToken: values.stored, tokenType: "basic",
+            createdAt: Date(timeIntervalSince1970: 1_700_000_000), updatedAt: Date(timeIntervalSince1970: 1_700_000_001),
+            endUser: EndUser(id: "end-user-42"), tags: ["plan": "pro"])
+        try await open().put(account)
+        let after = try #require(try await open().get(id: account.accountID))
+        #expect(CredentialValues(stored: after.accessToken) == values)
+        #expect(after.tokenType == "basic" && after.refreshToken == nil && after.expiresAt == nil)
+        #expect(after.tags == ["plan": "pro"])
+    }
+
     /// `page` keeps what every filter asks (provider, end user, all tags, a further test), in id order, page by page.
     public static func pageFiltersAndPages(_ open: RepositoryOpener) async throws {
         let repository = try open()

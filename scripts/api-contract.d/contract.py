@@ -40,19 +40,21 @@ RETURN_TO = "http://app.example:3000/done"
 JSON = {"Accept": "application/json"}
 HTML = {"Accept": "text/html,application/xhtml+xml;q=0.9"}
 API = {"Authorization": "Bearer " + API_KEY}
+CREDENTIAL_SECRET = "CREDENTIAL-SENTINEL-0123456789"
 
 
 class FakeProvider:
     """The fake-provider executable as `acme`, an OAuth 2.0 provider with rotating refresh tokens and revocation:
     its providers-file entry, the environment the broker needs for it, its switches (POST /_fake/control), stop."""
 
-    def __init__(self, binary, workdir):
-        providers_file = os.path.join(workdir, "fake-providers.json")
-        self.log = open(os.path.join(workdir, "fake-provider.log"), "w")
-        self.process = subprocess.Popen(
-            [binary, "--kind", "oauth2", "--control", "--client-credentials", "--client-secret", CLIENT_SECRET,
-             "--secret-variable", "FAKE_ACME_SECRET", "--providers-file", providers_file],
-            stdout=subprocess.PIPE, stderr=self.log, text=True)
+    def __init__(self, binary, workdir, kind="oauth2"):
+        providers_file = os.path.join(workdir, "fake-providers-%s.json" % kind)
+        self.log = open(os.path.join(workdir, "fake-provider-%s.log" % kind), "w")
+        arguments = ([binary, "--kind", "oauth2", "--control", "--client-credentials", "--client-secret", CLIENT_SECRET,
+                      "--secret-variable", "FAKE_ACME_SECRET", "--providers-file", providers_file] if kind == "oauth2"
+                     # The API taking entered credentials: CREDENTIAL_SECRET is its key, token and ada's password.
+                     else [binary, "--kind", kind, "--client-secret", CREDENTIAL_SECRET, "--providers-file", providers_file])
+        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.process.stdout.readline().strip()
         if not line.isdigit():
             self.stop()
@@ -113,7 +115,7 @@ def free_port():
 class Broker:
     """The real token-broker on a free port, its providers file pointing at the fake."""
 
-    def __init__(self, binary, provider, workdir):
+    def __init__(self, binary, provider, workdir, credentials):
         self.port = free_port()
         self.base = "http://127.0.0.1:%d" % self.port
         providers = os.path.join(workdir, "providers.json")
@@ -122,7 +124,7 @@ class Broker:
         # The fake's resource server is acme's API, on loopback: allowed explicitly, as a private provider would be.
         acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True)
         with open(providers, "w") as f:
-            json.dump({"providers": dict(provider.providers, **{"acme": acme, "down-oidc": down})}, f)
+            json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "down-oidc": down})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -329,7 +331,7 @@ def test_transport_errors(t):
     expect(t.call("GET", "/no-such-route", route=False), 404, "not_found")
     wrong = t.call("PUT", "/account?id=acme:4242", API, route=False)
     expect(wrong, 405, "method_not_allowed")
-    assert wrong.header("Allow") == "GET, HEAD, DELETE, OPTIONS", wrong.header("Allow")
+    assert wrong.header("Allow") == "GET, HEAD, DELETE, PATCH, OPTIONS", wrong.header("Allow")
 
 
 def test_browser_sign_in(t):
@@ -599,6 +601,51 @@ def test_proxy(t):
     expect(t.call("GET", "/proxy/echo", dict(API, **{"Broker-Account": "acme:999"})), 404, "not_found")
 
 
+def test_credential_accounts(t):
+    write = dict(API, **{"Content-Type": "application/json"})
+    made = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "keyhdr", "credentials": {"api_key": CREDENTIAL_SECRET}, "end_user_id": "user-7", "tags": {"plan": "pro"}}))
+    expect(made, 201)
+    assert made.json["id"] == "keyhdr:u-4242" and CREDENTIAL_SECRET.encode() not in made.body, made.body
+    again = t.call("POST", "/accounts", write, body=json.dumps({"provider": "keyhdr", "credentials": {"api_key": CREDENTIAL_SECRET}}))
+    expect(again, 200)
+    basic = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "basicp", "credentials": {"username": "ada", "password": CREDENTIAL_SECRET}}))
+    expect(basic, 201)
+    read = t.call("GET", "/account?id=basicp:ada", API)
+    expect(read, 200)
+    assert read.json["access_token"] is None and read.json["credentials"]["password"] == CREDENTIAL_SECRET, read.body
+    key = t.call("GET", "/account?id=keyhdr:u-4242", API)
+    assert key.json["access_token"] == CREDENTIAL_SECRET and key.json["credentials"] == {"api_key": CREDENTIAL_SECRET}, key.body
+    expect(t.call("POST", "/accounts", write, body=json.dumps({"provider": "keyqry", "credentials": {"apikey": "x"}})),
+           400, "bad_request")
+    expect(t.call("POST", "/accounts", write, body=json.dumps({"provider": "bearerp", "credentials": {"token": "wrong"}})),
+           422, "credential_invalid")
+    expect(t.call("POST", "/accounts", write, body=json.dumps({"provider": "nope", "credentials": {}})), 404, "unknown_provider")
+    expect(t.call("POST", "/accounts", {"Content-Type": "application/json"}, body="{}"), 401, "unauthorized")
+    verified = t.call("POST", "/account/verify?id=keyhdr:u-4242", API)
+    expect(verified, 200)
+    assert verified.json == {"id": "keyhdr:u-4242", "valid": True, "status": 200}, verified.body
+    expect(t.call("POST", "/account/verify?id=keyhdr:nobody", API), 404, "not_found")
+    expect(t.call("POST", "/account/verify?id=acme:4242", API), 400, "bad_request")
+    expect(t.call("POST", "/account/verify?id=keyhdr:u-4242"), 401, "unauthorized")
+    proxied = t.call("GET", "/proxy/items", dict(API, **{"Broker-Account": "basicp:ada"}))
+    expect(proxied, 200)
+    # OAuth tokens from another system: given a uid and no refresh token, stored as they are.
+    imported = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "acme", "access_token": "IMPORTED-ACCESS", "uid": "imported-1", "expires_at": "2031-01-02T03:04:05Z"}))
+    expect(imported, 201)
+    checked = t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "acme", "access_token": "IMPORTED-ACCESS", "uid": "imported-2", "dry_run": True}))
+    expect(checked, 200)
+    expect(t.call("GET", "/account?id=acme:imported-2", API), 404, "not_found")
+    edited = t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"tags": {"moved": "yes"}, "end_user_id": "user-8"}))
+    expect(edited, 200)
+    assert edited.json["tags"] == {"moved": "yes"} and edited.json["end_user_id"] == "user-8", edited.body
+    expect(t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"tag": "x"})), 400, "bad_request")
+    expect(t.call("PATCH", "/account?id=acme:nobody", write, body=json.dumps({"tags": {}})), 404, "not_found")
+
+
 def test_deleting_accounts(t):
     done, jar = sign_in(t, uid="7001")
     expect(done, 200)
@@ -737,7 +784,7 @@ def test_connect_sessions(t):
 
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
-         test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_deleting_accounts, test_disconnect_from_the_page,
+         test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_credential_accounts, test_deleting_accounts, test_disconnect_from_the_page,
          test_webhook_outbox, test_backup, test_app_tokens, test_connect_sessions]
 
 
@@ -761,10 +808,11 @@ def main():
         document = yaml.safe_load(f)
     workdir = tempfile.mkdtemp(prefix="broker-contract-")
     provider = FakeProvider(args.fake_provider, workdir)
+    credentials = FakeProvider(args.fake_provider, workdir, kind="credentials")
     broker = None
     passed, failed = 0, 0
     try:
-        broker = Broker(args.binary, provider, workdir)
+        broker = Broker(args.binary, provider, workdir, credentials)
         t = Context(Contract(document, broker.base), provider)
         for test in TESTS:
             try:
@@ -788,11 +836,13 @@ def main():
             broker.stop()
             with open(broker.log_path) as f:
                 log = f.read()
-            for secret in ["ACME-ACCESS-SENTINEL", "ACME-REFRESH-SENTINEL", "ACME-CODE-SENTINEL", CLIENT_SECRET, API_KEY]:
+            for secret in ["ACME-ACCESS-SENTINEL", "ACME-REFRESH-SENTINEL", "ACME-CODE-SENTINEL", CLIENT_SECRET, API_KEY,
+                           CREDENTIAL_SECRET]:
                 if secret in log:
                     failed += 1
                     print("FAIL the broker log contains a secret (%s)" % secret)
         provider.stop()
+        credentials.stop()
         if failed == 0:
             shutil.rmtree(workdir, ignore_errors=True)
         else:

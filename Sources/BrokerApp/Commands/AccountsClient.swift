@@ -52,6 +52,7 @@ public enum AccountsClient {
         _ command: AccountsCommand, environment: [String: String],
         upstream: (any UpstreamClient)? = nil
     ) async -> Outcome {
+        if case .importFile(let path) = command.action { return await importLines(path, environment: environment, upstream: upstream) }
         let (method, target) = request(for: command.action)
         let baseURL: String, response: UpstreamResponse
         switch await send(method, target, environment: environment, upstream: upstream, timeout: 30, userAgent: "accounts") {
@@ -86,10 +87,57 @@ public enum AccountsClient {
             return .done(
                 "Deleted \(id) here. Revocation at the provider: FAILED (\(reason)); its tokens may stay valid until they "
                     + "expire: revoke the grant in the provider's settings.")
+        case .importFile:
+            return .done(body)
         case .refresh(let id):
             let expiry = (fields["expires_at"] as? String).map { "the token now expires at \($0)" } ?? "the token has no expiry"
             return .done(command.json ? body : "Refreshed \(id); \(expiry).")
         }
+    }
+
+    /// `accounts import FILE`: each non-empty line of the JSON Lines file is one `POST /accounts` body (an entered
+    /// credential or OAuth tokens to import), sent in order. Every line's outcome is one output line (`line 3: stored
+    /// acme:42`, `line 7: 422 credential_invalid: …`), never a token; a failed line does not stop the rest. Exit status
+    /// 1 when any line failed, with the count.
+    static func importLines(_ path: String, environment: [String: String], upstream: (any UpstreamClient)?) async -> Outcome {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failed(2, "cannot read the file", "\(path) cannot be read")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var lines: [String] = []
+        var stored = 0, failed = 0
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let body = line.trimmingCharacters(in: .whitespaces)
+            guard !body.isEmpty else { continue }
+            let number = index + 1
+            switch await send(
+                "POST", "/accounts", environment: environment, upstream: upstream, timeout: 60, userAgent: "accounts-import",
+                body: Array(body.utf8))
+            {
+            case .failed(let outcome) where outcome.status == 2:
+                return outcome
+            case .failed(let outcome):
+                failed += 1
+                lines.append("line \(number): \(outcome.failure?.reason ?? "failed")")
+            case .answered(_, let response):
+                let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
+                if (200..<300).contains(response.status) {
+                    stored += 1
+                    lines.append("line \(number): stored \(object?["id"] as? String ?? "?")")
+                } else {
+                    failed += 1
+                    let code = object?["error"] as? String ?? "error"
+                    lines.append("line \(number): \(response.status) \(code): \(object?["message"] as? String ?? "")")
+                }
+            }
+        }
+        lines.append("\(stored) stored, \(failed) failed")
+        let output = lines.joined(separator: "\n")
+        guard failed == 0 else {
+            return Outcome(
+                status: 1, output: output, failure: ("import incomplete", "\(failed) of \(stored + failed) lines were not imported"))
+        }
+        return .done(output)
     }
 
     /// Whether `accounts delete` may go ahead: nil when it may (`--yes`, another sub-command, or "y"/"yes" answered on
@@ -127,7 +175,7 @@ public enum AccountsClient {
     /// `userAgent` names the command. A list of every account can be large: answers of up to 1 GiB are read.
     static func send(
         _ method: String, _ target: String, environment: [String: String], upstream: (any UpstreamClient)?,
-        timeout: Double, userAgent: String
+        timeout: Double, userAgent: String, body: [UInt8] = []
     ) async -> Exchange {
         let baseURL: String, apiKey: Secret
         do {
@@ -143,7 +191,7 @@ public enum AccountsClient {
                     headers: [
                         ("Authorization", "Bearer " + apiKey.value), ("Accept", "application/json"),
                         ("User-Agent", "token-broker/\(BrokerVersion.current) \(userAgent)"),
-                    ]))
+                    ] + (body.isEmpty ? [] : [("Content-Type", "application/json")]), body: body))
             return .answered(baseURL: baseURL, response)
         } catch {
             let why =
@@ -166,6 +214,7 @@ public enum AccountsClient {
         case .show(let id): ("GET", "/account?id=" + PercentEncoding.rfc3986(id))
         case .delete(let id): ("DELETE", "/account?id=" + PercentEncoding.rfc3986(id))
         case .refresh(let id): ("POST", "/account/refresh?id=" + PercentEncoding.rfc3986(id))
+        case .importFile: ("POST", "/accounts")
         }
     }
 

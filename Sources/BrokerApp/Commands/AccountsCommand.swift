@@ -1,4 +1,4 @@
-/// `token-broker accounts list|show ID|delete ID [--yes]|refresh ID [--json]`: what to ask a running broker, parsed.
+/// `token-broker accounts list|show ID|delete ID [--yes]|refresh ID|import FILE [--json]`: what to ask a running broker, parsed.
 public struct AccountsCommand: Equatable, Sendable {
     /// The request to make.
     public enum Action: Equatable, Sendable {
@@ -10,6 +10,8 @@ public struct AccountsCommand: Equatable, Sendable {
         case delete(String)
         /// `POST /account/refresh?id=ID`.
         case refresh(String)
+        /// `POST /accounts` once per line of a JSON Lines file (a path), each line one body.
+        case importFile(String)
     }
 
     /// The request to make.
@@ -27,7 +29,7 @@ public struct AccountsCommand: Equatable, Sendable {
     }
 
     /// The sub-commands, in the order the usage lists them.
-    static let names = ["list", "show", "delete", "refresh"]
+    static let names = ["list", "show", "delete", "refresh", "import"]
 
     /// Reads the arguments after `accounts` (`--help` is handled before): a sub-command, its account id
     /// (none for `list`), `--json`, for `list` `--provider NAME` (or `--provider=NAME`), for `delete` `--yes` (or `-y`).
@@ -66,13 +68,15 @@ public struct AccountsCommand: Equatable, Sendable {
             return .success(AccountsCommand(.list(provider: provider), json: json))
         }
         guard let id = positional.first, !id.isEmpty else {
-            return refuse("accounts \(name) needs an account id (provider:uid)")
+            return refuse(
+                name == "import" ? "accounts import needs a file (JSON Lines)" : "accounts \(name) needs an account id (provider:uid)")
         }
         if positional.count > 1 { return refuse("unexpected argument \"\(positional[1])\"") }
         let action: Action =
             switch name {
             case "show": .show(id)
             case "delete": .delete(id)
+            case "import": .importFile(id)
             default: .refresh(id)
             }
         return .success(AccountsCommand(action, json: json, yes: yes))

@@ -43,6 +43,9 @@ public enum BrokerCommand: Equatable, Sendable {
                           the accounts of a running broker, through its API at BROKER_URL (default http://127.0.0.1:8080)
                           with BROKER_API_KEY; --json prints the broker's JSON; exit 1 when the broker refuses;
                           delete asks y/N on a terminal and needs --yes elsewhere
+          accounts import FILE
+                          POST /accounts once per line of a JSON Lines file (entered credentials or OAuth tokens);
+                          prints each line's outcome and goes on past failures; exit 1 when any line failed
           backup [--json] ask the running broker (BROKER_URL, BROKER_API_KEY) to write a consistent snapshot of every account
                           into its data directory (backups/accounts-<UTC time>.snapshot.jsonl); prints the file, accounts, bytes
           restore FILE [--data-dir DIR] [--force]

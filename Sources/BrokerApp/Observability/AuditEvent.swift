@@ -27,6 +27,10 @@ struct AuditEvent: Sendable {
         case flowCompleted = "flow_completed"
         /// `POST /backup` wrote a snapshot of every account (or failed to).
         case backupWritten = "backup_written"
+        /// `POST /accounts` stored an entered credential (API key, basic, bearer), or was refused after authorising.
+        case credentialStored = "credential_stored"
+        /// `POST /account/verify` ran the provider's verification request with the account's credential.
+        case credentialVerified = "credential_verified"
     }
 
     /// What happened.

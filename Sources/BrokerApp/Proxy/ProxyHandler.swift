@@ -100,7 +100,8 @@ struct ProxyHandler: Sendable {
             let answer = try await send(outbound, provider: provider, host: base.host, body: body)
             call.upstreamSeconds = Self.seconds(since: sent)
             call.sent = body.sent
-            guard answer.status == 401, !refreshed else {
+            // An entered credential has nothing to refresh: the provider's refusal goes back as it is.
+            guard answer.status == 401, !refreshed, !provider.kind.holdsEnteredCredentials else {
                 return relay(answer, call: call, credential: credential, refreshed: refreshed)
             }
             // RFC 6750 §3.1: the token was refused. Refresh it (once across replicas), then replay a kept body.

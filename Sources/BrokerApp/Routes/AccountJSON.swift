@@ -10,8 +10,28 @@ import Foundation
 /// the hottest path after `/healthz`.
 enum AccountJSON {
     /// `{"id","provider","uid","access_token",…,"raw"}`; never the refresh token.
-    static func fullBytes(_ account: Account, status: String) -> [UInt8] {
-        write(account, status: status, secrets: true)
+    ///
+    /// For an account of an `api_key`, `basic` or `bearer` provider (`entered`), `access_token` is the credential's
+    /// one value (null when it has several, as `basic` does) and `credentials` holds every field by name.
+    static func fullBytes(_ account: Account, status: String, entered: Bool = false) -> [UInt8] {
+        guard entered, let values = CredentialValues(stored: account.accessToken) else {
+            return write(account, status: status, secrets: true)
+        }
+        var shown = account
+        shown.accessToken = Secret(values.fields.count == 1 ? values.fields[0].value.value : "")
+        var bytes = write(shown, status: status, secrets: true, singleValue: values.fields.count == 1)
+        // The fields go last, before the closing brace: `,"credentials":{…}}`.
+        bytes.removeLast()
+        bytes += Array(#","credentials":"#.utf8)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, field) in values.fields.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONString.appendQuoted(field.name, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONString.appendQuoted(field.value.value, to: &bytes)
+        }
+        bytes += Array("}}".utf8)
+        return bytes
     }
 
     /// `{"id","provider","uid",…}` without any secret.
@@ -29,16 +49,16 @@ enum AccountJSON {
         String(decoding: summaryBytes(account, status: status), as: UTF8.self)
     }
 
-    private static func write(_ a: Account, status: String, secrets: Bool) -> [UInt8] {
+    private static func write(_ a: Account, status: String, secrets: Bool, singleValue: Bool = true) -> [UInt8] {
         // Built on the stack (most answers fit) and copied out once, into the answer's array.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
             var out = ByteWriter(startingIn: stack)
-            write(a, status: status, secrets: secrets, to: &out)
+            write(a, status: status, secrets: secrets, singleValue: singleValue, to: &out)
             return out.bytes
         }
     }
 
-    private static func write(_ a: Account, status: String, secrets: Bool, to out: inout ByteWriter) {
+    private static func write(_ a: Account, status: String, secrets: Bool, singleValue: Bool, to out: inout ByteWriter) {
         // Each name with the comma before it is one literal, so a field costs two copies: its name's and its value's.
         // The id is `provider:uid`, escaped part by part (escaping is per character, and `:` needs none) rather than
         // built as a string first.
@@ -52,7 +72,7 @@ enum AccountJSON {
         string(a.uid, &out)
         if secrets {
             out.append(#","access_token":"#)
-            string(a.accessToken.value, &out)
+            string(singleValue ? a.accessToken.value : nil, &out)
             if let secret = a.tokenSecret {
                 out.append(#","token_secret":"#)
                 string(secret.value, &out)

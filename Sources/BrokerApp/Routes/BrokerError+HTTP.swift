@@ -17,6 +17,8 @@ extension BrokerError {
         case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
         case .recordDamaged: return .internalServerError
+        // RFC 9110 §15.5.21: the request was understood, but the credential it carries does not work.
+        case .credentialInvalid: return HTTPStatus(code: 422) ?? .badRequest
         }
     }
 
@@ -28,7 +30,7 @@ extension BrokerError {
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
             .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
-            .insufficientScope:
+            .insufficientScope, .credentialInvalid:
             return false
         }
     }

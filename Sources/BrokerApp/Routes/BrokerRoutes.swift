@@ -10,7 +10,7 @@ enum BrokerRoutes {
     static func make(
         readiness: Readiness, metrics: Router.Handler?, oauth: OAuthHandlers, webhooks: WebhookHandlers,
         appTokens: AppTokenHandlers, backup: BackupHandlers, forwardAuth: ForwardAuthHandler, proxy: ProxyHandler,
-        proxyMaxBodyBytes: Int, cors: CORSPolicy, connectPage: Bool = true
+        credentials: CredentialHandlers, proxyMaxBodyBytes: Int, cors: CORSPolicy, connectPage: Bool = true
     ) -> Router {
         var router = Router(refusals: .errorBody)
         let healthy = Response.json(.ok, "{\"status\":\"ok\"}")
@@ -38,6 +38,10 @@ enum BrokerRoutes {
         router.add(.OPTIONS, "/account", cors.preflight(methods: [.GET, .HEAD, .DELETE]))
         router.add(.GET, "/accounts", cors.wrap(.async(oauth.list)))
         router.add(.OPTIONS, "/accounts", cors.preflight(methods: [.GET, .HEAD]))
+        // Entered credentials (API key, basic, bearer): the API key only, never a browser's page.
+        router.add(.POST, "/accounts", .async(credentials.create))
+        router.add(.POST, "/account/verify", .async(credentials.verify))
+        router.add(.PATCH, "/account", .async(credentials.edit))
         router.add(.POST, "/account/refresh", cors.wrap(.async({ await oauth.refresh($0, cors: cors) })))
         router.add(.OPTIONS, "/account/refresh", cors.preflight(methods: [.POST]))
         router.add(.GET, "/app-token", .async(appTokens.appToken))

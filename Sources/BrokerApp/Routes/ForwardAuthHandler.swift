@@ -63,6 +63,8 @@ struct ForwardAuthHandler: Sendable {
             throw .credentialNotForwardable(reason: "an OAuth 1.0a token signs each request with its token secret (RFC 5849)")
         case .tmdb?:
             throw .credentialNotForwardable(reason: "a TMDB session id travels in the query (session_id), not in a header")
+        case .apiKey?, .basic?, .bearer?:
+            throw .credentialNotForwardable(reason: "an entered credential is placed by the API proxy (/proxy/), not forwarded")
         }
     }
 }

@@ -235,7 +235,8 @@ final class OAuthHandlers: Sendable {
                 }
             }
             audit.record(.tokenRead, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+            return Self.tokenResponse(
+                AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
             // An authorised read that failed (upstream, reauthorization) is recorded too: someone asked for the token.
@@ -302,7 +303,8 @@ final class OAuthHandlers: Sendable {
         else { return nil }
         // The store found the account by these bytes, so they are its id.
         audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+        return Self.tokenResponse(
+            AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
@@ -390,7 +392,8 @@ final class OAuthHandlers: Sendable {
             let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account)))
+            return Self.tokenResponse(
+                AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
             if let id = accountID {
@@ -449,20 +452,36 @@ final class OAuthHandlers: Sendable {
     func providers(_ request: Request) -> Response {
         let items = registry.all.map { p in
             let unavailable = Self.unavailability(of: p, in: registry)
-            return AccountJSON.object([
+            // What a form for an entered credential asks for; never a value.
+            let fields = p.credentials.map { scheme in
+                "["
+                    + scheme.fields.map {
+                        AccountJSON.object([("name", JSONString.quote($0.name)), ("description", JSONString.quote($0.description))])
+                    }.joined(separator: ",") + "]"
+            }
+            var members: [(String, String)] = [
                 ("name", JSONString.quote(p.name)), ("display_name", JSONString.quote(p.displayedName)),
-                ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"),
-                ("kind", JSONString.quote(p.kind.rawValue)), ("configured", p.isConfigured ? "true" : "false"),
+                ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"), ("kind", JSONString.quote(p.kind.rawValue)),
+            ]
+            if let fields { members.append(("fields", fields)) }
+            members += [
+                ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),
                 ("grants", "[" + p.grants.listed.map(JSONString.quote).joined(separator: ",") + "]"),
                 ("available", p.isConfigured && unavailable == nil ? "true" : "false"),
                 ("reason", unavailable.map(JSONString.quote) ?? "null"),
-            ])
+            ]
+            return AccountJSON.object(members)
         }
         return Response.json(.ok, "{\"providers\":[" + items.joined(separator: ",") + "]}")
     }
 
     // MARK: Helpers
+
+    /// Whether `account`'s provider takes entered credentials, so that its `access_token` holds their fields.
+    func holdsEntered(_ account: Account) -> Bool {
+        registry.provider(named: account.provider)?.kind.holdsEnteredCredentials ?? false
+    }
 
     /// `scheme://host[:port]` of `url`, lowercased, without a default port (RFC 6454 §6.1), or "" when it has none.
     static func origin(of url: String) -> String {

@@ -50,6 +50,8 @@ public enum BrokerError: Error, Sendable, Equatable {
     case insufficientPermissions(String)
     /// The account's granted scopes, or a provider's grant, lack these scopes (RFC 6750 §3.1 `insufficient_scope`).
     case insufficientScope(missing: [String])
+    /// The provider refused an entered credential at its verification request, answering `status`; nothing was stored.
+    case credentialInvalid(provider: String, status: Int)
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -77,6 +79,7 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .reconnectMismatch: "account_mismatch"
         case .insufficientPermissions: "insufficient_permissions"
         case .insufficientScope: "insufficient_scope"
+        case .credentialInvalid: "credential_invalid"
         }
     }
 
@@ -132,6 +135,8 @@ public enum BrokerError: Error, Sendable, Equatable {
             detail
         case .insufficientScope(let missing):
             "The grant lacks the scopes \(missing.joined(separator: " ")); authorize again asking for them."
+        case .credentialInvalid(let provider, let status):
+            "\(Self.quoted(provider)) refused the credential (its verification request answered HTTP \(status)); nothing was stored."
         }
     }
 

@@ -8,6 +8,8 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountRefreshFailed = "account.refresh_failed"
     /// The provider refused the refresh token; the user must authorize again.
     case accountReauthorizationRequired = "account.reauthorization_required"
+    /// `PATCH /account` changed the account's end user or tags, without a new sign-in.
+    case accountUpdated = "account.updated"
     /// A refresh worked again after transient failures that the refresh backoff recorded (or after the account was `refresh_exhausted`).
     case accountRecovered = "account.recovered"
     /// Refresh kept failing transiently for the whole give-up period; the account is now `refresh_exhausted`.

@@ -14,6 +14,9 @@ enum ExchangeRegistry {
         case .oidc: OIDCExchange(settings: try OIDCSettings(provider), context: scoped)
         case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: scoped)
         case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: scoped)
+        case .apiKey, .basic, .bearer:
+            throw BrokerError.providerUnavailable(
+                provider.name, reason: "its credentials are entered with POST /accounts; it has no sign-in")
         }
     }
 
@@ -35,6 +38,9 @@ enum ExchangeRegistry {
             return nil
         case .tmdb:
             return TMDBSessionExchange(settings: try TMDBSettings(provider), context: context).revoke
+        case .apiKey, .basic, .bearer:
+            // An entered credential is the provider's to revoke (its dashboard); deleting forgets it here.
+            return nil
         }
     }
 
@@ -45,6 +51,7 @@ enum ExchangeRegistry {
         case .oidc: OIDCSettings.missingKeys(in: provider)
         case .oauth1: OAuth1Settings.missingKeys(in: provider)
         case .tmdb: TMDBSettings.missingKeys(in: provider)
+        case .apiKey, .basic, .bearer: []
         }
     }
 }

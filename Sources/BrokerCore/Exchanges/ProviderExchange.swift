@@ -30,12 +30,20 @@ protocol ProviderExchange: Sendable {
 
     /// Revokes `account`'s grant at the provider; only called when ``capabilities`` holds ``ExchangeCapabilities/revoke``.
     func revoke(_ account: Account) async throws(BrokerError)
+
+    /// The user an access token brought from another system belongs to, asked of the provider's user endpoint.
+    func importedUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?)
 }
 
 extension ProviderExchange {
     /// A kind without a refresh grant is never asked for one; should it be, it refuses without calling anyone.
     func refresh(refreshToken: Secret) async throws(RefreshFailure) -> TokenGrant {
         throw RefreshFailure(.badRequest("This provider has no refresh grant"))
+    }
+
+    /// A kind that cannot name a token's user without a sign-in refuses: the import must give the uid.
+    func importedUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
+        throw .badRequest("This provider cannot name the user of an imported token; give uid")
     }
 
     /// A kind without revocation is never asked for one; should it be, it refuses without calling anyone.

@@ -103,6 +103,9 @@ public struct ProviderConfiguration: Sendable {
     public var scopeUpgrade = ScopeUpgrade()
     /// The scopes a flow may ask for itself (`scopes` of `/authorize`, connect sessions, step-up); nil allows any.
     public var allowedScopes: [String]? = nil
+    /// For an `api_key`, `basic` or `bearer` provider, the fields people enter, where calls carry them and how they are
+    /// verified; nil for the kinds that sign in.
+    public var credentials: CredentialScheme? = nil
 
     /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
     public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }

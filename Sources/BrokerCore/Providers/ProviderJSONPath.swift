@@ -66,7 +66,7 @@ extension ProviderJSONPath {
     /// boolean, so two answers that differ in their bytes never name one user.
     /// Of several values none may hold a `:`, so the joined id reads back one way
     /// only (Slack's `team.id` and `authed_user.id` make `T1:U1`).
-    static func userID(at paths: [ProviderJSONPath], in root: Any) -> String? {
+    public static func userID(at paths: [ProviderJSONPath], in root: Any) -> String? {
         var parts: [String] = []
         for path in paths {
             guard let part = path.value(in: root).flatMap(ProviderValue.exactIdentifier) else { return nil }

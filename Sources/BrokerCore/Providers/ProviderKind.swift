@@ -9,4 +9,21 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case oauth1
     /// TMDB API v3 session authentication (request token → approval → session id).
     case tmdb
+    /// A key the user copies from the provider (OpenAI, Stripe…), entered through `POST /accounts`; no sign-in.
+    case apiKey = "api_key"
+    /// A user name and password sent as HTTP Basic (RFC 7617), entered through `POST /accounts`; no sign-in.
+    case basic
+    /// A long-lived bearer token the user copies from the provider (RFC 6750 §2.1), entered through `POST /accounts`.
+    case bearer
+
+    /// Whether accounts of this kind hold entered credentials (``CredentialScheme``) rather than the result of a sign-in.
+    public var holdsEnteredCredentials: Bool {
+        switch self {
+        case .apiKey, .basic, .bearer: true
+        case .oauth2, .oidc, .oauth1, .tmdb: false
+        }
+    }
+
+    /// The kinds' names as the providers file spells them, for error messages.
+    static let spelledOut = "oauth2, oidc, oauth1, tmdb, api_key, basic or bearer"
 }

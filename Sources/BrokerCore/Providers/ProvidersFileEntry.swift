@@ -14,7 +14,7 @@ struct ProvidersFileEntry {
         if let unknown = settings.keys.sorted().first(where: {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
                 && !Self.displayKeys.contains($0) && !Self.grantKeys.contains($0)
-                && !Self.lifetimeKeys.contains($0)
+                && !Self.lifetimeKeys.contains($0) && !Self.credentialKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -26,19 +26,25 @@ struct ProvidersFileEntry {
         try applyOIDC(to: &configuration)
         try applyGrant(to: &configuration)
         try applyLifetimes(to: &configuration)
+        try applyCredentials(to: &configuration)
         try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
         return configuration
     }
 
     /// The preset of this name with environment credentials, or an empty custom provider of the given `kind`.
     private func base() throws(ProviderConfigurationError) -> ProviderConfiguration {
-        let kindName = try string("kind")
+        // `auth` is the same setting as `kind`, under the name credential providers are declared with.
+        let kindKey = settings["auth"] != nil && settings["kind"] == nil ? "auth" : "kind"
+        if settings["auth"] != nil, settings["kind"] != nil {
+            throw failure("auth", "give the kind once, as \"auth\" or as \"kind\"")
+        }
+        let kindName = try string(kindKey)
         let kind: ProviderKind?
         if let kindName {
             guard let parsed = ProviderKind(rawValue: kindName) else {
                 // Quote the file's text, not what a ${NAME} in it resolved to: that may be a secret.
-                let written = settings["kind"] as? String ?? kindName
-                throw failure("kind", "unknown kind \"\(written)\"; expected oauth2, oidc, oauth1 or tmdb")
+                let written = settings[kindKey] as? String ?? kindName
+                throw failure(kindKey, "unknown kind \"\(written)\"; expected \(ProviderKind.spelledOut)")
             }
             kind = parsed
         } else {
@@ -49,14 +55,21 @@ struct ProvidersFileEntry {
         let staticEndpoints = kind == .oauth2 || settings.keys.contains(where: Self.oidcRefusedKeys.contains)
         if let preset = ProviderPresets.preset(named: provider, environment: environment, staticEndpoints: staticEndpoints) {
             if let kind, kind != preset.kind {
-                throw failure("kind", "the \(provider) preset is \(preset.kind.rawValue); a preset's kind cannot change")
+                throw failure(kindKey, "the \(provider) preset is \(preset.kind.rawValue); a preset's kind cannot change")
             }
             return preset
         }
         guard let kind else {
-            throw failure("kind", "missing; a custom provider needs \"kind\": \"oauth2\", \"oidc\", \"oauth1\" or \"tmdb\"")
+            throw failure("kind", "missing; a custom provider needs \"kind\" (or \"auth\"): \(ProviderKind.spelledOut)")
         }
         if kind == .oidc { return Self.customOIDC(named: provider) }
+        if let scheme = CredentialScheme.defaults(for: kind) {
+            // Entered credentials: no sign-in and no client credentials grant, so no OAuth setting is needed.
+            var c = ProviderConfiguration(name: provider, kind: kind)
+            c.grants = []
+            c.credentials = scheme
+            return c
+        }
         return ProviderConfiguration(name: provider, kind: kind, userIDFields: ["id"])
     }
 

@@ -14,6 +14,9 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
         /// TMDB v3: `session_id=<session>` in the query, and the application's key as `api_key=<key>` in the query or,
         /// for an API Read Access Token, as `Authorization: Bearer <token>` (as ``TMDBClient`` sends it).
         case tmdbSession
+        /// An entered credential (`api_key`, `basic`, `bearer`) placed as its provider declares
+        /// (``CredentialScheme/Placement``).
+        case entered(CredentialScheme.Placement)
     }
 
     /// Where the account's token goes.
@@ -39,6 +42,8 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
             case .oauth1: .oauth1Signature
             case .tmdb: .tmdbSession
             case .oauth2, .oidc: provider.apiTokenParameter.map(Token.queryParameter) ?? .bearer
+            case .apiKey, .basic, .bearer:
+                .entered(provider.credentials?.placement ?? CredentialScheme.defaults(for: provider.kind)?.placement ?? .basic)
             }
         self.init(token: token, clientIDHeader: provider.apiClientIDHeader, headers: provider.requestHeaders)
     }
@@ -63,6 +68,8 @@ public struct ProxyCredential: Sendable {
     public var clientSecret: Secret?
     /// TMDB's application key: a v3 key or an API Read Access Token.
     public var apiKey: Secret?
+    /// The entered credential of an `api_key`, `basic` or `bearer` account; nil for the kinds that sign in.
+    public var entered: CredentialValues?
 
     /// Creates the credential from its parts.
     public init(
@@ -80,10 +87,17 @@ public struct ProxyCredential: Sendable {
         self.init(
             accessToken: account.accessToken, tokenSecret: account.tokenSecret, clientID: provider.clientID,
             clientSecret: provider.clientSecret, apiKey: provider.apiKey)
+        if provider.kind.holdsEnteredCredentials { entered = CredentialValues(stored: account.accessToken) }
     }
 
     /// Every secret value, for ``ProxyHeaders/response(_:secrets:)`` to look for in the provider's answer.
     public var secretValues: [String] {
-        [accessToken, tokenSecret, clientSecret, apiKey].compactMap { $0?.value }
+        var values = [accessToken, tokenSecret, clientSecret, apiKey].compactMap { $0?.value }
+        if let entered {
+            values += entered.secretValues
+            // A provider echoing the Authorization field would show the encoded pair.
+            if let basic = ProxyOutbound.basicCredentials(entered) { values.append(basic) }
+        }
+        return values
     }
 }

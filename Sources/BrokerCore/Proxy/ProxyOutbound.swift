@@ -53,8 +53,12 @@ public enum ProxyOutbound {
         // RFC 9110 §9.1: a method is a token.
         guard ProxyHeaders.isToken(method) else { throw .refused(reason: "the method is not an HTTP token") }
         let access = credential.accessToken.value
-        guard !access.isEmpty, ProxyHeaders.isFieldValue(access), !access.utf8.contains(0x20) else {
-            throw .unusable(reason: "the account's token cannot be sent in a request")
+        if case .entered = placement.token {
+            guard credential.entered != nil else { throw .unusable(reason: "the account holds no entered credential") }
+        } else {
+            guard !access.isEmpty, ProxyHeaders.isFieldValue(access), !access.utf8.contains(0x20) else {
+                throw .unusable(reason: "the account's token cannot be sent in a request")
+            }
         }
         let added = try queryAdditions(placement.token, credential: credential)
         var url: String
@@ -98,6 +102,8 @@ public enum ProxyOutbound {
                 throw .refused(reason: "the request names a parameter the broker sets")
             }
             own.append(("Authorization", try oauth1Header(method: method, url: url, form: form, credential, makeSigner)))
+        case .entered(let entered):
+            if let field = try enteredField(entered, credential: credential) { own.append(field) }
         }
         let replaced = Set(own.map { $0.name.lowercased() })
         let kept = ProxyHeaders.request(callerHeaders).filter { !replaced.contains($0.name.lowercased()) }
@@ -109,8 +115,13 @@ public enum ProxyOutbound {
         -> [(String, String)]
     {
         switch token {
-        case .bearer, .oauth1Signature:
+        case .bearer, .oauth1Signature, .entered(.header), .entered(.basic):
             return []
+        case .entered(.query(let name, let format)):
+            guard ProxyHeaders.isToken(name), let values = credential.entered else {
+                throw .unusable(reason: "the credential's query parameter cannot be written")
+            }
+            return [(name, CredentialScheme.render(format, values))]
         case .queryParameter(let name):
             guard ProxyHeaders.isToken(name) else { throw .unusable(reason: "the token's query parameter name is not a token") }
             return [(name, credential.accessToken.value)]
@@ -121,6 +132,30 @@ public enum ProxyOutbound {
             let session = ("session_id", credential.accessToken.value)
             return TMDBClient.isReadAccessToken(key) ? [session] : [("api_key", key), session]
         }
+    }
+
+    /// The header field an entered credential travels in: the declared field with its format filled in, or
+    /// `Authorization: Basic` (RFC 7617 §2); nil when it travels in the query.
+    static func enteredField(_ placement: CredentialScheme.Placement, credential: ProxyCredential) throws(Failure)
+        -> ProxyHeaders.Field?
+    {
+        guard let values = credential.entered else { throw .unusable(reason: "the account holds no entered credential") }
+        let field: ProxyHeaders.Field
+        switch placement {
+        case .query: return nil
+        case .header(let name, let format): field = (name, CredentialScheme.render(format, values))
+        case .basic:
+            guard let encoded = basicCredentials(values) else { throw .unusable(reason: "the account's user name or password is missing") }
+            field = ("Authorization", "Basic " + encoded)
+        }
+        guard ProxyHeaders.isWellFormed(field) else { throw .unusable(reason: "the account's credential cannot be sent in a header") }
+        return field
+    }
+
+    /// RFC 7617 §2: base64 of `user-id ":" password`, UTF-8 (§2.1 `charset="UTF-8"`); nil without both fields.
+    public static func basicCredentials(_ values: CredentialValues) -> String? {
+        guard let user = values["username"], let password = values["password"] else { return nil }
+        return Base64.encode(Array((user + ":" + password).utf8))
     }
 
     /// The provider's fixed fields and its client-id field, each checked: a well-formed field the broker may write.

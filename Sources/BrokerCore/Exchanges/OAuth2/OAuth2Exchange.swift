@@ -66,6 +66,15 @@ struct OAuth2Exchange: ProviderExchange {
         return code
     }
 
+    /// The user of an imported token, from the user endpoint; a provider that names users only in its token answer
+    /// (no `user_url`) cannot say, and the import must give the uid.
+    func importedUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?) {
+        guard settings.userURL != nil else {
+            throw .badRequest("This provider names its users only when they sign in; give uid")
+        }
+        return try await client.fetchUser(accessToken: accessToken)
+    }
+
     /// The refresh grant, with the provider's `Retry-After` on failure.
     ///
     /// Where refresh tokens rotate, an answer without a new one leaves the

@@ -1,0 +1,54 @@
+import BrokerCrypto
+import Foundation
+
+extension AccountService {
+    /// Stores an entered credential (`api_key`, `basic`, `bearer`) as account `provider:uid`, replacing the
+    /// credential of an account already there, in the same durable step as its `account.connected` (or
+    /// `account.reconnected`) event.
+    ///
+    /// The values become the account's `access_token` (``CredentialValues/stored``), sealed like any token; the
+    /// `token_type` names the kind; there is no refresh token and no expiry. The end user and tags replace the earlier
+    /// record's when given, else are kept.
+    public func storeEntered(
+        _ values: CredentialValues, provider: ProviderConfiguration, uid: String, endUser: EndUser?, tags: [String: String]?
+    ) async throws(BrokerError) -> (account: Account, existed: Bool) {
+        let at = now()
+        let id = AccountID(provider: provider.name, uid: uid)
+        let existed = TransformWitness(false)
+        let kind = provider.kind.rawValue
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            existed.value = existing != nil
+            return Account(
+                provider: provider.name, uid: uid, accessToken: values.stored, tokenType: kind,
+                createdAt: existing?.createdAt ?? at, updatedAt: at, status: .active, issuedAt: at,
+                endUser: endUser ?? existing?.endUser, tags: tags ?? existing?.tags ?? [:])
+        }
+        let stored: Account?
+        do {
+            if let events {
+                stored = try await accounts.update(id: id, reporting: AuthorizationService.connectionEvent, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
+            }
+        } catch {
+            throw BrokerError(error)
+        }
+        guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
+        return (stored, existed.value)
+    }
+}
+
+extension CredentialValues {
+    /// The uid of an account given none and named by no verification answer: a `basic` account's user name, else
+    /// `key-` and 24 hex digits of SHA-256 over the provider and the values.
+    ///
+    /// The same credential at the same provider always gives the same uid, so entering it twice updates one account.
+    /// A digest of a random API key (well over 80 bits of entropy in every provider's format) tells nothing of the
+    /// key; a user name is no secret and is what people recognise.
+    public func derivedUID(provider: ProviderConfiguration) -> String {
+        if provider.kind == .basic, let user = self["username"], ProviderUserID.problem(with: user) == nil { return user }
+        var input = Array("token-broker entered credential\u{0}".utf8) + Array(provider.name.utf8) + [0]
+        input += Array(stored.value.utf8)
+        return "key-" + String(Hex.encode(SHA256.hash(input)).prefix(24))
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+extension AccountService {
+    /// Changes the end user (when `endUser` is given: `.some(nil)` clears it) and the tags (when given, replacing
+    /// them all) of account `id`, without a sign-in, in the same durable step as its `account.updated` event.
+    ///
+    /// Nothing else changes: not the tokens, not `updated_at`'s meaning for them (it is set, as for any write), not
+    /// the status. Throws ``BrokerError/notFound`` when the account is not stored.
+    public func edit(id: AccountID, endUser: EndUser??, tags: [String: String]?) async throws(BrokerError) -> Account {
+        let at = now()
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            guard var account = existing else { return nil }
+            if let endUser { account.endUser = endUser }
+            if let tags { account.tags = tags }
+            account.updatedAt = at
+            return account
+        }
+        let stored: Account?
+        do {
+            if let events {
+                stored = try await accounts.update(
+                    id: id,
+                    reporting: { before, after in
+                        guard before != nil, let after else { return nil }
+                        return (.accountUpdated, BrokerEventData(account: after))
+                    }, to: events, transform)
+            } else {
+                stored = try await accounts.update(id: id, transform)
+            }
+        } catch {
+            throw BrokerError(error)
+        }
+        guard let stored else { throw .notFound }
+        return stored
+    }
+}

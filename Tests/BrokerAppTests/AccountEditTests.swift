@@ -1,0 +1,96 @@
+import BrokerCore
+import BrokerFakeProviders
+import BrokerTestSupport
+import Foundation
+import Testing
+
+@testable import BrokerApp
+
+/// `PATCH /account`: a back end changes an account's end user and tags without a new sign-in; the change is stored,
+/// shows in `/accounts` filters, and goes to the webhooks as `account.updated`.
+@Suite(.scoped) struct AccountEditTests {
+    static let api = [("Authorization", "Bearer " + BrokerHarness.apiKey), ("Content-Type", "application/json")]
+
+    struct Setup {
+        let broker: BrokerHarness
+        let receiver: WebhookReceiver
+
+        func send(_ method: String, _ target: String, _ body: String = "", key: String = BrokerHarness.apiKey) async throws
+            -> TestHTTP.Reply
+        {
+            try #require(
+                await TestHTTP.send(
+                    port: broker.port, method: method, target: target,
+                    headers: [("Authorization", "Bearer " + key), ("Content-Type", "application/json")], body: body))
+        }
+    }
+
+    static let tenant = "tenant-key-0123456789abcdef0123456789"
+
+    /// A broker with one `bearer` provider (no verification) and the account `bearerp:team-1` of end user `t1-a`.
+    static func setUp() async throws -> Setup {
+        let receiver = try WebhookReceiver()
+        TestScope.required("a webhook receiver")?.onEnd { await receiver.stop() }
+        let broker = try BrokerHarness(
+            providersJSON: #"{"providers": {"bearerp": {"auth": "bearer", "api_base_url": "https://api.example.com"}}}"#,
+            environment: [
+                "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": "whsec-edit-tests-0123456789abcdef",
+                "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4",
+                "BROKER_API_KEYS": "tenant:\(tenant)", "BROKER_API_KEY_SCOPES": "tenant=all end_user:t1-*",
+            ])
+        let s = Setup(broker: broker, receiver: receiver)
+        let created = try await s.send(
+            "POST", "/accounts",
+            #"{"provider":"bearerp","uid":"team-1","end_user_id":"t1-a","tags":{"plan":"free"},"credentials":{"token":"tok-1"}}"#)
+        #expect(created.status == 201, "\(created.body)")
+        return s
+    }
+
+    static func json(_ body: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+    }
+
+    @Test func tagsAndEndUserChangeWithoutASignInAndTheWebhookSaysSo() async throws {
+        let s = try await Self.setUp()
+        let edited = try await s.send(
+            "PATCH", "/account?id=bearerp:team-1", #"{"tags":{"plan":"pro","region":"eu"},"end_user_id":"t1-b","end_user_name":"Ada"}"#)
+        #expect(edited.status == 200, "\(edited.body)")
+        let summary = Self.json(edited.body)
+        #expect(summary["end_user_id"] as? String == "t1-b" && summary["end_user_name"] as? String == "Ada")
+        #expect(summary["tags"] as? [String: String] == ["plan": "pro", "region": "eu"])
+        let found = try await s.send("GET", "/accounts?tag=plan:pro&end_user_id=t1-b")
+        #expect(found.body.contains("bearerp:team-1"), "\(found.body)")
+        // Tags alone leave the end user as it is; the token is untouched.
+        #expect(try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"tags":{}}"#).status == 200)
+        let account = Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)
+        #expect(account["end_user_id"] as? String == "t1-b" && (account["tags"] as? [String: String])?.isEmpty == true)
+        #expect(account["access_token"] as? String == "tok-1")
+        #expect(await eventually { s.receiver.received.filter { $0.type == "account.updated" }.count == 2 })
+        let update = try #require(s.receiver.received.first { $0.type == "account.updated" })
+        #expect(update.data("tags") as? [String: String] == ["plan": "pro", "region": "eu"])
+        #expect(!String(decoding: update.body, as: UTF8.self).contains("tok-1"))
+    }
+
+    @Test(arguments: [
+        ("/account?id=bearerp:team-1", #"{"tag":"x"}"#, 400, "Unknown field"),
+        ("/account?id=bearerp:team-1", "{}", 400, "Give end_user_id or tags"),
+        ("/account?id=bearerp:team-1", #"{"tags":{"plan":7}}"#, 400, "tags must be an object"),
+        ("/account?id=bearerp:nobody", #"{"tags":{}}"#, 404, "not_found"),
+    ])
+    func aBadEditChangesNothing(target: String, body: String, status: Int, expected: String) async throws {
+        let s = try await Self.setUp()
+        let reply = try await s.send("PATCH", target, body)
+        #expect(reply.status == status && reply.body.contains(expected), "\(reply.body)")
+        let account = Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)
+        #expect(account["tags"] as? [String: String] == ["plan": "free"])
+    }
+
+    @Test func aKeyLimitedToSomeEndUsersMovesNoAccountOutOfItsLimits() async throws {
+        let s = try await Self.setUp()
+        let moved = try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"end_user_id":"t2-x"}"#, key: Self.tenant)
+        #expect(moved.status == 403, "\(moved.body)")
+        let cleared = try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"end_user_id":""}"#, key: Self.tenant)
+        #expect(cleared.status == 403, "\(cleared.body)")
+        #expect(try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"end_user_id":"t1-c"}"#, key: Self.tenant).status == 200)
+    }
+}
