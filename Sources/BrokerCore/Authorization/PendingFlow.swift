@@ -26,6 +26,8 @@ public struct PendingFlow: Sendable, Equatable {
     public var tags: [String: String]
     /// The connect session this record is, or the flow was started from; nil for flows started otherwise.
     public var connect: ConnectContext?
+    /// The device sign-in the broker polls for; nil for flows completed by a callback and flows of earlier versions.
+    public var device: DeviceContext?
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -45,7 +47,8 @@ public struct PendingFlow: Sendable, Equatable {
         expiresAt: Date,
         endUser: EndUser? = nil,
         tags: [String: String] = [:],
-        connect: ConnectContext? = nil
+        connect: ConnectContext? = nil,
+        device: DeviceContext? = nil
     ) {
         self.state = state
         self.provider = provider
@@ -60,6 +63,7 @@ public struct PendingFlow: Sendable, Equatable {
         self.endUser = endUser
         self.tags = tags
         self.connect = connect
+        self.device = device
     }
 
     /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.

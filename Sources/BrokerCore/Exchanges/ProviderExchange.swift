@@ -30,6 +30,13 @@ protocol ProviderExchange: Sendable {
 
     /// Revokes `account`'s grant at the provider; only called when ``capabilities`` holds ``ExchangeCapabilities/revoke``.
     func revoke(_ account: Account) async throws(BrokerError)
+
+    /// Asks the provider for a device code and a user code (RFC 8628 §3.1) for `scopes` (nil: the configured ones).
+    func authorizeDevice(scopes: [String]?) async throws(BrokerError) -> DeviceAuthorization
+
+    /// Polls the token endpoint once with `deviceCode` (RFC 8628 §3.4): still pending, slow down, or the tokens and
+    /// their user; a refusal (`access_denied`, `expired_token`, any other error) is thrown.
+    func pollDevice(deviceCode: Secret) async throws(BrokerError) -> DevicePoll
 }
 
 extension ProviderExchange {
@@ -41,5 +48,15 @@ extension ProviderExchange {
     /// A kind without revocation is never asked for one; should it be, it refuses without calling anyone.
     func revoke(_ account: Account) async throws(BrokerError) {
         throw .badRequest("This provider has no revocation")
+    }
+
+    /// A kind without the device grant refuses without calling anyone.
+    func authorizeDevice(scopes: [String]?) async throws(BrokerError) -> DeviceAuthorization {
+        throw .badRequest("This provider offers no device sign-in")
+    }
+
+    /// A kind without the device grant refuses without calling anyone.
+    func pollDevice(deviceCode: Secret) async throws(BrokerError) -> DevicePoll {
+        throw .badRequest("This provider offers no device sign-in")
     }
 }

@@ -18,6 +18,8 @@ extension ProviderPresets {
         c.tokenAnswer.userIDFields = []
         c.userRequest.userNameField = "displayName"
         c.apiBaseURL = "https://graph.microsoft.com"
+        // Device code flow (Entra, v2-oauth2-device-code): the same tenant as the other endpoints.
+        c.deviceAuthorizationURL = "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode"
         return c
     }()
 

@@ -38,6 +38,7 @@ public enum ProviderPresets {
             preset.refreshURL = fill(preset.refreshURL)
             preset.userURL = fill(preset.userURL)
             preset.revokeURL = fill(preset.revokeURL)
+            preset.deviceAuthorizationURL = fill(preset.deviceAuthorizationURL)
             preset.apiBaseURL = fill(preset.apiBaseURL)
             if name == "microsoft", variable.name == "tenant", !staticEndpoints, isTenantID(value) {
                 preset = microsoftDiscovery(preset, tenant: value)
@@ -112,19 +113,24 @@ public enum ProviderPresets {
 
     /// GitHub OAuth app: JSON asked for with `Accept`, errors with HTTP 200, numeric `id` from `/user`, PKCE S256 (2025-07);
     /// the API proxy's base is the REST API root.
-    static let github = ProviderConfiguration(
-        name: "github", kind: .oauth2,
-        authorizeURL: "https://github.com/login/oauth/authorize",
-        tokenURL: "https://github.com/login/oauth/access_token",
-        userURL: "https://api.github.com/user",
-        userIDFields: ["id"],
-        scopes: ["read:user"],
-        pkce: true,
-        // The REST API root (docs.github.com/rest/meta/meta, "GitHub API Root"), the API proxy's base.
-        apiBaseURL: "https://api.github.com",
-        settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
-        displayName: "GitHub"
-    )
+    static let github: ProviderConfiguration = {
+        var c = ProviderConfiguration(
+            name: "github", kind: .oauth2,
+            authorizeURL: "https://github.com/login/oauth/authorize",
+            tokenURL: "https://github.com/login/oauth/access_token",
+            userURL: "https://api.github.com/user",
+            userIDFields: ["id"],
+            scopes: ["read:user"],
+            pkce: true,
+            // The REST API root (docs.github.com/rest/meta/meta, "GitHub API Root"), the API proxy's base.
+            apiBaseURL: "https://api.github.com",
+            settingNames: ["client_id": "GITHUB_CLIENT_ID", "client_secret": "GITHUB_CLIENT_SECRET"],
+            displayName: "GitHub"
+        )
+        // Device flow (GitHub docs, "Authorizing OAuth apps", device flow): once enabled in the app's settings.
+        c.deviceAuthorizationURL = "https://github.com/login/device/code"
+        return c
+    }()
 
     /// Google: OpenID Connect from the issuer `https://accounts.google.com`, offline access with consent (so a refresh
     /// token is issued each time); the user is the ID token's `sub`, the same id Google's userinfo gives.
@@ -144,6 +150,8 @@ public enum ProviderPresets {
         // a few (Gmail on gmail.googleapis.com) have their own host, for which a file entry names another base.
         google.apiBaseURL = "https://www.googleapis.com"
         google.issuer = "https://accounts.google.com"
+        // Device sign-in for "TVs and Limited Input devices" clients (golang/oauth2 endpoints.go, Google's limited-input guide).
+        google.deviceAuthorizationURL = "https://oauth2.googleapis.com/device/code"
         // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
         google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
         return google

@@ -2,7 +2,7 @@ import Foundation
 
 /// Stores a pending flow as human-readable JSON with `"version": 1`, like account records.
 ///
-/// With a `sealer`, the PKCE verifier, the OAuth 1.0a request-token secret and the OpenID Connect nonce are
+/// With a `sealer`, the PKCE verifier, the OAuth 1.0a request-token secret, the OpenID Connect nonce and a device code are
 /// sealed like account secrets (ChaCha20-Poly1305, the flow's state as associated
 /// data) and written as `sealed:v1:<kid>:<nonce>:<ciphertext>`; a plaintext value
 /// (a store without a key) is still read.
@@ -45,6 +45,11 @@ public enum PendingFlowCodec {
             endUserName: flow.endUser?.name,
             tags: flow.tags.isEmpty ? nil : flow.tags,
             connect: flow.connect.map(ConnectJSON.init),
+            device: flow.device.map {
+                DeviceJSON(
+                    deviceCode: protect($0.deviceCode, "device_code") ?? "", interval: $0.interval,
+                    nextPollAt: RFC3339Date.format($0.nextPollAt))
+            },
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -72,6 +77,14 @@ public enum PendingFlowCodec {
             guard let context = stored.context else { throw .corrupt(path: path, reason: "unknown connect stage \"\(stored.stage)\"") }
             connect = context
         }
+        var device: DeviceContext?
+        if let stored = record.device {
+            guard let code = try reveal(stored.deviceCode, "device_code"), (1...86_400).contains(stored.interval) else {
+                throw .corrupt(path: path, reason: "malformed device sign-in")
+            }
+            let next = try JSONRecord.date(stored.nextPollAt, field: "next_poll_at", path: path)
+            device = DeviceContext(deviceCode: code, interval: stored.interval, nextPollAt: next)
+        }
         return PendingFlow(
             state: record.state,
             provider: record.provider,
@@ -85,7 +98,8 @@ public enum PendingFlowCodec {
             expiresAt: try JSONRecord.date(record.expiresAt, field: "expires_at", path: path),
             endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
             tags: record.tags ?? [:],
-            connect: connect
+            connect: connect,
+            device: device
         )
     }
 }
