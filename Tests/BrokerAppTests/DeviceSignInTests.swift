@@ -16,15 +16,21 @@ import Testing
 
     struct Setup {
         let provider: FakeOAuth2Provider
-        let brokers: [BrokerHarness]
+        let brokers: [Broker]
         let clock: TestClock
-        var broker: BrokerHarness { brokers[0] }
+        /// The harness of a broker on the file store; nil for Redis replicas.
+        var harness: BrokerHarness? = nil
+
+        /// Answers a request through the first broker's router in process.
+        func respond(_ method: HTTPMethod, _ target: String, headers: [(String, String)], body: String = "") async -> Response {
+            await brokers[0].server.router.respond(to: .make(method, target, headers: headers, body: body))
+        }
 
         /// `POST /device/authorize` at the first broker.
         func start(_ body: String = "{\"provider\":\"acme\",\"end_user_id\":\"user-7\",\"tags\":{\"team\":\"a\"}}") async -> (
             status: Int, json: [String: Any]
         ) {
-            let reply = await broker.respond(.POST, "/device/authorize", headers: DeviceSignInTests.api, body: body)
+            let reply = await respond(.POST, "/device/authorize", headers: DeviceSignInTests.api, body: body)
             return (reply.status.code, DeviceSignInTests.json(reply))
         }
 
@@ -33,14 +39,14 @@ import Testing
         func sweep(after seconds: Double) async -> Int {
             clock.advance(seconds)
             return await withTaskGroup(of: Int.self) { group in
-                for harness in brokers { group.addTask { await harness.broker.devicePoller.runOnce() } }
+                for broker in brokers { group.addTask { await broker.devicePoller.runOnce() } }
                 return await group.reduce(0, +)
             }
         }
 
         /// `GET /flows/{state}` with the API key.
         func outcome(_ state: String) async -> [String: Any] {
-            DeviceSignInTests.json(await broker.respond(.GET, "/flows/" + state, headers: DeviceSignInTests.api))
+            DeviceSignInTests.json(await respond(.GET, "/flows/" + state, headers: DeviceSignInTests.api))
         }
     }
 
@@ -48,20 +54,37 @@ import Testing
     static func setUp(
         entry: ((FakeOAuth2Provider) -> String)? = nil, environment: [String: String] = [:], count: Int = 1, redisPort: Int? = nil,
         listen: Bool = false
-    ) throws -> Setup {
+    ) async throws -> Setup {
         let clock = TestClock(Date())
         var configuration = FakeOAuth2Provider.Configuration.rfc6749(clientSecret: clientSecret)
         configuration.now = clock.function
         let provider = try FakeOAuth2Provider.scoped(configuration)
         var env = ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0", "BROKER_DEVICE_POLL_TICK": "0"]
-        if let redisPort {
-            env["BROKER_STORE"] = "redis://127.0.0.1:\(redisPort)/0"
-            env["BROKER_SECRET"] = "shared-cookie-secret-shared-cookie-secret"
-        }
         env.merge(environment) { $1 }
         let providersJSON = "{\"providers\": {\((entry ?? { $0.deviceProviderEntry() })(provider))}}"
-        let brokers = try (0..<count).map { _ in
-            try BrokerHarness(providersJSON: providersJSON, environment: env, now: clock.function, listen: listen)
+        guard let redisPort else {
+            let harness = try BrokerHarness(providersJSON: providersJSON, environment: env, now: clock.function, listen: listen)
+            return Setup(provider: provider, brokers: [harness.broker], clock: clock, harness: harness)
+        }
+        // Replicas on one Redis settle their key and secret with each other: built with Broker.make.
+        let root = try TemporaryDirectory.scoped(prefix: "broker-device-replicas")
+        try Data(providersJSON.utf8).write(to: URL(fileURLWithPath: root + "/providers.json"))
+        var brokers: [Broker] = []
+        for index in 0..<count {
+            var replica = env
+            replica["BROKER_PORT"] = "0"
+            replica["BROKER_DATA_DIR"] = root + "/data-\(index)"
+            replica["BROKER_PROVIDERS_FILE"] = root + "/providers.json"
+            replica["BROKER_API_KEY"] = BrokerHarness.apiKey
+            replica["BROKER_STORE"] = "redis://127.0.0.1:\(redisPort)/0"
+            replica["BROKER_SECRET"] = "shared-cookie-secret-shared-cookie-secret"
+            replica["BROKER_ENCRYPTION_KEY"] = "k1:" + Data((0..<32).map { UInt8($0) }).base64EncodedString()
+            let logger = BrokerLogger(
+                format: .json, writer: LogWriter(fd: open(root + "/broker-\(index).log", O_CREAT | O_WRONLY | O_APPEND, 0o600)))
+            let broker = try await Broker.make(
+                configuration: try BrokerConfiguration.from(environment: replica), logger: logger, now: clock.function)
+            TestScope.required("a broker")?.onEnd { await broker.shutdown() }
+            brokers.append(broker)
         }
         return Setup(provider: provider, brokers: brokers, clock: clock)
     }
@@ -72,7 +95,7 @@ import Testing
 
     @Test func aDeviceSignInCompletesAfterThreePendingAnswersAndOneSlowDownAndSendsFlowCompleted() async throws {
         let receiver = try WebhookReceiver()
-        let s = try Self.setUp(
+        let s = try await Self.setUp(
             environment: [
                 "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": WebhookEndToEndTests.secret,
                 "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4",
@@ -111,7 +134,7 @@ import Testing
         #expect(outcome["status"] as? String == "completed")
         let accountID = try #require(outcome["account"] as? String)
         #expect(outcome["end_user_id"] as? String == "user-7")
-        let account = await s.broker.respond(.GET, "/account?id=" + accountID, headers: Self.api)
+        let account = await s.respond(.GET, "/account?id=" + accountID, headers: Self.api)
         #expect(account.status.code == 200)
         #expect(Self.json(account)["access_token"] as? String == s.provider.ledger.accessTokens.last)
         #expect(await s.sweep(after: 10) == 0)  // the flow is over: nobody polls again
@@ -123,7 +146,7 @@ import Testing
     }
 
     @Test func accessDeniedEndsTheFlowAsFailed() async throws {
-        let s = try Self.setUp()
+        let s = try await Self.setUp()
         s.provider.set {
             $0.devicePending = 1
             $0.deviceOutcome = .deny
@@ -140,7 +163,7 @@ import Testing
     }
 
     @Test func expiredTokenEndsTheFlowAsFailedToo() async throws {
-        let s = try Self.setUp()
+        let s = try await Self.setUp()
         s.provider.set {
             $0.devicePending = 0
             $0.deviceOutcome = .expire
@@ -161,7 +184,7 @@ import Testing
         (#"{"user_code":"AB-CD","verification_uri":"https://example.com/device","expires_in":900}"#, "device_code"),
     ])
     func aBadDeviceAnswerIsRefusedWithA502NamingTheField(_ answer: String, _ field: String) async throws {
-        let s = try Self.setUp()
+        let s = try await Self.setUp()
         s.provider.set { $0.deviceAnswer = answer }
         let started = await s.start("{\"provider\":\"acme\"}")
         #expect(started.status == 502)
@@ -170,7 +193,7 @@ import Testing
     }
 
     @Test func anHTTPVerificationURIIsRefusedUnlessTheProviderEntryAllowsIt() async throws {
-        let s = try Self.setUp(entry: { fake in
+        let s = try await Self.setUp(entry: { fake in
             fake.providerEntry(extra: "\"device_authorization_url\": \"\(fake.baseURL)/device/code\"")
         })
         let started = await s.start("{\"provider\":\"acme\"}")
@@ -179,18 +202,18 @@ import Testing
     }
 
     @Test func theBodyIsStrictAndAProviderWithoutDeviceSignInIsRefused() async throws {
-        let s = try Self.setUp(entry: { $0.providerEntry() })
+        let s = try await Self.setUp(entry: { $0.providerEntry() })
         #expect(await s.start("{\"provider\":\"acme\",\"return_to\":\"https://app.example.com\"}").status == 400)
         let refused = await s.start("{\"provider\":\"acme\"}")
         #expect(refused.status == 400 && (refused.json["message"] as? String)?.contains("device") == true)
-        let noKey = await s.broker.respond(
+        let noKey = await s.respond(
             .POST, "/device/authorize", headers: [("Content-Type", "application/json")], body: "{\"provider\":\"acme\"}")
         #expect(noKey.status.code == 401)
     }
 
     @Test func twoBrokersOnOneRedisPollOneDeviceFlowOncePerInterval() async throws {
         let redis = try await RedisServer.scoped()
-        let s = try Self.setUp(count: 2, redisPort: redis.port)
+        let s = try await Self.setUp(count: 2, redisPort: redis.port)
         s.provider.set { $0.devicePending = 4 }
         let state = try #require(await s.start("{\"provider\":\"acme\"}").json["state"] as? String)
         for poll in 1...4 {
@@ -205,14 +228,15 @@ import Testing
     }
 
     @Test func aRestartedBrokerResumesPollingAPendingDeviceFlow() async throws {
-        let s = try Self.setUp()
+        let s = try await Self.setUp()
         s.provider.set { $0.devicePending = 1 }
         let state = try #require(await s.start("{\"provider\":\"acme\"}").json["state"] as? String)
         #expect(await s.sweep(after: 5) == 1)
-        await s.broker.stop()
+        let first = try #require(s.harness)
+        await first.stop()
         let restarted = try BrokerHarness(
-            providersJSON: "{\"providers\": {\(s.provider.deviceProviderEntry())}}", environment: s.broker.environment,
-            dataDirectory: s.broker.dataDirectory, now: s.clock.function, listen: false)
+            providersJSON: "{\"providers\": {\(s.provider.deviceProviderEntry())}}", environment: first.environment,
+            dataDirectory: first.dataDirectory, now: s.clock.function, listen: false)
         s.clock.advance(5)
         #expect(await restarted.broker.devicePoller.runOnce() == 1)
         let outcome = Self.json(await restarted.respond(.GET, "/flows/" + state, headers: Self.api))

@@ -95,7 +95,7 @@ extension AuthorizationService {
     /// ``pollDevice(state:lock:lockTTL:)`` once its lock is held.
     private func pollLocked(state: String) async -> DevicePollStep {
         let at = now()
-        guard var flow = try? await flows.pending(state: state, now: at), let device = flow.device, device.nextPollAt <= at else {
+        guard var flow = try? await flows.pending(state: state, now: at), let device = flow.device, device.isDue(at: at) else {
             return .skipped
         }
         flow.device?.nextPollAt = at.addingTimeInterval(Double(device.interval))

@@ -12,6 +12,14 @@ public struct DeviceContext: Sendable, Equatable {
     /// The earliest time of the next poll.
     public var nextPollAt: Date
 
+    /// Whether the next poll is due at `now`.
+    ///
+    /// Stored times keep milliseconds (RFC 3339 with a fraction), so a time read back may lie up to half a
+    /// millisecond after the one written: a millisecond's tolerance keeps a poll due at the instant it was set for.
+    public func isDue(at now: Date) -> Bool {
+        nextPollAt.timeIntervalSince(now) <= 0.001
+    }
+
     /// A context polled every `interval` seconds from `nextPollAt`.
     public init(deviceCode: Secret, interval: Int, nextPollAt: Date) {
         self.deviceCode = deviceCode

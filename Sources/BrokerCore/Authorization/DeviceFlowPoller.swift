@@ -32,7 +32,7 @@ public final class DeviceFlowPoller: Sendable {
     public func runOnce() async -> Int {
         guard let flows = try? await service.flows.deviceFlows(now: service.now()) else { return 0 }
         var polled = 0
-        for flow in flows where flow.device.map({ $0.nextPollAt <= service.now() }) ?? false {
+        for flow in flows where flow.device?.isDue(at: service.now()) ?? false {
             if await service.pollDevice(state: flow.state, lock: lock, lockTTL: lockTTL) != .skipped { polled += 1 }
         }
         return polled
