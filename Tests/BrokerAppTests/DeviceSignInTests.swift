@@ -53,11 +53,12 @@ import Testing
     /// A fake on the test clock and `count` brokers over one store (Redis when `redisPort` is set), their pollers idle.
     static func setUp(
         entry: ((FakeOAuth2Provider) -> String)? = nil, environment: [String: String] = [:], count: Int = 1, redisPort: Int? = nil,
-        listen: Bool = false
+        listen: Bool = false, adjust: (inout FakeOAuth2Provider.Configuration) -> Void = { _ in }
     ) async throws -> Setup {
         let clock = TestClock(Date())
         var configuration = FakeOAuth2Provider.Configuration.rfc6749(clientSecret: clientSecret)
         configuration.now = clock.function
+        adjust(&configuration)
         let provider = try FakeOAuth2Provider.scoped(configuration)
         var env = ["FAKE_ACME_SECRET": clientSecret, "BROKER_REFRESH_INTERVAL": "0", "BROKER_DEVICE_POLL_TICK": "0"]
         env.merge(environment) { $1 }
@@ -160,6 +161,24 @@ import Testing
         #expect(outcome["status"] as? String == "failed" && outcome["error"] as? String == "access_denied")
         #expect(await s.sweep(after: 5) == 0)
         #expect(s.provider.ledger.devicePolls.count == 2)
+    }
+
+    @Test func pollErrorsAnsweredWithHTTP200AreReadAsGitHubSendsThem() async throws {
+        // GitHub answers authorization_pending, slow_down and access_denied with HTTP 200 and an `error` member.
+        let s = try await Self.setUp(adjust: { $0.quirks.errorAnswer = { code in (.ok, "{\"error\":\"\(code)\"}") } })
+        s.provider.set {
+            $0.devicePending = 1
+            $0.deviceSlowDownAt = 2
+            $0.deviceOutcome = .deny
+        }
+        let state = try #require(await s.start("{\"provider\":\"acme\"}").json["state"] as? String)
+        #expect(await s.sweep(after: 5) == 1)  // authorization_pending
+        #expect(await s.sweep(after: 5) == 1)  // slow_down
+        #expect(await s.sweep(after: 5) == 0)
+        #expect(await s.sweep(after: 5) == 1)  // access_denied
+        let outcome = await s.outcome(state)
+        #expect(outcome["status"] as? String == "failed" && outcome["error"] as? String == "access_denied")
+        #expect(s.provider.ledger.deviceSlowDowns == 1 && s.provider.ledger.devicePolls.count == 3)
     }
 
     @Test func expiredTokenEndsTheFlowAsFailedToo() async throws {
