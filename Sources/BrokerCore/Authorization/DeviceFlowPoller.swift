@@ -27,15 +27,33 @@ public final class DeviceFlowPoller: Sendable {
         self.tick = tick
     }
 
-    /// One sweep, now: polls each device sign-in that is due; returns how many were polled (pending or ended).
+    /// Polls in flight at once in one sweep: a provider slow to answer holds up its own flows, not every other.
+    public static let concurrency = 8
+
+    /// One sweep, now: polls each device sign-in that is due, at most ``concurrency`` at once; returns how many were
+    /// polled (pending or ended).
     @discardableResult
     public func runOnce() async -> Int {
-        guard let flows = try? await service.flows.deviceFlows(now: service.now()) else { return 0 }
-        var polled = 0
-        for flow in flows where flow.device?.isDue(at: service.now()) ?? false {
-            if await service.pollDevice(state: flow.state, lock: lock, lockTTL: lockTTL) != .skipped { polled += 1 }
+        let at = service.now()
+        guard let flows = try? await service.flows.deviceFlows(now: at) else { return 0 }
+        let due = flows.filter { $0.device?.isDue(at: at) ?? false }.map(\.state)
+        guard !due.isEmpty else { return 0 }
+        return await withTaskGroup(of: Bool.self) { group in
+            var next = 0
+            func startNext() {
+                guard next < due.count else { return }
+                let state = due[next]
+                next += 1
+                group.addTask { await self.service.pollDevice(state: state, lock: self.lock, lockTTL: self.lockTTL) != .skipped }
+            }
+            for _ in 0..<min(Self.concurrency, due.count) { startNext() }
+            var polled = 0
+            while let didPoll = await group.next() {
+                if didPoll { polled += 1 }
+                startNext()
+            }
+            return polled
         }
-        return polled
     }
 
     /// Starts sweeping every ``tick`` seconds; does nothing when `tick` is 0 or the loop runs.
