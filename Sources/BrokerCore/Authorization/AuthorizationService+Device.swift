@@ -111,8 +111,10 @@ extension AuthorizationService {
         case .success(.pending):
             return .pending
         case .success(.slowDown), .failure(.upstreamTimeout):
-            let raised = if case .success = polled { device.interval + 5 } else { device.interval * 2 }
-            flow.device?.interval = min(raised, DeviceAuthorizationValidator.maximumInterval)
+            // Bounded by an hour, well inside what a stored record may hold, so no sum overflows.
+            let wanted = if case .success = polled { device.interval + 5 } else { device.interval * 2 }
+            let raised = min(wanted, 3_600)
+            flow.device?.interval = raised
             flow.device?.nextPollAt = at.addingTimeInterval(Double(raised))
             _ = try? await flows.replace(flow)
             return .pending
