@@ -19,6 +19,8 @@ public final class Broker: Sendable {
     let purgeTask = Mutex<Task<Void, Never>?>(nil)
     /// Renews due accounts in the background (off when `BROKER_REFRESH_INTERVAL` is 0).
     let backgroundRefresher: BackgroundRefresher
+    /// Polls pending device sign-ins, this replica's and every other's (off when `BROKER_DEVICE_POLL_TICK` is 0).
+    let devicePoller: DeviceFlowPoller
     /// The webhook outbox, sink and dispatcher; nil when `BROKER_WEBHOOK_URL` is unset.
     let webhooks: Webhooks?
     /// Reads the OpenID providers' discovery documents, retrying in the background until each loads.
@@ -87,6 +89,7 @@ public final class Broker: Sendable {
             events: webhooks?.sink, upstream: providerClient, logger: logger, now: now)
         discovery = services.discovery
         backgroundRefresher = services.refresher
+        devicePoller = services.devicePoller
         audit = try Self.openAudit(c, metrics: services.metrics, logger: logger)
         // Token reads go on while the audit file cannot be written (its events wait in memory), but the broker
         // says it is not ready, so that traffic moves to a replica that can record it.
@@ -142,6 +145,7 @@ public final class Broker: Sendable {
         startDiscovery()
         storage.start()
         backgroundRefresher.start()
+        devicePoller.start()
         webhooks?.dispatcher.start()
         for unknown in configuration.unknownVariables {
             var fields: [(String, LogValue)] = [("variable", .string(unknown.name))]
@@ -175,6 +179,7 @@ public final class Broker: Sendable {
         purgeTask.withLock { $0?.cancel() }
         discoveryTask.withLock { $0?.cancel() }
         backgroundRefresher.stop()
+        devicePoller.stop()
         logger.log(
             .info, "shutting down",
             [

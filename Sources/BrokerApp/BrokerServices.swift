@@ -18,6 +18,8 @@ struct BrokerServices: Sendable {
     let appTokens: AppTokenService
     /// Renews due accounts in the background.
     let refresher: BackgroundRefresher
+    /// Polls pending device sign-ins (off when `BROKER_DEVICE_POLL_TICK` is 0).
+    let devicePoller: DeviceFlowPoller
 
     /// Builds the services of `c` on `storage`; account and sign-in events go to `events`.
     init(
@@ -67,6 +69,8 @@ struct BrokerServices: Sendable {
                 metrics.appTokens.record(event)
                 Broker.log(event, to: logger)
             })
+        devicePoller = DeviceFlowPoller(
+            service: authorization, lock: storage.refreshLock, lockTTL: refreshPolicy.lockTTL, tick: c.devicePollTick)
         refresher = BackgroundRefresher(
             service: accounts, interval: c.refreshInterval, herd: BackgroundRefresher.Herd(concurrency: c.refreshConcurrency),
             onSweepFailure: { error in

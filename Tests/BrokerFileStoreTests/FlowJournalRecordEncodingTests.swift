@@ -32,6 +32,12 @@ struct FlowJournalRecordEncodingTests {
             version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: awkward, binding: awkward, codeVerifier: awkward,
             requestToken: awkward, requestTokenSecret: awkward, returnTo: awkward, nonce: awkward, endUserID: awkward,
             endUserEmail: awkward, endUserName: awkward, tags: [:], createdAt: awkward, expiresAt: awkward),
+        // A device sign-in with its sealed device code and next poll.
+        PendingFlowJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "github", binding: "api", codeVerifier: nil,
+            requestToken: nil, requestTokenSecret: nil, returnTo: nil, endUserID: "u", tags: ["a": "b"],
+            device: DeviceJSON(deviceCode: "sealed:v1:k:n:c\"t", interval: 10, nextPollAt: "2026-01-01T00:00:15Z"),
+            createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:15:00Z"),
         // Connect sessions: the session, and a flow started from one with every member.
         PendingFlowJSON(
             version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "", binding: "connect-session", codeVerifier: nil,

@@ -35,6 +35,9 @@ struct JournalFlowStoreTests {
     @Test(arguments: [true, false]) func purgeRemovesOnlyExpiredFlows(durable: Bool) async throws {
         try await conformance(durable: durable, FlowStoreConformance.purgeRemovesOnlyExpiredFlows)
     }
+    @Test(arguments: [true, false]) func deviceFlowsAreListedReplacedAndKept(durable: Bool) async throws {
+        try await conformance(durable: durable, FlowStoreConformance.deviceFlowsAreListedReplacedAndKept)
+    }
     @Test func malformedStateIsRefused() async throws {
         try await conformance(durable: false, FlowStoreConformance.malformedStateIsRefused)
     }

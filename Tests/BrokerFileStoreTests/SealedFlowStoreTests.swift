@@ -33,6 +33,22 @@ struct SealedFlowStoreTests {
         }
     }
 
+    @Test func aDeviceCodeIsSealedInTheJournalAndReadBackAfterARestart() async throws {
+        try await TemporaryDirectory.with { directory in
+            let sealer = try Self.sealer()
+            var flow = PendingFlow.make(state: PendingFlow.randomState())
+            flow.device = DeviceContext(
+                deviceCode: Secret("DEVICE-CODE-SENTINEL"), interval: 10, nextPollAt: Date.fixture.addingTimeInterval(10))
+            let store = try JournalFlowStore(directory: directory, durable: false, sealer: sealer)
+            try await store.put(flow)
+            let text = Self.filesText(store.flowsDirectory)
+            #expect(text.contains("\"device\":{\"device_code\":\"sealed:v1:k1:"))
+            #expect(!text.contains("SENTINEL"))
+            let reopened = try JournalFlowStore(directory: directory, durable: false, sealer: sealer)
+            #expect(try await reopened.deviceFlows(now: .fixture) == [flow])
+        }
+    }
+
     @Test func aFlowSealedWithAnotherKeyIsCorruptNotGarbage() async throws {
         try await TemporaryDirectory.with { directory in
             let flow = PendingFlow.make(state: PendingFlow.randomState())

@@ -49,6 +49,33 @@ public enum FlowStoreConformance {
         #expect(try await store.take(state: fresh.state, now: fresh.expiresAt.addingTimeInterval(-1)) == fresh)
     }
 
+    /// A device sign-in is listed for the poller, read without being taken, replaced (its next poll) only while
+    /// pending, kept across a restart with its device code, and gone from the list once taken.
+    public static func deviceFlowsAreListedReplacedAndKept(_ open: FlowStoreOpener) async throws {
+        let store = try open()
+        var device = PendingFlow(
+            state: PendingFlow.randomState(), provider: "acme", binding: "api", createdAt: .fixture,
+            expiresAt: Date.fixture.addingTimeInterval(900), endUser: EndUser(id: "user-7"),
+            device: DeviceContext(deviceCode: Secret("device-code-SENTINEL"), interval: 5, nextPollAt: Date.fixture.addingTimeInterval(5)))
+        let other = PendingFlow.make(state: PendingFlow.randomState())
+        try await store.put(device)
+        try await store.put(other)
+        #expect(try await store.deviceFlows(now: .fixture) == [device])
+        #expect(try await store.pending(state: device.state, now: .fixture) == device)
+        device.device?.interval = 10
+        device.device?.nextPollAt = Date.fixture.addingTimeInterval(20)
+        #expect(try await store.replace(device))
+        let reopened = try open()
+        #expect(try await reopened.pending(state: device.state, now: .fixture) == device)
+        #expect(try await reopened.deviceFlows(now: .fixture) == [device])
+        #expect(try await reopened.deviceFlows(now: device.expiresAt) == [])
+        #expect(try await reopened.take(state: device.state, now: .fixture) == device)
+        #expect(try await reopened.replace(device) == false)
+        #expect(try await reopened.deviceFlows(now: .fixture) == [])
+        #expect(try await reopened.pending(state: device.state, now: .fixture) == nil)
+        #expect(try await reopened.take(state: other.state, now: .fixture) == other)
+    }
+
     /// A flow started before a restart (OAuth 1.0a fields included) completes after it, once.
     public static func pendingFlowSurvivesRestart(_ open: FlowStoreOpener) async throws {
         let flow = PendingFlow(

@@ -58,6 +58,26 @@ public final class InMemoryFlowStore: FlowStore, FlowOutcomeStore {
         }
     }
 
+    /// The flow for `state` without taking it, unless expired.
+    public func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
+        guard let flow = flows.withLock({ $0[ExactKey(state)] }), !flow.isExpired(at: now) else { return nil }
+        return flow
+    }
+
+    /// Replaces the flow of `flow`'s state when it is still kept.
+    public func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool {
+        flows.withLock { table in
+            guard table[ExactKey(flow.state)] != nil else { return false }
+            table[ExactKey(flow.state)] = flow
+            return true
+        }
+    }
+
+    /// The unexpired flows with a device sign-in.
+    public func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow] {
+        flows.withLock { $0.values.filter { $0.device != nil && !$0.isExpired(at: now) } }
+    }
+
     /// Keeps `outcome`, replacing any other of its state.
     public func record(_ outcome: FlowOutcome) async throws(StoreError) {
         outcomes.withLock { $0[ExactKey(outcome.state)] = outcome }

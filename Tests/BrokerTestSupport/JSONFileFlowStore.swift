@@ -83,6 +83,15 @@ public final class JSONFileFlowStore: FlowStore {
         return flow.isExpired(at: now) ? nil : flow
     }
 
+    /// The earlier store had no device sign-in: nothing is pending without being taken.
+    public func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow? { nil }
+
+    /// The earlier store had no device sign-in: nothing is replaced.
+    public func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool { false }
+
+    /// The earlier store had no device sign-in.
+    public func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow] { [] }
+
     /// Removes every flow expired at `now`, and every flow file that does not parse; returns how many.
     public func purgeExpired(now: Date) async throws(StoreError) -> Int {
         let directory = flowsDirectory

@@ -130,6 +130,9 @@ enum StorageBackendConformanceTests {
         @Test(arguments: Backend.all.filter { !$0.expiresFlowsItself }) func purgeRemovesOnlyExpiredFlows(_ backend: Backend) async throws {
             try await check(backend, FlowStoreConformance.purgeRemovesOnlyExpiredFlows)
         }
+        @Test(arguments: Backend.all) func deviceFlowsAreListedReplacedAndKept(_ backend: Backend) async throws {
+            try await check(backend, FlowStoreConformance.deviceFlowsAreListedReplacedAndKept)
+        }
         @Test(arguments: Backend.all) func malformedStateIsRefused(_ backend: Backend) async throws {
             try await check(backend, FlowStoreConformance.malformedStateIsRefused)
         }

@@ -66,6 +66,9 @@ public struct BrokerConfiguration: Sendable {
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
     public var refreshInterval: Double = 60
+    /// Seconds between device sign-in sweeps (`BROKER_DEVICE_POLL_TICK`); each flow is still polled only at its
+    /// provider's interval. 0 turns the device poller off on this replica.
+    public var devicePollTick: Double = 1
     /// Seconds of refresh failures without a success after which an account becomes `refresh_exhausted`
     /// (`BROKER_REFRESH_GIVE_UP`, 60 s to 365 days, default four days).
     public var refreshGiveUp: Double = RefreshCoordinator.Policy.defaultGiveUp
@@ -197,6 +200,7 @@ public struct BrokerConfiguration: Sendable {
         }
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
+        c.devicePollTick = try read.secondsOrZero("BROKER_DEVICE_POLL_TICK", default: 1)
         c.refreshGiveUp = Double(
             try read.integer("BROKER_REFRESH_GIVE_UP", default: Int(RefreshCoordinator.Policy.defaultGiveUp), range: 60...365 * 86_400))
         c.refreshConcurrency = try read.integer(

@@ -30,6 +30,7 @@ enum BrokerRoutes {
         if let metrics { router.add(.GET, "/metrics", metrics) }
         if connectPage { router.add(.GET, "/authorize", .async(oauth.authorizeBrowser)) }
         router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
+        router.add(.POST, "/device/authorize", .async(oauth.authorizeDevice))
         router.add(.GET, "/callback", .async(oauth.callback))
         router.add(.GET, prefix: OAuthHandlers.flowsPrefix, .async(oauth.flow))
         // The browser-session routes: listed front-end origins may call them from their pages (CORS).

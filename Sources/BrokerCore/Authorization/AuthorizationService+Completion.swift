@@ -50,13 +50,24 @@ extension AuthorizationService {
             onFlow(.unmatched)
             return FlowCompletion(flow: nil, result: .failure(.invalidState))
         }
+        return await finish(flow, takenAt: takenAt, bindingProof: bindingProof) { provider throws(BrokerError) in
+            try await context.exchange(for: provider).complete(callback: query, flow: flow)
+        }
+    }
+
+    /// Ends a taken `flow` as a callback or a device poll does: expiry and binding checks → `obtain` (the provider
+    /// kind's exchange) → reconnect check → store with its event → outcome, `onFlow` and the flow webhook.
+    func finish(
+        _ flow: PendingFlow, takenAt: Date, bindingProof: String?,
+        obtain: (ProviderConfiguration) async throws(BrokerError) -> ExchangeCompletion
+    ) async -> FlowCompletion {
         let account: Account
         var extrasDropped = false
         do throws(BrokerError) {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             let provider = try configuredProvider(named: flow.provider)
-            let completed = try await context.exchange(for: provider).complete(callback: query, flow: flow)
+            let completed = try await obtain(provider)
             extrasDropped = completed.grant.extrasDropped
             if let renewed = flow.connect?.reconnectAccountID ?? flow.stepUpAccountID,
                 AccountID(provider: provider.name, uid: completed.uid).string != renewed

@@ -19,6 +19,13 @@ public protocol FlowStore: Sendable {
     func take(state: String, now: Date) async throws(StoreError) -> PendingFlow?
     /// Removes every flow expired at `now` and returns how many were removed.
     func purgeExpired(now: Date) async throws(StoreError) -> Int
+    /// The pending flow for `state` without taking it; nil if absent, expired at `now` or malformed.
+    func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow?
+    /// Replaces the pending flow with `flow`'s state by `flow` (a device sign-in's next poll); returns false, writing
+    /// nothing, when that flow is no longer pending.
+    func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool
+    /// Every pending device sign-in (a flow with a ``PendingFlow/device``) not expired at `now`, for the poller.
+    func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow]
 }
 
 extension FlowStore {

@@ -31,6 +31,8 @@ public struct PendingFlow: Sendable, Equatable {
     public var scopes: [String]?
     /// The account a step-up flow upgrades (`GET /account?scopes=`): its sign-in must come back as this account.
     public var stepUpAccountID: String?
+    /// The device sign-in the broker polls for; nil for flows completed by a callback and flows of earlier versions.
+    public var device: DeviceContext?
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -52,7 +54,8 @@ public struct PendingFlow: Sendable, Equatable {
         tags: [String: String] = [:],
         connect: ConnectContext? = nil,
         scopes: [String]? = nil,
-        stepUpAccountID: String? = nil
+        stepUpAccountID: String? = nil,
+        device: DeviceContext? = nil
     ) {
         self.state = state
         self.provider = provider
@@ -69,6 +72,7 @@ public struct PendingFlow: Sendable, Equatable {
         self.connect = connect
         self.scopes = scopes
         self.stepUpAccountID = stepUpAccountID
+        self.device = device
     }
 
     /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.

@@ -33,6 +33,13 @@ protocol ProviderExchange: Sendable {
 
     /// The user an access token brought from another system belongs to, asked of the provider's user endpoint.
     func importedUser(accessToken: Secret) async throws(BrokerError) -> (uid: String, screenName: String?)
+
+    /// Asks the provider for a device code and a user code (RFC 8628 §3.1) for `scopes` (nil: the configured ones).
+    func authorizeDevice(scopes: [String]?) async throws(BrokerError) -> DeviceAuthorization
+
+    /// Polls the token endpoint once with `deviceCode` (RFC 8628 §3.4): still pending, slow down, or the tokens and
+    /// their user; a refusal (`access_denied`, `expired_token`, any other error) is thrown.
+    func pollDevice(deviceCode: Secret) async throws(BrokerError) -> DevicePoll
 }
 
 extension ProviderExchange {
@@ -49,5 +56,15 @@ extension ProviderExchange {
     /// A kind without revocation is never asked for one; should it be, it refuses without calling anyone.
     func revoke(_ account: Account) async throws(BrokerError) {
         throw .badRequest("This provider has no revocation")
+    }
+
+    /// A kind without the device grant refuses without calling anyone.
+    func authorizeDevice(scopes: [String]?) async throws(BrokerError) -> DeviceAuthorization {
+        throw .badRequest("This provider offers no device sign-in")
+    }
+
+    /// A kind without the device grant refuses without calling anyone.
+    func pollDevice(deviceCode: Secret) async throws(BrokerError) -> DevicePoll {
+        throw .badRequest("This provider offers no device sign-in")
     }
 }

@@ -24,6 +24,8 @@ public enum ProviderStep: String, Sendable, CaseIterable {
     case account
     /// A document fetched with a new account's access token and kept with it (``ResourceLookup``, Atlassian's accessible resources).
     case resourceLookup = "resource_lookup"
+    /// The device authorization request of a device sign-in (RFC 8628 §3.1).
+    case deviceAuthorization = "device_authorization"
     /// OpenID Connect Discovery: the issuer's `/.well-known/openid-configuration` (OIDC Discovery §4).
     case discovery
 }

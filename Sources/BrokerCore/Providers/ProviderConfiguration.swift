@@ -58,6 +58,11 @@ public struct ProviderConfiguration: Sendable {
     public var settingNames: [String: String]
     /// The authorization server's issuer identifier (RFC 9207 §2), compared with a callback's `iss`; nil when unknown.
     public var issuer: String? = nil
+    /// The device authorization endpoint (RFC 8628 §3.1, `device_authorization_url`); nil when the provider offers no device sign-in.
+    public var deviceAuthorizationURL: String? = nil
+    /// Whether the device answer's `verification_uri` may be `http:` (`device_allow_http`, for a provider on a private
+    /// network or a test fake); false requires `https:`.
+    public var deviceAllowHTTP: Bool = false
     /// Whether the provider puts `iss` in every authorization response (RFC 9207 §3); a callback without it is then refused.
     public var requiresIssuerParameter: Bool = false
     /// How the connect page names the provider to people (`GitHub`); nil shows ``name``.

@@ -20,6 +20,8 @@ extension ProviderPresets {
         c.apiBaseURL = "https://graph.microsoft.com"
         // Incremental consent: asked for more, the person consents to the new scopes only.
         c.scopeUpgrade = ScopeUpgrade(mode: .additive)
+        // Device code flow (Entra, v2-oauth2-device-code): the same tenant as the other endpoints.
+        c.deviceAuthorizationURL = "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/devicecode"
         return c
     }()
 

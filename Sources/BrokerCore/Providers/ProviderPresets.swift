@@ -38,6 +38,7 @@ public enum ProviderPresets {
             preset.refreshURL = fill(preset.refreshURL)
             preset.userURL = fill(preset.userURL)
             preset.revokeURL = fill(preset.revokeURL)
+            preset.deviceAuthorizationURL = fill(preset.deviceAuthorizationURL)
             preset.apiBaseURL = fill(preset.apiBaseURL)
             if name == "microsoft", variable.name == "tenant", !staticEndpoints, isTenantID(value) {
                 preset = microsoftDiscovery(preset, tenant: value)
@@ -128,6 +129,8 @@ public enum ProviderPresets {
         )
         // GitHub asks the person to consent again to the whole list; the new token carries what was asked.
         c.scopeUpgrade = ScopeUpgrade(mode: .reconsent)
+        // Device flow (GitHub docs, "Authorizing OAuth apps", device flow): once enabled in the app's settings.
+        c.deviceAuthorizationURL = "https://github.com/login/device/code"
         return c
     }()
 
@@ -149,6 +152,8 @@ public enum ProviderPresets {
         // a few (Gmail on gmail.googleapis.com) have their own host, for which a file entry names another base.
         google.apiBaseURL = "https://www.googleapis.com"
         google.issuer = "https://accounts.google.com"
+        // Device sign-in for "TVs and Limited Input devices" clients (golang/oauth2 endpoints.go, Google's limited-input guide).
+        google.deviceAuthorizationURL = "https://oauth2.googleapis.com/device/code"
         // Google's OpenID Connect reference: an ID token's iss is https://accounts.google.com or accounts.google.com.
         google.oidcOptions.idTokenIssuerAliases = ["accounts.google.com"]
         // Incremental authorization: the new token carries the earlier grants as well as the new ones.

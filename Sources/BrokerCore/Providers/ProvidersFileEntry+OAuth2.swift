@@ -6,6 +6,7 @@ extension ProvidersFileEntry {
         "token_request_format", "token_path", "token_user_id_field", "token_user_name_field", "user_name_field",
         "user_auth_scheme", "user_request_body", "user_introspection", "refresh_url", "refresh_token_rotates",
         "scope_param", "revoke_request_format", "revoke_token", "request_headers", "resource_urls",
+        "device_authorization_url", "device_allow_http",
     ]
 
     /// Header fields `request_headers` may not set: the broker writes them for every call, or the transport does.
@@ -37,6 +38,8 @@ extension ProvidersFileEntry {
         if settings["revoke_token"] != nil { c.revokesAccessToken = try revokedToken() }
         if settings["request_headers"] != nil { c.requestHeaders = try requestHeaders() }
         if settings["resource_urls"] != nil { c.resourceLookups = try resourceLookups() }
+        if settings["device_authorization_url"] != nil { c.deviceAuthorizationURL = try url("device_authorization_url") }
+        if let value = try bool("device_allow_http") { c.deviceAllowHTTP = value }
         if c.extraAuthorizeParameters.contains(where: { $0.0 == c.scopeParameter }) {
             throw failure("authorize_params", "may not set \"\(c.scopeParameter)\"; the broker sends the scopes in it")
         }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Stores a pending flow as human-readable JSON with `"version": 1`, like account records.
 ///
-/// With a `sealer`, the PKCE verifier, the OAuth 1.0a request-token secret and the OpenID Connect nonce are
+/// With a `sealer`, the PKCE verifier, the OAuth 1.0a request-token secret, the OpenID Connect nonce and a device code are
 /// sealed like account secrets (ChaCha20-Poly1305, the flow's state as associated
 /// data) and written as `sealed:v1:<kid>:<nonce>:<ciphertext>`; a plaintext value
 /// (a store without a key) is still read.
@@ -47,6 +47,11 @@ public enum PendingFlowCodec {
             connect: flow.connect.map(ConnectJSON.init),
             scopes: flow.scopes,
             stepUp: flow.stepUpAccountID,
+            device: flow.device.map {
+                DeviceJSON(
+                    deviceCode: protect($0.deviceCode, "device_code") ?? "", interval: $0.interval,
+                    nextPollAt: RFC3339Date.format($0.nextPollAt))
+            },
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -74,6 +79,14 @@ public enum PendingFlowCodec {
             guard let context = stored.context else { throw .corrupt(path: path, reason: "unknown connect stage \"\(stored.stage)\"") }
             connect = context
         }
+        var device: DeviceContext?
+        if let stored = record.device {
+            guard let code = try reveal(stored.deviceCode, "device_code"), (1...86_400).contains(stored.interval) else {
+                throw .corrupt(path: path, reason: "malformed device sign-in")
+            }
+            let next = try JSONRecord.date(stored.nextPollAt, field: "next_poll_at", path: path)
+            device = DeviceContext(deviceCode: code, interval: stored.interval, nextPollAt: next)
+        }
         return PendingFlow(
             state: record.state,
             provider: record.provider,
@@ -89,7 +102,8 @@ public enum PendingFlowCodec {
             tags: record.tags ?? [:],
             connect: connect,
             scopes: record.scopes,
-            stepUpAccountID: record.stepUp
+            stepUpAccountID: record.stepUp,
+            device: device
         )
     }
 }

@@ -30,6 +30,8 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var scopes: [String]? = nil
     /// `step_up`: the account a step-up flow upgrades; absent otherwise and in earlier records.
     package var stepUp: String? = nil
+    /// `device`: the device sign-in polled for; absent for other flows and in records of earlier versions.
+    package var device: DeviceJSON? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -46,7 +48,7 @@ package struct PendingFlowJSON: Codable, Equatable {
         case endUserID = "end_user_id"
         case endUserEmail = "end_user_email"
         case endUserName = "end_user_name"
-        case tags, connect, scopes
+        case tags, connect, scopes, device
         case stepUp = "step_up"
         case createdAt = "created_at"
         case expiresAt = "expires_at"
@@ -80,5 +82,29 @@ package struct ConnectJSON: Codable, Equatable {
         guard let stage = ConnectContext.Stage(rawValue: stage) else { return nil }
         return ConnectContext(
             stage: stage, origin: origin, allowedProviders: providers ?? [], reconnectAccountID: account, scopes: scopes)
+    }
+}
+
+/// The stored shape of a ``DeviceContext``.
+package struct DeviceJSON: Codable, Equatable {
+    /// `device_code`, plaintext or sealed.
+    package var deviceCode: String
+    /// `interval`, seconds between polls.
+    package var interval: Int
+    /// `next_poll_at`, RFC 3339.
+    package var nextPollAt: String
+
+    /// The snake_case field names on disk.
+    enum CodingKeys: String, CodingKey {
+        case deviceCode = "device_code"
+        case interval
+        case nextPollAt = "next_poll_at"
+    }
+
+    /// A stored device context.
+    package init(deviceCode: String, interval: Int, nextPollAt: String) {
+        self.deviceCode = deviceCode
+        self.interval = interval
+        self.nextPollAt = nextPollAt
     }
 }

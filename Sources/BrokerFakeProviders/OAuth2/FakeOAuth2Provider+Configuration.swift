@@ -189,6 +189,16 @@ extension FakeOAuth2Provider {
         public var discoveryDown = false
         /// What the ID token gets wrong on purpose; nil issues a correct one.
         public var idTokenFault: IDTokenFault?
+        /// Device sign-in (RFC 8628): the `authorization_pending` answers before the person's answer counts.
+        public var devicePending = 3
+        /// The poll (counted from 1 per device code) answered `slow_down` whatever its timing; 0 for none.
+        public var deviceSlowDownAt = 0
+        /// What the person does at the verification page once ``devicePending`` answers are spent.
+        public var deviceOutcome: DeviceOutcome = .approve
+        /// The `interval` of device authorization answers, in seconds.
+        public var deviceInterval = 5
+        /// A device authorization answer replacing the real one, for malformed answers; nil answers normally.
+        public var deviceAnswer: String?
 
         /// The usual behaviour of `dialect`: Weibo issues tokens for about five years and no refresh token,
         /// the RFC 6749 dialect tokens for an hour with rotating refresh tokens (a GitHub App's user tokens).
@@ -205,6 +215,16 @@ extension FakeOAuth2Provider {
             }
             refreshedTokenLifetime = accessTokenLifetime
         }
+    }
+
+    /// What the person does with a device sign-in (RFC 8628 §3.5).
+    public enum DeviceOutcome: String, Sendable, Equatable {
+        /// Approves: the next poll gets the tokens.
+        case approve
+        /// Refuses: `access_denied`.
+        case deny
+        /// Never comes: `expired_token`.
+        case expire
     }
 
     /// A wrong ID token, each a check of OIDC Core §3.1.3.7 a client must make.
@@ -293,6 +313,12 @@ extension FakeOAuth2Provider {
     public struct Ledger: Sendable {
         /// Requests to the authorize endpoint (GET).
         public var authorizeCalls = 0
+        /// Device authorization requests answered with codes.
+        public var deviceAuthorizations = 0
+        /// When each device poll came, by the provider's clock, in order.
+        public var devicePolls: [Date] = []
+        /// `slow_down` answers given.
+        public var deviceSlowDowns = 0
         /// The `Referer` each authorize request carried (nil when none).
         public var authorizeReferers: [String?] = []
         /// Requests to the token endpoint, whatever their grant or outcome.

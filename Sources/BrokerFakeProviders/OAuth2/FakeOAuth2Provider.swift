@@ -112,6 +112,12 @@ public final class FakeOAuth2Provider: Sendable {
         return Self.entry(name: name, fields: fields, extra: extra)
     }
 
+    /// The entry with device sign-in: `device_authorization_url` at this fake, `http:` verification URIs allowed.
+    public func deviceProviderEntry(name: String? = nil, extra: String = "") -> String {
+        let device = "\"device_authorization_url\": \(JSONString.quote(baseURL + OAuth2Endpoints.devicePath)), \"device_allow_http\": true"
+        return providerEntry(name: name, extra: extra.isEmpty ? device : device + ", " + extra)
+    }
+
     /// The entry with its defaults.
     public var providerEntry: String { providerEntry() }
 
@@ -167,6 +173,7 @@ public final class FakeOAuth2Provider: Sendable {
         router.add(.GET, paths.authorize, .sync(endpoints.authorize))
         router.add(.POST, paths.authorize, .sync(endpoints.decide))
         router.add(.POST, paths.token, .async(endpoints.token))
+        router.add(.POST, OAuth2Endpoints.devicePath, .sync(endpoints.deviceAuthorization))
         if let refresh = paths.refresh, refresh != paths.token { router.add(.POST, refresh, .async(endpoints.token)) }
         if let user = paths.user {
             router.add(.GET, user, .sync(endpoints.user))

@@ -66,6 +66,20 @@ extension OAuth2Endpoints {
             return FakeOAuth2Provider.Failure(name: value).map { .some($0) }
         }
         switch name {
+        case "device_pending":
+            guard let count = Int(value), count >= 0 else { return nil }
+            return { $0.devicePending = count }
+        case "device_slow_down_at":
+            guard let poll = Int(value), poll >= 0 else { return nil }
+            return { $0.deviceSlowDownAt = poll }
+        case "device_outcome":
+            guard let outcome = FakeOAuth2Provider.DeviceOutcome(rawValue: value) else { return nil }
+            return { $0.deviceOutcome = outcome }
+        case "device_interval":
+            guard let seconds = Int(value), seconds >= 0 else { return nil }
+            return { $0.deviceInterval = seconds }
+        case "device_answer":
+            return { $0.deviceAnswer = value == "none" ? nil : value }
         case "deny":
             guard value == "true" || value == "false" else { return nil }
             return { $0.deny = value == "true" }
@@ -132,5 +146,44 @@ extension OAuth2Endpoints {
         default:
             return nil
         }
+    }
+}
+
+extension OAuth2Endpoints {
+    /// The device authorization endpoint's path (RFC 8628 §3.1), the same in every dialect.
+    static let devicePath = "/device/code"
+
+    /// `POST /device/code`: the client (by `client_id`, or its full credentials) gets a device code and a user code
+    /// (RFC 8628 §3.2), or ``FakeOAuth2Provider/Behaviour/deviceAnswer`` verbatim.
+    func deviceAuthorization(_ request: Request) -> Response {
+        let form = FakeWire.form(request)
+        let clientID = form["client_id"] ?? FakeWire.clientCredentials(request, form: form)?.id
+        guard clientID == configuration.clientID else { return tokenErrorAnswer("invalid_client", "Unknown client_id.") }
+        if let raw = state.withLock({ $0.behaviour.deviceAnswer }) {
+            return FakeWire.answer(.ok, "application/json", raw)
+        }
+        let issued = state.withLock { $0.authorizeDevice(scope: form["scope"]) }
+        let verification = "http://" + (request.headers["Host"] ?? "127.0.0.1") + "/device"
+        let body = FakeJSON.object([
+            ("device_code", JSONString.quote(issued.deviceCode)), ("user_code", JSONString.quote(issued.userCode)),
+            ("verification_uri", JSONString.quote(verification)),
+            ("verification_uri_complete", JSONString.quote(verification + "?user_code=" + issued.userCode)),
+            ("expires_in", String(issued.expiresIn)), ("interval", String(issued.interval)),
+        ])
+        return FakeWire.answer(.ok, "application/json", body)
+    }
+
+    /// An RFC 6749 §5.2 error answer, HTTP 400.
+    private func tokenErrorAnswer(_ code: String, _ description: String) -> Response {
+        FakeWire.answer(
+            .badRequest, "application/json", "{\"error\":\(JSONString.quote(code)),\"error_description\":\(JSONString.quote(description))}")
+    }
+}
+
+/// JSON objects from members whose values are already JSON text.
+enum FakeJSON {
+    /// `{"name":value,…}` in the given order.
+    static func object(_ members: [(String, String)]) -> String {
+        "{" + members.map { JSONString.quote($0.0) + ":" + $0.1 }.joined(separator: ",") + "}"
     }
 }

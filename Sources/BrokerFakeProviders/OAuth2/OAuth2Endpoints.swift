@@ -127,6 +127,8 @@ final class OAuth2Endpoints: Sendable {
             }
             if let failure { return answer(failure, form: form, uid: "") }
             return answer(outcome!)
+        case "urn:ietf:params:oauth:grant-type:device_code" where request.path == configuration.paths.token:
+            return answer(state.withLock { $0.pollDevice(form) })
         case nil:
             return tokenError("invalid_request", "grant_type is missing.")
         default:

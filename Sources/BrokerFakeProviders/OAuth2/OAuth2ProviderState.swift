@@ -60,6 +60,76 @@ struct OAuth2ProviderState {
     private var grantCount = 0
     private var accessIndex: [String: (grant: Int, expires: Date)] = [:]
     private var refreshIndex: [String: Int] = [:]
+    /// Device codes issued and not yet ended (RFC 8628).
+    private var deviceCodes: [String: DeviceCode] = [:]
+
+    /// A device code issued: its user code, scope, interval and what its polls have seen.
+    struct DeviceCode {
+        var userCode: String
+        var scope: String?
+        var interval: Int
+        var expires: Date
+        var polls = 0
+        var pendingLeft: Int
+        var lastPoll: Date?
+    }
+
+    /// Issues a device code and a user code (RFC 8628 §3.2) for `scope`; returns them with the interval and lifetime.
+    mutating func authorizeDevice(scope: String?) -> (deviceCode: String, userCode: String, interval: Int, expiresIn: Int) {
+        issued += 1
+        let deviceCode = "device-code-\(issued)-" + String(repeating: "d", count: 24)
+        let userCode = String(format: "WDJB-%04d", issued % 10_000)
+        let lifetime = 900
+        deviceCodes[deviceCode] = DeviceCode(
+            userCode: userCode, scope: scope, interval: behaviour.deviceInterval, expires: now.addingTimeInterval(Double(lifetime)),
+            pendingLeft: behaviour.devicePending)
+        ledger.deviceAuthorizations += 1
+        return (deviceCode, userCode, behaviour.deviceInterval, lifetime)
+    }
+
+    /// One device poll (RFC 8628 §3.4, §3.5): `slow_down` when it comes sooner than the interval after the last one
+    /// (the interval then grows by 5 s) or at ``FakeOAuth2Provider/Behaviour/deviceSlowDownAt``;
+    /// `authorization_pending` while answers are left; then the person's answer.
+    mutating func pollDevice(_ form: [String: String]) -> TokenOutcome {
+        guard let code = form["device_code"], var entry = deviceCodes[code] else {
+            return .error("invalid_grant", "The device code is unknown or ended.")
+        }
+        let at = now
+        ledger.devicePolls.append(at)
+        entry.polls += 1
+        defer { if deviceCodes[code] != nil { deviceCodes[code] = entry } }
+        let tooSoon = entry.lastPoll.map { at < $0.addingTimeInterval(Double(entry.interval)) } ?? false
+        entry.lastPoll = at
+        if at >= entry.expires {
+            deviceCodes[code] = nil
+            return .error("expired_token", "The device code expired.")
+        }
+        if tooSoon || entry.polls == behaviour.deviceSlowDownAt {
+            entry.interval += 5
+            ledger.deviceSlowDowns += 1
+            return .error("slow_down", "Polling too fast.")
+        }
+        if entry.pendingLeft > 0 {
+            entry.pendingLeft -= 1
+            return .error("authorization_pending", "The user has not answered yet.")
+        }
+        switch behaviour.deviceOutcome {
+        case .deny:
+            deviceCodes[code] = nil
+            return .error("access_denied", "The user refused.")
+        case .expire:
+            deviceCodes[code] = nil
+            return .error("expired_token", "The device code expired.")
+        case .approve:
+            deviceCodes[code] = nil
+            var grant = Grant(uid: currentUser, scope: entry.scope)
+            let tokens = issue(&grant, lifetime: behaviour.accessTokenLifetime, refresh: behaviour.refreshTokens != .none)
+            grants[grantCount] = grant
+            index(grantCount, grant, lifetime: behaviour.accessTokenLifetime)
+            grantCount += 1
+            return .tokens(tokens)
+        }
+    }
 
     init(configuration: FakeOAuth2Provider.Configuration, behaviour: FakeOAuth2Provider.Behaviour) {
         self.configuration = configuration

@@ -50,6 +50,14 @@ enum FlowJournalRecord: Equatable {
             json.close()
         }
         json.string("created_at", record.createdAt)
+        if let device = record.device {
+            json.key("device")
+            json.open()
+            json.string("device_code", device.deviceCode)
+            json.integer("interval", device.interval)
+            json.string("next_poll_at", device.nextPollAt)
+            json.close()
+        }
         json.string("end_user_email", record.endUserEmail)
         json.string("end_user_id", record.endUserID)
         json.string("end_user_name", record.endUserName)

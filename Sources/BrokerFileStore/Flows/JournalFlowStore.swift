@@ -175,6 +175,29 @@ public final class JournalFlowStore: FlowStore, FlowOutcomeStore {
         }
     }
 
+    /// The pending flow for `state`, read from memory without taking it.
+    public func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
+        guard let flow = journal.read({ $0.entries[state]?.flow }), !flow.isExpired(at: now) else { return nil }
+        return flow
+    }
+
+    /// Appends a put of `flow` when its state is still pending: a replay keeps the last put of a state.
+    public func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool {
+        let entry = FlowJournal.Entry(flow: flow, line: FlowJournalRecord.encodePut(PendingFlowCodec.record(for: flow, sealer: sealer)))
+        return try await perform { () throws(StoreError) -> Bool in
+            try self.journal.changeDurably { (log: inout JournalLog<FlowJournal>) throws(StoreError) -> Bool in
+                guard log.state.entries[flow.state] != nil else { return false }
+                try log.put(entry)
+                return true
+            }
+        }
+    }
+
+    /// The pending device sign-ins, read from memory.
+    public func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow] {
+        journal.read { $0.entries.values.map(\.flow).filter { $0.device != nil && !$0.isExpired(at: now) } }
+    }
+
     /// Records `outcome` in the journal, replacing its state's earlier one; a state that is not 16–128 base64url
     /// characters is refused.
     public func record(_ outcome: FlowOutcome) async throws(StoreError) {

@@ -58,6 +58,14 @@ public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
         guard reply == .simpleString("OK") else {
             throw .unavailable("put flow: a pending flow with this state already exists")
         }
+        // A device sign-in is listed for the pollers of every replica; the key's TTL still bounds the flow.
+        if flow.device != nil {
+            do {
+                _ = try await client.command("SADD", deviceSetKey, flow.state)
+            } catch {
+                throw error.storeError
+            }
+        }
     }
 
     /// Stores `flow` and, when `outcomes` is this store, `outcome` beside it in one script: one round trip, and the
@@ -68,7 +76,9 @@ public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
     /// expired by the store's clock is not stored and its outcome is recorded alone, as ``put(_:)`` then
     /// ``record(_:)`` would. With another outcome store this is ``put(_:)`` then `outcomes.record(outcome)`.
     public func put(_ flow: PendingFlow, recording outcome: FlowOutcome, in outcomes: any FlowOutcomeStore) async throws(StoreError) {
-        guard (outcomes as? RedisFlowStore) === self else { return try await putThenRecord(flow, outcome, in: outcomes) }
+        guard (outcomes as? RedisFlowStore) === self, flow.device == nil else {
+            return try await putThenRecord(flow, outcome, in: outcomes)
+        }
         guard Self.isWellFormed(state: flow.state), Self.isWellFormed(state: outcome.state) else {
             throw .unavailable("put flow: the state is not 16 to 128 base64url characters")
         }
@@ -120,8 +130,68 @@ public final class RedisFlowStore: FlowStore, FlowOutcomeStore {
         guard flow.state == state else {
             throw .corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
         }
+        if flow.device != nil { _ = try? await client.command("SREM", deviceSetKey, state) }
         return flow.isExpired(at: now) ? nil : flow
     }
+
+    /// The flow for `state` with `GET`, not taken; nil when absent, expired at `now`, or `state` is malformed.
+    public func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
+        guard Self.isWellFormed(state: state) else { return nil }
+        let key = key(state)
+        let reply: RESPValue
+        do {
+            reply = try await client.command("GET", key)
+        } catch {
+            throw error.storeError
+        }
+        guard let bytes = reply.bytes else { return nil }
+        let flow = try PendingFlowCodec.decode(bytes, path: "redis key \(key)", sealer: sealer)
+        guard flow.state == state else {
+            throw .corrupt(path: "redis key \(key)", reason: "the key does not match the flow's state")
+        }
+        return flow.isExpired(at: now) ? nil : flow
+    }
+
+    /// Overwrites the flow's key with `SET … PX … XX`, so a flow taken meanwhile (by any replica) is not brought back.
+    public func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool {
+        guard Self.isWellFormed(state: flow.state) else { return false }
+        let ttl = (flow.expiresAt.timeIntervalSince(now()) * 1000).rounded(.up)
+        guard ttl >= 1 else { return false }
+        let command = RedisCommand(bytes: [
+            Array("SET".utf8), Array(key(flow.state).utf8), try PendingFlowCodec.encode(flow, sealer: sealer), Array("PX".utf8),
+            Array(String(Int(min(ttl, 1e15))).utf8), Array("XX".utf8),
+        ])
+        do {
+            return try await client.command(command) == .simpleString("OK")
+        } catch {
+            throw error.storeError
+        }
+    }
+
+    /// The device sign-ins listed in `<prefix>device-flows` whose keys still exist; members whose key Redis expired are removed.
+    public func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow] {
+        let members: RESPValue
+        do {
+            members = try await client.command("SMEMBERS", deviceSetKey)
+        } catch {
+            throw error.storeError
+        }
+        guard case .array(let items?) = members else { return [] }
+        var found: [PendingFlow] = []
+        for item in items {
+            guard let bytes = item.bytes else { continue }
+            let state = String(decoding: bytes, as: UTF8.self)
+            if let flow = try await pending(state: state, now: now), flow.device != nil {
+                found.append(flow)
+            } else {
+                _ = try? await client.command("SREM", deviceSetKey, state)
+            }
+        }
+        return found
+    }
+
+    /// The set listing the states of pending device sign-ins.
+    var deviceSetKey: String { keyPrefix + "device-flows" }
 
     /// Returns 0: Redis removes each flow itself when its TTL runs out.
     public func purgeExpired(now: Date) async throws(StoreError) -> Int {

@@ -35,7 +35,15 @@ struct OAuth2Exchange: ProviderExchange {
     func complete(callback query: [String: String], flow: PendingFlow) async throws(BrokerError) -> ExchangeCompletion {
         let code = try checkCallback(query, flow: flow)
         let client = self.client
-        var grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
+        let grant = try await client.exchange(code: code, codeVerifier: flow.codeVerifier?.value)
+        return try await completion(of: grant)
+    }
+
+    /// The tokens of `grant` with the user they belong to and the provider's ``ResourceLookup``s: what a code exchange
+    /// and a device sign-in share once the token endpoint answered.
+    func completion(of grant: TokenGrant) async throws(BrokerError) -> ExchangeCompletion {
+        var grant = grant
+        let client = self.client
         grant.expiresIn = grant.expiresIn ?? settings.defaultExpiresIn
         if let uid = grant.uid {
             try ProviderUserID.check(uid, step: ProviderStep.tokenExchange.rawValue)

@@ -75,6 +75,10 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     public let defaultExpiresIn: Int?
     /// Documents fetched with a new account's access token after the code exchange and kept under `raw`.
     public let resourceLookups: [ResourceLookup]
+    /// The device authorization endpoint (RFC 8628 §3.1); nil when the provider offers no device sign-in.
+    public let deviceAuthorizationURL: String?
+    /// Whether a device answer's `verification_uri` may be `http:`.
+    public let deviceAllowHTTP: Bool
 
     /// `base` with ``requestHeaders`` applied: a configured field replaces the one of the same name (compared case-insensitively), others are added.
     func headers(_ base: [(String, String)]) -> [(String, String)] {
@@ -117,5 +121,7 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         requiresIssuerParameter = provider.requiresIssuerParameter
         defaultExpiresIn = provider.defaultExpiresIn
         resourceLookups = provider.resourceLookups
+        deviceAuthorizationURL = provider.deviceAuthorizationURL
+        deviceAllowHTTP = provider.deviceAllowHTTP
     }
 }

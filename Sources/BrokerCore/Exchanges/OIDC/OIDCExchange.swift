@@ -95,6 +95,17 @@ struct OIDCExchange: ProviderExchange {
         try await oauth2().revoke(account)
     }
 
+    /// The device grant of the discovered endpoints (RFC 8628); the ID token is not checked, as the tokens come
+    /// straight from the token endpoint over TLS (OIDC Core §3.1.3.7), and the user is named as the OAuth 2.0 exchange names them.
+    func authorizeDevice(scopes: [String]?) async throws(BrokerError) -> DeviceAuthorization {
+        try await oauth2().authorizeDevice(scopes: scopes)
+    }
+
+    /// Polls through the discovered token endpoint; see ``authorizeDevice(scopes:)``.
+    func pollDevice(deviceCode: Secret) async throws(BrokerError) -> DevicePoll {
+        try await oauth2().pollDevice(deviceCode: deviceCode)
+    }
+
     /// How to revoke `provider`'s accounts: at the loaded document's revocation endpoint, nil when it names none,
     /// and a revocation that refuses with the reason while the document is missing.
     static func revocation(for provider: ProviderConfiguration, in context: ExchangeContext) throws(BrokerError) -> ExchangeRegistry
