@@ -87,9 +87,10 @@ let package = Package(
         .testTarget(
             name: "BrokerFileStoreTests", dependencies: ["BrokerFileStore", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"],
             swiftSettings: strict),
-        // The StorageBackend conformance suites, run against every back end (files, Redis, memory).
+        // The StorageBackend conformance suites, run against every back end (files, Redis, PostgreSQL, memory).
         .testTarget(
-            name: "StorageBackendTests", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"],
+            name: "StorageBackendTests",
+            dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerPostgres", "BrokerTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "BrokerRedisTests",
