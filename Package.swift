@@ -37,7 +37,8 @@ let package = Package(
         .target(
             name: "BrokerApp",
             dependencies: [
-                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
+                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerPostgres",
+                "BrokerFakeProviders",
             ],
             swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
@@ -103,7 +104,7 @@ let package = Package(
             name: "BrokerAppTests",
             dependencies: [
                 "BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
-                "BrokerTestSupport", "BrokerURLSession",
+                "BrokerTestSupport", "BrokerURLSession", "BrokerPostgres",
             ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
