@@ -37,7 +37,8 @@ let package = Package(
         .target(
             name: "BrokerApp",
             dependencies: [
-                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
+                "BrokerHTTP", "BrokerTLS", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerPostgres",
+                "BrokerFakeProviders",
             ],
             swiftSettings: strict),
         .executableTarget(name: "token-broker", dependencies: ["BrokerApp"], swiftSettings: strict),
@@ -87,9 +88,10 @@ let package = Package(
         .testTarget(
             name: "BrokerFileStoreTests", dependencies: ["BrokerFileStore", "BrokerCore", "BrokerCrypto", "BrokerTestSupport"],
             swiftSettings: strict),
-        // The StorageBackend conformance suites, run against every back end (files, Redis, memory).
+        // The StorageBackend conformance suites, run against every back end (files, Redis, PostgreSQL, memory).
         .testTarget(
-            name: "StorageBackendTests", dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerTestSupport"],
+            name: "StorageBackendTests",
+            dependencies: ["BrokerCore", "BrokerFileStore", "BrokerRedis", "BrokerPostgres", "BrokerTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "BrokerRedisTests",
@@ -102,7 +104,7 @@ let package = Package(
             name: "BrokerAppTests",
             dependencies: [
                 "BrokerApp", "BrokerHTTP", "BrokerCore", "BrokerCrypto", "BrokerFileStore", "BrokerRedis", "BrokerFakeProviders",
-                "BrokerTestSupport", "BrokerURLSession",
+                "BrokerTestSupport", "BrokerURLSession", "BrokerPostgres",
             ], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

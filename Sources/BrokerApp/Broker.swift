@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerHTTP
+import BrokerPostgres
 import Foundation
 import Synchronization
 
@@ -54,20 +55,23 @@ public final class Broker: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) async throws -> Broker {
         let settlement = try await StorageBackendFactory.settlement(c, logger: logger)
-        return try Broker(configuration: c, logger: logger, upstream: upstream, clients: clients, now: now, settlement: settlement)
+        let postgres = try await StorageBackendFactory.openPostgres(c, logger: logger, now: now)
+        return try Broker(
+            configuration: c, logger: logger, upstream: upstream, clients: clients, now: now, settlement: settlement, postgres: postgres)
     }
 
     /// Builds the broker; `settlement` carries what a Redis-backed broker agreed with the other replicas.
     init(
         configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
-        clients: UpstreamClientFactory = .native, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?
+        clients: UpstreamClientFactory = .native, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?,
+        postgres: PostgresStorageBackend? = nil
     ) throws {
         configuration = c
         self.logger = logger
         try StorageBackendFactory.prepareDataDirectory(c)
         let registry = ProviderRegistry(providers: c.providers)
         _ = ProcessMetrics.startTime  // taken now, at start-up, rather than at the first scrape
-        let opened = try StorageBackendFactory.open(c, logger: logger, now: now, settlement: settlement)
+        let opened = try StorageBackendFactory.open(c, logger: logger, now: now, settlement: settlement, postgres: postgres)
         let storage = opened.backend
         self.storage = storage
         // Every outbound call that fails is counted by cause; provider calls also log it (deliveries log their attempts).
@@ -157,7 +161,7 @@ public final class Broker: Sendable {
             [
                 ("host", .string(configuration.server.host)), ("port", .int(server.port)),
                 ("data_dir", .string(configuration.dataDirectory)), ("public_url", .string(configuration.publicURL)),
-                ("store", .string(configuration.redisStore.map { "\($0)" } ?? "files")),
+                ("store", .string(configuration.storeDescription)),
                 ("refresh_margin_s", .double(configuration.refreshMargin, decimals: 1)),
                 ("refresh_interval_s", .double(configuration.refreshInterval, decimals: 1)),
                 ("refresh_concurrency", .int(configuration.refreshConcurrency)),

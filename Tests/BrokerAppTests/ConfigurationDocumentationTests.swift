@@ -13,7 +13,7 @@ struct ConfigurationDocumentationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// The prefixes of the variables the broker reads: its own and each preset's.
     static let prefixes = ["BROKER"] + Set(ProviderPresets.environmentVariables.map { String($0.prefix { $0 != "_" }) }).sorted()
-    static let pattern = try! NSRegularExpression(pattern: "(" + prefixes.joined(separator: "|") + ")_[A-Z_]*[A-Z]")
+    static let pattern = try! NSRegularExpression(pattern: "(" + prefixes.joined(separator: "|") + ")_[A-Z0-9_]*[A-Z0-9]")
 
     /// The variable names in `text`; with `quoted`, only those written as Swift string literals (`"BROKER_PORT"`).
     static func names(in text: String, quoted: Bool) -> Set<String> {

@@ -28,9 +28,12 @@ public final class PostgresServer: @unchecked Sendable {
     public static let legacyPassword = "legacy-pass"
     private let directory: String
     private let binaries: String
+    /// The server's `max_connections`.
+    private let maxConnections: Int
     private var process: ChildProcess?
 
-    private init(port: Int, directory: String, binaries: String) {
+    private init(port: Int, directory: String, binaries: String, maxConnections: Int = 60) {
+        self.maxConnections = maxConnections
         self.port = port
         self.directory = directory
         self.binaries = binaries
@@ -45,12 +48,13 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// Makes a cluster and starts it on a free port, retrying with another port if one was taken meanwhile.
-    public static func start() async throws -> PostgresServer {
+    public static func start(maxConnections: Int = 60) async throws -> PostgresServer {
         let binaries = try binaryDirectory()
         var lastError: any Error = PostgresTestError("postgres did not start")
         for _ in 0..<3 {
             let directory = NSTemporaryDirectory() + "/broker-pg-test-" + UUID().uuidString
-            let server = PostgresServer(port: try Loopback.freePort(), directory: directory, binaries: binaries)
+            let server = PostgresServer(
+                port: try Loopback.freePort(), directory: directory, binaries: binaries, maxConnections: maxConnections)
             do {
                 try await server.makeCluster()
                 try await server.launch()
@@ -161,7 +165,7 @@ public final class PostgresServer: @unchecked Sendable {
             binaries + "/postgres",
             [
                 "-D", dataDirectory, "-p", String(port), "-k", directory, "-c", "listen_addresses=127.0.0.1",
-                "-c", "password_encryption=scram-sha-256", "-c", "fsync=off", "-c", "max_connections=60",
+                "-c", "password_encryption=scram-sha-256", "-c", "fsync=off", "-c", "max_connections=\(maxConnections)",
                 "-c", "shared_buffers=16MB",
             ])
         self.process = process

@@ -1,8 +1,10 @@
 import BrokerCore
 import BrokerFileStore
+import BrokerPostgres
 import BrokerRedis
 import BrokerTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Opens a back end on one backing store; calling it again opens the same store again (a restart, or another replica).
@@ -22,7 +24,7 @@ struct Backend: Sendable, CustomTestStringConvertible {
     var testDescription: String { name }
 
     /// Every back end: a new one passes the suites by implementing ``StorageBackend`` and adding one line here.
-    static let all: [Backend] = [.files, .redis, .redisTLS, .memory]
+    static let all: [Backend] = [.files, .redis, .redisTLS, .postgres, .memory]
 
     /// The data directory's files, in a temporary directory.
     static let files = Backend(name: "files", countsAccounts: true) { body in
@@ -45,6 +47,30 @@ struct Backend: Sendable, CustomTestStringConvertible {
                 RedisStorageBackend(
                     client: RedisClient(url: server.tlsURL(settings: tls.client), timeout: 30), webhooks: true, now: { .fixture })
             }
+        }
+    }
+
+    /// A real PostgreSQL server shared by the suite, with a database of its own for this test, migrated first.
+    static let postgres = Backend(name: "postgres", countsAccounts: false) { body in
+        try await SharedPostgresServer.withDatabase { configuration in
+            let migrator = try PostgresClient(configuration: configuration)
+            try await PostgresSchema.migrate(migrator)
+            await migrator.close()
+            // Each open is a new client, as a restart or another replica would make; all are closed at the end.
+            let clients = Mutex<[PostgresClient]>([])
+            let outcome: Result<Void, any Error>
+            do {
+                try await body {
+                    let client = try PostgresClient(configuration: configuration)
+                    clients.withLock { $0.append(client) }
+                    return PostgresStorageBackend(client: client, webhooks: true, now: { .fixture })
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            for client in clients.withLock({ $0 }) { await client.close() }
+            try outcome.get()
         }
     }
 

@@ -14,7 +14,7 @@ public enum ConfigCheck {
         var lines: [(String, String)] = [
             ("BROKER_HOST", c.server.host), ("BROKER_PORT", String(c.server.port)),
             ("BROKER_PUBLIC_URL", c.publicURL), ("redirect URI", c.publicURL + "/callback"),
-            ("BROKER_STORE", c.redisStore.map { "\($0)" } ?? "files"),
+            ("BROKER_STORE", c.storeDescription),
             ("BROKER_DATA_DIR", c.dataDirectory),
             ("BROKER_API_KEY", set(c.apiKey)),
             ("BROKER_API_KEYS", c.apiKeys.isEmpty ? "unset" : c.apiKeys.map(\.name).joined(separator: ",")),

@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerFileStore
 import BrokerHTTP
+import BrokerPostgres
 import BrokerRedis
 import BrokerTLS
 
@@ -76,6 +77,9 @@ public struct BrokerConfiguration: Sendable {
     public var refreshConcurrency = BackgroundRefresher.Herd.defaultConcurrency
     /// Where accounts, flows and refresh locks live when not in JSON files (`BROKER_STORE=redis://…` or `redis-sentinel://…`).
     public var redisStore: RedisLocation?
+    /// Where everything lives when in PostgreSQL (`BROKER_STORE=postgres://…`, the password possibly from
+    /// `BROKER_STORE_PASSWORD_FILE`, md5 logins only with `BROKER_POSTGRES_ALLOW_MD5=1`).
+    public var postgresStore: PostgresConfiguration?
     /// Accounts each replica keeps in its client-side cache of Redis (`BROKER_REDIS_CACHE_MAX`, 0 = no cache).
     public var redisCacheMax = 100_000
     /// Replicas that must confirm each account write before it is acknowledged (`BROKER_REDIS_MIN_REPLICAS`); nil: 1 with Sentinel, else 0.
@@ -206,14 +210,17 @@ public struct BrokerConfiguration: Sendable {
         c.refreshConcurrency = try read.integer(
             "BROKER_REFRESH_CONCURRENCY", default: BackgroundRefresher.Herd.defaultConcurrency, range: 1...1000)
         // `files` (the default, named) keeps accounts and flows in JSON files under BROKER_DATA_DIR.
-        if let store = read.raw("BROKER_STORE"), store != "files" {
+        if let store = read.raw("BROKER_STORE"), store.hasPrefix("postgres://") || store.hasPrefix("postgresql://") {
+            c.postgresStore = try postgresStore(store, read)
+        } else if let store = read.raw("BROKER_STORE"), store != "files" {
             do {
                 c.redisStore = try RedisLocation(parsing: store)
             } catch {
                 throw ConfigurationError(
                     variable: "BROKER_STORE",
-                    message: "must be files, redis[s]://[user:password@]host:port[/db] "
-                        + "or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)")
+                    message: "must be files, postgres[ql]://user[:password]@host:5432[,host:5432…]/db[?…], "
+                        + "redis[s]://[user:password@]host:port[/db] or redis-sentinel://[user:password@]host:26379[,host:26379…]/name[/db]: \(error.reason)"
+                )
             }
         }
         c.redisStore = try redisTLS(for: c.redisStore, read)
@@ -236,6 +243,7 @@ public struct BrokerConfiguration: Sendable {
                 throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
             }
         }
+        try requireSharedSecrets(c)
         if readingProviders {
             c.providers = try loadProviders(environment: env, providersFile: c.providersFile)
         }

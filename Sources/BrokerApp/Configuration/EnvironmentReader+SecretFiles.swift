@@ -50,7 +50,7 @@ extension EnvironmentReader {
     }
 
     /// The text of the secret file at `path`, trailing `\n` and `\r` removed; errors name `variable` and the path.
-    private static func readSecretFile(_ path: String, variable: String) throws(ConfigurationError) -> String {
+    static func readSecretFile(_ path: String, variable: String) throws(ConfigurationError) -> String {
         func failure(_ reason: String) -> ConfigurationError {
             ConfigurationError(variable: variable, message: "cannot read \(path): \(reason)")
         }

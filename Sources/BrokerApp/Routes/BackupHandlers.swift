@@ -46,8 +46,9 @@ final class BackupHandlers: Sendable {
             record(caller: caller, request: request, outcome: "not_supported")
             return Response.error(
                 .conflict, code: "not_supported",
-                message: "The accounts are in Redis (BROKER_STORE), which the broker does not back up: "
-                    + "use Redis persistence (BGSAVE/RDB snapshots or AOF) and back up those files.",
+                message: "The accounts are in Redis or PostgreSQL (BROKER_STORE), which the broker does not back up: "
+                    + "use Redis persistence (BGSAVE/RDB snapshots or AOF) and back up those files, or PostgreSQL's "
+                    + "pg_dump or base backups.",
                 headers: Self.noStore)
         }
         let stamp = Self.stamp(wallClock())

@@ -9,6 +9,10 @@ extension StorageBackendFactory {
         rewritten: Int, total: Int, keyID: String
     ) {
         if let location = c.redisStore { return try await rekeyRedis(configuration: c, location: location, logger: logger) }
+        if c.postgresStore != nil {
+            throw StartupError(
+                message: "rekey does not work on PostgreSQL yet (issue 35): the accounts there stay sealed with the keys they have")
+        }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
         let lock: DataDirectoryLock?

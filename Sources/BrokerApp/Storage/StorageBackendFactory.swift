@@ -1,11 +1,12 @@
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
+import BrokerPostgres
 import BrokerRedis
 import Foundation
 
 /// The one place that picks the storage back end the configuration names and opens it: the data directory's files
-/// (the default) or Redis (`BROKER_STORE`).
+/// (the default), Redis or PostgreSQL (`BROKER_STORE`).
 ///
 /// Adding a back end: one case here, building its ``StorageBackend``.
 enum StorageBackendFactory {
@@ -34,18 +35,26 @@ enum StorageBackendFactory {
     /// Opens the back end of `c`, with a webhook outbox when webhooks are configured; `settlement` carries what a
     /// Redis-backed broker agreed with the other replicas (required then).
     static func open(
-        _ c: BrokerConfiguration, logger: BrokerLogger, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?
+        _ c: BrokerConfiguration, logger: BrokerLogger, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?,
+        postgres: PostgresStorageBackend? = nil
     ) throws -> Opened {
         // Before the store is read: a second broker on the same files would diverge from the first.
         let lock: DataDirectoryLock?
         do {
-            lock = c.redisStore == nil ? try DataDirectoryLock.acquire(in: c.dataDirectory) : nil
+            lock = c.redisStore == nil && c.postgresStore == nil ? try DataDirectoryLock.acquire(in: c.dataDirectory) : nil
         } catch {
             throw StartupError(message: "\(error)")
         }
         if c.redisStore != nil, settlement == nil {
             throw StartupError(
                 message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
+        }
+        if c.postgresStore != nil {
+            // The configuration required both the key and the secret (BrokerConfiguration.requireSharedSecrets).
+            guard let postgres, let secret = c.secret else {
+                throw StartupError(message: "a broker on PostgreSQL is built with Broker.make, which migrates the schema first")
+            }
+            return Opened(backend: postgres, cookieSecret: Array(secret.value.utf8), metrics: StorageMetrics())
         }
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? accountCodec(c, logger: logger)
         if let settlement {

@@ -1,0 +1,56 @@
+import BrokerCore
+import BrokerPostgres
+
+extension BrokerConfiguration {
+    /// `BROKER_STORE=postgres://…` with `BROKER_STORE_PASSWORD_FILE` and `BROKER_POSTGRES_ALLOW_MD5`; errors name the
+    /// variable, never the password.
+    static func postgresStore(_ url: String, _ read: EnvironmentReader) throws(ConfigurationError) -> PostgresConfiguration {
+        var configuration: PostgresConfiguration
+        do {
+            configuration = try PostgresConfiguration.parse(url)
+        } catch {
+            throw ConfigurationError(variable: "BROKER_STORE", message: "is not a usable PostgreSQL URL: \(error)")
+        }
+        if let path = read.raw("BROKER_STORE_PASSWORD_FILE") {
+            if configuration.password != nil {
+                throw ConfigurationError(
+                    variable: "BROKER_STORE_PASSWORD_FILE",
+                    message: "is set, and BROKER_STORE carries a password: give it one way, not both")
+            }
+            configuration.password = Secret(try EnvironmentReader.readSecretFile(path, variable: "BROKER_STORE_PASSWORD_FILE"))
+        }
+        configuration.allowMD5 = try read.boolean("BROKER_POSTGRES_ALLOW_MD5", default: false)
+        do {
+            // Checks what the client cannot honour (an sslmode that needs TLS) now, not at the first statement.
+            _ = try PostgresClient(configuration: configuration)
+        } catch {
+            throw ConfigurationError(variable: "BROKER_STORE", message: "\(error)")
+        }
+        return configuration
+    }
+
+    /// On PostgreSQL, `BROKER_ENCRYPTION_KEY` and `BROKER_SECRET` must be given: every replica must seal and sign
+    /// with the same ones, and the broker does not yet settle generated ones through the database as it does through Redis.
+    static func requireSharedSecrets(_ c: BrokerConfiguration) throws(ConfigurationError) {
+        guard c.postgresStore != nil else { return }
+        if c.encryptionKeyring == nil {
+            throw ConfigurationError(
+                variable: EncryptionKeyring.environmentVariable,
+                message: "must be set with BROKER_STORE=postgres://…: every replica seals accounts with the same key")
+        }
+        if c.secret == nil {
+            throw ConfigurationError(
+                variable: "BROKER_SECRET",
+                message: "must be set with BROKER_STORE=postgres://…: every replica signs cookies with the same secret")
+        }
+    }
+
+    /// `BROKER_STORE` as it may be logged: the Redis location, `postgres://` with its hosts and database only, or `files`.
+    var storeDescription: String {
+        if let redisStore { return "\(redisStore)" }
+        if let postgresStore {
+            return "postgres://" + postgresStore.endpoints.map(\.description).joined(separator: ",") + "/" + postgresStore.database
+        }
+        return "files"
+    }
+}
