@@ -24,9 +24,10 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
     }
 
     /// Inserts the flow, or takes the place of an expired one with its state; a state pending already is refused.
+    /// Parameters: state, expiry, record, the store's clock, whether it is a device sign-in.
     static let insertFlow = """
-        INSERT INTO flows (state, expires_at, record) VALUES ($1, $2, $3::bytea)
-        ON CONFLICT (state) DO UPDATE SET expires_at = EXCLUDED.expires_at, record = EXCLUDED.record
+        INSERT INTO flows (state, expires_at, record, device) VALUES ($1, $2, $3::bytea, $5)
+        ON CONFLICT (state) DO UPDATE SET expires_at = EXCLUDED.expires_at, record = EXCLUDED.record, device = EXCLUDED.device
         WHERE flows.expires_at <= $4
         """
 
@@ -41,7 +42,8 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
         guard flow.expiresAt > clock else { return }
         let bytes = try PendingFlowCodec.encode(flow, sealer: sealer)
         let rows = try await client.storeQuery(
-            Self.insertFlow, [.text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(bytes), .int(milliseconds(clock))])
+            Self.insertFlow,
+            [.text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(bytes), .int(milliseconds(clock)), .bool(flow.device != nil)])
         guard rows.affectedRows == 1 else { throw .unavailable("put flow: a pending flow with this state already exists") }
     }
 
@@ -57,12 +59,12 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
         let rows = try await client.storeQuery(
             """
             WITH flow AS (\(Self.insertFlow) RETURNING 1)
-            INSERT INTO flow_outcomes (state, keep_until, record) SELECT $5, $6, $7::bytea FROM flow
+            INSERT INTO flow_outcomes (state, keep_until, record) SELECT $6, $7, $8::bytea FROM flow
             ON CONFLICT (state) DO UPDATE SET keep_until = EXCLUDED.keep_until, record = EXCLUDED.record
             """,
             [
                 .text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(try PendingFlowCodec.encode(flow, sealer: sealer)),
-                .int(milliseconds(clock)), .text(outcome.state), .int(milliseconds(outcome.keepUntil)),
+                .int(milliseconds(clock)), .bool(flow.device != nil), .text(outcome.state), .int(milliseconds(outcome.keepUntil)),
                 .bytea(try FlowOutcomeCodec.encode(outcome)),
             ])
         guard rows.affectedRows == 1 else { throw .unavailable("put flow: a pending flow with this state already exists") }
@@ -73,11 +75,54 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
         guard Self.isWellFormed(state: state) else { return nil }
         let rows = try await client.storeQuery("DELETE FROM flows WHERE state = $1 RETURNING record", [.text(state)])
         guard let row = rows.rows.first else { return nil }
+        let flow = try decode(row, state: state)
+        return flow.isExpired(at: now) ? nil : flow
+    }
+
+    /// The flow for `state` without taking it; nil when absent, expired at `now`, or `state` is malformed.
+    public func pending(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
+        guard Self.isWellFormed(state: state) else { return nil }
+        let rows = try await client.storeQuery("SELECT record FROM flows WHERE state = $1", [.text(state)])
+        guard let row = rows.rows.first else { return nil }
+        let flow = try decode(row, state: state)
+        return flow.isExpired(at: now) ? nil : flow
+    }
+
+    /// Rewrites the row of `flow`'s state while it is pending (not taken, not expired by the store's clock), so a
+    /// flow taken meanwhile by any replica is not brought back.
+    public func replace(_ flow: PendingFlow) async throws(StoreError) -> Bool {
+        guard Self.isWellFormed(state: flow.state) else { return false }
+        let rows = try await client.storeQuery(
+            """
+            UPDATE flows SET expires_at = $2, record = $3::bytea, device = $4 WHERE state = $1 AND expires_at > $5
+            """,
+            [
+                .text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(try PendingFlowCodec.encode(flow, sealer: sealer)),
+                .bool(flow.device != nil), .int(milliseconds(now())),
+            ])
+        return rows.affectedRows == 1
+    }
+
+    /// The pending device sign-ins not expired at `now`, by the partial index on `device`.
+    public func deviceFlows(now: Date) async throws(StoreError) -> [PendingFlow] {
+        let rows = try await client.storeQuery(
+            "SELECT state, record FROM flows WHERE device AND expires_at > $1 ORDER BY state", [.int(milliseconds(now))])
+        var found: [PendingFlow] = []
+        for row in rows.rows {
+            guard let state = row.string(0) else { continue }
+            let flow = try decode(row, state: state, column: 1)
+            if flow.device != nil && !flow.isExpired(at: now) { found.append(flow) }
+        }
+        return found
+    }
+
+    /// The flow in a row's `record` column, checked against the row's state.
+    private func decode(_ row: PostgresRow, state: String, column: Int = 0) throws(StoreError) -> PendingFlow {
         let path = "postgres flows row \(state)"
-        guard let bytes = row.bytea(0) else { throw .corrupt(path: path, reason: "the record is not bytea") }
+        guard let bytes = row.bytea(column) else { throw .corrupt(path: path, reason: "the record is not bytea") }
         let flow = try PendingFlowCodec.decode(bytes, path: path, sealer: sealer)
         guard flow.state == state else { throw .corrupt(path: path, reason: "the row does not match the flow's state") }
-        return flow.isExpired(at: now) ? nil : flow
+        return flow
     }
 
     /// Deletes the flows expired at `now` and the outcomes past their `keepUntil`; returns how many flows went.

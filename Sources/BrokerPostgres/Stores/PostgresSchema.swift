@@ -57,10 +57,13 @@ public enum PostgresSchema {
                 CREATE TABLE flows (
                     state text COLLATE "C" PRIMARY KEY,
                     expires_at bigint NOT NULL,
-                    record bytea NOT NULL
+                    record bytea NOT NULL,
+                    device boolean NOT NULL DEFAULT false
                 )
                 """,
                 "CREATE INDEX flows_expires_at ON flows (expires_at)",
+                // Device sign-ins, which the poller lists on every sweep (RFC 8628 §3.4).
+                "CREATE INDEX flows_device ON flows (state) WHERE device",
                 """
                 CREATE TABLE flow_outcomes (
                     state text COLLATE "C" PRIMARY KEY,
