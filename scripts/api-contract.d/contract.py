@@ -122,7 +122,9 @@ class Broker:
         # An OpenID provider whose issuer never answers: listed as unavailable, its sign-ins refused with 503.
         down = {"kind": "oidc", "issuer": "http://127.0.0.1:9", "client_id": "down-client", "client_secret": "down-secret"}
         # The fake's resource server is acme's API, on loopback: allowed explicitly, as a private provider would be.
-        acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True)
+        # Its device endpoint too (RFC 8628), whose verification URI is http: on loopback.
+        acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True,
+                    device_authorization_url=provider.base + "/device/code", device_allow_http=True)
         with open(providers, "w") as f:
             json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "down-oidc": down})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
@@ -466,6 +468,10 @@ def test_reading_an_account(t):
     cors = t.call("GET", "/account?id=acme:4242", {"Origin": FRONT_END}, jar=jar)
     expect(cors, 200)
     assert cors.header("Access-Control-Allow-Origin") == FRONT_END
+    # Step-up: a read naming a scope the account was not granted is 403 with a sign-in for the union.
+    more = t.call("GET", "/account?id=acme:4242&scopes=contract.write", API)
+    expect(more, 403, "insufficient_scope")
+    assert more.json["missing_scopes"] == ["contract.write"] and more.json["authorize_url"].startswith("http"), more.json
     expect(t.call("GET", "/account", API), 400, "bad_request")
     expect(t.call("GET", "/account?id=acme:999", API), 404, "not_found")
     expect(t.call("GET", "/account?id=acme:4242"), 401, "unauthorized")
@@ -737,6 +743,23 @@ def test_app_tokens(t):
     expect(t.call("GET", "/authorize?provider=acme-app", JSON), 400, "bad_request")
 
 
+def test_device_sign_in(t):
+    start = {"Content-Type": "application/json", **API}
+    started = t.call("POST", "/device/authorize", start, body=json.dumps({"provider": "acme", "end_user_id": "user-12"}))
+    expect(started, 200)
+    assert started.json["user_code"] and started.json["verification_uri"].startswith(t.provider.base), started.json
+    followed = t.call("GET", "/flows/" + started.json["state"], API)
+    expect(followed, 200)
+    # The broker polls on its own at the provider's interval; the first look usually finds the flow still pending.
+    assert followed.json["status"] in ("pending", "completed"), followed.json
+    expect(t.call("POST", "/device/authorize", {"Content-Type": "application/json"}, body=json.dumps({"provider": "acme"})),
+           401, "unauthorized")
+    expect(t.call("POST", "/device/authorize", start, body=json.dumps({"provider": "nope"})), 404, "unknown_provider")
+    expect(t.call("POST", "/device/authorize", start, body=json.dumps({"provider": "acme", "enduser_id": "x"})),
+           400, "bad_request")
+    expect(t.call("POST", "/device/authorize", start, body=json.dumps({"provider": "keyhdr"})), 400, "bad_request")
+
+
 def test_connect_sessions(t):
     made_headers = {"Content-Type": "application/json", **API}
     body = {"end_user_id": "user-9", "origin": FRONT_END, "tags": {"plan": "pro"}, "allowed_providers": ["acme"]}
@@ -785,7 +808,7 @@ def test_connect_sessions(t):
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
          test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_credential_accounts, test_deleting_accounts, test_disconnect_from_the_page,
-         test_webhook_outbox, test_backup, test_app_tokens, test_connect_sessions]
+         test_webhook_outbox, test_backup, test_app_tokens, test_device_sign_in, test_connect_sessions]
 
 
 class Context:
