@@ -480,7 +480,10 @@ final class OAuthHandlers: Sendable {
 
     /// Whether `account`'s provider takes entered credentials, so that its `access_token` holds their fields.
     func holdsEntered(_ account: Account) -> Bool {
-        registry.provider(named: account.provider)?.kind.holdsEnteredCredentials ?? false
+        // Only a stored JSON object can be entered credentials; any other token is answered without looking up its
+        // provider, whose configuration the registry hands out as a copy (on every read of GET /account).
+        CredentialValues.mayBeStored(account.accessToken)
+            && (registry.provider(named: account.provider)?.kind.holdsEnteredCredentials ?? false)
     }
 
     /// `scheme://host[:port]` of `url`, lowercased, without a default port (RFC 6454 §6.1), or "" when it has none.
@@ -530,8 +533,11 @@ final class OAuthHandlers: Sendable {
         return (String(value[..<dot]), String(value[value.index(after: dot)...]))
     }
 
+    /// The query parameters that name an account.
+    private static let accountNaming: [StaticString] = ["id", "provider", "uid"]
+
     static func accountID(_ request: Request, alsoAllowing extra: [StaticString] = []) throws(BrokerError) -> String {
-        try StrictInput.query(request, allowed: ["id", "provider", "uid"] + extra)
+        try StrictInput.query(request, allowed: extra.isEmpty ? accountNaming : accountNaming + extra)
         try StrictInput.accountNaming(request)
         if let id = request.query("id"), !id.isEmpty { return id }
         if let provider = request.query("provider"), let uid = request.query("uid"), !provider.isEmpty, !uid.isEmpty {

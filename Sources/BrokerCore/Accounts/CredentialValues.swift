@@ -39,6 +39,19 @@ public struct CredentialValues: Sendable, Equatable, CustomStringConvertible {
         self.init(pairs)
     }
 
+    /// Whether `text` may be stored credentials, by its first byte after JSON white space (RFC 8259 §2): only an
+    /// object may. Cheaper than ``init(stored:)``, for the read path to pass over tokens at once.
+    public static func mayBeStored(_ text: Secret) -> Bool {
+        for byte in text.value.utf8 {
+            switch byte {
+            case 0x20, 0x09, 0x0A, 0x0D: continue
+            case UInt8(ascii: "{"): return true
+            default: return false
+            }
+        }
+        return false
+    }
+
     /// Every value, for the proxy to look for in a provider's answer.
     public var secretValues: [String] { fields.map(\.value.value) }
 
