@@ -1,3 +1,5 @@
+import BrokerTLS
+
 /// A PostgreSQL client: a bounded pool of sessions speaking protocol 3.0, for statements with parameters.
 ///
 /// ```swift
@@ -13,24 +15,36 @@ public final class PostgresClient: Sendable {
     public let configuration: PostgresConfiguration
     let pool: PostgresConnectionPool
 
-    /// Creates a client; nothing connects until the first statement. Refuses an `sslmode` this client cannot honour yet.
+    /// Creates a client; nothing connects until the first statement. With TLS, the CA file and client certificate
+    /// are read now, so a missing or unreadable file is a configuration error, not a failure at the first statement.
     public init(configuration: PostgresConfiguration) throws(PostgresError) {
-        guard configuration.sslMode == .disable else { throw Self.sslNotYetSupported(configuration.sslMode) }
         guard !configuration.endpoints.isEmpty else { throw .configuration("no host to connect to") }
         self.configuration = configuration
-        self.pool = PostgresConnectionPool(configuration: configuration)
+        self.pool = PostgresConnectionPool(configuration: configuration, tls: try Self.tlsContext(configuration))
+    }
+
+    /// The TLS settings every connection of the pool shares, or nil for `sslmode=disable`.
+    static func tlsContext(_ configuration: PostgresConfiguration) throws(PostgresError) -> TLSContext? {
+        guard configuration.sslMode.usesTLS else { return nil }
+        var client: TLSContext.ClientCertificate?
+        switch (configuration.sslCert, configuration.sslKey) {
+        case (nil, nil): client = nil
+        case (let certificate?, let key?): client = TLSContext.ClientCertificate(certificateFile: certificate, keyFile: key)
+        default: throw .configuration("sslcert and sslkey go together: give both or neither")
+        }
+        do throws(TLSError) {
+            return try TLSContext(caFile: configuration.sslRootCert, clientCertificate: client)
+        } catch {
+            switch error {
+            case .caFile(let reason): throw .configuration("sslrootcert \(configuration.sslRootCert ?? ""): \(reason)")
+            default: throw .configuration("TLS: \(error.reason)")
+            }
+        }
     }
 
     /// Creates a client from a `postgres://` or `postgresql://` URL.
     public convenience init(url: String) throws(PostgresError) {
         try self.init(configuration: PostgresConfiguration.parse(url))
-    }
-
-    /// The error for an `sslmode` that needs TLS, which this client does not speak yet.
-    static func sslNotYetSupported(_ mode: PostgresConfiguration.SSLMode) -> PostgresError {
-        .configuration(
-            "sslmode=\(mode.rawValue) is not supported yet: the PostgreSQL client speaks plain TCP only (sslmode=disable); "
-                + "reach a remote server through a TLS sidecar (docs/deployment.md)")
     }
 
     /// Runs one statement with `parameters` and returns its rows.

@@ -30,14 +30,24 @@ public struct PostgresConfiguration: Sendable, Equatable {
         case readWrite = "read-write"
     }
 
-    /// How the connection is protected (libpq's `sslmode`). Only `disable` works today.
+    /// How the connection is protected (libpq's `sslmode`).
+    ///
+    /// Every mode that asks for TLS gets the checks of `verify-full`: the server's certificate must chain to the
+    /// system's trust store or `sslrootcert`, and name the host connected to (RFC 9525). libpq's `require` and
+    /// `verify-ca` would skip some of them; this client never turns a check off (as ``BrokerTLS/TLSContext`` says),
+    /// so those modes fail closed with the certificate error rather than connect to a server they cannot identify.
     public enum SSLMode: String, Sendable, Equatable {
         /// Plain TCP.
         case disable
-        /// TLS without certificate checks: not supported yet (refused at connect with a clear error).
+        /// TLS, checked as `verify-full`.
         case require
-        /// TLS with the certificate checked against a CA and the host name: not supported yet.
+        /// TLS, checked as `verify-full`.
+        case verifyCA = "verify-ca"
+        /// TLS with the certificate checked against the trust store (and `sslrootcert`) and the host name.
         case verifyFull = "verify-full"
+
+        /// Whether the session starts with SSLRequest and TLS.
+        public var usesTLS: Bool { self != .disable }
     }
 
     /// The servers, tried in order; `connect_timeout` applies to each.
@@ -56,6 +66,11 @@ public struct PostgresConfiguration: Sendable, Equatable {
     public var targetSessionAttributes: TargetSessionAttributes
     /// The transport's protection.
     public var sslMode: SSLMode
+    /// A PEM file of CA certificates trusted beside the system's store (`sslrootcert`).
+    public var sslRootCert: String?
+    /// A PEM client certificate (`sslcert`) and its key (`sslkey`), shown when the server asks for one.
+    public var sslCert: String?
+    public var sslKey: String?
     /// Whether the legacy `md5` password login is accepted; off by default (SCRAM-SHA-256 only).
     public var allowMD5: Bool
     /// Seconds a statement may take by default before it is cancelled.

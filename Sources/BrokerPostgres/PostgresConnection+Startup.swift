@@ -9,7 +9,7 @@ import Darwin
 extension PostgresConnection {
     /// Reconnects when the socket is closed or the server ended the session while it was idle; on the queue.
     func connectIfNeeded(deadline: UInt64) throws(PostgresError) {
-        if fd >= 0, PostgresSocket.idleConnectionIsStale(fd) { disconnect() }
+        if fd >= 0, idleSessionIsStale() { disconnect() }
         if fd < 0 { try connect(deadline: deadline) }
     }
 
@@ -17,7 +17,6 @@ extension PostgresConnection {
     /// read-write when that is asked for is skipped; a refused login stops the search, since the next host
     /// would refuse the same credentials.
     private func connect(deadline: UInt64) throws(PostgresError) {
-        guard configuration.sslMode == .disable else { throw PostgresClient.sslNotYetSupported(configuration.sslMode) }
         var reasons: [String] = []
         for endpoint in configuration.endpoints {
             let hostDeadline = min(deadline, PostgresSocket.deadline(in: configuration.connectTimeout))
@@ -40,17 +39,19 @@ extension PostgresConnection {
         throw .unavailable(reasons.joined(separator: "; "))
     }
 
-    /// Opens one session: TCP, StartupMessage, the login, then ReadyForQuery and the read-write check.
+    /// Opens one session: TCP, TLS when `sslmode` asks for it, StartupMessage, the login, then ReadyForQuery and the
+    /// read-write check.
     private func open(_ endpoint: PostgresConfiguration.Endpoint, deadline: UInt64) throws(PostgresError) {
         self.endpoint = endpoint
         fd = try PostgresSocket.open(endpoint, deadline: deadline)
+        if let tlsContext { tls = try Self.negotiateTLS(fd: fd, endpoint: endpoint, context: tlsContext, deadline: deadline) }
         var startup = PostgresFrontend()
         var settings: [(String, String)] = [
             ("user", configuration.user), ("database", configuration.database), ("client_encoding", "UTF8"),
         ]
         if let name = configuration.applicationName { settings.append(("application_name", name)) }
         startup.startup(parameters: settings)
-        try PostgresSocket.writeAll(fd, startup.bytes, deadline: deadline, endpoint: endpointText)
+        try sendAll(startup.bytes, deadline: deadline)
         try logIn(deadline: deadline)
         if configuration.targetSessionAttributes == .readWrite, try !isReadWrite(deadline: deadline) {
             throw .unavailable("\(endpoint) is read-only (a standby), and target_session_attrs=read-write")
@@ -79,14 +80,14 @@ extension PostgresConnection {
                 scram = client
                 var message = PostgresFrontend()
                 message.saslInitialResponse(mechanism: "SCRAM-SHA-256", data: client.clientFirstMessage)
-                try PostgresSocket.writeAll(fd, message.bytes, deadline: deadline, endpoint: endpointText)
+                try sendAll(message.bytes, deadline: deadline)
             case .authentication(.saslContinue(let serverFirst)):
                 guard var client = scram else { throw .protocolError("SASLContinue without a SASL exchange") }
                 let final = try client.clientFinalMessage(serverFirst: serverFirst)
                 scram = client
                 var message = PostgresFrontend()
                 message.passwordMessage(final)
-                try PostgresSocket.writeAll(fd, message.bytes, deadline: deadline, endpoint: endpointText)
+                try sendAll(message.bytes, deadline: deadline)
             case .authentication(.saslFinal(let serverFinal)):
                 guard let client = scram else { throw .protocolError("SASLFinal without a SASL exchange") }
                 try client.verify(serverFinal: serverFinal)
@@ -102,7 +103,7 @@ extension PostgresConnection {
                 }
                 var message = PostgresFrontend()
                 message.passwordMessage(Self.md5Response(password: try passwordBytes(), user: configuration.user, salt: salt))
-                try PostgresSocket.writeAll(fd, message.bytes, deadline: deadline, endpoint: endpointText)
+                try sendAll(message.bytes, deadline: deadline)
             case .authentication(.unsupported(let code)):
                 throw .authenticationRefused("the server asks for an authentication method this client does not speak (code \(code))")
             case .backendKeyData(let pid, let key):
@@ -148,7 +149,7 @@ extension PostgresConnection {
         }
         var message = PostgresFrontend()
         message.query("SHOW transaction_read_only")
-        try PostgresSocket.writeAll(fd, message.bytes, deadline: deadline, endpoint: endpointText)
+        try sendAll(message.bytes, deadline: deadline)
         let rows = try readResults(queries: [PostgresQuery("SHOW transaction_read_only")], newStatements: [:], deadline: deadline)
         return rows.first?.rows.first?.string(0) == "off"
     }

@@ -1,4 +1,5 @@
 import BrokerCrypto
+import BrokerTLS
 import Dispatch
 import Synchronization
 
@@ -24,6 +25,14 @@ public final class PostgresConnection: @unchecked Sendable {
     let configuration: PostgresConfiguration
     /// The socket, or -1 while closed.
     var fd: Int32 = -1
+    /// The TLS settings when the configuration asks for TLS (`sslmode`), shared by the pool.
+    let tlsContext: TLSContext?
+    /// The session's TLS over ``fd`` once negotiated: every byte after SSLRequest goes through it.
+    var tls: TLSSession?
+    /// Set when a TLS read must wait for the socket to be writable (a renegotiation or key update), or a write for
+    /// it to be readable: the next wait asks for that too.
+    var tlsReadWantsWrite = false
+    var tlsWriteWantsRead = false
     /// The server the socket is connected to.
     var endpoint: PostgresConfiguration.Endpoint?
     /// Cuts the byte stream into messages.
@@ -58,8 +67,9 @@ public final class PostgresConnection: @unchecked Sendable {
     let scramKeys: SCRAMKeyCache
 
     /// Creates a closed connection; nothing is opened until the first statement.
-    init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache()) {
+    init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache(), tls: TLSContext? = nil) {
         self.configuration = configuration
+        self.tlsContext = tls
         self.scramKeys = scramKeys
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 {
@@ -169,7 +179,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 if self.fd >= 0 {
                     var frontend = PostgresFrontend()
                     frontend.terminate()
-                    try? PostgresSocket.writeAll(self.fd, frontend.bytes, deadline: PostgresSocket.deadline(in: 1), endpoint: "")
+                    try? self.sendAll(frontend.bytes, deadline: PostgresSocket.deadline(in: 1))
                 }
                 self.disconnect()
                 continuation.resume()
@@ -318,7 +328,12 @@ public final class PostgresConnection: @unchecked Sendable {
                 if case .parameterStatus(let name, let value) = message { parameters[name] = value }
                 return message
             }
-            switch PostgresSocket.wait(fd, events: Int16(POLLIN), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            // Records TLS already decrypted are not announced by the socket: read them first.
+            if let tls, tls.hasBuffered {
+                try receiveAvailable()
+                continue
+            }
+            switch PostgresSocket.wait(fd, events: sessionEvents(writing: false), deadline: deadline, wake: cancellable ? wakeRead : -1) {
             case .woken:
                 throw .cancelled(stopped: false)
             case .timedOut:
@@ -326,16 +341,7 @@ public final class PostgresConnection: @unchecked Sendable {
             case .failed(let code):
                 throw .connectionLost("poll on \(endpointText): \(PostgresSocket.errorText(code))")
             case .ready:
-                let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                if count > 0 {
-                    readBuffer.withUnsafeBufferPointer { framer.append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
-                } else if count == 0 {
-                    throw .connectionLost("the server at \(endpointText) closed the connection")
-                } else {
-                    let code = errno
-                    if code == EAGAIN || code == EWOULDBLOCK || code == EINTR { continue }
-                    throw .connectionLost("read from \(endpointText): \(PostgresSocket.errorText(code))")
-                }
+                try receiveAvailable()
             }
         }
     }
@@ -345,7 +351,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private func writeWhileReading(_ bytes: [UInt8], deadline: UInt64) throws(PostgresError) {
         var offset = 0
         while offset < bytes.count {
-            switch PostgresSocket.wait(fd, events: Int16(POLLIN | POLLOUT), deadline: deadline, wake: cancellable ? wakeRead : -1) {
+            if let tls, tls.hasBuffered { try receiveAvailable() }
+            switch PostgresSocket.wait(fd, events: sessionEvents(writing: true), deadline: deadline, wake: cancellable ? wakeRead : -1) {
             case .woken:
                 throw .cancelled(stopped: false)
             case .timedOut:
@@ -353,24 +360,13 @@ public final class PostgresConnection: @unchecked Sendable {
             case .failed(let code):
                 throw .connectionLost("poll on \(endpointText): \(PostgresSocket.errorText(code))")
             case .ready(let events):
-                if events & Int16(POLLIN) != 0 {
-                    let count = readBuffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    if count > 0 {
-                        readBuffer.withUnsafeBufferPointer { framer.append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
-                    } else if count == 0 {
-                        throw .connectionLost("the server at \(endpointText) closed the connection")
-                    }
-                }
-                if events & Int16(POLLOUT) != 0 {
-                    let count = bytes.withUnsafeBytes { raw in
-                        send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-                    }
-                    if count > 0 {
-                        offset += count
-                    } else if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
-                        throw .connectionLost("write to \(endpointText): \(PostgresSocket.errorText(errno))")
-                    }
-                } else if events & Int16(POLLHUP | POLLERR) != 0 && events & Int16(POLLIN) == 0 {
+                let readable = events & Int16(POLLIN) != 0
+                let writable = events & Int16(POLLOUT) != 0
+                // A TLS read may wait for the socket to be writable, and a TLS write for it to be readable.
+                if readable || (writable && tlsReadWantsWrite) { try receiveAvailable() }
+                if writable || (readable && tlsWriteWantsRead) {
+                    offset += try transmit(bytes, from: offset)
+                } else if !readable && events & Int16(POLLHUP | POLLERR) != 0 {
                     throw .connectionLost("the server at \(endpointText) closed the connection")
                 }
             }
@@ -398,13 +394,35 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// CancelRequest (protocol.sgml, "Canceling Requests in Progress"): its own connection, 16 bytes, no reply;
-    /// the server closes that connection once it has read the request, which is waited for.
+    /// the server closes that connection once it has read the request, which is waited for. With TLS the request
+    /// goes through TLS too (after its own SSLRequest), so the session's secret key never crosses in plain text.
     private func sendCancelRequest(to endpoint: PostgresConfiguration.Endpoint, deadline: UInt64) throws(PostgresError) {
         let cancelFD = try PostgresSocket.open(endpoint, deadline: deadline)
         defer { Glibc.close(cancelFD) }
         var frontend = PostgresFrontend()
         frontend.cancelRequest(processID: processID, secretKey: secretKey)
-        try PostgresSocket.writeAll(cancelFD, frontend.bytes, deadline: deadline, endpoint: endpoint.description)
+        if let tlsContext {
+            let session = try Self.negotiateTLS(fd: cancelFD, endpoint: endpoint, context: tlsContext, deadline: deadline)
+            defer { session.close() }
+            var offset = 0
+            while offset < frontend.bytes.count {
+                let step = frontend.bytes.withUnsafeBytes { session.write(UnsafeRawBufferPointer(rebasing: $0[offset...])) }
+                let events: Int16
+                switch step {
+                case .done(let count):
+                    offset += count
+                    continue
+                case .wantRead: events = Int16(POLLIN)
+                case .wantWrite: events = Int16(POLLOUT)
+                case .end, .failed: throw .connectionLost("the cancel connection to \(endpoint) closed")
+                }
+                guard case .ready = PostgresSocket.wait(cancelFD, events: events, deadline: deadline) else {
+                    throw .deadlineExceeded(cancelled: false)
+                }
+            }
+        } else {
+            try PostgresSocket.writeAll(cancelFD, frontend.bytes, deadline: deadline, endpoint: endpoint.description)
+        }
         var scratch = [UInt8](repeating: 0, count: 16)
         while case .ready = PostgresSocket.wait(cancelFD, events: Int16(POLLIN), deadline: deadline) {
             let count = recv(cancelFD, &scratch, scratch.count, 0)
@@ -417,6 +435,10 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Closes the socket and forgets the session's state (its prepared statements died with it).
     func disconnect() {
+        tls?.close()
+        tls = nil
+        tlsReadWantsWrite = false
+        tlsWriteWantsRead = false
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
         framer.reset()

@@ -1,3 +1,4 @@
+import BrokerTLS
 import Synchronization
 
 /// A bounded set of connections lent to one task at a time; tasks wait (suspended) in arrival order, each until
@@ -31,11 +32,11 @@ final class PostgresConnectionPool: Sendable {
     let scramKeys: SCRAMKeyCache
     private let state: Mutex<State>
 
-    /// Creates `size` closed connections.
-    init(configuration: PostgresConfiguration) {
+    /// Creates `size` closed connections, sharing `tls` when the sessions use TLS.
+    init(configuration: PostgresConfiguration, tls: TLSContext? = nil) {
         let keys = SCRAMKeyCache()
         let connections = (0..<max(1, configuration.poolSize)).map {
-            PostgresConnection(configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys)
+            PostgresConnection(configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, tls: tls)
         }
         self.scramKeys = keys
         self.connections = connections

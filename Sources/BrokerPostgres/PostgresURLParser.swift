@@ -4,8 +4,9 @@ import BrokerCrypto
 /// Parses libpq's connection URIs: `postgres[ql]://[user[:password]@][host[:port][,host[:port]…]][/database][?options]`.
 ///
 /// Options understood: `target_session_attrs` (`any`, `read-write`), `connect_timeout` (seconds, 0 = the
-/// default), `application_name`, `sslmode` (`disable`; `require` and `verify-full` parse but connecting refuses
-/// them until TLS exists; `prefer` and `allow` mean plain TCP here, as libpq falls back to it), and the
+/// default), `application_name`, `sslmode` (`disable`; `require`, `verify-ca` and `verify-full`, all checked as
+/// `verify-full`; `prefer` and `allow` mean plain TCP here, as libpq falls back to it), `sslrootcert`, `sslcert` and
+/// `sslkey` (PEM files), and the
 /// client's own `pool_size` and `statement_timeout` (seconds). An unknown option is refused, naming it, so a
 /// typo never silently changes behaviour. `%XX` escapes are decoded in every part; the user information ends
 /// at the last `@`. Errors never quote the password.
@@ -118,9 +119,19 @@ enum PostgresURLParser {
                 switch value {
                 case "disable", "allow", "prefer": configuration.sslMode = .disable
                 case "require": configuration.sslMode = .require
+                case "verify-ca": configuration.sslMode = .verifyCA
                 case "verify-full": configuration.sslMode = .verifyFull
-                default: throw .configuration("sslmode \(value) is not supported (disable, require or verify-full)")
+                default: throw .configuration("sslmode \(value) is not supported (disable, require, verify-ca or verify-full)")
                 }
+            case "sslrootcert":
+                guard !value.isEmpty else { throw .configuration("sslrootcert must name a file") }
+                configuration.sslRootCert = value
+            case "sslcert":
+                guard !value.isEmpty else { throw .configuration("sslcert must name a file") }
+                configuration.sslCert = value
+            case "sslkey":
+                guard !value.isEmpty else { throw .configuration("sslkey must name a file") }
+                configuration.sslKey = value
             case "pool_size":
                 guard let size = Int(value), (1...1000).contains(size) else { throw .configuration("pool_size must be 1 to 1000") }
                 configuration.poolSize = size

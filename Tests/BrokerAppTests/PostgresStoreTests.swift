@@ -31,7 +31,8 @@ import Testing
     @Test func badSettingsNameTheirVariable() throws {
         let base = ["BROKER_ENCRYPTION_KEY": Self.encryptionKey, "BROKER_SECRET": Self.secret]
         let cases: [([String: String], String)] = [
-            (["BROKER_STORE": "postgres://u:p@h/db?sslmode=verify-full"], "BROKER_STORE"),
+            (["BROKER_STORE": "postgres://u:p@h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem"], "BROKER_STORE"),
+            (["BROKER_STORE": "postgres://u:p@h/db?sslmode=verify-full&sslkey=/k.pem"], "BROKER_STORE"),
             (["BROKER_STORE": "postgres://u:p@h/db?bogus=1"], "BROKER_STORE"),
             (["BROKER_STORE": "postgres://u:p@h/db", "BROKER_STORE_PASSWORD_FILE": "/nonexistent/pw"], "BROKER_STORE_PASSWORD_FILE"),
             (["BROKER_STORE": "postgres://u:p@h/db", "BROKER_POSTGRES_ALLOW_MD5": "maybe"], "BROKER_POSTGRES_ALLOW_MD5"),

@@ -50,16 +50,19 @@ struct PostgresURLTests {
         }
     }
 
-    @Test("sslmode=require and verify-full parse, and the client refuses them with a clear \"not yet\" error")
-    func tlsNotYet() throws {
-        for mode in ["require", "verify-full"] {
-            let configuration = try PostgresConfiguration.parse("postgres://u:pw@h/db?sslmode=\(mode)")
-            #expect {
-                _ = try PostgresClient(configuration: configuration)
-            } throws: { error in
-                guard case .configuration(let message) = error as? PostgresError else { return false }
-                return message.contains("not supported yet") && message.contains(mode)
-            }
+    @Test("sslmode require, verify-ca and verify-full parse with sslrootcert, sslcert and sslkey; disable, allow and prefer mean plain TCP")
+    func tlsModes() throws {
+        for (mode, expected) in [
+            ("require", PostgresConfiguration.SSLMode.require), ("verify-ca", .verifyCA), ("verify-full", .verifyFull),
+            ("disable", .disable), ("allow", .disable), ("prefer", .disable),
+        ] {
+            let configuration = try PostgresConfiguration.parse(
+                "postgres://u:pw@h/db?sslmode=\(mode)&sslrootcert=/etc/ca%20dir/ca.pem&sslcert=/c.pem&sslkey=/k.pem")
+            #expect(configuration.sslMode == expected)
+            #expect(configuration.sslMode.usesTLS == (expected != .disable))
+            #expect(configuration.sslRootCert == "/etc/ca dir/ca.pem")
+            #expect(configuration.sslCert == "/c.pem" && configuration.sslKey == "/k.pem")
         }
+        #expect(throws: PostgresError.self) { try PostgresConfiguration.parse("postgres://u:pw@h/db?sslrootcert=") }
     }
 }

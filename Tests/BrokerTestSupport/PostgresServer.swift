@@ -31,9 +31,14 @@ public final class PostgresServer: @unchecked Sendable {
     /// The server's `max_connections`.
     private let maxConnections: Int
     private var process: ChildProcess?
+    /// The server's certificate and key when it accepts TLS (`ssl=on`), copied into its directory.
+    private let certificate: TestCertificateAuthority.Issued?
 
-    private init(port: Int, directory: String, binaries: String, maxConnections: Int = 60) {
+    private init(
+        port: Int, directory: String, binaries: String, maxConnections: Int = 60, certificate: TestCertificateAuthority.Issued? = nil
+    ) {
         self.maxConnections = maxConnections
+        self.certificate = certificate
         self.port = port
         self.directory = directory
         self.binaries = binaries
@@ -41,20 +46,22 @@ public final class PostgresServer: @unchecked Sendable {
     }
 
     /// ``start()`` for the current ``TestScope``, which stops the server when the test ends.
-    public static func scoped() async throws -> PostgresServer {
-        let server = try await start()
+    public static func scoped(certificate: TestCertificateAuthority.Issued? = nil) async throws -> PostgresServer {
+        let server = try await start(certificate: certificate)
         TestScope.required("a postgres server")?.onEnd { await server.stop() }
         return server
     }
 
     /// Makes a cluster and starts it on a free port, retrying with another port if one was taken meanwhile.
-    public static func start(maxConnections: Int = 60) async throws -> PostgresServer {
+    /// With `certificate`, the server also accepts TLS (`ssl=on`) with that certificate and key; plain TCP still works.
+    public static func start(maxConnections: Int = 60, certificate: TestCertificateAuthority.Issued? = nil) async throws -> PostgresServer {
         let binaries = try binaryDirectory()
         var lastError: any Error = PostgresTestError("postgres did not start")
         for _ in 0..<3 {
             let directory = NSTemporaryDirectory() + "/broker-pg-test-" + UUID().uuidString
             let server = PostgresServer(
-                port: try Loopback.freePort(), directory: directory, binaries: binaries, maxConnections: maxConnections)
+                port: try Loopback.freePort(), directory: directory, binaries: binaries, maxConnections: maxConnections,
+                certificate: certificate)
             do {
                 try await server.makeCluster()
                 try await server.launch()
@@ -157,6 +164,21 @@ public final class PostgresServer: @unchecked Sendable {
 
             """
         try hba.write(toFile: dataDirectory + "/pg_hba.conf", atomically: false, encoding: .utf8)
+        if let certificate {
+            // The server refuses a key others may read: its own copy, owned by the account it runs as, mode 0600.
+            for (source, name) in [(certificate.certificateFile, "server.crt"), (certificate.keyFile, "server.key")] {
+                let target = directory + "/" + name
+                try FileManager.default.copyItem(atPath: source, toPath: target)
+                guard chmod(target, 0o600) == 0 else { throw PostgresTestError("chmod \(target) failed: errno \(errno)") }
+                try handToServerAccount(target)
+            }
+        }
+    }
+
+    /// The `-c` settings that turn TLS on, when the server has a certificate.
+    private var tlsSettings: [String] {
+        guard certificate != nil else { return [] }
+        return ["-c", "ssl=on", "-c", "ssl_cert_file=\(directory)/server.crt", "-c", "ssl_key_file=\(directory)/server.key"]
     }
 
     private func launch() async throws {
@@ -167,7 +189,7 @@ public final class PostgresServer: @unchecked Sendable {
                 "-D", dataDirectory, "-p", String(port), "-k", directory, "-c", "listen_addresses=127.0.0.1",
                 "-c", "password_encryption=scram-sha-256", "-c", "fsync=off", "-c", "max_connections=\(maxConnections)",
                 "-c", "shared_buffers=16MB",
-            ])
+            ] + tlsSettings)
         self.process = process
         let started = Date()
         // A minute: a loaded machine starts it late; the bound only ends a start that failed.

@@ -10,6 +10,8 @@ struct PostgresFrontend {
     static let protocolVersion: Int32 = 196_608
     /// The CancelRequest code, 1234 << 16 | 5678.
     static let cancelRequestCode: Int32 = 80_877_102
+    /// 1234 in the high 16 bits, 5679 in the low (protocol.sgml, "SSLRequest").
+    static let sslRequestCode: Int32 = 80_877_103
 
     /// StartupMessage: no type byte, the version, then `name\0value\0` pairs and a final NUL.
     mutating func startup(parameters: [(String, String)]) {
@@ -24,6 +26,11 @@ struct PostgresFrontend {
     }
 
     /// CancelRequest, sent alone on a new connection: length 16, the code, the backend's process id and key.
+    /// SSLRequest (protocol.sgml, "SSLRequest"): asks the server to start TLS before anything else is sent.
+    mutating func sslRequest() {
+        message(type: nil) { body in body.int32(Self.sslRequestCode) }
+    }
+
     mutating func cancelRequest(processID: Int32, secretKey: Int32) {
         message(type: nil) { body in
             body.int32(Self.cancelRequestCode)
