@@ -1,0 +1,79 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sourced after scripts/hardening.d/common.sh
+# PostgreSQL servers for scripts/postgres-failover: clusters made by initdb under $work/pg, each started on a
+# 127.0.0.1 port, killed on exit with the rest of $pids. PostgreSQL refuses to run as root: under root every
+# binary runs as the postgres account (setpriv), and $work is made traversable so that account reaches $work/pg.
+
+# pg_binaries: the newest /usr/lib/postgresql/<version>/bin; sets pg_bin and the superuser's password.
+pg_binaries() {
+  pg_bin=$(find /usr/lib/postgresql -maxdepth 2 -name bin -type d 2>/dev/null | sort -V | tail -1)
+  [ -n "$pg_bin" ] && [ -x "$pg_bin/postgres" ] || die "PostgreSQL's binaries are missing: apt-get install postgresql (scripts/test does)"
+  pg_password="pw-$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+  mkdir -p "$work/pg"
+  if [ "$(id -u)" = 0 ]; then
+    id postgres >/dev/null 2>&1 || die "running as root and there is no postgres account (apt-get install postgresql makes it)"
+    chmod 0711 "$work"
+    chown postgres: "$work/pg"
+  fi
+  printf '%s\n' "$pg_password" >"$work/pg/password"
+  [ "$(id -u)" = 0 ] && chown postgres: "$work/pg/password"
+  return 0
+}
+
+# as_pg COMMAND...: runs a command as the postgres account when root, else as is.
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else "$@"; fi
+}
+
+# pg_init NAME: a cluster in $work/pg/NAME whose superuser postgres logs in with SCRAM on 127.0.0.1 (replication too).
+pg_init() {
+  as_pg "$pg_bin/initdb" -D "$work/pg/$1" -U postgres --pwfile="$work/pg/password" --auth-local=trust \
+    --auth-host=scram-sha-256 -E UTF8 --locale=C >"$work/pg/initdb-$1.log" 2>&1 || die "initdb failed (see $work/pg/initdb-$1.log)"
+}
+
+# pg_start NAME PORT [ARG...]: the server of cluster NAME on PORT, with WAL for streaming replication; sets pg_pid_NAME.
+# fsync is off: these servers are killed as processes, never lose the machine, so the page cache keeps what they wrote.
+pg_start() {
+  local cluster=$1 port=$2; shift 2
+  as_pg "$pg_bin/postgres" -D "$work/pg/$cluster" -p "$port" -k "$work/pg" -c listen_addresses=127.0.0.1 \
+    -c wal_level=replica -c max_wal_senders=4 -c synchronous_commit=on -c fsync=off -c shared_buffers=32MB \
+    -c max_connections=60 "$@" >>"$work/pg/$cluster.log" 2>&1 &
+  pids+=($!)
+  eval "pg_pid_$cluster=$!"
+  eval "pg_port_$cluster=$port"
+  for _ in {1..1200}; do "$pg_bin/pg_isready" -q -h 127.0.0.1 -p "$port" && return 0; sleep 0.05; done   # a minute
+  die "postgres $cluster on port $port did not start (see $work/pg/$cluster.log)"
+}
+
+# pg_standby NAME PRIMARY_PORT: a streaming standby of the server on PRIMARY_PORT (pg_basebackup -R), named NAME to it.
+pg_standby() {
+  PGPASSWORD=$pg_password as_pg "$pg_bin/pg_basebackup" -h 127.0.0.1 -p "$2" -U postgres -D "$work/pg/$1" -X stream -R \
+    >"$work/pg/basebackup-$1.log" 2>&1 || die "pg_basebackup failed (see $work/pg/basebackup-$1.log)"
+  # The application name is what synchronous_standby_names matches; written last, so it wins over -R's line.
+  echo "primary_conninfo = 'host=127.0.0.1 port=$2 user=postgres password=$pg_password application_name=$1'" \
+    >>"$work/pg/$1/postgresql.auto.conf"
+}
+
+# pg_sql PORT SQL: the statement's result, unaligned and without headers, as the superuser.
+pg_sql() { PGPASSWORD=$pg_password "$pg_bin/psql" -X -q -A -t -h 127.0.0.1 -p "$1" -U postgres -d postgres -c "$2" 2>/dev/null || true; }
+
+# pg_kill NAME: SIGKILL to the postmaster and every backend of cluster NAME at once, as a crash would.
+pg_kill() {
+  local pid_var="pg_pid_$1"
+  local pid=${!pid_var}
+  local children; children=$(children_of "$pid")
+  kill -KILL "$pid" ${children:+$children} 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true   # reaped here, so the shell reports no "Killed" job
+}
+
+# children_of PID: the pids whose parent is PID, from /proc (procps may be missing on a fresh machine).
+children_of() {
+  local stat
+  for stat in /proc/[0-9]*/stat; do
+    awk -v parent="$1" '{ sub(/^.*\) /, ""); if ($2 == parent) { split(FILENAME, p, "/"); print p[3] } }' "$stat" 2>/dev/null || true
+  done
+}
+
+# pg_promote NAME: makes the standby of cluster NAME a primary.
+pg_promote() {
+  as_pg "$pg_bin/pg_ctl" promote -D "$work/pg/$1" >>"$work/pg/$1.log" 2>&1 || die "pg_ctl promote failed (see $work/pg/$1.log)"
+}
