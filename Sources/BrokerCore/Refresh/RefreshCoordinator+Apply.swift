@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 extension RefreshCoordinator {
@@ -99,14 +100,29 @@ extension RefreshCoordinator {
             account.status = .active
             return account
         }
-        do {
-            if let events {
-                stored = try await accounts.update(id: id, reporting: Self.recoveryEvent, to: events, transform)
-            } else {
-                stored = try await accounts.update(id: id, transform)
+        // The provider has answered, and may have spent the refresh token presented: its successor exists only here.
+        // A store that is briefly unavailable (a database failing over, a disk freeing up) is therefore tried again
+        // for up to half the lock's lifetime, while no other replica can take the lock and present the spent token.
+        // The transform is safe to run again: after a write that landed but whose answer was lost, the stored refresh
+        // token is no longer `used`, and the account is answered as stored.
+        let retryUntil = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, policy.lockTTL / 2) * 1_000_000_000)
+        var pause: UInt64 = 100_000_000
+        while true {
+            do throws(StoreError) {
+                if let events {
+                    stored = try await accounts.update(id: id, reporting: Self.recoveryEvent, to: events, transform)
+                } else {
+                    stored = try await accounts.update(id: id, transform)
+                }
+                break
+            } catch {
+                guard case .unavailable = error, DispatchTime.now().uptimeNanoseconds &+ pause < retryUntil else {
+                    throw BrokerError(error)
+                }
+                onStoreRetry(id)
+                try? await Task.sleep(nanoseconds: pause)
+                pause = min(pause * 2, 2_000_000_000)
             }
-        } catch {
-            throw BrokerError(error)
         }
         guard let stored else { throw .notFound }
         return (stored, previousExpiry.value)

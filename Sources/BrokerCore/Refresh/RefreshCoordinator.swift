@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Refreshes accounts' access tokens one at a time per account: in this process and, through the ``RefreshLock``, across replicas.
 ///
@@ -33,6 +34,8 @@ public actor RefreshCoordinator {
     nonisolated let onEvent: @Sendable (Event) -> Void
     /// Told when an account needs re-authorization or will expire before its next try; nil records nothing.
     nonisolated let events: (any EventSink)?
+    /// How many times a refreshed account's write found the store unavailable and was tried again.
+    nonisolated let storeRetryCount = Atomic<Int>(0)
 
     /// When each account last had a token that lived no longer than its predecessor logged, so it is logged once an hour.
     var lastLifetimeWarning: [ExactKey: Date] = [:]
@@ -74,6 +77,14 @@ public actor RefreshCoordinator {
         self.now = now
         self.onEvent = onEvent
         self.events = events
+    }
+
+    /// How many times a refreshed account's write found the store unavailable and was tried again (``store(_:in:replacing:)``).
+    public nonisolated var storeRetries: Int { storeRetryCount.load(ordering: .relaxed) }
+
+    /// Counts one more try of a refreshed account's write.
+    nonisolated func onStoreRetry(_ id: AccountID) {
+        storeRetryCount.add(1, ordering: .relaxed)
     }
 
     /// Whether `account` should be refreshed at `now`: active, refreshable, and its access token expiring

@@ -168,6 +168,9 @@ extension FakeOAuth2Provider {
         public var exchangeHeld = false
         /// Seconds a refresh waits before answering.
         public var refreshDelay: Double = 0
+        /// Whether refreshes wait (after ``refreshDelay``, counted in flight) until this is false again, at most two
+        /// minutes: a test can then act while the broker waits on the provider, such as stop the broker's database.
+        public var refreshHeld = false
         /// How the code exchange fails, after the client is authenticated; nil answers normally.
         public var exchangeFailure: Failure?
         /// How a refresh fails, after the client is authenticated; nil answers normally. The refresh token stays valid.

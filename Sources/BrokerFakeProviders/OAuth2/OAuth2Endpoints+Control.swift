@@ -89,6 +89,9 @@ extension OAuth2Endpoints {
         case "exchange_hold":
             guard value == "true" || value == "false" else { return nil }
             return { $0.exchangeHeld = value == "true" }
+        case "refresh_hold":
+            guard value == "true" || value == "false" else { return nil }
+            return { $0.refreshHeld = value == "true" }
         case "refresh_delay":
             guard let s = seconds() else { return nil }
             return { $0.refreshDelay = s }

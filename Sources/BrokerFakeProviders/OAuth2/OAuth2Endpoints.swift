@@ -108,6 +108,11 @@ final class OAuth2Endpoints: Sendable {
                 s.ledger.maxRefreshesInFlight = max(s.ledger.maxRefreshesInFlight, s.ledger.refreshesInFlight)
             }
             if behaviour.refreshDelay > 0 { try? await Task.sleep(nanoseconds: UInt64(behaviour.refreshDelay * 1e9)) }
+            var held = 0
+            while held < 12_000 && state.withLock({ $0.behaviour.refreshHeld }) {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+                held += 1
+            }
             let (outcome, failure) = state.withLock { s -> (OAuth2ProviderState.TokenOutcome?, FakeOAuth2Provider.Failure?) in
                 s.ledger.refreshesInFlight -= 1
                 if let failure = s.behaviour.refreshFailure { return (nil, failure) }
