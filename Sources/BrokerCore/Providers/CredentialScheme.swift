@@ -23,6 +23,12 @@ public struct CredentialScheme: Sendable, Equatable {
             self.pattern = pattern
             self.maxLength = maxLength
         }
+
+        /// Whether the value is a secret, shown masked on the hosted form and never put back in it: every field but a
+        /// user name and an identifier (`username`, `…_id`, `…_sid`), which people recognise and need to see to correct.
+        public var isSecret: Bool {
+            !(name == "username" || name.hasSuffix("_id") || name.hasSuffix("_sid"))
+        }
     }
 
     /// Where the proxy (and verification) puts the credential on a call.
