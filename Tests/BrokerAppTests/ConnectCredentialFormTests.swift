@@ -146,7 +146,9 @@ import Testing
     @Test func aRefusedKeyIsShownOnTheFormWithTheProvidersStatusAndNothingIsStored() async throws {
         let s = try await Self.setUp()
         let browser = Browser(brokerPort: s.broker.port, providerPort: s.inner.fake.port)
-        let form = try await s.form("keyhdr", in: browser)
+        // A session limited to the provider, as a back end that knows which one its user connects makes it.
+        let form = try await s.form("keyhdr", in: browser, session: ",\"allowed_providers\":[\"keyhdr\"]")
+        #expect(!form.body.contains("data-provider=\"basicp\""))
         let refused = try await Self.post(browser, Self.body(form.body, [("api_key", "not-the-key-SENTINEL")]))
         #expect(refused.status == 422, "\(refused.body)")
         #expect(refused.body.contains("refused these credentials (HTTP 401)"))

@@ -70,9 +70,7 @@ extension AuthorizationService {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             // A form flow's provider takes entered credentials and has no sign-in to be configured for.
-            let provider =
-                try registry.provider(named: flow.provider)?.kind.holdsEnteredCredentials == true
-                ? enteredProvider(named: flow.provider) : configuredProvider(named: flow.provider)
+            let provider = try connectableProvider(named: flow.provider)
             let completed = try await obtain(provider)
             extrasDropped = completed.grant.extrasDropped
             if let renewed = flow.connect?.reconnectAccountID ?? flow.stepUpAccountID,
