@@ -6,7 +6,7 @@ binary as an API that takes entered credentials (`--kind credentials`: `keyhdr` 
 session token the test made with the API key; in headless Chromium (Selenium) the test then does what the person would
 in the popup: choose the provider, fill in the form the broker generated from the provider's fields, submit it.
 
-  an API key and a basic pair each resolve the Promise with the account, which GET /flows/{state} confirms as
+  an API key, a basic pair and a bearer token each resolve the Promise with the account, which GET /flows/{state} confirms as
   completed; a key the provider refuses shows the refusal with the provider's status on the form, leaves the key out
   of the page and keeps the popup open, and the right key then connects; the secret inputs are password inputs with
   autocomplete off; no console error or CSP report on any page, and no entered value in any page or the broker's log.
@@ -174,6 +174,18 @@ def test_a_basic_pair_connects_through_the_form(ctx):
     expect_connected(ctx, s, opener, popup, "basicp:ada")
 
 
+def test_a_bearer_token_connects_through_the_form(ctx):
+    s = ctx["session"]
+    opener, popup = open_form(ctx, s, "bearerp")
+    assert s.driver.find_element(By.NAME, "token").get_attribute("type") == "password"
+    fill(s, [("token", KEY)])
+    back_to_opener(s, opener, popup, "the end page to close the popup")
+    outcome = promise_outcome(s)
+    assert "resolved" in outcome and outcome["resolved"]["account"].startswith("bearerp:key-"), outcome
+    assert ctx["broker"].api("/flows/" + outcome["resolved"]["state"])["status"] == "completed"
+    clean(s, "after the popup closed")
+
+
 def test_a_refused_key_is_shown_on_the_form_then_the_right_one_connects(ctx):
     s = ctx["session"]
     before = ctx["broker"].api("/accounts")["accounts"]
@@ -195,6 +207,7 @@ def test_a_refused_key_is_shown_on_the_form_then_the_right_one_connects(ctx):
 TESTS = [
     test_an_api_key_connects_through_the_form,
     test_a_basic_pair_connects_through_the_form,
+    test_a_bearer_token_connects_through_the_form,
     test_a_refused_key_is_shown_on_the_form_then_the_right_one_connects,
 ]
 
