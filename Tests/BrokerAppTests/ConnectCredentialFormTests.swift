@@ -141,6 +141,11 @@ import Testing
         let again = try await Self.post(browser, Self.body(form.body, Self.accepted(kind)))
         #expect(again.status == 403 || again.status == 410)
         #expect(s.inner.fake.state.calls.count == 2)
+        // Stopped, the broker has written its audit file: the completion is there, as a sign-in's, and no value is.
+        await s.broker.stop()
+        let audit = s.inner.audit
+        #expect(audit.contains(#""event":"flow_completed""#) && audit.contains(account), "\(audit)")
+        for secret in CredentialAccountsTests.secrets { #expect(!audit.contains(secret)) }
     }
 
     @Test func aRefusedKeyIsShownOnTheFormWithTheProvidersStatusAndNothingIsStored() async throws {

@@ -94,6 +94,22 @@ import Testing
         #expect(registry.provider(named: "stripe")?.credentials?.fields == ProviderPresets.stripe.credentials?.fields)
     }
 
+    @Test func aFileThatUsedACatalogueNameForAnotherKindKeepsLoading() throws {
+        // Written before the catalogue existed: a custom OAuth 2.0 "sentry" and a bearer "stripe".
+        let file = #"""
+            {"providers": {
+              "sentry": {"kind": "oauth2", "client_id": "id", "client_secret": "secret", "authorize_url": "https://sentry.io/oauth/authorize/",
+                         "token_url": "https://sentry.io/oauth/token/", "user_url": "https://sentry.io/api/0/users/me/"},
+              "stripe": {"auth": "bearer", "api_base_url": "https://api.stripe.com"}
+            }}
+            """#
+        let registry = try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
+        let sentry = try #require(registry.provider(named: "sentry"))
+        #expect(sentry.kind == .oauth2 && sentry.credentials == nil && sentry.offersSignIn)
+        let stripe = try #require(registry.provider(named: "stripe"))
+        #expect(stripe.kind == .bearer && stripe.credentials == CredentialScheme.defaults(for: .bearer))
+    }
+
     @Test func datadogCarriesBothKeysAndAnthropicItsVersion() throws {
         func outbound(_ preset: ProviderConfiguration, _ values: CredentialValues) throws -> ProxyOutbound.Request {
             var credential = ProxyCredential(accessToken: values.stored)

@@ -124,6 +124,7 @@ extension ConnectSessionHandlers {
                     ("provider", .string(provider.name)), ("account", .string(account.id)), ("verified", .bool(outcome != nil)),
                     ("mode", .string("connect_session")),
                 ])
+            audit.record(.flowCompleted, account, caller: AccessControl.browser, request: request)
         case .failure(let error):
             logger.log(.info, "connect session failed", [("provider", .string(provider.name)), ("error", .string(error.code))])
         }

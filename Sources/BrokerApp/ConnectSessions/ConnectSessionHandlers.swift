@@ -23,6 +23,8 @@ struct ConnectSessionHandlers: Sendable {
     let logger: BrokerLogger
     /// Verifies what a person enters on the form of an `api_key`, `basic` or `bearer` provider.
     let verifier: CredentialVerifier
+    /// Where a form's stored credential is recorded, as a sign-in's completion is (`flow_completed`, by the browser).
+    let audit: AuditTrail
 
     /// The cookie binding an opened session's provider choice to the browser: `<key>.<nonce>`.
     static let choiceCookie = "tb_connect"
