@@ -110,6 +110,19 @@ import Testing
         #expect(stripe.kind == .bearer && stripe.credentials == CredentialScheme.defaults(for: .bearer))
     }
 
+    @Test func theProvidersFileStatesAFurtherHeaderAsThePresetsDo() throws {
+        let file = #"""
+            {"providers": {"dd-eu": {"auth": "api_key", "api_base_url": "https://api.datadoghq.eu",
+              "fields": [{"name": "api_key", "description": "API key"}, {"name": "application_key", "description": "Application key"}],
+              "credential_header": "DD-API-KEY", "credential_extra_headers": {"DD-APPLICATION-KEY": "{application_key}"},
+              "verify": {"path": "/api/v2/validate_keys"}}}}
+            """#
+        let registry = try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
+        let scheme = try #require(registry.provider(named: "dd-eu")?.credentials)
+        #expect(scheme.placement == ProviderPresets.datadog.credentials?.placement)
+        #expect(scheme.additionalHeaders == ProviderPresets.datadog.credentials?.additionalHeaders)
+    }
+
     @Test func datadogCarriesBothKeysAndAnthropicItsVersion() throws {
         func outbound(_ preset: ProviderConfiguration, _ values: CredentialValues) throws -> ProxyOutbound.Request {
             var credential = ProxyCredential(accessToken: values.stored)

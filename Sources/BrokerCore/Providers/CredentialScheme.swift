@@ -82,7 +82,7 @@ public struct CredentialScheme: Sendable, Equatable {
     public var fields: [Field]
     /// Where calls carry the credential.
     public var placement: Placement
-    /// Further header fields every call carries (presets only for now); none by default.
+    /// Further header fields every call carries (`credential_extra_headers`); none by default.
     public var additionalHeaders: [HeaderField] = []
     /// The verification request, or nil when the provider declares none (the credential is stored unchecked).
     public var verification: Verification?
