@@ -169,6 +169,33 @@ import Testing
         #expect(s.inner.fake.state.calls.map(\.accepted) == [false, true])
     }
 
+    @Test func theFifthRefusedKeyEndsTheFlowAsFailed() async throws {
+        let s = try await Self.setUp()
+        let browser = Browser(brokerPort: s.broker.port, providerPort: s.inner.fake.port)
+        let form = try await s.form("keyhdr", in: browser)
+        var page = form
+        let state = try #require(Self.hidden("state", in: page.body))
+        for attempt in 1...ConnectSessionHandlers.maximumRefusals {
+            page = try await Self.post(browser, Self.body(page.body, [("api_key", "not-the-key-\(attempt)")]))
+            #expect(page.status == 422, "\(attempt)")
+            #expect(page.body.contains("tb-result") == (attempt == ConnectSessionHandlers.maximumRefusals), "\(attempt)")
+        }
+        // The end page tells the opener, and the back end reads the failure by the state.
+        let outcome = ConnectSessionTests.outcome(page.body)
+        #expect(outcome["status"] == "failed" && outcome["error"] == "credential_invalid" && outcome["state"] == state)
+        let flow = try #require(await TestHTTP.send(port: s.broker.port, target: "/flows/" + state, headers: Self.api))
+        let flowJSON = CredentialAccountsTests.json(flow.body)
+        #expect(flowJSON["status"] as? String == "failed" && flowJSON["error"] as? String == "credential_invalid", "\(flow.body)")
+        #expect(await eventually { s.inner.receiver.received.contains { $0.type == "flow.failed" } })
+        #expect(s.inner.fake.state.calls.count == ConnectSessionHandlers.maximumRefusals)
+        // Nothing more can be tried on it, even with the form's own state and token.
+        let after = try await Self.post(browser, Self.body(form.body, Self.accepted(.keyHeader)))
+        #expect(after.status == 403 || after.status == 410)
+        #expect(s.inner.fake.state.calls.count == ConnectSessionHandlers.maximumRefusals)
+        let listing = try await s.inner.get("/accounts")
+        #expect(listing.body.contains(#""accounts":[]"#))
+    }
+
     @Test func aWrongOrMissingFieldIsNamedOnTheFormWithoutEchoingASecret() async throws {
         let s = try await Self.setUp()
         let browser = Browser(brokerPort: s.broker.port, providerPort: s.inner.fake.port)

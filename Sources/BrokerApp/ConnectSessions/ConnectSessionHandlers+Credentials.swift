@@ -2,6 +2,7 @@ import BrokerCore
 import BrokerCrypto
 import BrokerHTTP
 import Foundation
+import Synchronization
 
 /// The hosted page of a connect session for `api_key`, `basic` and `bearer` providers: a form instead of a sign-in.
 ///
@@ -21,6 +22,9 @@ extension ConnectSessionHandlers {
     static let formPath = "/connect/credentials"
     /// The most bytes a form post may have: 16 fields of at most 4 KB, and room for the state and token.
     static let maximumFormBytes = 80 * 1024
+
+    /// How many credentials the provider may refuse on one form before its flow ends as failed.
+    static let maximumRefusals = 5
 
     /// The anti-forgery tokens of the form, keyed with the cookie secret.
     var formCSRF: ConnectPageCSRF { ConnectPageCSRF(secret: access.cookieSecret) }
@@ -109,10 +113,20 @@ extension ConnectSessionHandlers {
         }
         if let outcome, !outcome.valid {
             logger.log(.warning, "credential refused", [("provider", .string(provider.name)), ("status", .int(outcome.status))])
+            // A form is not a way to try keys at the provider from the broker's address: the last refusal allowed
+            // ends the flow as failed.
+            if formRefusals.refused(flow.state) >= Self.maximumRefusals {
+                formRefusals.forget(flow.state)
+                let error = BrokerError.credentialInvalid(provider: provider.name, status: outcome.status)
+                let completion = await authorization.failEntered(flow, error: error, cookieNonce: pair.nonce)
+                noStore.add(name: "Set-Cookie", value: cookies.clear(Self.formCookie, path: Self.formPath))
+                return end(flow, state: flow.state, result: completion.result, extra: noStore)
+            }
             return await again(
                 "\(provider.displayedName) refused these credentials (HTTP \(outcome.status)). Check them and try again.",
                 HTTPStatus(422, "Unprocessable Content"))
         }
+        formRefusals.forget(flow.state)
         let reconnect = flow.connect?.reconnectAccountID.flatMap(AccountID.init)?.uid
         let uid = outcome?.userID ?? reconnect ?? values.derivedUID(provider: provider)
         let completion = await authorization.finishEntered(flow, values: values, uid: uid, cookieNonce: pair.nonce)
@@ -161,5 +175,38 @@ extension ConnectSessionHandlers {
             """
         return HTMLPage(title: "The form could not be used · " + appearance.title, body: body, appearance: appearance)
             .response(.forbidden, extra: OAuthHandlers.noStore())
+    }
+}
+
+/// The refusals of each shown form, by its flow's state, in this process (a form is posted to whichever replica; each
+/// counts its own, so the bound is per replica). At most ``capacity`` forms are tracked: past that the oldest counts are
+/// dropped, so memory stays bounded whatever the traffic.
+final class FormRefusals: Sendable {
+    static let capacity = 10_000
+    private let counts = Mutex<(order: [String], count: [String: Int])>(([], [:]))
+
+    /// Records one more refusal for `state`; the count so far.
+    func refused(_ state: String) -> Int {
+        counts.withLock { table in
+            if table.count[state] == nil {
+                if table.order.count >= Self.capacity {
+                    let dropped = table.order.prefix(Self.capacity / 2)
+                    for key in dropped { table.count[key] = nil }
+                    table.order.removeFirst(dropped.count)
+                }
+                table.order.append(state)
+            }
+            let next = (table.count[state] ?? 0) + 1
+            table.count[state] = next
+            return next
+        }
+    }
+
+    /// Forgets `state` (its form ended).
+    func forget(_ state: String) {
+        counts.withLock { table in
+            guard table.count.removeValue(forKey: state) != nil else { return }
+            table.order.removeAll { $0 == state }
+        }
     }
 }

@@ -25,6 +25,8 @@ struct ConnectSessionHandlers: Sendable {
     let verifier: CredentialVerifier
     /// Where a form's stored credential is recorded, as a sign-in's completion is (`flow_completed`, by the browser).
     let audit: AuditTrail
+    /// The refusals of each shown credential form (``maximumRefusals``).
+    let formRefusals = FormRefusals()
 
     /// The cookie binding an opened session's provider choice to the browser: `<key>.<nonce>`.
     static let choiceCookie = "tb_connect"

@@ -80,6 +80,12 @@ extension AuthorizationService {
         }
     }
 
+    /// Ends a taken form flow as failed with `error` (too many refused credentials): the same end as a failed
+    /// callback's (outcome `failed` with the error's code, `flow.failed`, flow events).
+    public func failEntered(_ flow: PendingFlow, error: BrokerError, cookieNonce nonce: String?) async -> FlowCompletion {
+        await finish(flow, takenAt: now(), bindingProof: nonce) { _ throws(BrokerError) in throw error }
+    }
+
     /// The provider called `name` when it takes entered credentials.
     func enteredProvider(named name: String) throws(BrokerError) -> ProviderConfiguration {
         guard let provider = registry.provider(named: name) else { throw .unknownProvider(name) }
