@@ -95,7 +95,7 @@ import Testing
         }
     }
 
-    static func setUp() async throws -> Setup {
+    static func setUp(environment extra: [String: String] = [:]) async throws -> Setup {
         let fake = try FakeCredentialProvider.scoped(apiKey: apiKey, token: token, username: username, password: password)
         let receiver = try WebhookReceiver()
         TestScope.required("a webhook receiver")?.onEnd { await receiver.stop() }
@@ -118,7 +118,7 @@ import Testing
                 "BROKER_WEBHOOK_URL": receiver.url, "BROKER_WEBHOOK_SECRET": "whsec-credential-tests-0123456789",
                 "BROKER_WEBHOOK_RETRY_BASE": "0.1", "BROKER_WEBHOOK_RETRY_CAP": "0.4", "BROKER_AUDIT_LOG": auditPath,
                 "BROKER_ENCRYPTION_KEY": EncryptedRecordFixtures.keyText(),
-            ])
+            ].merging(extra) { $1 })
         return Setup(fake: fake, broker: broker, receiver: receiver, auditPath: auditPath)
     }
 

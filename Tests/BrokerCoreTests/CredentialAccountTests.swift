@@ -110,6 +110,16 @@ struct CredentialAccountTests {
         (#"{"auth": "api_key", "fields": [{"name": "Key"}]}"#, "fields"),
         (#"{"auth": "api_key", "fields": [{"name": "k", "pattern": "("}]}"#, "fields"),
         (#"{"auth": "api_key", "fields": [{"name": "k", "max_length": 5000}]}"#, "fields"),
+        (#"{"auth": "api_key", "credential_extra_headers": {"X-App": "{app_key}"}}"#, "credential_extra_headers"),
+        (#"{"auth": "api_key", "credential_extra_headers": {"Authorization": "{api_key}"}}"#, "credential_extra_headers"),
+        (
+            #"{"auth": "api_key", "credential_header": "X-Key", "credential_extra_headers": {"x-key": "{api_key}"}}"#,
+            "credential_extra_headers"
+        ),
+        (#"{"auth": "api_key", "credential_extra_headers": {"Cookie": "{api_key}"}}"#, "credential_extra_headers"),
+        (#"{"auth": "api_key", "credential_extra_headers": {"X-A": "fixed"}}"#, "credential_extra_headers"),
+        (#"{"auth": "api_key", "credential_extra_headers": {}}"#, "credential_extra_headers"),
+        (#"{"kind": "oauth2", "credential_extra_headers": {"X-A": "{api_key}"}}"#, "credential_extra_headers"),
         (#"{"auth": "api_key", "verify": {"path": "/me"}}"#, "verify"),
         (#"{"auth": "api_key", "api_base_url": "https://a.example", "verify": {"path": "me"}}"#, "verify"),
         (#"{"auth": "api_key", "api_base_url": "https://a.example", "verify": {"path": "/me", "valid_statuses": [401]}}"#, "verify"),

@@ -797,6 +797,36 @@ def test_connect_sessions(t):
     expect(straight, 302)
     t.provider.configure(uid="7171")
     expect(follow(t, straight.header("Location"), jar=renewing), 409, "account_mismatch")
+    # A session for an API-key provider: the hosted form, a post that is not the form's, a refusal shown on the
+    # form, a missing field, then the right key stored and the flow ended as a sign-in's.
+    keyed = t.call("POST", "/connect/sessions", made_headers,
+                   body=json.dumps({**body, "allowed_providers": ["keyhdr"], "end_user_id": "user-10"}))
+    expect(keyed, 201)
+    form_jar = Jar()
+    expect(t.call("GET", "/connect?session=" + keyed.json["token"], HTML, jar=form_jar), 200)
+    form = t.call("GET", "/connect/start?provider=keyhdr", HTML, jar=form_jar)
+    expect(form, 200)
+    assert "tb_connect_form" in form_jar.cookies and b'name="api_key" type="password"' in form.body, form.body[:600]
+    state = re.search(rb'name="state" value="([^"]+)"', form.body).group(1).decode()
+    csrf = re.search(rb'name="csrf" value="([^"]+)"', form.body).group(1).decode()
+
+    def submit(key, jar=form_jar, token=csrf):
+        return t.call("POST", "/connect/credentials", {"Content-Type": "application/x-www-form-urlencoded", **HTML},
+                      body=urlencode({"state": state, "csrf": token, "api_key": key}), jar=jar)
+    expect(submit("x", jar=Jar()), 403)
+    expect(submit("x", token="forged"), 403)
+    refused = submit("not-the-key")
+    expect(refused, 422)
+    assert b"HTTP 401" in refused.body and b"not-the-key" not in refused.body, refused.body[:600]
+    expect(submit(""), 400)
+    stored = submit(CREDENTIAL_SECRET)
+    expect(stored, 200)
+    assert b'data-status="connected"' in stored.body and b'data-account="keyhdr:u-4242"' in stored.body, stored.body[:600]
+    assert CREDENTIAL_SECRET.encode() not in stored.body
+    outcome = t.call("GET", "/flows/" + state, API)
+    assert outcome.json["status"] == "completed" and outcome.json["account"] == "keyhdr:u-4242", outcome.body
+    # Used: the cookie is gone, and the same post again is refused.
+    expect(submit(CREDENTIAL_SECRET), 403)
     script = t.call("GET", "/connect.js")
     expect(script, 200)
     assert b"TokenBroker" in script.body

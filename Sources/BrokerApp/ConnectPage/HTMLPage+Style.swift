@@ -55,6 +55,10 @@ extension HTMLPage {
         .notice.error{color:#5c130e;background:#fcebea;border-color:#e6a29d}
         .empty{margin:0;padding:1rem;background:#fff;border:1px dashed #b8bec7;border-radius:10px;color:#3d4550}
         .fine{margin-top:1rem;color:#4a525c;font-size:.875rem}
+        .field label{display:block;font-weight:600;margin-bottom:.35rem}
+        .field input{box-sizing:border-box;width:100%;max-width:32rem;min-height:2.75rem;padding:.5rem .75rem;\
+        border:1px solid #8a929c;border-radius:8px;font:inherit}
+        .field input:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}
         @media (max-width:32rem){h1{font-size:1.5rem}.actions{flex:1 1 100%}.actions>*{flex:1 1 0}\
         .actions .button{width:100%}}
         """

@@ -21,6 +21,12 @@ struct ConnectSessionHandlers: Sendable {
     let publicURL: String
     let flowTTL: Double
     let logger: BrokerLogger
+    /// Verifies what a person enters on the form of an `api_key`, `basic` or `bearer` provider.
+    let verifier: CredentialVerifier
+    /// Where a form's stored credential is recorded, as a sign-in's completion is (`flow_completed`, by the browser).
+    let audit: AuditTrail
+    /// The refusals of each shown credential form (``maximumRefusals``).
+    let formRefusals = FormRefusals()
 
     /// The cookie binding an opened session's provider choice to the browser: `<key>.<nonce>`.
     static let choiceCookie = "tb_connect"
@@ -106,7 +112,7 @@ struct ConnectSessionHandlers: Sendable {
             var extra = OAuthHandlers.noStore()
             let remaining = max(1, Int(session.expiresAt.timeIntervalSince(Date()).rounded(.down)))
             extra.add(name: "Set-Cookie", value: cookies.set(Self.choiceCookie, key + "." + nonce, path: "/connect", maxAge: remaining))
-            let providers = registry.all.filter { $0.offersSignIn && connect.allows($0.name) }
+            let providers = registry.all.filter { ($0.offersSignIn || Self.takesForm($0)) && connect.allows($0.name) }
             return ConnectPickerPage(
                 providers: providers.map {
                     ConnectPage.ProviderItem(name: $0.name, displayName: $0.displayedName, iconURL: $0.iconURL)
@@ -139,6 +145,9 @@ struct ConnectSessionHandlers: Sendable {
     /// Starts the sign-in at `provider` for the opened `session`: 302 to the provider with the flow cookie, or the end
     /// page with the error (posted to the session's origin).
     private func start(_ session: PendingFlow, provider: String, nonce: String, extra: HTTPHeaders) async -> Response {
+        if let entered = registry.provider(named: provider), Self.takesForm(entered) {
+            return await showForm(session, provider: entered, nonce: nonce, extra: extra)
+        }
         do {
             let start = try await authorization.beginConnect(session, provider: provider, cookieNonce: nonce)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("connect_session"))])

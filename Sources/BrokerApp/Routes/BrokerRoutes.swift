@@ -79,10 +79,12 @@ enum BrokerRoutes {
         let sessions = ConnectSessionHandlers(
             authorization: oauth.authorization, registry: oauth.registry, accounts: oauth.accounts, access: oauth.access,
             cookies: oauth.cookies,
-            appearance: oauth.appearance, origins: cors.origins, publicURL: publicURL, flowTTL: oauth.flowTTL, logger: oauth.logger)
+            appearance: oauth.appearance, origins: cors.origins, publicURL: publicURL, flowTTL: oauth.flowTTL, logger: oauth.logger,
+            verifier: credentials.verifier, audit: oauth.audit)
         router.add(.POST, "/connect/sessions", .async(sessions.create))
         router.add(.GET, "/connect", .async(sessions.open))
         router.add(.GET, "/connect/start", .async(sessions.choose))
+        router.add(.POST, "/connect/credentials", .async(sessions.submit))
         router.get("/connect.js", sessions.script)
         return router
     }

@@ -46,7 +46,10 @@ extension AuthorizationService {
             return FlowCompletion(flow: nil, result: .failure(BrokerError(error)))
         }
         // A connect session or provider choice is not a sign-in: its key is never a state to complete.
-        guard let flow = taken, flow.connect.map({ $0.stage == .flow }) ?? true else {
+        // Nor is a connect session's form (``beginEntered(_:provider:cookieNonce:)``): it ends by its own POST.
+        guard let flow = taken, flow.connect.map({ $0.stage == .flow }) ?? true,
+            registry.provider(named: flow.provider)?.kind.holdsEnteredCredentials != true
+        else {
             onFlow(.unmatched)
             return FlowCompletion(flow: nil, result: .failure(.invalidState))
         }
@@ -66,7 +69,8 @@ extension AuthorizationService {
         do throws(BrokerError) {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
-            let provider = try configuredProvider(named: flow.provider)
+            // A form flow's provider takes entered credentials and has no sign-in to be configured for.
+            let provider = try connectableProvider(named: flow.provider)
             let completed = try await obtain(provider)
             extrasDropped = completed.grant.extrasDropped
             if let renewed = flow.connect?.reconnectAccountID ?? flow.stepUpAccountID,

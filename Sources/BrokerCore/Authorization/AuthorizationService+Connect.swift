@@ -56,14 +56,14 @@ extension AuthorizationService {
     public func createConnectSession(_ request: ConnectSessionRequest) async throws(BrokerError) -> (token: String, expiresAt: Date) {
         var allowed: [String] = []
         for name in request.allowedProviders {
-            let provider = try configuredProvider(named: name)
+            let provider = try connectableProvider(named: name)
             if !allowed.contains(provider.name) { allowed.append(provider.name) }
         }
         if let id = request.reconnectAccountID {
             let existing: Account?
             do { existing = try await accounts.get(id: id) } catch { throw BrokerError(error) }
             guard let existing else { throw .notFound }
-            let provider = try configuredProvider(named: existing.provider)
+            let provider = try connectableProvider(named: existing.provider)
             guard allowed.isEmpty || allowed.contains(provider.name) else {
                 throw .badRequest("The account to reconnect belongs to \"\(provider.name)\", which allowed_providers leaves out")
             }
@@ -82,6 +82,12 @@ extension AuthorizationService {
                 reconnectAccountID: request.reconnectAccountID?.string, scopes: request.scopes))
         do { try await flows.put(session) } catch { throw BrokerError(error) }
         return (token, session.expiresAt)
+    }
+
+    /// The provider called `name` when a connect session can connect it: signed in to, or entered on the hosted form.
+    func connectableProvider(named name: String) throws(BrokerError) -> ProviderConfiguration {
+        if registry.provider(named: name)?.kind.holdsEnteredCredentials == true { return try enteredProvider(named: name) }
+        return try configuredProvider(named: name)
     }
 
     /// Takes the session of `token` (once: a second call, or one after its expiry, is ``BrokerError/connectSessionGone``).

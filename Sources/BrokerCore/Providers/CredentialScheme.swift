@@ -23,6 +23,12 @@ public struct CredentialScheme: Sendable, Equatable {
             self.pattern = pattern
             self.maxLength = maxLength
         }
+
+        /// Whether the value is a secret, shown masked on the hosted form and never put back in it: every field but a
+        /// user name and an identifier (`username`, `…_id`, `…_sid`), which people recognise and need to see to correct.
+        public var isSecret: Bool {
+            !(name == "username" || name.hasSuffix("_id") || name.hasSuffix("_sid"))
+        }
     }
 
     /// Where the proxy (and verification) puts the credential on a call.
@@ -57,10 +63,27 @@ public struct CredentialScheme: Sendable, Equatable {
         }
     }
 
+    /// A further header field a call carries beside ``placement``, its value `format` with each `{field}` filled in:
+    /// for the APIs that take two keys in two fields (Datadog's `DD-API-KEY` and `DD-APPLICATION-KEY`).
+    public struct HeaderField: Sendable, Equatable {
+        /// The field's name (an HTTP token the broker and transport do not write themselves).
+        public var name: String
+        /// Its value, with `{field}` placeholders.
+        public var format: String
+
+        /// Creates a further header field.
+        public init(name: String, format: String) {
+            self.name = name
+            self.format = format
+        }
+    }
+
     /// The fields, in the order people fill them in.
     public var fields: [Field]
     /// Where calls carry the credential.
     public var placement: Placement
+    /// Further header fields every call carries (`credential_extra_headers`); none by default.
+    public var additionalHeaders: [HeaderField] = []
     /// The verification request, or nil when the provider declares none (the credential is stored unchecked).
     public var verification: Verification?
 

@@ -19,7 +19,11 @@ public enum ProviderPresets {
     public static func preset(named name: String, environment: [String: String], staticEndpoints: Bool = false)
         -> ProviderConfiguration?
     {
-        guard var preset = all.first(where: { $0.name == name }) else { return nil }
+        // The API-key catalogue (ProviderPresets+Credentials.swift) is found by name, for the providers file, but is not
+        // in `all`: none of it is offered until the file names it.
+        guard var preset = all.first(where: { $0.name == name }) ?? credentialCatalogue.first(where: { $0.name == name }) else {
+            return nil
+        }
         for (key, variable) in preset.settingNames {
             guard let value = environment[variable], !value.isEmpty else { continue }
             switch key {

@@ -3,15 +3,16 @@ import Foundation
 extension ProvidersFileEntry {
     /// The providers-file keys of an `api_key`, `basic` or `bearer` provider (``CredentialScheme``).
     static let credentialKeys: Set<String> = [
-        "auth", "fields", "credential_header", "credential_format", "credential_query_param", "verify",
+        "auth", "fields", "credential_header", "credential_format", "credential_query_param", "credential_extra_headers", "verify",
     ]
 
     /// Reads `fields`, the placement (`credential_header` with `credential_format`, or `credential_query_param`) and
     /// `verify` over the kind's defaults; each is refused on a kind that signs in, since nothing would read it.
     func applyCredentials(to c: inout ProviderConfiguration) throws(ProviderConfigurationError) {
-        let present = ["fields", "credential_header", "credential_format", "credential_query_param", "verify"].filter {
-            settings[$0] != nil
-        }
+        let present = ["fields", "credential_header", "credential_format", "credential_query_param", "credential_extra_headers", "verify"]
+            .filter {
+                settings[$0] != nil
+            }
         guard var scheme = c.credentials ?? CredentialScheme.defaults(for: c.kind) else {
             if let key = present.first {
                 throw failure(key, "applies to api_key, basic and bearer providers only; this one is \(c.kind.rawValue)")
@@ -20,6 +21,9 @@ extension ProvidersFileEntry {
         }
         if settings["fields"] != nil { scheme.fields = try credentialFields(kind: c.kind) }
         scheme.placement = try placement(default: scheme.placement, fields: scheme.fields)
+        if settings["credential_extra_headers"] != nil {
+            scheme.additionalHeaders = try extraHeaders(fields: scheme.fields, placement: scheme.placement)
+        }
         if settings["verify"] != nil {
             scheme.verification = try verification()
             guard c.apiBaseURL != nil else { throw failure("verify", "needs api_base_url, the base its path is joined to") }
@@ -118,6 +122,41 @@ extension ProvidersFileEntry {
         }
         // A header other than Authorization carries the bare value (`X-Api-Key: {api_key}`) unless a format says more.
         return .header(name: header, format: header.lowercased() == "authorization" ? "Bearer " + single : single)
+    }
+
+    /// `credential_extra_headers`: `{"NAME": "FORMAT"}`, 1 to 4 further header fields each call carries beside the
+    /// placement, for APIs that take two keys in two fields (Datadog's `DD-APPLICATION-KEY: {application_key}`).
+    private func extraHeaders(fields: [CredentialScheme.Field], placement: CredentialScheme.Placement)
+        throws(ProviderConfigurationError) -> [CredentialScheme.HeaderField]
+    {
+        let key = "credential_extra_headers"
+        guard let object = settings[key] as? [String: Any], (1...4).contains(object.count) else {
+            throw failure(key, "must be an object of 1 to 4 {\"Header-Name\": \"{field}\"} members")
+        }
+        let names = fields.map(\.name)
+        var taken: Set<String> = ["authorization"]
+        if case .header(let primary, _) = placement { taken.insert(primary.lowercased()) }
+        var headers: [CredentialScheme.HeaderField] = []
+        for name in object.keys.sorted() {
+            let lowered = name.lowercased()
+            guard name.utf8.count <= 64, ProxyHeaders.isToken(name) else {
+                throw failure(key, "a header name is an HTTP token of at most 64 bytes")
+            }
+            guard !taken.contains(lowered), !ProxyOutbound.reservedNames.contains(lowered), !Self.reservedHeaders.contains(lowered),
+                !lowered.hasPrefix(ProxyHeaders.brokerPrefix)
+            else { throw failure(key, "may not set \"\(name)\"; the placement, the broker or the transport writes it") }
+            taken.insert(lowered)
+            guard let format = object[name] as? String, format.utf8.count <= 256,
+                !format.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else { throw failure(key, "the value of \"\(name)\" must be one line of at most 256 bytes") }
+            let used = CredentialScheme.placeholders(in: format)
+            guard !used.isEmpty, used.allSatisfy(names.contains) else {
+                throw failure(
+                    key, "the value of \"\(name)\" must name the fields it carries as {field}, among \(names.joined(separator: ", "))")
+            }
+            headers.append(CredentialScheme.HeaderField(name: name, format: format))
+        }
+        return headers
     }
 
     /// `verify`: `{"method"?, "path", "valid_statuses"?, "user_id_field"?}`.

@@ -27,7 +27,9 @@ struct ProvidersFileEntry {
         try applyGrant(to: &configuration)
         try applyLifetimes(to: &configuration)
         try applyCredentials(to: &configuration)
-        try checkComplete(configuration, isPreset: ProviderPresets.preset(named: provider, environment: [:]) != nil)
+        try checkComplete(
+            configuration,
+            isPreset: ProviderPresets.preset(named: provider, environment: [:]).map { $0.kind == configuration.kind } ?? false)
         return configuration
     }
 
@@ -53,7 +55,11 @@ struct ProvidersFileEntry {
         // An entry that names endpoints, or says oauth2, keeps a preset's documented endpoints rather than its issuer's
         // document (Microsoft with a tenant id), as before presets read discovery documents.
         let staticEndpoints = kind == .oauth2 || settings.keys.contains(where: Self.oidcRefusedKeys.contains)
-        if let preset = ProviderPresets.preset(named: provider, environment: environment, staticEndpoints: staticEndpoints) {
+        // A name the API-key catalogue took after a file used it for a provider of another kind stays the file's own
+        // custom provider, so that file keeps loading.
+        if let preset = ProviderPresets.preset(named: provider, environment: environment, staticEndpoints: staticEndpoints),
+            kind == nil || kind == preset.kind || !ProviderPresets.credentialCatalogue.contains(where: { $0.name == provider })
+        {
             if let kind, kind != preset.kind {
                 throw failure(kindKey, "the \(provider) preset is \(preset.kind.rawValue); a preset's kind cannot change")
             }

@@ -26,6 +26,8 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
     /// Fields the provider wants on every call (Notion's `Notion-Version`, Reddit's `User-Agent`); they replace a
     /// caller's field of the same name. These are the provider's `request_headers`, checked when the file is read.
     public var headers: [(String, String)]
+    /// An entered credential's further header fields (``CredentialScheme/additionalHeaders``), filled in per call.
+    public var enteredHeaders: [CredentialScheme.HeaderField] = []
 
     /// Creates a placement; by default a Bearer token and nothing else.
     public init(token: Token = .bearer, clientIDHeader: String? = nil, headers: [(String, String)] = []) {
@@ -46,10 +48,11 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
                 .entered(provider.credentials?.placement ?? CredentialScheme.defaults(for: provider.kind)?.placement ?? .basic)
             }
         self.init(token: token, clientIDHeader: provider.apiClientIDHeader, headers: provider.requestHeaders)
+        if provider.kind.holdsEnteredCredentials { enteredHeaders = provider.credentials?.additionalHeaders ?? [] }
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.token == rhs.token && lhs.clientIDHeader == rhs.clientIDHeader
+        lhs.token == rhs.token && lhs.clientIDHeader == rhs.clientIDHeader && lhs.enteredHeaders == rhs.enteredHeaders
             && lhs.headers.map(\.0) == rhs.headers.map(\.0) && lhs.headers.map(\.1) == rhs.headers.map(\.1)
     }
 }

@@ -104,6 +104,14 @@ public enum ProxyOutbound {
             own.append(("Authorization", try oauth1Header(method: method, url: url, form: form, credential, makeSigner)))
         case .entered(let entered):
             if let field = try enteredField(entered, credential: credential) { own.append(field) }
+            for extra in placement.enteredHeaders {
+                guard let values = credential.entered else { throw .unusable(reason: "the account holds no entered credential") }
+                let field: ProxyHeaders.Field = (extra.name, CredentialScheme.render(extra.format, values))
+                guard ProxyHeaders.isWellFormed(field), !reservedNames.contains(field.name.lowercased()),
+                    !field.name.lowercased().hasPrefix(ProxyHeaders.brokerPrefix)
+                else { throw .unusable(reason: "the account's credential cannot be sent in a header") }
+                own.append(field)
+            }
         }
         let replaced = Set(own.map { $0.name.lowercased() })
         let kept = ProxyHeaders.request(callerHeaders).filter { !replaced.contains($0.name.lowercased()) }

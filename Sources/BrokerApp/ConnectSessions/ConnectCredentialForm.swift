@@ -1,0 +1,55 @@
+import BrokerCore
+
+/// The hosted page's form for an `api_key`, `basic` or `bearer` provider: one input per declared field, posted to the
+/// broker's own `/connect/credentials` (the policy's `form-action 'self'`).
+///
+/// Every label is the field's description. A secret field (``CredentialScheme/Field/isSecret``) is
+/// `type=password` and never filled back in; autocomplete is off, so a shared browser keeps nothing. The page has no
+/// script and no style of its own: the policy of every page applies unchanged.
+struct ConnectCredentialForm {
+    /// The provider's name and how people know it.
+    var provider: String
+    var displayName: String
+    /// The fields to fill in, in order.
+    var fields: [CredentialScheme.Field]
+    /// The form flow's state and its anti-forgery token.
+    var state: String
+    var csrf: String
+    /// What went wrong with the last submission, shown above the form; nil on first showing.
+    var problem: String?
+    /// The values of fields that are not secret, put back after a refusal so the person does not type them again.
+    var kept: [String: String] = [:]
+    var appearance: PageAppearance
+
+    func page() -> HTMLPage {
+        let name = HTMLPage.escape(displayName)
+        var html = """
+            <h1>Connect \(name)</h1>
+            <p class="lead">Enter what \(name) gave you. It is checked with \(name) before it is kept, and only the app that \
+            sent you here can use it.</p>
+
+            """
+        if let problem {
+            html += "<p class=\"notice error\" role=\"alert\" id=\"tb-problem\">\(HTMLPage.escape(problem))</p>\n"
+        }
+        html += """
+            <form method="post" action="\(HTMLPage.escape(appearance.basePath))/connect/credentials" autocomplete="off" \
+            class="credentials" data-provider="\(HTMLPage.escape(provider))">
+            <input type="hidden" name="state" value="\(HTMLPage.escape(state))">
+            <input type="hidden" name="csrf" value="\(HTMLPage.escape(csrf))">
+
+            """
+        for field in fields {
+            let id = "tb-field-" + field.name
+            let value = field.isSecret ? "" : (kept[field.name].map { " value=\"\(HTMLPage.escape($0))\"" } ?? "")
+            html += """
+                <p class="field"><label for="\(id)">\(HTMLPage.escape(field.description))</label>
+                <input id="\(id)" name="\(HTMLPage.escape(field.name))" type="\(field.isSecret ? "password" : "text")" \
+                autocomplete="off" autocapitalize="off" spellcheck="false" required maxlength="\(field.maxLength)"\(value)></p>
+
+                """
+        }
+        html += "<p><button type=\"submit\" class=\"button\">Connect \(name)</button></p>\n</form>\n"
+        return HTMLPage(title: "Connect \(displayName) · " + appearance.title, body: html, appearance: appearance)
+    }
+}
