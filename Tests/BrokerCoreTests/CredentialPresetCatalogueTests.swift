@@ -81,6 +81,20 @@ import Testing
         #expect(Set(rows.keys) == Set(Self.catalogue.map(\.name)), "the table and the catalogue differ")
     }
 
+    /// A basic account is named by its user name, unless the preset fixes it: every Mailgun key's user name is `api`,
+    /// so two Mailgun keys would otherwise land on one account, the second replacing the first.
+    @Test func aFixedUserNameDoesNotNameTheAccount() {
+        let mailgun = ProviderPresets.mailgun
+        let first = CredentialValues([("username", Secret("api")), ("password", Secret("key-one-0123456789"))])
+        let second = CredentialValues([("username", Secret("api")), ("password", Secret("key-two-0123456789"))])
+        #expect(first.derivedUID(provider: mailgun).hasPrefix("key-"))
+        #expect(first.derivedUID(provider: mailgun) != second.derivedUID(provider: mailgun))
+        #expect(first.derivedUID(provider: mailgun) == first.derivedUID(provider: mailgun))
+        let twilio = ProviderPresets.twilio
+        let pair = CredentialValues([("username", Secret("AC0123456789abcdef0123456789abcdef")), ("password", Secret("token"))])
+        #expect(pair.derivedUID(provider: twilio) == "AC0123456789abcdef0123456789abcdef")
+    }
+
     @Test func noneIsOfferedUntilTheProvidersFileNamesIt() throws {
         let plain = try ProviderRegistry.load(environment: [:], providersFile: nil)
         #expect(plain.provider(named: "openai") == nil)

@@ -39,14 +39,16 @@ extension AccountService {
 }
 
 extension CredentialValues {
-    /// The uid of an account given none and named by no verification answer: a `basic` account's user name, else
-    /// `key-` and 24 hex digits of SHA-256 over the provider and the values.
+    /// The uid of an account given none and named by no verification answer: a `basic` account's user name (unless
+    /// the provider fixes it, as Mailgun's `api`: then every account would share it), else `key-` and 24 hex digits
+    /// of SHA-256 over the provider and the values.
     ///
     /// The same credential at the same provider always gives the same uid, so entering it twice updates one account.
     /// A digest of a random API key (well over 80 bits of entropy in every provider's format) tells nothing of the
     /// key; a user name is no secret and is what people recognise.
     public func derivedUID(provider: ProviderConfiguration) -> String {
-        if provider.kind == .basic, let user = self["username"], ProviderUserID.problem(with: user) == nil { return user }
+        let fixedUser = provider.credentials?.fields.first { $0.name == "username" }?.isFixed ?? false
+        if provider.kind == .basic, !fixedUser, let user = self["username"], ProviderUserID.problem(with: user) == nil { return user }
         var input = Array("token-broker entered credential\u{0}".utf8) + Array(provider.name.utf8) + [0]
         input += Array(stored.value.utf8)
         return "key-" + String(Hex.encode(SHA256.hash(input)).prefix(24))

@@ -24,6 +24,16 @@ public struct CredentialScheme: Sendable, Equatable {
             self.maxLength = maxLength
         }
 
+        /// Whether the pattern admits one value only (a literal such as Mailgun's user name `api`): such a field tells
+        /// one account from another no more than a constant does.
+        public var isFixed: Bool {
+            guard let pattern, !pattern.isEmpty else { return false }
+            return pattern.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+                    || byte == 0x2D
+            }
+        }
+
         /// Whether the value is a secret, shown masked on the hosted form and never put back in it: every field but a
         /// user name and an identifier (`username`, `…_id`, `…_sid`), which people recognise and need to see to correct.
         public var isSecret: Bool {
