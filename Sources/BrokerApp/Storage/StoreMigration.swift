@@ -96,7 +96,7 @@ enum StoreMigration {
             for start in stride(from: batch, to: end, by: perStatement) {
                 let rows = source.accounts[start..<min(start + perStatement, end)]
                 var parameters: [PostgresValue] = []
-                parameters.reserveCapacity(rows.count * 9)
+                parameters.reserveCapacity(rows.count * 10)
                 for record in rows {
                     let (values, sealed) = try accountRow(record, codec: codec)
                     parameters += values
@@ -129,7 +129,7 @@ enum StoreMigration {
         return report
     }
 
-    /// The nine parameters of one account row, and whether its record was plaintext and sealed here.
+    /// The ten parameters of one account row, and whether its record was plaintext and sealed here.
     ///
     /// The indexed columns come from the record's readable part; its secrets are not decrypted.
     static func accountRow(_ record: AccountRecord, codec: EncryptedAccountCodec) throws(StoreError) -> ([PostgresValue], Bool) {
@@ -156,6 +156,7 @@ enum StoreMigration {
                 .text(account.id), .text(account.provider), .text(account.uid), account.endUser.map { .text($0.id) } ?? .null,
                 .text(tags), .text(account.status.rawValue), account.expiresAt.map { .int(milliseconds($0)) } ?? .null,
                 .int(milliseconds(account.updatedAt)), .bytea(bytes),
+                AccountStatusCounts.expiryThatCounts(account).map { .int(milliseconds($0)) } ?? .null,
             ], sealedHere
         )
     }
@@ -167,17 +168,17 @@ enum StoreMigration {
         var values: [String] = []
         values.reserveCapacity(rows)
         for row in 0..<rows {
-            let p = row * 9
+            let p = row * 10
             values.append(
                 "($\(p + 1)::text, $\(p + 2)::text, $\(p + 3)::text, $\(p + 4)::text, $\(p + 5)::jsonb, $\(p + 6)::text, "
-                    + "$\(p + 7)::bigint, $\(p + 8)::bigint, $\(p + 9)::bytea)")
+                    + "$\(p + 7)::bigint, $\(p + 8)::bigint, $\(p + 9)::bytea, $\(p + 10)::bigint)")
         }
         return """
-            INSERT INTO accounts (id, provider, uid, end_user, tags, status, expires_at, updated_at, record) VALUES
+            INSERT INTO accounts (id, provider, uid, end_user, tags, status, expires_at, updated_at, record, counts_expired_at) VALUES
             \(values.joined(separator: ",\n"))
             ON CONFLICT (id) DO UPDATE SET provider = EXCLUDED.provider, uid = EXCLUDED.uid, end_user = EXCLUDED.end_user,
               tags = EXCLUDED.tags, status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
-              updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
+              updated_at = EXCLUDED.updated_at, record = EXCLUDED.record, counts_expired_at = EXCLUDED.counts_expired_at
             WHERE accounts.updated_at < EXCLUDED.updated_at
             """
     }
