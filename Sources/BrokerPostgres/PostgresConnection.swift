@@ -446,7 +446,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
 extension PostgresError {
     /// A FATAL error met mid-session: a server shutting down, or one that ended the session otherwise.
-    fileprivate var asSessionEnd: PostgresError {
+    var asSessionEnd: PostgresError {
         switch self {
         case .serverShutdown, .authenticationFailed, .connectionLost: return self
         case .server(let error): return .connectionLost("the server ended the session: \(error)")

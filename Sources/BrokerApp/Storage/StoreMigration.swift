@@ -122,6 +122,8 @@ enum StoreMigration {
             let result = try await client.query(deliveryInsert(rows: rows.count), parameters)
             report.copiedDeliveries += result.affectedRows
         }
+        // A broker already serving this database drops its cached accounts (an empty payload means "anything changed").
+        _ = try await client.query("SELECT pg_notify('\(PostgresAccountRepository.channel)', '')")
         report.destinationAccounts = try await client.query("SELECT count(*) FROM accounts").rows.first?.int(0) ?? -1
         report.destinationDeliveries = try await client.query("SELECT count(*) FROM webhook_outbox").rows.first?.int(0) ?? -1
         let elapsed = ContinuousClock.now - started

@@ -38,14 +38,37 @@ public final class PostgresAccountRepository: AccountRepository {
     /// Writes `account`, replacing any earlier record, in one statement.
     public func put(_ account: Account) async throws(StoreError) {
         let bytes = try codec.encode(account)
-        _ = try await client.storeQuery(Self.upsert, Self.parameters(account, bytes: bytes))
+        do {
+            // One implicit transaction: the NOTIFY goes out at its COMMIT.
+            _ = try await client.pipeline([PostgresQuery(Self.upsert, Self.parameters(account, bytes: bytes)), Self.notify(account.id)])
+        } catch {
+            throw error.storeError
+        }
     }
 
     /// Removes the account with `id` and returns it, in one `DELETE … RETURNING`.
     public func delete(id: AccountID) async throws(StoreError) -> Account? {
-        let rows = try await client.storeQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)])
-        guard let row = rows.rows.first else { return nil }
+        let results: [PostgresRows]
+        do {
+            results = try await client.pipeline([
+                PostgresQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)]), Self.notify(id.string),
+            ])
+        } catch {
+            throw error.storeError
+        }
+        guard let row = results[0].rows.first else { return nil }
         return try decode(row, id: id.string)
+    }
+
+    /// The channel every replica's cache listens on; a notification's payload is the id of the account that changed,
+    /// or empty for "anything may have changed".
+    public static let channel = "tb_accounts"
+
+    /// Tells every listening replica, at the transaction's COMMIT, that account `id` changed (PostgreSQL delivers a
+    /// NOTIFY only if the transaction commits, after it does). Ids past 7,000 bytes (the payload's limit is 8,000)
+    /// notify with an empty payload, which drops every cached account.
+    static func notify(_ id: String) -> PostgresQuery {
+        PostgresQuery("SELECT pg_notify('\(channel)', $1)", [.text(id.utf8.count > 7000 ? "" : id)])
     }
 
     /// Every account, or those of `provider`, sorted by id in UTF-8 byte order (the columns are `COLLATE "C"`).
@@ -157,6 +180,7 @@ public final class PostgresAccountRepository: AccountRepository {
                 stored = nil
             case (.some, nil):
                 _ = try await connection.run("DELETE FROM accounts WHERE id = $1", [.text(id)])
+                _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
                 stored = nil
             case (let current, let next?):
                 if next == current {
@@ -166,6 +190,7 @@ public final class PostgresAccountRepository: AccountRepository {
                     // Return the decoded bytes, so what this returns equals what a later read gives.
                     stored = try self.codec.decode(bytes, path: Self.path(id))
                     _ = try await connection.run(current == nil ? Self.insert : Self.upsert, Self.parameters(next, bytes: bytes))
+                    _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
                 }
             }
             try await alongside(current, stored, connection)
