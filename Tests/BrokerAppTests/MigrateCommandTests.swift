@@ -223,4 +223,35 @@ import Testing
             #expect(missing.status == 2)
         }
     }
+
+    /// A broker on Redis (which settled its key there) leaves accounts and a webhook delivery; `migrate` with
+    /// `BROKER_STORE=redis://…` copies them, and they read back on PostgreSQL with the same key.
+    @Test func redisMigratesToo() async throws {
+        try await RedisServer.with { redis in
+            try await SharedPostgresServer.withDatabase { pg in
+                let root = try TemporaryDirectory.scoped(prefix: "broker-migrate-redis")
+                let environment = [
+                    "BROKER_PORT": "0", "BROKER_DATA_DIR": root + "/data", "BROKER_STORE": "redis://127.0.0.1:\(redis.port)/0",
+                    "BROKER_ENCRYPTION_KEY": Self.keyB, "BROKER_SECRET": Self.secret, "BROKER_API_KEY": BrokerHarness.apiKey,
+                ]
+                let c = try BrokerConfiguration.from(environment: environment)
+                let logger = BrokerLogger(format: .json, writer: LogWriter(fd: open("/dev/null", O_WRONLY)))
+                let broker = try await Broker.make(configuration: c, logger: logger)
+                for i in 0..<5 {
+                    try await broker.storage.accounts.put(Account.make(provider: "weibo", uid: "r\(i)", accessToken: "REDIS-TOKEN-\(i)"))
+                }
+                await broker.shutdown()
+
+                let report = try await StorageBackendFactory.migrate(configuration: c, to: pg, logger: logger)
+                #expect(report.sourceAccounts == 5 && report.copiedAccounts == 5 && report.countsMatch, "\(report)")
+                let again = try await StorageBackendFactory.migrate(configuration: c, to: pg, logger: logger)
+                #expect(again.copiedAccounts == 0 && again.countsMatch)
+                let client = try PostgresClient(configuration: pg)
+                let repository = PostgresAccountRepository(
+                    client: client, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(Self.keyB)))
+                #expect(try await repository.get(id: AccountID(provider: "weibo", uid: "r3"))?.accessToken.value == "REDIS-TOKEN-3")
+                await client.close()
+            }
+        }
+    }
 }
