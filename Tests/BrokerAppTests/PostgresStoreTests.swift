@@ -150,4 +150,49 @@ import Testing
         broker.signal(SIGTERM)
         #expect(await broker.waitForExit(timeout: 60) == 0)
     }
+
+    /// A broker on PostgreSQL serves `GET /account` from its replica cache, and a change written by another replica
+    /// (here a repository on its own client, writing as a broker does) reaches it through `NOTIFY`.
+    @Test func aBrokerServesFromItsCacheAndHearsOtherReplicasWrites() async throws {
+        try await SharedPostgresServer.withDatabase { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-pg-cache")
+            try (pg.password?.value ?? "").write(toFile: root + "/pw", atomically: false, encoding: .utf8)
+            let client = try PostgresClient(configuration: pg)
+            try await PostgresSchema.migrate(client)
+            let other = PostgresAccountRepository(
+                client: client, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(Self.encryptionKey)))
+            let account = Account.make(provider: "weibo", uid: "c1", accessToken: "CACHED-FIRST")
+            try await other.put(account)
+            let broker = try await BrokerProcess.start(environment: [
+                "BROKER_PORT": "0", "BROKER_DATA_DIR": root + "/data", "BROKER_API_KEY": BrokerHarness.apiKey,
+                "BROKER_LOG_FORMAT": "json", "BROKER_STORE": "postgres://postgres@127.0.0.1:\(pg.endpoints[0].port)/\(pg.database)",
+                "BROKER_STORE_PASSWORD_FILE": root + "/pw", "BROKER_ENCRYPTION_KEY": Self.encryptionKey, "BROKER_SECRET": Self.secret,
+            ])
+            func token() async -> String? {
+                await TestHTTP.send(
+                    port: broker.port, target: "/account?id=weibo:c1", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]
+                )
+                .flatMap { reply in reply.status == 200 ? reply.body : nil }
+            }
+            func metric(_ name: String) async -> Int? {
+                guard let body = await TestHTTP.send(port: broker.port, target: "/metrics")?.body else { return nil }
+                return body.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+            }
+            #expect(await eventually { await metric("broker_postgres_listen_up") == 1 })
+            #expect(await token()?.contains("CACHED-FIRST") == true)
+            // Read again until a read is answered from memory.
+            #expect(
+                await eventually {
+                    _ = await token(); return (await metric("broker_postgres_cache_hits_total") ?? 0) > 0
+                })
+            var changed = account
+            changed.accessToken = Secret("CACHED-SECOND")
+            try await other.put(changed)
+            #expect(await eventually { await token()?.contains("CACHED-SECOND") == true })
+            #expect((await metric("broker_postgres_cache_invalidations_total") ?? 0) > 0)
+            broker.signal(SIGTERM)
+            #expect(await broker.waitForExit(timeout: 60) == 0)
+            await client.close()
+        }
+    }
 }

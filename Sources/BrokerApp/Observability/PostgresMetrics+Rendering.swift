@@ -44,3 +44,28 @@ extension PostgresMetrics.Snapshot {
         return out
     }
 }
+
+extension CachingPostgresAccountRepository {
+    /// The replica cache's metrics, named like the Redis cache's (`broker_redis_cache_hits_total`, `…_tracking_up`).
+    var prometheusText: String {
+        typealias M = MetricsRenderer
+        let counts = cache.counts
+        var out = ""
+        out += M.single("broker_postgres_cache_hits_total", .counter, "Account reads answered from this replica's cache.", counts.hits)
+        out += M.single(
+            "broker_postgres_cache_misses_total", .counter, "Account reads that asked PostgreSQL while the cache was in use.", counts.misses
+        )
+        out += M.single(
+            "broker_postgres_cache_invalidations_total", .counter, "Cached accounts dropped because a write was notified.",
+            counts.invalidations)
+        out += M.single(
+            "broker_postgres_cache_flushes_total", .counter, "Times the whole cache was dropped (LISTEN session lost, a flush notified).",
+            counts.flushes)
+        out += M.single("broker_postgres_cache_entries", .gauge, "Accounts (and known absences) in the cache.", counts.entries)
+        out += M.single(
+            "broker_postgres_listen_up", .gauge, "Whether the LISTEN session is up, so the cache is in use (1) or not (0).",
+            cache.isEnabled ? 1 : 0)
+        out += M.single("broker_postgres_listen_connects_total", .counter, "Times the LISTEN session was established.", listenerConnects)
+        return out
+    }
+}

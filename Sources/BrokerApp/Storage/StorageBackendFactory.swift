@@ -55,9 +55,10 @@ enum StorageBackendFactory {
                 throw StartupError(message: "a broker on PostgreSQL is built with Broker.make, which migrates the schema first")
             }
             let client = postgres.client
+            let cache = postgres.cachedAccounts
             return Opened(
                 backend: postgres, cookieSecret: Array(secret.value.utf8),
-                metrics: StorageMetrics(connection: { client.metrics.prometheusText }))
+                metrics: StorageMetrics(connection: { client.metrics.prometheusText + (cache?.prometheusText ?? "") }))
         }
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? accountCodec(c, logger: logger)
         if let settlement {

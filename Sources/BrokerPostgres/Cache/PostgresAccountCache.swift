@@ -89,10 +89,12 @@ public final class PostgresAccountCache: Sendable {
         }
     }
 
-    /// The cached account (`.some(nil)`: known absent), or nil when not cached; counts nothing.
+    /// The cached account (`.some(nil)`: known absent), or nil when not cached; a found one counts as a hit (the
+    /// HTTP layer serves it inline), a miss is counted by the ``lookup(_:)`` that follows.
     func peek(_ id: String) -> Account?? {
         state.withLock { state in
             guard state.enabled, case .value(let account)? = state.entries[ExactKey(id)] else { return nil }
+            state.hits &+= 1
             return .some(account)
         }
     }
