@@ -75,6 +75,9 @@ public final class PostgresClient: Sendable {
     /// How the pool is used.
     public var poolStatistics: PostgresPoolStatistics { pool.statistics }
 
+    /// Round trips, errors by kind and the pool's use, for `/metrics`.
+    public var metrics: PostgresMetrics.Snapshot { pool.metrics.snapshot(pool: pool.statistics) }
+
     /// Ends every idle session (Terminate); call when done with the client.
     public func close() async {
         for connection in pool.connections { await connection.close() }

@@ -65,12 +65,18 @@ public final class PostgresConnection: @unchecked Sendable {
     var cancellable = false
     /// SaltedPassword per salt, shared with the pool's other connections.
     let scramKeys: SCRAMKeyCache
+    /// Where each run's time and error are counted, shared with the pool's other connections.
+    let metrics: PostgresMetrics
 
     /// Creates a closed connection; nothing is opened until the first statement.
-    init(configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache(), tls: TLSContext? = nil) {
+    init(
+        configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache(),
+        metrics: PostgresMetrics = PostgresMetrics(), tls: TLSContext? = nil
+    ) {
         self.configuration = configuration
         self.tlsContext = tls
         self.scramKeys = scramKeys
+        self.metrics = metrics
         var ends: [Int32] = [-1, -1]
         if pipe(&ends) == 0 {
             for end in ends {
@@ -106,10 +112,16 @@ public final class PostgresConnection: @unchecked Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PostgresRows], PostgresError>, Never>) in
                 queue.async {
                     defer { self.endRun() }
+                    // The round trip as /metrics reports it: from the queue taking the run to its outcome,
+                    // a reconnect included.
+                    let started = PostgresSocket.now()
                     do throws(PostgresError) {
                         guard self.beginRun(runID) else { throw .cancelled(stopped: true) }
-                        continuation.resume(returning: .success(try self.runOnQueue(queries, deadline: deadline)))
+                        let rows = try self.runOnQueue(queries, deadline: deadline)
+                        self.metrics.record(seconds: Double(PostgresSocket.now() &- started) / 1e9, error: nil)
+                        continuation.resume(returning: .success(rows))
                     } catch {
+                        self.metrics.record(seconds: Double(PostgresSocket.now() &- started) / 1e9, error: error)
                         continuation.resume(returning: .failure(error))
                     }
                 }
@@ -456,7 +468,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
 extension PostgresError {
     /// A FATAL error met mid-session: a server shutting down, or one that ended the session otherwise.
-    fileprivate var asSessionEnd: PostgresError {
+    var asSessionEnd: PostgresError {
         switch self {
         case .serverShutdown, .authenticationFailed, .connectionLost: return self
         case .server(let error): return .connectionLost("the server ended the session: \(error)")

@@ -30,14 +30,22 @@ final class PostgresConnectionPool: Sendable {
     let connections: [PostgresConnection]
     /// The SCRAM keys the connections share.
     let scramKeys: SCRAMKeyCache
+    /// Round trips and errors of every connection.
+    let metrics: PostgresMetrics
+    /// The TLS settings every session of this client uses (the pool's and the cache's listening one), or nil.
+    let tls: TLSContext?
     private let state: Mutex<State>
 
     /// Creates `size` closed connections, sharing `tls` when the sessions use TLS.
     init(configuration: PostgresConfiguration, tls: TLSContext? = nil) {
         let keys = SCRAMKeyCache()
+        let metrics = PostgresMetrics()
         let connections = (0..<max(1, configuration.poolSize)).map {
-            PostgresConnection(configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, tls: tls)
+            PostgresConnection(
+                configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, metrics: metrics, tls: tls)
         }
+        self.metrics = metrics
+        self.tls = tls
         self.scramKeys = keys
         self.connections = connections
         self.state = Mutex(State(idle: connections))
@@ -49,7 +57,9 @@ final class PostgresConnectionPool: Sendable {
     ) async throws(PostgresError) -> T {
         guard let connection = await acquire(deadline: deadline) else {
             // Nothing ran: a cancelled task's wait ended early, any other at its deadline.
-            throw Task.isCancelled ? .cancelled(stopped: true) : .poolExhausted
+            let error: PostgresError = Task.isCancelled ? .cancelled(stopped: true) : .poolExhausted
+            metrics.record(error)
+            throw error
         }
         defer { release(connection) }
         return try await body(connection)

@@ -67,7 +67,7 @@ case .restore(let restore):
     if let failure = outcome.failure { fail(failure.headline, failure.reason, status: outcome.status) }
     print(outcome.output)
     exit(0)
-case .serve, .demo, .healthcheck, .rekey, .configCheck, .webhooks:
+case .serve, .demo, .healthcheck, .rekey, .configCheck, .webhooks, .migrate:
     break
 }
 
@@ -89,6 +89,13 @@ do {
 switch command {
 case .serve, .demo, .help, .version, .accounts, .backup, .restore:
     break
+case .migrate(let migrate):
+    let logger = BrokerLogger(format: configuration.logFormat)
+    let (status, output) = await migrate.run(configuration: configuration, environment: environment(), logger: logger)
+    logger.flush()
+    if status != 0 { fail("migrate failed", output, status: status) }
+    print(output)
+    exit(0)
 case .configCheck:
     print(ConfigCheck.report(configuration))
     exit(0)

@@ -87,4 +87,113 @@ import Testing
             #expect(error?.description.contains("(\(PostgresSchema.latestVersion))") == true)
         }
     }
+
+    /// `/readyz` follows the primary: 503 `postgres_unreachable` while the server is down, 200 again once it is back,
+    /// without a broker restart. `/metrics` shows the pool, the round trips, the errors of the outage by kind, and
+    /// `broker_accounts{status}` counted by PostgreSQL.
+    @Test func readinessFollowsThePrimaryAndMetricsShowThePool() async throws {
+        let server = try await PostgresServer.scoped()
+        let root = try TemporaryDirectory.scoped(prefix: "broker-pg-ops")
+        try server.superuserPassword.write(toFile: root + "/pw", atomically: false, encoding: .utf8)
+        let environment = [
+            "BROKER_PORT": "0", "BROKER_DATA_DIR": root + "/data", "BROKER_API_KEY": BrokerHarness.apiKey, "BROKER_LOG_FORMAT": "json",
+            "BROKER_STORE": "postgres://postgres@127.0.0.1:\(server.port)/postgres?connect_timeout=2",
+            "BROKER_STORE_PASSWORD_FILE": root + "/pw", "BROKER_ENCRYPTION_KEY": Self.encryptionKey, "BROKER_SECRET": Self.secret,
+        ]
+        // Accounts in each status, written as a broker writes them: two active, one past expiry with nothing to refresh
+        // it with, one with a refresh token past expiry (counts as active), one whose refresh was refused.
+        let client = try server.client(poolSize: 1)
+        try await PostgresSchema.migrate(client)
+        let codec = EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(Self.encryptionKey))
+        let repository = PostgresAccountRepository(client: client, codec: codec)
+        let past = Date().addingTimeInterval(-3600)
+        try await repository.put(Account.make(provider: "weibo", uid: "a1"))
+        try await repository.put(Account.make(provider: "weibo", uid: "a2"))
+        var expired = Account.make(provider: "weibo", uid: "e1")
+        expired.expiresAt = past
+        try await repository.put(expired)
+        var refreshable = Account.make(provider: "weibo", uid: "r1")
+        refreshable.expiresAt = past
+        refreshable.refreshToken = Secret("refresh")
+        try await repository.put(refreshable)
+        var refused = Account.make(provider: "weibo", uid: "x1")
+        refused.status = .reauthorizationRequired
+        try await repository.put(refused)
+        await client.close()
+
+        let broker = try await BrokerProcess.start(environment: environment)
+        func get(_ target: String) async -> TestHTTP.Reply? {
+            await TestHTTP.send(port: broker.port, target: target, headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)])
+        }
+        #expect(await get("/readyz")?.status == 200)
+        let metrics = try #require(await get("/metrics")).body
+        for line in [
+            "broker_accounts{status=\"active\"} 3", "broker_accounts{status=\"expired\"} 1",
+            "broker_accounts{status=\"reauthorization_required\"} 1", "broker_accounts{status=\"refresh_exhausted\"} 0",
+            "broker_postgres_pool_connections{state=\"in_use\"}", "broker_postgres_pool_connections{state=\"idle\"}",
+            "broker_postgres_errors_total{kind=\"connection_lost\"} 0", "# TYPE broker_postgres_round_trip_seconds histogram",
+        ] {
+            #expect(metrics.contains(line), "\(line)")
+        }
+        #expect(!metrics.contains("broker_postgres_round_trip_seconds_count 0\n"))
+
+        await server.kill()
+        // Readiness says which store is down; the broker stays alive (liveness does not depend on storage).
+        #expect(await eventually { await get("/readyz").map { $0.status == 503 && $0.body.contains("postgres_unreachable") } ?? false })
+        #expect(await get("/healthz")?.status == 200)
+        let down = try #require(await get("/metrics")).body
+        let errors = down.split(separator: "\n").filter { $0.hasPrefix("broker_postgres_errors_total{") }
+        #expect(errors.contains { !$0.hasSuffix(" 0") }, "\(errors)")
+
+        try await server.restart()
+        #expect(await eventually { await get("/readyz")?.status == 200 })
+        #expect(await get("/account?id=weibo:a1")?.status == 200)
+        broker.signal(SIGTERM)
+        #expect(await broker.waitForExit(timeout: 60) == 0)
+    }
+
+    /// A broker on PostgreSQL serves `GET /account` from its replica cache, and a change written by another replica
+    /// (here a repository on its own client, writing as a broker does) reaches it through `NOTIFY`.
+    @Test func aBrokerServesFromItsCacheAndHearsOtherReplicasWrites() async throws {
+        try await SharedPostgresServer.withDatabase { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-pg-cache")
+            try (pg.password?.value ?? "").write(toFile: root + "/pw", atomically: false, encoding: .utf8)
+            let client = try PostgresClient(configuration: pg)
+            try await PostgresSchema.migrate(client)
+            let other = PostgresAccountRepository(
+                client: client, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(Self.encryptionKey)))
+            let account = Account.make(provider: "weibo", uid: "c1", accessToken: "CACHED-FIRST")
+            try await other.put(account)
+            let broker = try await BrokerProcess.start(environment: [
+                "BROKER_PORT": "0", "BROKER_DATA_DIR": root + "/data", "BROKER_API_KEY": BrokerHarness.apiKey,
+                "BROKER_LOG_FORMAT": "json", "BROKER_STORE": "postgres://postgres@127.0.0.1:\(pg.endpoints[0].port)/\(pg.database)",
+                "BROKER_STORE_PASSWORD_FILE": root + "/pw", "BROKER_ENCRYPTION_KEY": Self.encryptionKey, "BROKER_SECRET": Self.secret,
+            ])
+            func token() async -> String? {
+                await TestHTTP.send(
+                    port: broker.port, target: "/account?id=weibo:c1", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]
+                )
+                .flatMap { reply in reply.status == 200 ? reply.body : nil }
+            }
+            func metric(_ name: String) async -> Int? {
+                guard let body = await TestHTTP.send(port: broker.port, target: "/metrics")?.body else { return nil }
+                return body.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+            }
+            #expect(await eventually { await metric("broker_postgres_listen_up") == 1 })
+            #expect(await token()?.contains("CACHED-FIRST") == true)
+            // Read again until a read is answered from memory.
+            #expect(
+                await eventually {
+                    _ = await token(); return (await metric("broker_postgres_cache_hits_total") ?? 0) > 0
+                })
+            var changed = account
+            changed.accessToken = Secret("CACHED-SECOND")
+            try await other.put(changed)
+            #expect(await eventually { await token()?.contains("CACHED-SECOND") == true })
+            #expect((await metric("broker_postgres_cache_invalidations_total") ?? 0) > 0)
+            broker.signal(SIGTERM)
+            #expect(await broker.waitForExit(timeout: 60) == 0)
+            await client.close()
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import BrokerCore
 import BrokerTestSupport
+import Foundation
 import Testing
 
 @testable import BrokerPostgres
@@ -55,6 +56,51 @@ struct PostgresSchemaTests {
             await #expect(throws: PostgresSchemaError.self) { try await PostgresSchema.migrate(client, migrations: broken) }
             #expect(try await client.query("SELECT to_regclass('half') IS NULL").rows.first?.bool(0) == true)
             #expect(try await PostgresSchema.currentVersion(client) == 0)
+            await client.close()
+        }
+    }
+
+    /// Rows a version-1 broker wrote (no `counts_expired_at`) are filled by migration 2 from their records, sealed
+    /// or plaintext, so the counts by status are right at once; later writes keep the column.
+    @Test func accountsOfVersionOneAreCountedAfterMigrationTwo() async throws {
+        try await SharedPostgresServer.withDatabase { configuration in
+            let client = try PostgresClient(configuration: configuration)
+            #expect(try await PostgresSchema.migrate(client, migrations: Array(PostgresSchema.migrations.prefix(1))) == [1])
+            let keyring = try EncryptionKeyring.parse("k:" + String(repeating: "A", count: 43) + "=")
+            let sealed = EncryptedAccountCodec(keyring: keyring)
+            let past = Date().addingTimeInterval(-60)
+            func old(_ account: Account, _ bytes: [UInt8]) async throws {
+                // The version-1 statement: nine columns.
+                _ = try await client.query(
+                    """
+                    INSERT INTO accounts (id, provider, uid, end_user, tags, status, expires_at, updated_at, record)
+                    VALUES ($1, $2, $3, NULL, '{}', $4, $5, 0, $6::bytea)
+                    """,
+                    [
+                        .text(account.id), .text(account.provider), .text(account.uid), .text(account.status.rawValue),
+                        account.expiresAt.map { .int(Int($0.timeIntervalSince1970 * 1000)) } ?? .null, .bytea(bytes),
+                    ])
+            }
+            var expiredSealed = Account.make(provider: "weibo", uid: "1")
+            expiredSealed.expiresAt = past
+            try await old(expiredSealed, try sealed.encode(expiredSealed))
+            var expiredPlain = Account.make(provider: "weibo", uid: "2")
+            expiredPlain.expiresAt = past
+            try await old(expiredPlain, try PlainJSONAccountCodec().encode(expiredPlain))
+            var refreshable = Account.make(provider: "weibo", uid: "3")
+            refreshable.expiresAt = past
+            refreshable.refreshToken = Secret("r")
+            try await old(refreshable, try sealed.encode(refreshable))
+            try await old(Account.make(provider: "weibo", uid: "4"), try sealed.encode(Account.make(provider: "weibo", uid: "4")))
+
+            #expect(try await PostgresSchema.migrate(client) == [2])
+            let repository = PostgresAccountRepository(client: client, codec: sealed)
+            #expect(try await repository.statusCounts(at: Date()) == AccountStatusCounts(active: 2, expired: 2))
+            // A write through this version keeps the column: the refreshable account loses its refresh token.
+            refreshable.refreshToken = nil
+            try await repository.put(refreshable)
+            #expect(try await repository.statusCounts(at: Date()) == AccountStatusCounts(active: 1, expired: 3))
+            #expect(try await repository.statusCounts(at: past.addingTimeInterval(-1)) == AccountStatusCounts(active: 4))
             await client.close()
         }
     }

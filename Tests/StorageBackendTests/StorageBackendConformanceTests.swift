@@ -51,7 +51,7 @@ struct Backend: Sendable, CustomTestStringConvertible {
     }
 
     /// A real PostgreSQL server shared by the suite, with a database of its own for this test, migrated first.
-    static let postgres = Backend(name: "postgres", countsAccounts: false) { body in
+    static let postgres = Backend(name: "postgres", countsAccounts: true) { body in
         try await SharedPostgresServer.withDatabase { configuration in
             let migrator = try PostgresClient(configuration: configuration)
             try await PostgresSchema.migrate(migrator)

@@ -366,15 +366,15 @@ def check_compose(report, root, binary, documented):
             target.write(source.read())
         with open(os.path.join(root, ".env.example")) as source, open(os.path.join(project, ".env"), "w") as target:
             target.write(source.read())
-        for profile in ([], ["--profile", "scale"], ["--profile", "tls"]):
+        for profile in ([], ["--profile", "scale"], ["--profile", "tls"], ["--profile", "postgres"]):
             result = compose(binary, project, *profile, "config", "--quiet")
             label = f"{profile[1]} profile" if profile else "default profile"
             report.check(f"compose file valid, {label} (docker compose {version} config)", result.returncode == 0,
                          result.stderr.strip().replace("\n", "; "))
-        raw = compose(binary, project, "--profile", "scale", "--profile", "tls", "config", "--no-interpolate",
+        raw = compose(binary, project, "--profile", "scale", "--profile", "tls", "--profile", "postgres", "config", "--no-interpolate",
                       "--no-env-resolution", "--format", "json")
         default_services = compose(binary, project, "config", "--services").stdout.split()
-        variables = compose(binary, project, "--profile", "scale", "--profile", "tls", "config", "--variables",
+        variables = compose(binary, project, "--profile", "scale", "--profile", "tls", "--profile", "postgres", "config", "--variables",
                             "--format", "json")
     if raw.returncode != 0:
         report.check("compose file renders", False, raw.stderr.strip())
@@ -400,8 +400,17 @@ def check_compose(report, root, binary, documented):
                  and "checkHost = " in tunnel_config and "client = yes" in tunnel_config,
                  f"network_mode {tunnel.get('network_mode')}")
 
+    postgres = sorted(n for n, s in services.items() if "postgres" in (s.get("profiles") or []))
+    report.check("postgres profile: broker-pg, postgres", postgres == ["broker-pg", "postgres"], " ".join(postgres))
+    database = services.get("postgres", {})
+    database_ok = ":" in database.get("image", "") and "pg_isready" in " ".join((database.get("healthcheck") or {}).get("test", [])) \
+        and not database.get("ports") \
+        and str((services.get("broker-pg", {}).get("environment") or {}).get("BROKER_STORE", "")).startswith("postgres://")
+    report.check("postgres profile: image pinned, pg_isready health check, no host port, broker-pg on postgres://", database_ok,
+                 database.get("image", ""))
+
     grace = float(documented.get("BROKER_SHUTDOWN_GRACE") or 10)
-    for name in ("broker", "broker-a", "broker-b"):
+    for name in ("broker", "broker-a", "broker-b", "broker-pg"):
         service = services.get(name, {})
         problems = []
         env_files = [os.path.basename(e.get("path", "")) for e in service.get("env_file", [])]
@@ -426,7 +435,8 @@ def check_compose(report, root, binary, documented):
             problems.append(f"stop_grace_period {service.get('stop_grace_period')} is not above {grace:g}s")
         if not any(p.get("target") == 8080 for p in service.get("ports", [])):
             problems.append("container port 8080 not published")
-        if name != "broker" and not str((service.get("environment") or {}).get("BROKER_STORE", "")).startswith("redis://"):
+        store = str((service.get("environment") or {}).get("BROKER_STORE", ""))
+        if name in ("broker-a", "broker-b") and not store.startswith("redis://"):
             problems.append("BROKER_STORE is not redis://")
         report.check(f"compose `{name}`: env file, /data volume, read-only root, restart, health, grace",
                      not problems, "; ".join(problems))

@@ -19,6 +19,8 @@ public enum BrokerCommand: Equatable, Sendable {
     case backup(json: Bool)
     /// Install a backup as the account snapshot of a stopped broker's data directory.
     case restore(RestoreCommand)
+    /// Copy the configured store (files or Redis) into PostgreSQL and count both sides.
+    case migrate(MigrateCommand)
     /// Print the version.
     case version
     /// Print the usage of the named command (`accounts delete` names a sub-command's), or of all of them.
@@ -26,13 +28,13 @@ public enum BrokerCommand: Equatable, Sendable {
 
     /// The commands by name, in the order the usage lists them.
     static let names = [
-        "serve", "demo", "healthcheck", "rekey", "config", "accounts", "backup", "restore", "webhooks", "version", "help",
+        "serve", "demo", "healthcheck", "rekey", "config", "accounts", "backup", "restore", "migrate", "webhooks", "version", "help",
     ]
 
     /// The usage text: every command, one line each.
     public static let usage = """
         usage: token-broker [serve | demo | healthcheck | rekey [--dry-run] | config check | accounts … | backup | restore FILE
-                            | webhooks … | version | help] [--help]
+                            | migrate --to URL | webhooks … | version | help] [--help]
           serve           run the broker (default); settings come from BROKER_* environment variables
           demo            run the broker with a built-in demo provider (not a real account) and throwaway data; prints what to open
           healthcheck     exit 0 when /healthz on the configured port answers 200, else 1 with the reason on stderr
@@ -52,6 +54,9 @@ public enum BrokerCommand: Equatable, Sendable {
                           install a backup as the accounts of a stopped broker's data directory (default BROKER_DATA_DIR);
                           refuses a directory that holds accounts unless --force, which moves them to backups/replaced-<time>/;
                           the encryption key is not in the backup: start the broker with the key of the one that wrote it
+          migrate --to postgres://…
+                          copy the configured store (BROKER_DATA_DIR's files, or BROKER_STORE=redis://…) into PostgreSQL;
+                          idempotent and resumable; prints both sides' counts and exits 1 when they differ
           webhooks list         show the running broker's pending and dropped webhook deliveries (BROKER_URL, BROKER_API_KEY)
           webhooks replay ID    send a pending or dropped delivery (evt_….N) or every delivery of an event (evt_…) again now
           version         print the version
@@ -99,6 +104,8 @@ public enum BrokerCommand: Equatable, Sendable {
             return .success(.backup(json: json))
         case "restore":
             return RestoreCommand.parse(rest).map(BrokerCommand.restore)
+        case "migrate":
+            return MigrateCommand.parse(rest).map(BrokerCommand.migrate)
         case "config":
             guard rest.first == "check" else {
                 return .failure(rest.first.map(extra) ?? UsageError(description: "config needs a sub-command: config check"))

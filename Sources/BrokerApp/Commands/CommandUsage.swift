@@ -113,6 +113,18 @@ extension BrokerCommand {
           --force         replace the accounts the directory holds, moving them to backups/replaced-<time>/ first
         Exit status: 0 restored; 1 refused (the file, accounts already there, a running broker); 2 a bad setting.
         """,
+        "migrate": """
+        usage: token-broker migrate --to postgres://USER@HOST:5432/DB
+        Copy the configured store into PostgreSQL: the files of BROKER_DATA_DIR (under its lock: stop the broker
+        first), or Redis with BROKER_STORE=redis://…. Accounts keep their sealed bytes (start the broker on
+        PostgreSQL with the same BROKER_ENCRYPTION_KEY); plaintext records are sealed on the way; pending and dropped
+        webhook deliveries are copied; sign-ins in progress, backoff and app tokens are not. The schema is migrated
+        first. A run again copies nothing twice and finishes what an interrupted one began; an account already in
+        PostgreSQL is replaced only by a source record updated later. The URL is read like BROKER_STORE (password in
+        it or BROKER_STORE_PASSWORD_FILE; BROKER_POSTGRES_ALLOW_MD5). Prints both sides' counts and the copy's speed.
+          --to URL        the PostgreSQL database to copy into (also --to=URL)
+        Exit status: 0 copied and the counts match; 1 failed or the counts differ; 2 a bad argument or setting.
+        """,
         "webhooks": """
         usage: token-broker webhooks list
                token-broker webhooks replay ID

@@ -54,7 +54,11 @@ enum StorageBackendFactory {
             guard let postgres, let secret = c.secret else {
                 throw StartupError(message: "a broker on PostgreSQL is built with Broker.make, which migrates the schema first")
             }
-            return Opened(backend: postgres, cookieSecret: Array(secret.value.utf8), metrics: StorageMetrics())
+            let client = postgres.client
+            let cache = postgres.cachedAccounts
+            return Opened(
+                backend: postgres, cookieSecret: Array(secret.value.utf8),
+                metrics: StorageMetrics(connection: { client.metrics.prometheusText + (cache?.prometheusText ?? "") }))
         }
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? accountCodec(c, logger: logger)
         if let settlement {
@@ -133,6 +137,6 @@ enum StorageBackendFactory {
 struct StorageMetrics: Sendable {
     /// The file store's journal and snapshot sizes and damaged records.
     var records: @Sendable () -> String = { "" }
-    /// The Redis client's round trips, pool and cache.
+    /// The Redis client's round trips, pool and cache; the PostgreSQL client's round trips, pool and errors.
     var connection: @Sendable () -> String = { "" }
 }

@@ -38,14 +38,37 @@ public final class PostgresAccountRepository: AccountRepository {
     /// Writes `account`, replacing any earlier record, in one statement.
     public func put(_ account: Account) async throws(StoreError) {
         let bytes = try codec.encode(account)
-        _ = try await client.storeQuery(Self.upsert, Self.parameters(account, bytes: bytes))
+        do {
+            // One implicit transaction: the NOTIFY goes out at its COMMIT.
+            _ = try await client.pipeline([PostgresQuery(Self.upsert, Self.parameters(account, bytes: bytes)), Self.notify(account.id)])
+        } catch {
+            throw error.storeError
+        }
     }
 
     /// Removes the account with `id` and returns it, in one `DELETE … RETURNING`.
     public func delete(id: AccountID) async throws(StoreError) -> Account? {
-        let rows = try await client.storeQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)])
-        guard let row = rows.rows.first else { return nil }
+        let results: [PostgresRows]
+        do {
+            results = try await client.pipeline([
+                PostgresQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)]), Self.notify(id.string),
+            ])
+        } catch {
+            throw error.storeError
+        }
+        guard let row = results[0].rows.first else { return nil }
         return try decode(row, id: id.string)
+    }
+
+    /// The channel every replica's cache listens on; a notification's payload is the id of the account that changed,
+    /// or empty for "anything may have changed".
+    public static let channel = "tb_accounts"
+
+    /// Tells every listening replica, at the transaction's COMMIT, that account `id` changed (PostgreSQL delivers a
+    /// NOTIFY only if the transaction commits, after it does). Ids past 7,000 bytes (the payload's limit is 8,000)
+    /// notify with an empty payload, which drops every cached account.
+    static func notify(_ id: String) -> PostgresQuery {
+        PostgresQuery("SELECT pg_notify('\(channel)', $1)", [.text(id.utf8.count > 7000 ? "" : id)])
     }
 
     /// Every account, or those of `provider`, sorted by id in UTF-8 byte order (the columns are `COLLATE "C"`).
@@ -157,6 +180,7 @@ public final class PostgresAccountRepository: AccountRepository {
                 stored = nil
             case (.some, nil):
                 _ = try await connection.run("DELETE FROM accounts WHERE id = $1", [.text(id)])
+                _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
                 stored = nil
             case (let current, let next?):
                 if next == current {
@@ -166,6 +190,7 @@ public final class PostgresAccountRepository: AccountRepository {
                     // Return the decoded bytes, so what this returns equals what a later read gives.
                     stored = try self.codec.decode(bytes, path: Self.path(id))
                     _ = try await connection.run(current == nil ? Self.insert : Self.upsert, Self.parameters(next, bytes: bytes))
+                    _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
                 }
             }
             try await alongside(current, stored, connection)
@@ -175,8 +200,8 @@ public final class PostgresAccountRepository: AccountRepository {
 
     /// Inserts a new row; fails with a unique violation when the id exists.
     static let insert = """
-        INSERT INTO accounts (id, provider, uid, end_user, tags, status, expires_at, updated_at, record)
-        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9::bytea)
+        INSERT INTO accounts (id, provider, uid, end_user, tags, status, expires_at, updated_at, record, counts_expired_at)
+        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9::bytea, $10)
         """
 
     /// Inserts or replaces a row.
@@ -185,7 +210,7 @@ public final class PostgresAccountRepository: AccountRepository {
 
             ON CONFLICT (id) DO UPDATE SET provider = EXCLUDED.provider, uid = EXCLUDED.uid, end_user = EXCLUDED.end_user,
               tags = EXCLUDED.tags, status = EXCLUDED.status, expires_at = EXCLUDED.expires_at,
-              updated_at = EXCLUDED.updated_at, record = EXCLUDED.record
+              updated_at = EXCLUDED.updated_at, record = EXCLUDED.record, counts_expired_at = EXCLUDED.counts_expired_at
             """
 
     /// The parameters of ``insert`` and ``upsert`` for `account` stored as `bytes`.
@@ -194,8 +219,12 @@ public final class PostgresAccountRepository: AccountRepository {
             .text(account.id), .text(account.provider), .text(account.uid), account.endUser.map { .text($0.id) } ?? .null,
             .text(tagsJSON(account.tags)), .text(account.status.rawValue), account.expiresAt.map { .int(milliseconds($0)) } ?? .null,
             .int(milliseconds(account.updatedAt)), .bytea(bytes),
+            AccountStatusCounts.expiryThatCounts(account).map { .int(milliseconds($0)) } ?? .null,
         ]
     }
+
+    /// Accounts by status, counted by PostgreSQL from the indexed columns (no record is read).
+    public var statusCounting: (any AccountStatusCounting)? { self }
 
     /// Tags as a JSON object for the `jsonb` column and `@>`; keys sorted, so equal tags give equal text.
     static func tagsJSON(_ tags: [String: String]) -> String {
@@ -210,5 +239,26 @@ public final class PostgresAccountRepository: AccountRepository {
     func decode(_ row: PostgresRow, id: String) throws(StoreError) -> Account {
         guard let bytes = row.bytea(0) else { throw .corrupt(path: Self.path(id), reason: "the record is not bytea") }
         return try codec.decode(bytes, path: Self.path(id))
+    }
+}
+
+extension PostgresAccountRepository: AccountStatusCounting {
+    /// Every account counted by status at `now`, in one aggregate over the columns (`counts_expired_at` is
+    /// ``AccountStatusCounts/expiryThatCounts(_:)``, written with each record).
+    ///
+    /// A scan of the table's columns on each `/metrics` scrape: milliseconds for 100,000 rows, no record decoded.
+    public func statusCounts(at now: Date) async throws(StoreError) -> AccountStatusCounts {
+        let rows = try await client.storeQuery(
+            """
+            SELECT count(*), count(*) FILTER (WHERE status = 'reauthorization_required'),
+              count(*) FILTER (WHERE status = 'refresh_exhausted'), count(*) FILTER (WHERE counts_expired_at <= $1)
+            FROM accounts
+            """, [.int(milliseconds(now))])
+        guard let row = rows.rows.first, let total = row.int(0), let reauthorization = row.int(1), let exhausted = row.int(2),
+            let expired = row.int(3)
+        else { throw .unavailable("postgres: the account counts came back incomplete") }
+        return AccountStatusCounts(
+            active: total - reauthorization - exhausted - expired, expired: expired, reauthorizationRequired: reauthorization,
+            refreshExhausted: exhausted)
     }
 }

@@ -112,7 +112,19 @@ public enum PostgresSchema {
                     record bytea NOT NULL
                 )
                 """,
-            ])
+            ]),
+        Migration(
+            version: 2, summary: "accounts.counts_expired_at, so /metrics counts accounts by status without reading records",
+            statements: [
+                // AccountStatusCounts.expiryThatCounts: the expiry of an active account holding no refresh token,
+                // NULL otherwise; written with the record from now on. Rows of version 1 are filled from their
+                // records' readable JSON (a sealed refresh token is an object there, a missing one absent or null).
+                "ALTER TABLE accounts ADD COLUMN counts_expired_at bigint",
+                """
+                UPDATE accounts SET counts_expired_at = expires_at
+                WHERE status = 'active' AND convert_from(record, 'UTF8')::jsonb ->> 'refresh_token' IS NULL
+                """,
+            ]),
     ]
 
     /// The newest version this binary knows.

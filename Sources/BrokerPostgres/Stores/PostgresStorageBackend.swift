@@ -5,14 +5,17 @@ import Foundation
 /// tokens, in the tables of ``PostgresSchema``, shared by every replica through one client.
 ///
 /// An account change and its webhook event's outbox rows commit in one
-/// transaction. Not yet here (issue 35): the `LISTEN`/`NOTIFY` cache and
-/// status counts. PostgreSQL's own backups (pg_dump, base backups) back the
-/// data up, so ``backup`` is nil.
+/// transaction. With a cache capacity, account reads go through this replica's
+/// cache, kept coherent by `LISTEN`/`NOTIFY` (``CachingPostgresAccountRepository``),
+/// once ``start()`` has opened the listening session. PostgreSQL's own backups
+/// (pg_dump, base backups) back the data up, so ``backup`` is nil.
 public struct PostgresStorageBackend: StorageBackend {
     /// The client every store talks through.
     public let client: PostgresClient
     /// The accounts.
     public let accountRepository: PostgresAccountRepository
+    /// The accounts through this replica's cache; nil when created without one.
+    public let cachedAccounts: CachingPostgresAccountRepository?
     /// The flows and their outcomes.
     public let flowStore: PostgresFlowStore
     /// The refresh lock.
@@ -28,12 +31,13 @@ public struct PostgresStorageBackend: StorageBackend {
     /// nothing connects until the first call.
     public init(
         client: PostgresClient, codec: some AccountRecordCodec = PlainJSONAccountCodec(), flowSealer: EncryptedAccountCodec? = nil,
-        webhooks: Bool = false, now: @escaping @Sendable () -> Date = { Date() }
+        webhooks: Bool = false, cacheCapacity: Int = 0, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.client = client
         let outbox = webhooks ? PostgresWebhookOutbox(client: client) : nil
         webhookOutbox = outbox
         accountRepository = PostgresAccountRepository(client: client, codec: codec, outbox: outbox)
+        cachedAccounts = cacheCapacity > 0 ? CachingPostgresAccountRepository(base: accountRepository, capacity: cacheCapacity) : nil
         flowStore = PostgresFlowStore(client: client, sealer: flowSealer, now: now)
         lock = PostgresRefreshLock(client: client)
         backoffStore = PostgresRefreshBackoffStore(client: client, now: now)
@@ -49,7 +53,7 @@ public struct PostgresStorageBackend: StorageBackend {
         return PostgresStorageBackend(client: client, codec: codec, flowSealer: flowSealer, webhooks: webhooks, now: now)
     }
 
-    public var accounts: any AccountRepository { accountRepository }
+    public var accounts: any AccountRepository { cachedAccounts ?? accountRepository }
     public var flows: any FlowStore { flowStore }
     public var flowOutcomes: any FlowOutcomeStore { flowStore }
     /// The outbox, if any.
@@ -66,10 +70,11 @@ public struct PostgresStorageBackend: StorageBackend {
     }
     /// Never degraded.
     public func degradation() -> String? { nil }
-    /// Nothing runs in the background yet.
-    public func start() {}
-    /// Ends the pool's idle sessions.
+    /// Opens the cache's listening session, if there is a cache.
+    public func start() { cachedAccounts?.start() }
+    /// Closes the listening session and ends the pool's idle sessions.
     public func stop() {
+        cachedAccounts?.stop()
         let client = client
         Task { await client.close() }
     }
