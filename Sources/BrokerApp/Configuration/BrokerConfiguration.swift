@@ -82,6 +82,9 @@ public struct BrokerConfiguration: Sendable {
     public var postgresStore: PostgresConfiguration?
     /// Accounts each replica keeps in its client-side cache of Redis (`BROKER_REDIS_CACHE_MAX`, 0 = no cache).
     public var redisCacheMax = 100_000
+    /// Accounts each replica keeps in its cache of PostgreSQL, kept coherent by `LISTEN`/`NOTIFY`
+    /// (`BROKER_POSTGRES_CACHE_MAX`, 0 = no cache).
+    public var postgresCacheMax = 100_000
     /// Replicas that must confirm each account write before it is acknowledged (`BROKER_REDIS_MIN_REPLICAS`); nil: 1 with Sentinel, else 0.
     public var redisMinReplicas: Int?
     /// Where `/metrics` is served on a listener of its own (`BROKER_METRICS_ADDR`); nil serves it on the main port.
@@ -232,6 +235,7 @@ public struct BrokerConfiguration: Sendable {
         c.pageAccent = try read.hexColour("BROKER_PAGE_ACCENT")
         c.webhooks = try WebhookSettings.read(read)
         c.redisCacheMax = try read.integer("BROKER_REDIS_CACHE_MAX", default: 100_000, range: 0...10_000_000)
+        c.postgresCacheMax = try read.integer("BROKER_POSTGRES_CACHE_MAX", default: 100_000, range: 0...10_000_000)
         if read.raw("BROKER_REDIS_MIN_REPLICAS") != nil {
             c.redisMinReplicas = try read.integer("BROKER_REDIS_MIN_REPLICAS", default: 0, range: 0...16)
         }

@@ -3,10 +3,6 @@ import BrokerPostgres
 import Foundation
 
 extension StorageBackendFactory {
-    /// Accounts each replica on PostgreSQL keeps in memory, kept coherent by `LISTEN`/`NOTIFY`; chosen where issue 35
-    /// is silent: fixed, as Redis's default (`BROKER_REDIS_CACHE_MAX`), until a deployment needs it set.
-    static let postgresCacheCapacity = 100_000
-
     /// The PostgreSQL back end of `c`, its schema migrated first (once across replicas starting together); nil when
     /// the store is not PostgreSQL.
     ///
@@ -42,6 +38,6 @@ extension StorageBackendFactory {
             throw StartupError(message: "cannot migrate the PostgreSQL schema at \(c.storeDescription): \(error)")
         }
         return PostgresStorageBackend(
-            client: client, codec: codec, flowSealer: codec, webhooks: c.webhooks != nil, cacheCapacity: postgresCacheCapacity, now: now)
+            client: client, codec: codec, flowSealer: codec, webhooks: c.webhooks != nil, cacheCapacity: c.postgresCacheMax, now: now)
     }
 }
