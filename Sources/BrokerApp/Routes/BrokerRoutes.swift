@@ -59,6 +59,9 @@ enum BrokerRoutes {
         // Front ends on the listed origins build their own provider lists from it.
         router.add(.GET, "/providers", cors.wrap(.sync(oauth.providers)))
         router.add(.OPTIONS, "/providers", cors.preflight(methods: [.GET, .HEAD]))
+        // Remote MCP servers' authorization servers read the broker's client ID metadata documents here.
+        let clientDocuments = ClientMetadataDocument.Handler(registry: oauth.registry, redirectURI: oauth.authorization.redirectURI)
+        router.add(.GET, prefix: ClientMetadataDocument.routePrefix, .sync(clientDocuments.document))
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
         router.add(.POST, "/backup", .async(backup.backup))

@@ -112,7 +112,18 @@ public enum PostgresSchema {
                     record bytea NOT NULL
                 )
                 """,
-            ])
+            ]),
+        Migration(
+            version: 2, summary: "client registrations at remote MCP servers",
+            statements: [
+                """
+                CREATE TABLE client_registrations (
+                    key text COLLATE "C" PRIMARY KEY,
+                    registered_at bigint NOT NULL,
+                    record bytea NOT NULL
+                )
+                """
+            ]),
     ]
 
     /// The newest version this binary knows.

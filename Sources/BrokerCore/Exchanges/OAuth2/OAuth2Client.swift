@@ -80,7 +80,7 @@ public struct OAuth2Client: Sendable {
 
     /// A POST of `form` and the client credentials to `url`, in the provider's request format, asking for JSON.
     func tokenRequest(url: String, form: [(String, String)]) -> UpstreamRequest {
-        var form = form
+        var form = form + settings.extraTokenParameters
         var headers: [(String, String)] = [
             ("Content-Type", settings.tokenRequestFormat.contentType),
             // GitHub answers form-encoded unless asked for JSON.
