@@ -25,6 +25,9 @@ public final class FakeMCPServer: Sendable {
         public var clientMetadataDocuments = false
         /// Whether the protected resource metadata names another resource (a misconfigured or hostile server).
         public var wrongResource = false
+        /// Whether registrations wait for ``releaseRegistrations()`` before they are answered, so that a test can have
+        /// several brokers discover the server while the first registration is under way.
+        public var holdRegistrations = false
         /// Creates the defaults: challenge, registration, no client ID metadata documents.
         public init() {}
     }
@@ -39,6 +42,10 @@ public final class FakeMCPServer: Sendable {
         public var tokenForms: [[String: String]] = []
         /// Authorized calls to the server.
         public var serverCalls = 0
+        /// Fetches of the authorization server's metadata.
+        public var metadataFetches = 0
+        /// Registration requests received, answered or still held.
+        public var registrationRequests = 0
     }
 
     /// One registered client.
@@ -63,6 +70,8 @@ public final class FakeMCPServer: Sendable {
         var codes: [String: Code] = [:]
         var accessTokens: [String: String] = [:]
         var refreshTokens: [String: (clientID: String, resource: String)] = [:]
+        var heldRegistrations: [CheckedContinuation<Void, Never>] = []
+        var registrationsReleased = false
     }
 
     /// The state, shared with the route closures.
@@ -90,7 +99,12 @@ public final class FakeMCPServer: Sendable {
         router.add(.POST, "/mcp", .sync({ Self.server($0, state: state, base: base, events: events) }))
         router.get("/.well-known/oauth-protected-resource/mcp") { _ in Self.protectedResource(state: state, base: base) }
         router.get("/.well-known/oauth-authorization-server/as") { _ in Self.authorizationServer(state: state, base: base) }
-        router.add(.POST, "/as/register", .sync({ Self.register($0, state: state) }))
+        router.add(
+            .POST, "/as/register",
+            .async({ request in
+                await Self.hold(state: state)
+                return Self.register(request, state: state)
+            }))
         router.get("/as/authorize") { Self.authorize($0, state: state, base: base) }
         router.add(.POST, "/as/token", .sync({ Self.token($0, state: state, base: base) }))
         self.router = router
@@ -113,6 +127,7 @@ public final class FakeMCPServer: Sendable {
     /// Stops listening.
     public func stop() async {
         events.push(nil)
+        releaseRegistrations()
         await listener.stop()
     }
 
@@ -122,6 +137,29 @@ public final class FakeMCPServer: Sendable {
     public var issuer: String { listener.baseURL + "/as" }
     /// What the fake saw so far.
     public var ledger: Ledger { state.withLock { $0.ledger } }
+
+    /// Answers every held registration and lets later ones through at once.
+    public func releaseRegistrations() {
+        let held = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.registrationsReleased = true
+            defer { s.heldRegistrations = [] }
+            return s.heldRegistrations
+        }
+        for waiter in held { waiter.resume() }
+    }
+
+    /// Waits, with ``Options/holdRegistrations``, until ``releaseRegistrations()``.
+    static func hold(state: Core) async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { s -> Bool in
+                s.ledger.registrationRequests += 1
+                guard s.options.holdRegistrations, !s.registrationsReleased else { return false }
+                s.heldRegistrations.append(waiter)
+                return true
+            }
+            if !wait { waiter.resume() }
+        }
+    }
 
     /// Changes the options; takes effect from the next request.
     public func set(_ change: (inout Options) -> Void) {
@@ -162,7 +200,10 @@ public final class FakeMCPServer: Sendable {
 
     static func authorizationServer(state: Core, base: BaseBox) -> Response {
         let issuer = base.value.withLock { $0 } + "/as"
-        let options = state.withLock { $0.options }
+        let options = state.withLock { s -> Options in
+            s.ledger.metadataFetches += 1
+            return s.options
+        }
         var body: [String: Any] = [
             "issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
             "code_challenge_methods_supported": ["S256"], "grant_types_supported": ["authorization_code", "refresh_token"],
