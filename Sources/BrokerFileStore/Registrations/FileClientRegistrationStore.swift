@@ -6,15 +6,31 @@ import Synchronization
 /// whole (write, fsync, rename, as every file here) when a registration is added.
 ///
 /// `{"version":1,"registrations":[<record>, …]}`, each record ``ClientRegistrationCodec``'s object. Registrations
-/// are a handful (one per remote MCP server) and added once each, so a whole-file rewrite is cheap. One process owns
-/// the directory, so the lock in memory is the compare-and-set. The file is read on first use.
+/// are a handful (one per remote MCP server), added once each and read only by discovery, so every call reads the file
+/// afresh and an add rewrites it whole. One process owns the directory, so a lock in this process, one per file
+/// (shared by every store opened on it), makes the read-then-write a compare-and-set.
 public final class FileClientRegistrationStore: ClientRegistrationStore {
     /// The file's path.
     public let path: String
     /// Seals client secrets at rest when set.
     let sealer: EncryptedAccountCodec?
-    /// The registrations by key once read; nil before.
-    private let table = Mutex<[ExactKey: ClientRegistration]?>(nil)
+    /// The lock of each file, by path, shared by every store opened on it in this process.
+    private static let locks = Mutex<[String: FileLock]>([:])
+
+    /// One file's lock.
+    private final class FileLock: Sendable {
+        let mutex = Mutex(())
+    }
+
+    /// This file's lock.
+    private var lock: FileLock {
+        Self.locks.withLock { locks in
+            if let lock = locks[path] { return lock }
+            let lock = FileLock()
+            locks[path] = lock
+            return lock
+        }
+    }
 
     /// The file's name in the data directory.
     public static let fileName = "client-registrations.json"
@@ -28,29 +44,25 @@ public final class FileClientRegistrationStore: ClientRegistrationStore {
     /// The registration under `key`.
     public func registration(for key: String) async throws(StoreError) -> ClientRegistration? {
         try await BlockingIO.run { [self] () throws(StoreError) -> ClientRegistration? in
-            try table.withLock { (entries) throws(StoreError) -> ClientRegistration? in
-                try loaded(&entries)[ExactKey(key)]
-            }
+            try lock.mutex.withLock { _ throws(StoreError) -> ClientRegistration? in try read()[ExactKey(key)] }
         }
     }
 
     /// Keeps `registration` unless its key has one, writing the file before answering; returns the kept one.
     public func add(_ registration: ClientRegistration) async throws(StoreError) -> ClientRegistration {
         try await BlockingIO.run { [self] () throws(StoreError) -> ClientRegistration in
-            try table.withLock { (entries) throws(StoreError) -> ClientRegistration in
-                var next = try loaded(&entries)
-                if let kept = next[ExactKey(registration.key)] { return kept }
-                next[ExactKey(registration.key)] = registration
-                try DurableFile.write(encode(next), to: path)
-                entries = next
+            try lock.mutex.withLock { _ throws(StoreError) -> ClientRegistration in
+                var table = try read()
+                if let kept = table[ExactKey(registration.key)] { return kept }
+                table[ExactKey(registration.key)] = registration
+                try DurableFile.write(encode(table), to: path)
                 return registration
             }
         }
     }
 
-    /// The table, read from the file the first time.
-    private func loaded(_ entries: inout [ExactKey: ClientRegistration]?) throws(StoreError) -> [ExactKey: ClientRegistration] {
-        if let entries { return entries }
+    /// The registrations in the file, by key; empty when there is no file.
+    private func read() throws(StoreError) -> [ExactKey: ClientRegistration] {
         var table: [ExactKey: ClientRegistration] = [:]
         if let bytes = try DurableFile.read(path) {
             guard let root = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
@@ -65,7 +77,6 @@ public final class FileClientRegistrationStore: ClientRegistrationStore {
                 table[ExactKey(key)] = try ClientRegistrationCodec.decode([UInt8](data), key: key, path: path, sealer: sealer)
             }
         }
-        entries = table
         return table
     }
 
