@@ -47,12 +47,15 @@ struct MCPDiscoveryTests {
 
     @Test func theChallengeNamesTheMetadataAndScope() {
         let challenge = MCPServerMetadata.challenge(
-            #"Bearer realm="mcp", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read files:write""#)
+            #"Bearer realm="mcp", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read files:write""#
+        )
         #expect(challenge.resourceMetadata == "https://mcp.example.com/.well-known/oauth-protected-resource")
         #expect(challenge.scope == "files:read files:write")
         #expect(MCPServerMetadata.challenge(#"Basic realm="x""#).resourceMetadata == nil)
         #expect(MCPServerMetadata.challenge(#"Bearer resource_metadata="unterminated"#).resourceMetadata == nil)
-        #expect(MCPServerMetadata.challenge(#"Bearer error="invalid_token", resource_metadata=https://a.example/x"#).resourceMetadata == "https://a.example/x")
+        #expect(
+            MCPServerMetadata.challenge(#"Bearer error="invalid_token", resource_metadata=https://a.example/x"#).resourceMetadata
+                == "https://a.example/x")
         #expect(MCPServerMetadata.challenge(nil).resourceMetadata == nil)
         #expect(MCPServerMetadata.scopes("a b") == ["a", "b"] && MCPServerMetadata.scopes("a\"b") == nil)
     }
@@ -64,7 +67,10 @@ struct MCPDiscoveryTests {
                 "https://example.com/.well-known/oauth-protected-resource/public/mcp",
                 "https://example.com/.well-known/oauth-protected-resource",
             ])
-        #expect(MCPServerMetadata.protectedResourceURLs(server: "https://example.com") == ["https://example.com/.well-known/oauth-protected-resource"])
+        #expect(
+            MCPServerMetadata.protectedResourceURLs(server: "https://example.com") == [
+                "https://example.com/.well-known/oauth-protected-resource"
+            ])
         #expect(
             MCPServerMetadata.authorizationServerURLs(issuer: "https://auth.example.com/tenant1") == [
                 "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
@@ -83,8 +89,12 @@ struct MCPDiscoveryTests {
         func parse(_ json: String, http: Bool = false) -> Result<MCPServerMetadata.ProtectedResource, OIDCDocumentProblem> {
             MCPServerMetadata.protectedResource(Array(json.utf8), server: server, allowingHTTP: http)
         }
-        let good = parse(#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["a"]}"#)
-        #expect((try? good.get()) == MCPServerMetadata.ProtectedResource(resource: server, authorizationServer: "https://auth.example.com", scopesSupported: ["a"]))
+        let good = parse(
+            #"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["a"]}"#)
+        #expect(
+            (try? good.get())
+                == MCPServerMetadata.ProtectedResource(
+                    resource: server, authorizationServer: "https://auth.example.com", scopesSupported: ["a"]))
         for bad in [
             #"{"resource":"https://mcp.example.com/other","authorization_servers":["https://auth.example.com"]}"#,
             #"{"resource":"https://mcp.example.com/mcp","authorization_servers":[]}"#,
@@ -95,8 +105,11 @@ struct MCPDiscoveryTests {
         ] {
             #expect((try? parse(bad).get()) == nil, "\(bad)")
         }
-        #expect((try? parse(#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["http://127.0.0.1:1"]}"#, http: true).get()) != nil)
-        let huge = #"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://a.example"],"x":""#
+        #expect(
+            (try? parse(#"{"resource":"https://mcp.example.com/mcp","authorization_servers":["http://127.0.0.1:1"]}"#, http: true).get())
+                != nil)
+        let huge =
+            #"{"resource":"https://mcp.example.com/mcp","authorization_servers":["https://a.example"],"x":""#
             + String(repeating: "a", count: OIDCProviderMetadata.maximumDocumentBytes) + #""}"#
         #expect((try? parse(huge).get()) == nil)
     }
@@ -105,7 +118,8 @@ struct MCPDiscoveryTests {
         func read(_ json: String) throws(BrokerError) -> ClientRegistration {
             try MCPDiscovery.registration(
                 Array(json.utf8), server: "https://mcp.example.com/mcp", issuer: "https://auth.example.com",
-                redirectURI: "https://broker.example.com/callback", at: Date(timeIntervalSince1970: 1_800_000_000), step: "client_registration")
+                redirectURI: "https://broker.example.com/callback", at: Date(timeIntervalSince1970: 1_800_000_000),
+                step: "client_registration")
         }
         let publicClient = try read(#"{"client_id":"abc","token_endpoint_auth_method":"none"}"#)
         #expect(publicClient.clientID == "abc" && publicClient.authentication == .publicClient && publicClient.clientSecret == nil)

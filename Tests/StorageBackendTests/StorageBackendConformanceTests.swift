@@ -346,8 +346,10 @@ enum StorageBackendConformanceTests {
     struct ClientRegistrations {
         static func registration(_ clientID: String, secret: String? = nil) -> ClientRegistration {
             ClientRegistration(
-                server: "https://mcp.example.com/mcp", issuer: "https://auth.example.com", redirectURI: "https://broker.example.com/callback",
-                clientID: clientID, clientSecret: secret.map(Secret.init), authentication: secret == nil ? .publicClient : .clientSecretBasic,
+                server: "https://mcp.example.com/mcp", issuer: "https://auth.example.com",
+                redirectURI: "https://broker.example.com/callback",
+                clientID: clientID, clientSecret: secret.map(Secret.init),
+                authentication: secret == nil ? .publicClient : .clientSecretBasic,
                 registeredAt: .fixture)
         }
 
