@@ -41,6 +41,9 @@ public struct ProviderConfiguration: Sendable {
     /// authorization server (RFC 9728), the `resource` of every authorize and token request (RFC 8707), and the API
     /// base the proxy calls.
     public var mcpServer: String? = nil
+    /// Whether token requests must reach public addresses only (``UpstreamRequest/publicAddressesOnly``): a remote MCP
+    /// server's discovered endpoints, unless the entry allows private addresses (`api_allow_private`).
+    public var tokenEndpointPublicOnly: Bool = false
     /// For an `mcp` provider, the `client_name` the broker registers under (RFC 7591 §2); nil says `token-broker`.
     public var mcpClientName: String? = nil
     /// The OAuth 1.0a request-token endpoint.

@@ -46,6 +46,8 @@ public struct MCPAuthorization: Sendable, Equatable {
         c.clientSecret = clientSecret
         c.clientAuthentication = authentication
         c.pkce = true
+        // The endpoints came from the internet: reach them on public addresses only unless the entry allows private ones.
+        c.tokenEndpointPublicOnly = !provider.apiAllowPrivate
         if c.scopes.isEmpty { c.scopes = scopes }
         c.extraAuthorizeParameters.removeAll { $0.0 == "resource" }
         c.extraAuthorizeParameters.append(("resource", server))

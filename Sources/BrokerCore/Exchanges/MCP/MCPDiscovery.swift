@@ -12,7 +12,9 @@ import Foundation
 /// replica registers (a ``RefreshLock`` held while it does), the others wait and read what it stored.
 ///
 /// Every fetch goes through the same ``UpstreamClient`` as every provider call (no redirects, the outbound deadline and
-/// size cap) and is reported under the steps `discovery` and `client_registration`. A provider whose discovery fails
+/// size cap) and is reported under the steps `discovery` and `client_registration`. The server chose these URLs, so
+/// they must resolve to public addresses (``UpstreamRequest/publicAddressesOnly``; SSRF) and be `https`, unless the
+/// entry says `api_allow_private`, as for a server on the operator's own network. A provider whose discovery fails
 /// stays unavailable, with the reason, and is tried again with backoff; the rest of the broker works on.
 public struct MCPDiscovery: Sendable {
     /// The providers, whose ``ProviderRegistry/mcp`` cache is filled.
@@ -86,9 +88,10 @@ public struct MCPDiscovery: Sendable {
         let allowHTTP = provider.apiAllowPrivate
         let call = ProviderCall(upstream: upstream, provider: name, observer: observer)
         let step = ProviderStep.discovery
-        let challenge = await self.challenge(server, call: call)
+        let publicOnly = !allowHTTP
+        let challenge = await self.challenge(server, call: call, publicOnly: publicOnly)
         let resource = try await protectedResource(server, challenge: challenge.resourceMetadata, allowHTTP: allowHTTP, call: call)
-        let (metadata, fields) = try await authorizationServer(resource.authorizationServer, call: call)
+        let (metadata, fields) = try await authorizationServer(resource.authorizationServer, publicOnly: publicOnly, call: call)
         // MCP authorization, security considerations: without S256 in the metadata the client must not proceed.
         guard metadata.codeChallengeMethods?.contains(PKCE.method) == true else {
             throw .upstreamError(
@@ -131,14 +134,15 @@ public struct MCPDiscovery: Sendable {
 
     /// The `resource_metadata` and `scope` of the server's `401` to a call without a token, nil each when it
     /// answered otherwise or could not be reached (the well-known URLs are tried then).
-    func challenge(_ server: String, call: ProviderCall) async -> (resourceMetadata: String?, scope: String?) {
+    func challenge(_ server: String, call: ProviderCall, publicOnly: Bool) async -> (resourceMetadata: String?, scope: String?) {
         let ping = #"{"jsonrpc":"2.0","id":0,"method":"ping"}"#
-        let request = UpstreamRequest(
+        var request = UpstreamRequest(
             method: "POST", url: server,
             headers: [
                 ("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream"),
                 ("User-Agent", ProviderCall.userAgent),
             ], body: Array(ping.utf8))
+        request.publicAddressesOnly = publicOnly
         let answer = try? await call.perform(request, step: .discovery, secrets: []) { response throws(BrokerError) in
             response.status == 401 ? MCPServerMetadata.challenge(response.header("WWW-Authenticate")) : (nil, nil)
         }
@@ -160,7 +164,7 @@ public struct MCPDiscovery: Sendable {
         }
         var lastReason = "no protected resource metadata at \(urls.joined(separator: " or "))"
         for url in urls {
-            let found = try await call.perform(Self.get(url), step: step, secrets: []) {
+            let found = try await call.perform(Self.get(url, publicOnly: !allowHTTP), step: step, secrets: []) {
                 response throws(BrokerError) -> MCPServerMetadata.ProtectedResource? in
                 guard response.status == 200 else {
                     lastReason = "the protected resource metadata answered HTTP \(response.status)"
@@ -178,11 +182,13 @@ public struct MCPDiscovery: Sendable {
 
     /// The authorization server's checked metadata and the document's fields, from the first well-known URL whose
     /// document passes (RFC 8414 §3.1, §3.3; OpenID Connect Discovery §4).
-    func authorizationServer(_ issuer: String, call: ProviderCall) async throws(BrokerError) -> (OIDCProviderMetadata, [String: Any]) {
+    func authorizationServer(_ issuer: String, publicOnly: Bool, call: ProviderCall) async throws(BrokerError) -> (
+        OIDCProviderMetadata, [String: Any]
+    ) {
         let step = ProviderStep.discovery
         var lastReason = "no authorization server metadata for \(issuer)"
         for url in MCPServerMetadata.authorizationServerURLs(issuer: issuer) {
-            let found = try await call.perform(Self.get(url), step: step, secrets: []) {
+            let found = try await call.perform(Self.get(url, publicOnly: publicOnly), step: step, secrets: []) {
                 response throws(BrokerError) -> (OIDCProviderMetadata, [String: Any])? in
                 guard response.status == 200 else {
                     lastReason = "the authorization server metadata answered HTTP \(response.status)"
@@ -262,10 +268,11 @@ public struct MCPDiscovery: Sendable {
             "application_type": loopback ? "native" : "web",
         ]
         let bytes = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])).map { [UInt8]($0) } ?? []
-        let request = UpstreamRequest(
+        var request = UpstreamRequest(
             method: "POST", url: endpoint,
             headers: [("Content-Type", "application/json"), ("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)],
             body: bytes)
+        request.publicAddressesOnly = !provider.apiAllowPrivate
         let now = self.now()
         let redirect = redirectURI
         return try await call.perform(request, step: step, secrets: []) { response throws(BrokerError) in
@@ -320,8 +327,11 @@ public struct MCPDiscovery: Sendable {
             registeredAt: now)
     }
 
-    /// A `GET` asking for JSON.
-    static func get(_ url: String) -> UpstreamRequest {
-        UpstreamRequest(method: "GET", url: url, headers: [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)])
+    /// A `GET` asking for JSON, to public addresses only when `publicOnly`.
+    static func get(_ url: String, publicOnly: Bool) -> UpstreamRequest {
+        var request = UpstreamRequest(
+            method: "GET", url: url, headers: [("Accept", "application/json"), ("User-Agent", ProviderCall.userAgent)])
+        request.publicAddressesOnly = publicOnly
+        return request
     }
 }

@@ -71,6 +71,8 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     /// Parameters added to every token request (code exchange, refresh, device poll), in order: a remote MCP
     /// server's `resource` (RFC 8707 §2).
     public let extraTokenParameters: [(String, String)]
+    /// Whether token requests must reach public addresses only (a discovered token endpoint).
+    public let tokenEndpointPublicOnly: Bool
     /// Header fields added to every call to the provider, replacing the broker's own of the same name.
     public let requestHeaders: [(String, String)]
     /// The authorization server's issuer identifier (RFC 9207 §2); nil when unknown.
@@ -125,6 +127,7 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         pkce = provider.pkce
         extraAuthorizeParameters = provider.extraAuthorizeParameters
         extraTokenParameters = provider.extraTokenParameters
+        tokenEndpointPublicOnly = provider.tokenEndpointPublicOnly
         requestHeaders = provider.requestHeaders
         issuer = provider.issuer
         requiresIssuerParameter = provider.requiresIssuerParameter
