@@ -144,6 +144,25 @@ extension FakeMCPServer {
         #expect(broker.log.contains("\"msg\":\"mcp discovery loaded\""))
     }
 
+    @Test(arguments: [
+        ("no PKCE S256", "does not list PKCE S256"), ("issuer mismatch", "not the configured issuer"),
+        ("no registration", "neither client ID metadata documents"),
+    ])
+    func anAuthorizationServerTheBrokerCannotUseLeavesTheProviderUnavailableWithTheReason(fault: String, reason: String) async throws {
+        var options = FakeMCPServer.Options()
+        switch fault {
+        case "no PKCE S256": options.withoutS256 = true
+        case "issuer mismatch": options.issuerMismatch = true
+        default: options.registration = false
+        }
+        let server = try FakeMCPServer.scoped(options: options)
+        let broker = try BrokerHarness(providersJSON: server.providersJSON)
+        #expect(await eventually(timeout: 60) { (await Self.listed(broker.port)?["reason"] as? String)?.contains(reason) == true })
+        #expect(try #require(await Self.listed(broker.port))["available"] as? Bool == false)
+        #expect(try #require(await TestHTTP.send(port: broker.port, target: "/readyz")).status == 200)
+        #expect(server.ledger.registrations == 0)
+    }
+
     @Test func threeReplicasOnOneRedisRegisterOneClientAndARestartRegistersNone() async throws {
         var options = FakeMCPServer.Options()
         options.holdRegistrations = true

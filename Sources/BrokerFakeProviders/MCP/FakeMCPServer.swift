@@ -25,6 +25,10 @@ public final class FakeMCPServer: Sendable {
         public var clientMetadataDocuments = false
         /// Whether the protected resource metadata names another resource (a misconfigured or hostile server).
         public var wrongResource = false
+        /// Whether the authorization server's metadata leaves out `code_challenge_methods_supported` (no PKCE S256).
+        public var withoutS256 = false
+        /// Whether the authorization server's metadata names another issuer than the one it was looked up for.
+        public var issuerMismatch = false
         /// Whether registrations wait for ``releaseRegistrations()`` before they are answered, so that a test can have
         /// several brokers discover the server while the first registration is under way.
         public var holdRegistrations = false
@@ -205,12 +209,14 @@ public final class FakeMCPServer: Sendable {
             return s.options
         }
         var body: [String: Any] = [
-            "issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+            "issuer": options.issuerMismatch ? issuer + "/other" : issuer, "authorization_endpoint": issuer + "/authorize",
+            "token_endpoint": issuer + "/token",
             "code_challenge_methods_supported": ["S256"], "grant_types_supported": ["authorization_code", "refresh_token"],
             "token_endpoint_auth_methods_supported": ["none"], "response_types_supported": ["code"],
             "client_id_metadata_document_supported": options.clientMetadataDocuments,
         ]
         if options.registration { body["registration_endpoint"] = issuer + "/register" }
+        if options.withoutS256 { body["code_challenge_methods_supported"] = nil }
         return json(.ok, body)
     }
 

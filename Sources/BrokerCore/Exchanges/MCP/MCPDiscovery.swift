@@ -187,11 +187,13 @@ public struct MCPDiscovery: Sendable {
     ) {
         let step = ProviderStep.discovery
         var lastReason = "no authorization server metadata for \(issuer)"
+        // A document refused for what it says explains more than a later URL's 404: that reason is kept.
+        var refused = false
         for url in MCPServerMetadata.authorizationServerURLs(issuer: issuer) {
             let found = try await call.perform(Self.get(url, publicOnly: publicOnly), step: step, secrets: []) {
                 response throws(BrokerError) -> (OIDCProviderMetadata, [String: Any])? in
                 guard response.status == 200 else {
-                    lastReason = "the authorization server metadata answered HTTP \(response.status)"
+                    if !refused { lastReason = "the authorization server metadata answered HTTP \(response.status)" }
                     return nil
                 }
                 switch OIDCProviderMetadata.parse(response.body, issuer: issuer) {
@@ -200,6 +202,7 @@ public struct MCPDiscovery: Sendable {
                     return (metadata, fields)
                 case .failure(let problem):
                     lastReason = "the authorization server metadata: " + problem.description
+                    refused = true
                     return nil
                 }
             }
