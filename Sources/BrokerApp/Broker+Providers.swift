@@ -26,6 +26,7 @@ extension Broker {
     /// Reads every configured OpenID provider's discovery document in the background, each retried with
     /// backoff until it loads; the broker is ready meanwhile, and those providers' sign-ins answer 503.
     func startDiscovery() {
+        startMCPDiscovery()
         guard !discovery.registry.discovery.providers.isEmpty else { return }
         let logger = self.logger
         let task = Task { [discovery] in
@@ -41,5 +42,31 @@ extension Broker {
             }
         }
         discoveryTask.withLock { $0 = task }
+    }
+
+    /// Discovers every configured remote MCP server's authorization server and registers the broker there, in the
+    /// background, each retried with backoff until it loads; the broker is ready meanwhile, and those providers'
+    /// sign-ins answer 503 with the reason.
+    func startMCPDiscovery() {
+        guard !mcpDiscovery.registry.mcp.providers.isEmpty else { return }
+        let logger = self.logger
+        let task = Task { [mcpDiscovery] in
+            await mcpDiscovery.keepLoading { provider, state in
+                switch state {
+                case .loaded(let authorization):
+                    logger.log(
+                        .info, "mcp discovery loaded",
+                        [
+                            ("provider", .string(provider)), ("issuer", .string(authorization.metadata.issuer)),
+                            ("client", .string(authorization.clientSource.rawValue)),
+                        ])
+                case .failed(let reason):
+                    logger.log(.warning, "mcp discovery failed", [("provider", .string(provider)), ("reason", .string(reason))])
+                case .pending:
+                    break
+                }
+            }
+        }
+        mcpDiscoveryTask.withLock { $0 = task }
     }
 }

@@ -28,6 +28,10 @@ public final class Broker: Sendable {
     let discovery: OIDCDiscovery
     /// The task that runs ``discovery`` from ``start()`` until ``shutdown()``.
     let discoveryTask = Mutex<Task<Void, Never>?>(nil)
+    /// Discovers the remote MCP servers and registers the broker there, retrying in the background until each loads.
+    let mcpDiscovery: MCPDiscovery
+    /// The task that runs ``mcpDiscovery`` from ``start()`` until ``shutdown()``.
+    let mcpDiscoveryTask = Mutex<Task<Void, Never>?>(nil)
     /// Records token hand-outs, deletions and finished flows (and writes `BROKER_AUDIT_LOG`).
     let audit: AuditTrail
 
@@ -92,6 +96,7 @@ public final class Broker: Sendable {
             c, registry: registry, storage: storage, storageMetrics: opened.metrics, upstreamErrors: upstreamErrors,
             events: webhooks?.sink, upstream: providerClient, logger: logger, now: now)
         discovery = services.discovery
+        mcpDiscovery = services.mcpDiscovery
         backgroundRefresher = services.refresher
         devicePoller = services.devicePoller
         audit = try Self.openAudit(c, metrics: services.metrics, logger: logger)
@@ -182,6 +187,7 @@ public final class Broker: Sendable {
         readiness.beginShutdown()
         purgeTask.withLock { $0?.cancel() }
         discoveryTask.withLock { $0?.cancel() }
+        mcpDiscoveryTask.withLock { $0?.cancel() }
         backgroundRefresher.stop()
         devicePoller.stop()
         logger.log(

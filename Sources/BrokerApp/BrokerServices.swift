@@ -10,6 +10,8 @@ struct BrokerServices: Sendable {
     let metrics: BrokerMetrics
     /// Reads the OpenID providers' discovery documents.
     let discovery: OIDCDiscovery
+    /// Discovers the remote MCP servers' authorization servers and registers the broker there.
+    let mcpDiscovery: MCPDiscovery
     /// Starts and completes sign-ins.
     let authorization: AuthorizationService
     /// Reads, refreshes and deletes accounts.
@@ -46,6 +48,12 @@ struct BrokerServices: Sendable {
                         [("provider", .string(provider))])
                 }
             }, events: events)
+        let publicURL = String(authorization.redirectURI.dropLast("/callback".count))
+        mcpDiscovery = MCPDiscovery(
+            registry: registry, upstream: upstream, registrations: storage.clientRegistrations, lock: storage.refreshLock,
+            redirectURI: authorization.redirectURI,
+            clientMetadataURL: { provider in ClientMetadataDocument.url(publicURL: publicURL, provider: provider) },
+            providerCalls: metrics.providerCalls, now: now)
         // The lock outlives one provider call (BROKER_UPSTREAM_TIMEOUT) plus the store round trips around it.
         let refreshPolicy = RefreshCoordinator.Policy(
             margin: c.refreshMargin, lockTTL: c.upstreamTimeout + 10, giveUp: c.refreshGiveUp)

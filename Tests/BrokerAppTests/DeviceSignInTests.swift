@@ -139,6 +139,11 @@ import Testing
         #expect(account.status.code == 200)
         #expect(Self.json(account)["access_token"] as? String == s.provider.ledger.accessTokens.last)
         #expect(await s.sweep(after: 10) == 0)  // the flow is over: nobody polls again
+        // Each poll is counted by its answer.
+        let metrics = String(decoding: await s.respond(.GET, "/metrics", headers: []).body, as: UTF8.self)
+        #expect(metrics.contains("broker_device_polls_total{provider=\"acme\",answer=\"pending\"} 3\n"))
+        #expect(metrics.contains("broker_device_polls_total{provider=\"acme\",answer=\"slow_down\"} 1\n"))
+        #expect(metrics.contains("broker_device_polls_total{provider=\"acme\",answer=\"tokens\"} 1\n"))
 
         #expect(await eventually { receiver.accepted.contains { $0.type == "flow.completed" } })
         let completed = try #require(receiver.accepted.first { $0.type == "flow.completed" })
@@ -157,6 +162,8 @@ import Testing
         #expect(await s.sweep(after: 5) == 1)
         #expect(await s.outcome(state)["status"] as? String == "pending")
         #expect(await s.sweep(after: 5) == 1)
+        let metrics = String(decoding: await s.respond(.GET, "/metrics", headers: []).body, as: UTF8.self)
+        #expect(metrics.contains("broker_device_polls_total{provider=\"acme\",answer=\"failed\"} 1\n"))
         let outcome = await s.outcome(state)
         #expect(outcome["status"] as? String == "failed" && outcome["error"] as? String == "access_denied")
         #expect(await s.sweep(after: 5) == 0)

@@ -29,6 +29,22 @@ struct EpollUpstreamClientTests {
         #expect(seen.hasSuffix("\r\n\r\ngrant_type=authorization_code&code=abc"))
     }
 
+    @Test func aRequestForPublicAddressesOnlyNeverReachesLoopback() async throws {
+        let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}" }
+        defer { server.stop() }
+        var request = UpstreamRequest(method: "GET", url: server.url("/.well-known/oauth-protected-resource"))
+        request.publicAddressesOnly = true
+        await #expect {
+            _ = try await EpollUpstreamClient(timeout: 60).send(request)
+        } throws: { error in
+            guard case .transport(let cause, _) = error as? UpstreamError else { return false }
+            return cause == .addressRefused
+        }
+        #expect(server.requests.isEmpty)
+        request.publicAddressesOnly = false
+        #expect(try await EpollUpstreamClient(timeout: 60).send(request).status == 200)
+    }
+
     @Test func callsToAServerThatClosesAfterEachAnswerAllArrive() async throws {
         // LocalHTTPServer answers once per connection and closes without saying so: a pooled connection goes stale.
         let server = try LocalHTTPServer { _ in "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}" }

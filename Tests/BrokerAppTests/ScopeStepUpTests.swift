@@ -95,6 +95,30 @@ import Testing
         #expect(accounts.first?["scopes"] as? [String] == ["read", "write"])
     }
 
+    @Test func repeatedStepUpsForTheSameScopesShareOnePendingFlowUntilItEnds() async throws {
+        let s = try Self.setUp()
+        #expect(try await s.connect(scopes: #"["read"]"#).status == 200)
+        let first = try await s.get("/account?id=acme:4242&scopes=read,write")
+        let state = try #require(first.json["state"] as? String)
+        // The same account and scope set, in another order: the pending flow again, nothing new started.
+        let again = try await s.get("/account?id=acme:4242&scopes=write,read")
+        #expect(again.status == 403)
+        #expect(again.json["state"] as? String == state)
+        #expect(again.json["authorize_url"] as? String == first.json["authorize_url"] as? String)
+        // Another scope set is another flow.
+        let other = try await s.get("/account?id=acme:4242&scopes=admin")
+        let otherState = try #require(other.json["state"] as? String)
+        #expect(otherState != state)
+        // Once the flow ended (here: completed), a later step-up starts a new one.
+        s.provider.set { $0.withheldScopes = ["write"] }
+        #expect(try await s.complete(try #require(first.json["authorize_url"] as? String)).status == 403)
+        let after = try await s.get("/account?id=acme:4242&scopes=read,write")
+        let newState = try #require(after.json["state"] as? String)
+        #expect(newState != state)
+        #expect(try await s.get("/flows/" + state).json["status"] as? String == "failed")
+        #expect(try await s.get("/flows/" + newState).json["status"] as? String == "pending")
+    }
+
     @Test func aPartialGrantChangesNothingAndFailsTheFlow() async throws {
         let receiver = try WebhookReceiver()
         let s = try Self.setUp(environment: WebhookEndToEndTests.environment(receiver))

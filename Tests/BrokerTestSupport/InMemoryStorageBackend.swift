@@ -15,6 +15,7 @@ public final class InMemoryStorageBackend: StorageBackend {
     public let refreshLock: any RefreshLock
     public let refreshBackoff: any RefreshBackoffStore
     public let appTokens: any AppTokenStore
+    public let clientRegistrations: any ClientRegistrationStore = InProcessClientRegistrationStore()
 
     /// An empty back end on the clock `now`.
     public init(now: @escaping @Sendable () -> Date = { Date() }) {

@@ -341,4 +341,50 @@ enum StorageBackendConformanceTests {
             }
         }
     }
+
+    /// ``StorageBackend/clientRegistrations``.
+    struct ClientRegistrations {
+        static func registration(_ clientID: String, secret: String? = nil) -> ClientRegistration {
+            ClientRegistration(
+                server: "https://mcp.example.com/mcp", issuer: "https://auth.example.com",
+                redirectURI: "https://broker.example.com/callback",
+                clientID: clientID, clientSecret: secret.map(Secret.init),
+                authentication: secret == nil ? .publicClient : .clientSecretBasic,
+                registeredAt: .fixture)
+        }
+
+        /// The first registration under a key stays, a later one gets it back, and a reopened store (a restart, another
+        /// replica) reads it.
+        @Test(arguments: Backend.all) func theFirstStaysAndOutlivesAReopen(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let first = Self.registration("client-1", secret: "registered-secret-1")
+                let store = try open().clientRegistrations
+                #expect(try await store.registration(for: first.key) == nil)
+                #expect(try await store.add(first) == first)
+                #expect(try await store.add(Self.registration("client-2")) == first)
+                #expect(try await store.registration(for: first.key) == first)
+                #expect(try await open().clientRegistrations.registration(for: first.key) == first)
+                var other = first
+                other.server = "https://other.example.com/mcp"
+                #expect(try await store.registration(for: other.key) == nil)
+            }
+        }
+
+        /// Three stores opened on one backing store adding at once keep one registration, and each gets that one back.
+        @Test(arguments: Backend.all) func racingAddsKeepOne(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                let stores = try (0..<3).map { _ in try open().clientRegistrations }
+                let kept = try await withThrowingTaskGroup(of: ClientRegistration.self) { group in
+                    for (index, store) in stores.enumerated() {
+                        group.addTask { try await store.add(Self.registration("client-\(index)")) }
+                    }
+                    var all: [ClientRegistration] = []
+                    for try await one in group { all.append(one) }
+                    return all
+                }
+                #expect(Set(kept.map(\.clientID)).count == 1)
+                #expect(try await stores[0].registration(for: kept[0].key) == kept[0])
+            }
+        }
+    }
 }

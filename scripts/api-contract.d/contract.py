@@ -121,12 +121,14 @@ class Broker:
         providers = os.path.join(workdir, "providers.json")
         # An OpenID provider whose issuer never answers: listed as unavailable, its sign-ins refused with 503.
         down = {"kind": "oidc", "issuer": "http://127.0.0.1:9", "client_id": "down-client", "client_secret": "down-secret"}
+        # A remote MCP server that never answers: listed as unavailable with the reason, its sign-ins refused with 503.
+        down_mcp = {"kind": "mcp", "server": "http://127.0.0.1:9/mcp", "api_allow_private": True}
         # The fake's resource server is acme's API, on loopback: allowed explicitly, as a private provider would be.
         # Its device endpoint too (RFC 8628), whose verification URI is http: on loopback.
         acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True,
                     device_authorization_url=provider.base + "/device/code", device_allow_http=True)
         with open(providers, "w") as f:
-            json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "down-oidc": down})}, f)
+            json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "down-oidc": down, "down-mcp": down_mcp})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -607,6 +609,23 @@ def test_proxy(t):
     expect(t.call("GET", "/proxy/echo", dict(API, **{"Broker-Account": "acme:999"})), 404, "not_found")
 
 
+def test_mcp(t):
+    # The client ID metadata document: none on a broker whose public URL is http, nor for a provider of another kind.
+    expect(t.call("GET", "/.well-known/oauth-client/down-mcp"), 404, "not_found")
+    expect(t.call("GET", "/.well-known/oauth-client/acme"), 404, "not_found")
+    listed = {p["name"]: p for p in t.call("GET", "/providers").json["providers"]}["down-mcp"]
+    assert listed["kind"] == "mcp" and listed["configured"] and not listed["available"], listed
+    assert listed["reason"].startswith("discovery"), listed
+    expect(t.call("GET", "/authorize?provider=down-mcp", {"Accept": "application/json"}), 503, "provider_unavailable")
+    # POST /proxy/ calls the API base itself (an MCP server's URL; here acme's API base), relayed as it answers.
+    expect(sign_in(t, uid="8102")[0], 200)
+    t.provider.configure(uid="4242")
+    named = dict(API, **{"Broker-Account": "acme:8102", "Content-Type": "application/json"})
+    relayed = t.call("POST", "/proxy/", named, body='{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert relayed.header("Broker-Account") == "acme:8102", relayed.headers
+    expect(t.call("POST", "/proxy/", {"Broker-Account": "acme:8102"}), 401, "unauthorized")
+
+
 def test_credential_accounts(t):
     write = dict(API, **{"Content-Type": "application/json"})
     made = t.call("POST", "/accounts", write, body=json.dumps(
@@ -837,7 +856,7 @@ def test_connect_sessions(t):
 
 TESTS = [test_documents_and_probes, test_transport_errors, test_browser_sign_in, test_authorize_errors,
          test_authorize_for_a_back_end, test_flow_outcomes, test_callback_errors, test_reading_an_account, test_listing_accounts,
-         test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_credential_accounts, test_deleting_accounts, test_disconnect_from_the_page,
+         test_preflights, test_refreshing_an_account, test_forward_auth, test_proxy, test_mcp, test_credential_accounts, test_deleting_accounts, test_disconnect_from_the_page,
          test_webhook_outbox, test_backup, test_app_tokens, test_device_sign_in, test_connect_sessions]
 
 

@@ -12,6 +12,7 @@ final class FlowMetrics: Sendable {
         var started: UInt64 = 0
         var completed: UInt64 = 0
         var failed: [String: UInt64] = [:]
+        var devicePolls: [FlowEvent.DevicePollAnswer: UInt64] = [:]
     }
 
     private struct State {
@@ -35,6 +36,8 @@ final class FlowMetrics: Sendable {
             case .failed(let provider, let error): state.providers[provider, default: Counts()].failed[error.code, default: 0] &+= 1
             case .unmatched: state.unmatched &+= 1
             case .extrasDropped: break
+            case .devicePolled(let provider, let answer):
+                state.providers[provider, default: Counts()].devicePolls[answer, default: 0] &+= 1
             }
         }
     }
@@ -46,7 +49,8 @@ final class FlowMetrics: Sendable {
         }
     }
 
-    /// `broker_flows_started_total`, `broker_flows_completed_total`, `broker_flows_failed_total` and `broker_flows_unmatched_total`.
+    /// `broker_flows_started_total`, `broker_flows_completed_total`, `broker_flows_failed_total`,
+    /// `broker_device_polls_total` and `broker_flows_unmatched_total`.
     func render() -> String {
         let (providers, unmatched) = snapshot()
         func label(_ name: String) -> String { "provider=\"\(MetricsRenderer.escape(name))\"" }
@@ -62,6 +66,14 @@ final class FlowMetrics: Sendable {
         for (name, counts) in providers {
             for (reason, count) in counts.failed.sorted(by: { $0.key < $1.key }) {
                 out += "broker_flows_failed_total{\(label(name)),reason=\"\(MetricsRenderer.escape(reason))\"} \(count)\n"
+            }
+        }
+        out += "# HELP broker_device_polls_total Polls of a device sign-in's token endpoint (RFC 8628), by provider and answer.\n"
+        out += "# TYPE broker_device_polls_total counter\n"
+        for (name, counts) in providers {
+            for answer in FlowEvent.DevicePollAnswer.allCases {
+                guard let count = counts.devicePolls[answer] else { continue }
+                out += "broker_device_polls_total{\(label(name)),answer=\"\(answer.rawValue)\"} \(count)\n"
             }
         }
         out += MetricsRenderer.single(

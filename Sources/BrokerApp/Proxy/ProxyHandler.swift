@@ -137,9 +137,10 @@ struct ProxyHandler: Sendable {
         body: ProxyBody
     ) throws(BrokerError) -> HTTPClientRequest {
         let made: ProxyOutbound.Request
+        let path = String(request.path.dropFirst(prefix.count - 1))
         do throws(ProxyOutbound.Failure) {
             made = try ProxyOutbound.make(
-                method: request.method.rawValue, base: base, path: String(request.path.dropFirst(prefix.count - 1)),
+                method: request.method.rawValue, base: base, path: path,
                 query: request.head.query, callerHeaders: request.headers.fields, credential: credential,
                 placement: ProxyCredentialPlacement(provider: provider), body: body.kept)
         } catch {
@@ -148,9 +149,16 @@ struct ProxyHandler: Sendable {
             case .unusable(let reason): throw .providerUnavailable(provider.name, reason: reason)
             }
         }
+        var url = made.url
+        if provider.kind == .mcp, path == "/", let server = provider.mcpServer {
+            // A remote MCP server is one endpoint (MCP streamable HTTP): `/proxy/` calls the server URL itself, which
+            // has no trailing `/`; deeper paths join it as for any API base.
+            let query = request.head.query.flatMap { $0.isEmpty ? nil : $0 }
+            url = server + (query.map { "?" + $0 } ?? "")
+        }
         // RFC 9110 §15.4: a redirect is the provider's answer to the caller, so the client follows none.
         return HTTPClientRequest(
-            method: request.method.rawValue, url: made.url, headers: made.headers, body: body.outbound,
+            method: request.method.rawValue, url: url, headers: made.headers, body: body.outbound,
             addressPolicy: AddressPolicy(allowedHosts: provider.apiAllowPrivate ? [base.host] : []))
     }
 

@@ -56,9 +56,14 @@ enum BrokerRoutes {
         for method in [HTTPMethod.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
             router.add(method, prefix: ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
         }
+        // A remote MCP server is one endpoint taking POSTs (MCP streamable HTTP): `POST /proxy/` calls the server URL.
+        router.add(.POST, ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
         // Front ends on the listed origins build their own provider lists from it.
         router.add(.GET, "/providers", cors.wrap(.sync(oauth.providers)))
         router.add(.OPTIONS, "/providers", cors.preflight(methods: [.GET, .HEAD]))
+        // Remote MCP servers' authorization servers read the broker's client ID metadata documents here.
+        let clientDocuments = ClientMetadataDocument.Handler(registry: oauth.registry, redirectURI: oauth.authorization.redirectURI)
+        router.add(.GET, prefix: ClientMetadataDocument.routePrefix, .sync(clientDocuments.document))
         router.add(.GET, "/webhooks", .async(webhooks.list))
         router.add(.POST, "/webhooks/replay", .async(webhooks.replay))
         router.add(.POST, "/backup", .async(backup.backup))

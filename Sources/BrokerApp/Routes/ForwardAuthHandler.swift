@@ -53,7 +53,7 @@ struct ForwardAuthHandler: Sendable {
     /// OAuth 2.0 or OpenID Connect account. OAuth 1.0a and TMDB credentials do not fit in one header.
     static func authorization(for account: Account, kind: ProviderKind?) throws(BrokerError) -> String {
         switch kind {
-        case .oauth2?, .oidc?, nil:
+        case .oauth2?, .oidc?, .mcp?, nil:
             // A header value is one line (RFC 9110 §5.5): a token with a control byte would split or end it.
             guard account.accessToken.value.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else {
                 throw .credentialNotForwardable(reason: "the stored token has bytes a header cannot carry")

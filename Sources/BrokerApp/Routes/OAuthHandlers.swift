@@ -503,7 +503,15 @@ final class OAuthHandlers: Sendable {
 
     /// Why configured provider `p` cannot start a sign-in now (an OpenID provider without its discovery document), or nil.
     static func unavailability(of p: ProviderConfiguration, in registry: ProviderRegistry) -> String? {
-        switch registry.discovery.state(of: p.name) {
+        if p.kind == .mcp {
+            // A remote MCP server: its authorization server and the broker's client there are discovered.
+            return switch registry.mcp.state(of: p.name) {
+            case nil, .loaded: nil
+            case .pending: "discovery pending"
+            case .failed(let reason): "discovery failed: " + reason
+            }
+        }
+        return switch registry.discovery.state(of: p.name) {
         case nil, .loaded: nil
         case .pending: "discovery pending"
         case .failed(let reason): "discovery failed: " + reason

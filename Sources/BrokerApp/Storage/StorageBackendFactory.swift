@@ -102,7 +102,7 @@ enum StorageBackendFactory {
             throw StartupError(message: "cannot open the webhook outbox in \(dataDirectory): \(error)")
         }
         if let outbox { reportOpening(outbox, logger: logger) }
-        let backend = FileStorageBackend(repository: repository, flows: flows, outbox: outbox, lock: lock, now: now)
+        let backend = FileStorageBackend(repository: repository, flows: flows, outbox: outbox, lock: lock, sealer: codec, now: now)
         return Opened(
             backend: backend, cookieSecret: cookieSecret,
             metrics: StorageMetrics(records: {

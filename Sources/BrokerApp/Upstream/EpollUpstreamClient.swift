@@ -56,7 +56,7 @@ public struct EpollUpstreamClient: UpstreamClient {
     public func send(_ request: UpstreamRequest) async throws(UpstreamError) -> UpstreamResponse {
         let outbound = HTTPClientRequest(
             method: request.method, url: request.url, headers: request.headers.map { (name: $0.0, value: $0.1) },
-            body: .bytes(request.body))
+            body: .bytes(request.body), addressPolicy: request.publicAddressesOnly ? .publicOnly : nil)
         do {
             let (head, body) = try await client.execute(
                 outbound, timeout: timeout, maxBodyBytes: maxResponseBytes, truncating: truncatesLongAnswers)

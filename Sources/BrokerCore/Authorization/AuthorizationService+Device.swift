@@ -107,6 +107,15 @@ extension AuthorizationService {
         } catch {
             polled = .failure(error)
         }
+        let answer: FlowEvent.DevicePollAnswer =
+            switch polled {
+            case .success(.pending): .pending
+            case .success(.slowDown): .slowDown
+            case .failure(.upstreamTimeout): .timeout
+            case .success(.completed): .tokens
+            case .failure: .failed
+            }
+        onFlow(.devicePolled(provider: flow.provider, answer: answer))
         switch polled {
         case .success(.pending):
             return .pending

@@ -8,6 +8,8 @@ import Foundation
 public final class AuthorizationService: Sendable {
     /// The binding of flows driven by a back end rather than a browser; such flows need no proof at the callback.
     public static let apiBinding = "api"
+    /// The step-up flows started here, handed out again while pending.
+    let stepUps = PendingStepUps()
 
     /// The providers flows may use.
     let registry: ProviderRegistry
@@ -107,10 +109,18 @@ public final class AuthorizationService: Sendable {
         provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:],
         connect: ConnectContext? = nil, scopes: [String]? = nil, stepUp: AccountID? = nil
     ) async throws(BrokerError) -> AuthorizationStart {
+        // A step-up for an account and scope set that has one pending gets that one (``PendingStepUps``).
+        let stepUpKey = stepUp.map { PendingStepUps.key(account: $0, scopes: scopes ?? []) }
+        if let stepUpKey, let known = stepUps.remembered(stepUpKey, now: now()),
+            let pending = try? await flows.pending(state: known.state, now: now()), pending.stepUpAccountID == stepUp?.string
+        {
+            return known
+        }
         do {
             let start = try await start(
                 provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags, connect: connect,
                 scopes: scopes, stepUp: stepUp)
+            if let stepUpKey { stepUps.remember(start, under: stepUpKey, now: now()) }
             onFlow(.started(provider: name))
             return start
         } catch {
@@ -133,7 +143,7 @@ public final class AuthorizationService: Sendable {
         let asked = scopes ?? connect?.scopes
         if let asked {
             // OAuth 1.0a and TMDB grants have no scopes (RFC 5849 has none): asking for some would record a grant never made.
-            guard provider.kind == .oauth2 || provider.kind == .oidc else {
+            guard provider.kind == .oauth2 || provider.kind == .oidc || provider.kind == .mcp else {
                 throw .badRequest("Provider \"\(provider.name)\" is \(provider.kind.rawValue): its grants have no scopes")
             }
             // A step-up's list holds what the provider granted already, which it may have added itself (`openid`):

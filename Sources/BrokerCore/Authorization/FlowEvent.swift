@@ -14,4 +14,20 @@ public enum FlowEvent: Sendable, Equatable {
     case failed(provider: String, error: BrokerError)
     /// A callback's state matched no pending flow: unknown, already used, or purged after expiry.
     case unmatched
+    /// A device sign-in's token endpoint was polled (RFC 8628 §3.4) and answered `answer`.
+    case devicePolled(provider: String, answer: DevicePollAnswer)
+
+    /// What one device poll got back, as a bounded label.
+    public enum DevicePollAnswer: String, Sendable, CaseIterable {
+        /// `authorization_pending`: the person has not finished.
+        case pending
+        /// `slow_down`: the interval was raised by 5 seconds (RFC 8628 §3.5).
+        case slowDown = "slow_down"
+        /// No answer in time: the interval was doubled.
+        case timeout
+        /// Tokens: the sign-in completed.
+        case tokens
+        /// Any refusal (`access_denied`, `expired_token`, an error): the sign-in ended failed.
+        case failed
+    }
 }

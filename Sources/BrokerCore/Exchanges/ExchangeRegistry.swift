@@ -14,6 +14,7 @@ enum ExchangeRegistry {
         case .oidc: OIDCExchange(settings: try OIDCSettings(provider), context: scoped)
         case .oauth1: OAuth1Exchange(settings: try OAuth1Settings(provider), context: scoped)
         case .tmdb: TMDBSessionExchange(settings: try TMDBSettings(provider), context: scoped)
+        case .mcp: MCPExchange(settings: try MCPSettings(provider), context: scoped)
         case .apiKey, .basic, .bearer:
             throw BrokerError.providerUnavailable(
                 provider.name, reason: "its credentials are entered with POST /accounts; it has no sign-in")
@@ -36,6 +37,10 @@ enum ExchangeRegistry {
             return try OIDCExchange.revocation(for: provider, in: context)
         case .oauth1:
             return nil
+        case .mcp:
+            // The discovered revocation endpoint, as the exchange has it; while discovery is pending, the reason.
+            let exchange = MCPExchange(settings: try MCPSettings(provider), context: context)
+            return { account throws(BrokerError) in try await exchange.revoke(account) }
         case .tmdb:
             return TMDBSessionExchange(settings: try TMDBSettings(provider), context: context).revoke
         case .apiKey, .basic, .bearer:
@@ -51,6 +56,7 @@ enum ExchangeRegistry {
         case .oidc: OIDCSettings.missingKeys(in: provider)
         case .oauth1: OAuth1Settings.missingKeys(in: provider)
         case .tmdb: TMDBSettings.missingKeys(in: provider)
+        case .mcp: MCPSettings.missingKeys(in: provider)
         case .apiKey, .basic, .bearer: []
         }
     }

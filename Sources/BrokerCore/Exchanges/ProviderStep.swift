@@ -28,4 +28,6 @@ public enum ProviderStep: String, Sendable, CaseIterable {
     case deviceAuthorization = "device_authorization"
     /// OpenID Connect Discovery: the issuer's `/.well-known/openid-configuration` (OIDC Discovery §4).
     case discovery
+    /// Registering the broker as a client of a remote MCP server's authorization server (RFC 7591 §3).
+    case registration = "client_registration"
 }

@@ -6,4 +6,7 @@ public enum ClientAuthentication: String, Sendable, CaseIterable {
     case clientSecretPost = "client_secret_post"
     /// `Authorization: Basic` with the form-encoded id and secret.
     case clientSecretBasic = "client_secret_basic"
+    /// A public client (RFC 7591 §2 `none`): `client_id` in the form body and no secret; what a remote MCP server's
+    /// authorization server registers the broker as when it issues no secret.
+    case publicClient = "none"
 }

@@ -124,7 +124,7 @@ public struct CredentialScheme: Sendable, Equatable {
             CredentialScheme(
                 fields: [Field(name: "username", description: "The user name"), Field(name: "password", description: "The password")],
                 placement: .basic)
-        case .oauth2, .oidc, .oauth1, .tmdb:
+        case .oauth2, .oidc, .oauth1, .tmdb, .mcp:
             nil
         }
     }

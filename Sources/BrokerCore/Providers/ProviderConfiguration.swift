@@ -33,8 +33,19 @@ public struct ProviderConfiguration: Sendable {
     public var pkce: Bool
     /// Parameters added to every authorize URL, in order (Google: `access_type=offline`, `prompt=consent`).
     public var extraAuthorizeParameters: [(String, String)]
+    /// Parameters added to every token request, in order: a remote MCP server's `resource` (RFC 8707 §2).
+    public var extraTokenParameters: [(String, String)] = []
     /// How the broker authenticates at the token endpoint.
     public var clientAuthentication: ClientAuthentication
+    /// For an `mcp` provider, the server's URL (`server`): the protected resource whose metadata names its
+    /// authorization server (RFC 9728), the `resource` of every authorize and token request (RFC 8707), and the API
+    /// base the proxy calls.
+    public var mcpServer: String? = nil
+    /// Whether token requests must reach public addresses only (``UpstreamRequest/publicAddressesOnly``): a remote MCP
+    /// server's discovered endpoints, unless the entry allows private addresses (`api_allow_private`).
+    public var tokenEndpointPublicOnly: Bool = false
+    /// For an `mcp` provider, the `client_name` the broker registers under (RFC 7591 §2); nil says `token-broker`.
+    public var mcpClientName: String? = nil
     /// The OAuth 1.0a request-token endpoint.
     public var requestTokenURL: String?
     /// The OAuth 1.0a access-token endpoint.

@@ -9,6 +9,9 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case oauth1
     /// TMDB API v3 session authentication (request token → approval → session id).
     case tmdb
+    /// A remote MCP server (MCP authorization; RFC 9728, RFC 8414, RFC 7591, RFC 8707): OAuth 2.0 whose authorization
+    /// server, endpoints and client registration the broker discovers from the server itself.
+    case mcp
     /// A key the user copies from the provider (OpenAI, Stripe…), entered through `POST /accounts`; no sign-in.
     case apiKey = "api_key"
     /// A user name and password sent as HTTP Basic (RFC 7617), entered through `POST /accounts`; no sign-in.
@@ -20,10 +23,10 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     public var holdsEnteredCredentials: Bool {
         switch self {
         case .apiKey, .basic, .bearer: true
-        case .oauth2, .oidc, .oauth1, .tmdb: false
+        case .oauth2, .oidc, .oauth1, .tmdb, .mcp: false
         }
     }
 
     /// The kinds' names as the providers file spells them, for error messages.
-    static let spelledOut = "oauth2, oidc, oauth1, tmdb, api_key, basic or bearer"
+    static let spelledOut = "oauth2, oidc, oauth1, tmdb, mcp, api_key, basic or bearer"
 }

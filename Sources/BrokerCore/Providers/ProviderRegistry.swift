@@ -4,6 +4,8 @@ public struct ProviderRegistry: Sendable {
     private let providers: [ExactKey: ProviderConfiguration]
     /// The discovery documents of the configured OpenID Connect providers, shared by every copy of this registry.
     public let discovery: OIDCDiscoveryCache
+    /// What discovery found for each configured remote MCP server, shared by every copy of this registry.
+    public let mcp: DiscoveryCache<MCPAuthorization>
 
     /// Builds the registry from an explicit list, for tests and embedders; a later duplicate name wins.
     public init(providers: [ProviderConfiguration]) {
@@ -11,6 +13,7 @@ public struct ProviderRegistry: Sendable {
         for provider in providers { table[ExactKey(provider.name)] = provider }
         self.providers = table
         discovery = OIDCDiscoveryCache(providers: table.values.filter { $0.kind == .oidc && $0.isConfigured }.map(\.name))
+        mcp = DiscoveryCache(providers: table.values.filter { $0.kind == .mcp && $0.isConfigured }.map(\.name))
     }
 
     /// Presets (``ProviderPresets``) with credentials from `environment`, then the providers file over them.

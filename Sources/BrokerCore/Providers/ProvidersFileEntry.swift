@@ -14,7 +14,7 @@ struct ProvidersFileEntry {
         if let unknown = settings.keys.sorted().first(where: {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
                 && !Self.displayKeys.contains($0) && !Self.grantKeys.contains($0)
-                && !Self.lifetimeKeys.contains($0) && !Self.credentialKeys.contains($0)
+                && !Self.lifetimeKeys.contains($0) && !Self.credentialKeys.contains($0) && !Self.mcpKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -24,6 +24,7 @@ struct ProvidersFileEntry {
         try applyDisplay(to: &configuration)
         try applyOAuth2(to: &configuration)
         try applyOIDC(to: &configuration)
+        try applyMCP(to: &configuration)
         try applyGrant(to: &configuration)
         try applyLifetimes(to: &configuration)
         try applyCredentials(to: &configuration)
@@ -69,6 +70,7 @@ struct ProvidersFileEntry {
             throw failure("kind", "missing; a custom provider needs \"kind\" (or \"auth\"): \(ProviderKind.spelledOut)")
         }
         if kind == .oidc { return Self.customOIDC(named: provider) }
+        if kind == .mcp { return Self.customMCP(named: provider) }
         if let scheme = CredentialScheme.defaults(for: kind) {
             // Entered credentials: no sign-in and no client credentials grant, so no OAuth setting is needed.
             var c = ProviderConfiguration(name: provider, kind: kind)
@@ -110,7 +112,7 @@ struct ProvidersFileEntry {
         if settings["scope_separator"] != nil { c.scopeSeparator = try string("scope_separator") ?? " " }
         if settings["authorize_params"] != nil { c.extraAuthorizeParameters = try authorizeParameters() }
         if let method = try string("token_endpoint_auth_method") {
-            guard let parsed = ClientAuthentication(rawValue: method) else {
+            guard let parsed = ClientAuthentication(rawValue: method), parsed != .publicClient else {
                 throw failure("token_endpoint_auth_method", "expected client_secret_post or client_secret_basic")
             }
             c.clientAuthentication = parsed

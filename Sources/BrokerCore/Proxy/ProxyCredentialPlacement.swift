@@ -44,6 +44,8 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
             case .oauth1: .oauth1Signature
             case .tmdb: .tmdbSession
             case .oauth2, .oidc: provider.apiTokenParameter.map(Token.queryParameter) ?? .bearer
+            // MCP authorization: the token as Bearer on every request, never in the query string.
+            case .mcp: .bearer
             case .apiKey, .basic, .bearer:
                 .entered(provider.credentials?.placement ?? CredentialScheme.defaults(for: provider.kind)?.placement ?? .basic)
             }

@@ -28,6 +28,9 @@ public protocol StorageBackend: Sendable {
     var refreshBackoff: any RefreshBackoffStore { get }
     /// App tokens (client credentials grant) by provider and scope.
     var appTokens: any AppTokenStore { get }
+    /// The clients the broker registered at remote MCP servers' authorization servers, one per server, shared by every
+    /// replica and kept across restarts.
+    var clientRegistrations: any ClientRegistrationStore { get }
     /// Backups of the accounts taken through the broker; nil when the store is backed up by its own means.
     var backup: (any AccountBackup)? { get }
 

@@ -21,6 +21,8 @@ extension OAuth2Endpoints {
     static func addAPI(to router: inout Router, prefix: String, endpoints: OAuth2Endpoints, events: FakeAPIEvents) {
         let api: Router.Handler = .streaming({ await endpoints.api($0, prefix: prefix, events: events) }, maxBodyBytes: 1 << 30)
         for method in HTTPMethod.allCases { router.add(method, prefix: prefix, api) }
+        // The API's root itself (`POST /proxy/` of an account whose API base is one endpoint, as an MCP server's is) echoes.
+        router.add(.POST, prefix, api)
     }
 
     private func api(_ request: Request, prefix: String, events: FakeAPIEvents) async -> Response {

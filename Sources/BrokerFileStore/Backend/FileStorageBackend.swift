@@ -24,13 +24,15 @@ public final class FileStorageBackend: StorageBackend {
     public let refreshBackoff: any RefreshBackoffStore
     /// In this process's memory: app tokens are fetched again after a restart.
     public let appTokens: any AppTokenStore
+    /// `client-registrations.json` in the data directory.
+    public let clientRegistrations: any ClientRegistrationStore
 
     /// Joins stores opened on `repository`'s data directory; events about account changes are staged in `outbox`.
     ///
     /// The pieces are opened one by one by the caller, who reports what each found at open (the broker's factory).
     public init(
         repository: JSONFileAccountRepository, flows: JournalFlowStore, outbox: JournalWebhookOutbox?, lock: DataDirectoryLock?,
-        now: @escaping @Sendable () -> Date
+        sealer: EncryptedAccountCodec? = nil, now: @escaping @Sendable () -> Date
     ) {
         dataDirectory = repository.dataDirectory
         self.repository = repository
@@ -42,6 +44,7 @@ public final class FileStorageBackend: StorageBackend {
         refreshLock = InProcessRefreshLock(now: now)
         refreshBackoff = InProcessRefreshBackoffStore(now: now)
         appTokens = InProcessAppTokenStore(now: now)
+        clientRegistrations = FileClientRegistrationStore(directory: repository.dataDirectory, sealer: sealer)
     }
 
     /// Opens every store under `directory` with defaults (no lock taken), the outbox too when `webhooks`.
@@ -52,7 +55,7 @@ public final class FileStorageBackend: StorageBackend {
         let repository = try JSONFileAccountRepository(directory: directory, codec: codec)
         let flows = try JournalFlowStore(directory: directory, durable: false, sealer: sealer, now: now())
         let outbox = webhooks ? try JournalWebhookOutbox(directory: directory, now: now()) : nil
-        self.init(repository: repository, flows: flows, outbox: outbox, lock: nil, now: now)
+        self.init(repository: repository, flows: flows, outbox: outbox, lock: nil, sealer: sealer, now: now)
     }
 
     /// The account snapshot and journal.

@@ -125,6 +125,17 @@ public enum PostgresSchema {
                 WHERE status = 'active' AND convert_from(record, 'UTF8')::jsonb ->> 'refresh_token' IS NULL
                 """,
             ]),
+        Migration(
+            version: 3, summary: "client registrations at remote MCP servers",
+            statements: [
+                """
+                CREATE TABLE client_registrations (
+                    key text COLLATE "C" PRIMARY KEY,
+                    registered_at bigint NOT NULL,
+                    record bytea NOT NULL
+                )
+                """
+            ]),
     ]
 
     /// The newest version this binary knows.

@@ -127,3 +127,47 @@ public final class PostgresAppTokenStore: AppTokenStore {
             """, [.text(token.key), .int(milliseconds(keepUntil)), .bytea(AppTokenCodec.encode(token, sealer: sealer))])
     }
 }
+
+/// The ``ClientRegistrationStore`` of every replica: a row per registration in `client_registrations`, the secret sealed as in Redis.
+///
+/// ``add(_:)`` is `INSERT … ON CONFLICT DO NOTHING` and a read of what the table keeps, so the first replica's row stays.
+public final class PostgresClientRegistrationStore: ClientRegistrationStore {
+    /// The client the store talks through.
+    public let client: PostgresClient
+    /// Seals client secrets at rest when set.
+    let sealer: EncryptedAccountCodec?
+
+    /// Creates the store over `client`.
+    public init(client: PostgresClient, sealer: EncryptedAccountCodec? = nil) {
+        self.client = client
+        self.sealer = sealer
+    }
+
+    /// The registration stored under `key`, nil when none.
+    public func registration(for key: String) async throws(StoreError) -> ClientRegistration? {
+        let rows = try await client.storeQuery("SELECT record FROM client_registrations WHERE key = $1", [.text(key)])
+        guard let row = rows.rows.first else { return nil }
+        let path = "postgres client_registrations row \(key)"
+        guard let bytes = row.bytea(0) else { throw .corrupt(path: path, reason: "the record is not bytea") }
+        return try ClientRegistrationCodec.decode(bytes, key: key, path: path, sealer: sealer)
+    }
+
+    /// Inserts `registration` unless its key has a row; returns the row kept.
+    public func add(_ registration: ClientRegistration) async throws(StoreError) -> ClientRegistration {
+        let key = registration.key
+        let rows = try await client.storeQuery(
+            """
+            INSERT INTO client_registrations (key, registered_at, record) VALUES ($1, $2, $3::bytea)
+            ON CONFLICT (key) DO NOTHING RETURNING key
+            """,
+            [
+                .text(key), .int(milliseconds(registration.registeredAt)),
+                .bytea(ClientRegistrationCodec.encode(registration, sealer: sealer)),
+            ])
+        if !rows.rows.isEmpty { return registration }
+        guard let kept = try await self.registration(for: key) else {
+            throw .unavailable("postgres: client_registrations row \(key) conflicted and is gone")
+        }
+        return kept
+    }
+}

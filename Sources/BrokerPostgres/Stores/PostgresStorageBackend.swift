@@ -24,6 +24,8 @@ public struct PostgresStorageBackend: StorageBackend {
     public let backoffStore: PostgresRefreshBackoffStore
     /// The app tokens.
     public let appTokenStore: PostgresAppTokenStore
+    /// The client registrations at remote MCP servers.
+    public let registrationStore: PostgresClientRegistrationStore
     /// The outbox; nil when opened without webhooks.
     public let webhookOutbox: PostgresWebhookOutbox?
 
@@ -42,6 +44,7 @@ public struct PostgresStorageBackend: StorageBackend {
         lock = PostgresRefreshLock(client: client)
         backoffStore = PostgresRefreshBackoffStore(client: client, now: now)
         appTokenStore = PostgresAppTokenStore(client: client, sealer: flowSealer, now: now)
+        registrationStore = PostgresClientRegistrationStore(client: client, sealer: flowSealer)
     }
 
     /// Migrates the schema (once across replicas starting together) and creates the back end over `client`.
@@ -61,6 +64,7 @@ public struct PostgresStorageBackend: StorageBackend {
     public var refreshLock: any RefreshLock { lock }
     public var refreshBackoff: any RefreshBackoffStore { backoffStore }
     public var appTokens: any AppTokenStore { appTokenStore }
+    public var clientRegistrations: any ClientRegistrationStore { registrationStore }
     /// None: PostgreSQL's own backups cover the data.
     public var backup: (any AccountBackup)? { nil }
 

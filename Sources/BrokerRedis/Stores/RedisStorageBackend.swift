@@ -41,6 +41,8 @@ public struct RedisStorageBackend: StorageBackend {
     public var refreshBackoff: any RefreshBackoffStore { stores.backoff }
     /// App tokens shared by every replica.
     public var appTokens: any AppTokenStore { stores.appTokens }
+    /// Client registrations shared by every replica.
+    public var clientRegistrations: any ClientRegistrationStore { stores.clientRegistrations }
     /// None: Redis persistence backs the accounts up.
     public var backup: (any AccountBackup)? { nil }
 

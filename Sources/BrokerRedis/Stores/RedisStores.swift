@@ -17,6 +17,8 @@ public struct RedisStores: Sendable {
     public let backoff: RedisRefreshBackoffStore
     /// The app token cache shared by every replica, its tokens sealed like flow secrets.
     public let appTokens: RedisAppTokenStore
+    /// The client registrations at remote MCP servers shared by every replica, their secrets sealed like flow secrets.
+    public let clientRegistrations: RedisClientRegistrationStore
 
     /// Creates the stores for `url`; nothing connects until the first call. `flowSealer` seals flow secrets.
     public init(
@@ -55,6 +57,7 @@ public struct RedisStores: Sendable {
         lock = RedisLock(client: client, keyPrefix: keyPrefix)
         backoff = RedisRefreshBackoffStore(client: client, keyPrefix: keyPrefix)
         appTokens = RedisAppTokenStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer)
+        clientRegistrations = RedisClientRegistrationStore(client: client, keyPrefix: keyPrefix, sealer: flowSealer)
     }
 
     /// The account repository the broker uses: the cached one when the cache is on.

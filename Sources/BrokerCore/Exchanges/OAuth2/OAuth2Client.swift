@@ -80,7 +80,7 @@ public struct OAuth2Client: Sendable {
 
     /// A POST of `form` and the client credentials to `url`, in the provider's request format, asking for JSON.
     func tokenRequest(url: String, form: [(String, String)]) -> UpstreamRequest {
-        var form = form
+        var form = form + settings.extraTokenParameters
         var headers: [(String, String)] = [
             ("Content-Type", settings.tokenRequestFormat.contentType),
             // GitHub answers form-encoded unless asked for JSON.
@@ -88,7 +88,10 @@ public struct OAuth2Client: Sendable {
             ("User-Agent", ProviderCall.userAgent),
         ]
         settings.credentials.add(to: &form, headers: &headers)
-        return UpstreamRequest(method: "POST", url: url, headers: settings.headers(headers), body: settings.tokenRequestFormat.body(form))
+        var request = UpstreamRequest(
+            method: "POST", url: url, headers: settings.headers(headers), body: settings.tokenRequestFormat.body(form))
+        request.publicAddressesOnly = settings.tokenEndpointPublicOnly
+        return request
     }
 
     /// Revokes the account's grant at the provider; does nothing when the provider has no revoke endpoint.

@@ -25,6 +25,9 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
                 // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined and base64-encoded.
                 let joined = PercentEncoding.rfc3986(id) + ":" + PercentEncoding.rfc3986(secret.value)
                 headers.append(("Authorization", "Basic " + Base64.encode(Array(joined.utf8))))
+            case .publicClient:
+                // RFC 6749 §2.3.1 and §3.2.1: a public client names itself and proves nothing; PKCE guards its code.
+                form.append(("client_id", id))
             }
         }
     }
@@ -65,6 +68,11 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     public let pkce: Bool
     /// Parameters added to every authorize URL, in order.
     public let extraAuthorizeParameters: [(String, String)]
+    /// Parameters added to every token request (code exchange, refresh, device poll), in order: a remote MCP
+    /// server's `resource` (RFC 8707 §2).
+    public let extraTokenParameters: [(String, String)]
+    /// Whether token requests must reach public addresses only (a discovered token endpoint).
+    public let tokenEndpointPublicOnly: Bool
     /// Header fields added to every call to the provider, replacing the broker's own of the same name.
     public let requestHeaders: [(String, String)]
     /// The authorization server's issuer identifier (RFC 9207 §2); nil when unknown.
@@ -96,7 +104,9 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
     package init(_ provider: ProviderConfiguration, reading required: inout RequiredSettings) {
         let credentials = Credentials(
             id: required.text("client_id", provider.clientID),
-            secret: required.secret("client_secret", provider.clientSecret),
+            // A public client has no secret to require.
+            secret: provider.clientAuthentication == .publicClient
+                ? provider.clientSecret ?? Secret("") : required.secret("client_secret", provider.clientSecret),
             authentication: provider.clientAuthentication)
         authorizeURL = required.text("authorize_url", provider.authorizeURL)
         tokenURL = required.text("token_url", provider.tokenURL)
@@ -116,6 +126,8 @@ public struct OAuth2Settings: ProviderKindSettings, Sendable {
         scopeParameter = provider.scopeParameter
         pkce = provider.pkce
         extraAuthorizeParameters = provider.extraAuthorizeParameters
+        extraTokenParameters = provider.extraTokenParameters
+        tokenEndpointPublicOnly = provider.tokenEndpointPublicOnly
         requestHeaders = provider.requestHeaders
         issuer = provider.issuer
         requiresIssuerParameter = provider.requiresIssuerParameter

@@ -52,20 +52,13 @@ public struct OIDCDiscovery: Sendable {
         initialDelay: Double = 1, maximumDelay: Double = 300,
         report: @escaping @Sendable (String, OIDCDiscoveryCache.State) -> Void = { _, _ in }
     ) async {
-        await withTaskGroup(of: Void.self) { group in
-            for provider in registry.discovery.providers {
-                group.addTask {
-                    var delay = max(initialDelay, 0.001)
-                    while !Task.isCancelled {
-                        let state = await load(provider)
-                        report(provider, state)
-                        if case .loaded = state { return }
-                        let wait = delay - Double.random(in: 0...(delay / 10))
-                        try? await Task.sleep(nanoseconds: UInt64(min(wait, 86_400) * 1e9))
-                        delay = min(delay * 2, maximumDelay)
-                    }
-                }
-            }
+        await DiscoveryCache<OIDCProviderMetadata>.keepTrying(
+            registry.discovery.providers, initialDelay: initialDelay, maximumDelay: maximumDelay
+        ) { provider in
+            let state = await load(provider)
+            report(provider, state)
+            if case .loaded = state { return true }
+            return false
         }
     }
 

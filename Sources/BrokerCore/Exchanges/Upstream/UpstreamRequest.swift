@@ -8,6 +8,10 @@ public struct UpstreamRequest: Sendable {
     public var headers: [(String, String)]
     /// The body bytes; empty for none.
     public var body: [UInt8]
+    /// Whether the host must resolve to public addresses only (no loopback, private, link-local or metadata address):
+    /// set for URLs a remote party chose (a remote MCP server's discovered metadata and endpoints), never for the
+    /// endpoints the operator configured.
+    public var publicAddressesOnly = false
 
     /// Creates a request; headers and body default to empty.
     public init(method: String, url: String, headers: [(String, String)] = [], body: [UInt8] = []) {

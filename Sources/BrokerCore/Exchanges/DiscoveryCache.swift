@@ -2,20 +2,24 @@ import Foundation
 import Synchronization
 
 /// What each configured OpenID provider's discovery document said, held in memory and filled in the background.
+public typealias OIDCDiscoveryCache = DiscoveryCache<OIDCProviderMetadata>
+
+/// What each tracked provider's discovered metadata said (an OpenID discovery document, a remote MCP server's
+/// authorization), held in memory and filled in the background.
 ///
-/// One per ``ProviderRegistry``, so every service built on the registry sees
+/// One per ``ProviderRegistry`` and kind, so every service built on the registry sees
 /// a document as soon as it loads. A provider starts ``State/pending``; the
 /// first document that passes the checks makes it ``State/loaded(_:)`` for
 /// the life of the process; every failed try before that leaves
 /// ``State/failed(_:)`` with the reason. Providers of other kinds, and OpenID
 /// presets without credentials, are not tracked and nothing is fetched for them.
-public final class OIDCDiscoveryCache: Sendable {
+public final class DiscoveryCache<Document: Sendable & Equatable>: Sendable {
     /// Where one provider's document stands.
     public enum State: Sendable, Equatable {
         /// No try has finished yet.
         case pending
         /// The document loaded and passed every check.
-        case loaded(OIDCProviderMetadata)
+        case loaded(Document)
         /// The last try failed, for this reason (a phrase without secrets or the document's text).
         case failed(String)
     }
@@ -39,7 +43,7 @@ public final class OIDCDiscoveryCache: Sendable {
     }
 
     /// The loaded document of `provider`; throws ``BrokerError/providerUnavailable(_:reason:)`` with the reason while there is none.
-    func metadata(for provider: String) throws(BrokerError) -> OIDCProviderMetadata {
+    func metadata(for provider: String) throws(BrokerError) -> Document {
         switch state(of: provider) {
         case .loaded(let metadata): return metadata
         case .failed(let reason): throw .providerUnavailable(provider, reason: "discovery failed: " + reason)
@@ -54,6 +58,29 @@ public final class OIDCDiscoveryCache: Sendable {
             guard let current = states[key] else { return }
             if case .loaded = current, case .failed = state { return }
             states[key] = state
+        }
+    }
+
+    /// Runs `attempt` for every one of `providers` until it returns true or the task is cancelled, each on its own backoff.
+    ///
+    /// After a failed try the next waits `initialDelay` seconds, doubling after
+    /// each further failure up to `maximumDelay`, less up to a tenth at random so
+    /// replicas started together spread out.
+    static func keepTrying(
+        _ providers: [String], initialDelay: Double, maximumDelay: Double, attempt: @escaping @Sendable (String) async -> Bool
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            for provider in providers {
+                group.addTask {
+                    var delay = max(initialDelay, 0.001)
+                    while !Task.isCancelled {
+                        if await attempt(provider) { return }
+                        let wait = delay - Double.random(in: 0...(delay / 10))
+                        try? await Task.sleep(nanoseconds: UInt64(min(wait, 86_400) * 1e9))
+                        delay = min(delay * 2, maximumDelay)
+                    }
+                }
+            }
         }
     }
 }
