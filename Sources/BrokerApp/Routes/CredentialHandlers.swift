@@ -200,8 +200,9 @@ struct CredentialHandlers: Sendable {
     }
 
     /// `PATCH /account?id=ID` (API key, scope `accounts:write`): `{end_user_id?, end_user_email?, end_user_name?,
-    /// tags?}` changes the end user (the three together; `end_user_id: ""` clears it) and replaces the tags, without
-    /// a sign-in; `200` with the summary, and `account.updated` to the webhooks.
+    /// tags?, metadata?}` changes the end user (the three together; `end_user_id: ""` clears it), replaces the tags
+    /// and replaces the metadata (a JSON object of at most 16 KB; `{}` clears it), without a sign-in; `200` with the
+    /// summary, and `account.updated` to the webhooks.
     func edit(_ request: Request) async -> Response {
         do {
             let who = try access.authorize(request, .accountsWrite)
@@ -209,8 +210,15 @@ struct CredentialHandlers: Sendable {
             let stored = try AccountID.stored(id)
             if let provider = AccountID(id)?.provider { try who.grant.require(provider: provider) }
             let (body, form) = try Self.jsonBody(request)
-            try StrictInput.fields(Array(body.keys), allowed: ["end_user_id", "end_user_email", "end_user_name", "tags"])
-            guard !body.isEmpty else { throw BrokerError.badRequest("Give end_user_id or tags to change.") }
+            try StrictInput.fields(Array(body.keys), allowed: ["end_user_id", "end_user_email", "end_user_name", "tags", "metadata"])
+            guard !body.isEmpty else { throw BrokerError.badRequest("Give end_user_id, tags or metadata to change.") }
+            var metadata: String??
+            if let given = body["metadata"] {
+                switch AccountMetadata.text(of: given) {
+                case .success(let text): metadata = .some(text)
+                case .failure(let problem): throw BrokerError.badRequest(problem.message)
+                }
+            }
             guard let account = try await accounts.stored(id: stored) else { throw BrokerError.notFound }
             try who.grant.require(account: account)
             var endUser: EndUser??
@@ -226,7 +234,7 @@ struct CredentialHandlers: Sendable {
                 endUser = .some(owner.endUser)
             }
             let tags = body["tags"] == nil ? nil : try OwnerParameters.owner(form).tags
-            let edited = try await accounts.edit(id: stored, endUser: endUser, tags: tags)
+            let edited = try await accounts.edit(id: stored, endUser: endUser, tags: tags, metadata: metadata)
             logger.log(.info, "account edited", [("account", .string(edited.id))])
             return Response.json(
                 .ok, AccountJSON.summary(edited, status: accounts.reportedStatus(of: edited)), headers: OAuthHandlers.noStore())

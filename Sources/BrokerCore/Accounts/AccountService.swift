@@ -81,6 +81,7 @@ public final class AccountService: Sendable {
         case .reauthorizationRequired: throw .reauthorizationRequired
         // Not tried again on a read: only a forced refresh or a new sign-in does.
         case .refreshExhausted: throw .refreshExhausted
+        case .invalid: throw .accountInvalid
         case .active: break
         }
         account = try await refreshedIfDue(account)
