@@ -18,7 +18,9 @@ struct CredentialHandlers: Sendable {
     let verifier: CredentialVerifier
 
     /// The members `POST /accounts` takes.
-    static let createFields: [StaticString] = ["provider", "credentials", "uid", "end_user_id", "end_user_email", "end_user_name", "tags"]
+    static let createFields: [StaticString] = [
+        "provider", "credentials", "uid", "end_user_id", "end_user_email", "end_user_name", "tags", "settings",
+    ]
 
     /// `POST /accounts` (API key, scope `accounts:write`): `{provider, credentials: {field: value}, uid?, end_user_id?,
     /// end_user_email?, end_user_name?, tags?}` → `201` with the account's summary (no secret).
@@ -43,6 +45,8 @@ struct CredentialHandlers: Sendable {
                 return try await importTokens(request, body: body, form: form, provider: provider, caller: who)
             }
             try StrictInput.fields(Array(body.keys), allowed: Self.createFields)
+            // Settings first: a value that may not stand in a URL is refused before any call (400 invalid_setting).
+            let (resolved, settings) = try provider.applyingSettings(try Self.settings(body["settings"]))
             let values = try Self.values(body["credentials"], scheme: scheme)
             let owner = try OwnerParameters.owner(form)
             try who.grant.require(endUser: owner.endUser?.id)
@@ -52,7 +56,7 @@ struct CredentialHandlers: Sendable {
                 if let problem = ProviderUserID.problem(with: text) { throw BrokerError.badRequest("uid \(problem).") }
                 uid = text
             }
-            let outcome = try await verifier.verify(values, provider: provider)
+            let outcome = try await verifier.verify(values, provider: resolved)
             if let outcome, !outcome.valid {
                 logger.log(
                     .warning, "credential refused", [("provider", .string(provider.name)), ("status", .int(outcome.status))])
@@ -65,7 +69,7 @@ struct CredentialHandlers: Sendable {
             }
             let (account, existed) = try await accounts.storeEntered(
                 values, provider: provider, uid: chosen, endUser: owner.endUser,
-                tags: body["tags"] == nil ? nil : owner.tags)
+                tags: body["tags"] == nil ? nil : owner.tags, settings: settings)
             logger.log(
                 .info, "credential stored",
                 [
@@ -178,7 +182,8 @@ struct CredentialHandlers: Sendable {
             guard provider.kind.holdsEnteredCredentials, let values = CredentialValues(stored: account.accessToken) else {
                 throw BrokerError.badRequest("The account's provider is \(provider.kind.rawValue); only entered credentials are verified.")
             }
-            guard let outcome = try await verifier.verify(values, provider: provider) else {
+            let (resolved, _) = try provider.applyingSettings(account.settings)
+            guard let outcome = try await verifier.verify(values, provider: resolved) else {
                 throw BrokerError.badRequest("The provider \(provider.name) declares no verification request (verify).")
             }
             audit.record(
@@ -253,6 +258,19 @@ struct CredentialHandlers: Sendable {
             throw .badRequest("The body is not a JSON object.")
         }
         return (object.filter { !($0.value is NSNull) }, RequestForm(request))
+    }
+
+    /// The `settings` member: an object of strings (checked against the provider by
+    /// ``ProviderConfiguration/applyingSettings(_:)``); empty when absent.
+    static func settings(_ raw: Any?) throws(BrokerError) -> [String: String] {
+        guard let raw else { return [:] }
+        guard let object = raw as? [String: Any] else { throw .badRequest("settings must be an object of strings.") }
+        var strings: [String: String] = [:]
+        for (name, value) in object {
+            guard let text = value as? String else { throw .invalidSetting(name: name, reason: "must be a string") }
+            strings[name] = text
+        }
+        return strings
     }
 
     /// The `credentials` member checked against the provider's fields; every refusal names the field, never a value.

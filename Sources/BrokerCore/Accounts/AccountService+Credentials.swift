@@ -8,9 +8,11 @@ extension AccountService {
     ///
     /// The values become the account's `access_token` (``CredentialValues/stored``), sealed like any token; the
     /// `token_type` names the kind; there is no refresh token and no expiry. The end user and tags replace the earlier
-    /// record's when given, else are kept.
+    /// record's when given, else are kept. `settings` are the provider's per-account settings, already checked
+    /// (``ProviderConfiguration/applyingSettings(_:)``); the metadata is kept.
     public func storeEntered(
-        _ values: CredentialValues, provider: ProviderConfiguration, uid: String, endUser: EndUser?, tags: [String: String]?
+        _ values: CredentialValues, provider: ProviderConfiguration, uid: String, endUser: EndUser?, tags: [String: String]?,
+        settings: [String: String] = [:]
     ) async throws(BrokerError) -> (account: Account, existed: Bool) {
         let at = now()
         let id = AccountID(provider: provider.name, uid: uid)
@@ -21,7 +23,8 @@ extension AccountService {
             return Account(
                 provider: provider.name, uid: uid, accessToken: values.stored, tokenType: kind,
                 createdAt: existing?.createdAt ?? at, updatedAt: at, status: .active, issuedAt: at,
-                endUser: endUser ?? existing?.endUser, tags: tags ?? existing?.tags ?? [:])
+                endUser: endUser ?? existing?.endUser, tags: tags ?? existing?.tags ?? [:], settings: settings,
+                metadata: existing?.metadata)
         }
         let stored: Account?
         do {
