@@ -164,7 +164,8 @@ struct CredentialHandlers: Sendable {
 
     /// `POST /account/verify?id=ID` (API key, scope `accounts:read`): runs the provider's verification request with the
     /// stored credential now. `200 {"id","valid":true,"status"}` when the provider accepts it; `422 credential_invalid`
-    /// with the provider's status when it refuses it. The account is not changed either way.
+    /// with the provider's status when it refuses it. The verdict is recorded as the schedule's is: a refusal makes an
+    /// `active` account `invalid` (`account.invalid`), a pass makes an `invalid` one `active` (`account.recovered`).
     func verify(_ request: Request) async -> Response {
         var named: String?
         var caller = ""
@@ -186,6 +187,7 @@ struct CredentialHandlers: Sendable {
             guard let outcome = try await verifier.verify(values, provider: resolved) else {
                 throw BrokerError.badRequest("The provider \(provider.name) declares no verification request (verify).")
             }
+            try await accounts.recordVerification(id: stored, valid: outcome.valid)
             audit.record(
                 .credentialVerified, account, caller: who.name, request: request,
                 outcome: outcome.valid ? "ok" : "credential_invalid", scope: who.audited(.accountsRead))

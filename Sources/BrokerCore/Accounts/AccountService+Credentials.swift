@@ -41,6 +41,51 @@ extension AccountService {
     }
 }
 
+extension AccountService {
+    /// Records the provider's verdict on account `id`'s entered credential: a refusal makes an `active` account
+    /// `invalid` (with `account.invalid`), a pass makes an `invalid` one `active` (with `account.recovered`), in the
+    /// same durable step as the event; any other status, or a verdict that changes nothing, writes nothing.
+    /// Returns the account as stored afterwards; nil when it is not stored.
+    @discardableResult
+    public func recordVerification(id: AccountID, valid: Bool) async throws(BrokerError) -> Account? {
+        /// The status the verdict gives an account in `status`, or nil when it changes nothing.
+        @Sendable func next(_ status: AccountStatus) -> AccountStatus? {
+            switch (status, valid) {
+            case (.active, false): .invalid
+            case (.invalid, true): .active
+            default: nil
+            }
+        }
+        let at = now()
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            guard var account = existing else { return nil }
+            guard let status = next(account.status) else { return account }
+            account.status = status
+            account.updatedAt = at
+            return account
+        }
+        let event: AccountChangeEvent = { before, after in
+            guard let before, let after, before.status != after.status else { return nil }
+            switch after.status {
+            case .invalid: return (.accountInvalid, BrokerEventData(account: after))
+            case .active: return (.accountRecovered, BrokerEventData(account: after))
+            case .reauthorizationRequired, .refreshExhausted: return nil
+            }
+        }
+        do {
+            // Most verdicts change nothing: read first, and write only a change.
+            guard let current = try await accounts.get(id: id) else { return nil }
+            guard next(current.status) != nil else { return current }
+            if let events {
+                return try await accounts.update(id: id, reporting: event, to: events, transform)
+            }
+            return try await accounts.update(id: id, transform)
+        } catch {
+            throw BrokerError(error)
+        }
+    }
+}
+
 extension CredentialValues {
     /// The uid of an account given none and named by no verification answer: a `basic` account's user name, else
     /// `key-` and 24 hex digits of SHA-256 over the provider and the values.
