@@ -62,6 +62,11 @@ import Testing
         let verified = try await s.send("POST", "/account/verify?id=subdom:team-b")
         #expect(verified.status == 200, "\(verified.body)")
         let port = s.fake.port
+        let providers = try await s.send("GET", "/providers")
+        #expect(
+            providers.body.contains(
+                #""account_settings":[{"name":"subdomain","description":"Your team's subdomain","pattern":"[a-wyz0-9][a-z0-9-]*","in_host":true}]"#
+            ), "\(providers.body)")
         #expect(
             s.fake.state.calls.map { "\($0.host ?? "") \($0.path)" } == [
                 "acme.localhost:\(port) /bearer/me", "globex.localhost:\(port) /bearer/me", "acme.localhost:\(port) /bearer/tickets",
