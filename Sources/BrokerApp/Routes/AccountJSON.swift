@@ -6,7 +6,7 @@ import Foundation
 /// summary without secrets for lists and callback pages.
 ///
 /// `status` is what ``AccountService/reportedStatus(of:)`` says: `active`,
-/// `expired`, `reauthorization_required` or `refresh_exhausted`. Written straight to bytes: `/account` is
+/// `expired`, `reauthorization_required`, `refresh_exhausted` or `invalid`. Written straight to bytes: `/account` is
 /// the hottest path after `/healthz`.
 enum AccountJSON {
     /// `{"id","provider","uid","access_token",…,"raw"}`; never the refresh token.
