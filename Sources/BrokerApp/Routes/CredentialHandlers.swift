@@ -97,7 +97,7 @@ struct CredentialHandlers: Sendable {
     /// The members an import of OAuth tokens takes.
     static let importFields: [StaticString] = [
         "provider", "access_token", "refresh_token", "expires_at", "scope", "uid", "end_user_id", "end_user_email", "end_user_name",
-        "tags", "dry_run",
+        "tags", "dry_run", "settings",
     ]
 
     /// `POST /accounts` for a provider that signs in: OAuth tokens brought from another system (``TokenImport``).
@@ -150,7 +150,9 @@ struct CredentialHandlers: Sendable {
             TokenImport(
                 provider: provider.name, accessToken: Secret(access), refreshToken: try text("refresh_token").map(Secret.init),
                 expiresAt: expiresAt, scope: try text("scope"), uid: uid, endUser: owner.endUser,
-                tags: body["tags"] == nil ? nil : owner.tags, dryRun: dryRun))
+                tags: body["tags"] == nil ? nil : owner.tags, dryRun: dryRun
+            )
+            .with(settings: try Self.settings(body["settings"])))
         logger.log(
             .info, dryRun ? "token import checked" : "tokens imported",
             [("provider", .string(provider.name)), ("account", .string(account.id)), ("replaced", .bool(existed))])
