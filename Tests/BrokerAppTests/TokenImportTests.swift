@@ -89,6 +89,11 @@ import Testing
             await TestHTTP.send(port: broker.port, method: "POST", target: "/account/refresh?id=acme:7101", headers: Self.api))
         #expect(again.status == 200, "\(again.body)")
         #expect(provider.refreshCalls == 2)
+        // Deleting it revokes at the account's own host too: 204, not a revocation failure.
+        let deleted = try #require(
+            await TestHTTP.send(port: broker.port, method: "DELETE", target: "/account?id=acme:7101", headers: Self.api))
+        #expect(deleted.status == 204, "\(deleted.body)")
+        #expect(provider.revokeCalls == 1)
     }
 
     @Test func aDeadRefreshTokenIs422AndNothingIsStored() async throws {

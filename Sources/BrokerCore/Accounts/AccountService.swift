@@ -133,8 +133,12 @@ public final class AccountService: Sendable {
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let account = found else { throw .notFound }
         var result = DeletionResult(account: account, revoked: nil, revokeError: nil)
-        if let provider = registry.provider(named: account.provider) {
-            (result.revoked, result.revokeError) = await revoke(account, at: provider)
+        if let named = registry.provider(named: account.provider) {
+            // The account's settings fill the revocation URL; a stored value the provider now refuses revokes nothing.
+            switch Result(catching: { () throws(BrokerError) in try named.applyingSettings(account.settings).0 }) {
+            case .success(let provider): (result.revoked, result.revokeError) = await revoke(account, at: provider)
+            case .failure(let error): (result.revoked, result.revokeError) = (false, error.message)
+            }
         }
         do {
             if let events {
