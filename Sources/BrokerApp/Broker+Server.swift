@@ -31,10 +31,10 @@ extension Broker {
             proxy: ProxyHandler(
                 accounts: services.accounts, registry: registry, access: access, audit: audit, metrics: services.metrics.proxy,
                 client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.proxyTimeout),
-            // Verification goes out as proxied calls do: the same client, timeout and address rules.
+            // Verification goes out as proxied calls do: the same client and address rules, under its own timeout.
             credentials: CredentialHandlers(
                 accounts: services.accounts, registry: registry, access: access, audit: audit, logger: logger,
-                verifier: CredentialVerifier(client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.proxyTimeout)),
+                verifier: CredentialVerifier(client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.verifyTimeout)),
             proxyMaxBodyBytes: c.proxyMaxBodyBytes, cors: CORSPolicy(origins: c.corsOrigins), connectPage: c.connectPage)
         let server = HTTPServer(
             configuration: serverConfiguration(c, logger: logger), router: router,

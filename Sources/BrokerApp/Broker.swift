@@ -22,6 +22,8 @@ public final class Broker: Sendable {
     let backgroundRefresher: BackgroundRefresher
     /// Polls pending device sign-ins, this replica's and every other's (off when `BROKER_DEVICE_POLL_TICK` is 0).
     let devicePoller: DeviceFlowPoller
+    /// Verifies entered credentials on a schedule, one replica at a time (off when `BROKER_VERIFY_INTERVAL` is 0).
+    let credentialSweep: CredentialVerificationSweep
     /// The webhook outbox, sink and dispatcher; nil when `BROKER_WEBHOOK_URL` is unset.
     let webhooks: Webhooks?
     /// Reads the OpenID providers' discovery documents, retrying in the background until each loads.
@@ -99,6 +101,10 @@ public final class Broker: Sendable {
         mcpDiscovery = services.mcpDiscovery
         backgroundRefresher = services.refresher
         devicePoller = services.devicePoller
+        credentialSweep = CredentialVerificationSweep(
+            accounts: services.accounts, registry: registry,
+            verifier: CredentialVerifier(client: EpollUpstreamClient.sharedClient(caFile: c.upstreamCAFile), timeout: c.verifyTimeout),
+            lock: storage.refreshLock, interval: c.verifyInterval, logger: logger)
         audit = try Self.openAudit(c, metrics: services.metrics, logger: logger)
         // Token reads go on while the audit file cannot be written (its events wait in memory), but the broker
         // says it is not ready, so that traffic moves to a replica that can record it.
@@ -155,6 +161,7 @@ public final class Broker: Sendable {
         storage.start()
         backgroundRefresher.start()
         devicePoller.start()
+        credentialSweep.start()
         webhooks?.dispatcher.start()
         for unknown in configuration.unknownVariables {
             var fields: [(String, LogValue)] = [("variable", .string(unknown.name))]
@@ -190,6 +197,7 @@ public final class Broker: Sendable {
         mcpDiscoveryTask.withLock { $0?.cancel() }
         backgroundRefresher.stop()
         devicePoller.stop()
+        credentialSweep.stop()
         logger.log(
             .info, "shutting down",
             [

@@ -73,7 +73,13 @@ import Testing
 
     @Test(arguments: [
         ("/account?id=bearerp:team-1", #"{"tag":"x"}"#, 400, "Unknown field"),
-        ("/account?id=bearerp:team-1", "{}", 400, "Give end_user_id or tags"),
+        ("/account?id=bearerp:team-1", "{}", 400, "Give end_user_id, tags or metadata"),
+        ("/account?id=bearerp:team-1", #"{"metadata":[1,2]}"#, 400, "metadata must be a JSON object"),
+        ("/account?id=bearerp:team-1", #"{"metadata":"x"}"#, 400, "metadata must be a JSON object"),
+        (
+            "/account?id=bearerp:team-1", #"{"metadata":{"blob":""# + String(repeating: "a", count: 16 * 1024) + #""}}"#, 400,
+            "at most 16384"
+        ),
         ("/account?id=bearerp:team-1", #"{"tags":{"plan":7}}"#, 400, "tags must be an object"),
         ("/account?id=bearerp:nobody", #"{"tags":{}}"#, 404, "not_found"),
     ])
@@ -83,6 +89,29 @@ import Testing
         #expect(reply.status == status && reply.body.contains(expected), "\(reply.body)")
         let account = Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)
         #expect(account["tags"] as? [String: String] == ["plan": "free"])
+    }
+
+    @Test func metadataIsStoredShownInEveryListingAndCarriedByTheWebhook() async throws {
+        let s = try await Self.setUp()
+        let edited = try await s.send(
+            "PATCH", "/account?id=bearerp:team-1", #"{"metadata":{"crm":{"id":42,"ok":true},"notes":["a","b"],"ratio":0.5}}"#)
+        #expect(edited.status == 200, "\(edited.body)")
+        let expected = JSONValue(Self.json(#"{"crm":{"id":42,"ok":true},"notes":["a","b"],"ratio":0.5}"#))
+        func same(_ value: Any?) -> Bool { value.map(JSONValue.init) == expected }
+        #expect(same(Self.json(edited.body)["metadata"]), "\(edited.body)")
+        #expect(edited.body.contains(#""metadata":{"crm":{"id":42,"ok":true},"notes":["a","b"],"ratio":0.5}"#), "\(edited.body)")
+        #expect(same(Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)["metadata"]))
+        let listed = Self.json(try await s.send("GET", "/accounts").body)
+        let first = (listed["accounts"] as? [[String: Any]])?.first
+        #expect(same(first?["metadata"]), "\(listed)")
+        #expect(await eventually { s.receiver.received.contains { $0.type == "account.updated" } })
+        let update = try #require(s.receiver.received.first { $0.type == "account.updated" })
+        #expect(same(update.data("metadata")))
+        // Tags alone keep the metadata; `{}` clears it.
+        #expect(try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"tags":{"plan":"pro"}}"#).status == 200)
+        #expect(same(Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)["metadata"]))
+        #expect(try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"metadata":{}}"#).status == 200)
+        #expect(Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)["metadata"] == nil)
     }
 
     @Test func aKeyLimitedToSomeEndUsersMovesNoAccountOutOfItsLimits() async throws {

@@ -228,11 +228,8 @@ import Testing
         #expect(Self.json(created.body)["id"] as? String == "bearerp:team-9")
         let ok = try await s.post("/account/verify?id=bearerp:team-9", "")
         #expect(ok.status == 200 && ok.body.contains(#""valid":true"#), "\(ok.body)")
-        // The provider revokes the token: the next verification says so, and the account is left as it was.
+        // The provider revokes the token.
         s.fake.update { $0.token = "rotated" }
-        let refused = try await s.post("/account/verify?id=bearerp:team-9", "")
-        #expect(refused.status == 422 && refused.body.contains("credential_invalid"), "\(refused.body)")
-        #expect(try await s.get("/account?id=bearerp:team-9").status == 200)
         // A refused proxied call is the provider's own 401, with no refresh attempted.
         let proxied = try #require(
             await TestHTTP.send(
@@ -246,6 +243,11 @@ import Testing
             await TestHTTP.send(
                 port: s.broker.port, target: "/auth?id=bearerp:team-9", headers: [("Authorization", "Bearer " + BrokerHarness.apiKey)]))
         #expect(forwarded.status == 409 && forwarded.body.contains("credential_not_forwardable"), "\(forwarded.body)")
+        // The next verification says so, and records it: the account is `invalid` and reads answer 409 until one passes.
+        let refused = try await s.post("/account/verify?id=bearerp:team-9", "")
+        #expect(refused.status == 422 && refused.body.contains("credential_invalid"), "\(refused.body)")
+        let read = try await s.get("/account?id=bearerp:team-9")
+        #expect(read.status == 409 && read.body.contains("credential_invalid"), "\(read.body)")
         try await s.expectNoSecretLeaked([ok, refused, proxied, refresh, forwarded])
     }
 

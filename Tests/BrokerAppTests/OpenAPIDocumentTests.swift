@@ -74,6 +74,7 @@ import Testing
             .refreshExhausted, .notRefreshable, .unauthorized, .badRequest("b"), .storageUnavailable("s"), .recordDamaged("r"),
             .ambiguousAccount(provider: "p"), .credentialNotForwardable(reason: "r"), .connectSessionGone, .reconnectMismatch,
             .insufficientPermissions("s"), .insufficientScope(missing: ["write"]), .credentialInvalid(provider: "p", status: 401),
+            .invalidSetting(name: "subdomain", reason: "r"), .accountInvalid,
         ]
         for error in all {
             switch error {
@@ -82,7 +83,7 @@ import Testing
                 .upstreamTimeout, .notFound, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
                 .badRequest,
                 .storageUnavailable, .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone,
-                .reconnectMismatch, .insufficientPermissions, .insufficientScope, .credentialInvalid:
+                .reconnectMismatch, .insufficientPermissions, .insufficientScope, .credentialInvalid, .invalidSetting, .accountInvalid:
                 break
             }
         }

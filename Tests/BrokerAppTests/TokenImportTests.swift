@@ -55,6 +55,47 @@ import Testing
         #expect(!s.broker.log.contains(refresh) && !s.broker.log.contains(grant.accessToken))
     }
 
+    /// An OAuth provider whose endpoints sit at each account's subdomain (`http://{subdomain}.localhost:PORT/…`; every
+    /// name under `localhost` is the loopback address, RFC 6761 §6.3): the import's settings fill the token URL before
+    /// the one refresh, are kept with the account, and fill it again on the next refresh; an unfit one calls nothing.
+    @Test func settingsFillTheTokenURLOfTheImportAndOfLaterRefreshes() async throws {
+        let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
+        let settings = #""settings": [{"name": "subdomain", "description": "Your subdomain"}]"#
+        let clock = TestClock()
+        let entry = provider.providerEntry(extra: settings).replacingOccurrences(
+            of: "http://127.0.0.1:", with: "http://{subdomain}.localhost:")
+        let broker = try BrokerHarness(
+            providersJSON: "{\"providers\": {\(entry)}}",
+            environment: ["FAKE_ACME_SECRET": RefreshEndToEndTests.clientSecret, "BROKER_REFRESH_INTERVAL": "0"], now: clock.function)
+        let s = Setup(provider: provider, broker: broker)
+        let grant = provider.grantWithoutFlow(uid: "7101")
+        let refresh = try #require(grant.refreshToken)
+        let refused = try await s.post(
+            #"{"provider":"acme","access_token":"\#(grant.accessToken)","refresh_token":"\#(refresh)","settings":{"subdomain":"acme.evil.com"}}"#
+        )
+        #expect(refused.status == 400 && refused.body.contains("invalid_setting"), "\(refused.body)")
+        let missing = try await s.post(#"{"provider":"acme","access_token":"\#(grant.accessToken)","refresh_token":"\#(refresh)"}"#)
+        #expect(missing.status == 400 && missing.body.contains(#"\"subdomain\" is required"#), "\(missing.body)")
+        #expect(provider.refreshCalls == 0)
+        let imported = try await s.post(
+            #"{"provider":"acme","access_token":"\#(grant.accessToken)","refresh_token":"\#(refresh)","settings":{"subdomain":"acme"}}"#)
+        #expect(imported.status == 201, "\(imported.body)")
+        #expect(provider.refreshCalls == 1)
+        let account = Self.json(try await s.get("/account?id=acme:7101").body)
+        #expect(account["settings"] as? [String: String] == ["subdomain": "acme"])
+        // Past the 10 s in which a forced refresh reuses the last one's token.
+        clock.advance(11)
+        let again = try #require(
+            await TestHTTP.send(port: broker.port, method: "POST", target: "/account/refresh?id=acme:7101", headers: Self.api))
+        #expect(again.status == 200, "\(again.body)")
+        #expect(provider.refreshCalls == 2)
+        // Deleting it revokes at the account's own host too: 204, not a revocation failure.
+        let deleted = try #require(
+            await TestHTTP.send(port: broker.port, method: "DELETE", target: "/account?id=acme:7101", headers: Self.api))
+        #expect(deleted.status == 204, "\(deleted.body)")
+        #expect(provider.revokeCalls == 1)
+    }
+
     @Test func aDeadRefreshTokenIs422AndNothingIsStored() async throws {
         let s = try Self.setUp()
         let grant = s.provider.grantWithoutFlow(uid: "7002")

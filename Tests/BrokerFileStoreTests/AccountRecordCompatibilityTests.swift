@@ -51,6 +51,7 @@ struct AccountRecordCompatibilityTests {
                 #expect(decoded.issuedAt == nil && decoded.refreshTokenExpiresAt == nil, "\(fixture.name)")
                 #expect(decoded.idToken == nil && decoded.extras == nil, "\(fixture.name)")
                 #expect(decoded.endUser == nil && decoded.tags.isEmpty, "\(fixture.name)")
+                #expect(decoded.settings.isEmpty && decoded.metadata == nil, "\(fixture.name)")
                 // Their token counts from `refreshed_at`, else `updated_at`, for the margin.
                 #expect(decoded.tokenIssuedAt == (fixture.account.refreshedAt ?? fixture.account.updatedAt), "\(fixture.name)")
             }
@@ -118,6 +119,31 @@ struct AccountRecordCompatibilityTests {
         let numeric = plainText.replacingOccurrences(of: "\"plan\" : \"pro\"", with: "\"plan\" : 1")
         #expect(AccountRecordScanner.scan(Array(numeric.utf8)) == nil)
         #expect(throws: StoreError.self) { try PlainJSONAccountCodec().decode(Array(numeric.utf8), path: Self.path) }
+    }
+
+    @Test func settingsMetadataAndTheInvalidStatusRoundTripInBothCodecsAndBothReaders() throws {
+        var account = Self.withNewMembers
+        account.settings = ["subdomain": "acme", "region": "eu"]
+        account.metadata = #"{"crm":{"id":42,"owner":"Ada \u00e9"},"flags":[true,null]}"#
+        account.status = .invalid
+        let plain = try PlainJSONAccountCodec().encode(account)
+        let plainText = String(decoding: plain, as: UTF8.self)
+        for member in ["\"settings\" : {", "\"metadata\" : \"{", "\"status\" : \"invalid\""] {
+            #expect(plainText.contains(member), "\(member)")
+        }
+        #expect(try PlainJSONAccountCodec().decode(plain, path: Self.path) == account)
+        let scanned = try #require(AccountRecordScanner.scan(plain))
+        #expect(scanned == (try JSONDecoder().decode(AccountRecord<EncryptedFieldValue>.self, from: Data(plain))))
+        #expect(scanned.settings == account.settings && scanned.metadata == account.metadata)
+        let sealing = try AccountRecordFixtures.sealingCodec(firstNonce: 1)
+        let sealed = try sealing.encode(account)
+        #expect(try sealing.decode(sealed, path: Self.path) == account)
+        let fast = try #require(AccountRecordScanner.storedAccount(sealed, keyring: sealing.keyring))
+        #expect(fast.account.settings == account.settings && fast.account.metadata == account.metadata)
+        #expect(fast.account.status == .invalid)
+        #expect(try fast.opened(path: Self.path) == account)
+        // The compact form the file store's index keeps gives the same account back.
+        #expect(CompactAccount(account).account == account)
     }
 
     @Test func plainRecordsOfTheEarlierVersionDecodeFieldForField() throws {

@@ -669,6 +669,21 @@ def test_credential_accounts(t):
     assert edited.json["tags"] == {"moved": "yes"} and edited.json["end_user_id"] == "user-8", edited.body
     expect(t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"tag": "x"})), 400, "bad_request")
     expect(t.call("PATCH", "/account?id=acme:nobody", write, body=json.dumps({"tags": {}})), 404, "not_found")
+    # metadata: a free JSON object of at most 16 KB, shown by GET /account; anything else is 400.
+    meta = t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"metadata": {"crm": {"id": 42}, "ok": True}}))
+    expect(meta, 200)
+    assert meta.json["metadata"] == {"crm": {"id": 42}, "ok": True}, meta.body
+    assert t.call("GET", "/account?id=acme:imported-1", API).json["metadata"] == {"crm": {"id": 42}, "ok": True}
+    expect(t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"metadata": [1]})), 400, "bad_request")
+    expect(t.call("PATCH", "/account?id=acme:imported-1", write, body=json.dumps({"metadata": {"x": "y" * 17000}})),
+           400, "bad_request")
+    # Per-account settings: a provider without settings takes none, refused before any call.
+    expect(t.call("POST", "/accounts", write, body=json.dumps(
+        {"provider": "keyhdr", "credentials": {"api_key": CREDENTIAL_SECRET}, "settings": {"subdomain": "acme.evil.com"}})),
+        400, "invalid_setting")
+    listed = t.call("GET", "/accounts?status=invalid", API)
+    expect(listed, 200)
+    assert listed.json["accounts"] == [], listed.body
 
 
 def test_deleting_accounts(t):

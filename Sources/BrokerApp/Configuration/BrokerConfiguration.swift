@@ -67,6 +67,11 @@ public struct BrokerConfiguration: Sendable {
     public var refreshMargin: Double = 300
     /// Seconds between background refresh sweeps (`BROKER_REFRESH_INTERVAL`); 0 turns the background refresher off.
     public var refreshInterval: Double = 60
+    /// Seconds between scheduled verifications of entered credentials (`BROKER_VERIFY_INTERVAL`); 0 (the default)
+    /// turns them off: each one calls a provider for every such account.
+    public var verifyInterval: Double = 0
+    /// Seconds one verification request may take (`BROKER_VERIFY_TIMEOUT`), its own and not the proxy's.
+    public var verifyTimeout: Double = 15
     /// Seconds between device sign-in sweeps (`BROKER_DEVICE_POLL_TICK`); each flow is still polled only at its
     /// provider's interval. 0 turns the device poller off on this replica.
     public var devicePollTick: Double = 1
@@ -207,6 +212,8 @@ public struct BrokerConfiguration: Sendable {
         }
         c.refreshMargin = try read.secondsOrZero("BROKER_REFRESH_MARGIN", default: 300)
         c.refreshInterval = try read.secondsOrZero("BROKER_REFRESH_INTERVAL", default: 60)
+        c.verifyInterval = try read.secondsOrZero("BROKER_VERIFY_INTERVAL", default: 0)
+        c.verifyTimeout = try read.seconds("BROKER_VERIFY_TIMEOUT", default: 15)
         c.devicePollTick = try read.secondsOrZero("BROKER_DEVICE_POLL_TICK", default: 1)
         c.refreshGiveUp = Double(
             try read.integer("BROKER_REFRESH_GIVE_UP", default: Int(RefreshCoordinator.Policy.defaultGiveUp), range: 60...365 * 86_400))

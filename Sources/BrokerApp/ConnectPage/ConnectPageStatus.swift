@@ -32,6 +32,8 @@ struct ConnectPageStatus: Equatable {
             return ConnectPageStatus(state: .reauthorizationRequired, label: State.reauthorizationRequired.rawValue)
         case .refreshExhausted:
             return ConnectPageStatus(state: .reauthorizationRequired, label: Self.refreshFailingLabel)
+        case .invalid:
+            return ConnectPageStatus(state: .reauthorizationRequired, label: "credential refused")
         case .active:
             guard let expiresAt else { return ConnectPageStatus(state: .active, label: "active") }
             let remaining = expiresAt.timeIntervalSince(now)

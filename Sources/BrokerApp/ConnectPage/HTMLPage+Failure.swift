@@ -47,7 +47,7 @@ extension HTMLPage {
         case .unknownProvider, .providerNotConfigured, .providerUnavailable, .invalidReturnTo, .upstreamError, .upstreamTimeout, .notFound,
             .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized, .badRequest, .storageUnavailable,
             .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
-            .insufficientScope, .credentialInvalid:
+            .insufficientScope, .credentialInvalid, .invalidSetting, .accountInvalid:
             error.message
         }
     }
@@ -62,7 +62,7 @@ extension HTMLPage {
         case .providerNotConfigured, .unknownProvider:
             "Whoever runs this broker can fix this; the page lists the settings each provider needs."
         case .invalidReturnTo, .notFound, .unauthorized, .badRequest, .ambiguousAccount, .credentialNotForwardable,
-            .insufficientPermissions, .credentialInvalid:
+            .insufficientPermissions, .credentialInvalid, .invalidSetting, .accountInvalid:
             "Go back to the page and start from there."
         case .connectSessionGone, .reconnectMismatch, .insufficientScope:
             "Close this window and start again from the app."

@@ -56,6 +56,7 @@ enum MetricsRenderer {
         out += "broker_accounts{status=\"expired\"} \(counts.expired)\n"
         out += "broker_accounts{status=\"\(AccountStatus.reauthorizationRequired.rawValue)\"} \(counts.reauthorizationRequired)\n"
         out += "broker_accounts{status=\"\(AccountStatus.refreshExhausted.rawValue)\"} \(counts.refreshExhausted)\n"
+        out += "broker_accounts{status=\"\(AccountStatus.invalid.rawValue)\"} \(counts.invalid)\n"
         return out
     }
 

@@ -44,7 +44,9 @@ struct ProxyHandler: Sendable {
             call.accountID = id
             let account = try await accounts.account(id: try AccountID.stored(id))
             call.account = account
-            guard let provider = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
+            guard let named = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
+            // The account's own settings fill the API base (`https://{subdomain}.zendesk.com/api/v2`).
+            let provider = try named.applyingSettings(account.settings).0
             let base = try Self.base(of: provider)
             call.host = base.host
             let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)

@@ -6,7 +6,7 @@ import Foundation
 /// summary without secrets for lists and callback pages.
 ///
 /// `status` is what ``AccountService/reportedStatus(of:)`` says: `active`,
-/// `expired`, `reauthorization_required` or `refresh_exhausted`. Written straight to bytes: `/account` is
+/// `expired`, `reauthorization_required`, `refresh_exhausted` or `invalid`. Written straight to bytes: `/account` is
 /// the hottest path after `/healthz`.
 enum AccountJSON {
     /// `{"id","provider","uid","access_token",…,"raw"}`; never the refresh token.
@@ -107,6 +107,13 @@ enum AccountJSON {
         string(a.endUser?.name, &out)
         out.append(#","tags":"#)
         tags(a.tags, &out)
+        if !a.settings.isEmpty {
+            out.append(#","settings":"#)
+            tags(a.settings, &out)
+        }
+        if let metadata = a.metadata {
+            Self.metadata(metadata, &out)
+        }
         if secrets, a.idToken != nil || a.extras != nil {
             out.append(#","raw":"#)
             raw(a, &out)
@@ -149,6 +156,16 @@ enum AccountJSON {
             }
             out.append(inner)
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// `,"metadata":{…}`: the stored compact object as it was written; text that is not one object is left out, not echoed.
+    private static func metadata(_ text: String, _ out: inout ByteWriter) {
+        var text = text
+        text.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else { return }
+            out.append(#","metadata":"#)
+            out.append(bytes)
         }
     }
 

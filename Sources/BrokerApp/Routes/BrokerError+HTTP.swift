@@ -8,13 +8,14 @@ extension BrokerError {
         switch self {
         case .unknownProvider, .notFound: return .notFound
         case .providerNotConfigured, .providerUnavailable, .storageUnavailable: return .serviceUnavailable
-        case .invalidReturnTo, .invalidState, .badRequest: return .badRequest
+        case .invalidReturnTo, .invalidState, .badRequest, .invalidSetting: return .badRequest
         case .accessDenied, .insufficientPermissions, .insufficientScope: return .forbidden
         case .upstreamError: return .badGateway
         case .upstreamTimeout: return .gatewayTimeout
         case .expired, .reauthorizationRequired, .refreshExhausted, .connectSessionGone: return .gone
         case .unauthorized: return .unauthorized
-        case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch: return .conflict
+        // 409, not 410: the account is still there and a verification that passes makes it usable again.
+        case .notRefreshable, .ambiguousAccount, .credentialNotForwardable, .reconnectMismatch, .accountInvalid: return .conflict
         // Not 503: a damaged record stays damaged, and a 503 tells clients to come back.
         case .recordDamaged: return .internalServerError
         // RFC 9110 §15.5.21: the request was understood, but the credential it carries does not work.
@@ -30,7 +31,7 @@ extension BrokerError {
             .invalidState,
             .badRequest, .accessDenied, .expired, .reauthorizationRequired, .refreshExhausted, .notRefreshable, .unauthorized,
             .recordDamaged, .ambiguousAccount, .credentialNotForwardable, .connectSessionGone, .reconnectMismatch, .insufficientPermissions,
-            .insufficientScope, .credentialInvalid:
+            .insufficientScope, .credentialInvalid, .invalidSetting, .accountInvalid:
             return false
         }
     }

@@ -18,7 +18,9 @@ struct CredentialHandlers: Sendable {
     let verifier: CredentialVerifier
 
     /// The members `POST /accounts` takes.
-    static let createFields: [StaticString] = ["provider", "credentials", "uid", "end_user_id", "end_user_email", "end_user_name", "tags"]
+    static let createFields: [StaticString] = [
+        "provider", "credentials", "uid", "end_user_id", "end_user_email", "end_user_name", "tags", "settings",
+    ]
 
     /// `POST /accounts` (API key, scope `accounts:write`): `{provider, credentials: {field: value}, uid?, end_user_id?,
     /// end_user_email?, end_user_name?, tags?}` → `201` with the account's summary (no secret).
@@ -43,6 +45,8 @@ struct CredentialHandlers: Sendable {
                 return try await importTokens(request, body: body, form: form, provider: provider, caller: who)
             }
             try StrictInput.fields(Array(body.keys), allowed: Self.createFields)
+            // Settings first: a value that may not stand in a URL is refused before any call (400 invalid_setting).
+            let (resolved, settings) = try provider.applyingSettings(try Self.settings(body["settings"]))
             let values = try Self.values(body["credentials"], scheme: scheme)
             let owner = try OwnerParameters.owner(form)
             try who.grant.require(endUser: owner.endUser?.id)
@@ -52,7 +56,7 @@ struct CredentialHandlers: Sendable {
                 if let problem = ProviderUserID.problem(with: text) { throw BrokerError.badRequest("uid \(problem).") }
                 uid = text
             }
-            let outcome = try await verifier.verify(values, provider: provider)
+            let outcome = try await verifier.verify(values, provider: resolved)
             if let outcome, !outcome.valid {
                 logger.log(
                     .warning, "credential refused", [("provider", .string(provider.name)), ("status", .int(outcome.status))])
@@ -65,7 +69,7 @@ struct CredentialHandlers: Sendable {
             }
             let (account, existed) = try await accounts.storeEntered(
                 values, provider: provider, uid: chosen, endUser: owner.endUser,
-                tags: body["tags"] == nil ? nil : owner.tags)
+                tags: body["tags"] == nil ? nil : owner.tags, settings: settings)
             logger.log(
                 .info, "credential stored",
                 [
@@ -93,7 +97,7 @@ struct CredentialHandlers: Sendable {
     /// The members an import of OAuth tokens takes.
     static let importFields: [StaticString] = [
         "provider", "access_token", "refresh_token", "expires_at", "scope", "uid", "end_user_id", "end_user_email", "end_user_name",
-        "tags", "dry_run",
+        "tags", "dry_run", "settings",
     ]
 
     /// `POST /accounts` for a provider that signs in: OAuth tokens brought from another system (``TokenImport``).
@@ -146,7 +150,9 @@ struct CredentialHandlers: Sendable {
             TokenImport(
                 provider: provider.name, accessToken: Secret(access), refreshToken: try text("refresh_token").map(Secret.init),
                 expiresAt: expiresAt, scope: try text("scope"), uid: uid, endUser: owner.endUser,
-                tags: body["tags"] == nil ? nil : owner.tags, dryRun: dryRun))
+                tags: body["tags"] == nil ? nil : owner.tags, dryRun: dryRun
+            )
+            .with(settings: try Self.settings(body["settings"])))
         logger.log(
             .info, dryRun ? "token import checked" : "tokens imported",
             [("provider", .string(provider.name)), ("account", .string(account.id)), ("replaced", .bool(existed))])
@@ -160,7 +166,8 @@ struct CredentialHandlers: Sendable {
 
     /// `POST /account/verify?id=ID` (API key, scope `accounts:read`): runs the provider's verification request with the
     /// stored credential now. `200 {"id","valid":true,"status"}` when the provider accepts it; `422 credential_invalid`
-    /// with the provider's status when it refuses it. The account is not changed either way.
+    /// with the provider's status when it refuses it. The verdict is recorded as the schedule's is: a refusal makes an
+    /// `active` account `invalid` (`account.invalid`), a pass makes an `invalid` one `active` (`account.recovered`).
     func verify(_ request: Request) async -> Response {
         var named: String?
         var caller = ""
@@ -178,9 +185,11 @@ struct CredentialHandlers: Sendable {
             guard provider.kind.holdsEnteredCredentials, let values = CredentialValues(stored: account.accessToken) else {
                 throw BrokerError.badRequest("The account's provider is \(provider.kind.rawValue); only entered credentials are verified.")
             }
-            guard let outcome = try await verifier.verify(values, provider: provider) else {
+            let (resolved, _) = try provider.applyingSettings(account.settings)
+            guard let outcome = try await verifier.verify(values, provider: resolved) else {
                 throw BrokerError.badRequest("The provider \(provider.name) declares no verification request (verify).")
             }
+            try await accounts.recordVerification(id: stored, valid: outcome.valid)
             audit.record(
                 .credentialVerified, account, caller: who.name, request: request,
                 outcome: outcome.valid ? "ok" : "credential_invalid", scope: who.audited(.accountsRead))
@@ -200,8 +209,9 @@ struct CredentialHandlers: Sendable {
     }
 
     /// `PATCH /account?id=ID` (API key, scope `accounts:write`): `{end_user_id?, end_user_email?, end_user_name?,
-    /// tags?}` changes the end user (the three together; `end_user_id: ""` clears it) and replaces the tags, without
-    /// a sign-in; `200` with the summary, and `account.updated` to the webhooks.
+    /// tags?, metadata?}` changes the end user (the three together; `end_user_id: ""` clears it), replaces the tags
+    /// and replaces the metadata (a JSON object of at most 16 KB; `{}` clears it), without a sign-in; `200` with the
+    /// summary, and `account.updated` to the webhooks.
     func edit(_ request: Request) async -> Response {
         do {
             let who = try access.authorize(request, .accountsWrite)
@@ -209,8 +219,15 @@ struct CredentialHandlers: Sendable {
             let stored = try AccountID.stored(id)
             if let provider = AccountID(id)?.provider { try who.grant.require(provider: provider) }
             let (body, form) = try Self.jsonBody(request)
-            try StrictInput.fields(Array(body.keys), allowed: ["end_user_id", "end_user_email", "end_user_name", "tags"])
-            guard !body.isEmpty else { throw BrokerError.badRequest("Give end_user_id or tags to change.") }
+            try StrictInput.fields(Array(body.keys), allowed: ["end_user_id", "end_user_email", "end_user_name", "tags", "metadata"])
+            guard !body.isEmpty else { throw BrokerError.badRequest("Give end_user_id, tags or metadata to change.") }
+            var metadata: String??
+            if let given = body["metadata"] {
+                switch AccountMetadata.text(of: given) {
+                case .success(let text): metadata = .some(text)
+                case .failure(let problem): throw BrokerError.badRequest(problem.message)
+                }
+            }
             guard let account = try await accounts.stored(id: stored) else { throw BrokerError.notFound }
             try who.grant.require(account: account)
             var endUser: EndUser??
@@ -226,7 +243,7 @@ struct CredentialHandlers: Sendable {
                 endUser = .some(owner.endUser)
             }
             let tags = body["tags"] == nil ? nil : try OwnerParameters.owner(form).tags
-            let edited = try await accounts.edit(id: stored, endUser: endUser, tags: tags)
+            let edited = try await accounts.edit(id: stored, endUser: endUser, tags: tags, metadata: metadata)
             logger.log(.info, "account edited", [("account", .string(edited.id))])
             return Response.json(
                 .ok, AccountJSON.summary(edited, status: accounts.reportedStatus(of: edited)), headers: OAuthHandlers.noStore())
@@ -245,6 +262,19 @@ struct CredentialHandlers: Sendable {
             throw .badRequest("The body is not a JSON object.")
         }
         return (object.filter { !($0.value is NSNull) }, RequestForm(request))
+    }
+
+    /// The `settings` member: an object of strings (checked against the provider by
+    /// ``ProviderConfiguration/applyingSettings(_:)``); empty when absent.
+    static func settings(_ raw: Any?) throws(BrokerError) -> [String: String] {
+        guard let raw else { return [:] }
+        guard let object = raw as? [String: Any] else { throw .badRequest("settings must be an object of strings.") }
+        var strings: [String: String] = [:]
+        for (name, value) in object {
+            guard let text = value as? String else { throw .invalidSetting(name: name, reason: "must be a string") }
+            strings[name] = text
+        }
+        return strings
     }
 
     /// The `credentials` member checked against the provider's fields; every refusal names the field, never a value.

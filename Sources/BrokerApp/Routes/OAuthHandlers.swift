@@ -464,6 +464,18 @@ final class OAuthHandlers: Sendable {
                 ("icon_url", p.iconURL.map(JSONString.quote) ?? "null"), ("kind", JSONString.quote(p.kind.rawValue)),
             ]
             if let fields { members.append(("fields", fields)) }
+            if !p.accountSettings.isEmpty {
+                // What each account gives for the provider's URLs (``AccountSetting``), and whether it lands in a host.
+                let inHost = p.settingsInHost
+                let listed = p.accountSettings.map { setting in
+                    AccountJSON.object([
+                        ("name", JSONString.quote(setting.name)), ("description", JSONString.quote(setting.description)),
+                        ("pattern", setting.pattern.map(JSONString.quote) ?? "null"),
+                        ("in_host", inHost.contains(setting.name) ? "true" : "false"),
+                    ])
+                }
+                members.append(("account_settings", "[" + listed.joined(separator: ",") + "]"))
+            }
             members += [
                 ("configured", p.isConfigured ? "true" : "false"),
                 ("missing", "[" + p.missingSettings.map(JSONString.quote).joined(separator: ",") + "]"),

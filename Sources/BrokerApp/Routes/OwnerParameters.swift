@@ -67,7 +67,7 @@ enum OwnerParameters {
         }
         if let status = request.query("status") {
             guard AccountService.reportedStatuses.contains(status) else {
-                throw .badRequest("status must be active, expired or reauthorization_required.")
+                throw .badRequest("status must be active, expired, reauthorization_required, refresh_exhausted or invalid.")
             }
             listing.status = status
         }

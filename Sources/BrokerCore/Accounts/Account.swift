@@ -44,6 +44,12 @@ public struct Account: Sendable, Equatable {
     public var endUser: EndUser?
     /// The back end's labels on the account (``AccountTags``); empty when none were given.
     public var tags: [String: String]
+    /// The provider's per-account settings (``AccountSetting``: a Shopify shop, a Zendesk subdomain), filled into its
+    /// URLs as `{name}`; empty for a provider without settings and in records of earlier versions.
+    public var settings: [String: String]
+    /// The back end's free JSON object on the account (`PATCH /account`'s `metadata`), as its compact text, at most
+    /// ``AccountMetadata/maximumBytes``; nil when none was set.
+    public var metadata: String?
 
     /// The repository key: `provider:uid`, as ``AccountID`` builds it.
     public var id: String { accountID.string }
@@ -71,7 +77,9 @@ public struct Account: Sendable, Equatable {
         idToken: Secret? = nil,
         extras: String? = nil,
         endUser: EndUser? = nil,
-        tags: [String: String] = [:]
+        tags: [String: String] = [:],
+        settings: [String: String] = [:],
+        metadata: String? = nil
     ) {
         self.provider = provider
         self.uid = uid
@@ -92,6 +100,8 @@ public struct Account: Sendable, Equatable {
         self.extras = extras
         self.endUser = endUser
         self.tags = tags
+        self.settings = settings
+        self.metadata = metadata
     }
 
     /// When the current access token was issued: ``issuedAt``, else (records of earlier versions) `refreshed_at`,

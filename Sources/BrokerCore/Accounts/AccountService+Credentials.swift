@@ -8,9 +8,11 @@ extension AccountService {
     ///
     /// The values become the account's `access_token` (``CredentialValues/stored``), sealed like any token; the
     /// `token_type` names the kind; there is no refresh token and no expiry. The end user and tags replace the earlier
-    /// record's when given, else are kept.
+    /// record's when given, else are kept. `settings` are the provider's per-account settings, already checked
+    /// (``ProviderConfiguration/applyingSettings(_:)``); the metadata is kept.
     public func storeEntered(
-        _ values: CredentialValues, provider: ProviderConfiguration, uid: String, endUser: EndUser?, tags: [String: String]?
+        _ values: CredentialValues, provider: ProviderConfiguration, uid: String, endUser: EndUser?, tags: [String: String]?,
+        settings: [String: String] = [:]
     ) async throws(BrokerError) -> (account: Account, existed: Bool) {
         let at = now()
         let id = AccountID(provider: provider.name, uid: uid)
@@ -21,7 +23,8 @@ extension AccountService {
             return Account(
                 provider: provider.name, uid: uid, accessToken: values.stored, tokenType: kind,
                 createdAt: existing?.createdAt ?? at, updatedAt: at, status: .active, issuedAt: at,
-                endUser: endUser ?? existing?.endUser, tags: tags ?? existing?.tags ?? [:])
+                endUser: endUser ?? existing?.endUser, tags: tags ?? existing?.tags ?? [:], settings: settings,
+                metadata: existing?.metadata)
         }
         let stored: Account?
         do {
@@ -35,6 +38,51 @@ extension AccountService {
         }
         guard let stored else { throw .storageUnavailable("update of account \(id) stored nothing") }
         return (stored, existed.value)
+    }
+}
+
+extension AccountService {
+    /// Records the provider's verdict on account `id`'s entered credential: a refusal makes an `active` account
+    /// `invalid` (with `account.invalid`), a pass makes an `invalid` one `active` (with `account.recovered`), in the
+    /// same durable step as the event; any other status, or a verdict that changes nothing, writes nothing.
+    /// Returns the account as stored afterwards; nil when it is not stored.
+    @discardableResult
+    public func recordVerification(id: AccountID, valid: Bool) async throws(BrokerError) -> Account? {
+        /// The status the verdict gives an account in `status`, or nil when it changes nothing.
+        @Sendable func next(_ status: AccountStatus) -> AccountStatus? {
+            switch (status, valid) {
+            case (.active, false): .invalid
+            case (.invalid, true): .active
+            default: nil
+            }
+        }
+        let at = now()
+        let transform: @Sendable (Account?) throws(StoreError) -> Account? = { existing in
+            guard var account = existing else { return nil }
+            guard let status = next(account.status) else { return account }
+            account.status = status
+            account.updatedAt = at
+            return account
+        }
+        let event: AccountChangeEvent = { before, after in
+            guard let before, let after, before.status != after.status else { return nil }
+            switch after.status {
+            case .invalid: return (.accountInvalid, BrokerEventData(account: after))
+            case .active: return (.accountRecovered, BrokerEventData(account: after))
+            case .reauthorizationRequired, .refreshExhausted: return nil
+            }
+        }
+        do {
+            // Most verdicts change nothing: read first, and write only a change.
+            guard let current = try await accounts.get(id: id) else { return nil }
+            guard next(current.status) != nil else { return current }
+            if let events {
+                return try await accounts.update(id: id, reporting: event, to: events, transform)
+            }
+            return try await accounts.update(id: id, transform)
+        } catch {
+            throw BrokerError(error)
+        }
     }
 }
 

@@ -20,6 +20,8 @@ public struct TokenImport: Sendable {
     public var tags: [String: String]?
     /// Check everything, call the provider, store nothing.
     public var dryRun: Bool
+    /// The provider's per-account settings (``AccountSetting``), checked before any call and kept with the account.
+    public var settings: [String: String] = [:]
 
     /// Creates an import.
     public init(
@@ -38,13 +40,24 @@ public struct TokenImport: Sendable {
     }
 }
 
+extension TokenImport {
+    /// The same import with `settings`.
+    public func with(settings: [String: String]) -> TokenImport {
+        var copy = self
+        copy.settings = settings
+        return copy
+    }
+}
+
 extension AccountService {
     /// Imports OAuth tokens: with a refresh token, refreshes once first, so a dead grant is refused before anything is
     /// stored (``BrokerError/credentialInvalid(provider:status:)``); names the user at the provider's user endpoint
     /// unless the import gives the uid; then stores the account (`account.connected` or `account.reconnected`), or,
     /// for a dry run, only answers what it would store.
     public func importTokens(_ i: TokenImport) async throws(BrokerError) -> (account: Account, existed: Bool) {
-        guard let provider = registry.provider(named: i.provider) else { throw .unknownProvider(i.provider) }
+        guard let named = registry.provider(named: i.provider) else { throw .unknownProvider(i.provider) }
+        // The account's settings fill the token and user URLs before any call; an unfit one is refused here.
+        let (provider, settings) = try named.applyingSettings(i.settings)
         let exchange = try refresher.context.exchange(for: provider)
         let at = now()
         var accessToken = i.accessToken
@@ -82,7 +95,7 @@ extension AccountService {
                 provider: provider.name, uid: uid, accessToken: accessToken, tokenType: "bearer", scope: scope,
                 refreshToken: refreshToken, expiresAt: expiresAt, createdAt: existing?.createdAt ?? at, updatedAt: at,
                 refreshedAt: refreshed ? at : nil, status: .active, issuedAt: at, endUser: i.endUser ?? existing?.endUser,
-                tags: i.tags ?? existing?.tags ?? [:])
+                tags: i.tags ?? existing?.tags ?? [:], settings: settings, metadata: existing?.metadata)
         }
         if i.dryRun {
             let existing = try await stored(id: id)

@@ -1,6 +1,8 @@
 extension AccountService {
     /// The statuses `GET /accounts?status=` accepts: what ``reportedStatus(of:)`` answers.
-    public static let reportedStatuses: Set<String> = ["active", "expired", "reauthorization_required", "refresh_exhausted"]
+    public static let reportedStatuses: Set<String> = [
+        "active", "expired", "reauthorization_required", "refresh_exhausted", "invalid",
+    ]
 
     /// One page of the stored accounts passing `filter` and, when given, reporting `status` now; sorted by id, nothing refreshed.
     ///

@@ -62,6 +62,8 @@ extension AccountService {
             return AccountStatus.reauthorizationRequired.rawValue
         case .refreshExhausted:
             return AccountStatus.refreshExhausted.rawValue
+        case .invalid:
+            return AccountStatus.invalid.rawValue
         case .active:
             let refreshable = refresher.refreshExchange(for: account) != nil
             return account.isExpired(at: now()) && !refreshable ? "expired" : AccountStatus.active.rawValue

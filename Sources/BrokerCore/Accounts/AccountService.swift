@@ -81,6 +81,7 @@ public final class AccountService: Sendable {
         case .reauthorizationRequired: throw .reauthorizationRequired
         // Not tried again on a read: only a forced refresh or a new sign-in does.
         case .refreshExhausted: throw .refreshExhausted
+        case .invalid: throw .accountInvalid
         case .active: break
         }
         account = try await refreshedIfDue(account)
@@ -132,8 +133,12 @@ public final class AccountService: Sendable {
         do { found = try await accounts.get(id: id) } catch { throw BrokerError(error) }
         guard let account = found else { throw .notFound }
         var result = DeletionResult(account: account, revoked: nil, revokeError: nil)
-        if let provider = registry.provider(named: account.provider) {
-            (result.revoked, result.revokeError) = await revoke(account, at: provider)
+        if let named = registry.provider(named: account.provider) {
+            // The account's settings fill the revocation URL; a stored value the provider now refuses revokes nothing.
+            switch Result(catching: { () throws(BrokerError) in try named.applyingSettings(account.settings).0 }) {
+            case .success(let provider): (result.revoked, result.revokeError) = await revoke(account, at: provider)
+            case .failure(let error): (result.revoked, result.revokeError) = (false, error.message)
+            }
         }
         do {
             if let events {

@@ -7,4 +7,7 @@ public enum AccountStatus: String, Sendable, CaseIterable {
     /// Refresh failed transiently without a break for longer than the give-up period (`BROKER_REFRESH_GIVE_UP`);
     /// the broker tries again only on a forced refresh, and a new sign-in makes the account active again.
     case refreshExhausted = "refresh_exhausted"
+    /// The provider refused the entered credential (API key, basic, bearer) when the broker last verified it
+    /// (`BROKER_VERIFY_INTERVAL` or `POST /account/verify`); it becomes active again when a verification passes.
+    case invalid
 }

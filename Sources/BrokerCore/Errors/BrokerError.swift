@@ -52,6 +52,11 @@ public enum BrokerError: Error, Sendable, Equatable {
     case insufficientScope(missing: [String])
     /// The provider refused an entered credential at its verification request, answering `status`; nothing was stored.
     case credentialInvalid(provider: String, status: Int)
+    /// A per-account setting (``AccountSetting``) is missing or has a value that may not stand in the provider's URLs.
+    case invalidSetting(name: String, reason: String)
+    /// The account's stored credential was refused by the provider at its last verification (status `invalid`);
+    /// a verification that passes (`POST /account/verify` or the schedule) makes it usable again.
+    case accountInvalid
 
     /// The snake_case error code of the API's error body.
     public var code: String {
@@ -80,6 +85,8 @@ public enum BrokerError: Error, Sendable, Equatable {
         case .insufficientPermissions: "insufficient_permissions"
         case .insufficientScope: "insufficient_scope"
         case .credentialInvalid: "credential_invalid"
+        case .invalidSetting: "invalid_setting"
+        case .accountInvalid: "credential_invalid"
         }
     }
 
@@ -137,6 +144,10 @@ public enum BrokerError: Error, Sendable, Equatable {
             "The grant lacks the scopes \(missing.joined(separator: " ")); authorize again asking for them."
         case .credentialInvalid(let provider, let status):
             "\(Self.quoted(provider)) refused the credential (its verification request answered HTTP \(status)); nothing was stored."
+        case .invalidSetting(let name, let reason):
+            "The setting \(Self.quoted(name)) \(reason)."
+        case .accountInvalid:
+            "The provider refused the account's credential when it was last verified; enter it again or verify it (POST /account/verify)."
         }
     }
 

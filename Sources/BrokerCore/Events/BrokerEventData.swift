@@ -32,6 +32,8 @@ public struct BrokerEventData: Sendable, Equatable {
     public var state: String?
     /// For `account.refresh_exhausted` and `account.recovered`: when the run of failed refreshes began, when known.
     public var failingSince: Date?
+    /// For `account.updated`: the account's `metadata` object after the change, when it has one.
+    public var metadata: JSONValue?
 
     /// Creates data for an event about `provider`; every other field starts absent.
     public init(provider: String) {
@@ -61,6 +63,7 @@ extension BrokerEventData: Encodable {
         case nextRetryAt = "next_retry_at"
         case state
         case failingSince = "failing_since"
+        case metadata
     }
 
     /// Writes the fields that are set; dates as RFC 3339 text.
@@ -80,5 +83,6 @@ extension BrokerEventData: Encodable {
         try container.encodeIfPresent(nextRetryAt.map(RFC3339Date.format), forKey: .nextRetryAt)
         try container.encodeIfPresent(state, forKey: .state)
         try container.encodeIfPresent(failingSince.map(RFC3339Date.format), forKey: .failingSince)
+        try container.encodeIfPresent(metadata, forKey: .metadata)
     }
 }

@@ -10,10 +10,14 @@ public enum BrokerEventType: String, Sendable, CaseIterable, Codable {
     case accountReauthorizationRequired = "account.reauthorization_required"
     /// `PATCH /account` changed the account's end user or tags, without a new sign-in.
     case accountUpdated = "account.updated"
-    /// A refresh worked again after transient failures that the refresh backoff recorded (or after the account was `refresh_exhausted`).
+    /// A refresh worked again after transient failures that the refresh backoff recorded (or after the account was
+    /// `refresh_exhausted`), or a verification passed for an `invalid` account.
     case accountRecovered = "account.recovered"
     /// Refresh kept failing transiently for the whole give-up period; the account is now `refresh_exhausted`.
     case accountRefreshExhausted = "account.refresh_exhausted"
+    /// The provider refused the account's entered credential at a verification (scheduled or `POST /account/verify`);
+    /// the account is now `invalid`.
+    case accountInvalid = "account.invalid"
     /// The account was deleted, after a revocation at the provider that worked or not.
     case accountDeleted = "account.deleted"
     /// A sign-in whose flow was found failed at the callback (denied, provider error, binding, storage).

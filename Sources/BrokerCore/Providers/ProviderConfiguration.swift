@@ -122,6 +122,9 @@ public struct ProviderConfiguration: Sendable {
     /// For an `api_key`, `basic` or `bearer` provider, the fields people enter, where calls carry them and how they are
     /// verified; nil for the kinds that sign in.
     public var credentials: CredentialScheme? = nil
+    /// The values each account gives for the provider's URLs (``AccountSetting``: `{subdomain}`, `{shop}`); empty for
+    /// most providers.
+    public var accountSettings: [AccountSetting] = []
 
     /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
     public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }

@@ -16,7 +16,8 @@ extension ProvidersFileEntry {
 
     /// `text` when it is an absolute http(s) URL without a fragment; else an error naming `key`.
     func checkedURL(_ text: String, key: String) throws(ProviderConfigurationError) -> String {
-        guard let parsed = URLComponents(string: text), let scheme = parsed.scheme?.lowercased(),
+        // A declared per-account setting's `{name}` stands for a checked label (``AccountSetting``).
+        guard let parsed = URLComponents(string: withSampleSettings(text)), let scheme = parsed.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = parsed.host, !host.isEmpty, parsed.fragment == nil
         else {
             throw failure(key, "must be an absolute http or https URL without a fragment")

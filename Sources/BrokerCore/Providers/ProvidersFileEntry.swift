@@ -15,6 +15,7 @@ struct ProvidersFileEntry {
             !ProvidersFile.knownKeys.contains($0) && !Self.issuerKeys.contains($0) && !Self.oauth2Keys.contains($0)
                 && !Self.displayKeys.contains($0) && !Self.grantKeys.contains($0)
                 && !Self.lifetimeKeys.contains($0) && !Self.credentialKeys.contains($0) && !Self.mcpKeys.contains($0)
+                && !Self.settingKeys.contains($0)
         }) {
             throw failure(unknown, "unknown key")
         }
@@ -28,6 +29,7 @@ struct ProvidersFileEntry {
         try applyGrant(to: &configuration)
         try applyLifetimes(to: &configuration)
         try applyCredentials(to: &configuration)
+        try applySettings(to: &configuration)
         try checkComplete(
             configuration,
             isPreset: ProviderPresets.preset(named: provider, environment: [:]).map { $0.kind == configuration.kind } ?? false)
@@ -126,7 +128,7 @@ struct ProvidersFileEntry {
         guard let text = try url("api_base_url") else { return nil }
         guard kind != .tmdb else { return text }
         do throws(ProxyTarget.Failure) {
-            _ = try ProxyTarget.Base(text, allowingHTTP: allowingHTTP)
+            _ = try ProxyTarget.Base(withSampleSettings(text), allowingHTTP: allowingHTTP)
         } catch {
             switch error {
             case .invalidBase(let reason), .refused(let reason): throw failure("api_base_url", reason)

@@ -63,6 +63,10 @@ struct AccountRecord<SecretField> {
     var endUserName: String? = nil
     /// `tags`: a JSON object of strings; absent when the account has none.
     var tags: [String: String]? = nil
+    /// `settings`: the provider's per-account settings as a JSON object of strings; absent when none (and in earlier records).
+    var settings: [String: String]? = nil
+    /// `metadata`: the back end's JSON object as its text; absent when none was set (and in earlier records).
+    var metadata: String? = nil
 
     /// The secrets present, in the order of their members: `access_token`, `refresh_token`, `token_secret`, `id_token`.
     var secrets: [(field: AccountRecordField, value: SecretField)] {
@@ -98,7 +102,9 @@ struct AccountRecord<SecretField> {
             endUserID: endUserID,
             endUserEmail: endUserEmail,
             endUserName: endUserName,
-            tags: tags
+            tags: tags,
+            settings: settings,
+            metadata: metadata
         )
     }
 }
@@ -140,4 +146,6 @@ enum AccountRecordField: String, CodingKey, CaseIterable {
     case endUserEmail = "end_user_email"
     case endUserName = "end_user_name"
     case tags
+    case settings
+    case metadata
 }

@@ -18,7 +18,13 @@ extension AccountRecordScanner {
         case 5: candidate = .scope
         case 6: candidate = first == UInt8(ascii: "s") ? .status : .extras
         case 7: candidate = .version
-        case 8: candidate = first == UInt8(ascii: "p") ? .provider : .idToken
+        case 8:
+            switch first {
+            case UInt8(ascii: "p"): candidate = .provider
+            case UInt8(ascii: "s"): candidate = .settings
+            case UInt8(ascii: "m"): candidate = .metadata
+            default: candidate = .idToken
+            }
         case 9: candidate = .issuedAt
         case 10:
             switch first {
@@ -69,6 +75,8 @@ extension AccountRecordScanner {
         case .endUserEmail: "end_user_email"
         case .endUserName: "end_user_name"
         case .tags: "tags"
+        case .settings: "settings"
+        case .metadata: "metadata"
         }
     }
 
@@ -99,6 +107,8 @@ extension AccountRecordScanner {
         case .endUserEmail: 1 << 21
         case .endUserName: 1 << 22
         case .tags: 1 << 23
+        case .settings: 1 << 24
+        case .metadata: 1 << 25
         }
     }
 

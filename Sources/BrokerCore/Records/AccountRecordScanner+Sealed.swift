@@ -75,7 +75,8 @@ extension AccountRecordScanner {
             let tokenType = optionalText(spans.tokenType), let scope = optionalText(spans.scope),
             let screenName = optionalText(spans.screenName),
             let endUserID = optionalText(spans.endUserID), let endUserEmail = optionalText(spans.endUserEmail),
-            let endUserName = optionalText(spans.endUserName), let tags = tags(spans.tags)
+            let endUserName = optionalText(spans.endUserName), let tags = tags(spans.tags),
+            let settings = self.tags(spans.settings), let metadata = optionalText(spans.metadata)
         else { return nil }
         let readable = Account(
             provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
@@ -83,7 +84,8 @@ extension AccountRecordScanner {
             screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
             refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
             idToken: idToken.map { _ in Secret("") }, extras: extras,
-            endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags ?? [:])
+            endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags ?? [:],
+            settings: settings ?? [:], metadata: metadata)
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
             guard id.escaped ? text(id).map({ $0.utf8.elementsEqual(readable.id.utf8) }) ?? false : spellsID(raw(id), of: readable) else {
@@ -151,6 +153,8 @@ extension AccountRecordScanner {
         let candidate: AccountStatus
         if bytes.first == UInt8(ascii: "a") {
             candidate = .active
+        } else if bytes.first == UInt8(ascii: "i") {
+            candidate = .invalid
         } else if bytes.count > 2 && bytes[bytes.startIndex + 2] == UInt8(ascii: "f") {
             candidate = .refreshExhausted
         } else {

@@ -78,14 +78,15 @@ struct AccountRecordScanner {
             let refreshTokenExpiresAt = optional(spans.refreshTokenExpiresAt), let idToken = optionalSecret(spans.idToken),
             let extras = optional(spans.extras), let endUserID = optional(spans.endUserID),
             let endUserEmail = optional(spans.endUserEmail), let endUserName = optional(spans.endUserName),
-            let tags = tags(spans.tags)
+            let tags = tags(spans.tags), let settings = self.tags(spans.settings), let metadata = optional(spans.metadata)
         else { return nil }
         return AccountRecord(
             version: version, encryption: encryption, id: id, provider: provider, uid: uid, accessToken: accessToken,
             tokenType: tokenType, scope: scope, refreshToken: refreshToken, tokenSecret: tokenSecret, screenName: screenName,
             expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt, refreshedAt: refreshedAt, status: status,
             issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras,
-            endUserID: endUserID, endUserEmail: endUserEmail, endUserName: endUserName, tags: tags)
+            endUserID: endUserID, endUserEmail: endUserEmail, endUserName: endUserName, tags: tags,
+            settings: settings, metadata: metadata)
     }
 
     /// The `tags` object decoded, `.some(nil)` when absent; nil when a string does not decode or a key repeats,
@@ -126,12 +127,12 @@ struct AccountRecordScanner {
             default: spans.status = span
             }
             return true
-        case .tags:
+        case .tags, .settings:
             guard let value = nullOr({ $0.stringObject() }) else { return false }
-            spans.tags = value
+            if key == .tags { spans.tags = value } else { spans.settings = value }
             return true
         case .encryption, .id, .tokenType, .scope, .screenName, .expiresAt, .refreshedAt, .issuedAt, .refreshTokenExpiresAt,
-            .extras, .endUserID, .endUserEmail, .endUserName:
+            .extras, .endUserID, .endUserEmail, .endUserName, .metadata:
             guard let span = nullOr({ $0.textSpan() }) else { return false }
             switch key {
             case .encryption: spans.encryption = span
@@ -146,6 +147,7 @@ struct AccountRecordScanner {
             case .endUserID: spans.endUserID = span
             case .endUserEmail: spans.endUserEmail = span
             case .endUserName: spans.endUserName = span
+            case .metadata: spans.metadata = span
             default: spans.refreshedAt = span
             }
             return true

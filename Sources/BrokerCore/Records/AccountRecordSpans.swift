@@ -24,7 +24,7 @@ struct AccountRecordSpans {
     /// `version`.
     var version: Int?
     /// The string members.
-    var encryption, id, provider, uid, tokenType, scope, screenName, extras: Text?
+    var encryption, id, provider, uid, tokenType, scope, screenName, extras, metadata: Text?
     /// The date members, still RFC 3339 text.
     var expiresAt, createdAt, updatedAt, refreshedAt, issuedAt, refreshTokenExpiresAt: Text?
     /// `status`.
@@ -35,6 +35,8 @@ struct AccountRecordSpans {
     var endUserID, endUserEmail, endUserName: Text?
     /// `tags`: each member's name and value, in file order; nil when absent or `null`.
     var tags: [(key: Text, value: Text)]?
+    /// `settings`: as ``tags``.
+    var settings: [(key: Text, value: Text)]?
 
     /// Whether every member a record requires is there (JSONDecoder would report the first missing one).
     var hasRequiredMembers: Bool {

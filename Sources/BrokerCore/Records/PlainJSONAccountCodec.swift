@@ -55,7 +55,9 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             endUserID: account.endUser?.id,
             endUserEmail: account.endUser?.email,
             endUserName: account.endUser?.name,
-            tags: account.tags.isEmpty ? nil : account.tags
+            tags: account.tags.isEmpty ? nil : account.tags,
+            settings: account.settings.isEmpty ? nil : account.settings,
+            metadata: account.metadata
         )
     }
 
@@ -86,7 +88,9 @@ public struct PlainJSONAccountCodec: AccountRecordCodec {
             idToken: record.idToken.map(Secret.init),
             extras: record.extras,
             endUser: record.endUserID.map { EndUser(id: $0, email: record.endUserEmail, name: record.endUserName) },
-            tags: record.tags ?? [:]
+            tags: record.tags ?? [:],
+            settings: record.settings ?? [:],
+            metadata: record.metadata
         )
         if let id = record.id, id != account.id {
             throw StoreError.corrupt(path: path, reason: "id \"\(id)\" does not match provider and uid (\"\(account.id)\")")

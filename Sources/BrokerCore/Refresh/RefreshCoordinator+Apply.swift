@@ -190,6 +190,8 @@ extension RefreshCoordinator {
         switch stored.status {
         case .refreshExhausted: throw .refreshExhausted
         case .reauthorizationRequired: throw .reauthorizationRequired
+        // Only entered credentials become invalid, and they have no refresh token: not reached by a refresh.
+        case .invalid: throw .accountInvalid
         case .active: return .refreshed(stored)
         }
     }

@@ -107,8 +107,9 @@ public actor RefreshCoordinator {
 
     /// The exchange that can refresh `account`: it has a refresh token, its provider is configured, and the provider's exchange refreshes.
     nonisolated func refreshExchange(for account: Account) -> (any ProviderExchange)? {
-        guard account.refreshToken != nil, let provider = registry.provider(named: account.provider),
-            let exchange = try? context.exchange(for: provider)
+        // The account's own settings fill its provider's URLs (`https://{subdomain}.example.com/oauth/token`).
+        guard account.refreshToken != nil, let named = registry.provider(named: account.provider),
+            let provider = try? named.applyingSettings(account.settings).0, let exchange = try? context.exchange(for: provider)
         else { return nil }
         return exchange.capabilities.contains(.refresh) ? exchange : nil
     }

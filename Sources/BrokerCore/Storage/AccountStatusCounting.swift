@@ -14,13 +14,16 @@ public struct AccountStatusCounts: Sendable, Equatable {
     public var reauthorizationRequired = 0
     /// Accounts whose refresh failed for the whole give-up period; tried again only when forced or signed in anew.
     public var refreshExhausted = 0
+    /// Accounts whose entered credential the provider refused at the last verification.
+    public var invalid = 0
 
     /// Counts of zero.
-    public init(active: Int = 0, expired: Int = 0, reauthorizationRequired: Int = 0, refreshExhausted: Int = 0) {
+    public init(active: Int = 0, expired: Int = 0, reauthorizationRequired: Int = 0, refreshExhausted: Int = 0, invalid: Int = 0) {
         self.active = active
         self.expired = expired
         self.reauthorizationRequired = reauthorizationRequired
         self.refreshExhausted = refreshExhausted
+        self.invalid = invalid
     }
 
     /// The moment `account` starts to count as expired: its expiry when it is active, has one and holds no
@@ -36,6 +39,8 @@ public struct AccountStatusCounts: Sendable, Equatable {
             reauthorizationRequired += 1
         } else if account.status == .refreshExhausted {
             refreshExhausted += 1
+        } else if account.status == .invalid {
+            invalid += 1
         } else if let expiry = Self.expiryThatCounts(account), expiry <= now {
             expired += 1
         } else {

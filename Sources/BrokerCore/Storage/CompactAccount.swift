@@ -24,6 +24,8 @@ package struct CompactAccount: Sendable {
         let endUserEmail: String?
         let endUserName: String?
         let tags: [String: String]
+        let settings: [String: String]
+        let metadata: String?
 
         init(_ account: borrowing Account) {
             tokenType = account.tokenType
@@ -36,6 +38,8 @@ package struct CompactAccount: Sendable {
             endUserEmail = account.endUser?.email
             endUserName = account.endUser?.name
             tags = account.tags
+            settings = account.settings
+            metadata = account.metadata
         }
 
         /// Whether `account`'s out-of-line fields are these, byte for byte (tags only when there are none).
@@ -47,7 +51,8 @@ package struct CompactAccount: Sendable {
                 default: false
                 }
             }
-            return tags.isEmpty && account.tags.isEmpty && same(tokenType, account.tokenType) && same(scope, account.scope)
+            return tags.isEmpty && account.tags.isEmpty && settings.isEmpty && account.settings.isEmpty
+                && same(metadata, account.metadata) && same(tokenType, account.tokenType) && same(scope, account.scope)
                 && tokenSecret == account.tokenSecret && same(screenName, account.screenName)
                 && refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
                     == account.refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
@@ -60,6 +65,7 @@ package struct CompactAccount: Sendable {
             account.tokenType == nil && account.scope == nil && account.tokenSecret == nil && account.screenName == nil
                 && account.refreshTokenExpiresAt == nil && account.idToken == nil && account.extras == nil
                 && account.endUser?.email == nil && account.endUser?.name == nil && account.tags.isEmpty
+                && account.settings.isEmpty && account.metadata == nil
         }
     }
 
@@ -137,6 +143,6 @@ package struct CompactAccount: Sendable {
             status: status, issuedAt: date(issuedAt, .issuedAt), refreshTokenExpiresAt: shared?.refreshTokenExpiresAt,
             idToken: shared?.idToken, extras: shared?.extras,
             endUser: endUserID.map { EndUser(id: $0, email: shared?.endUserEmail, name: shared?.endUserName) },
-            tags: shared?.tags ?? [:])
+            tags: shared?.tags ?? [:], settings: shared?.settings ?? [:], metadata: shared?.metadata)
     }
 }

@@ -24,6 +24,8 @@ public final class FakeCredentialProvider: Sendable {
         public var authorization: String?
         /// Whether the fake accepted the credential.
         public var accepted: Bool
+        /// The `Host` field (RFC 9110 §7.2): which per-account host the broker called (`acme.localhost:PORT`).
+        public var host: String? = nil
     }
 
     /// What tests may change, and what the fake saw.
@@ -99,6 +101,19 @@ public final class FakeCredentialProvider: Sendable {
             """
     }
 
+    /// A providers file with `subdom`, a `bearer` provider whose API base is `http://{subdomain}.localhost:PORT/bearer`:
+    /// each account names its subdomain, and `*.localhost` is the loopback address (RFC 6761 §6.3), so every
+    /// subdomain reaches this fake, which records the `Host` it was called by. `pattern` refuses names starting with `x`.
+    public var settingsProvidersFile: String {
+        """
+        {"providers": {
+          "subdom": {"auth": "bearer", "api_base_url": "http://{subdomain}.localhost:\(port)/bearer", "api_allow_private": true,
+                     "settings": [{"name": "subdomain", "description": "Your team's subdomain", "pattern": "[a-wyz0-9][a-z0-9-]*"}],
+                     "verify": {"path": "/me"}}
+        }}
+        """
+    }
+
     private static func answer(_ request: Request, prefix: String, box: Box) -> Response {
         let authorization = request.headers["Authorization"]
         let query = FakeWire.query(request)
@@ -110,7 +125,10 @@ public final class FakeCredentialProvider: Sendable {
             case "/bearer/": ok = authorization == "Bearer " + s.token
             default: ok = basicPair(authorization).map { $0 == s.username && $1 == s.password } ?? false
             }
-            s.calls.append(Call(path: request.path, query: request.head.query, authorization: authorization, accepted: ok))
+            s.calls.append(
+                Call(
+                    path: request.path, query: request.head.query, authorization: authorization, accepted: ok, host: request.headers["Host"]
+                ))
             return ok
         }
         guard accepted else {

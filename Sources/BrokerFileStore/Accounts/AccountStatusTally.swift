@@ -14,6 +14,8 @@ struct AccountStatusTally: Sendable {
     private var reauthorizationRequired = 0
     /// Accounts whose status is `refresh_exhausted`.
     private var refreshExhausted = 0
+    /// Accounts whose status is `invalid`.
+    private var invalid = 0
     /// Expiries in seconds since 1970 of the accounts that will count as expired; ascending once ``sorted``.
     private var expiries: [Double] = []
     /// Whether ``expiries`` is in order (false until the first count, so a load of many records appends).
@@ -30,6 +32,7 @@ struct AccountStatusTally: Sendable {
     mutating func add(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired += 1 }
         if account.status == .refreshExhausted { refreshExhausted += 1 }
+        if account.status == .invalid { invalid += 1 }
         guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             expiries.insert(expiry, at: firstIndex(notBelow: expiry))
@@ -42,6 +45,7 @@ struct AccountStatusTally: Sendable {
     mutating func remove(_ account: borrowing CompactAccount) {
         if account.status == .reauthorizationRequired { reauthorizationRequired -= 1 }
         if account.status == .refreshExhausted { refreshExhausted -= 1 }
+        if account.status == .invalid { invalid -= 1 }
         guard let expiry = Self.expiryThatCounts(account) else { return }
         if sorted {
             let index = firstIndex(notBelow: expiry)
@@ -60,8 +64,8 @@ struct AccountStatusTally: Sendable {
         }
         let expired = firstIndex(above: now.timeIntervalSince1970)
         return AccountStatusCounts(
-            active: total - reauthorizationRequired - refreshExhausted - expired, expired: expired,
-            reauthorizationRequired: reauthorizationRequired, refreshExhausted: refreshExhausted)
+            active: total - reauthorizationRequired - refreshExhausted - invalid - expired, expired: expired,
+            reauthorizationRequired: reauthorizationRequired, refreshExhausted: refreshExhausted, invalid: invalid)
     }
 
     /// The index of the first expiry at or above `value` (binary search; ``expiries`` must be sorted).

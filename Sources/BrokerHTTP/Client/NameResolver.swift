@@ -32,6 +32,12 @@ enum NameResolver {
     /// The addresses of `host` for TCP port `port`, IPv4 and IPv6 in the resolver's order.
     static func resolve(_ host: String, port: Int) async -> Result<[SocketAddress], HTTPClientError> {
         if let numeric = lookUp(host, port: port, numericOnly: true) { return .success(numeric) }
+        // RFC 6761 §6.3: `localhost` and every name under it are the loopback address, never sent to DNS (so a
+        // per-account host such as `acme.localhost` reaches this machine, as a test's fake provider needs).
+        let lowered = host.lowercased()
+        if lowered == "localhost" || lowered.hasSuffix(".localhost"), let loopback = lookUp("127.0.0.1", port: port, numericOnly: true) {
+            return .success(loopback)
+        }
         return await withCheckedContinuation { continuation in
             queue.async {
                 let found = lookUp(host, port: port, numericOnly: false) ?? []

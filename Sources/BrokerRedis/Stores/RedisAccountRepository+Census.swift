@@ -26,6 +26,8 @@ extension RedisAccountRepository: AccountStatusCounting {
     var reauthorizationKey: String { keyPrefix + "census:reauthorization_required" }
     /// The set of the ids of accounts whose status is `refresh_exhausted`.
     var exhaustedKey: String { keyPrefix + "census:refresh_exhausted" }
+    /// The set of the ids of accounts whose status is `invalid` (a store whose census predates it holds none: counts 0).
+    var invalidKey: String { keyPrefix + "census:invalid" }
     /// The sorted set of active accounts with an expiry and no refresh token, scored by expiry (Unix seconds).
     var expiringKey: String { keyPrefix + "census:expiring" }
     /// Present once every account written before the census keys existed has been indexed.
@@ -37,21 +39,22 @@ extension RedisAccountRepository: AccountStatusCounting {
         let commands = [
             RedisCommand("SCARD", indexKey), RedisCommand("SCARD", reauthorizationKey),
             RedisCommand("ZCOUNT", expiringKey, "-inf", Self.score(now)), RedisCommand("SCARD", exhaustedKey),
+            RedisCommand("SCARD", invalidKey),
         ]
         let outcome = try await run { () async throws(RedisError) in
             try await self.client.withConnection { (connection) async throws(RedisError) in
                 try await RedisTransaction.execute(commands, on: connection)
             }
         }
-        guard case .committed(let replies) = outcome, replies.count == 4,
+        guard case .committed(let replies) = outcome, replies.count == 5,
             let total = replies[0].integer, let reauthorization = replies[1].integer, let expired = replies[2].integer,
-            let exhausted = replies[3].integer
+            let exhausted = replies[3].integer, let invalid = replies[4].integer
         else {
-            throw StoreError.unavailable("redis: the account counts did not come back as four integers")
+            throw StoreError.unavailable("redis: the account counts did not come back as five integers")
         }
         return AccountStatusCounts(
-            active: max(0, total - reauthorization - exhausted - expired), expired: expired,
-            reauthorizationRequired: reauthorization, refreshExhausted: exhausted)
+            active: max(0, total - reauthorization - exhausted - invalid - expired), expired: expired,
+            reauthorizationRequired: reauthorization, refreshExhausted: exhausted, invalid: invalid)
     }
 
     /// The commands that put `account` (stored under `id`) where the census counts it.
@@ -61,15 +64,22 @@ extension RedisAccountRepository: AccountStatusCounting {
         case .reauthorizationRequired:
             return [
                 RedisCommand("SADD", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id),
-                RedisCommand("ZREM", expiringKey, id),
+                RedisCommand("SREM", invalidKey, id), RedisCommand("ZREM", expiringKey, id),
             ]
         case .refreshExhausted:
             return [
                 RedisCommand("SADD", exhaustedKey, id), RedisCommand("SREM", reauthorizationKey, id),
-                RedisCommand("ZREM", expiringKey, id),
+                RedisCommand("SREM", invalidKey, id), RedisCommand("ZREM", expiringKey, id),
+            ]
+        case .invalid:
+            return [
+                RedisCommand("SADD", invalidKey, id), RedisCommand("SREM", reauthorizationKey, id),
+                RedisCommand("SREM", exhaustedKey, id), RedisCommand("ZREM", expiringKey, id),
             ]
         case .active:
-            var commands = [RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id)]
+            var commands = [
+                RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id), RedisCommand("SREM", invalidKey, id),
+            ]
             if let expiry = AccountStatusCounts.expiryThatCounts(account) {
                 commands.append(RedisCommand("ZADD", expiringKey, Self.score(expiry), id))
             } else {
@@ -81,7 +91,10 @@ extension RedisAccountRepository: AccountStatusCounting {
 
     /// The commands that take `id` out of the census.
     func censusRemovalCommands(_ id: String) -> [RedisCommand] {
-        [RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id), RedisCommand("ZREM", expiringKey, id)]
+        [
+            RedisCommand("SREM", reauthorizationKey, id), RedisCommand("SREM", exhaustedKey, id), RedisCommand("SREM", invalidKey, id),
+            RedisCommand("ZREM", expiringKey, id),
+        ]
     }
 
     /// A date as a sorted-set score: Unix seconds, to the millisecond the records keep.
