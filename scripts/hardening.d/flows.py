@@ -9,11 +9,15 @@
           dances until the stop file exists; appends every account id whose callback answered 200 to F;
           prints {ok, failed, answers: {"callback answered 200": n, "authorize answered 503": n, ...}}
   verify  --broker P --api-key K --acked F     every acknowledged account reads back 200 with a token
+  read    --broker P --api-key K --acked F[,F…] --stop F [--workers N]
+          reads accounts already acknowledged (ids taken from the acked files as they grow) on keep-alive
+          connections until the stop file exists; prints {reads, seconds, answers: {"200": n, "503": n, ...}}
 """
 import argparse
 import http.client
 import json
 import os
+import random
 import sys
 import threading
 import time
@@ -152,9 +156,67 @@ def verify(args):
     return 1 if missing else 0
 
 
+def read(args):
+    """GET /account of acknowledged accounts in parallel until the stop file appears; counts answers by status."""
+    lock = threading.Lock()
+    counts = {"reads": 0, "answers": {}}
+    files = args.acked.split(",")
+
+    def acked_ids():
+        ids = []
+        for name in files:
+            try:
+                with open(name) as f:
+                    ids.extend(line.strip() for line in f if line.strip())
+            except OSError:
+                pass
+        return ids
+
+    def worker(seed):
+        rng = random.Random(seed)
+        conn = None
+        ids, refreshed = [], 0.0
+        while not os.path.exists(args.stop):
+            if time.monotonic() - refreshed > 0.5:
+                ids, refreshed = acked_ids(), time.monotonic()
+            if not ids:
+                time.sleep(0.02)
+                continue
+            account = ids[rng.randrange(len(ids))]
+            try:
+                if conn is None:
+                    conn = http.client.HTTPConnection("127.0.0.1", args.broker, timeout=TIMEOUT)
+                conn.request("GET", "/account?id=" + quote(account, safe=""),
+                             headers={"Authorization": "Bearer " + args.api_key})
+                resp = conn.getresponse()
+                resp.read()
+                key = str(resp.status)
+                if resp.getheader("Connection", "").lower() == "close":
+                    conn.close()
+                    conn = None
+            except (OSError, http.client.HTTPException) as error:
+                key = type(error).__name__
+                if conn:
+                    conn.close()
+                conn = None
+                time.sleep(0.02)
+            with lock:
+                counts["reads"] += 1
+                counts["answers"][key] = counts["answers"].get(key, 0) + 1
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(args.workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    counts["seconds"] = round(time.monotonic() - started, 1)
+    print(json.dumps(counts))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["connect", "begin", "finish", "get", "stream", "verify"])
+    p.add_argument("command", choices=["connect", "begin", "finish", "get", "stream", "verify", "read"])
     p.add_argument("--broker", type=int, required=True)
     p.add_argument("--provider", type=int)
     p.add_argument("--name", default="weibo")
@@ -186,6 +248,8 @@ def main():
         stream(args)
     elif args.command == "verify":
         return verify(args)
+    elif args.command == "read":
+        read(args)
     return 0
 
 
