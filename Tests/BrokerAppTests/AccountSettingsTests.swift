@@ -96,6 +96,79 @@ import Testing
         #expect(try await s.send("GET", "/accounts").body.contains("subdom:") == false)
     }
 
+    /// Algolia's shape: the application id names the host and travels in its own header beside the key, on the
+    /// verification call and on every proxied call; the fake accepts only when the header names the host it was called at.
+    @Test func aSettingTravelsInAHeaderAsWellAsInTheHost() async throws {
+        let s = try await Self.setUp()
+        let port = s.fake.port
+        let created = try await s.send(
+            "POST", "/accounts",
+            #"{"provider":"algol","uid":"shop","settings":{"application_id":"Acme7"},"credentials":{"api_key":"k"}}"#)
+        #expect(created.status == 201, "\(created.body)")
+        let proxied = try await s.send("GET", "/proxy/1/indexes/products", account: "algol:shop")
+        #expect(proxied.status == 200, "\(proxied.body)")
+        let calls = s.fake.state.calls
+        #expect(
+            calls.map { "\($0.host ?? "") \($0.path)" } == [
+                "acme7.localhost:\(port) /algolia/1/indexes", "acme7.localhost:\(port) /algolia/1/indexes/products",
+            ])
+        #expect(calls.map(\.applicationID) == ["Acme7", "Acme7"] && calls.allSatisfy(\.accepted))
+        // The host is written in lower case (RFC 3986 §3.2.2: hosts are case-insensitive); the header as given.
+        // A wrong key at the right application: the provider's refusal, nothing stored.
+        let refused = try await s.send(
+            "POST", "/accounts",
+            #"{"provider":"algol","uid":"other","settings":{"application_id":"Globex"},"credentials":{"api_key":"wrong-key"}}"#)
+        #expect(refused.status == 422, "\(refused.body)")
+        #expect(s.fake.state.calls.last?.applicationID == "Globex" && s.fake.state.calls.last?.accepted == false)
+        #expect(!refused.body.contains("wrong-key"))
+        // A value that could split the header or move the host never reaches a header: refused before any call.
+        let before = s.fake.state.calls.count
+        for bad in [#"Acme\r\nX-Evil: 1"#, "acme.evil.com", "{api_key}"] {
+            let reply = try await s.send(
+                "POST", "/accounts", #"{"provider":"algol","settings":{"application_id":"\#(bad)"},"credentials":{"api_key":"k"}}"#)
+            #expect(reply.status == 400 && reply.body.contains("invalid_setting") && !reply.body.contains("evil"), "\(reply.body)")
+        }
+        #expect(s.fake.state.calls.count == before)
+    }
+
+    /// A placement's `{name}` must be a declared field or setting, checked when the file is read; a setting may be
+    /// used by a placement alone, and may not share a field's name.
+    @Test func aPlacementNamesOnlyDeclaredFieldsAndSettings() throws {
+        func load(_ entry: String) -> Result<ProviderRegistry, ProviderConfigurationError> {
+            let file =
+                #"{"providers": {"p": {"auth": "api_key", "api_base_url": "https://api.example.com", "#
+                + entry + "}}}"
+            return Result { () throws(ProviderConfigurationError) in
+                try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
+            }
+        }
+        let region = #""settings": [{"name": "region", "description": "Region", "pattern": "[a-z]{2}[0-9]"}]"#
+        // A setting carried in a header only, not in any URL.
+        let loaded = try load(#""credential_extra_headers": {"X-Region": "{region}"}, "# + region).get()
+        let provider = try #require(loaded.provider(named: "p"))
+        let (resolved, _) = try provider.applyingSettings(["region": "eu1"])
+        #expect(resolved.credentials?.additionalHeaders == [CredentialScheme.HeaderField(name: "X-Region", format: "eu1")])
+        #expect(resolved.credentials?.placement == .header(name: "Authorization", format: "Bearer {api_key}"))
+        // A format may name fields and settings together, and must still carry a field.
+        let both = try load(#""credential_format": "Key {api_key} region={region}", "# + region).get()
+        let (filled, _) = try #require(both.provider(named: "p")).applyingSettings(["region": "us2"])
+        #expect(filled.credentials?.placement == .header(name: "Authorization", format: "Key {api_key} region=us2"))
+        let refusals: [(String, String)] = [
+            (#""credential_extra_headers": {"X-Region": "{regio}"}, "# + region, "credential_extra_headers"),
+            (#""credential_format": "{region}", "# + region, "credential_format"),
+            (#""credential_format": "{api_key} {zone}", "# + region, "credential_format"),
+            (#""credential_extra_headers": {"X-Region": "{region}"}"#, "credential_extra_headers"),
+            (#""credential_extra_headers": {"X-A": "{api_key}"}, "settings": [{"name": "api_key", "description": "x"}]"#, "settings"),
+            (#""settings": [{"name": "zone", "description": "Zone"}]"#, "settings"),
+        ]
+        for (entry, key) in refusals {
+            switch load(entry) {
+            case .success: Issue.record("loaded: \(entry)")
+            case .failure(let error): #expect(error.key == key, "\(entry): \(error)")
+            }
+        }
+    }
+
     @Test func aRecordWithoutSettingsOfAProviderThatNowHasThemIsRefusedAtUseNotRead() throws {
         // The check is the provider's: a stored account lacking a required setting cannot be proxied, but it reads.
         var provider = ProviderConfiguration(name: "p", kind: .bearer)

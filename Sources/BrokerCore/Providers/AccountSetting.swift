@@ -109,12 +109,43 @@ extension ProviderConfiguration {
                     resolved[keyPath: path] = url.replacingOccurrences(of: placeholder, with: value)
                 }
             }
-            if var scheme = resolved.credentials, var verification = scheme.verification, verification.path.contains(placeholder) {
-                verification.path = verification.path.replacingOccurrences(of: placeholder, with: value)
-                scheme.verification = verification
-                resolved.credentials = scheme
-            }
+            if let scheme = resolved.credentials { resolved.credentials = scheme.filling(placeholder, with: value) }
         }
         return (resolved, given)
+    }
+}
+
+extension CredentialScheme {
+    /// This scheme with `placeholder` (`{application_id}`) replaced by `value` in the verification path and in the
+    /// formats that place the credential, so that ``render(_:_:)`` later fills only fields. A setting's value holds
+    /// RFC 3986 unreserved characters only (``AccountSetting/problem(with:inHost:)``), never `{` or `}`, so it cannot
+    /// be read as a further placeholder, and never a CR or LF, so it cannot split a header.
+    func filling(_ placeholder: String, with value: String) -> CredentialScheme {
+        var scheme = self
+        if var verification = scheme.verification, verification.path.contains(placeholder) {
+            verification.path = verification.path.replacingOccurrences(of: placeholder, with: value)
+            scheme.verification = verification
+        }
+        switch scheme.placement {
+        case .header(let name, let format):
+            scheme.placement = .header(name: name, format: format.replacingOccurrences(of: placeholder, with: value))
+        case .query(let name, let format):
+            scheme.placement = .query(name: name, format: format.replacingOccurrences(of: placeholder, with: value))
+        case .basic: break
+        }
+        scheme.additionalHeaders = scheme.additionalHeaders.map {
+            HeaderField(name: $0.name, format: $0.format.replacingOccurrences(of: placeholder, with: value))
+        }
+        return scheme
+    }
+
+    /// Whether `placeholder` appears in a format that places the credential (the placement or a further header).
+    func places(_ placeholder: String) -> Bool {
+        let formats: [String]
+        switch placement {
+        case .header(_, let format), .query(_, let format): formats = [format] + additionalHeaders.map(\.format)
+        case .basic: formats = additionalHeaders.map(\.format)
+        }
+        return formats.contains { $0.contains(placeholder) }
     }
 }

@@ -20,9 +20,12 @@ extension ProvidersFileEntry {
             return
         }
         if settings["fields"] != nil { scheme.fields = try credentialFields(kind: c.kind) }
-        scheme.placement = try placement(default: scheme.placement, fields: scheme.fields)
+        // A placement may also carry per-account settings (Algolia's `X-Algolia-Application-Id: {application_id}`):
+        // the file's own when it declares them, else the preset's.
+        let settingNames = settings["settings"] != nil ? declaredSettingNames : c.accountSettings.map(\.name)
+        scheme.placement = try placement(default: scheme.placement, fields: scheme.fields, settingNames: settingNames)
         if settings["credential_extra_headers"] != nil {
-            scheme.additionalHeaders = try extraHeaders(fields: scheme.fields, placement: scheme.placement)
+            scheme.additionalHeaders = try extraHeaders(fields: scheme.fields, settingNames: settingNames, placement: scheme.placement)
         }
         if settings["verify"] != nil {
             scheme.verification = try verification()
@@ -73,7 +76,8 @@ extension ProvidersFileEntry {
 
     /// Where calls carry the credential: `credential_query_param` (a query parameter), or `credential_header` (default
     /// `Authorization`) with `credential_format` (default the kind's, `Bearer {api_key}`); a `basic` provider's is fixed.
-    private func placement(default placement: CredentialScheme.Placement, fields: [CredentialScheme.Field])
+    /// A format names at least one field, and may name settings as well.
+    private func placement(default placement: CredentialScheme.Placement, fields: [CredentialScheme.Field], settingNames: [String])
         throws(ProviderConfigurationError)
         -> CredentialScheme.Placement
     {
@@ -88,8 +92,11 @@ extension ProvidersFileEntry {
         let format = try string("credential_format")
         if let format {
             let used = CredentialScheme.placeholders(in: format)
-            guard !used.isEmpty, used.allSatisfy(names.contains) else {
-                throw failure("credential_format", "must name the fields it carries as {field}, among \(names.joined(separator: ", "))")
+            guard used.contains(where: names.contains), used.allSatisfy({ names.contains($0) || settingNames.contains($0) }) else {
+                throw failure(
+                    "credential_format",
+                    "must name the fields it carries as {field}, among \(names.joined(separator: ", "))"
+                        + (settingNames.isEmpty ? "" : ", and may name the settings \(settingNames.joined(separator: ", "))"))
             }
             guard !format.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }), format.utf8.count <= 256 else {
                 throw failure("credential_format", "must be one line of at most 256 bytes")
@@ -126,14 +133,15 @@ extension ProvidersFileEntry {
 
     /// `credential_extra_headers`: `{"NAME": "FORMAT"}`, 1 to 4 further header fields each call carries beside the
     /// placement, for APIs that take two keys in two fields (Datadog's `DD-APPLICATION-KEY: {application_key}`).
-    private func extraHeaders(fields: [CredentialScheme.Field], placement: CredentialScheme.Placement)
+    /// A value may carry settings instead of fields (`X-Algolia-Application-Id: {application_id}`).
+    private func extraHeaders(fields: [CredentialScheme.Field], settingNames: [String], placement: CredentialScheme.Placement)
         throws(ProviderConfigurationError) -> [CredentialScheme.HeaderField]
     {
         let key = "credential_extra_headers"
         guard let object = settings[key] as? [String: Any], (1...4).contains(object.count) else {
             throw failure(key, "must be an object of 1 to 4 {\"Header-Name\": \"{field}\"} members")
         }
-        let names = fields.map(\.name)
+        let names = fields.map(\.name) + settingNames
         var taken: Set<String> = ["authorization"]
         if case .header(let primary, _) = placement { taken.insert(primary.lowercased()) }
         var headers: [CredentialScheme.HeaderField] = []
@@ -152,7 +160,9 @@ extension ProvidersFileEntry {
             let used = CredentialScheme.placeholders(in: format)
             guard !used.isEmpty, used.allSatisfy(names.contains) else {
                 throw failure(
-                    key, "the value of \"\(name)\" must name the fields it carries as {field}, among \(names.joined(separator: ", "))")
+                    key,
+                    "the value of \"\(name)\" must name the fields or settings it carries as {name}, among \(names.joined(separator: ", "))"
+                )
             }
             headers.append(CredentialScheme.HeaderField(name: name, format: format))
         }

@@ -15,8 +15,9 @@ extension ProvidersFileEntry {
         declaredSettingNames.reduce(text) { $0.replacingOccurrences(of: "{" + $1 + "}", with: "setting") }
     }
 
-    /// `settings`: an array of `{"name", "description", "pattern"?}`, names unique snake_case words, each used as
-    /// `{name}` in at least one of the provider's URLs (or its verification path).
+    /// `settings`: an array of `{"name", "description", "pattern"?}`, names unique snake_case words, none a credential
+    /// field's, each used as `{name}` in at least one of the provider's URLs, its verification path or its credential
+    /// placement (`credential_format`, `credential_extra_headers`).
     func applySettings(to c: inout ProviderConfiguration) throws(ProviderConfigurationError) {
         guard let raw = settings["settings"] else { return }
         let shape = "must be an array of {\"name\", \"description\", \"pattern\"} objects"
@@ -41,14 +42,20 @@ extension ProvidersFileEntry {
                 }
                 setting.pattern = text
             }
+            // `{name}` in a placement would be read as a field too: one name, one meaning.
+            guard c.credentials?.fields.contains(where: { $0.name == name }) != true else {
+                throw failure("settings", "the setting \"\(name)\" has the name of a credential field")
+            }
             let placeholder = "{" + name + "}"
             let used =
                 [
                     c.authorizeURL, c.tokenURL, c.userURL, c.revokeURL, c.refreshURL, c.deviceAuthorizationURL, c.apiBaseURL,
                     c.credentials?.verification?.path,
                 ]
-                .contains { $0?.contains(placeholder) == true }
-            guard used else { throw failure("settings", "\"\(name)\" appears in none of the provider's URLs as \(placeholder)") }
+                .contains { $0?.contains(placeholder) == true } || c.credentials?.places(placeholder) == true
+            guard used else {
+                throw failure("settings", "\"\(name)\" appears in none of the provider's URLs or credential placements as \(placeholder)")
+            }
             declared.append(setting)
         }
         c.accountSettings = declared

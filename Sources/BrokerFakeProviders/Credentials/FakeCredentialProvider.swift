@@ -9,7 +9,9 @@ import Synchronization
 /// - `/key-header/…`: `Authorization: Token <key>` (the Django REST framework style many APIs use);
 /// - `/key-query/…`: `?api_key=<key>` in the query;
 /// - `/basic/…`: `Authorization: Basic base64(user:password)` (RFC 7617);
-/// - `/bearer/…`: `Authorization: Bearer <token>` (RFC 6750 §2.1).
+/// - `/bearer/…`: `Authorization: Bearer <token>` (RFC 6750 §2.1);
+/// - `/algolia/…`: Algolia's two headers, `X-Algolia-API-Key: <key>` and `X-Algolia-Application-Id`, which must name
+///   the application whose host was called (the first label of `Host`, as `APPID-dsn.algolia.net` does).
 ///
 /// An accepted call gets `200 {"ok":true,"user":{"id":…},"method","path"}`, a refused one
 /// `401 {"error":"unauthorized"}` with `WWW-Authenticate`. The fake records what each call carried.
@@ -26,6 +28,8 @@ public final class FakeCredentialProvider: Sendable {
         public var accepted: Bool
         /// The `Host` field (RFC 9110 §7.2): which per-account host the broker called (`acme.localhost:PORT`).
         public var host: String? = nil
+        /// The `X-Algolia-Application-Id` field, or nil.
+        public var applicationID: String? = nil
     }
 
     /// What tests may change, and what the fake saw.
@@ -59,7 +63,7 @@ public final class FakeCredentialProvider: Sendable {
         self.box = box
         var router = Router()
         for method in [HTTPMethod.GET, .POST, .HEAD] {
-            for prefix in ["/key-header/", "/key-query/", "/basic/", "/bearer/"] {
+            for prefix in ["/key-header/", "/key-query/", "/basic/", "/bearer/", "/algolia/"] {
                 router.add(method, prefix: prefix, .sync({ request in Self.answer(request, prefix: prefix, box: box) }))
             }
         }
@@ -104,12 +108,19 @@ public final class FakeCredentialProvider: Sendable {
     /// A providers file with `subdom`, a `bearer` provider whose API base is `http://{subdomain}.localhost:PORT/bearer`:
     /// each account names its subdomain, and `*.localhost` is the loopback address (RFC 6761 §6.3), so every
     /// subdomain reaches this fake, which records the `Host` it was called by. `pattern` refuses names starting with `x`.
+    /// Beside it `algol`, an Algolia-like `api_key` provider at `http://{application_id}.localhost:PORT/algolia` whose
+    /// calls carry the key and the same setting in two headers.
     public var settingsProvidersFile: String {
         """
         {"providers": {
           "subdom": {"auth": "bearer", "api_base_url": "http://{subdomain}.localhost:\(port)/bearer", "api_allow_private": true,
                      "settings": [{"name": "subdomain", "description": "Your team's subdomain", "pattern": "[a-wyz0-9][a-z0-9-]*"}],
-                     "verify": {"path": "/me"}}
+                     "verify": {"path": "/me"}},
+          "algol": {"auth": "api_key", "api_base_url": "http://{application_id}.localhost:\(port)/algolia", "api_allow_private": true,
+                    "settings": [{"name": "application_id", "description": "Application ID", "pattern": "[A-Za-z0-9]+"}],
+                    "credential_header": "X-Algolia-API-Key", "credential_format": "{api_key}",
+                    "credential_extra_headers": {"X-Algolia-Application-Id": "{application_id}"},
+                    "verify": {"path": "/1/indexes"}}
         }}
         """
     }
@@ -123,12 +134,16 @@ public final class FakeCredentialProvider: Sendable {
             case "/key-header/": ok = authorization == "Token " + s.apiKey
             case "/key-query/": ok = query["api_key"] == s.apiKey
             case "/bearer/": ok = authorization == "Bearer " + s.token
+            case "/algolia/":
+                let label = (request.headers["Host"] ?? "").prefix { $0 != "." && $0 != ":" }.lowercased()
+                ok = request.headers["X-Algolia-API-Key"] == s.apiKey && request.headers["X-Algolia-Application-Id"]?.lowercased() == label
             default: ok = basicPair(authorization).map { $0 == s.username && $1 == s.password } ?? false
             }
             s.calls.append(
                 Call(
-                    path: request.path, query: request.head.query, authorization: authorization, accepted: ok, host: request.headers["Host"]
-                ))
+                    path: request.path, query: request.head.query, authorization: authorization, accepted: ok,
+                    host: request.headers["Host"],
+                    applicationID: request.headers["X-Algolia-Application-Id"]))
             return ok
         }
         guard accepted else {
