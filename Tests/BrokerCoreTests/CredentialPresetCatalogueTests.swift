@@ -37,9 +37,19 @@ import Testing
             let scheme = try #require(preset.credentials, "\(preset.name)")
             #expect(preset.kind.holdsEnteredCredentials && preset.grants.isEmpty && preset.isConfigured, "\(preset.name)")
             #expect(preset.displayName?.isEmpty == false, "\(preset.name)")
-            let base = try #require(preset.apiBaseURL.flatMap(URLComponents.init(string:)), "\(preset.name)")
+            // A per-account setting in the base is checked with a sample value, as the providers file's URLs are.
+            let settingNames = preset.accountSettings.map(\.name)
+            let sampleBase = settingNames.reduce(preset.apiBaseURL ?? "") { $0.replacingOccurrences(of: "{\($1)}", with: "acme") }
+            let base = try #require(URLComponents(string: sampleBase), "\(preset.name)")
             #expect(base.scheme == "https" && base.host?.isEmpty == false && base.query == nil, "\(preset.name)")
-            #expect((try? ProxyTarget.Base(preset.apiBaseURL ?? "")) != nil, "\(preset.name)")
+            #expect((try? ProxyTarget.Base(sampleBase)) != nil, "\(preset.name)")
+            for setting in preset.accountSettings {
+                #expect(setting.name.range(of: "^[a-z][a-z0-9_]{0,63}$", options: .regularExpression) != nil, "\(preset.name)")
+                #expect(setting.problem(with: "acme", inHost: true) == nil, "\(preset.name)")
+                #expect(setting.problem(with: "acme.evil.com", inHost: preset.settingsInHost.contains(setting.name)) != nil)
+                #expect(
+                    preset.apiBaseURL?.contains("{\(setting.name)}") == true || scheme.places("{\(setting.name)}"), "\(preset.name)")
+            }
             // Fields: named as the providers file requires, described, patterns that compile.
             #expect(!scheme.fields.isEmpty, "\(preset.name)")
             for field in scheme.fields {
@@ -47,7 +57,7 @@ import Testing
                 #expect(!field.description.isEmpty && field.maxLength <= CredentialScheme.maximumValueBytes, "\(preset.name)")
                 if let pattern = field.pattern { #expect((try? NSRegularExpression(pattern: pattern)) != nil, "\(preset.name)") }
             }
-            // Placement: every placeholder names a field, and every field is placed somewhere.
+            // Placement: every placeholder names a field or a setting, and every field is placed somewhere.
             var placed: [String] = []
             switch scheme.placement {
             case .basic:
@@ -61,7 +71,7 @@ import Testing
                 #expect(ProxyHeaders.isToken(extra.name), "\(preset.name)")
                 placed += CredentialScheme.placeholders(in: extra.format)
             }
-            #expect(Set(placed) == Set(scheme.fields.map(\.name)), "\(preset.name): placed \(placed)")
+            #expect(Set(placed).subtracting(settingNames) == Set(scheme.fields.map(\.name)), "\(preset.name): placed \(placed)")
             // Verification: a path on the base, a method the file allows, statuses that mean valid.
             let verify = try #require(scheme.verification, "\(preset.name)")
             #expect(verify.path.hasPrefix("/") && !verify.path.contains(".."), "\(preset.name)")
@@ -93,6 +103,42 @@ import Testing
         let twilio = ProviderPresets.twilio
         let pair = CredentialValues([("username", Secret("AC0123456789abcdef0123456789abcdef")), ("password", Secret("token"))])
         #expect(pair.derivedUID(provider: twilio) == "AC0123456789abcdef0123456789abcdef")
+    }
+
+    /// The presets whose host is the customer's: each account's setting lands in the host (and Algolia's in a header),
+    /// and Freshdesk's user name, which is the API key, is a secret that never names the account.
+    @Test func theSettingsPresetsPlaceTheirSettings() throws {
+        func outbound(_ preset: ProviderConfiguration, _ settings: [String: String], _ values: CredentialValues) throws
+            -> ProxyOutbound.Request
+        {
+            let resolved = try preset.applyingSettings(settings).0
+            var credential = ProxyCredential(accessToken: values.stored)
+            credential.entered = values
+            return try ProxyOutbound.make(
+                method: "GET", base: try ProxyTarget.Base(resolved.apiBaseURL ?? ""), path: "/x", query: nil, callerHeaders: [],
+                credential: credential, placement: ProxyCredentialPlacement(provider: resolved))
+        }
+        let algolia = try outbound(ProviderPresets.algolia, ["application_id": "LATENCY"], CredentialValues([("api_key", Secret("k1"))]))
+        #expect(algolia.url == "https://LATENCY-dsn.algolia.net/x" || algolia.url == "https://latency-dsn.algolia.net/x", "\(algolia.url)")
+        #expect(algolia.headers.contains { $0.name == "X-Algolia-API-Key" && $0.value == "k1" })
+        #expect(algolia.headers.contains { $0.name == "X-Algolia-Application-Id" && $0.value == "LATENCY" })
+        #expect(throws: BrokerError.self) { try ProviderPresets.algolia.applyingSettings(["application_id": "app.evil.com"]) }
+        let pair = CredentialValues([("username", Secret("fd-key-123")), ("password", Secret("X"))])
+        let freshdesk = try outbound(ProviderPresets.freshdesk, ["domain": "acme"], pair)
+        #expect(freshdesk.url == "https://acme.freshdesk.com/api/v2/x")
+        #expect(
+            freshdesk.headers.contains { $0.name == "Authorization" && $0.value == "Basic " + Base64.encode(Array("fd-key-123:X".utf8)) })
+        #expect(!pair.derivedUID(provider: ProviderPresets.freshdesk).contains("fd-key"))
+        #expect(ProviderPresets.freshdesk.credentials?.fields.map(\.isSecret) == [true, false])
+        let zendesk = ProviderPresets.zendeskToken
+        let token = CredentialValues([("username", Secret("ann@example.com/token")), ("password", Secret("zd-token"))])
+        #expect(try outbound(zendesk, ["subdomain": "acme"], token).url == "https://acme.zendesk.com/api/v2/x")
+        if case .failure? = zendesk.credentials?.check(["username": "ann@example.com/token", "password": "t"]) {
+            Issue.record("a Zendesk user name with /token was refused")
+        }
+        if case .success? = zendesk.credentials?.check(["username": "ann@example.com", "password": "t"]) {
+            Issue.record("a Zendesk user name without /token was accepted")
+        }
     }
 
     @Test func noneIsOfferedUntilTheProvidersFileNamesIt() throws {

@@ -88,15 +88,19 @@ extension AccountService {
 
 extension CredentialValues {
     /// The uid of an account given none and named by no verification answer: a `basic` account's user name (unless
-    /// the provider fixes it, as Mailgun's `api`: then every account would share it), else `key-` and 24 hex digits
+    /// the provider fixes it, as Mailgun's `api`: then every account would share it, or marks it secret, as
+    /// Freshdesk's API key), else `key-` and 24 hex digits
     /// of SHA-256 over the provider and the values.
     ///
     /// The same credential at the same provider always gives the same uid, so entering it twice updates one account.
     /// A digest of a random API key (well over 80 bits of entropy in every provider's format) tells nothing of the
     /// key; a user name is no secret and is what people recognise.
     public func derivedUID(provider: ProviderConfiguration) -> String {
-        let fixedUser = provider.credentials?.fields.first { $0.name == "username" }?.isFixed ?? false
-        if provider.kind == .basic, !fixedUser, let user = self["username"], ProviderUserID.problem(with: user) == nil { return user }
+        // A fixed user name (Mailgun's `api`) tells accounts apart no better than a constant; a secret one
+        // (Freshdesk's API key) must not become a uid, which `/accounts` lists.
+        let userField = provider.credentials?.fields.first { $0.name == "username" }
+        let plainUser = userField.map { !$0.isFixed && !$0.isSecret } ?? true
+        if provider.kind == .basic, plainUser, let user = self["username"], ProviderUserID.problem(with: user) == nil { return user }
         var input = Array("token-broker entered credential\u{0}".utf8) + Array(provider.name.utf8) + [0]
         input += Array(stored.value.utf8)
         return "key-" + String(Hex.encode(SHA256.hash(input)).prefix(24))

@@ -16,12 +16,22 @@ public struct CredentialScheme: Sendable, Equatable {
         /// The most UTF-8 bytes the value may have (at most ``CredentialScheme/maximumValueBytes``).
         public var maxLength: Int
 
-        /// Creates a field; the length cap defaults to the broker's.
-        public init(name: String, description: String, pattern: String? = nil, maxLength: Int = CredentialScheme.maximumValueBytes) {
+        /// Whether the value is a secret, shown masked on the hosted form and never put back in it, nor used as the
+        /// account's uid. By default every field but a user name and an identifier (`username`, `…_id`, `…_sid`),
+        /// which people recognise and need to see to correct; a preset may say otherwise (Freshdesk's user name is
+        /// the API key).
+        public var isSecret: Bool
+
+        /// Creates a field; the length cap defaults to the broker's, and `secret` to the rule of ``isSecret``.
+        public init(
+            name: String, description: String, pattern: String? = nil, maxLength: Int = CredentialScheme.maximumValueBytes,
+            secret: Bool? = nil
+        ) {
             self.name = name
             self.description = description
             self.pattern = pattern
             self.maxLength = maxLength
+            self.isSecret = secret ?? !(name == "username" || name.hasSuffix("_id") || name.hasSuffix("_sid"))
         }
 
         /// Whether the pattern admits one value only (a literal such as Mailgun's user name `api`): such a field tells
@@ -32,12 +42,6 @@ public struct CredentialScheme: Sendable, Equatable {
                 (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
                     || byte == 0x2D
             }
-        }
-
-        /// Whether the value is a secret, shown masked on the hosted form and never put back in it: every field but a
-        /// user name and an identifier (`username`, `…_id`, `…_sid`), which people recognise and need to see to correct.
-        public var isSecret: Bool {
-            !(name == "username" || name.hasSuffix("_id") || name.hasSuffix("_sid"))
         }
     }
 

@@ -5,13 +5,13 @@
 /// docs/providers.md ("The API-key catalogue") cites the page behind each and marks with † what it could not confirm
 /// there. Unlike the OAuth presets they need no broker-wide secret, so none is offered until the providers file names
 /// it (`{"providers": {"openai": {}}}`); the file may change any value as for a custom provider (`verify`, `fields`…).
-/// A provider whose API host depends on the customer (Algolia's `{application_id}-dsn.algolia.net`, a Zendesk
-/// subdomain) waits for per-account settings.
+/// A provider whose API host depends on the customer (Algolia's `{application_id}-dsn.algolia.net`, a Freshdesk or
+/// Zendesk subdomain) declares it as a per-account setting (``AccountSetting``), which each account gives.
 extension ProviderPresets {
     /// Every API-key and basic-auth preset, in name order.
     static let credentialCatalogue: [ProviderConfiguration] = [
-        airtable, anthropic, brevo, cloudflare, cohere, datadog, digitalocean, groq, linearKey, mailgun, mistral,
-        notionInternal, openai, pinecone, posthog, postmark, resend, sendgrid, sentry, stripe, twilio,
+        airtable, algolia, anthropic, brevo, cloudflare, cohere, datadog, digitalocean, freshdesk, groq, linearKey, mailgun,
+        mistral, notionInternal, openai, pinecone, posthog, postmark, resend, sendgrid, sentry, stripe, twilio, zendeskToken,
     ]
 
     /// An entered-credential preset: no sign-in, no environment variable; `fields` and `placement` as the provider
@@ -19,7 +19,7 @@ extension ProviderPresets {
     private static func entered(
         _ name: String, _ displayName: String, kind: ProviderKind = .apiKey, base: String, fields: [CredentialScheme.Field],
         placement: CredentialScheme.Placement, verify: CredentialScheme.Verification, headers: [(String, String)] = [],
-        additionalHeaders: [CredentialScheme.HeaderField] = []
+        additionalHeaders: [CredentialScheme.HeaderField] = [], settings: [AccountSetting] = []
     ) -> ProviderConfiguration {
         var c = ProviderConfiguration(name: name, kind: kind)
         c.grants = []
@@ -29,6 +29,7 @@ extension ProviderPresets {
         var scheme = CredentialScheme(fields: fields, placement: placement, verification: verify)
         scheme.additionalHeaders = additionalHeaders
         c.credentials = scheme
+        c.accountSettings = settings
         return c
     }
 
@@ -43,6 +44,19 @@ extension ProviderPresets {
         "airtable", "Airtable", base: "https://api.airtable.com",
         fields: [key("Personal access token (starts with pat)")], placement: bearerKey,
         verify: .init(path: "/v0/meta/whoami", userIDField: ProviderJSONPath("id")))
+
+    /// Algolia: the application's own host, `{application_id}-dsn.algolia.net`, with the key and the application id in
+    /// two headers. Listing indices (ACL `listIndexes`) checks the pair; a search-only key is refused there, and the
+    /// one read any key may do, `GET /1/keys/{key}`, carries the key in its path, where the broker puts no secret.
+    static let algolia = entered(
+        "algolia", "Algolia", base: "https://{application_id}-dsn.algolia.net",
+        fields: [key("API key (with the listIndexes permission, such as the Write or Admin API key)")],
+        placement: .header(name: "X-Algolia-API-Key", format: "{api_key}"), verify: .init(path: "/1/indexes"),
+        additionalHeaders: [.init(name: "X-Algolia-Application-Id", format: "{application_id}")],
+        settings: [
+            AccountSetting(
+                name: "application_id", description: "Application ID (Algolia dashboard, Settings → API Keys)", pattern: "[A-Za-z0-9]+")
+        ])
 
     /// Anthropic: `x-api-key` with the `anthropic-version` every call needs.
     static let anthropic = entered(
@@ -81,6 +95,22 @@ extension ProviderPresets {
         fields: [key("Personal access token (starts with dop_v1_)", name: "token")],
         placement: .header(name: "Authorization", format: "Bearer {token}"),
         verify: .init(path: "/account", userIDField: ProviderJSONPath("account.uuid")))
+
+    /// Freshdesk: HTTP Basic with the API key as the user name and `X` as the password, at the account's own
+    /// `{domain}.freshdesk.com`; `agents/me` names the agent. The user name here is the key: a secret, never a uid.
+    static let freshdesk = entered(
+        "freshdesk", "Freshdesk", kind: .basic, base: "https://{domain}.freshdesk.com/api/v2",
+        fields: [
+            CredentialScheme.Field(
+                name: "username", description: "API key (Profile settings → View API key)", maxLength: 512, secret: true),
+            CredentialScheme.Field(name: "password", description: "The letter X (Freshdesk ignores it)", pattern: "X", secret: false),
+        ], placement: .basic, verify: .init(path: "/agents/me", userIDField: ProviderJSONPath("id")),
+        settings: [subdomain("domain", "Your Freshdesk domain: the acme of acme.freshdesk.com")])
+
+    /// A setting that is one DNS label of the provider's host.
+    private static func subdomain(_ name: String, _ description: String) -> AccountSetting {
+        AccountSetting(name: name, description: description, pattern: "[A-Za-z0-9][A-Za-z0-9-]*")
+    }
 
     /// Groq: OpenAI-compatible, Bearer.
     static let groq = entered(
@@ -165,4 +195,18 @@ extension ProviderPresets {
                 name: "username", description: "Account SID (AC…) or API key SID (SK…)", pattern: "(AC|SK)[0-9a-fA-F]{32}"),
             CredentialScheme.Field(name: "password", description: "Auth token or API key secret", maxLength: 512),
         ], placement: .basic, verify: .init(path: "/2010-04-01/Accounts.json"))
+
+    /// Zendesk with an API token: HTTP Basic with the user name `{email}/token` and the token as the password, at the
+    /// account's own `{subdomain}.zendesk.com`; `users/me` names the user (an unauthenticated call gets the anonymous
+    /// user, but a wrong pair gets `401`).
+    static let zendeskToken = entered(
+        "zendesk-token", "Zendesk (API token)", kind: .basic, base: "https://{subdomain}.zendesk.com/api/v2",
+        fields: [
+            CredentialScheme.Field(
+                name: "username", description: "Your email address followed by /token (you@example.com/token)",
+                pattern: "[^\\s:/]+@[^\\s:/]+/token", maxLength: 320),
+            CredentialScheme.Field(
+                name: "password", description: "API token (Admin Center → Apps and integrations → Zendesk API)", maxLength: 512),
+        ], placement: .basic, verify: .init(path: "/users/me", userIDField: ProviderJSONPath("user.id")),
+        settings: [subdomain("subdomain", "Your Zendesk subdomain: the acme of acme.zendesk.com")])
 }
