@@ -117,7 +117,7 @@ let secret = options["client-secret"] ?? "FAKE-CLIENT-SECRET-SENTINEL-0123456789
     case "credentials":
         let fake = FakeCredentialProvider(apiKey: secret, token: secret, username: "ada", password: secret, host: host, port: port)
         try fake.start()
-        return (fake.port, fake.providersFile, fake)
+        return (fake.port, fake.allProvidersFile, fake)
     case nil:
         fail("--kind is required (oauth2, oidc, weibo, twitter, tmdb or credentials)")
     case let other?:

@@ -223,6 +223,56 @@ import Testing
         #expect(!s.broker.log.contains("SENTINEL"))
     }
 
+    /// A provider with a per-account setting asks for it on the form, above the fields: an unfit value is refused on
+    /// the form naming the setting, without showing the value and without a call; a fit one is the host verified at
+    /// and is kept with the account.
+    @Test func theFormAsksForTheSettingsAndRefusesAnUnfitOneWithoutACall() async throws {
+        let token = "SENTINEL-FORM-SETTING-TOKEN"
+        let fake = try FakeCredentialProvider.scoped(apiKey: "k", token: token, username: "u", password: "p")
+        let broker = try BrokerHarness(providersJSON: fake.settingsProvidersFile, environment: ["BROKER_CORS_ORIGINS": Self.frontEnd])
+        let created = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/connect/sessions", headers: Self.api,
+                body: "{\"end_user_id\":\"user-9\",\"origin\":\"\(Self.frontEnd)\",\"allowed_providers\":[\"subdom\"]}"))
+        #expect(created.status == 201, "\(created.body)")
+        let session = try #require(CredentialAccountsTests.json(created.body)["token"] as? String)
+        let browser = Browser(brokerPort: broker.port, providerPort: fake.port)
+        _ = try #require(await browser.get("/connect?session=" + session, headers: Self.html))
+        let form = try #require(await browser.get("/connect/start?provider=subdom", headers: Self.html))
+        #expect(form.status == 200, "\(form.body)")
+        #expect(form.body.contains("<label for=\"tb-setting-subdomain\">Your team"), "\(form.body)")
+        #expect(form.body.contains("name=\"setting:subdomain\" type=\"text\"") && form.body.contains("name=\"token\" type=\"password\""))
+        #expect(form.header("Content-Security-Policy") == PageAppearance.standard.contentSecurityPolicy && !form.body.contains("<script"))
+
+        var page = form
+        for bad in ["acme.evil.com", "a@b", "%2e", ""] {
+            let reply = try await Self.post(browser, Self.body(page.body, [("setting:subdomain", bad), ("token", token)]))
+            #expect(reply.status == 400, "\(bad): \(reply.body)")
+            #expect(reply.body.contains("The setting &quot;subdomain&quot;"), "\(reply.body)")
+            #expect(
+                !reply.body.contains("evil") && !reply.body.contains("a@b") && !reply.body.contains("%2e")
+                    && !reply.body.contains("SENTINEL"))
+            page = reply
+        }
+        let unknown = try await Self.post(
+            browser, Self.body(page.body, [("setting:subdomain", "acme"), ("setting:shop", "x"), ("token", token)]))
+        #expect(unknown.status == 400 && unknown.body.contains("The setting &quot;shop&quot; is not known"), "\(unknown.body)")
+        #expect(fake.state.calls.isEmpty, "a refused setting reached the provider")
+
+        // A credential the provider refuses at a fit host: the accepted setting is put back, the secret is not.
+        let refused = try await Self.post(browser, Self.body(unknown.body, [("setting:subdomain", "acme"), ("token", "wrong")]))
+        #expect(
+            refused.status == 422 && refused.body.contains("name=\"setting:subdomain\" type=\"text\"")
+                && refused.body.contains("value=\"acme\""))
+        let end = try await Self.post(browser, Self.body(refused.body, [("setting:subdomain", "acme"), ("token", token)]))
+        #expect(end.status == 200, "\(end.body)")
+        let account = try #require(ConnectSessionTests.outcome(end.body)["account"])
+        #expect(fake.state.calls.map(\.host) == ["acme.localhost:\(fake.port)", "acme.localhost:\(fake.port)"])
+        let stored = try #require(await TestHTTP.send(port: broker.port, target: "/account?id=" + account, headers: Self.api))
+        #expect(CredentialAccountsTests.json(stored.body)["settings"] as? [String: String] == ["subdomain": "acme"], "\(stored.body)")
+        #expect(!broker.log.contains("SENTINEL") && !broker.log.contains("evil"))
+    }
+
     @Test func aPostWithoutTheFormsCookieAndTokenIsRefusedWithoutACall() async throws {
         let s = try await Self.setUp()
         let browser = Browser(brokerPort: s.broker.port, providerPort: s.inner.fake.port)

@@ -10,6 +10,9 @@ in the popup: choose the provider, fill in the form the broker generated from th
   completed; a key the provider refuses shows the refusal with the provider's status on the form, leaves the key out
   of the page and keeps the popup open, and the right key then connects; the secret inputs are password inputs with
   autocomplete off; no console error or CSP report on any page, and no entered value in any page or the broker's log.
+  A provider with a per-account setting (`subdom`, at http://{subdomain}.localhost:PORT) asks for it on the form: `acme`
+  connects and its verification reaches acme.localhost:PORT on the fake (its /_fake/calls); `acme.evil.com` is refused
+  on the form naming the setting, the value is not in the page, and the fake saw no call.
 
 Screenshots of the form and the refusal go to test-output/browser/credential-form/ as the other browser tests do.
 
@@ -55,6 +58,12 @@ class CredentialFake:
         line = self.process.stdout.readline().strip()
         if not line.isdigit():
             raise RuntimeError("fake-provider did not start: %r" % line)
+        self.port = int(line)
+
+    def calls(self):
+        """What reached the fake, in order: [{"host", "path", "accepted"}]."""
+        with urllib.request.urlopen("http://127.0.0.1:%d/_fake/calls" % self.port, timeout=5) as reply:
+            return json.loads(reply.read())["calls"]
 
     def stop(self):
         self.process.terminate()
@@ -204,11 +213,60 @@ def test_a_refused_key_is_shown_on_the_form_then_the_right_one_connects(ctx):
     expect_connected(ctx, s, opener, popup, "keyhdr:u-4242")
 
 
+def test_a_setting_is_asked_for_and_its_host_is_called(ctx):
+    s = ctx["session"]
+    fake = ctx["fake"]
+    opener, popup = open_form(ctx, s, "subdom")
+    setting = s.driver.find_element(By.NAME, "setting:subdomain")
+    assert setting.get_attribute("type") == "text" and setting.get_attribute("required") is not None
+    assert s.driver.find_element(By.CSS_SELECTOR, "label[for=tb-setting-subdomain]").text == "Your team's subdomain"
+    s.shot("04-setting-form")
+    before = len(fake.calls())
+    fill(s, [("setting:subdomain", "acme"), ("token", KEY)])
+    back_to_opener(s, opener, popup, "the end page to close the popup")
+    outcome = promise_outcome(s)
+    assert "resolved" in outcome and outcome["resolved"]["account"].startswith("subdom:key-"), outcome
+    account = outcome["resolved"]["account"]
+    assert ctx["broker"].api("/flows/" + outcome["resolved"]["state"])["status"] == "completed"
+    assert ctx["broker"].api("/account?id=" + account)["settings"] == {"subdomain": "acme"}
+    calls = fake.calls()[before:]
+    assert [(c["host"], c["path"], c["accepted"]) for c in calls] == [
+        ("acme.localhost:%d" % fake.port, "/bearer/me", True)], calls
+    clean(s, "after the popup closed")
+
+
+def test_a_refused_setting_is_shown_without_its_value_and_nothing_is_called(ctx):
+    s = ctx["session"]
+    fake = ctx["fake"]
+    accounts = ctx["broker"].api("/accounts")["accounts"]
+    opener, popup = open_form(ctx, s, "subdom")
+    before = len(fake.calls())
+    fill(s, [("setting:subdomain", "acme.evil.com"), ("token", KEY)])
+    s.wait(lambda d: d.find_elements(By.ID, "tb-problem"), "the refusal on the form")
+    problem = s.driver.find_element(By.ID, "tb-problem").text
+    assert '"subdomain"' in problem and "DNS label" in problem, problem
+    assert "evil" not in s.driver.page_source, "the page echoes the refused value"
+    assert s.driver.find_element(By.NAME, "setting:subdomain").get_attribute("value") == ""
+    assert popup in s.driver.window_handles
+    clean(s, "the refused setting", allowed=("400",))
+    s.shot("05-refused-setting")
+    assert len(fake.calls()) == before, "a refused setting reached the fake: %s" % fake.calls()[before:]
+    assert ctx["broker"].api("/accounts")["accounts"] == accounts, "a refused setting stored an account"
+    fill(s, [("setting:subdomain", "globex"), ("token", KEY)])
+    back_to_opener(s, opener, popup, "the end page to close the popup")
+    outcome = promise_outcome(s)
+    assert "resolved" in outcome, outcome
+    assert [c["host"] for c in fake.calls()[before:]] == ["globex.localhost:%d" % fake.port]
+    clean(s, "after the popup closed")
+
+
 TESTS = [
     test_an_api_key_connects_through_the_form,
     test_a_basic_pair_connects_through_the_form,
     test_a_bearer_token_connects_through_the_form,
     test_a_refused_key_is_shown_on_the_form_then_the_right_one_connects,
+    test_a_setting_is_asked_for_and_its_host_is_called,
+    test_a_refused_setting_is_shown_without_its_value_and_nothing_is_called,
 ]
 
 
@@ -230,6 +288,7 @@ def main():
     listed = FrontEnd("Listed front end", body=lambda: APP_PAGE % {"title": "Listed front end", "broker": ctx["broker"].base})
     ctx["listed"] = listed
     fake = CredentialFake(args.fake_provider, args.out)
+    ctx["fake"] = fake
     passed, failed = 0, 0
     broker = None
     try:

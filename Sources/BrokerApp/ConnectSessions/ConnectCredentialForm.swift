@@ -1,7 +1,8 @@
 import BrokerCore
 
-/// The hosted page's form for an `api_key`, `basic` or `bearer` provider: one input per declared field, posted to the
-/// broker's own `/connect/credentials` (the policy's `form-action 'self'`).
+/// The hosted page's form for an `api_key`, `basic` or `bearer` provider: one input per per-account setting (named
+/// `setting:NAME`, a name no field can have) and one per declared field, posted to the broker's own
+/// `/connect/credentials` (the policy's `form-action 'self'`).
 ///
 /// Every label is the field's description. A secret field (``CredentialScheme/Field/isSecret``) is
 /// `type=password` and never filled back in; autocomplete is off, so a shared browser keeps nothing. The page has no
@@ -12,14 +13,20 @@ struct ConnectCredentialForm {
     var displayName: String
     /// The fields to fill in, in order.
     var fields: [CredentialScheme.Field]
+    /// The provider's per-account settings (a subdomain, an application id), asked for before the fields.
+    var settings: [AccountSetting] = []
     /// The form flow's state and its anti-forgery token.
     var state: String
     var csrf: String
     /// What went wrong with the last submission, shown above the form; nil on first showing.
     var problem: String?
-    /// The values of fields that are not secret, put back after a refusal so the person does not type them again.
+    /// The values of fields that are not secret and of settings that were accepted (as `setting:NAME`), put back after
+    /// a refusal so the person does not type them again.
     var kept: [String: String] = [:]
     var appearance: PageAppearance
+
+    /// The prefix of a setting's input name: a field name has no `:`, so the two never meet.
+    static let settingPrefix = "setting:"
 
     func page() -> HTMLPage {
         let name = HTMLPage.escape(displayName)
@@ -39,6 +46,16 @@ struct ConnectCredentialForm {
             <input type="hidden" name="csrf" value="\(HTMLPage.escape(csrf))">
 
             """
+        for setting in settings {
+            let name = Self.settingPrefix + setting.name
+            let value = kept[name].map { " value=\"\(HTMLPage.escape($0))\"" } ?? ""
+            html += """
+                <p class="field"><label for="tb-setting-\(setting.name)">\(HTMLPage.escape(setting.description))</label>
+                <input id="tb-setting-\(setting.name)" name="\(HTMLPage.escape(name))" type="text" \
+                autocomplete="off" autocapitalize="off" spellcheck="false" required maxlength="\(AccountSetting.maximumBytes)"\(value)></p>
+
+                """
+        }
         for field in fields {
             let id = "tb-field-" + field.name
             let value = field.isSecret ? "" : (kept[field.name].map { " value=\"\(HTMLPage.escape($0))\"" } ?? "")

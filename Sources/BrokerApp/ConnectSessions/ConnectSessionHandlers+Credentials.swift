@@ -10,8 +10,10 @@ import Synchronization
 /// own origin. The post must carry the form's state and anti-forgery token, and the browser the `tb_connect_form`
 /// cookie (`<state>.<nonce>`, `HttpOnly`, `SameSite=Lax`, on that path only) the form was shown with: the token is an
 /// HMAC of that cookie (OWASP "Signed Double-Submit Cookie", as the connect page's Disconnect), so another site can
-/// neither read it nor make the browser send a valid post. The values are checked (fields, length, control
-/// characters, pattern), then verified at the provider, and only then stored; the flow ends as a sign-in's does
+/// neither read it nor make the browser send a valid post. The provider's per-account settings are checked first, by
+/// the rules of `POST /accounts` (``ProviderConfiguration/applyingSettings(_:)``: a refused value is named, never shown
+/// again, and nothing is sent anywhere); then the values (fields, length, control characters, pattern); then they are
+/// verified at the provider's host for those settings, and only then stored with the settings; the flow ends as a sign-in's does
 /// (outcome at `/flows/{state}`, `flow.completed`, `account.connected`, the message to the opener). A wrong field or
 /// a refused credential shows the form again with what went wrong and keeps the flow, so the person can correct it;
 /// a secret value is never written back into the page, a log line or an answer.
@@ -80,9 +82,17 @@ extension ConnectSessionHandlers {
             return end(flow, state: flow.state, result: .failure(.unknownProvider(flow.provider)), extra: noStore)
         }
         var entered: [String: String] = [:]
-        for field in fields where field.name != "state" && field.name != "csrf" { entered[field.name] = field.value }
+        var givenSettings: [String: String] = [:]
+        let prefix = ConnectCredentialForm.settingPrefix
+        for field in fields where field.name != "state" && field.name != "csrf" {
+            if field.name.hasPrefix(prefix) {
+                givenSettings[String(field.name.dropFirst(prefix.count))] = field.value
+            } else {
+                entered[field.name] = field.value
+            }
+        }
         // What was entered in fields that are not secret goes back into the form; a secret never does.
-        let kept = entered.filter { name, value in
+        var kept = entered.filter { name, value in
             scheme.fields.contains { $0.name == name && !$0.isSecret } && value.utf8.count <= 256
                 && !value.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
         }
@@ -95,6 +105,17 @@ extension ConnectSessionHandlers {
         if fields.count != Set(fields.map(\.name)).count {
             return await again("Each field may be given once.", .badRequest)
         }
+        // Settings first, as on `POST /accounts`: a value that may not stand in the provider's URLs or headers is
+        // refused before any call; none is written back into the page, the refused one least of all.
+        let resolved: ProviderConfiguration
+        let settings: [String: String]
+        do throws(BrokerError) {
+            (resolved, settings) = try provider.applyingSettings(givenSettings)
+        } catch {
+            logger.log(.info, "credential form refused", [("provider", .string(provider.name)), ("reason", .string(error.code))])
+            return await again(error.message, .badRequest)
+        }
+        for (name, value) in settings { kept[prefix + name] = value }
         let values: CredentialValues
         switch scheme.check(entered) {
         case .success(let checked): values = checked
@@ -104,7 +125,7 @@ extension ConnectSessionHandlers {
         }
         let outcome: CredentialVerifier.Outcome?
         do {
-            outcome = try await verifier.verify(values, provider: provider)
+            outcome = try await verifier.verify(values, provider: resolved)
         } catch {
             logger.log(.warning, "credential check failed", [("provider", .string(provider.name)), ("error", .string(error.code))])
             return await again(
@@ -129,7 +150,7 @@ extension ConnectSessionHandlers {
         formRefusals.forget(flow.state)
         let reconnect = flow.connect?.reconnectAccountID.flatMap(AccountID.init)?.uid
         let uid = outcome?.userID ?? reconnect ?? values.derivedUID(provider: provider)
-        let completion = await authorization.finishEntered(flow, values: values, uid: uid, cookieNonce: pair.nonce)
+        let completion = await authorization.finishEntered(flow, values: values, uid: uid, settings: settings, cookieNonce: pair.nonce)
         switch completion.result {
         case .success(let account):
             logger.log(
@@ -152,7 +173,8 @@ extension ConnectSessionHandlers {
     ) -> HTMLPage {
         ConnectCredentialForm(
             provider: provider.name, displayName: provider.displayedName, fields: provider.credentials?.fields ?? [],
-            state: flow.state, csrf: formCSRF.token(session: flow.state + "." + nonce), problem: problem, kept: kept,
+            settings: provider.accountSettings, state: flow.state, csrf: formCSRF.token(session: flow.state + "." + nonce),
+            problem: problem, kept: kept,
             appearance: appearance
         ).page()
     }

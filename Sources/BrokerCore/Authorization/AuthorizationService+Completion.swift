@@ -87,7 +87,7 @@ extension AuthorizationService {
             }
             (account, _) = try await store(
                 completed.grant, provider: provider.name, uid: completed.uid, screenName: completed.screenName, owner: flow,
-                asked: flow.scopes ?? provider.scopes)
+                asked: flow.scopes ?? provider.scopes, settings: completed.settings)
         } catch {
             onFlow(.failed(provider: flow.provider, error: error))
             await reportFailure(of: flow, error)
@@ -179,7 +179,8 @@ extension AuthorizationService {
     ///
     /// The granted scope is the answer's `scope`, else (RFC 6749 §5.1: the same as asked) the `asked` scopes joined by spaces.
     func store(
-        _ grant: TokenGrant, provider: String, uid: String, screenName: String?, owner: PendingFlow? = nil, asked: [String] = []
+        _ grant: TokenGrant, provider: String, uid: String, screenName: String?, owner: PendingFlow? = nil, asked: [String] = [],
+        settings: [String: String]? = nil
     ) async throws(BrokerError)
         -> (
             Account, existed: Bool
@@ -213,7 +214,8 @@ extension AuthorizationService {
                 idToken: grant.idToken,
                 extras: grant.extras,
                 endUser: assigned.map(\.endUser) ?? existing?.endUser,
-                tags: assigned.map(\.tags) ?? existing?.tags ?? [:]
+                tags: assigned.map(\.tags) ?? existing?.tags ?? [:],
+                settings: settings ?? existing?.settings ?? [:]
             )
         }
         do {

@@ -68,15 +68,16 @@ extension AuthorizationService {
         do { try await flows.put(flow) } catch { throw BrokerError(error) }
     }
 
-    /// Ends a taken form flow with the checked (and verified) `values` stored as account `provider:uid`: the same end
-    /// as a callback's (outcome, webhooks, flow events).
-    public func finishEntered(_ flow: PendingFlow, values: CredentialValues, uid: String, cookieNonce nonce: String?) async
-        -> FlowCompletion
-    {
+    /// Ends a taken form flow with the checked (and verified) `values` stored as account `provider:uid`, with its
+    /// checked per-account `settings`: the same end as a callback's (outcome, webhooks, flow events).
+    public func finishEntered(
+        _ flow: PendingFlow, values: CredentialValues, uid: String, settings: [String: String] = [:], cookieNonce nonce: String?
+    ) async -> FlowCompletion {
         await finish(flow, takenAt: now(), bindingProof: nonce) { provider throws(BrokerError) in
             guard provider.kind.holdsEnteredCredentials else { throw .invalidState }
             // The values are the account's access token, as `POST /accounts` stores them (``AccountService/storeEntered``).
-            return ExchangeCompletion(grant: TokenGrant(accessToken: values.stored, tokenType: provider.kind.rawValue), uid: uid)
+            return ExchangeCompletion(
+                grant: TokenGrant(accessToken: values.stored, tokenType: provider.kind.rawValue), uid: uid, settings: settings)
         }
     }
 

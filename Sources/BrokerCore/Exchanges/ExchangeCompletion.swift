@@ -6,4 +6,7 @@ struct ExchangeCompletion: Sendable {
     var uid: String
     /// The user's display name, when the provider gave one.
     var screenName: String?
+    /// The account's per-account settings, already checked (an entered credential's form gives them); nil keeps the
+    /// stored account's.
+    var settings: [String: String]? = nil
 }

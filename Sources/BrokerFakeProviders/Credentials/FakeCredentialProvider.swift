@@ -14,7 +14,8 @@ import Synchronization
 ///   the application whose host was called (the first label of `Host`, as `APPID-dsn.algolia.net` does).
 ///
 /// An accepted call gets `200 {"ok":true,"user":{"id":…},"method","path"}`, a refused one
-/// `401 {"error":"unauthorized"}` with `WWW-Authenticate`. The fake records what each call carried.
+/// `401 {"error":"unauthorized"}` with `WWW-Authenticate`. The fake records what each call carried, and
+/// `GET /_fake/calls` lists the host, path and verdict of each (never a credential), for tests in another process.
 public final class FakeCredentialProvider: Sendable {
     /// What one call carried.
     public struct Call: Sendable, Equatable {
@@ -67,6 +68,7 @@ public final class FakeCredentialProvider: Sendable {
                 router.add(method, prefix: prefix, .sync({ request in Self.answer(request, prefix: prefix, box: box) }))
             }
         }
+        router.add(.GET, "/_fake/calls", .sync({ _ in Self.callList(box: box) }))
         self.router = router
         listener = FakeProviderServer(router: router, host: host, port: port)
     }
@@ -123,6 +125,27 @@ public final class FakeCredentialProvider: Sendable {
                     "verify": {"path": "/1/indexes"}}
         }}
         """
+    }
+
+    /// ``providersFile`` and ``settingsProvidersFile`` in one file: every provider `fake-provider --kind credentials`
+    /// offers.
+    public var allProvidersFile: String {
+        func providers(_ text: String) -> [String: Any] {
+            let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+            return object?["providers"] as? [String: Any] ?? [:]
+        }
+        let merged = providers(providersFile).merging(providers(settingsProvidersFile)) { first, _ in first }
+        let data = (try? JSONSerialization.data(withJSONObject: ["providers": merged], options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `{"calls": [{"host", "path", "accepted"}]}`: what reached the fake, in order; no credential and no query.
+    private static func callList(box: Box) -> Response {
+        let calls = box.state.withLock { $0.calls }.map { call -> [String: Any] in
+            ["host": call.host ?? "", "path": call.path, "accepted": call.accepted]
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: ["calls": calls], options: [.sortedKeys])) ?? Data()
+        return FakeWire.answer(.ok, "application/json", String(decoding: data, as: UTF8.self))
     }
 
     private static func answer(_ request: Request, prefix: String, box: Box) -> Response {
