@@ -273,6 +273,22 @@ import Testing
         #expect(!broker.log.contains("SENTINEL") && !broker.log.contains("evil"))
     }
 
+    /// The form of a preset with a setting and a fixed field: Freshdesk asks for its domain, masks the user name
+    /// (its API key) and fills in the password `X` that Freshdesk ignores; nothing secret is shown.
+    @Test func aFixedFieldComesFilledInAndAPresetsSettingIsAskedFor() throws {
+        let file = #"{"providers": {"freshdesk": {}}}"#
+        let preset = try #require(
+            try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8)).provider(named: "freshdesk"))
+        let html = ConnectCredentialForm(
+            provider: preset.name, displayName: preset.displayedName, fields: preset.credentials?.fields ?? [],
+            settings: preset.accountSettings, state: "s", csrf: "c", problem: nil, kept: ["username": "SENTINEL-KEY"],
+            appearance: .standard
+        ).page().body
+        #expect(html.contains("name=\"setting:domain\" type=\"text\""), "\(html)")
+        #expect(html.contains("name=\"username\" type=\"password\"") && !html.contains("SENTINEL"))
+        #expect(html.contains("name=\"password\" type=\"text\"") && html.contains("value=\"X\""))
+    }
+
     @Test func aPostWithoutTheFormsCookieAndTokenIsRefusedWithoutACall() async throws {
         let s = try await Self.setUp()
         let browser = Browser(brokerPort: s.broker.port, providerPort: s.inner.fake.port)

@@ -5,7 +5,9 @@ import BrokerCore
 /// `/connect/credentials` (the policy's `form-action 'self'`).
 ///
 /// Every label is the field's description. A secret field (``CredentialScheme/Field/isSecret``) is
-/// `type=password` and never filled back in; autocomplete is off, so a shared browser keeps nothing. The page has no
+/// `type=password` and never filled back in; autocomplete is off, so a shared browser keeps nothing. A field that is
+/// not secret and admits one value only (``CredentialScheme/Field/isFixed``: Mailgun's user name `api`, Freshdesk's
+/// password `X`) comes filled in with it. The page has no
 /// script and no style of its own: the policy of every page applies unchanged.
 struct ConnectCredentialForm {
     /// The provider's name and how people know it.
@@ -58,7 +60,8 @@ struct ConnectCredentialForm {
         }
         for field in fields {
             let id = "tb-field-" + field.name
-            let value = field.isSecret ? "" : (kept[field.name].map { " value=\"\(HTMLPage.escape($0))\"" } ?? "")
+            let shown = kept[field.name] ?? (field.isFixed ? field.pattern : nil)
+            let value = field.isSecret ? "" : (shown.map { " value=\"\(HTMLPage.escape($0))\"" } ?? "")
             html += """
                 <p class="field"><label for="\(id)">\(HTMLPage.escape(field.description))</label>
                 <input id="\(id)" name="\(HTMLPage.escape(field.name))" type="\(field.isSecret ? "password" : "text")" \
