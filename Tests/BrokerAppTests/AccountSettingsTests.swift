@@ -113,6 +113,13 @@ import Testing
                 "acme7.localhost:\(port) /algolia/1/indexes", "acme7.localhost:\(port) /algolia/1/indexes/products",
             ])
         #expect(calls.map(\.applicationID) == ["Acme7", "Acme7"] && calls.allSatisfy(\.accepted))
+        // Verified again on demand, with the same header.
+        let verified = try await s.send("POST", "/account/verify?id=algol:shop")
+        #expect(verified.status == 200, "\(verified.body)")
+        #expect(s.fake.state.calls.last?.applicationID == "Acme7" && s.fake.state.calls.last?.accepted == true)
+        // The fake's list for other processes names hosts and paths, never a credential.
+        let listed = try #require(await TestHTTP.send(port: s.fake.port, target: "/_fake/calls"))
+        #expect(listed.status == 200 && listed.body.contains("\"host\":\"acme7.localhost:\(port)\"") && !listed.body.contains("\"k\""))
         // The host is written in lower case (RFC 3986 §3.2.2: hosts are case-insensitive); the header as given.
         // A wrong key at the right application: the provider's refusal, nothing stored.
         let refused = try await s.send(
