@@ -271,6 +271,18 @@ import Testing
         let stored = try #require(await TestHTTP.send(port: broker.port, target: "/account?id=" + account, headers: Self.api))
         #expect(CredentialAccountsTests.json(stored.body)["settings"] as? [String: String] == ["subdomain": "acme"], "\(stored.body)")
         #expect(!broker.log.contains("SENTINEL") && !broker.log.contains("evil"))
+        // A reconnect session's form comes with the account's setting filled in; the secret is asked for again.
+        let again = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/connect/sessions", headers: Self.api,
+                body: "{\"end_user_id\":\"user-9\",\"origin\":\"\(Self.frontEnd)\",\"account_id\":\"\(account)\"}"))
+        #expect(again.status == 201, "\(again.body)")
+        let reconnect = try #require(CredentialAccountsTests.json(again.body)["token"] as? String)
+        let second = Browser(brokerPort: broker.port, providerPort: fake.port)
+        // A reconnect has its one provider: the page is the form at once.
+        let refill = try #require(await second.get("/connect?session=" + reconnect, headers: Self.html))
+        #expect(refill.status == 200 && refill.body.contains("name=\"setting:subdomain\" type=\"text\""), "\(refill.body)")
+        #expect(refill.body.contains("value=\"acme\"") && !refill.body.contains("SENTINEL"), "\(refill.body)")
     }
 
     /// The form of a preset with a setting and a fixed field: Freshdesk asks for its domain, masks the user name

@@ -45,7 +45,14 @@ extension ConnectSessionHandlers {
             let remaining = max(1, Int(flow.expiresAt.timeIntervalSince(Date()).rounded(.down)))
             headers.add(
                 name: "Set-Cookie", value: cookies.set(Self.formCookie, flow.state + "." + nonce, path: Self.formPath, maxAge: remaining))
-            return form(flow, provider: provider, nonce: nonce, problem: nil).response(.ok, extra: headers)
+            // A reconnect keeps its account's host: the stored settings are filled in (they are no secret).
+            var kept: [String: String] = [:]
+            if !provider.accountSettings.isEmpty, let id = flow.connect?.reconnectAccountID.flatMap(AccountID.init),
+                let account = try? await accounts.stored(id: id)
+            {
+                for (name, value) in account.settings { kept[ConnectCredentialForm.settingPrefix + name] = value }
+            }
+            return form(flow, provider: provider, nonce: nonce, problem: nil, kept: kept).response(.ok, extra: headers)
         } catch {
             logger.log(.info, "connect session failed", [("error", .string(error.code))])
             return end(session, state: nil, result: .failure(error), extra: extra)
