@@ -174,6 +174,17 @@ import Testing
             case .failure(let error): #expect(error.key == key, "\(entry): \(error)")
             }
         }
+        // A file's own settings over a preset's must still declare what the preset's placement names.
+        let renamed = #"""
+            {"providers": {"algolia": {"api_base_url": "https://{app}-dsn.algolia.net",
+              "settings": [{"name": "app", "description": "Application ID"}]}}}
+            """#
+        let error = #expect(throws: ProviderConfigurationError.self) {
+            try ProviderRegistry.load(environment: [:], providersFile: Array(renamed.utf8))
+        }
+        #expect(error?.key == "settings" && error?.message.contains("{application_id}") == true, "\(String(describing: error))")
+        let preset = try ProviderRegistry.load(environment: [:], providersFile: Array(#"{"providers": {"algolia": {}}}"#.utf8))
+        #expect(preset.provider(named: "algolia")?.accountSettings.map(\.name) == ["application_id"])
     }
 
     @Test func aRecordWithoutSettingsOfAProviderThatNowHasThemIsRefusedAtUseNotRead() throws {

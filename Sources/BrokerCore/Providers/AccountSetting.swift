@@ -139,13 +139,16 @@ extension CredentialScheme {
         return scheme
     }
 
+    /// The formats that place the credential: the placement's (none for Basic) and the further headers'.
+    var placementFormats: [String] {
+        switch placement {
+        case .header(_, let format), .query(_, let format): [format] + additionalHeaders.map(\.format)
+        case .basic: additionalHeaders.map(\.format)
+        }
+    }
+
     /// Whether `placeholder` appears in a format that places the credential (the placement or a further header).
     func places(_ placeholder: String) -> Bool {
-        let formats: [String]
-        switch placement {
-        case .header(_, let format), .query(_, let format): formats = [format] + additionalHeaders.map(\.format)
-        case .basic: formats = additionalHeaders.map(\.format)
-        }
-        return formats.contains { $0.contains(placeholder) }
+        placementFormats.contains { $0.contains(placeholder) }
     }
 }

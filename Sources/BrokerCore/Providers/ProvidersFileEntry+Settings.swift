@@ -58,6 +58,14 @@ extension ProvidersFileEntry {
             }
             declared.append(setting)
         }
+        // A file that declares its own settings over a preset's must still declare each one the placement names
+        // (the `algolia` preset's `{application_id}`), or calls would carry the placeholder itself.
+        if let scheme = c.credentials {
+            let known = Set(scheme.fields.map(\.name) + declared.map(\.name))
+            if let stray = scheme.placementFormats.flatMap(CredentialScheme.placeholders(in:)).first(where: { !known.contains($0) }) {
+                throw failure("settings", "the credential placement names {\(stray)}, which is neither a field nor a declared setting")
+            }
+        }
         c.accountSettings = declared
     }
 }
