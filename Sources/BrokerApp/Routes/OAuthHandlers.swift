@@ -24,6 +24,8 @@ final class OAuthHandlers: Sendable {
     let cursors: ListingCursor
     /// `BROKER_PUBLIC_URL`'s origin (`https://broker.example.com`), as a browser sends it in `Origin`.
     let publicOrigin: String
+    /// The parts of `GET /account`'s body without secrets, by account (what the inline path of reads renders once).
+    let renderings = AccountRenderCache()
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
@@ -303,8 +305,10 @@ final class OAuthHandlers: Sendable {
         else { return nil }
         // The store found the account by these bytes, so they are its id.
         audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.tokenResponse(
-            AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
+        let status = accounts.reportedStatus(of: account)
+        if holdsEntered(account) { return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, entered: true)) }
+        // The parts without secrets as last rendered for this version of the account: only the token and status are written.
+        return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, parts: renderings.parts(of: account, id: id.string)))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
