@@ -132,4 +132,19 @@ import Testing
         let renew = "{\"end_user_id\":\"t1-alice\",\"origin\":\"https://app.example.com\",\"account_id\":\"\(bob)\"}"
         #expect(await s.status(.POST, "/connect/sessions", key: Self.tenant, body: renew) == (403, "insufficient_permissions"))
     }
+
+    @Test func aGrantHoldsExactlyItsScopesAlsoAfterAChange() {
+        for scope in APIKeyScope.allCases {
+            var grant = KeyGrant(scopes: [scope])
+            for other in APIKeyScope.allCases {
+                #expect(((try? grant.require(other)) != nil) == (other == scope))
+            }
+            grant.scopes.insert(.admin)
+            #expect((try? grant.require(.admin)) != nil)
+            grant.scopes = []
+            #expect((try? grant.require(scope)) == nil)
+        }
+        #expect(KeyGrant.all.isUnrestricted)
+        #expect(KeyGrant(scopes: Set(APIKeyScope.allCases)) == .all)
+    }
 }

@@ -50,19 +50,6 @@ struct AuditEvent: Sendable {
     /// Further fields of this kind of event, after `outcome` (a backup's `file`, `accounts` and `bytes`); never a secret.
     var details: [(Field, LogValue)] = []
 
-    /// Calls `body` with each field in the order lines show them: `event`, then `account`, `provider` and `end_user`
-    /// where known, `caller`, `request_id`, `outcome`, then the ``details``.
-    func forEachField(_ body: (Field, LogValue) -> Void) {
-        body(.event, .string(kind.rawValue))
-        if let account { body(.account, .string(account)) }
-        if let provider { body(.provider, .string(provider)) }
-        if let endUser { body(.endUser, .string(endUser)) }
-        body(.caller, .string(caller))
-        body(.requestID, .string(requestID))
-        body(.outcome, .string(outcome))
-        for (field, value) in details { body(field, value) }
-    }
-
     /// A field's name as the two kinds of line write it before the value, spelled out once so that recording an
     /// event (on every token read) copies one literal per field.
     struct Field: Sendable {

@@ -51,7 +51,22 @@ struct AuditTrail: Sendable {
             textLine.append(stamp)
             textLine.append(" INFO audit")
         }
-        event.forEachField { field, value in
+        // The fields in the order lines show them: `event`, then `account`, `provider` and `end_user` where known,
+        // `caller`, `request_id`, `outcome`, then the details; the fixed ones straight from the event, with no closure
+        // and no `LogValue` per field on every token read.
+        func string(_ field: AuditEvent.Field, _ value: String) {
+            if json { line.append(field.json) }
+            if text { textLine.append(field.text) }
+            Self.append(string: value, json: &line, writingJSON: json, text: &textLine, writingText: text)
+        }
+        string(.event, event.kind.rawValue)
+        if let account = event.account { string(.account, account) }
+        if let provider = event.provider { string(.provider, provider) }
+        if let endUser = event.endUser { string(.endUser, endUser) }
+        string(.caller, event.caller)
+        string(.requestID, event.requestID)
+        string(.outcome, event.outcome)
+        for (field, value) in event.details {
             if json { line.append(field.json) }
             if text { textLine.append(field.text) }
             Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
@@ -78,11 +93,19 @@ struct AuditTrail: Sendable {
     private static func append(
         _ value: LogValue, json: inout ByteWriter, writingJSON: Bool, text: inout ByteWriter, writingText: Bool
     ) {
-        guard case .string(var string) = value else {
+        guard case .string(let string) = value else {
             if writingJSON { value.appendJSON(to: &json) }
             if writingText { value.appendText(to: &text) }
             return
         }
+        append(string: string, json: &json, writingJSON: writingJSON, text: &text, writingText: writingText)
+    }
+
+    /// ``append(_:json:writingJSON:text:writingText:)`` for a string value.
+    private static func append(
+        string: String, json: inout ByteWriter, writingJSON: Bool, text: inout ByteWriter, writingText: Bool
+    ) {
+        var string = string
         let (jsonDone, textDone) = string.withUTF8 { utf8 -> (Bool, Bool) in
             // The usual value (an id, a name, a code) has none of the bytes either line treats specially: found so
             // eight bytes at a time, and copied as it is to both.
@@ -106,8 +129,8 @@ struct AuditTrail: Sendable {
             if textDone { text.append(utf8) }
             return (jsonDone, textDone)
         }
-        if writingJSON && !jsonDone { value.appendJSON(to: &json) }
-        if writingText && !textDone { value.appendText(to: &text) }
+        if writingJSON && !jsonDone { LogValue.string(string).appendJSON(to: &json) }
+        if writingText && !textDone { LogValue.string(string).appendText(to: &text) }
     }
 
     /// Whether `utf8` is not empty and every byte is printable ASCII other than space, `"`, `=` and `\`: what

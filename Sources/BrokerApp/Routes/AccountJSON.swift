@@ -59,6 +59,19 @@ enum AccountJSON {
     }
 
     private static func write(_ a: Account, status: String, secrets: Bool, singleValue: Bool, to out: inout ByteWriter) {
+        // In the parts a cached rendering keeps (``Parts``): what holds no secret is written by `head`, `middle` and
+        // `tail`, so a rendering from parts and one from scratch are the same bytes by construction.
+        head(a, &out)
+        if secrets { token(a, singleValue: singleValue, &out) }
+        middle(a, &out)
+        string(status, &out)
+        tail(a, &out)
+        if secrets { rawMember(a, &out) }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `{"id":…,"provider":…,"uid":…`: no secret.
+    private static func head(_ a: Account, _ out: inout ByteWriter) {
         // Each name with the comma before it is one literal, so a field costs two copies: its name's and its value's.
         // The id is `provider:uid`, escaped part by part (escaping is per character, and `:` needs none) rather than
         // built as a string first.
@@ -70,14 +83,20 @@ enum AccountJSON {
         string(a.provider, &out)
         out.append(#","uid":"#)
         string(a.uid, &out)
-        if secrets {
-            out.append(#","access_token":"#)
-            string(singleValue ? a.accessToken.value : nil, &out)
-            if let secret = a.tokenSecret {
-                out.append(#","token_secret":"#)
-                string(secret.value, &out)
-            }
+    }
+
+    /// `,"access_token":…[,"token_secret":…]`: the secrets that follow the head.
+    private static func token(_ a: Account, singleValue: Bool, _ out: inout ByteWriter) {
+        out.append(#","access_token":"#)
+        string(singleValue ? a.accessToken.value : nil, &out)
+        if let secret = a.tokenSecret {
+            out.append(#","token_secret":"#)
+            string(secret.value, &out)
         }
+    }
+
+    /// `,"token_type":…` to `,"status":`, the status's value left to the caller: no secret.
+    private static func middle(_ a: Account, _ out: inout ByteWriter) {
         out.append(#","token_type":"#)
         string(a.tokenType, &out)
         out.append(#","scope":"#)
@@ -94,7 +113,10 @@ enum AccountJSON {
         out.append(#","refreshed_at":"#)
         date(a.refreshedAt, &out)
         out.append(#","status":"#)
-        string(status, &out)
+    }
+
+    /// From `,"screen_name":…` to the metadata, before `raw`: no secret.
+    private static func tail(_ a: Account, _ out: inout ByteWriter) {
         if let name = a.screenName {
             out.append(#","screen_name":"#)
             string(name, &out)
@@ -114,11 +136,53 @@ enum AccountJSON {
         if let metadata = a.metadata {
             Self.metadata(metadata, &out)
         }
-        if secrets, a.idToken != nil || a.extras != nil {
+    }
+
+    /// `,"raw":{…}` when the account has an ID token or extras.
+    private static func rawMember(_ a: Account, _ out: inout ByteWriter) {
+        if a.idToken != nil || a.extras != nil {
             out.append(#","raw":"#)
             raw(a, &out)
         }
-        out.append(UInt8(ascii: "}"))
+    }
+
+    /// The parts of an account's full rendering that hold no secret (no token, no ID token, no extras), kept by
+    /// ``AccountRenderCache`` so that a read renders only the secrets and the status.
+    struct Parts: Sendable {
+        /// `{"id":…` to the `uid`'s value.
+        let head: [UInt8]
+        /// `,"token_type":…` to `,"status":`.
+        let middle: [UInt8]
+        /// `,"screen_name":…` (when present) to the metadata.
+        let tail: [UInt8]
+    }
+
+    /// The parts of `a`'s rendering that hold no secret.
+    static func parts(_ a: Account) -> Parts {
+        func bytes(_ part: (Account, inout ByteWriter) -> Void) -> [UInt8] {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { stack in
+                var out = ByteWriter(startingIn: stack)
+                part(a, &out)
+                return out.bytes
+            }
+        }
+        return Parts(head: bytes(head), middle: bytes(middle), tail: bytes(tail))
+    }
+
+    /// ``fullBytes(_:status:entered:)`` for an account without entered credentials, its parts without secrets
+    /// taken from `parts` (which ``parts(_:)`` made from this account): the same bytes.
+    static func fullBytes(_ a: Account, status: String, parts: Parts) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
+            var out = ByteWriter(startingIn: stack)
+            out.append(parts.head)
+            token(a, singleValue: true, &out)
+            out.append(parts.middle)
+            string(status, &out)
+            out.append(parts.tail)
+            rawMember(a, &out)
+            out.append(UInt8(ascii: "}"))
+            return out.bytes
+        }
     }
 
     /// A JSON array of strings, or `null`.

@@ -24,6 +24,8 @@ final class OAuthHandlers: Sendable {
     let cursors: ListingCursor
     /// `BROKER_PUBLIC_URL`'s origin (`https://broker.example.com`), as a browser sends it in `Origin`.
     let publicOrigin: String
+    /// The parts of `GET /account`'s body without secrets, by account (what the inline path of reads renders once).
+    let renderings = AccountRenderCache()
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
@@ -303,8 +305,10 @@ final class OAuthHandlers: Sendable {
         else { return nil }
         // The store found the account by these bytes, so they are its id.
         audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.tokenResponse(
-            AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
+        let status = accounts.reportedStatus(of: account)
+        if holdsEntered(account) { return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, entered: true)) }
+        // The parts without secrets as last rendered for this version of the account: only the token and status are written.
+        return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, parts: renderings.parts(of: account, id: id.string)))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
@@ -557,6 +561,7 @@ final class OAuthHandlers: Sendable {
     private static let accountNaming: [StaticString] = ["id", "provider", "uid"]
 
     static func accountID(_ request: Request, alsoAllowing extra: [StaticString] = []) throws(BrokerError) -> String {
+        if let query = request.head.query, let id = plainID(query) { return id }
         try StrictInput.query(request, allowed: extra.isEmpty ? accountNaming : accountNaming + extra)
         try StrictInput.accountNaming(request)
         if let id = request.query("id"), !id.isEmpty { return id }
@@ -564,6 +569,22 @@ final class OAuthHandlers: Sendable {
             return AccountID(provider: provider, uid: uid).string
         }
         throw .badRequest("Give the account as id=PROVIDER:UID or as provider=P&uid=U.")
+    }
+
+    /// The value of a query that is `id=VALUE` alone, with nothing to decode (no `%`, `+` or non-ASCII byte) and no
+    /// `&`: every read of `GET /account` from a client that names accounts by id. What the checks and the lookup of
+    /// ``accountID(_:alsoAllowing:)`` would find for it, without walking the query three times; nil for any other.
+    private static func plainID(_ query: String) -> String? {
+        var query = query
+        return query.withUTF8 { bytes -> String? in
+            guard bytes.count > 3, bytes[0] == UInt8(ascii: "i"), bytes[1] == UInt8(ascii: "d"), bytes[2] == UInt8(ascii: "=")
+            else { return nil }
+            let value = UnsafeBufferPointer(rebasing: bytes[3...])
+            for byte in value where byte >= 0x80 || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "&") {
+                return nil
+            }
+            return String(decoding: value, as: UTF8.self)
+        }
     }
 
     /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
