@@ -78,6 +78,48 @@ struct RFC3339DateTests {
     func rejectsMalformedText(text: String) {
         #expect(RFC3339Date.parse(text) == nil)
     }
+
+    /// The fixed-offset reading of the form the broker writes (start-up's three dates per account) answers exactly
+    /// as the general parser does: the same `Date` to the bit for every such text, nil for every text the general
+    /// parser refuses; and it leaves every other form (offsets, longer fractions, `t`, `z`) to the general parser.
+    @Test func writtenFormAgreesWithTheGeneralParserByteForByte() {
+        func both(_ text: String) -> (fixed: Date?, general: Date?) {
+            let bytes = Array(text.utf8)
+            return bytes.withUnsafeBufferPointer { (RFC3339Date.parseWrittenForm($0), RFC3339Date.parseAnyForm(utf8: $0)) }
+        }
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("0123456789-T:.Zt z+/".utf8)
+        for round in 0..<4_000 {
+            let seconds = Double(Int.random(in: -62_135_596_800...253_402_300_799, using: &generator))
+            let date = Date(timeIntervalSince1970: seconds + (round % 2 == 0 ? 0 : Double(Int.random(in: 0...999)) / 1000))
+            let written = RFC3339Date.formatWithMillis(date)
+            for text in [written, RFC3339Date.format(date)] {
+                let (fixed, general) = both(text)
+                #expect(fixed != nil && fixed == general, "\(text)")
+                #expect(fixed?.timeIntervalSince1970.bitPattern == general?.timeIntervalSince1970.bitPattern)
+                // One byte changed: whatever the general parser says, the fixed reading says the same or leaves it.
+                var bytes = Array(text.utf8)
+                bytes[Int.random(in: 0..<bytes.count)] = alphabet.randomElement()!
+                let mutated = String(decoding: bytes, as: UTF8.self)
+                let (mutatedFixed, mutatedGeneral) = both(mutated)
+                if let mutatedFixed { #expect(mutatedFixed == mutatedGeneral, "\(mutated)") }
+            }
+        }
+        // Leap seconds, month ends, and fields out of range, in the written form.
+        for text in [
+            "2016-12-31T23:59:60Z", "2016-12-31T23:59:60.500Z", "2024-02-29T00:00:00.000Z", "2025-02-29T00:00:00.000Z",
+            "2026-04-31T00:00:00Z", "2026-13-01T00:00:00.000Z", "2026-00-01T00:00:00Z", "2026-11-30T24:00:00.000Z",
+            "2026-11-30T08:60:00Z", "2026-11-30T08:00:61.000Z", "0000-01-01T00:00:00Z", "2026-11-30T08:00:00,000Z",
+        ] {
+            let (fixed, general) = both(text)
+            #expect(fixed == general, "\(text)")
+        }
+        // Other forms are the general parser's alone.
+        for text in ["2026-11-30t08:00:00z", "2026-11-30T10:30:00+02:30", "2026-11-30T08:00:00.1234Z", "2026-11-30T08:00:00.5Z"] {
+            let (fixed, general) = both(text)
+            #expect(fixed == nil && general != nil, "\(text)")
+        }
+    }
 }
 
 /// The byte-appending formatter writes after what the buffer already holds.

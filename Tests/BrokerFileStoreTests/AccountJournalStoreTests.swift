@@ -270,6 +270,114 @@ struct AccountJournalStoreTests {
         return lines(directory + "/" + AccountStoreFormat.snapshotName)
     }
 
+    /// A journal line putting `account`, sealed by `codec` (or in plaintext, as a store of an earlier version wrote it).
+    private func putLine(_ account: Account, codec: some AccountRecordCodec) throws -> String {
+        "{\"put\":" + String(decoding: JSONLine.compact(try codec.encode(account)), as: UTF8.self) + "}"
+    }
+
+    /// A journal long enough to be decoded in many chunks on several threads (each at least 64 KiB of whole lines):
+    /// puts, rewrites and deletes of the same accounts far apart and on both sides of every chunk boundary.
+    private func longJournal(codec: some AccountRecordCodec, rounds: Int = 4, accounts: Int = 700) throws -> (
+        lines: [String], expected: [String: String]
+    ) {
+        var lines: [String] = []
+        var expected: [String: String] = [:]
+        for round in 0..<rounds {
+            for uid in 0..<accounts {
+                let id = "github:\(uid)"
+                // Each account is written every round; a seventh of them deleted in one round, some then written again.
+                if (uid + round) % 7 == 0 {
+                    lines.append("{\"delete\":\"\(id)\"}")
+                    expected[id] = nil
+                } else {
+                    let token = "token-\(uid)-\(round)"
+                    lines.append(try putLine(.make(uid: String(uid), accessToken: token), codec: codec))
+                    expected[id] = token
+                }
+            }
+        }
+        return (lines, expected)
+    }
+
+    @Test func aLongJournalDecodedOnSeveralThreadsAppliesEveryLineInOrder() async throws {
+        try await TemporaryDirectory.with { directory in
+            let codec = try codec()
+            let (text, expected) = try longJournal(codec: codec)
+            let bytes = Array((text.joined(separator: "\n") + "\n").utf8)
+            #expect(bytes.count > 8 * (64 << 10))
+            try SealedStoreMarker.write(in: directory)
+            // A torn last line after them, as a crash mid-write leaves it: cut off, everything before it kept.
+            try Data(bytes + Array("{\"put\":{\"access_to".utf8)).write(to: URL(fileURLWithPath: journal(directory)))
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.tornLineCutAtOpen)
+            #expect(FileProbe.bytes(journal(directory)) == bytes)
+            let listed = try await repository.list(provider: nil)
+            #expect(listed.count == expected.count)
+            #expect(Dictionary(uniqueKeysWithValues: listed.map { ($0.id, $0.accessToken.value) }) == expected)
+        }
+    }
+
+    /// A store of an earlier version (not marked sealed) whose long journal mixes plaintext and sealed records of the
+    /// same accounts: each account's latest record decides whether it is sealed at this start.
+    @Test func aLongLegacyJournalMixingPlaintextAndSealedRecordsSealsExactlyTheLatestPlaintextOnes() async throws {
+        try await TemporaryDirectory.with { directory in
+            let codec = try codec()
+            var text: [String] = []
+            var latestPlain: [String: Bool] = [:]
+            var expected: [String: String] = [:]
+            for round in 0..<4 {
+                for uid in 0..<700 {
+                    let plain = (uid * 3 + round) % 5 == 0
+                    let token = "token-\(uid)-\(round)"
+                    let account = Account.make(uid: String(uid), accessToken: token)
+                    text.append(plain ? try putLine(account, codec: PlainJSONAccountCodec()) : try putLine(account, codec: codec))
+                    latestPlain["github:\(uid)"] = plain
+                    expected["github:\(uid)"] = token
+                }
+            }
+            try Data((text.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal(directory)))
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(repository.sealedAtOpen == latestPlain.values.filter { $0 }.count)
+            let listed = try await repository.list(provider: nil)
+            #expect(Dictionary(uniqueKeysWithValues: listed.map { ($0.id, $0.accessToken.value) }) == expected)
+            // Sealed now: no token of the latest round is in the journal in plaintext.
+            let reopened = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            #expect(reopened.sealedAtOpen == 0)
+            #expect(try await reopened.list(provider: nil).count == 700)
+        }
+    }
+
+    @Test func aLongJournalsFirstBadLineStopsStartUpNamingItWhicheverThreadDecodedIt() async throws {
+        for bad in [1, 1_000, 1_999, 2_600] {
+            try await TemporaryDirectory.with { directory in
+                let codec = try codec()
+                var (text, _) = try longJournal(codec: codec)
+                // A damaged record at line `bad`, a plaintext one (refused in a sealed store) and a line that is
+                // neither put nor delete after it: the first in file order is the one named.
+                text[bad - 1] = "{\"put\":{\"garbage\":1}}"
+                text[bad + 100] = try putLine(.make(uid: "forged", accessToken: "forged"), codec: PlainJSONAccountCodec())
+                text[bad + 150] = "{\"get\":\"github:1\"}"
+                try SealedStoreMarker.write(in: directory)
+                try Data((text.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal(directory)))
+                #expect {
+                    _ = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+                } throws: { error in
+                    guard case .corrupt(let path, _) = error as? StoreError else { return false }
+                    return path == journal(directory) + " line \(bad)"
+                }
+                // With the damaged record replaced by a later put, the plaintext line is the first to stop start-up.
+                text[bad - 1] = try putLine(.make(uid: "1", accessToken: "fine"), codec: codec)
+                try Data((text.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal(directory)))
+                #expect {
+                    _ = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+                } throws: { error in
+                    guard case .corrupt(let path, let reason) = error as? StoreError else { return false }
+                    return path == journal(directory) + " line \(bad + 101)" && reason.contains("plaintext")
+                }
+            }
+        }
+    }
+
     @Test func everyAccountOfALargeSnapshotIsFoundAndKeptThroughWritesAndACompaction() async throws {
         try await TemporaryDirectory.with { directory in
             let written = try seedSnapshot(directory, count: 3_000)

@@ -7,7 +7,7 @@ import Synchronization
 /// Reads the account store of a data directory at start-up: the snapshot, then the journals.
 ///
 /// The snapshot's records are decoded on every core at once (its lines are
-/// independent); journal lines are applied in order. With a codec that can
+/// independent); so are a journal's, which are then applied in file order. With a codec that can
 /// defer decryption (``StoredAccountDecoding``) sealed secrets stay sealed
 /// until first use, and one record per key id is opened here, so a wrong key
 /// still stops start-up.
@@ -226,7 +226,7 @@ enum AccountStoreLoader {
         // Decoding runs on the worker threads while this one moves each finished chunk, in order, into the index.
         let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 16)
         let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let decoding = ChunkDecoding(count: chunks.count, ahead: 2 * threads)
+        let decoding = ChunkDecoding<Result<Chunk, StoreError>>(count: chunks.count, ahead: 2 * threads)
         let workers = DispatchGroup()
         for _ in 0..<threads {
             DispatchQueue.global(qos: .userInitiated).async(group: workers) {
@@ -396,73 +396,144 @@ enum AccountStoreLoader {
         }
     }
 
+    /// One line of a journal as a decoding thread left it, for the loading thread to apply in file order.
+    fileprivate struct JournalLine {
+        /// Where the line starts in the file, and where its newline is.
+        var start: Int
+        var newline: Int
+        /// What it records, read without the account store: nil when it is neither a put nor a delete.
+        var change: AccountStoreFormat.Change?
+        /// For a put, the record decoded; nil when it did not decode (decoded again in order, for the error naming its line).
+        var decoded: StoredAccount?
+    }
+
     /// Applies the journal in `file` to `loaded`; returns its size after cutting off a torn last line (only when `newest`).
+    ///
+    /// The lines are decoded on every core at once (a line's decoding depends on nothing before it), a chunk of whole
+    /// lines per thread, and applied on this thread in file order, exactly as one pass from the first line would: a
+    /// later put or delete of an account wins, and the first line that stops start-up (a plaintext record in a sealed
+    /// store, a line that is neither a put nor a delete, a record without an id) is the one named.
     private static func replayJournal(
         _ file: AccountStoreFile, position: Int, newest: Bool, codec: some AccountRecordCodec, reading: Reading,
         into loaded: inout Loaded, probes: inout [String: String]
     ) throws(StoreError) -> Int {
         let mapped = try MappedFile(descriptor: file.descriptor, path: file.path)
         let bytes = mapped.bytes
-        var start = 0
-        var line = 1
-        while start < bytes.count {
-            guard let newline = AccountStoreFormat.newline(in: bytes, from: start, before: bytes.count) else {
-                // The last line has no newline: a write cut short by a crash, never acknowledged.
-                guard newest else {
-                    throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
+        // The complete lines end at the last newline; anything after it is a torn line, handled once they are applied.
+        var complete = bytes.count
+        while complete > 0, bytes[complete - 1] != 0x0A { complete -= 1 }
+        let chunks = chunkRanges(bytes, from: 0, before: complete, count: ProcessInfo.processInfo.activeProcessorCount * 16)
+        let threads = max(1, min(chunks.count, ProcessInfo.processInfo.activeProcessorCount))
+        let decoding = ChunkDecoding<[JournalLine]>(count: chunks.count, ahead: 2 * threads)
+        let workers = DispatchGroup()
+        for _ in 0..<threads {
+            DispatchQueue.global(qos: .userInitiated).async(group: workers) {
+                while let chunk = decoding.nextChunk() {
+                    decoding.finish(chunk, decodeJournalChunk(mapped, chunks[chunk], codec: codec, reading: reading))
                 }
-                let writer = open(file.path, O_WRONLY | O_CLOEXEC)
-                guard writer >= 0 else { throw .posix("open", file.path) }
-                defer { close(writer) }
-                guard ftruncate(writer, off_t(start)) == 0 else { throw .posix("cut the torn last line of", file.path) }
-                guard fsync(writer) == 0 else { throw .posix("fsync", file.path) }
-                loaded.tornLineCut = true
-                return start
             }
+        }
+        // Even when a line stops the load, the workers stop before the mapping is released.
+        defer {
+            decoding.cancel()
+            workers.wait()
+        }
+        var line = 1
+        for index in 0..<chunks.count {
+            for entry in decoding.wait(for: index) {
+                try apply(
+                    entry, line: line, file: file, position: position, bytes: bytes, codec: codec, reading: reading, into: &loaded,
+                    probes: &probes)
+                line += 1
+            }
+        }
+        guard complete < bytes.count else { return bytes.count }
+        // The last line has no newline: a write cut short by a crash, never acknowledged.
+        guard newest else {
+            throw .corrupt(path: "\(file.path) line \(line)", reason: "a torn line in a journal that is not the newest")
+        }
+        let writer = open(file.path, O_WRONLY | O_CLOEXEC)
+        guard writer >= 0 else { throw .posix("open", file.path) }
+        defer { close(writer) }
+        guard ftruncate(writer, off_t(complete)) == 0 else { throw .posix("cut the torn last line of", file.path) }
+        guard fsync(writer) == 0 else { throw .posix("fsync", file.path) }
+        loaded.tornLineCut = true
+        return complete
+    }
+
+    /// The lines in `range` of a journal (whole lines, each ending in a newline), decoded; nothing is applied here.
+    private static func decodeJournalChunk(
+        _ mapped: MappedFile, _ range: Range<Int>, codec: some AccountRecordCodec, reading: Reading
+    ) -> [JournalLine] {
+        let bytes = mapped.bytes
+        var lines: [JournalLine] = []
+        var start = range.lowerBound
+        while start < range.upperBound {
+            let newline = AccountStoreFormat.newline(in: bytes, from: start, before: range.upperBound)!
             let text = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-            switch AccountStoreFormat.change(text) {
-            case .put(let range)?:
-                let record = UnsafeRawBufferPointer(rebasing: text[range])
-                let location = RecordLocation(file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
-                let decoded: Result<StoredAccount, StoreError>
+            let change = AccountStoreFormat.change(text)
+            var decoded: StoredAccount?
+            if case .put(let record)? = change {
+                // The error's path needs the line number, which only the loading thread counts: it decodes a record
+                // that fails here again, in order.
+                decoded = try? decode(UnsafeRawBufferPointer(rebasing: text[record]), codec: codec, deferring: reading.deferring, path: "")
+            }
+            lines.append(JournalLine(start: start, newline: newline, change: change, decoded: decoded))
+            start = newline + 1
+        }
+        return lines
+    }
+
+    /// Applies journal line `line` of `file` (the `position`th journal), decoded as `entry`, to `loaded`.
+    private static func apply(
+        _ entry: JournalLine, line: Int, file: AccountStoreFile, position: Int, bytes: UnsafeRawBufferPointer,
+        codec: some AccountRecordCodec, reading: Reading, into loaded: inout Loaded, probes: inout [String: String]
+    ) throws(StoreError) {
+        let start = entry.start
+        switch entry.change {
+        case .put(let range)?:
+            let text = UnsafeRawBufferPointer(rebasing: bytes[start..<entry.newline])
+            let record = UnsafeRawBufferPointer(rebasing: text[range])
+            let location = RecordLocation(file: file.number, length: UInt32(range.count), offset: start + range.lowerBound)
+            let decoded: Result<StoredAccount, StoreError>
+            if let stored = entry.decoded {
+                decoded = .success(stored)
+            } else {
                 do throws(StoreError) {
                     decoded = .success(try decode(record, codec: codec, deferring: reading.deferring, path: "\(file.path) line \(line)"))
                 } catch {
                     decoded = .failure(error)
                 }
-                // Refused even when a later line replaces it: a line the broker did not write stops start-up.
-                if reading.refusingPlaintext, case .success(let stored) = decoded, stored.sealed == nil {
-                    throw .corrupt(path: "\(file.path) line \(line)", reason: SealedStoreMarker.plaintextRefusal)
+            }
+            // Refused even when a later line replaces it: a line the broker did not write stops start-up.
+            if reading.refusingPlaintext, case .success(let stored) = decoded, stored.sealed == nil {
+                throw .corrupt(path: "\(file.path) line \(line)", reason: SealedStoreMarker.plaintextRefusal)
+            }
+            switch decoded {
+            case .success(let stored):
+                let id = stored.account.id
+                if reading.sealing {
+                    if stored.sealed == nil { loaded.plaintext.insert(ExactKey(id)) } else { loaded.plaintext.remove(ExactKey(id)) }
                 }
-                switch decoded {
-                case .success(let stored):
-                    let id = stored.account.id
-                    if reading.sealing {
-                        if stored.sealed == nil { loaded.plaintext.insert(ExactKey(id)) } else { loaded.plaintext.remove(ExactKey(id)) }
-                    }
-                    loaded.index.set(stored, for: id)
-                    loaded.locations[ExactKey(id)] = location
-                    if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
-                    propose(id, stored.sealed, probes: &probes)
-                case .failure(let error):
-                    let id = try AccountStoreReader.recordID([UInt8](record), path: "\(file.path) line \(line)")
-                    loaded.index.remove(id)
-                    if !loaded.plaintext.isEmpty { loaded.plaintext.remove(ExactKey(id)) }
-                    loaded.locations[ExactKey(id)] = location
-                    loaded.unreadable[ExactKey(id)] = ((position + 1) << 40 | start, error)
-                }
-            case .delete(let id)?:
+                loaded.index.set(stored, for: id)
+                loaded.locations[ExactKey(id)] = location
+                if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
+                propose(id, stored.sealed, probes: &probes)
+            case .failure(let error):
+                let id = try AccountStoreReader.recordID([UInt8](record), path: "\(file.path) line \(line)")
                 loaded.index.remove(id)
                 if !loaded.plaintext.isEmpty { loaded.plaintext.remove(ExactKey(id)) }
-                loaded.locations[ExactKey(id)] = nil
-                if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
-            case nil:
-                throw .corrupt(path: "\(file.path) line \(line)", reason: "neither a put nor a delete of an account")
+                loaded.locations[ExactKey(id)] = location
+                loaded.unreadable[ExactKey(id)] = ((position + 1) << 40 | start, error)
             }
-            start = newline + 1
-            line += 1
+        case .delete(let id)?:
+            loaded.index.remove(id)
+            if !loaded.plaintext.isEmpty { loaded.plaintext.remove(ExactKey(id)) }
+            loaded.locations[ExactKey(id)] = nil
+            if !loaded.unreadable.isEmpty { loaded.unreadable[ExactKey(id)] = nil }
+        case nil:
+            throw .corrupt(path: "\(file.path) line \(line)", reason: "neither a put nor a delete of an account")
         }
-        return bytes.count
     }
 
     /// Makes the record of `id` the probe of each key id it is sealed with when its id sorts first.
@@ -474,17 +545,19 @@ enum AccountStoreLoader {
         }
     }
 
-    /// `count` ranges of whole lines covering `bytes[from...]`, each ending just after a newline (fewer for a small file).
-    private static func chunkRanges(_ bytes: UnsafeRawBufferPointer, from: Int, count: Int) -> [Range<Int>] {
-        let total = bytes.count - from
+    /// `count` ranges of whole lines covering `bytes[from..<before]` (`before` just after a newline, by default the
+    /// end), each ending just after a newline (fewer for a small file).
+    private static func chunkRanges(_ bytes: UnsafeRawBufferPointer, from: Int, before: Int? = nil, count: Int) -> [Range<Int>] {
+        let limit = before ?? bytes.count
+        let total = limit - from
         guard total > 0 else { return [] }
         let target = max(total / max(1, count), 64 << 10)
         var ranges: [Range<Int>] = []
         var start = from
-        while start < bytes.count {
-            var end = min(start + target, bytes.count)
-            if end < bytes.count {
-                end = (AccountStoreFormat.newline(in: bytes, from: end - 1, before: bytes.count) ?? (bytes.count - 1)) + 1
+        while start < limit {
+            var end = min(start + target, limit)
+            if end < limit {
+                end = (AccountStoreFormat.newline(in: bytes, from: end - 1, before: limit) ?? (limit - 1)) + 1
             }
             ranges.append(start..<end)
             start = end
@@ -493,12 +566,12 @@ enum AccountStoreLoader {
     }
 }
 
-/// Hands out the snapshot's chunks to the decoding threads and gives their results back in chunk order.
+/// Hands out a file's chunks (the snapshot's, a journal's) to the decoding threads and gives their results back in chunk order.
 ///
 /// The threads run at most `ahead` chunks ahead of the one taken last: decoded chunks waiting to be moved into the
 /// index hold their accounts a second time over (the chunk's buffer and the index's), so a loading thread that
 /// falls behind would otherwise make start-up's peak memory grow with the store.
-private final class ChunkDecoding: @unchecked Sendable {
+private final class ChunkDecoding<Output>: @unchecked Sendable {
     // @unchecked Sendable: every stored property is read and written only while `condition` is locked.
     private let condition = NSCondition()
     private let count: Int
@@ -506,7 +579,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     private var next = 0
     private var taken = 0
     private var cancelled = false
-    private var results: [Int: Result<AccountStoreLoader.Chunk, StoreError>] = [:]
+    private var results: [Int: Output] = [:]
 
     init(count: Int, ahead: Int) {
         self.count = count
@@ -525,7 +598,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     }
 
     /// Hands in the result of `chunk`.
-    func finish(_ chunk: Int, _ result: Result<AccountStoreLoader.Chunk, StoreError>) {
+    func finish(_ chunk: Int, _ result: Output) {
         condition.lock()
         results[chunk] = result
         condition.broadcast()
@@ -533,7 +606,7 @@ private final class ChunkDecoding: @unchecked Sendable {
     }
 
     /// Waits for the result of `chunk` and takes it.
-    func wait(for chunk: Int) -> Result<AccountStoreLoader.Chunk, StoreError> {
+    func wait(for chunk: Int) -> Output {
         condition.lock()
         defer { condition.unlock() }
         while results[chunk] == nil { condition.wait() }
