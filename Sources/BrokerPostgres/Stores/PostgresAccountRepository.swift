@@ -74,8 +74,8 @@ public final class PostgresAccountRepository: AccountRepository {
     /// It is sent in a transaction of its own right after the change's COMMIT, in the same round trip (a later
     /// Sync segment), never inside the change's transaction: a notifying transaction holds a database-wide lock
     /// from before its COMMIT until after it, so notifying COMMITs run one at a time, each waiting for its own
-    /// WAL flush and the synchronous standby (about 800 writes/s on a local server against 4,000 and more
-    /// without). Its own transaction commits asynchronously and holds that lock for microseconds.
+    /// WAL flush and the synchronous standby (docs/performance.md has the figures). Its own transaction commits
+    /// asynchronously and holds that lock for microseconds.
     static func notify(_ id: String) -> PostgresQuery {
         PostgresQuery("SELECT pg_notify('\(channel)', $1)", [.text(id.utf8.count > 7000 ? "" : id)])
     }
