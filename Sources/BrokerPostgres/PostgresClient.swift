@@ -63,6 +63,15 @@ public final class PostgresClient: Sendable {
         }
     }
 
+    /// Runs `segments` in one round trip with a Sync after each, so each is a transaction of its own (see
+    /// ``PostgresConnection/run(segments:deadline:)``), and returns each one's rows; the first error is thrown.
+    public func pipeline(segments: [[PostgresQuery]], timeout: Double? = nil) async throws(PostgresError) -> [[PostgresRows]] {
+        let deadline = PostgresSocket.deadline(in: timeout ?? configuration.statementTimeout)
+        return try await pool.lease(deadline: deadline) { (connection) async throws(PostgresError) in
+            try await connection.run(segments: segments, deadline: deadline)
+        }
+    }
+
     /// Runs `body` with one pooled connection held, for statements that must share a session (an explicit
     /// transaction, an advisory lock); the wait for the connection ends at `timeout` seconds.
     public func withConnection<T>(

@@ -104,12 +104,22 @@ public final class PostgresConnection: @unchecked Sendable {
     /// and rolls back the earlier ones, and the first error is thrown. At the deadline a CancelRequest stops
     /// the statement and ``PostgresError/deadlineExceeded(cancelled:)`` is thrown.
     public func run(_ queries: [PostgresQuery], deadline: UInt64) async throws(PostgresError) -> [PostgresRows] {
+        try await run(segments: [queries], deadline: deadline)[0]
+    }
+
+    /// Runs `segments` in one round trip, a Sync after each, so each segment is an implicit transaction of its own
+    /// (or part of an explicit one) and ends before the next begins; returns each segment's rows.
+    ///
+    /// A failed segment skips its remaining statements and rolls back its implicit transaction, and the next
+    /// segment still runs; the first error is thrown once every segment has answered. So a statement that must
+    /// follow a COMMIT (a NOTIFY in a transaction of its own) travels with it, and nothing can come between them.
+    public func run(segments: [[PostgresQuery]], deadline: UInt64) async throws(PostgresError) -> [[PostgresRows]] {
         let runID = cancellation.withLock { state -> Int in
             state.lastRun += 1
             return state.lastRun
         }
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[PostgresRows], PostgresError>, Never>) in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[[PostgresRows]], PostgresError>, Never>) in
                 queue.async {
                     defer { self.endRun() }
                     // The round trip as /metrics reports it: from the queue taking the run to its outcome,
@@ -117,7 +127,7 @@ public final class PostgresConnection: @unchecked Sendable {
                     let started = PostgresSocket.now()
                     do throws(PostgresError) {
                         guard self.beginRun(runID) else { throw .cancelled(stopped: true) }
-                        let rows = try self.runOnQueue(queries, deadline: deadline)
+                        let rows = try self.runOnQueue(segments, deadline: deadline)
                         self.metrics.record(seconds: Double(PostgresSocket.now() &- started) / 1e9, error: nil)
                         continuation.resume(returning: .success(rows))
                     } catch {
@@ -199,15 +209,27 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    private func runOnQueue(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+    private func runOnQueue(_ segments: [[PostgresQuery]], deadline: UInt64) throws(PostgresError) -> [[PostgresRows]] {
         do {
-            return try runPipeline(queries, deadline: deadline)
-        } catch let error where staleStatement(error) && transactionStatus == UInt8(ascii: "I") {
+            return try runPipeline(segments, deadline: deadline)
+        } catch let error where staleStatement(error.error) && error.segment == 0 && transactionStatus == UInt8(ascii: "I") {
             // A prepared statement outlived its table's shape (an ALTER, a migration) or was deallocated: its cache
-            // entries are gone now, and outside an explicit transaction nothing of the pipeline took effect (it
-            // was one implicit transaction), so it runs once more, prepared afresh.
-            return try runPipeline(queries, deadline: deadline)
+            // entries are gone now, and outside an explicit transaction nothing of the first segment took effect
+            // (it was one implicit transaction), so the pipeline runs once more, prepared afresh.
+            do {
+                return try runPipeline(segments, deadline: deadline)
+            } catch {
+                throw error.error
+            }
+        } catch {
+            throw error.error
         }
+    }
+
+    /// An error of a pipeline and the segment it came from (`segments.count` when it came from none: a lost connection).
+    struct SegmentError: Error {
+        var error: PostgresError
+        var segment: Int
     }
 
     /// Whether `error` says a cached statement no longer fits: 0A000 "cached plan must not change result type"
@@ -217,67 +239,102 @@ public final class PostgresConnection: @unchecked Sendable {
         return fields.code == "0A000" && fields.message.contains("cached plan") || fields.code == "26000"
     }
 
-    private func runPipeline(_ queries: [PostgresQuery], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
-        guard !queries.isEmpty else { return [] }
+    private func runPipeline(_ segments: [[PostgresQuery]], deadline: UInt64) throws(SegmentError) -> [[PostgresRows]] {
+        let outside = segments.count
+        let queries = segments.flatMap { $0 }
+        guard !queries.isEmpty else { return segments.map { _ in [] } }
         for query in queries where query.sql.utf8.contains(0) {
-            throw .configuration("a statement holds a NUL byte")
+            throw SegmentError(error: .configuration("a statement holds a NUL byte"), segment: outside)
         }
         for query in queries where query.parameters.count > Int(Int16.max) {
-            throw .configuration("a statement has more than \(Int16.max) parameters")
+            throw SegmentError(error: .configuration("a statement has more than \(Int16.max) parameters"), segment: outside)
         }
-        try connectIfNeeded(deadline: deadline)
+        do throws(PostgresError) {
+            try connectIfNeeded(deadline: deadline)
+        } catch {
+            throw SegmentError(error: error, segment: outside)
+        }
         var frontend = PostgresFrontend()
-        var newStatements: [Int: String] = [:]
-        // SQL prepared earlier in this same pipeline: parsed once, bound as often as it appears.
-        var preparedHere: [String: String] = [:]
-        for (index, query) in queries.enumerated() {
-            var name = statements[query.sql] ?? preparedHere[query.sql]
-            if name == nil {
-                if statements.count + preparedHere.count < Self.statementCacheLimit {
-                    nextStatementNumber += 1
-                    name = "tb_\(nextStatementNumber)"
-                    newStatements[index] = name
-                    preparedHere[query.sql] = name
-                } else {
-                    // A full cache: the unnamed statement, parsed again each time.
-                    name = ""
+        var newStatements: [[Int: String]] = []
+        for segment in segments {
+            var named: [Int: String] = [:]
+            // SQL prepared earlier in this same segment: parsed once, bound as often as it appears. Not across a
+            // Sync: a segment that failed skipped its Parse.
+            var preparedHere: [String: String] = [:]
+            for (index, query) in segment.enumerated() {
+                var name = statements[query.sql] ?? preparedHere[query.sql]
+                if name == nil {
+                    if statements.count + preparedHere.count < Self.statementCacheLimit {
+                        nextStatementNumber += 1
+                        name = "tb_\(nextStatementNumber)"
+                        named[index] = name
+                        preparedHere[query.sql] = name
+                    } else {
+                        // A full cache: the unnamed statement, parsed again each time.
+                        name = ""
+                    }
+                    frontend.parse(statement: name ?? "", sql: query.sql)
                 }
-                frontend.parse(statement: name ?? "", sql: query.sql)
+                frontend.bind(statement: name ?? "", parameters: query.parameters.map(\.textBytes))
+                frontend.describePortal()
+                frontend.execute()
             }
-            frontend.bind(statement: name ?? "", parameters: query.parameters.map(\.textBytes))
-            frontend.describePortal()
-            frontend.execute()
+            frontend.sync()
+            newStatements.append(named)
         }
-        frontend.sync()
         var written = false
         cancellable = true
         defer { cancellable = false }
-        do {
+        var results: [[PostgresRows]] = []
+        var firstError: SegmentError?
+        do throws(PostgresError) {
             try writeWhileReading(frontend.bytes, deadline: deadline)
             written = true
-            return try readResults(queries: queries, newStatements: newStatements, deadline: deadline)
+            for (index, segment) in segments.enumerated() {
+                // A server error ends its segment only (after its ReadyForQuery); any other error is thrown at once.
+                switch try readSegment(queries: segment, newStatements: newStatements[index], deadline: deadline) {
+                case .success(let rows):
+                    results.append(rows)
+                case .failure(let error):
+                    if firstError == nil { firstError = SegmentError(error: error, segment: index) }
+                    results.append([])
+                }
+            }
         } catch .deadlineExceeded {
             // A pipeline cut mid-message leaves the server waiting for its rest: no Sync will ever be answered.
             guard written else {
                 disconnect()
-                throw .deadlineExceeded(cancelled: false)
+                throw SegmentError(error: .deadlineExceeded(cancelled: false), segment: outside)
             }
-            throw cancelStatement() ? .deadlineExceeded(cancelled: true) : .deadlineExceeded(cancelled: false)
+            throw SegmentError(
+                error: cancelStatement(syncs: segments.count - results.count)
+                    ? .deadlineExceeded(cancelled: true) : .deadlineExceeded(cancelled: false),
+                segment: outside)
         } catch .cancelled {
             guard written else {
                 disconnect()
-                throw .cancelled(stopped: false)
+                throw SegmentError(error: .cancelled(stopped: false), segment: outside)
             }
-            throw .cancelled(stopped: cancelStatement())
+            throw SegmentError(error: .cancelled(stopped: cancelStatement(syncs: segments.count - results.count)), segment: outside)
         } catch {
             if error.closesConnection { disconnect() }
-            throw error
+            throw SegmentError(error: error, segment: outside)
         }
+        if let firstError { throw firstError }
+        return results
     }
 
     /// Reads the replies of one Sync: per query [ParseComplete] BindComplete (RowDescription|NoData) DataRow*
     /// (CommandComplete|EmptyQueryResponse), up to ReadyForQuery. The first error is thrown after ReadyForQuery.
     func readResults(queries: [PostgresQuery], newStatements: [Int: String], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
+        try readSegment(queries: queries, newStatements: newStatements, deadline: deadline).get()
+    }
+
+    /// ``readResults(queries:newStatements:deadline:)`` with the server's error of the segment returned, not thrown:
+    /// the stream is in step after it. Errors that leave it out of step (or the session ended) are thrown.
+    func readSegment(
+        queries: [PostgresQuery], newStatements: [Int: String], deadline: UInt64
+    ) throws(PostgresError) -> Result<[PostgresRows], PostgresError> {
         var results: [PostgresRows] = []
         var current = PostgresRows(columns: [], rows: [], commandTag: "")
         var firstError: PostgresServerError?
@@ -319,12 +376,12 @@ public final class PostgresConnection: @unchecked Sendable {
                         // Prepared afresh under new names next time (the old names stay taken on the server).
                         for query in queries { statements[query.sql] = nil }
                     }
-                    throw mapped
+                    return .failure(mapped)
                 }
                 guard results.count == queries.count else {
                     throw .protocolError("\(results.count) results arrived for \(queries.count) statements")
                 }
-                return results
+                return .success(results)
             case .notice, .notification, .parameterStatus, .negotiateProtocolVersion, .backendKeyData:
                 continue
             case .authentication:
@@ -386,17 +443,20 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     /// After a missed deadline or a cancelled task: sends a CancelRequest on a new connection and waits (up to the
-    /// connect timeout) for the stopped statement's ReadyForQuery, so the session stays usable (true); else closes it.
-    private func cancelStatement() -> Bool {
+    /// connect timeout) for the ReadyForQuery of each of the `syncs` segments not yet answered, so the session stays
+    /// usable (true); else closes it.
+    private func cancelStatement(syncs: Int) -> Bool {
         cancellable = false
         guard fd >= 0, let endpoint else { return false }
         let grace = PostgresSocket.deadline(in: configuration.connectTimeout)
         do throws(PostgresError) {
             try sendCancelRequest(to: endpoint, deadline: grace)
+            var left = max(1, syncs)
             while true {
                 if case .readyForQuery(let status) = try readMessage(deadline: grace) {
                     transactionStatus = status
-                    return true
+                    left -= 1
+                    if left == 0 { return true }
                 }
             }
         } catch {

@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerCrypto
 import BrokerFileStore
+import BrokerPostgres
 import BrokerTestSupport
 import Foundation
 import Testing
@@ -42,6 +43,42 @@ import Glibc
         let (again, second) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": keyB])
         #expect(again == 0)
         #expect(second.contains("rewritten=0"))
+    }
+
+    @Test func rekeyOnPostgreSQLMovesEveryRecordToTheCurrentKey() async throws {
+        try await SharedPostgresServer.withDatabase { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-rekey-pg")
+            try (pg.password?.value ?? "").write(toFile: root + "/pw", atomically: false, encoding: .utf8)
+            let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
+            let keyB = "b:" + Base64.encode(SecureRandom.bytes(32))
+            let client = try PostgresClient(configuration: pg)
+            _ = try await PostgresSchema.migrate(client)
+            let old = PostgresAccountRepository(client: client, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyA)))
+            let now = Date()
+            for i in 0..<5 {
+                try await old.put(
+                    Account(
+                        provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+            }
+            let environment = [
+                "BROKER_DATA_DIR": root + "/data", "BROKER_STORE": "postgres://postgres@127.0.0.1:\(pg.endpoints[0].port)/\(pg.database)",
+                "BROKER_STORE_PASSWORD_FILE": root + "/pw", "BROKER_SECRET": "rekey-secret-0123456789-0123456789-0123",
+            ]
+            var current = environment
+            current["BROKER_ENCRYPTION_KEY"] = keyB + "," + keyA
+            let (status, log) = try await runBroker(["rekey"], environment: current)
+            #expect(status == 0)
+            #expect(log.contains("rewritten=5") && log.contains("total=5"))
+            #expect(!log.contains("REKEY-TOKEN-SENTINEL"))
+            // Key A can go now: every record opens with key B alone, and a second run rewrites nothing.
+            let onlyB = PostgresAccountRepository(client: client, codec: EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyB)))
+            #expect(try await onlyB.get(id: AccountID(provider: "weibo", uid: "3"))?.accessToken.value == "REKEY-TOKEN-SENTINEL-3")
+            current["BROKER_ENCRYPTION_KEY"] = keyB
+            let (again, second) = try await runBroker(["rekey"], environment: current)
+            #expect(again == 0)
+            #expect(second.contains("rewritten=0"))
+            await client.close()
+        }
     }
 
     @Test func aBadKeyIsAConfigurationError() async throws {

@@ -78,6 +78,38 @@ import Testing
         #expect(prepared.rows.first?.int(0) == 1)
     }
 
+    @Test func eachSegmentOfAPipelineIsATransactionOfItsOwnAndAFailedOneDoesNotStopTheNext() async throws {
+        let server = try await PostgresServer.scoped()
+        let client = try server.client(poolSize: 1)
+        _ = try await client.query("CREATE TABLE t (k text PRIMARY KEY)")
+        _ = try await client.query("INSERT INTO t VALUES ('taken')")
+        // The first segment fails and rolls back alone; the second still runs and commits; the first error is thrown.
+        let error = await #expect(throws: PostgresError.self) {
+            _ = try await client.pipeline(segments: [
+                [
+                    PostgresQuery("INSERT INTO t VALUES ($1)", [.text("first")]),
+                    PostgresQuery("INSERT INTO t VALUES ($1)", [.text("taken")]),
+                ],
+                [PostgresQuery("INSERT INTO t VALUES ($1)", [.text("second")])],
+            ])
+        }
+        guard case .uniqueViolation? = error else {
+            Issue.record("expected uniqueViolation, got \(String(describing: error))")
+            return
+        }
+        #expect(try await client.query("SELECT k FROM t ORDER BY k").rows.map { $0.string(0) } == ["second", "taken"])
+        // An explicit transaction's COMMIT in one segment, an asynchronous commit in the next: its setting lasts for
+        // its own transaction only, and the pooled session keeps the server's default.
+        let results = try await client.pipeline(segments: [
+            [PostgresQuery("BEGIN"), PostgresQuery("INSERT INTO t VALUES ($1)", [.text("third")]), PostgresQuery("COMMIT")],
+            [PostgresQuery("SELECT set_config('synchronous_commit', 'off', true)"), PostgresQuery("SHOW synchronous_commit")],
+        ])
+        #expect(results.map { $0.map(\.commandTag) } == [["BEGIN", "INSERT 0 1", "COMMIT"], ["SELECT 1", "SHOW"]])
+        #expect(results[1][1].rows.first?.string(0) == "off")
+        #expect(try await client.query("SHOW synchronous_commit").rows.first?.string(0) == "on")
+        #expect(try await client.query("SELECT count(*) FROM t").rows.first?.int(0) == 3)
+    }
+
     @Test func anErrorMidPipelineRollsBackThePipelineAndLeavesTheConnectionUsable() async throws {
         let server = try await PostgresServer.scoped()
         let client = try server.client(poolSize: 1)

@@ -12,6 +12,13 @@
   read    --broker P --api-key K --acked F[,F…] --stop F [--workers N]
           reads accounts already acknowledged (ids taken from the acked files as they grow) on keep-alive
           connections until the stop file exists; prints {reads, seconds, answers: {"200": n, "503": n, ...}}
+  refresh --broker P[,P…] --provider Q --name N --api-key K --acked F --stop F [--workers N]
+          sign-ins at provider N and forced refreshes (POST /account/refresh) of the accounts they made, each
+          account at most every 10.5 s, round robin over the brokers, until the stop file exists; appends the
+          acknowledged accounts to F; prints {sign_ins, refreshes, seconds, answers: {"refresh 200": n, ...}}
+  live    --broker P --provider Q --api-key K --acked F
+          every account in F reads back 200 with an access token the provider's /user still takes (a refresh token
+          rotation the broker lost would leave it a revoked one); prints {accounts, live, examples}
 """
 import argparse
 import http.client
@@ -214,10 +221,84 @@ def read(args):
     print(json.dumps(counts))
 
 
+def refresh(args):
+    """Sign-ins at provider --name and forced refreshes of the accounts they made, spread over the brokers, until the
+    stop file appears. Each worker refreshes its own accounts one at a time, each at most every REUSE seconds (a
+    forced refresh sooner after the last one gets its token without a provider call), and signs in a new account
+    whenever none is due. Appends the acknowledged accounts to --acked; prints {sign_ins, refreshes, answers}."""
+    reuse = 10.5
+    lock = threading.Lock()
+    counts = {"sign_ins": 0, "refreshes": 0, "answers": {}}
+    brokers = [int(port) for port in args.brokers.split(",")]
+    acked = open(args.acked, "a", buffering=1)
+
+    def tally(key):
+        counts["answers"][key] = counts["answers"].get(key, 0) + 1
+
+    def worker(n):
+        mine, step = [], n  # [account id, monotonic time of its last acknowledged token]
+        while not os.path.exists(args.stop):
+            step += 1
+            broker = brokers[step % len(brokers)]
+            due = next((entry for entry in mine if time.monotonic() - entry[1] >= reuse), None)
+            try:
+                if due is None:
+                    jar = {}
+                    result = finish(broker, begin(broker, args.provider, jar, args.name), jar)
+                    with lock:
+                        tally("sign-in %d" % result["status"])
+                        if result["status"] == 200 and result["account"]:
+                            counts["sign_ins"] += 1
+                            acked.write(result["account"] + "\n")
+                            acked.flush()
+                            mine.append([result["account"], time.monotonic() - reuse])
+                    continue
+                status, _, _ = request(broker, "POST", "/account/refresh?id=" + quote(due[0], safe=""),
+                                       {"Authorization": "Bearer " + args.api_key})
+                with lock:
+                    tally("refresh %d" % status)
+                    if status == 200:
+                        counts["refreshes"] += 1
+                        due[1] = time.monotonic()
+            except (OSError, RuntimeError, http.client.HTTPException, ValueError) as error:
+                with lock:
+                    tally(str(error).split(":")[0] if isinstance(error, RuntimeError) else type(error).__name__)
+                time.sleep(0.02)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(args.workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    acked.close()
+    counts["seconds"] = round(time.monotonic() - started, 1)
+    print(json.dumps(counts))
+
+
+def live(args):
+    """Every account reads back with an access token the provider still takes."""
+    with open(args.acked) as f:
+        ids = [line.strip() for line in f if line.strip()]
+    dead = []
+    for account in ids:
+        status, _, body = request(args.broker, "GET", "/account?id=" + quote(account, safe=""),
+                                  {"Authorization": "Bearer " + args.api_key})
+        if status != 200:
+            dead.append((account, "account answered %d" % status))
+            continue
+        token = json.loads(body)["access_token"]
+        status, _, _ = request(args.provider, "GET", "/user", {"Authorization": "Bearer " + token})
+        if status != 200:
+            dead.append((account, "the provider's /user answered %d" % status))
+    print(json.dumps({"accounts": len(ids), "live": len(ids) - len(dead), "examples": dead[:5]}))
+    return 1 if dead else 0
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("command", choices=["connect", "begin", "finish", "get", "stream", "verify", "read"])
-    p.add_argument("--broker", type=int, required=True)
+    p.add_argument("command", choices=["connect", "begin", "finish", "get", "stream", "verify", "read", "refresh", "live"])
+    p.add_argument("--broker", required=True)
     p.add_argument("--provider", type=int)
     p.add_argument("--name", default="weibo")
     p.add_argument("--save")
@@ -228,6 +309,7 @@ def main():
     p.add_argument("--stop")
     p.add_argument("--workers", type=int, default=4)
     args = p.parse_args()
+    args.brokers, args.broker = args.broker, int(args.broker.split(",")[0])
     if args.command == "connect":
         jar = {}
         print(json.dumps(finish(args.broker, begin(args.broker, args.provider, jar, args.name), jar)))
@@ -250,6 +332,10 @@ def main():
         return verify(args)
     elif args.command == "read":
         read(args)
+    elif args.command == "refresh":
+        refresh(args)
+    elif args.command == "live":
+        return live(args)
     return 0
 
 

@@ -9,10 +9,7 @@ extension StorageBackendFactory {
         rewritten: Int, total: Int, keyID: String
     ) {
         if let location = c.redisStore { return try await rekeyRedis(configuration: c, location: location, logger: logger) }
-        if c.postgresStore != nil {
-            throw StartupError(
-                message: "rekey does not work on PostgreSQL yet (issue 35): the accounts there stay sealed with the keys they have")
-        }
+        if c.postgresStore != nil { return try await rekeyPostgres(configuration: c, logger: logger) }
         try DataDirectory.prepare(c.dataDirectory)
         // Never under a running broker, whose memory would keep the records as they were.
         let lock: DataDirectoryLock?
@@ -39,6 +36,20 @@ extension StorageBackendFactory {
     /// `token-broker rekey --dry-run`: the records of the data directory `rekey` would re-seal with `codec`'s key, and how many exist.
     static func rekeyPlan(directory: String, codec: EncryptedAccountCodec) throws -> (candidates: [RekeyCandidate], total: Int) {
         try JSONFileAccountRepository.rekeyPlan(directory: directory, codec: codec)
+    }
+
+    /// `token-broker rekey` on PostgreSQL: migrates the schema as `serve` does, then reseals every stale account
+    /// record; running replicas may keep serving (a row they write meanwhile is read and resealed again).
+    private static func rekeyPostgres(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (
+        rewritten: Int, total: Int, keyID: String
+    ) {
+        guard let backend = try await openPostgres(c, logger: logger, now: { Date() }), let keyring = c.encryptionKeyring else {
+            throw StartupError(message: "rekey: no PostgreSQL store configured")
+        }
+        defer { backend.stop() }
+        let codec = EncryptedAccountCodec(keyring: keyring)
+        let result = try await backend.accountRepository.rekey(codec: codec)
+        return (result.rewritten, result.total, codec.keyring.current.id)
     }
 
     /// `token-broker rekey` on Redis: settles like `serve`, reseals every stale record, then retires the fingerprints of older keys.

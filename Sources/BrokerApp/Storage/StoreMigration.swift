@@ -6,8 +6,8 @@ import Foundation
 ///
 /// What is copied: every account record and every webhook delivery (pending and dropped). Sealed records keep
 /// their bytes, so they stay sealed with the keys they have (the broker on PostgreSQL must be given the same
-/// `BROKER_ENCRYPTION_KEY`); a plaintext record of an earlier version is sealed with the current key on the way,
-/// since `rekey` does not run on PostgreSQL yet. Not copied, chosen where the issue is silent: sign-ins in progress
+/// `BROKER_ENCRYPTION_KEY`); a plaintext record of an earlier version is sealed with the current key on the way, so
+/// no plaintext token ever reaches the database. Not copied, chosen where the issue is silent: sign-ins in progress
 /// and their outcomes (minutes long; a user whose sign-in straddles the switch starts again), the refresh backoff
 /// (it forgets within minutes) and app tokens (fetched again on first use; the file store keeps them in memory only).
 ///

@@ -3,8 +3,8 @@ import BrokerCore
 /// The PostgreSQL account repository with this replica's cache in front, kept coherent by `LISTEN`/`NOTIFY`.
 ///
 /// Every write of ``PostgresAccountRepository`` notifies ``PostgresAccountRepository/channel`` with the account's id
-/// in its transaction, so PostgreSQL tells every replica after the COMMIT; each replica's listener drops that
-/// account from its cache. Reads go through ``PostgresAccountCache`` while the listening session is up, and to
+/// right after its COMMIT, in the same round trip (``PostgresAccountRepository/notify(_:)``); each replica's
+/// listener drops that account from its cache. Reads go through ``PostgresAccountCache`` while the listening session is up, and to
 /// PostgreSQL otherwise; writes go to the base repository and drop the account here before they return, so a
 /// replica always reads its own writes. Listings and pages always ask PostgreSQL. ``getNow(id:)`` answers from
 /// memory, so the HTTP layer serves a cached account inline, as it does from the file store.

@@ -39,8 +39,10 @@ public final class PostgresAccountRepository: AccountRepository {
     public func put(_ account: Account) async throws(StoreError) {
         let bytes = try codec.encode(account)
         do {
-            // One implicit transaction: the NOTIFY goes out at its COMMIT.
-            _ = try await client.pipeline([PostgresQuery(Self.upsert, Self.parameters(account, bytes: bytes)), Self.notify(account.id)])
+            // The write, then its NOTIFY in a transaction of its own, in one round trip.
+            _ = try await client.pipeline(segments: [
+                [PostgresQuery(Self.upsert, Self.parameters(account, bytes: bytes))], Self.notifying(account.id),
+            ])
         } catch {
             throw error.storeError
         }
@@ -50,13 +52,14 @@ public final class PostgresAccountRepository: AccountRepository {
     public func delete(id: AccountID) async throws(StoreError) -> Account? {
         let results: [PostgresRows]
         do {
-            results = try await client.pipeline([
-                PostgresQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)]), Self.notify(id.string),
-            ])
+            results =
+                try await client.pipeline(segments: [
+                    [PostgresQuery("DELETE FROM accounts WHERE id = $1 RETURNING record", [.text(id.string)])], Self.notifying(id.string),
+                ]).first ?? []
         } catch {
             throw error.storeError
         }
-        guard let row = results[0].rows.first else { return nil }
+        guard let row = results.first?.rows.first else { return nil }
         return try decode(row, id: id.string)
     }
 
@@ -64,11 +67,22 @@ public final class PostgresAccountRepository: AccountRepository {
     /// or empty for "anything may have changed".
     public static let channel = "tb_accounts"
 
-    /// Tells every listening replica, at the transaction's COMMIT, that account `id` changed (PostgreSQL delivers a
-    /// NOTIFY only if the transaction commits, after it does). Ids past 7,000 bytes (the payload's limit is 8,000)
-    /// notify with an empty payload, which drops every cached account.
+    /// Tells every listening replica that account `id` changed (PostgreSQL delivers a NOTIFY when its transaction
+    /// commits). Ids past 7,000 bytes (the payload's limit is 8,000) notify with an empty payload, which drops every
+    /// cached account.
+    ///
+    /// It is sent in a transaction of its own right after the change's COMMIT, in the same round trip (a later
+    /// Sync segment), never inside the change's transaction: a notifying transaction holds a database-wide lock
+    /// from before its COMMIT until after it, so notifying COMMITs run one at a time, each waiting for its own
+    /// WAL flush and the synchronous standby (docs/performance.md has the figures). Its own transaction commits
+    /// asynchronously and holds that lock for microseconds.
     static func notify(_ id: String) -> PostgresQuery {
         PostgresQuery("SELECT pg_notify('\(channel)', $1)", [.text(id.utf8.count > 7000 ? "" : id)])
+    }
+
+    /// The segment that notifies `id` after the change's segment: the NOTIFY, committed asynchronously.
+    static func notifying(_ id: String) -> [PostgresQuery] {
+        [PostgresCommit.asynchronousCommit, notify(id)]
     }
 
     /// Every account, or those of `provider`, sorted by id in UTF-8 byte order (the columns are `COLLATE "C"`).
@@ -144,43 +158,44 @@ public final class PostgresAccountRepository: AccountRepository {
         let appended = TransactionNote<Bool>(false)
         let result = try await apply(
             id: id.string,
-            alongside: { (before, after, connection) async throws in
+            alongside: { (before, after) throws(StoreError) -> [PostgresQuery] in
                 appended.value = false
-                guard let (type, data) = event(before, after) else { return }
+                guard let (type, data) = event(before, after) else { return [] }
                 let deliveries = sink.deliveries(type, data)
-                guard !deliveries.isEmpty else { return }
-                _ = try await connection.run(
-                    try outbox.appendQueries(deliveries), deadline: PostgresSocket.deadline(in: self.client.configuration.statementTimeout))
+                guard !deliveries.isEmpty else { return [] }
                 appended.value = true
+                return try outbox.appendQueries(deliveries)
             }, transform)
         if appended.value { sink.appended() }
         return result.stored
     }
 
-    /// The transaction behind ``update(id:_:)``: the account before and as stored after.
+    /// The transaction behind ``update(id:_:)``: the account before and as stored after, in two round trips (the
+    /// row read `FOR UPDATE`; then the write, `alongside`'s statements, COMMIT and the NOTIFY after it).
     ///
     /// An unchanged result writes nothing; nil deletes; a result with another id
     /// is refused. When no row existed, the new one is inserted with a plain
     /// `INSERT`: a concurrent creator of the same id makes it fail with a
     /// unique violation and the transaction runs again, reading that row.
     func apply(
-        id: String, alongside: @Sendable (Account?, Account?, PostgresConnection) async throws -> Void = { _, _, _ in },
+        id: String, alongside: @Sendable (Account?, Account?) throws(StoreError) -> [PostgresQuery] = { _, _ in [] },
         _ transform: @Sendable (Account?) throws(StoreError) -> Account?
     ) async throws(StoreError) -> (previous: Account?, stored: Account?) {
-        try await client.storeTransaction { (connection) async throws -> (previous: Account?, stored: Account?) in
-            let rows = try await connection.run("SELECT record FROM accounts WHERE id = $1 FOR UPDATE", [.text(id)])
+        try await client.storeReadWriteTransaction(read: PostgresQuery("SELECT record FROM accounts WHERE id = $1 FOR UPDATE", [.text(id)]))
+        {
+            (rows) throws -> (value: (previous: Account?, stored: Account?), writes: [PostgresQuery], afterCommit: [PostgresQuery]) in
             let current = try rows.rows.first.map { (row) throws(StoreError) in try self.decode(row, id: id) } ?? nil
             let next = try transform(current)
             if let next, !ExactKey.same(next.id, id) {
                 throw StoreError.unavailable("update of account \(id): the transform returned account \(next.id)")
             }
             let stored: Account?
+            var writes: [PostgresQuery] = []
             switch (current, next) {
             case (nil, nil):
                 stored = nil
             case (.some, nil):
-                _ = try await connection.run("DELETE FROM accounts WHERE id = $1", [.text(id)])
-                _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
+                writes.append(PostgresQuery("DELETE FROM accounts WHERE id = $1", [.text(id)]))
                 stored = nil
             case (let current, let next?):
                 if next == current {
@@ -189,12 +204,12 @@ public final class PostgresAccountRepository: AccountRepository {
                     let bytes = try self.codec.encode(next)
                     // Return the decoded bytes, so what this returns equals what a later read gives.
                     stored = try self.codec.decode(bytes, path: Self.path(id))
-                    _ = try await connection.run(current == nil ? Self.insert : Self.upsert, Self.parameters(next, bytes: bytes))
-                    _ = try await connection.run(Self.notify(id).sql, Self.notify(id).parameters)
+                    writes.append(PostgresQuery(current == nil ? Self.insert : Self.upsert, Self.parameters(next, bytes: bytes)))
                 }
             }
-            try await alongside(current, stored, connection)
-            return (current, stored)
+            let changed = !writes.isEmpty
+            writes += try alongside(current, stored)
+            return ((current, stored), writes, changed ? [Self.notify(id)] : [])
         }
     }
 

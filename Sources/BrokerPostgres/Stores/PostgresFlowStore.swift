@@ -7,7 +7,9 @@ import Foundation
 /// `take` is one `DELETE … RETURNING`: PostgreSQL locks the row, so of any
 /// number of concurrent takes across any number of replicas exactly one
 /// deletes it and gets it back. An expired flow is taken (and so removed) and
-/// not returned. ``purgeExpired(now:)`` deletes the flows, and the outcomes,
+/// not returned. Puts, takes and outcomes commit asynchronously
+/// (``PostgresCommit/asynchronous``, which says why that loses nothing a user
+/// must keep): of a sign-in's writes only the account's waits for the flush. ``purgeExpired(now:)`` deletes the flows, and the outcomes,
 /// whose time has passed; the broker runs it in the background as for files.
 public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
     /// The client the store talks through.
@@ -43,7 +45,8 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
         let bytes = try PendingFlowCodec.encode(flow, sealer: sealer)
         let rows = try await client.storeQuery(
             Self.insertFlow,
-            [.text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(bytes), .int(milliseconds(clock)), .bool(flow.device != nil)])
+            [.text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(bytes), .int(milliseconds(clock)), .bool(flow.device != nil)],
+            commit: .asynchronous)
         guard rows.affectedRows == 1 else { throw .unavailable("put flow: a pending flow with this state already exists") }
     }
 
@@ -66,14 +69,15 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
                 .text(flow.state), .int(milliseconds(flow.expiresAt)), .bytea(try PendingFlowCodec.encode(flow, sealer: sealer)),
                 .int(milliseconds(clock)), .bool(flow.device != nil), .text(outcome.state), .int(milliseconds(outcome.keepUntil)),
                 .bytea(try FlowOutcomeCodec.encode(outcome)),
-            ])
+            ], commit: .asynchronous)
         guard rows.affectedRows == 1 else { throw .unavailable("put flow: a pending flow with this state already exists") }
     }
 
     /// Removes and returns the flow for `state`; nil when absent, expired at `now` (removed too), or `state` is malformed.
     public func take(state: String, now: Date) async throws(StoreError) -> PendingFlow? {
         guard Self.isWellFormed(state: state) else { return nil }
-        let rows = try await client.storeQuery("DELETE FROM flows WHERE state = $1 RETURNING record", [.text(state)])
+        let rows = try await client.storeQuery(
+            "DELETE FROM flows WHERE state = $1 RETURNING record", [.text(state)], commit: .asynchronous)
         guard let row = rows.rows.first else { return nil }
         let flow = try decode(row, state: state)
         return flow.isExpired(at: now) ? nil : flow
@@ -152,7 +156,8 @@ public final class PostgresFlowStore: FlowStore, FlowOutcomeStore {
             """
             INSERT INTO flow_outcomes (state, keep_until, record) VALUES ($1, $2, $3::bytea)
             ON CONFLICT (state) DO UPDATE SET keep_until = EXCLUDED.keep_until, record = EXCLUDED.record
-            """, [.text(outcome.state), .int(milliseconds(outcome.keepUntil)), .bytea(try FlowOutcomeCodec.encode(outcome))])
+            """, [.text(outcome.state), .int(milliseconds(outcome.keepUntil)), .bytea(try FlowOutcomeCodec.encode(outcome))],
+            commit: .asynchronous)
     }
 
     /// The outcome stored for `state`; nil when none, past its `keepUntil` at `now`, or `state` is malformed.
