@@ -193,6 +193,36 @@ import Testing
         #expect(account["settings"] as? [String: String] == ["subdomain": "globex"], "\(account)")
     }
 
+    /// OAuth 1.0a asks for a request token before the browser leaves: an unfit setting is refused before that call, and
+    /// a fit one sends it to the account's host.
+    @Test func anOAuth1RequestTokenIsAskedOnlyWithAFitSettingAndAtItsHost() async throws {
+        let twitter = try FakeTwitterProvider.scoped(consumerSecret: TwitterEndToEndTests.consumerSecret)
+        let listener = try LoopbackListener()
+        func broker(port: Int) throws -> BrokerHarness {
+            var entry = twitter.providerEntry().replacingOccurrences(
+                of: twitter.baseURL, with: "http://{subdomain}.localhost:\(port)")
+            entry.removeLast()
+            entry += ", " + Self.declared + "}"
+            return try BrokerHarness(
+                providersJSON: "{\"providers\": {\(entry)}}",
+                environment: [
+                    "TWITTER_CONSUMER_KEY": FakeTwitterProvider.consumerKey,
+                    "TWITTER_CONSUMER_SECRET": TwitterEndToEndTests.consumerSecret,
+                ])
+        }
+        let refusing = try broker(port: listener.port)
+        for query in ["settings.subdomain=acme.evil.com", "settings.subdomain=a%40b", ""] {
+            let reply = try #require(await TestHTTP.send(port: refusing.port, target: "/authorize?provider=twitter&" + query))
+            #expect(reply.status == 400 && reply.body.contains("invalid_setting"), "\(query): \(reply.body)")
+        }
+        #expect(listener.acceptedCount() == 0)
+        let serving = try broker(port: twitter.port)
+        let reply = try #require(await TestHTTP.send(port: serving.port, target: "/authorize?provider=twitter&settings.subdomain=acme"))
+        #expect(reply.status == 302, "\(reply.body)")
+        #expect(reply.header("Location")?.hasPrefix("http://acme.localhost:\(twitter.port)/oauth/authorize?") == true)
+        #expect(twitter.state.requestTokenCalls == 1)
+    }
+
     /// An unfit setting, as `GET /authorize` (query), `POST /authorize` and `POST /device/authorize` (JSON) and a
     /// connect session (JSON) give it: each is `400 invalid_setting` naming the setting, never echoing the value,
     /// and the provider's host, a listener nobody serves, sees no connection.
