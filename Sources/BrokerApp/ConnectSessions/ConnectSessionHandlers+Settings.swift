@@ -84,6 +84,29 @@ extension ConnectSessionHandlers {
         }
         var chosen = session
         chosen.settings = given
-        return await start(chosen, provider: provider.name, nonce: pair.nonce, extra: extra)
+        let started = await start(chosen, provider: provider.name, nonce: pair.nonce, extra: extra)
+        guard started.status.code == 302, let location = started.headers["Location"] else { return started }
+        return Self.continuing(to: location, provider: provider, from: started, appearance: appearance)
+    }
+
+    /// A page that goes on to the provider's sign-in at `location` by the `Refresh` header (HTML's "refresh" pragma), with
+    /// a link for a browser that does not follow it, carrying `started`'s headers (the `tb_flow` cookie) but not its
+    /// `Location`. A `302` would not do: the page's policy has `form-action 'self'`, which also covers where a form post
+    /// is redirected (CSP Level 3, form-action), and the provider is another origin.
+    static func continuing(to location: String, provider: ProviderConfiguration, from started: Response, appearance: PageAppearance)
+        -> Response
+    {
+        let name = HTMLPage.escape(provider.displayedName)
+        let body = """
+            <h1>Connect \(name)</h1>
+            <p class="lead">Going on to \(name)'s sign-in.</p>
+            <p><a class="button" id="tb-continue" href="\(HTMLPage.escape(location))">Continue to \(name)</a></p>
+
+            """
+        var extra = HTTPHeaders()
+        for field in started.headers where field.name != "Location" { extra.add(name: field.name, value: field.value) }
+        extra.add(name: "Refresh", value: "0; url=" + location)
+        return HTMLPage(title: "Connect \(provider.displayedName) · " + appearance.title, body: body, appearance: appearance)
+            .response(.ok, extra: extra)
     }
 }
