@@ -18,7 +18,9 @@ struct Browser {
     /// as a path on the broker (`/callback?...`).
     func visitProvider(_ location: String) async -> String? {
         guard let url = URL(string: location), let query = url.query else { return nil }
-        guard let reply = await TestHTTP.send(port: providerPort, target: url.path + "?" + query),
+        // The authorize URL's own authority goes in `Host`, as a browser sends it (`acme.localhost:PORT` for a per-account host).
+        let host = (url.host ?? "127.0.0.1") + (url.port.map { ":\($0)" } ?? "")
+        guard let reply = await TestHTTP.send(port: providerPort, target: url.path + "?" + query, headers: [("Host", host)]),
             let back = reply.header("Location"), let backURL = URL(string: back)
         else { return nil }
         return backURL.path + (backURL.query.map { "?" + $0 } ?? "")

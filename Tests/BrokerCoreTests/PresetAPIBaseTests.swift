@@ -17,7 +17,8 @@ struct PresetAPIBaseTests {
         "spotify": ("https://api.spotify.com", .bearer), "strava": ("https://www.strava.com/api/v3", .bearer),
         "tmdb": ("https://api.themoviedb.org/3", .tmdbSession), "twitch": ("https://api.twitch.tv/helix", .bearer),
         "twitter": ("https://api.twitter.com", .oauth1Signature), "weibo": ("https://api.weibo.com/2", .queryParameter("access_token")),
-        "zoom": ("https://api.zoom.us/v2", .bearer),
+        "zoom": ("https://api.zoom.us/v2", .bearer), "okta": ("https://{org}.okta.com/api/v1", .bearer),
+        "zendesk": ("https://{subdomain}.zendesk.com/api/v2", .bearer),
     ]
 
     @Test func everyPresetHasABaseTheProxyAcceptsOrADocumentedReasonForNone() throws {
@@ -27,7 +28,9 @@ struct PresetAPIBaseTests {
             let expected = try #require(Self.expected[name])
             #expect(preset.apiBaseURL == expected.base, "\(name)")
             #expect(ProxyCredentialPlacement(provider: preset).token == expected.placement, "\(name)")
-            if let base = preset.apiBaseURL {
+            // A base at the customer's own host is checked as an account's settings fill it.
+            let sample = Dictionary(uniqueKeysWithValues: preset.accountSettings.map { ($0.name, "acme") })
+            if let base = try preset.applyingSettings(sample).0.apiBaseURL {
                 #expect(throws: Never.self, "\(name)") { try ProxyTarget.Base(base) }
                 #expect(!preset.apiAllowPrivate, "\(name)")
             }

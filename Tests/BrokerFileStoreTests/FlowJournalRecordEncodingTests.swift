@@ -57,6 +57,11 @@ struct FlowJournalRecordEncodingTests {
             version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "acme", binding: "api", codeVerifier: "v", requestToken: nil,
             requestTokenSecret: nil, returnTo: nil, scopes: ["read", "write", awkward], stepUp: "acme:4/2",
             createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
+        // A flow with per-account settings.
+        PendingFlowJSON(
+            version: 1, state: "c3RhdGUtMTIzNDU2Nzg5MA", provider: "zendesk", binding: "b1", codeVerifier: "v", requestToken: nil,
+            requestTokenSecret: nil, returnTo: nil, scopes: ["read"], settings: ["subdomain": "acme", "region": awkward],
+            createdAt: "2026-01-01T00:00:00Z", expiresAt: "2026-01-01T00:30:00Z"),
     ]
 
     static let outcomes: [FlowOutcomeJSON] = [

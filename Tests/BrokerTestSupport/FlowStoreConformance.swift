@@ -76,13 +76,14 @@ public enum FlowStoreConformance {
         #expect(try await reopened.take(state: other.state, now: .fixture) == other)
     }
 
-    /// A flow started before a restart (OAuth 1.0a fields included) completes after it, once.
+    /// A flow started before a restart (OAuth 1.0a fields and per-account settings included) completes after it, once.
     public static func pendingFlowSurvivesRestart(_ open: FlowStoreOpener) async throws {
         let flow = PendingFlow(
             state: PendingFlow.randomState(), provider: "twitter", binding: "api-caller-7",
             requestToken: "request-token", requestTokenSecret: Secret("request-secret"),
             returnTo: nil, createdAt: .fixture, expiresAt: Date.fixture.addingTimeInterval(900),
-            endUser: EndUser(id: "user-42", email: "ada@example.com", name: "Ada"), tags: ["plan": "pro", "env": "prod"])
+            endUser: EndUser(id: "user-42", email: "ada@example.com", name: "Ada"), tags: ["plan": "pro", "env": "prod"],
+            settings: ["subdomain": "acme", "region": "eu"])
         let used = PendingFlow.make(state: PendingFlow.randomState())
         let before = try open()
         try await before.put(flow)

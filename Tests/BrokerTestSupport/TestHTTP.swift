@@ -52,7 +52,9 @@ public enum TestHTTP {
             client = try? RawClient(port: port)
         }
         guard let client else { return missing("connect failed 3 times") }
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        // A `Host` among `headers` (a per-account host such as `acme.localhost:PORT`) replaces the loopback one.
+        let host = headers.contains { $0.0.lowercased() == "host" } ? "" : "Host: 127.0.0.1:\(port)\r\n"
+        var text = "\(method) \(target) HTTP/1.1\r\n\(host)Connection: close\r\n"
         for (name, value) in headers { text += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { text += "Content-Length: \(body.utf8.count)\r\n" }
         client.send(text + "\r\n" + body)

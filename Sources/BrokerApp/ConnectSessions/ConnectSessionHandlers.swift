@@ -41,7 +41,7 @@ struct ConnectSessionHandlers: Sendable {
                 Array(body.keys),
                 allowed: [
                     "end_user_id", "end_user_email", "end_user_name", "tags", "origin", "allowed_providers", "account_id", "scopes",
-                    "return_to", "expires_in",
+                    "return_to", "expires_in", "settings",
                 ])
             let form = RequestForm(request)
             let owner = try OwnerParameters.owner(form)
@@ -70,6 +70,7 @@ struct ConnectSessionHandlers: Sendable {
             }
             sessionRequest.scopes = try Self.scopes(body)
             sessionRequest.returnTo = try Self.string(body, "return_to")
+            sessionRequest.settings = try CredentialHandlers.settings(body["settings"])
             if let value = body["expires_in"] {
                 guard let seconds = value as? Int, !(value is Bool),
                     (60...Int(AuthorizationService.connectSessionMaximumLifetime)).contains(seconds)
@@ -144,9 +145,15 @@ struct ConnectSessionHandlers: Sendable {
 
     /// Starts the sign-in at `provider` for the opened `session`: 302 to the provider with the flow cookie, or the end
     /// page with the error (posted to the session's origin).
-    private func start(_ session: PendingFlow, provider: String, nonce: String, extra: HTTPHeaders) async -> Response {
+    func start(_ session: PendingFlow, provider: String, nonce: String, extra: HTTPHeaders) async -> Response {
         if let entered = registry.provider(named: provider), Self.takesForm(entered) {
             return await showForm(session, provider: entered, nonce: nonce, extra: extra)
+        }
+        // A provider at each account's own host whose settings the session did not fix: the page asks for them first.
+        if let named = registry.provider(named: provider), !named.accountSettings.isEmpty, session.settings.isEmpty,
+            session.connect?.allows(named.name) == true
+        {
+            return await askSettings(session, provider: named, nonce: nonce, extra: extra, problem: nil)
         }
         do {
             let start = try await authorization.beginConnect(session, provider: provider, cookieNonce: nonce)
@@ -172,7 +179,7 @@ struct ConnectSessionHandlers: Sendable {
 
     /// A session that cannot be run: a page saying so, which tells the opener `expired` when the page that opened it
     /// is on a front-end origin (it says so in `opener_origin`; nothing else is posted, to nobody else).
-    private func gone(_ error: BrokerError, request: Request) -> Response {
+    func gone(_ error: BrokerError, request: Request) -> Response {
         guard request.wantsHTML else { return error.response }
         let origin = request.query("opener_origin").flatMap { claimed in origins.first { ExactKey.same($0, claimed) } }
         guard case .connectSessionGone = error else {

@@ -46,7 +46,11 @@ struct ProxyHandler: Sendable {
             call.account = account
             guard let named = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
             // The account's own settings fill the API base (`https://{subdomain}.zendesk.com/api/v2`).
-            let provider = try named.applyingSettings(account.settings).0
+            var provider = try named.applyingSettings(account.settings).0
+            // An API base the account's token answer named (Salesforce's `instance_url`), checked against the provider's domains.
+            if provider.apiBaseURL == nil, let rule = provider.apiBaseFromTokenAnswer {
+                provider.apiBaseURL = rule.base(in: account.extras)
+            }
             let base = try Self.base(of: provider)
             call.host = base.host
             let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)

@@ -90,6 +90,7 @@ enum BrokerRoutes {
         router.add(.GET, "/connect", .async(sessions.open))
         router.add(.GET, "/connect/start", .async(sessions.choose))
         router.add(.POST, "/connect/credentials", .async(sessions.submit))
+        router.add(.POST, "/connect/settings", .async(sessions.submitSettings))
         router.get("/connect.js", sessions.script)
         return router
     }

@@ -7,7 +7,8 @@ extension OAuthHandlers {
     /// `{user_code, verification_uri, verification_uri_complete, expires_at, interval, state}`.
     ///
     /// The body is a JSON object: `provider` (required), `end_user_id`, `end_user_email`, `end_user_name`, `tags`
-    /// and `scopes` (an array, or one space-separated string), checked as for `POST /authorize` and connect sessions.
+    /// and `scopes` (an array, or one space-separated string), checked as for `POST /authorize` and connect sessions, and
+    /// `settings` (the provider's per-account settings, checked before the provider is asked for codes).
     /// The broker then polls the provider itself; the outcome comes through `GET /flows/{state}` and the flow webhooks.
     /// A device answer that fails its checks (a missing field, an interval out of range, an `http:` verification URI)
     /// is a 502 `upstream_error` naming the field.
@@ -17,7 +18,7 @@ extension OAuthHandlers {
             try StrictInput.query(request, allowed: [])
             let body = try ConnectSessionHandlers.jsonObject(request)
             try StrictInput.fields(
-                Array(body.keys), allowed: ["provider", "end_user_id", "end_user_email", "end_user_name", "tags", "scopes"])
+                Array(body.keys), allowed: ["provider", "end_user_id", "end_user_email", "end_user_name", "tags", "scopes", "settings"])
             guard let provider = try ConnectSessionHandlers.string(body, "provider") else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
@@ -25,7 +26,8 @@ extension OAuthHandlers {
             try caller.grant.require(provider: registry.provider(named: provider)?.name ?? provider)
             try caller.grant.require(endUser: owner.endUser?.id)
             let start = try await authorization.beginDevice(
-                provider: provider, endUser: owner.endUser, tags: owner.tags, scopes: try ConnectSessionHandlers.scopes(body))
+                provider: provider, endUser: owner.endUser, tags: owner.tags, scopes: try ConnectSessionHandlers.scopes(body),
+                settings: try CredentialHandlers.settings(body["settings"]))
             logger.log(.info, "device sign-in started", [("provider", .string(provider))])
             return Response.json(
                 .ok,

@@ -56,14 +56,15 @@ final class OAuthHandlers: Sendable {
         let nonce = SecureRandom.token()
         do {
             try OwnerParameters.refuseInBrowserFlow(request)
-            try StrictInput.query(request, allowed: ["provider", "return_to", "scopes"])
+            try StrictInput.query(request, allowed: ["provider", "return_to", "scopes"], orSettings: ())
             guard let provider = request.query("provider"), !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider query parameter is required.")
             }
             let scopes = try request.query("scopes").map { text throws(BrokerError) in try Scopes.validated(text: text) }
+            let settings = try SettingsParameters.from(request.queryItems)
             let start = try await authorization.begin(
                 provider: provider, returnTo: request.query("return_to"),
-                binding: AuthorizationService.binding(forCookieNonce: nonce), scopes: scopes)
+                binding: AuthorizationService.binding(forCookieNonce: nonce), scopes: scopes, settings: settings)
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("browser"))])
             var headers = Self.noStore()
             headers.add(name: "Location", value: start.authorizeURL)
@@ -89,8 +90,10 @@ final class OAuthHandlers: Sendable {
             let caller = try access.authorize(request, .connect)
             if form.bodyIsNotJSON { throw BrokerError.badRequest("The body is not a JSON object, though Content-Type says JSON") }
             try StrictInput.fields(
-                form.names,
-                allowed: ["provider", "return_to", "end_user_id", "end_user_email", "end_user_name", "tags", "tag", "scopes"])
+                form.namesBesideSettings,
+                allowed: [
+                    "provider", "return_to", "end_user_id", "end_user_email", "end_user_name", "tags", "tag", "scopes", "settings",
+                ])
             guard let provider = form["provider"], !provider.isEmpty else {
                 throw BrokerError.badRequest("The provider field is required.")
             }
@@ -100,7 +103,7 @@ final class OAuthHandlers: Sendable {
             let scopes = try form.scopes()
             let start = try await authorization.begin(
                 provider: provider, returnTo: form["return_to"], binding: "api", endUser: owner.endUser, tags: owner.tags,
-                scopes: scopes)
+                scopes: scopes, settings: try form.settings())
             logger.log(.info, "authorize started", [("provider", .string(provider)), ("mode", .string("api"))])
             return Response.json(
                 .ok,
@@ -275,7 +278,7 @@ final class OAuthHandlers: Sendable {
             let union = Scopes.union(granted, asked)
             let start = try await authorization.begin(
                 provider: account.provider, returnTo: nil, binding: AuthorizationService.apiBinding, scopes: union,
-                stepUp: account.accountID)
+                stepUp: account.accountID, settings: account.settings)
             logger.log(.info, "authorize started", [("provider", .string(account.provider)), ("mode", .string("step_up"))])
             fields += [
                 ("scopes", Self.jsonArray(union)), ("authorize_url", JSONString.quote(start.authorizeURL)),

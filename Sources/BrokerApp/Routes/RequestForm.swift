@@ -20,6 +20,8 @@ struct RequestForm {
     var names: [String] { Array(fields.keys) + nonStringFields.filter { fields[$0] == nil } }
     /// A JSON body's `scopes` given as an array (`["read","write"]`); nil otherwise (a string stays a field).
     private(set) var scopeArray: [String]?
+    /// A JSON body's `settings` member as it came (an object of strings when well-formed); nil when absent.
+    private(set) var settingsMember: Any?
     /// Whether the body claimed to be JSON and was not a JSON object.
     private(set) var bodyIsNotJSON = false
 
@@ -39,6 +41,7 @@ struct RequestForm {
                     // A non-string item becomes "" and fails the scope check, naming the field.
                     scopeArray = list.map { $0 as? String ?? "" }
                 }
+                if let settings = object["settings"], !(settings is NSNull) { settingsMember = settings }
                 if let tags = object["tags"], !(tags is NSNull) {
                     if let pairs = tags as? [String: Any], pairs.values.allSatisfy({ $0 is String }) {
                         // Sorted, so that an error names the same key every time.
@@ -67,6 +70,18 @@ struct RequestForm {
         if let text = fields["scopes"] { return try Scopes.validated(text: text) }
         if nonStringFields.contains("scopes") { throw .badRequest("scopes must be an array of strings or one string") }
         return nil
+    }
+
+    /// Every field name given except `settings.NAME` ones, for ``StrictInput/fields(_:allowed:)``.
+    var namesBesideSettings: [String] { names.filter { !SettingsParameters.isSetting($0) } }
+
+    /// The provider's per-account settings: a JSON body's `settings` object, or `settings.NAME` fields of the query or
+    /// a form body (not both); empty when none. Names and values are checked against the provider later.
+    func settings() throws(BrokerError) -> [String: String] {
+        let items = fields.filter { SettingsParameters.isSetting($0.key) }.map { (name: $0.key, value: $0.value) }
+        guard let settingsMember else { return try SettingsParameters.from(items) }
+        guard items.isEmpty else { throw .badRequest("Give settings as a JSON settings object or as settings.NAME fields, not both") }
+        return try CredentialHandlers.settings(settingsMember)
     }
 
     /// `key:value` split at the first colon; no colon gives the whole text as key and no value.

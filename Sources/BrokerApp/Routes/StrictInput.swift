@@ -10,6 +10,14 @@ enum StrictInput {
         throw .badRequest("Unknown query parameter \(quoted(name)); this route takes \(list(allowed))")
     }
 
+    /// ``query(_:allowed:)`` for a route that also takes per-account settings as `settings.NAME` parameters.
+    static func query(_ request: Request, allowed: [StaticString], orSettings: Void) throws(BrokerError) {
+        for item in request.queryItems where !SettingsParameters.isSetting(item.name) {
+            guard !allowed.contains(where: { $0.description == item.name }) else { continue }
+            throw .badRequest("Unknown query parameter \(quoted(item.name)); this route takes \(list(allowed)) and settings.NAME")
+        }
+    }
+
     /// `400 bad_request` naming the first member (or form field) that is none of `allowed`.
     static func fields(_ names: [String], allowed: [StaticString]) throws(BrokerError) {
         for name in names.sorted() where !allowed.contains(where: { $0.description == name }) {

@@ -70,7 +70,10 @@ extension AuthorizationService {
             guard !flow.isExpired(at: takenAt) else { throw .invalidState }
             guard Self.bindingMatches(flow.binding, proof: bindingProof) else { throw .invalidState }
             // A form flow's provider takes entered credentials and has no sign-in to be configured for.
-            let provider = try connectableProvider(named: flow.provider)
+            let named = try connectableProvider(named: flow.provider)
+            // The flow's settings fill the token and user URLs as they filled the authorize URL. A form flow of entered
+            // credentials calls no provider URL here.
+            let provider = named.kind.holdsEnteredCredentials && flow.settings.isEmpty ? named : try named.applyingSettings(flow.settings).0
             let completed = try await obtain(provider)
             extrasDropped = completed.grant.extrasDropped
             if let renewed = flow.connect?.reconnectAccountID ?? flow.stepUpAccountID,
@@ -215,7 +218,9 @@ extension AuthorizationService {
                 extras: grant.extras,
                 endUser: assigned.map(\.endUser) ?? existing?.endUser,
                 tags: assigned.map(\.tags) ?? existing?.tags ?? [:],
-                settings: settings ?? existing?.settings ?? [:]
+                // The settings the sign-in was made with (the credential form's, else the flow's), which later
+                // refreshes, revocation and the proxy fill in.
+                settings: settings ?? owner.map(\.settings).flatMap { $0.isEmpty ? nil : $0 } ?? existing?.settings ?? [:]
             )
         }
         do {

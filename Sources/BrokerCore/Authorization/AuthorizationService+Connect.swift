@@ -26,6 +26,9 @@ extension AuthorizationService {
         public var returnTo: String?
         /// How long the session lasts, at most ``AuthorizationService/connectSessionMaximumLifetime``.
         public var lifetime: Double
+        /// The per-account settings (``AccountSetting``) of the one provider the session allows; empty lets the
+        /// hosted page ask for them when that provider needs some. A reconnect takes its account's unless given.
+        public var settings: [String: String] = [:]
 
         /// A request for `endUser` from `origin`, every provider allowed, for 30 minutes.
         public init(
@@ -52,9 +55,10 @@ extension AuthorizationService {
     /// Stores a new session and returns its token (shown once) and expiry.
     ///
     /// Every allowed provider must sign people in here; a reconnect's account must exist, and its provider
-    /// becomes the only one allowed.
+    /// becomes the only one allowed. Settings, when given, are checked against the one provider allowed.
     public func createConnectSession(_ request: ConnectSessionRequest) async throws(BrokerError) -> (token: String, expiresAt: Date) {
         var allowed: [String] = []
+        var settings = request.settings
         for name in request.allowedProviders {
             let provider = try connectableProvider(named: name)
             if !allowed.contains(provider.name) { allowed.append(provider.name) }
@@ -68,6 +72,15 @@ extension AuthorizationService {
                 throw .badRequest("The account to reconnect belongs to \"\(provider.name)\", which allowed_providers leaves out")
             }
             allowed = [provider.name]
+            if settings.isEmpty { settings = existing.settings }
+        }
+        if !settings.isEmpty {
+            // Settings belong to one provider's URLs: a session that fixes them offers that provider alone. They are
+            // checked now (400 invalid_setting, nothing stored) and again when the sign-in starts.
+            guard allowed.count == 1 else {
+                throw .badRequest("settings fix one provider's URLs: name exactly one provider in allowed_providers (or an account_id)")
+            }
+            settings = try connectableProvider(named: allowed[0]).applyingSettings(settings).1
         }
         let returnTo = try validateReturnTo(request.returnTo)
         let token = SecureRandom.token(byteCount: 32)
@@ -79,7 +92,8 @@ extension AuthorizationService {
             tags: request.tags,
             connect: ConnectContext(
                 stage: .session, origin: request.origin, allowedProviders: allowed,
-                reconnectAccountID: request.reconnectAccountID?.string, scopes: request.scopes))
+                reconnectAccountID: request.reconnectAccountID?.string, scopes: request.scopes),
+            settings: settings)
         do { try await flows.put(session) } catch { throw BrokerError(error) }
         return (token, session.expiresAt)
     }
@@ -110,14 +124,15 @@ extension AuthorizationService {
         try await takeConnect(state: key, stage: .picker, proof: nonce)
     }
 
-    /// Starts the sign-in at `provider` for an opened session, bound to the browser's cookie nonce.
+    /// Starts the sign-in at `provider` for an opened session, bound to the browser's cookie nonce, with the
+    /// session's settings (fixed at its creation, or entered on the hosted page).
     public func beginConnect(_ session: PendingFlow, provider: String, cookieNonce nonce: String) async throws(BrokerError)
         -> AuthorizationStart
     {
         guard let connect = session.connect else { throw .invalidState }
         return try await begin(
             provider: provider, returnTo: session.returnTo, binding: Self.binding(forCookieNonce: nonce), endUser: session.endUser,
-            tags: session.tags, connect: connect)
+            tags: session.tags, connect: connect, settings: session.settings)
     }
 
     private func takeConnect(state: String, stage: ConnectContext.Stage, proof: String?) async throws(BrokerError) -> PendingFlow {

@@ -22,11 +22,14 @@ extension AuthorizationService {
     ///
     /// `scopes` replace the provider's configured ones for this sign-in (nil asks for those). The flow lives as long as
     /// the provider's `expires_in`; ``onFlow`` hears of the start or the failure as for ``begin(provider:returnTo:binding:endUser:tags:connect:)``.
+    /// `settings` are the provider's per-account settings, checked before the provider is asked for codes, and carried
+    /// as ``begin(provider:returnTo:binding:endUser:tags:connect:scopes:stepUp:settings:)`` carries them.
     public func beginDevice(
-        provider name: String, endUser: EndUser? = nil, tags: [String: String] = [:], scopes: [String]? = nil
+        provider name: String, endUser: EndUser? = nil, tags: [String: String] = [:], scopes: [String]? = nil,
+        settings: [String: String] = [:]
     ) async throws(BrokerError) -> DeviceStart {
         do {
-            let start = try await startDevice(provider: name, endUser: endUser, tags: tags, scopes: scopes)
+            let start = try await startDevice(provider: name, endUser: endUser, tags: tags, scopes: scopes, settings: settings)
             onFlow(.started(provider: name))
             return start
         } catch {
@@ -37,9 +40,10 @@ extension AuthorizationService {
 
     /// ``beginDevice(provider:endUser:tags:scopes:)`` without the report.
     private func startDevice(
-        provider name: String, endUser: EndUser?, tags: [String: String], scopes: [String]?
+        provider name: String, endUser: EndUser?, tags: [String: String], scopes: [String]?, settings given: [String: String]
     ) async throws(BrokerError) -> DeviceStart {
-        let provider = try configuredProvider(named: name)
+        // Settings are checked, and fill `device_authorization_url`, before the provider is asked for anything.
+        let (provider, settings) = try configuredProvider(named: name).applyingSettings(given)
         guard provider.deviceAuthorizationURL != nil else {
             throw .badRequest("Provider \"\(provider.name)\" offers no device sign-in (no device_authorization_url)")
         }
@@ -52,7 +56,8 @@ extension AuthorizationService {
             expiresAt: createdAt.addingTimeInterval(Double(answer.expiresIn)), endUser: endUser, tags: tags,
             device: DeviceContext(
                 deviceCode: answer.deviceCode, interval: answer.interval,
-                nextPollAt: createdAt.addingTimeInterval(Double(answer.interval))))
+                nextPollAt: createdAt.addingTimeInterval(Double(answer.interval))),
+            settings: settings)
         do {
             if let outcomes {
                 try await flows.put(flow, recording: .pending(flow, retention: flowTTL), in: outcomes)
@@ -102,7 +107,7 @@ extension AuthorizationService {
         guard (try? await flows.replace(flow)) == true else { return .skipped }
         let polled: Result<DevicePoll, BrokerError>
         do throws(BrokerError) {
-            let provider = try configuredProvider(named: flow.provider)
+            let provider = try configuredProvider(named: flow.provider).applyingSettings(flow.settings).0
             polled = .success(try await context.exchange(for: provider).pollDevice(deviceCode: device.deviceCode))
         } catch {
             polled = .failure(error)

@@ -105,9 +105,12 @@ public final class AuthorizationService: Sendable {
     ///
     /// `scopes` (checked by the caller with ``Scopes/validated(_:field:)``) replace the provider's configured scopes
     /// for this flow; `stepUp` names the account a step-up flow upgrades, whose sign-in must come back as it.
+    /// `settings` are the provider's per-account settings (``AccountSetting``): checked before anything else is done
+    /// (``BrokerError/invalidSetting(name:reason:)``, no provider called), filled into its URLs, kept with the flow
+    /// for the callback, and stored with the account.
     public func begin(
         provider name: String, returnTo: String?, binding: String, endUser: EndUser? = nil, tags: [String: String] = [:],
-        connect: ConnectContext? = nil, scopes: [String]? = nil, stepUp: AccountID? = nil
+        connect: ConnectContext? = nil, scopes: [String]? = nil, stepUp: AccountID? = nil, settings: [String: String] = [:]
     ) async throws(BrokerError) -> AuthorizationStart {
         // A step-up for an account and scope set that has one pending gets that one (``PendingStepUps``).
         let stepUpKey = stepUp.map { PendingStepUps.key(account: $0, scopes: scopes ?? []) }
@@ -119,7 +122,7 @@ public final class AuthorizationService: Sendable {
         do {
             let start = try await start(
                 provider: name, returnTo: returnTo, binding: binding, endUser: endUser, tags: tags, connect: connect,
-                scopes: scopes, stepUp: stepUp)
+                scopes: scopes, stepUp: stepUp, settings: settings)
             if let stepUpKey { stepUps.remember(start, under: stepUpKey, now: now()) }
             onFlow(.started(provider: name))
             return start
@@ -132,9 +135,13 @@ public final class AuthorizationService: Sendable {
     /// ``begin(provider:returnTo:binding:endUser:tags:)`` without the report.
     private func start(
         provider name: String, returnTo: String?, binding: String, endUser: EndUser?, tags: [String: String],
-        connect: ConnectContext?, scopes: [String]?, stepUp: AccountID?
+        connect: ConnectContext?, scopes: [String]?, stepUp: AccountID?, settings given: [String: String]
     ) async throws(BrokerError) -> AuthorizationStart {
-        var provider = try configuredProvider(named: name)
+        let named = try configuredProvider(named: name)
+        // The account's settings fill the provider's URLs (`https://{subdomain}.example.com/oauth/authorize`); an unknown,
+        // missing or unfit one is refused here, before any request token is asked for or anything is stored.
+        let (resolved, settings) = try named.applyingSettings(given)
+        var provider = resolved
         if let connect, !connect.allows(provider.name) {
             throw .badRequest("This connect session does not allow provider \"\(provider.name)\"")
         }
@@ -178,7 +185,8 @@ public final class AuthorizationService: Sendable {
             tags: tags,
             connect: connect?.at(.flow),
             scopes: asked,
-            stepUpAccountID: stepUp?.string
+            stepUpAccountID: stepUp?.string,
+            settings: settings
         )
         do {
             if let outcomes {

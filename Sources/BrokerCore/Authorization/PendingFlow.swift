@@ -33,6 +33,9 @@ public struct PendingFlow: Sendable, Equatable {
     public var stepUpAccountID: String?
     /// The device sign-in the broker polls for; nil for flows completed by a callback and flows of earlier versions.
     public var device: DeviceContext?
+    /// The provider's per-account settings (``AccountSetting``) this flow was started with, already checked; they fill
+    /// the provider's URLs at the callback and are stored with the account. Empty when none, and in flows of earlier versions.
+    public var settings: [String: String]
     /// When the flow started.
     public var createdAt: Date
     /// When the flow stops being usable.
@@ -55,7 +58,8 @@ public struct PendingFlow: Sendable, Equatable {
         connect: ConnectContext? = nil,
         scopes: [String]? = nil,
         stepUpAccountID: String? = nil,
-        device: DeviceContext? = nil
+        device: DeviceContext? = nil,
+        settings: [String: String] = [:]
     ) {
         self.state = state
         self.provider = provider
@@ -73,6 +77,7 @@ public struct PendingFlow: Sendable, Equatable {
         self.scopes = scopes
         self.stepUpAccountID = stepUpAccountID
         self.device = device
+        self.settings = settings
     }
 
     /// Whether the flow says whom its account belongs to: an end user or tags were given, and replace the stored ones.

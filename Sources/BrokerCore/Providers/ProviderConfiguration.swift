@@ -125,6 +125,9 @@ public struct ProviderConfiguration: Sendable {
     /// The values each account gives for the provider's URLs (``AccountSetting``: `{subdomain}`, `{shop}`); empty for
     /// most providers.
     public var accountSettings: [AccountSetting] = []
+    /// Where each account's token answer names its API base (Salesforce's `instance_url`), used by the proxy when
+    /// the provider has no `apiBaseURL`; nil for none.
+    public var apiBaseFromTokenAnswer: TokenAnswerAPIBase? = nil
 
     /// Whether people can connect accounts of this provider: it is configured and has a sign-in.
     public var offersSignIn: Bool { grants.contains(.authorizationCode) && isConfigured }

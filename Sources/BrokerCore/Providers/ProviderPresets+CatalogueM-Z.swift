@@ -74,8 +74,8 @@ extension ProviderPresets {
     /// Salesforce at the login host in `SALESFORCE_LOGIN_HOST` (`login.salesforce.com`; `test.salesforce.com` for a
     /// sandbox, or a My Domain host): `refresh_token` scope, PKCE S256, the user as `organization_id` and `user_id` from
     /// OpenID userinfo, revocation without client authentication. Token answers carry no `expires_in`, so the broker
-    /// cannot know when to refresh. No API base: each org's API is at its own `instance_url`, kept with the account
-    /// under `raw`, which a preset cannot name (docs/providers.md, "API base and credential placement for /proxy").
+    /// cannot know when to refresh. No fixed API base: each org's API is at its own `instance_url`, kept with the account
+    /// under `raw`, which the proxy uses once it is an `https` URL under `salesforce.com` or `force.com`.
     static let salesforce: ProviderConfiguration = {
         var c = ProviderConfiguration(
             name: "salesforce", kind: .oauth2,
@@ -90,6 +90,7 @@ extension ProviderPresets {
             settingNames: credentials("SALESFORCE")
         )
         c.tokenAnswer.userIDFields = []
+        c.apiBaseFromTokenAnswer = TokenAnswerAPIBase(field: "instance_url", hostSuffixes: ["salesforce.com", "force.com"])
         return c
     }()
 

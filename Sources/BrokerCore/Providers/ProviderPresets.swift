@@ -77,7 +77,7 @@ public enum ProviderPresets {
     }
 
     /// Every preset without credentials, its URLs still holding their `{placeholders}`.
-    static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb] + catalogue
+    static let all: [ProviderConfiguration] = [weibo, github, google, twitter, tmdb] + catalogue + settingsCatalogue
 
     /// The endpoint variables of the presets that have any, by preset name.
     static let variables: [String: [PresetVariable]] = [

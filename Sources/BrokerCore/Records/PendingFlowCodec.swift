@@ -52,6 +52,7 @@ public enum PendingFlowCodec {
                     deviceCode: protect($0.deviceCode, "device_code") ?? "", interval: $0.interval,
                     nextPollAt: RFC3339Date.format($0.nextPollAt))
             },
+            settings: flow.settings.isEmpty ? nil : flow.settings,
             createdAt: RFC3339Date.format(flow.createdAt),
             expiresAt: RFC3339Date.format(flow.expiresAt)
         )
@@ -103,7 +104,8 @@ public enum PendingFlowCodec {
             connect: connect,
             scopes: record.scopes,
             stepUpAccountID: record.stepUp,
-            device: device
+            device: device,
+            settings: record.settings ?? [:]
         )
     }
 }

@@ -32,6 +32,8 @@ package struct PendingFlowJSON: Codable, Equatable {
     package var stepUp: String? = nil
     /// `device`: the device sign-in polled for; absent for other flows and in records of earlier versions.
     package var device: DeviceJSON? = nil
+    /// `settings`: the provider's per-account settings, an object of strings; absent when none and in records of earlier versions.
+    package var settings: [String: String]? = nil
     /// `created_at`, RFC 3339.
     package var createdAt: String
     /// `expires_at`, RFC 3339.
@@ -48,7 +50,7 @@ package struct PendingFlowJSON: Codable, Equatable {
         case endUserID = "end_user_id"
         case endUserEmail = "end_user_email"
         case endUserName = "end_user_name"
-        case tags, connect, scopes, device
+        case tags, connect, scopes, device, settings
         case stepUp = "step_up"
         case createdAt = "created_at"
         case expiresAt = "expires_at"

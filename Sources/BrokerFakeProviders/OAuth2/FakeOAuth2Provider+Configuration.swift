@@ -316,6 +316,10 @@ extension FakeOAuth2Provider {
     public struct Ledger: Sendable {
         /// Requests to the authorize endpoint (GET).
         public var authorizeCalls = 0
+        /// `HOST PATH` of every request to the authorize, token, refresh, device, user and revocation endpoints, in
+        /// order: `HOST` is the `Host` field it carried (RFC 9110 §7.2), so a test sees which per-account host
+        /// (`acme.localhost:PORT`) the broker or the browser called.
+        public var hostCalls: [String] = []
         /// Device authorization requests answered with codes.
         public var deviceAuthorizations = 0
         /// When each device poll came, by the provider's clock, in order.

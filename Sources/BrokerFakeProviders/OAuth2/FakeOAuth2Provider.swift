@@ -170,21 +170,34 @@ public final class FakeOAuth2Provider: Sendable {
     private static func routes(_ configuration: Configuration, _ endpoints: OAuth2Endpoints) -> Router {
         let paths = configuration.paths
         var router = Router()
-        router.add(.GET, paths.authorize, .sync(endpoints.authorize))
+        // Each handler notes the `Host` it was asked under (``Ledger/hostCalls``) before it answers.
+        func noted(_ handler: @escaping @Sendable (Request) -> Response) -> Router.Handler {
+            .sync { request in
+                endpoints.noteHost(request)
+                return handler(request)
+            }
+        }
+        func notedAsync(_ handler: @escaping @Sendable (Request) async -> Response) -> Router.Handler {
+            .async { request in
+                endpoints.noteHost(request)
+                return await handler(request)
+            }
+        }
+        router.add(.GET, paths.authorize, noted(endpoints.authorize))
         router.add(.POST, paths.authorize, .sync(endpoints.decide))
-        router.add(.POST, paths.token, .async(endpoints.token))
-        router.add(.POST, OAuth2Endpoints.devicePath, .sync(endpoints.deviceAuthorization))
-        if let refresh = paths.refresh, refresh != paths.token { router.add(.POST, refresh, .async(endpoints.token)) }
+        router.add(.POST, paths.token, notedAsync(endpoints.token))
+        router.add(.POST, OAuth2Endpoints.devicePath, noted(endpoints.deviceAuthorization))
+        if let refresh = paths.refresh, refresh != paths.token { router.add(.POST, refresh, notedAsync(endpoints.token)) }
         if let user = paths.user {
-            router.add(.GET, user, .sync(endpoints.user))
+            router.add(.GET, user, noted(endpoints.user))
             // A user endpoint asked by POST (a GraphQL query, RFC 7662 introspection) answers POST too, to check how it was asked.
-            if configuration.quirks.userRequest != nil { router.add(.POST, user, .sync(endpoints.user)) }
+            if configuration.quirks.userRequest != nil { router.add(.POST, user, noted(endpoints.user)) }
         }
         if let revoke = paths.revoke {
-            router.add(.POST, revoke, .sync(endpoints.revoke))
+            router.add(.POST, revoke, noted(endpoints.revoke))
             if configuration.dialect == .weibo {
                 // Weibo documents GET as well as POST for revokeoauth2.
-                router.add(.GET, revoke, .sync(endpoints.revoke))
+                router.add(.GET, revoke, noted(endpoints.revoke))
             }
         }
         for path in configuration.quirks.resources.keys.sorted() { router.add(.GET, path, .sync(endpoints.resource)) }

@@ -15,6 +15,12 @@ final class OAuth2Endpoints: Sendable {
     private var dialect: OAuth2Dialect { configuration.dialect }
 
     /// `GET authorize`: checks the request, then redirects with a code or an error, or shows the consent page.
+    /// Notes `HOST PATH` of `request` in ``FakeOAuth2Provider/Ledger/hostCalls``.
+    func noteHost(_ request: Request) {
+        let entry = (request.headers["Host"] ?? "") + " " + request.path
+        state.withLock { $0.ledger.hostCalls.append(entry) }
+    }
+
     func authorize(_ request: Request) -> Response {
         let query = FakeWire.query(request)
         let outcome = state.withLock { $0.authorize(query, referer: request.headers["Referer"]) }

@@ -68,6 +68,7 @@ enum FlowJournalRecord: Equatable {
         json.string("request_token_secret", record.requestTokenSecret)
         json.string("return_to", record.returnTo)
         json.array("scopes", record.scopes)
+        json.strings("settings", record.settings)
         json.string("state", record.state)
         json.string("step_up", record.stepUp)
         json.strings("tags", record.tags)

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@testable import BrokerCore
+
+/// The OAuth presets at each customer's own host (`ProviderPresets+AccountSettings.swift`): each declares the setting
+/// its URLs hold, in their host, so an account's value fills every URL and can never move it to another domain; each
+/// is cited in docs/providers.md's table.
+@Suite struct OAuthSettingPresetTests {
+    static let catalogue = ProviderPresets.settingsCatalogue
+
+    /// The documented URLs of each preset for the value `acme`.
+    static let expected: [String: [String?]] = [
+        "okta": [
+            "https://acme.okta.com/oauth2/v1/authorize", "https://acme.okta.com/oauth2/v1/token",
+            "https://acme.okta.com/oauth2/v1/userinfo", "https://acme.okta.com/oauth2/v1/revoke", "https://acme.okta.com/api/v1",
+        ],
+        "zendesk": [
+            "https://acme.zendesk.com/oauth/authorizations/new", "https://acme.zendesk.com/oauth/tokens",
+            "https://acme.zendesk.com/api/v2/users/me.json", nil, "https://acme.zendesk.com/api/v2",
+        ],
+    ]
+
+    @Test func eachFillsItsOwnHostAndRefusesAnotherDomain() throws {
+        #expect(Self.catalogue.map(\.name) == Self.expected.keys.sorted())
+        for preset in Self.catalogue {
+            let setting = try #require(preset.accountSettings.first, "\(preset.name)")
+            #expect(preset.accountSettings.count == 1 && preset.settingsInHost == [setting.name], "\(preset.name)")
+            #expect(preset.missingSettings == [preset.name.uppercased() + "_CLIENT_ID", preset.name.uppercased() + "_CLIENT_SECRET"])
+            let (resolved, kept) = try preset.applyingSettings([setting.name: "acme"])
+            #expect(kept == [setting.name: "acme"])
+            #expect(
+                [resolved.authorizeURL, resolved.tokenURL, resolved.userURL, resolved.revokeURL, resolved.apiBaseURL]
+                    == Self.expected[preset.name], "\(preset.name)")
+            #expect(resolved.pkce && resolved.kind == .oauth2, "\(preset.name)")
+            for value in ["acme.evil.com", "a@b", "..", "", "a/b", "%2e"] {
+                #expect(throws: BrokerError.self, "\(preset.name) \(value)") { try preset.applyingSettings([setting.name: value]) }
+            }
+            #expect(throws: BrokerError.self) { try preset.applyingSettings([:]) }
+        }
+    }
+
+    @Test func eachIsCitedInTheDocsTable() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("docs/providers.md"), encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "\n## OAuth presets at the customer's own host\n").dropFirst().first)
+        var rows: [String: [String]] = [:]
+        for line in section.split(separator: "\n") {
+            if line.hasPrefix("## ") { break }
+            guard line.hasPrefix("| `") else { continue }
+            let name = line.split(separator: "|")[0].trimmingCharacters(in: CharacterSet(charactersIn: " `"))
+            rows[name] = line.components(separatedBy: "](").dropFirst().map { String($0.prefix { $0 != ")" }) }
+        }
+        #expect(Set(rows.keys) == Set(Self.catalogue.map(\.name)))
+        for (name, links) in rows { #expect(!links.isEmpty && links.allSatisfy { $0.hasPrefix("https://") }, "\(name)") }
+    }
+}
