@@ -32,12 +32,13 @@ import Glibc
     /// A broker whose provider `acme` has its API on the fake (a private address, so allowed in the providers file),
     /// with one connected account.
     static func setUp(
-        environment: [String: String] = [:], configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }
+        environment: [String: String] = [:], entryExtra: String = "",
+        configure: @Sendable (inout FakeOAuth2Provider.Behaviour) -> Void = { _ in }
     ) async throws -> Setup {
         let provider = try FakeOAuth2Provider.scoped(.rfc6749(clientSecret: RefreshEndToEndTests.clientSecret))
         provider.set(configure)
         let clock = TestClock(Date())
-        let entry = provider.providerEntry(extra: #""api_base_url": "\#(provider.apiBaseURL)", "api_allow_private": true"#)
+        let entry = provider.providerEntry(extra: #""api_base_url": "\#(provider.apiBaseURL)", "api_allow_private": true"# + entryExtra)
         let broker = try BrokerHarness(
             providersJSON: "{\"providers\": {\(entry)}}",
             environment: ["FAKE_ACME_SECRET": RefreshEndToEndTests.clientSecret, "BROKER_REFRESH_INTERVAL": "0"]
@@ -83,6 +84,21 @@ import Glibc
         #expect(!reply.headers.contains { $0.1.contains(Self.token) })
         #expect(!s.broker.log.contains(Self.token))
         #expect(s.provider.ledger.apiCalls == 1)
+    }
+
+    /// `api_token_header`/`api_token_format` (Shopify's `X-Shopify-Access-Token`): the token arrives in the declared
+    /// field, formatted, and no `Authorization` is sent, not even the caller's; the user endpoint keeps Bearer here
+    /// because `user_auth_scheme` says so.
+    @Test func aProviderDeclaredHeaderCarriesTheTokenAndNoAuthorizationIsSent() async throws {
+        let s = try await Self.setUp(
+            entryExtra: #", "api_token_header": "X-Fake-Access-Token", "api_token_format": "{access_token}", "user_auth_scheme": "Bearer""#)
+        let reply = try await s.call(
+            "GET", "/proxy/echo/shop.json", headers: Self.api + Self.account + [("Authorization", "Bearer caller-own")])
+        #expect(reply.status == 200)
+        let echoed = Self.echoedHeaders(reply.body)
+        #expect(echoed.filter { $0.0.lowercased() == "x-fake-access-token" }.map(\.1) == [Self.token])
+        #expect(!echoed.contains { $0.0.lowercased() == "authorization" }, "an Authorization field reached the provider")
+        #expect(reply.header("X-Fake-Access-Token") == nil)
     }
 
     @Test func aCallIsAnAuditEntryAndAMetricWithoutItsQueryOrToken() async throws {

@@ -60,6 +60,10 @@ public struct ProviderConfiguration: Sendable {
     /// The query parameter the API proxy carries the access token in instead of `Authorization: Bearer`
     /// (`api_token_param`; Weibo's `access_token`); see ``ProxyCredentialPlacement``.
     public var apiTokenParameter: String? = nil
+    /// The header field the API proxy carries the access token in instead of `Authorization` (`api_token_header`;
+    /// Shopify's `X-Shopify-Access-Token`), and its value with `{access_token}` where the token goes
+    /// (`api_token_format`); nil for `Authorization: Bearer {access_token}`. See ``ProxyCredentialPlacement``.
+    public var apiTokenHeader: APITokenHeader? = nil
     /// A header field the API proxy sets to the client id on every call (`api_client_id_header`; Twitch Helix's
     /// `Client-Id`); see ``ProxyCredentialPlacement``.
     public var apiClientIDHeader: String? = nil
@@ -204,4 +208,23 @@ public struct ProviderConfiguration: Sendable {
         }
         return keys
     }
+}
+
+/// Where an OAuth 2.0 provider's API takes the access token when not as `Authorization: Bearer` (RFC 6750 §2.1):
+/// Shopify's Admin API reads `X-Shopify-Access-Token: <token>`.
+public struct APITokenHeader: Sendable, Equatable {
+    /// The header field name, an RFC 9110 §5.6.2 token.
+    public var name: String
+    /// The field value with `{access_token}` exactly once where the token goes (`{access_token}`, `token {access_token}`).
+    public var format: String
+    /// The placeholder a format holds once.
+    public static let placeholder = "{access_token}"
+
+    public init(name: String, format: String) {
+        self.name = name
+        self.format = format
+    }
+
+    /// The field value for `token`: the format with its placeholder replaced.
+    public func value(_ token: String) -> String { format.replacingOccurrences(of: Self.placeholder, with: token) }
 }

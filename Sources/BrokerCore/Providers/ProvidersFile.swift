@@ -13,7 +13,7 @@ enum ProvidersFile {
         "user_token_param", "revoke_url", "revoke_token_param", "revoke_client_auth", "scopes", "scope_separator",
         "pkce", "authorize_params", "token_endpoint_auth_method",
         "request_token_url", "access_token_url", "api_key", "api_base_url", "authenticate_url", "api_allow_private",
-        "api_token_param", "api_client_id_header", "allowed_scopes", "scope_upgrade",
+        "api_token_param", "api_token_header", "api_token_format", "api_client_id_header", "allowed_scopes", "scope_upgrade",
     ]
 
     /// Authorize parameters the broker sets itself, which `authorize_params` may not override.

@@ -12,6 +12,9 @@ public struct UserInfoRequest: Sendable, Equatable {
     public var jsonBody: String?
     /// Whether the endpoint is an RFC 7662 §2.1 introspection endpoint: a form POST of `token` with client authentication.
     public var introspection: Bool
+    /// The header field the token travels in instead of `Authorization: <scheme> <token>` (Shopify's
+    /// `X-Shopify-Access-Token`, the field its API reads); nil for `Authorization`.
+    public var tokenHeader: APITokenHeader? = nil
     /// The JSON path of the display name in the answer; nil means `screen_name`, else `login`, else `name`.
     public var userNameField: String?
 

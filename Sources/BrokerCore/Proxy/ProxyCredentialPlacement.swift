@@ -9,6 +9,9 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
         case bearer
         /// `<name>=<access token>` appended to the query (RFC 6750 §2.3; Weibo's `access_token`).
         case queryParameter(String)
+        /// The access token in a header field the provider names, its value a format holding `{access_token}` once
+        /// (`api_token_header`, `api_token_format`; Shopify's `X-Shopify-Access-Token: <token>`); no `Authorization`.
+        case header(APITokenHeader)
         /// An RFC 5849 §3.5.1 `Authorization: OAuth …` header signed with the consumer and token credentials.
         case oauth1Signature
         /// TMDB v3: `session_id=<session>` in the query, and the application's key as `api_key=<key>` in the query or,
@@ -37,13 +40,14 @@ public struct ProxyCredentialPlacement: Sendable, Equatable {
     }
 
     /// How `provider`'s calls carry the credential: by its kind (OAuth 1.0a signs, TMDB names the session, OAuth 2.0
-    /// and OpenID Connect send a Bearer token), its `api_token_param`, `api_client_id_header` and `request_headers`.
+    /// and OpenID Connect send a Bearer token), its `api_token_param` or `api_token_header`, `api_client_id_header` and `request_headers`.
     public init(provider: ProviderConfiguration) {
         let token: Token =
             switch provider.kind {
             case .oauth1: .oauth1Signature
             case .tmdb: .tmdbSession
-            case .oauth2, .oidc: provider.apiTokenParameter.map(Token.queryParameter) ?? .bearer
+            case .oauth2, .oidc:
+                provider.apiTokenParameter.map(Token.queryParameter) ?? provider.apiTokenHeader.map(Token.header) ?? .bearer
             // MCP authorization: the token as Bearer on every request, never in the query string.
             case .mcp: .bearer
             case .apiKey, .basic, .bearer:

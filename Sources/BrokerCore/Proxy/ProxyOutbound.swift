@@ -91,6 +91,14 @@ public enum ProxyOutbound {
             own.append(("Authorization", "Bearer " + access))
         case .queryParameter:
             break
+        case .header(let placement):
+            // Checked when the providers file was read; checked again here since a preset or a test may build one.
+            let field: ProxyHeaders.Field = (placement.name, placement.value(access))
+            let lowered = field.name.lowercased()
+            guard ProxyHeaders.isWellFormed(field), lowered == "authorization" || !reservedNames.contains(lowered),
+                !lowered.hasPrefix(ProxyHeaders.brokerPrefix)
+            else { throw .unusable(reason: "the account's token cannot be sent in the provider's header") }
+            own.append(field)
         case .tmdbSession:
             if let key = credential.apiKey?.value, TMDBClient.isReadAccessToken(key) { own.append(("Authorization", "Bearer " + key)) }
         case .oauth1Signature:
@@ -123,7 +131,7 @@ public enum ProxyOutbound {
         -> [(String, String)]
     {
         switch token {
-        case .bearer, .oauth1Signature, .entered(.header), .entered(.basic):
+        case .bearer, .header, .oauth1Signature, .entered(.header), .entered(.basic):
             return []
         case .entered(.query(let name, let format)):
             guard ProxyHeaders.isToken(name), let values = credential.entered else {

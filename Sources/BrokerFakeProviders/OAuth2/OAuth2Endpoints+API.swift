@@ -5,6 +5,8 @@ import Synchronization
 /// A resource server beside the fake authorization server, under ``FakeOAuth2Provider/apiPrefix``: what the broker's
 /// API proxy (`/proxy/<path>`) calls. Every route wants a live Bearer token (RFC 6750 §2.1) and answers
 /// `401` with `WWW-Authenticate: Bearer error="invalid_token"` (§3.1) otherwise, as a real API does after a revocation.
+/// A token in `X-Fake-Access-Token` (Shopify's `X-Shopify-Access-Token` shape) counts as well, for a provider whose
+/// `api_token_header` places it there.
 ///
 /// - `<prefix>/echo…` (any method): the method, path, query and header fields it received and the body's size and
 ///   FNV-1a digest, read as it arrives; its answer also sets a cookie and names a hop-by-hop field, which a proxy must
@@ -28,7 +30,7 @@ extension OAuth2Endpoints {
     private func api(_ request: Request, prefix: String, events: FakeAPIEvents) async -> Response {
         let live = state.withLock { s -> Bool in
             s.ledger.apiCalls += 1
-            guard s.owner(of: FakeWire.bearerToken(request)) != nil else {
+            guard s.owner(of: FakeWire.bearerToken(request) ?? request.headers["X-Fake-Access-Token"]) != nil else {
                 s.ledger.apiRefusals += 1
                 return false
             }

@@ -53,7 +53,11 @@ extension OAuth2Client {
                 method: "GET", url: FormEncoding.url(url, adding: [(parameter, accessToken.value)]),
                 headers: settings.headers(headers))
         }
-        headers.append(("Authorization", asked.authScheme + " " + accessToken.value))
+        if let field = asked.tokenHeader {
+            headers.append((field.name, field.value(accessToken.value)))
+        } else {
+            headers.append(("Authorization", asked.authScheme + " " + accessToken.value))
+        }
         guard let body = asked.jsonBody else {
             return UpstreamRequest(method: "GET", url: url, headers: settings.headers(headers))
         }
