@@ -195,7 +195,7 @@ import Testing
         }
         #expect(
             Set(CatalogueCase.all.map(\.preset))
-                // Okta and Zendesk live at each account's host: OAuthSettingPresetTests and OAuthSettingsTests cover them.
-                == Set(ProviderPresets.names).subtracting(["github", "google", "tmdb", "twitter", "weibo", "okta", "zendesk"]))
+                // Okta, Shopify and Zendesk live at each account's host: OAuthSettingPresetTests and OAuthSettingsTests cover them.
+                == Set(ProviderPresets.names).subtracting(["github", "google", "tmdb", "twitter", "weibo", "okta", "shopify", "zendesk"]))
     }
 }

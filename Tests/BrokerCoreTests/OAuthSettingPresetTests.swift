@@ -15,6 +15,10 @@ import Testing
             "https://acme.okta.com/oauth2/v1/authorize", "https://acme.okta.com/oauth2/v1/token",
             "https://acme.okta.com/oauth2/v1/userinfo", "https://acme.okta.com/oauth2/v1/revoke", "https://acme.okta.com/api/v1",
         ],
+        "shopify": [
+            "https://acme.myshopify.com/admin/oauth/authorize", "https://acme.myshopify.com/admin/oauth/access_token",
+            "https://acme.myshopify.com/admin/api/2026-10/shop.json", nil, "https://acme.myshopify.com/admin/api/2026-10",
+        ],
         "zendesk": [
             "https://acme.zendesk.com/oauth/authorizations/new", "https://acme.zendesk.com/oauth/tokens",
             "https://acme.zendesk.com/api/v2/users/me.json", nil, "https://acme.zendesk.com/api/v2",
@@ -32,11 +36,36 @@ import Testing
             #expect(
                 [resolved.authorizeURL, resolved.tokenURL, resolved.userURL, resolved.revokeURL, resolved.apiBaseURL]
                     == Self.expected[preset.name], "\(preset.name)")
-            #expect(resolved.pkce && resolved.kind == .oauth2, "\(preset.name)")
+            // Shopify documents no PKCE; the others take S256.
+            #expect(resolved.pkce == (preset.name != "shopify") && resolved.kind == .oauth2, "\(preset.name)")
             for value in ["acme.evil.com", "a@b", "..", "", "a/b", "%2e"] {
                 #expect(throws: BrokerError.self, "\(preset.name) \(value)") { try preset.applyingSettings([setting.name: value]) }
             }
             #expect(throws: BrokerError.self) { try preset.applyingSettings([:]) }
+        }
+    }
+
+    /// Shopify: comma-separated scopes (its authorize page's `scope`), client credentials in the token request's body,
+    /// `expiring=1` for an expiring offline token with a rotating refresh token, the shop's id as the uid, and the
+    /// token in `X-Shopify-Access-Token` both to `shop.json` and through the proxy, with no `Authorization`.
+    @Test func shopifyPlacesItsTokenInItsOwnHeaderAndNamesTheShop() throws {
+        let shopify = ProviderPresets.shopify
+        #expect(shopify.scopeSeparator == "," && shopify.clientAuthentication == .clientSecretPost)
+        #expect(shopify.extraTokenParameters.map(\.0) == ["expiring"] && shopify.extraTokenParameters.map(\.1) == ["1"])
+        #expect(shopify.refreshTokenRotates && shopify.userIDFields == ["shop.id"])
+        let header = APITokenHeader(name: "X-Shopify-Access-Token", format: "{access_token}")
+        #expect(shopify.apiTokenHeader == header && shopify.userRequest.tokenHeader == header)
+        let (resolved, _) = try shopify.applyingSettings(["shop": "Acme-Store"])
+        let base = try ProxyTarget.Base(#require(resolved.apiBaseURL))
+        let request = try ProxyOutbound.make(
+            method: "GET", base: base, path: "/shop.json", query: nil,
+            callerHeaders: [("Authorization", "Bearer caller"), ("Accept", "application/json")],
+            credential: ProxyCredential(accessToken: Secret("shpat_x")), placement: ProxyCredentialPlacement(provider: resolved))
+        #expect(request.url.lowercased() == "https://acme-store.myshopify.com/admin/api/2026-10/shop.json")
+        #expect(request.headers.filter { $0.name.lowercased() == "authorization" }.isEmpty)
+        #expect(request.headers.filter { $0.name == "X-Shopify-Access-Token" }.map(\.value) == ["shpat_x"])
+        for value in ["-acme", "acme_store", "acme.myshopify.com"] {
+            #expect(throws: BrokerError.self, "\(value)") { try shopify.applyingSettings(["shop": value]) }
         }
     }
 

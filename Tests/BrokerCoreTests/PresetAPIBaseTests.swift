@@ -19,6 +19,10 @@ struct PresetAPIBaseTests {
         "twitter": ("https://api.twitter.com", .oauth1Signature), "weibo": ("https://api.weibo.com/2", .queryParameter("access_token")),
         "zoom": ("https://api.zoom.us/v2", .bearer), "okta": ("https://{org}.okta.com/api/v1", .bearer),
         "zendesk": ("https://{subdomain}.zendesk.com/api/v2", .bearer),
+        "shopify": (
+            "https://{shop}.myshopify.com/admin/api/2026-10",
+            .header(APITokenHeader(name: "X-Shopify-Access-Token", format: "{access_token}"))
+        ),
     ]
 
     @Test func everyPresetHasABaseTheProxyAcceptsOrADocumentedReasonForNone() throws {
@@ -65,6 +69,36 @@ struct PresetAPIBaseTests {
                     token: .queryParameter("access_token"), clientIDHeader: "X-Client-Id", headers: [("Acme-Version", "7")]))
     }
 
+    /// `api_token_header` and `api_token_format` place an OAuth 2.0 token as the provider reads it; a header alone carries
+    /// the bare token, `Authorization` alone keeps Bearer, and a format alone changes the Authorization value.
+    @Test func aProvidersFileSetsTheTokenHeaderAndFormat() throws {
+        func placement(_ keys: String) throws -> ProxyCredentialPlacement.Token {
+            let file = #"""
+                {"providers": {"acme": {"kind": "oauth2", "client_id": "c", "client_secret": "s",
+                  "authorize_url": "https://acme.example/authorize", "token_url": "https://acme.example/token",
+                  "user_url": "https://api.acme.example/me", "api_base_url": "https://api.acme.example/v2", \#(keys)}}}
+                """#
+            let registry = try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
+            return ProxyCredentialPlacement(provider: try #require(registry.provider(named: "acme"))).token
+        }
+        #expect(try placement(#""api_token_header": "X-Acme-Token""#) == .header(.init(name: "X-Acme-Token", format: "{access_token}")))
+        #expect(
+            try placement(#""api_token_header": "X-Acme-Token", "api_token_format": "token {access_token}""#)
+                == .header(.init(name: "X-Acme-Token", format: "token {access_token}")))
+        #expect(try placement(#""api_token_header": "Authorization""#) == .bearer)
+        #expect(
+            try placement(#""api_token_format": "token {access_token}""#)
+                == .header(.init(name: "Authorization", format: "token {access_token}")))
+        // The user endpoint takes the token the same way unless user_auth_scheme says otherwise.
+        let file =
+            #"{"providers": {"shopify": {"api_token_header": "X-Other"}, "zendesk": {"api_token_header": "X-Z", "user_auth_scheme": "Bearer"}}}"#
+        let environment = ["SHOPIFY_CLIENT_ID": "i", "SHOPIFY_CLIENT_SECRET": "s", "ZENDESK_CLIENT_ID": "i", "ZENDESK_CLIENT_SECRET": "s"]
+        let registry = try ProviderRegistry.load(environment: environment, providersFile: Array(file.utf8))
+        #expect(registry.provider(named: "shopify")?.userRequest.tokenHeader == .init(name: "X-Other", format: "{access_token}"))
+        #expect(registry.provider(named: "zendesk")?.userRequest.tokenHeader == nil)
+        #expect(registry.provider(named: "zendesk")?.apiTokenHeader == .init(name: "X-Z", format: "{access_token}"))
+    }
+
     /// Values the providers file refuses, each with the key it must name.
     static let refused: [(entry: String, key: String)] = [
         (#""api_client_id_header": "Authorization""#, "api_client_id_header"),
@@ -77,6 +111,17 @@ struct PresetAPIBaseTests {
         (#""api_client_id_header": 7"#, "api_client_id_header"),
         (#""api_token_param": "access token""#, "api_token_param"),
         (#""api_token_param": "a&b=c""#, "api_token_param"),
+        (#""api_token_header": "Cookie""#, "api_token_header"),
+        (#""api_token_header": "Host""#, "api_token_header"),
+        (#""api_token_header": "Broker-Account""#, "api_token_header"),
+        (#""api_token_header": "X Token""#, "api_token_header"),
+        (#""api_token_header": "X-Token\r\nHost: evil""#, "api_token_header"),
+        (#""api_token_header": 7"#, "api_token_header"),
+        (#""api_token_header": "X-Token", "api_token_format": "token""#, "api_token_format"),
+        (#""api_token_header": "X-Token", "api_token_format": "{access_token} {access_token}""#, "api_token_format"),
+        (#""api_token_header": "X-Token", "api_token_format": "{access_token}\r\nHost: evil""#, "api_token_format"),
+        (#""api_token_header": "X-Token", "api_token_param": "access_token""#, "api_token_header"),
+        (#""api_token_header": "X-Client-Id", "api_client_id_header": "X-Client-Id""#, "api_client_id_header"),
     ]
 
     @Test("Refused", arguments: refused)
@@ -87,6 +132,15 @@ struct PresetAPIBaseTests {
             try ProviderRegistry.load(environment: environment, providersFile: Array(file.utf8))
         } throws: { error in
             (error as? ProviderConfigurationError).map { $0.provider == "github" && $0.key == key } ?? false
+        }
+    }
+
+    @Test func aTokenHeaderIsRefusedWhereTheKindPlacesTheCredentialItself() {
+        let file = #"{"providers": {"tmdb": {"api_token_header": "X-Token"}}}"#
+        #expect {
+            try ProviderRegistry.load(environment: [:], providersFile: Array(file.utf8))
+        } throws: { error in
+            (error as? ProviderConfigurationError).map { $0.provider == "tmdb" && $0.key == "api_token_header" } ?? false
         }
     }
 

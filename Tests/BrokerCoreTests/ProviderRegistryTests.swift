@@ -20,7 +20,7 @@ struct ProviderRegistryTests {
     @Test func presetsWithoutCredentialsAreListedButNameTheirVariables() throws {
         let registry = try load(nil)
         #expect(registry.all.map(\.name) == ProviderPresets.names)
-        #expect(ProviderPresets.names.count == 27)
+        #expect(ProviderPresets.names.count == 28)
         #expect(registry.all.allSatisfy { !$0.isConfigured })
         let weibo = try #require(registry.provider(named: "weibo"))
         #expect(!weibo.isConfigured)

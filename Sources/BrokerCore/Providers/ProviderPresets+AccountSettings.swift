@@ -6,7 +6,7 @@
 /// the catalogue, each is enabled by `<NAME>_CLIENT_ID` and `<NAME>_CLIENT_SECRET`.
 extension ProviderPresets {
     /// The presets that need a per-account setting, in name order.
-    static let settingsCatalogue: [ProviderConfiguration] = [okta, zendesk]
+    static let settingsCatalogue: [ProviderConfiguration] = [okta, shopify, zendesk]
 
     /// Okta's org authorization server at `{org}.okta.com` (an OpenID provider, used here as OAuth 2.0 with its
     /// userinfo endpoint): PKCE S256, `offline_access` for a refresh token, the user as `sub` (Okta user ids are
@@ -60,6 +60,45 @@ extension ProviderPresets {
             AccountSetting(
                 name: "subdomain", description: "Your Zendesk subdomain: the part before .zendesk.com (acme for acme.zendesk.com)",
                 pattern: "[a-z0-9][a-z0-9-]*")
+        ]
+        return c
+    }()
+
+    /// Shopify's Admin API at `{shop}.myshopify.com` (authorization code grant, docs/providers.md cites the pages):
+    /// `admin/oauth/authorize` with comma-separated scopes, the code traded at `admin/oauth/access_token` with the
+    /// client id and secret in the body. `expiring=1` asks for an expiring offline token (60 minutes, with a refresh
+    /// token Shopify replaces on each use), which public apps must use from 1 January 2027; a custom app's answer
+    /// without `expires_in` or `refresh_token` is a non-expiring token the broker keeps until it fails. Shopify does not
+    /// document PKCE, so none is sent; the broker's `state` binds the callback to its flow. Shopify's `hmac` on the
+    /// callback is not checked (the code is worth nothing without the client secret at the shop's own host).
+    /// The token travels in `X-Shopify-Access-Token`, to the user endpoint and through the proxy. An offline token
+    /// names a shop, not a person: the account's uid is the shop's `id` from `shop.json`. API version 2026-10, the
+    /// newest stable one in December 2026 (Shopify supports each quarterly version for 12 months).
+    static let shopify: ProviderConfiguration = {
+        var c = ProviderConfiguration(
+            name: "shopify", kind: .oauth2,
+            authorizeURL: "https://{shop}.myshopify.com/admin/oauth/authorize",
+            tokenURL: "https://{shop}.myshopify.com/admin/oauth/access_token",
+            userURL: "https://{shop}.myshopify.com/admin/api/2026-10/shop.json",
+            userIDFields: ["shop.id"],
+            scopes: ["read_products"],
+            scopeSeparator: ",",
+            pkce: false,
+            settingNames: credentials("SHOPIFY"),
+            displayName: "Shopify"
+        )
+        c.tokenAnswer.userIDFields = []
+        c.userRequest.userNameField = "shop.name"
+        c.extraTokenParameters = [("expiring", "1")]
+        c.refreshTokenRotates = true
+        let header = APITokenHeader(name: "X-Shopify-Access-Token", format: APITokenHeader.placeholder)
+        c.apiTokenHeader = header
+        c.userRequest.tokenHeader = header
+        c.apiBaseURL = "https://{shop}.myshopify.com/admin/api/2026-10"
+        c.accountSettings = [
+            AccountSetting(
+                name: "shop", description: "Your shop: the part before .myshopify.com (acme for acme.myshopify.com)",
+                pattern: "[a-zA-Z0-9][a-zA-Z0-9-]*")
         ]
         return c
     }()
