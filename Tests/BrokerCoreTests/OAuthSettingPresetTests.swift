@@ -69,6 +69,28 @@ import Testing
         }
     }
 
+    /// What Shopify's endpoints receive: scopes joined with `,`, the client credentials and `expiring=1` in the token
+    /// request's form body (no Basic header), and `shop.json` asked with the token in `X-Shopify-Access-Token` alone.
+    @Test func shopifysRequestsAreShapedAsItsDocumentationSays() throws {
+        var (shopify, _) = try ProviderPresets.shopify.applyingSettings(["shop": "acme"])
+        shopify.clientID = "shopify-client"
+        shopify.clientSecret = Secret("shopify-secret-SENTINEL")
+        shopify.scopes = ["read_products", "write_orders"]
+        let client = OAuth2Client(
+            settings: try OAuth2Settings(shopify), redirectURI: "https://broker.example/callback", upstream: FakeUpstream())
+        let authorize = try #require(URLComponents(string: client.authorizeURL(state: "st", codeChallenge: nil)))
+        #expect(authorize.host == "acme.myshopify.com" && authorize.path == "/admin/oauth/authorize")
+        #expect(authorize.queryItems?.first { $0.name == "scope" }?.value == "read_products,write_orders")
+        #expect(authorize.queryItems?.contains { $0.name == "code_challenge" } == false)
+        let token = client.tokenRequest(url: "https://acme.myshopify.com/admin/oauth/access_token", form: [("code", "c0de")])
+        let form = Set(String(decoding: token.body, as: UTF8.self).split(separator: "&").map(String.init))
+        #expect(form.isSuperset(of: ["code=c0de", "expiring=1", "client_id=shopify-client", "client_secret=shopify-secret-SENTINEL"]))
+        #expect(!token.headers.contains { $0.0.lowercased() == "authorization" })
+        let user = client.userRequest(url: "https://acme.myshopify.com/admin/api/2026-10/shop.json", accessToken: Secret("shpat_1"))
+        #expect(user.method == "GET" && user.headers.filter { $0.0 == "X-Shopify-Access-Token" }.map(\.1) == ["shpat_1"])
+        #expect(!user.headers.contains { $0.0.lowercased() == "authorization" })
+    }
+
     @Test func eachIsCitedInTheDocsTable() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("docs/providers.md"), encoding: .utf8)
