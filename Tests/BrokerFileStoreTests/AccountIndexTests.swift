@@ -125,6 +125,27 @@ struct AccountIndexTests {
                 == Set(uids.map { "github:" + $0 } + ["github:100"]).subtracting(["github:1", "github:9"]))
     }
 
+    /// The binary search compares ids' first 16 bytes as integers and only equal ones in full: ids shorter than,
+    /// as long as and longer than that, sharing those bytes or not, non-ASCII, are all found, and near misses are not.
+    @Test func snapshotIdsAreFoundAroundTheirFirstSixteenBytes() throws {
+        let uids = [
+            "1", "12345678", "123456789", "1234567890", "12345678901234567890", "12345678901234567891",
+            "1234567890123456789", "123456789012345678901", "123456789a", "1234567899", "é", "éé", "z", "\u{10FFFF}x",
+        ]
+        let ids = uids.map { "github:" + $0 }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var index = AccountIndex(capacity: ids.count)
+        for id in ids {
+            index.appendSorted(CompactAccount(.make(uid: String(id.dropFirst(7)))), sealed: nil, key: ExactKey(id))
+        }
+        for id in ids { #expect(index[id]?.account.id == id, "\(id)") }
+        for absent in [
+            "github:", "github:0", "github:123456789012345678", "github:1234567890123456789012", "github:12345678901234567892",
+            "github:1234567", "github:e\u{301}", "github:ée", "github:{", "github", "github:\u{10FFFF}",
+        ] {
+            #expect(index[absent] == nil, "\(absent)")
+        }
+    }
+
     /// The index keeps accounts compacted; each comes back field for field, and byte for byte where Swift's `==` on
     /// strings would not tell (neighbours share their out-of-line fields only when the bytes are the same).
     @Test func accountsComeBackFieldForFieldAndByteForByte() throws {

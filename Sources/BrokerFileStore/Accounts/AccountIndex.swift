@@ -56,6 +56,8 @@ struct AccountIndex: Sendable {
     private var vacant: Set<Int> = []
     /// The id of the account in each slot.
     private var keys: [ExactKey] = []
+    /// The first 16 bytes of each sorted slot's id (``sortedCount`` of them), which the binary search compares.
+    private var prefixes: [KeyOrder.Prefix] = []
     /// The account in each slot, compacted; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
     private var accounts: [CompactAccount] = []
     /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
@@ -80,6 +82,7 @@ struct AccountIndex: Sendable {
     /// An empty index with room for about `capacity` accounts.
     init(capacity: Int = 0) {
         keys.reserveCapacity(capacity)
+        prefixes.reserveCapacity(capacity)
         accounts.reserveCapacity(capacity)
         // A large store fills hundreds of MiB of accounts at once: with transparent huge pages (where the system
         // allows them on request) that is one page fault per 2 MiB instead of one per 4 KiB.
@@ -100,7 +103,7 @@ struct AccountIndex: Sendable {
 
     /// The slot of the account `key`, if there is one.
     private func slot(of key: ExactKey) -> Int? {
-        if let slot = KeyOrder.position(of: key, in: keys, count: sortedCount) {
+        if let slot = KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount) {
             return vacant.isEmpty || !vacant.contains(slot) ? slot : nil
         }
         return slots.isEmpty ? nil : slots[key]
@@ -211,7 +214,9 @@ struct AccountIndex: Sendable {
         ordered.insert(key)
         if let owner = account.endUserID { addOwned(key, to: owner) }
         tally.add(account)
-        if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, count: sortedCount), vacant.remove(slot) != nil {
+        if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount),
+            vacant.remove(slot) != nil
+        {
             accounts[slot] = account
             setSealed(secrets.map(SealedEntry.secrets), at: slot)
             return
@@ -242,6 +247,7 @@ struct AccountIndex: Sendable {
             sealedCount += 1
         }
         if sealedCount > 0 { sealed.append(secrets) }
+        prefixes.append(KeyOrder.Prefix(key))
         keys.append(key)
         sortedCount += 1
         // The account is consumed, so it moves into the array instead of being copied field by field.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// An ordered list of header fields that keeps repeats and compares names case-insensitively.
 ///
 /// RFC 9110 §5.1: field names are case-insensitive; RFC 9110 §5.3: order of
@@ -68,6 +70,9 @@ public struct HTTPHeaders: Sendable, Sequence {
         return a.withUTF8 { ua in
             b.withUTF8 { ub in
                 guard ua.count == ub.count else { return false }
+                // The usual match is the same spelling (`Authorization` on every `/account` read): one `memcmp`
+                // instead of the byte loop with its bounds checks.
+                if ua.isEmpty || memcmp(ua.baseAddress!, ub.baseAddress!, ua.count) == 0 { return true }
                 for i in 0..<ua.count where ua[i] != ub[i] {
                     if ua[i] | 0x20 != ub[i] | 0x20 { return false }
                     let lower = ua[i] | 0x20
