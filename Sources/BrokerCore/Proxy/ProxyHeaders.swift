@@ -45,7 +45,7 @@ public enum ProxyHeaders {
             // A well-formed name is ASCII, so comparing its bytes without case is what lowercasing it would be.
             guard isWellFormed(field) else { return false }
             return !isListed(field.name, hopByHopBytes) && !isListed(field.name, requestDroppedBytes)
-                && (named.isEmpty || !named.contains(field.name.lowercased()))
+                && (named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) }))
                 && !startsIgnoringCase(field.name, with: brokerPrefixBytes)
         }
     }
@@ -60,7 +60,7 @@ public enum ProxyHeaders {
         let sought = secrets.compactMap { $0.utf8.count >= 4 ? Array($0.utf8) : nil }
         return fields.filter { field in
             guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, responseDroppedBytes),
-                named.isEmpty || !named.contains(field.name.lowercased())
+                named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) })
             else { return false }
             return !sought.contains { contains(field.value, bytes: $0) }
         }
