@@ -59,6 +59,16 @@ struct ProxyHeadersTests {
         #expect(Self.names(kept) == ["X-Short", "Link", "X-Almost", "X-Case"])
     }
 
+    /// The search skips from one occurrence of the secret's first byte to the next: a match after many false starts,
+    /// one ending at the value's last byte, and a value one byte shorter than the secret are each found or not as they are.
+    @Test func theCredentialIsFoundAfterFalseStartsAndAtTheVeryEnd() {
+        let provider: [Field] = [
+            ("X-Repeats", "tttok-tok-12tok-123456"), ("X-End", "a=tok-123456"), ("X-Tail", "tok-123456x"),
+            ("X-Short", "ok-123456"), ("X-Partial", "tok-1234tok-12345"), ("X-Utf8", "caf\u{e9} tok-123456"),
+        ]
+        #expect(Self.names(ProxyHeaders.response(provider, secrets: ["tok-123456"])) == ["X-Short", "X-Partial"])
+    }
+
     /// Field names and value pieces the generator draws from: dropped and kept names in any case, separators,
     /// control bytes, obs-text and whitespace at the ends.
     static let namePieces = [

@@ -72,7 +72,7 @@ extension ProxyHandler {
     /// The call's audit entry (no token, no body, no query) and its metrics.
     private func record(_ call: ProxyCall, status: Int?, received: Int, outcome: String) {
         let provider = call.account?.provider ?? call.accountID.map(AuditEvent.provider(ofAccountID:))
-        if let provider, registry.provider(named: provider) != nil {
+        if let provider, registry.knows(provider) {
             metrics.callFinished(provider: provider, status: status, seconds: call.upstreamSeconds)
         }
         guard let id = call.accountID else { return }

@@ -40,6 +40,12 @@ public struct ProviderRegistry: Sendable {
         providers[ExactKey(named)]
     }
 
+    /// Whether a provider is configured under exactly `named`, without copying its configuration out (the proxy asks
+    /// on every call, for its metrics).
+    public func knows(_ named: String) -> Bool {
+        providers.index(forKey: ExactKey(named)) != nil
+    }
+
     /// Every provider, sorted by name.
     public var all: [ProviderConfiguration] {
         providers.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The header fields an API proxy call forwards: the caller's towards the provider, the provider's back to the caller.
 ///
 /// A proxy is an intermediary (RFC 9110 §3.7): hop-by-hop fields describe one connection and are never forwarded
@@ -39,7 +45,7 @@ public enum ProxyHeaders {
             // A well-formed name is ASCII, so comparing its bytes without case is what lowercasing it would be.
             guard isWellFormed(field) else { return false }
             return !isListed(field.name, hopByHopBytes) && !isListed(field.name, requestDroppedBytes)
-                && (named.isEmpty || !named.contains(field.name.lowercased()))
+                && (named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) }))
                 && !startsIgnoringCase(field.name, with: brokerPrefixBytes)
         }
     }
@@ -54,7 +60,7 @@ public enum ProxyHeaders {
         let sought = secrets.compactMap { $0.utf8.count >= 4 ? Array($0.utf8) : nil }
         return fields.filter { field in
             guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, responseDroppedBytes),
-                named.isEmpty || !named.contains(field.name.lowercased())
+                named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) })
             else { return false }
             return !sought.contains { contains(field.value, bytes: $0) }
         }
@@ -69,37 +75,65 @@ public enum ProxyHeaders {
 
     /// Whether `name` is one of `list` (lowercase ASCII) but for ASCII case.
     static func isListed(_ name: String, _ list: [[UInt8]]) -> Bool {
-        list.contains { $0.count == name.utf8.count && startsIgnoringCase(name, with: $0) }
+        // A native string's bytes are compared in place: walking `String.UTF8View` index by index was most of the
+        // filters' cost.
+        if let found = name.utf8.withContiguousStorageIfAvailable({ bytes in
+            list.contains { $0.count == bytes.count && startsIgnoringCase(bytes, with: $0) }
+        }) {
+            return found
+        }
+        let count = name.utf8.count
+        return list.contains { $0.count == count && startsIgnoringCase(name, with: $0) }
     }
 
     /// Whether `name` starts with `prefix` (lowercase ASCII) but for ASCII case.
     static func startsIgnoringCase(_ name: String, with prefix: [UInt8]) -> Bool {
+        if let found = name.utf8.withContiguousStorageIfAvailable({ startsIgnoringCase($0, with: prefix) }) { return found }
         var index = name.utf8.startIndex
         for expected in prefix {
             guard index != name.utf8.endIndex else { return false }
-            let byte = name.utf8[index]
-            guard (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == expected else { return false }
+            guard lowercased(name.utf8[index]) == expected else { return false }
             name.utf8.formIndex(after: &index)
         }
         return true
     }
 
+    /// Whether `bytes` start with `prefix` (lowercase ASCII) but for ASCII case.
+    private static func startsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: [UInt8]) -> Bool {
+        guard bytes.count >= prefix.count else { return false }
+        return prefix.withUnsafeBufferPointer { prefix in
+            for i in 0..<prefix.count where lowercased(bytes[i]) != prefix[i] { return false }
+            return true
+        }
+    }
+
+    /// Whether two field names are the same but for ASCII case (RFC 9110 §5.1: names are case-insensitive tokens),
+    /// without lowercasing either into a new string.
+    static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { lowercased($0) == lowercased($1) }
+    }
+
+    /// An ASCII capital letter as its small letter; any other byte as it is.
+    private static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+
     /// Whether `needle` occurs in the UTF-8 of `text`, byte for byte. (Foundation's `contains` compares through
-    /// NSString, which made this check a third of a proxied call's instructions.)
+    /// NSString, which made this check a third of a proxied call's instructions; the C library's `memchr` and
+    /// `memcmp` scan many bytes a step, and this runs for every field of every answer.)
     static func contains(_ text: String, bytes needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
         var text = text
         return text.withUTF8 { hay in
-            guard let first = needle.first else { return true }
-            guard needle.count <= hay.count else { return false }
-            return needle.withUnsafeBufferPointer { needle in
-                var start = 0
-                while start <= hay.count - needle.count {
-                    if hay[start] == first,
-                        UnsafeBufferPointer(rebasing: hay[start..<(start + needle.count)]).elementsEqual(needle)
-                    {
-                        return true
-                    }
-                    start += 1
+            guard needle.count <= hay.count, let base = hay.baseAddress.map(UnsafeRawPointer.init) else { return false }
+            return needle.withUnsafeBytes { needle in
+                guard let wanted = needle.baseAddress else { return true }
+                // `memchr` finds each place the first byte occurs, `memcmp` checks the rest there.
+                let last = hay.count - needle.count
+                var offset = 0
+                while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
+                    let at = UnsafeRawPointer(found) - base
+                    if memcmp(base + at, wanted, needle.count) == 0 { return true }
+                    offset = at + 1
                 }
                 return false
             }

@@ -121,8 +121,11 @@ public enum ProxyOutbound {
                 own.append(field)
             }
         }
-        let replaced = Set(own.map { $0.name.lowercased() })
-        let kept = ProxyHeaders.request(callerHeaders).filter { !replaced.contains($0.name.lowercased()) }
+        // A caller's field the broker writes itself is dropped (names compared without case, with no set or
+        // lowercased copy per call: `own` holds one to three fields).
+        let kept = ProxyHeaders.request(callerHeaders).filter { field in
+            !own.contains { ProxyHeaders.equalsIgnoringCase($0.name, field.name) }
+        }
         return Request(url: url, headers: kept + own)
     }
 

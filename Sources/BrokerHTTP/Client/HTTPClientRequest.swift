@@ -39,44 +39,59 @@ public struct HTTPClientRequest: Sendable {
 
     /// RFC 9110 §9.2.2: a request the client may send again after a connection closed before answering.
     var isIdempotent: Bool {
-        ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": true
+        default: false
+        }
     }
 
     /// The request line and header section for `url`, or nil when a method or field cannot be sent as is;
     /// each of `defaults` goes out when the request has no field of its name.
+    ///
+    /// Bytes are appended as they are, with no interpolated line and no lowercased name per field: this runs for every
+    /// outbound call, proxied ones among them.
     func encodedHead(for url: HTTPClientURL, defaults: [(name: String, value: String)] = []) -> [UInt8]? {
         guard !method.isEmpty, method.utf8.allSatisfy(HTTPParser.isTokenByte) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(256)
-        func line(_ text: String) {
-            out.append(contentsOf: text.utf8)
+        func field(_ name: String, _ value: String) {
+            out.append(contentsOf: name.utf8)
+            out.append(contentsOf: [0x3A, 0x20])
+            out.append(contentsOf: value.utf8)
             out.append(contentsOf: [0x0D, 0x0A])
         }
-        line("\(method) \(url.target) HTTP/1.1")
-        line("Host: \(url.hostField)")
+        out.append(contentsOf: method.utf8)
+        out.append(0x20)
+        out.append(contentsOf: url.target.utf8)
+        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        field("Host", url.hostField)
         for (name, value) in headers {
             guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte),
                 value.utf8.allSatisfy({ HTTPParser.isFieldValueByte($0) })
             else { return nil }
-            switch name.lowercased() {
-            case "host", "content-length", "transfer-encoding", "connection", "accept-encoding", "te", "upgrade": continue
-            default: line("\(name): \(value)")
-            }
+            guard !Self.clientOwned.contains(where: { HTTPHeaders.equalsIgnoringCase(name, $0) }) else { continue }
+            field(name, value)
         }
         for (name, value) in defaults where !headers.contains(where: { HTTPHeaders.equalsIgnoringCase($0.name, name) }) {
-            line("\(name): \(value)")
+            field(name, value)
         }
         // RFC 9110 §12.5.3: only the identity coding is acceptable; a compressed body is never inflated here.
-        line("Accept-Encoding: identity")
+        field("Accept-Encoding", "identity")
         switch body {
         case .bytes(let bytes):
-            if !bytes.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { line("Content-Length: \(bytes.count)") }
+            if !bytes.isEmpty || method == "POST" || method == "PUT" || method == "PATCH" {
+                field("Content-Length", String(bytes.count))
+            }
         case .stream(let length?, _):
-            line("Content-Length: \(length)")
+            field("Content-Length", String(length))
         case .stream(nil, _):
-            line("Transfer-Encoding: chunked")
+            field("Transfer-Encoding", "chunked")
         }
         out.append(contentsOf: [0x0D, 0x0A])
         return out
     }
+
+    /// The fields the client writes itself (the host, the framing, the connection's own and the coding), dropped from
+    /// the request's.
+    private static let clientOwned = ["host", "content-length", "transfer-encoding", "connection", "accept-encoding", "te", "upgrade"]
 }
