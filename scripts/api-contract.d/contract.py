@@ -127,8 +127,13 @@ class Broker:
         # Its device endpoint too (RFC 8628), whose verification URI is http: on loopback.
         acme = dict(provider.providers["acme"], api_base_url=provider.base + "/_api", api_allow_private=True,
                     device_authorization_url=provider.base + "/device/code", device_allow_http=True)
+        # acme again at each account's own host, `{subdomain}.localhost` (loopback, RFC 6761 §6.3): a per-account setting.
+        at_host = "http://{subdomain}.localhost:%d" % int(provider.base.rsplit(":", 1)[1])
+        acme_sub = json.loads(json.dumps(provider.providers["acme"]).replace(provider.base, at_host))
+        acme_sub["settings"] = [{"name": "subdomain", "description": "Your team's subdomain", "pattern": "[a-z0-9][a-z0-9-]*"}]
         with open(providers, "w") as f:
-            json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "down-oidc": down, "down-mcp": down_mcp})}, f)
+            json.dump({"providers": dict(provider.providers, **credentials.providers, **{"acme": acme, "acme-sub": acme_sub,
+                                                                                       "down-oidc": down, "down-mcp": down_mcp})}, f)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": workdir,
                "BROKER_HOST": "127.0.0.1", "BROKER_PORT": str(self.port), "BROKER_PUBLIC_URL": self.base,
                "BROKER_DATA_DIR": os.path.join(workdir, "data"), "BROKER_PROVIDERS_FILE": providers,
@@ -861,6 +866,31 @@ def test_connect_sessions(t):
     assert outcome.json["status"] == "completed" and outcome.json["account"] == "keyhdr:u-4242", outcome.body
     # Used: the cookie is gone, and the same post again is refused.
     expect(submit(CREDENTIAL_SECRET), 403)
+    # A session for a provider with a per-account setting it did not fix: the hosted page asks for it, refuses a
+    # forged post and an unfit value (naming the setting, never writing the value back), then starts the sign-in at
+    # the host the fit value names.
+    hosted = t.call("POST", "/connect/sessions", made_headers,
+                    body=json.dumps({**body, "allowed_providers": ["acme-sub"], "end_user_id": "user-11"}))
+    expect(hosted, 201)
+    settings_jar = Jar()
+    expect(t.call("GET", "/connect?session=" + hosted.json["token"], HTML, jar=settings_jar), 200)
+    asked = t.call("GET", "/connect/start?provider=acme-sub", HTML, jar=settings_jar)
+    expect(asked, 200)
+    assert b'name="settings.subdomain"' in asked.body, asked.body[:600]
+    settings_csrf = re.search(rb'name="csrf" value="([^"]+)"', asked.body).group(1).decode()
+
+    def submit_settings(value, token=settings_csrf):
+        return t.call("POST", "/connect/settings", {"Content-Type": "application/x-www-form-urlencoded", **HTML},
+                      body=urlencode({"provider": "acme-sub", "csrf": token, "settings.subdomain": value}), jar=settings_jar)
+    expect(submit_settings("acme", token="forged"), 403)
+    unfit = submit_settings("acme.evil.com")
+    expect(unfit, 400)
+    assert b"subdomain" in unfit.body and b"evil" not in unfit.body, unfit.body[:600]
+    # The refused post used the choice up; the form shown again carries a new one.
+    started = submit_settings("acme", token=re.search(rb'name="csrf" value="([^"]+)"', unfit.body).group(1).decode())
+    expect(started, 200)
+    assert "tb_flow" in settings_jar.cookies
+    assert started.header("Refresh").startswith("0; url=http://acme.localhost:"), started.header("Refresh")
     script = t.call("GET", "/connect.js")
     expect(script, 200)
     assert b"TokenBroker" in script.body
