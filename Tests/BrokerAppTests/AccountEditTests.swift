@@ -114,6 +114,23 @@ import Testing
         #expect(Self.json(try await s.send("GET", "/account?id=bearerp:team-1").body)["metadata"] == nil)
     }
 
+    /// A new sign-in to the same account replaces its tokens and keeps what the back end set on it: the metadata of
+    /// `PATCH /account` is not lost to a reconnect.
+    @Test func aReconnectKeepsTheMetadata() async throws {
+        let s = try await WebhookEndToEndTests.setUp()
+        #expect(await s.connect() == 200)
+        let edited = try #require(
+            await TestHTTP.send(
+                port: s.broker.port, method: "PATCH", target: "/account?id=acme:4242",
+                headers: Self.api, body: #"{"metadata":{"crm":7}}"#))
+        #expect(edited.status == 200, "\(edited.body)")
+        let before = Self.json(try #require(await s.get("/account?id=acme:4242")).body)
+        #expect(await s.connect() == 200)
+        let after = Self.json(try #require(await s.get("/account?id=acme:4242")).body)
+        #expect(after["access_token"] as? String != before["access_token"] as? String, "the reconnect stored a new token")
+        #expect((after["metadata"] as? [String: Any])?["crm"] as? Int == 7, "\(after)")
+    }
+
     @Test func aKeyLimitedToSomeEndUsersMovesNoAccountOutOfItsLimits() async throws {
         let s = try await Self.setUp()
         let moved = try await s.send("PATCH", "/account?id=bearerp:team-1", #"{"end_user_id":"t2-x"}"#, key: Self.tenant)

@@ -178,7 +178,8 @@ extension AuthorizationService {
     /// none: Google, for one, issues it only at the first consent. The end user
     /// and tags come from `owner` when it assigns them (``PendingFlow/assignsOwner``,
     /// replacing both), else they are kept from the earlier record: a browser
-    /// re-authorizing cannot move or relabel an account.
+    /// re-authorizing cannot move or relabel an account. The metadata is always
+    /// kept: only `PATCH /account` sets it.
     ///
     /// The granted scope is the answer's `scope`, else (RFC 6749 §5.1: the same as asked) the `asked` scopes joined by spaces.
     func store(
@@ -220,7 +221,9 @@ extension AuthorizationService {
                 tags: assigned.map(\.tags) ?? existing?.tags ?? [:],
                 // The settings the sign-in was made with (the credential form's, else the flow's), which later
                 // refreshes, revocation and the proxy fill in.
-                settings: settings ?? owner.map(\.settings).flatMap { $0.isEmpty ? nil : $0 } ?? existing?.settings ?? [:]
+                settings: settings ?? owner.map(\.settings).flatMap { $0.isEmpty ? nil : $0 } ?? existing?.settings ?? [:],
+                // What a back end set by `PATCH /account` outlives a new sign-in.
+                metadata: existing?.metadata
             )
         }
         do {
