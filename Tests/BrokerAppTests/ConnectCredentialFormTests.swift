@@ -271,7 +271,7 @@ import Testing
         let stored = try #require(await TestHTTP.send(port: broker.port, target: "/account?id=" + account, headers: Self.api))
         #expect(CredentialAccountsTests.json(stored.body)["settings"] as? [String: String] == ["subdomain": "acme"], "\(stored.body)")
         #expect(!broker.log.contains("SENTINEL") && !broker.log.contains("evil"))
-        // A reconnect session's form comes with the account's setting filled in; the secret is asked for again.
+        // A reconnect keeps its account's host: the form asks for the secret again, not for the setting.
         let again = try #require(
             await TestHTTP.send(
                 port: broker.port, method: "POST", target: "/connect/sessions", headers: Self.api,
@@ -281,8 +281,42 @@ import Testing
         let second = Browser(brokerPort: broker.port, providerPort: fake.port)
         // A reconnect has its one provider: the page is the form at once.
         let refill = try #require(await second.get("/connect?session=" + reconnect, headers: Self.html))
-        #expect(refill.status == 200 && refill.body.contains("name=\"setting:subdomain\" type=\"text\""), "\(refill.body)")
-        #expect(refill.body.contains("value=\"acme\"") && !refill.body.contains("SENTINEL"), "\(refill.body)")
+        #expect(refill.status == 200 && refill.body.contains("name=\"token\" type=\"password\""), "\(refill.body)")
+        #expect(!refill.body.contains("setting:subdomain") && !refill.body.contains("SENTINEL"), "\(refill.body)")
+        let moved = try await Self.post(second, Self.body(refill.body, [("setting:subdomain", "globex"), ("token", token)]))
+        #expect(moved.status == 400, "\(moved.body)")
+        let renewed = try await Self.post(second, Self.body(moved.body, [("token", token)]))
+        #expect(renewed.status == 200 && ConnectSessionTests.outcome(renewed.body)["account"] == account, "\(renewed.body)")
+        #expect(fake.state.calls.map(\.host).allSatisfy { $0 == "acme.localhost:\(fake.port)" }, "\(fake.state.calls)")
+    }
+
+    /// Settings a back end fixes on the connect session are the form's: it does not ask for them, a post that gives
+    /// another value is refused without a call, and the credential is verified and stored at the session's host.
+    @Test func settingsFixedByTheSessionAreNotAskedForNorChangedOnTheForm() async throws {
+        let token = "SENTINEL-FIXED-SETTING-TOKEN"
+        let fake = try FakeCredentialProvider.scoped(apiKey: "k", token: token, username: "u", password: "p")
+        let broker = try BrokerHarness(providersJSON: fake.settingsProvidersFile, environment: ["BROKER_CORS_ORIGINS": Self.frontEnd])
+        let created = try #require(
+            await TestHTTP.send(
+                port: broker.port, method: "POST", target: "/connect/sessions", headers: Self.api,
+                body: "{\"end_user_id\":\"user-9\",\"origin\":\"\(Self.frontEnd)\",\"allowed_providers\":[\"subdom\"],"
+                    + "\"settings\":{\"subdomain\":\"globex\"}}"))
+        #expect(created.status == 201, "\(created.body)")
+        let session = try #require(CredentialAccountsTests.json(created.body)["token"] as? String)
+        let browser = Browser(brokerPort: broker.port, providerPort: fake.port)
+        _ = try #require(await browser.get("/connect?session=" + session, headers: Self.html))
+        let form = try #require(await browser.get("/connect/start?provider=subdom", headers: Self.html))
+        #expect(form.status == 200 && form.body.contains("name=\"token\" type=\"password\""), "\(form.body)")
+        #expect(!form.body.contains("setting:subdomain"), "\(form.body)")
+        let moved = try await Self.post(browser, Self.body(form.body, [("setting:subdomain", "acme"), ("token", token)]))
+        #expect(moved.status == 400, "\(moved.body)")
+        #expect(fake.state.calls.isEmpty, "a refused post reached the provider")
+        let end = try await Self.post(browser, Self.body(moved.body, [("token", token)]))
+        #expect(end.status == 200, "\(end.body)")
+        let account = try #require(ConnectSessionTests.outcome(end.body)["account"])
+        #expect(fake.state.calls.map(\.host) == ["globex.localhost:\(fake.port)"])
+        let stored = try #require(await TestHTTP.send(port: broker.port, target: "/account?id=" + account, headers: Self.api))
+        #expect(CredentialAccountsTests.json(stored.body)["settings"] as? [String: String] == ["subdomain": "globex"], "\(stored.body)")
     }
 
     /// The form of a preset with a setting and a fixed field: Freshdesk asks for its domain, masks the user name

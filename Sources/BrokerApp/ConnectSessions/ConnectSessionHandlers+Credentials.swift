@@ -45,14 +45,7 @@ extension ConnectSessionHandlers {
             let remaining = max(1, Int(flow.expiresAt.timeIntervalSince(Date()).rounded(.down)))
             headers.add(
                 name: "Set-Cookie", value: cookies.set(Self.formCookie, flow.state + "." + nonce, path: Self.formPath, maxAge: remaining))
-            // A reconnect keeps its account's host: the stored settings are filled in (they are no secret).
-            var kept: [String: String] = [:]
-            if !provider.accountSettings.isEmpty, let id = flow.connect?.reconnectAccountID.flatMap(AccountID.init),
-                let account = try? await accounts.stored(id: id)
-            {
-                for (name, value) in account.settings { kept[ConnectCredentialForm.settingPrefix + name] = value }
-            }
-            return form(flow, provider: provider, nonce: nonce, problem: nil, kept: kept).response(.ok, extra: headers)
+            return form(flow, provider: provider, nonce: nonce, problem: nil).response(.ok, extra: headers)
         } catch {
             logger.log(.info, "connect session failed", [("error", .string(error.code))])
             return end(session, state: nil, result: .failure(error), extra: extra)
@@ -111,6 +104,14 @@ extension ConnectSessionHandlers {
         }
         if fields.count != Set(fields.map(\.name)).count {
             return await again("Each field may be given once.", .badRequest)
+        }
+        // Settings the session fixed (or a reconnect's account holds) are not the person's to change: the form does not
+        // ask for them, and a post that gives some anyway is refused.
+        if !flow.settings.isEmpty {
+            guard givenSettings.isEmpty else {
+                return await again("The app chose these settings; they cannot be changed here.", .badRequest)
+            }
+            givenSettings = flow.settings
         }
         // Settings first, as on `POST /accounts`: a value that may not stand in the provider's URLs or headers is
         // refused before any call; none is written back into the page, the refused one least of all.
@@ -180,7 +181,8 @@ extension ConnectSessionHandlers {
     ) -> HTMLPage {
         ConnectCredentialForm(
             provider: provider.name, displayName: provider.displayedName, fields: provider.credentials?.fields ?? [],
-            settings: provider.accountSettings, state: flow.state, csrf: formCSRF.token(session: flow.state + "." + nonce),
+            settings: flow.settings.isEmpty ? provider.accountSettings : [], state: flow.state,
+            csrf: formCSRF.token(session: flow.state + "." + nonce),
             problem: problem, kept: kept,
             appearance: appearance
         ).page()

@@ -26,7 +26,9 @@ extension AuthorizationService {
             let flow = PendingFlow(
                 state: Self.makeState(), provider: provider.name, binding: Self.binding(forCookieNonce: nonce),
                 returnTo: session.returnTo, createdAt: createdAt, expiresAt: min(createdAt.addingTimeInterval(flowTTL), session.expiresAt),
-                endUser: session.endUser, tags: session.tags, connect: connect.at(.flow))
+                endUser: session.endUser, tags: session.tags, connect: connect.at(.flow),
+                // Fixed by the session (or a reconnect's account): the form neither asks for them nor takes others.
+                settings: session.settings)
             do {
                 if let outcomes {
                     try await flows.put(flow, recording: .pending(flow, retention: flowTTL), in: outcomes)
