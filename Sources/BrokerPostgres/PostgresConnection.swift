@@ -150,32 +150,44 @@ public final class PostgresConnection: @unchecked Sendable {
         var active: Int?
         /// The last run cancelled before it reached the queue.
         var cancelledEarly = 0
+        /// Whether a wake byte may be in the pipe: written and drained under the lock, so a run that no
+        /// cancellation touched reads nothing from the pipe (two read(2) calls per round trip saved).
+        var wakePending = false
     }
 
     /// Marks `runID` as the one on the queue; false when its task was cancelled before it got there.
     private func beginRun(_ runID: Int) -> Bool {
-        PostgresSocket.drain(wakeRead)
-        return cancellation.withLock { state in
+        cancellation.withLock { state in
+            if state.wakePending {
+                PostgresSocket.drain(wakeRead)
+                state.wakePending = false
+            }
             state.active = runID
             return state.cancelledEarly != runID
         }
     }
 
     private func endRun() {
-        cancellation.withLock { $0.active = nil }
-        PostgresSocket.drain(wakeRead)
+        cancellation.withLock { state in
+            state.active = nil
+            if state.wakePending {
+                PostgresSocket.drain(wakeRead)
+                state.wakePending = false
+            }
+        }
     }
 
     /// Called from any thread when the task awaiting `runID` is cancelled: wakes the queue's poll if that run is on it.
     private func cancelRun(_ runID: Int) {
-        let onQueue = cancellation.withLock { state -> Bool in
-            if state.active == runID { return true }
-            state.cancelledEarly = runID
-            return false
-        }
-        if onQueue {
+        cancellation.withLock { state in
+            guard state.active == runID else {
+                state.cancelledEarly = runID
+                return
+            }
+            // Under the lock, so the drains of beginRun and endRun see every byte written.
             var byte: UInt8 = 1
             _ = write(wakeWrite, &byte, 1)
+            state.wakePending = true
         }
     }
 
@@ -418,7 +430,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Writes a pipeline while taking in whatever the server already answers, so a long pipeline cannot deadlock
     /// with both sides' socket buffers full (the server stops reading while its replies are not read).
     private func writeWhileReading(_ bytes: [UInt8], deadline: UInt64) throws(PostgresError) {
-        var offset = 0
+        // The socket of an idle session is almost always writable: the first write goes without a poll(2), and
+        // the loop polls only for what that write left (or when TLS must read first).
+        var offset = tls?.hasBuffered == true ? 0 : try transmit(bytes, from: 0)
         while offset < bytes.count {
             if let tls, tls.hasBuffered { try receiveAvailable() }
             switch PostgresSocket.wait(fd, events: sessionEvents(writing: true), deadline: deadline, wake: cancellable ? wakeRead : -1) {

@@ -9,6 +9,8 @@ import Synchronization
 final class PostgresConnectionPool: Sendable {
     private struct Waiter {
         let id: Int
+        /// When the wait ends with no connection (monotonic nanoseconds).
+        let deadline: UInt64
         let continuation: CheckedContinuation<PostgresConnection?, Never>
     }
 
@@ -24,6 +26,13 @@ final class PostgresConnectionPool: Sendable {
         /// Leases that had to wait, and waits that ran out.
         var waits = 0
         var timeouts = 0
+        /// The one timer of the pool while tasks wait: it sleeps until `timerDeadline` (the earliest waiter's
+        /// deadline when it started), ends the waits past their deadline, and sleeps again while any task waits.
+        /// One timer for all waits, not a task and a dispatch timer per wait: under load most leases wait.
+        var timer: Task<Void, Never>?
+        var timerDeadline: UInt64 = 0
+        /// Which timer is current: a timer replaced by one for an earlier deadline ends without touching the state.
+        var timerGeneration = 0
     }
 
     /// Every connection of the pool.
@@ -86,13 +95,7 @@ final class PostgresConnectionPool: Sendable {
             state.waits += 1
             return state.nextWaiterID
         }
-        // The wait ends at the deadline: a timer removes the waiter (if still waiting) and resumes it with nil.
-        let timer = Task { [weak self] in
-            let now = PostgresSocket.now()
-            if deadline > now { try? await Task.sleep(nanoseconds: deadline - now) }
-            self?.expire(id)
-        }
-        defer { timer.cancel() }
+        // The wait ends at the deadline: the pool's timer removes the waiter (if still waiting) and resumes it with nil.
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnection?, Never>) in
                 let (free, waiting) = state.withLock { state -> (PostgresConnection?, Bool) in
@@ -104,20 +107,63 @@ final class PostgresConnectionPool: Sendable {
                     // The task's cancelled flag is set before its handler runs, and the handler takes this lock:
                     // either the handler finds this waiter, or this finds the flag.
                     if Task.isCancelled { return (nil, false) }
-                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    state.waiters.append(Waiter(id: id, deadline: deadline, continuation: continuation))
+                    if state.timer == nil || deadline < state.timerDeadline { startTimer(&state, until: deadline) }
                     return (nil, true)
                 }
                 if !waiting { continuation.resume(returning: free) }
             }
         } onCancel: {
-            self.expire(id, countAsTimeout: false)
+            self.cancelWait(id)
         }
     }
 
-    private func expire(_ id: Int, countAsTimeout: Bool = true) {
+    /// Starts the pool's timer for `deadline` (under the state's lock), replacing one that sleeps longer.
+    private func startTimer(_ state: inout State, until deadline: UInt64) {
+        state.timer?.cancel()
+        state.timerGeneration += 1
+        state.timerDeadline = deadline
+        let generation = state.timerGeneration
+        state.timer = Task { [weak self] in
+            var until = deadline
+            while true {
+                let now = PostgresSocket.now()
+                if until > now {
+                    do { try await Task.sleep(nanoseconds: until - now) } catch { return }
+                }
+                // Weak across the sleeps: a pool nobody holds is not kept alive by its timer.
+                guard let next = self?.expireDue(generation: generation) else { return }
+                until = next
+            }
+        }
+    }
+
+    /// Ends the waits past their deadline; returns the next deadline to sleep until, or nil when no task waits
+    /// (or `generation` is no longer the current timer).
+    private func expireDue(generation: Int) -> UInt64? {
+        let now = PostgresSocket.now()
+        let (due, next) = state.withLock { state -> ([Waiter], UInt64?) in
+            guard state.timerGeneration == generation else { return ([], nil) }
+            let due = state.waiters.filter { $0.deadline <= now }
+            if !due.isEmpty {
+                state.waiters.removeAll { $0.deadline <= now }
+                state.timeouts += due.count
+            }
+            guard let next = state.waiters.map(\.deadline).min() else {
+                state.timer = nil
+                return (due, nil)
+            }
+            state.timerDeadline = next
+            return (due, next)
+        }
+        for waiter in due { waiter.continuation.resume(returning: nil) }
+        return next
+    }
+
+    /// Ends the wait of a cancelled task (not counted as a timeout).
+    private func cancelWait(_ id: Int) {
         let waiter = state.withLock { state -> Waiter? in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            if countAsTimeout { state.timeouts += 1 }
             return state.waiters.remove(at: index)
         }
         waiter?.continuation.resume(returning: nil)

@@ -81,14 +81,17 @@ enum PostgresSocket {
             guard current < deadline else { return .timedOut }
             // Round up so a wait never ends early; poll(2) takes milliseconds.
             let millis = Int32(min((deadline - current + 999_999) / 1_000_000, UInt64(Int32.max)))
-            var descriptors = [pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0)]
-            let rc = poll(&descriptors, wake >= 0 ? 2 : 1, millis)
+            // On the stack: a wait runs twice per round trip, an array would be a heap allocation each time.
+            var descriptors = (pollfd(fd: fd, events: events, revents: 0), pollfd(fd: wake, events: Int16(POLLIN), revents: 0))
+            let rc = withUnsafeMutableBytes(of: &descriptors) { raw in
+                poll(raw.baseAddress!.assumingMemoryBound(to: pollfd.self), wake >= 0 ? 2 : 1, millis)
+            }
             if rc > 0 {
-                if wake >= 0, descriptors[1].revents != 0 {
+                if wake >= 0, descriptors.1.revents != 0 {
                     drain(wake)
                     return .woken
                 }
-                return .ready(descriptors[0].revents)
+                return .ready(descriptors.0.revents)
             }
             if rc < 0 && errno != EINTR { return .failed(errno) }
         }
@@ -96,8 +99,8 @@ enum PostgresSocket {
 
     /// Reads a non-blocking pipe until it is empty.
     static func drain(_ fd: Int32) {
-        var scratch = [UInt8](repeating: 0, count: 64)
-        while read(fd, &scratch, scratch.count) > 0 {}
+        var scratch: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+        while withUnsafeMutableBytes(of: &scratch, { read(fd, $0.baseAddress, $0.count) }) > 0 {}
     }
 
     /// Writes all of `bytes` before `deadline`.

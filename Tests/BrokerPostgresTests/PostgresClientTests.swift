@@ -217,6 +217,25 @@ import Testing
         _ = await holding.result
     }
 
+    /// The pool's one timer serves every wait: a task that arrives later with a shorter deadline ends at its own
+    /// deadline, and the earlier task, still waiting, gets the connection once it is released.
+    @Test func poolWaitsWithDifferentDeadlinesEachEndAtTheirOwn() async throws {
+        let server = try await PostgresServer.scoped()
+        let client = try server.client(poolSize: 1)
+        let holding = Task { try await client.query("SELECT pg_sleep(30)", timeout: 120) }
+        #expect(await eventually { client.poolStatistics.inUse == 1 })
+        let patient = Task { try await client.query("SELECT 7", timeout: 60) }
+        #expect(await eventually { client.poolStatistics.waits == 1 })
+        let error = await #expect(throws: PostgresError.self) { _ = try await client.query("SELECT 1", timeout: 0.2) }
+        #expect(error == .poolExhausted)
+        #expect(client.poolStatistics.timeouts == 1)
+        _ = try await server.client(poolSize: 1).query(
+            "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
+        _ = await holding.result
+        #expect(try await patient.value.rows.first?.int(0) == 7)
+        #expect(client.poolStatistics.inUse == 0)
+    }
+
     @Test func readWriteSkipsAnUnreachableHostAndARead_onlyOne() async throws {
         let server = try await PostgresServer.scoped()
         _ = try await server.client().query("CREATE ROLE reader LOGIN PASSWORD 'reader-pass'")
