@@ -23,7 +23,8 @@ extension AccountRecordScanner {
 
     /// The sealed account the spans describe, or nil when the record needs the general path.
     func storedAccount(from spans: AccountRecordSpans, keyring: EncryptionKeyring) -> StoredAccount? {
-        guard let (readable, secrets) = readable(from: spans, secret: { sealed($0, keyring: keyring) }) else { return nil }
+        guard let (readable, secrets) = readable(from: spans, secret: { sealed($0, keyring: keyring) }, build: { $0.account })
+        else { return nil }
         return StoredAccount(
             readable: readable,
             sealed: SealedSecrets(
@@ -35,27 +36,78 @@ extension AccountRecordScanner {
     /// as ``storedAccount(_:keyring:)-(UnsafeBufferPointer<UInt8>,_)`` checks the record (each envelope's key id, the
     /// Base64 of its nonce and ciphertext and their lengths) but without decoding the envelopes: the caller keeps the
     /// record and decodes them when it opens the account. Nil wherever that would give nil. The account comes
-    /// compacted (``CompactAccount``), here where it is built, so the large ``Account`` value is not handed on.
+    /// compacted (``CompactAccount``), built from the fields read without an ``Account`` in between.
     static func sealedKeyIDs(
         _ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring, reusing shared: CompactAccount.Shared? = nil
     ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
         var scanner = AccountRecordScanner(bytes: bytes)
         guard let spans = scanner.spans() else { return nil }
-        guard let (readable, keys) = scanner.readable(from: spans, secret: { scanner.checkedKeyID($0, keyring: keyring) }) else {
-            return nil
-        }
+        guard
+            let (readable, keys) = scanner.readable(
+                from: spans, secret: { scanner.checkedKeyID($0, keyring: keyring) }, build: { $0.compact(reusing: shared) })
+        else { return nil }
         return (
-            CompactAccount(readable, reusing: shared),
+            readable,
             SealedKeyIDs(
                 accessToken: keys.accessToken, refreshToken: keys.refreshToken, tokenSecret: keys.tokenSecret, idToken: keys.idToken)
         )
     }
 
-    /// The readable account the spans describe (secrets as empty placeholders) and what `secret` makes of each sealed
-    /// secret; nil when the record needs the general path.
-    private func readable<Sealed>(
-        from spans: AccountRecordSpans, secret: (AccountRecordSpans.SecretValue) -> Sealed?
-    ) -> (Account, (accessToken: Sealed, refreshToken: Sealed?, tokenSecret: Sealed?, idToken: Sealed?))? {
+    /// The readable fields of a record (its secrets as empty placeholders), as ``readable(from:secret:build:)`` read them.
+    private struct ReadableFields {
+        var provider: String
+        var uid: String
+        var tokenType: String?
+        var scope: String?
+        var hasRefreshToken: Bool
+        var hasTokenSecret: Bool
+        var screenName: String?
+        var expiresAt: Date?
+        var createdAt: Date
+        var updatedAt: Date
+        var refreshedAt: Date?
+        var status: AccountStatus
+        var issuedAt: Date?
+        var refreshTokenExpiresAt: Date?
+        var hasIDToken: Bool
+        var extras: String?
+        var endUserID: String?
+        var endUserEmail: String?
+        var endUserName: String?
+        var tags: [String: String]
+        var settings: [String: String]
+        var metadata: String?
+
+        /// The readable account.
+        var account: Account {
+            Account(
+                provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
+                refreshToken: hasRefreshToken ? Secret("") : nil, tokenSecret: hasTokenSecret ? Secret("") : nil,
+                screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
+                refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
+                idToken: hasIDToken ? Secret("") : nil, extras: extras,
+                endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags,
+                settings: settings, metadata: metadata)
+        }
+
+        /// The readable account compacted, the same as `CompactAccount(account, reusing: shared)`.
+        func compact(reusing shared: CompactAccount.Shared?) -> CompactAccount {
+            CompactAccount(
+                provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
+                refreshToken: hasRefreshToken ? Secret("") : nil, tokenSecret: hasTokenSecret ? Secret("") : nil,
+                screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
+                refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
+                idToken: hasIDToken ? Secret("") : nil, extras: extras, endUserID: endUserID, endUserEmail: endUserEmail,
+                endUserName: endUserName, tags: tags, settings: settings, metadata: metadata, reusing: shared)
+        }
+    }
+
+    /// What `build` makes of the readable fields the spans describe (secrets as empty placeholders) and what `secret`
+    /// makes of each sealed secret; nil when the record needs the general path.
+    private func readable<Sealed, Built>(
+        from spans: AccountRecordSpans, secret: (AccountRecordSpans.SecretValue) -> Sealed?,
+        build: (borrowing ReadableFields) -> Built
+    ) -> (Built, (accessToken: Sealed, refreshToken: Sealed?, tokenSecret: Sealed?, idToken: Sealed?))? {
         func optionalSealed(_ value: AccountRecordSpans.SecretValue?) -> Sealed?? {
             guard let value else { return .some(nil) }
             return secret(value).map { .some($0) }
@@ -78,21 +130,24 @@ extension AccountRecordScanner {
             let endUserName = optionalText(spans.endUserName), let tags = tags(spans.tags),
             let settings = self.tags(spans.settings), let metadata = optionalText(spans.metadata)
         else { return nil }
-        let readable = Account(
-            provider: provider, uid: uid, accessToken: Secret(""), tokenType: tokenType, scope: scope,
-            refreshToken: refreshToken.map { _ in Secret("") }, tokenSecret: tokenSecret.map { _ in Secret("") },
-            screenName: screenName, expiresAt: expiresAt, createdAt: createdAt, updatedAt: updatedAt,
-            refreshedAt: refreshedAt, status: status, issuedAt: issuedAt, refreshTokenExpiresAt: refreshTokenExpiresAt,
-            idToken: idToken.map { _ in Secret("") }, extras: extras,
-            endUser: endUserID.map { EndUser(id: $0, email: endUserEmail, name: endUserName) }, tags: tags ?? [:],
-            settings: settings ?? [:], metadata: metadata)
         if let id = spans.id {
             // The codec compares strings; equal bytes are equal strings, and anything else goes the general way.
-            guard id.escaped ? text(id).map({ $0.utf8.elementsEqual(readable.id.utf8) }) ?? false : spellsID(raw(id), of: readable) else {
+            guard
+                id.escaped
+                    ? text(id).map({ $0.utf8.elementsEqual(AccountID(provider: provider, uid: uid).string.utf8) }) ?? false
+                    : spellsID(raw(id), provider: provider, uid: uid)
+            else {
                 return nil
             }
         }
-        return (readable, (accessToken, refreshToken, tokenSecret, idToken))
+        let fields = ReadableFields(
+            provider: provider, uid: uid, tokenType: tokenType, scope: scope, hasRefreshToken: refreshToken != nil,
+            hasTokenSecret: tokenSecret != nil, screenName: screenName, expiresAt: expiresAt, createdAt: createdAt,
+            updatedAt: updatedAt, refreshedAt: refreshedAt, status: status, issuedAt: issuedAt,
+            refreshTokenExpiresAt: refreshTokenExpiresAt, hasIDToken: idToken != nil, extras: extras, endUserID: endUserID,
+            endUserEmail: endUserEmail, endUserName: endUserName, tags: tags ?? [:], settings: settings ?? [:],
+            metadata: metadata)
+        return (build(fields), (accessToken, refreshToken, tokenSecret, idToken))
     }
 
     /// The id of the key of an envelope that ``sealed(_:keyring:)`` would accept, found without decoding it; else nil.
@@ -108,10 +163,10 @@ extension AccountRecordScanner {
         return key.id
     }
 
-    /// Whether `bytes` are those of `account.id` (`provider:uid`), compared without building the id.
-    private func spellsID(_ bytes: UnsafeBufferPointer<UInt8>, of account: Account) -> Bool {
-        var provider = account.provider
-        var uid = account.uid
+    /// Whether `bytes` are those of the account id `provider:uid`, compared without building the id.
+    private func spellsID(_ bytes: UnsafeBufferPointer<UInt8>, provider: String, uid: String) -> Bool {
+        var provider = provider
+        var uid = uid
         return provider.withUTF8 { provider in
             uid.withUTF8 { uid in
                 bytes.count == provider.count + 1 + uid.count && bytes[provider.count] == UInt8(ascii: ":")

@@ -27,23 +27,31 @@ package struct CompactAccount: Sendable {
         let settings: [String: String]
         let metadata: String?
 
-        init(_ account: borrowing Account) {
-            tokenType = account.tokenType
-            scope = account.scope
-            tokenSecret = account.tokenSecret
-            screenName = account.screenName
-            refreshTokenExpiresAt = account.refreshTokenExpiresAt
-            idToken = account.idToken
-            extras = account.extras
-            endUserEmail = account.endUser?.email
-            endUserName = account.endUser?.name
-            tags = account.tags
-            settings = account.settings
-            metadata = account.metadata
+        init(
+            tokenType: String?, scope: String?, tokenSecret: Secret?, screenName: String?, refreshTokenExpiresAt: Date?,
+            idToken: Secret?, extras: String?, endUserEmail: String?, endUserName: String?, tags: [String: String],
+            settings: [String: String], metadata: String?
+        ) {
+            self.tokenType = tokenType
+            self.scope = scope
+            self.tokenSecret = tokenSecret
+            self.screenName = screenName
+            self.refreshTokenExpiresAt = refreshTokenExpiresAt
+            self.idToken = idToken
+            self.extras = extras
+            self.endUserEmail = endUserEmail
+            self.endUserName = endUserName
+            self.tags = tags
+            self.settings = settings
+            self.metadata = metadata
         }
 
-        /// Whether `account`'s out-of-line fields are these, byte for byte (tags only when there are none).
-        func holds(_ account: borrowing Account) -> Bool {
+        /// Whether these are the out-of-line fields given, byte for byte (tags and settings only when there are none).
+        func holds(
+            tokenType: String?, scope: String?, tokenSecret: Secret?, screenName: String?, refreshTokenExpiresAt: Date?,
+            idToken: Secret?, extras: String?, endUserEmail: String?, endUserName: String?, tags: [String: String],
+            settings: [String: String], metadata: String?
+        ) -> Bool {
             func same(_ lhs: String?, _ rhs: String?) -> Bool {
                 switch (lhs, rhs) {
                 case (nil, nil): true
@@ -51,21 +59,24 @@ package struct CompactAccount: Sendable {
                 default: false
                 }
             }
-            return tags.isEmpty && account.tags.isEmpty && settings.isEmpty && account.settings.isEmpty
-                && same(metadata, account.metadata) && same(tokenType, account.tokenType) && same(scope, account.scope)
-                && tokenSecret == account.tokenSecret && same(screenName, account.screenName)
-                && refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
-                    == account.refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
-                && idToken == account.idToken && same(extras, account.extras)
-                && same(endUserEmail, account.endUser?.email) && same(endUserName, account.endUser?.name)
+            return self.tags.isEmpty && tags.isEmpty && self.settings.isEmpty && settings.isEmpty
+                && same(self.metadata, metadata) && same(self.tokenType, tokenType) && same(self.scope, scope)
+                && self.tokenSecret == tokenSecret && same(self.screenName, screenName)
+                && self.refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
+                    == refreshTokenExpiresAt?.timeIntervalSinceReferenceDate.bitPattern
+                && self.idToken == idToken && same(self.extras, extras)
+                && same(self.endUserEmail, endUserEmail) && same(self.endUserName, endUserName)
         }
 
-        /// Whether an account has none of these fields, so it needs no object at all.
-        static func isEmpty(_ account: borrowing Account) -> Bool {
-            account.tokenType == nil && account.scope == nil && account.tokenSecret == nil && account.screenName == nil
-                && account.refreshTokenExpiresAt == nil && account.idToken == nil && account.extras == nil
-                && account.endUser?.email == nil && account.endUser?.name == nil && account.tags.isEmpty
-                && account.settings.isEmpty && account.metadata == nil
+        /// Whether an account with the out-of-line fields given has none of them, so it needs no object at all.
+        static func isEmpty(
+            tokenType: String?, scope: String?, tokenSecret: Secret?, screenName: String?, refreshTokenExpiresAt: Date?,
+            idToken: Secret?, extras: String?, endUserEmail: String?, endUserName: String?, tags: [String: String],
+            settings: [String: String], metadata: String?
+        ) -> Bool {
+            tokenType == nil && scope == nil && tokenSecret == nil && screenName == nil && refreshTokenExpiresAt == nil
+                && idToken == nil && extras == nil && endUserEmail == nil && endUserName == nil && tags.isEmpty
+                && settings.isEmpty && metadata == nil
         }
     }
 
@@ -94,12 +105,47 @@ package struct CompactAccount: Sendable {
 
     /// `account` compacted; its out-of-line fields are `reusing`'s when they are the same, so neighbours share one object.
     package init(_ account: consuming Account, reusing previous: Shared? = nil) {
-        if Shared.isEmpty(account) {
+        self.init(
+            provider: account.provider, uid: account.uid, accessToken: account.accessToken, tokenType: account.tokenType,
+            scope: account.scope, refreshToken: account.refreshToken, tokenSecret: account.tokenSecret,
+            screenName: account.screenName, expiresAt: account.expiresAt, createdAt: account.createdAt,
+            updatedAt: account.updatedAt, refreshedAt: account.refreshedAt, status: account.status, issuedAt: account.issuedAt,
+            refreshTokenExpiresAt: account.refreshTokenExpiresAt, idToken: account.idToken, extras: account.extras,
+            endUserID: account.endUser?.id, endUserEmail: account.endUser?.email, endUserName: account.endUser?.name,
+            tags: account.tags, settings: account.settings, metadata: account.metadata, reusing: previous)
+    }
+
+    /// The account with these fields (those of ``Account``, the end user's spread out), compacted without building
+    /// the ``Account`` first: the record scanner hands a million of them to the index at start-up, and the large
+    /// value built and moved on once per record was a tenth of that time. `endUserEmail` and `endUserName` count only
+    /// with an `endUserID`, as ``Account/endUser`` holds them.
+    package init(
+        provider: String, uid: String, accessToken: Secret, tokenType: String?, scope: String?, refreshToken: Secret?,
+        tokenSecret: Secret?, screenName: String?, expiresAt: Date?, createdAt: Date, updatedAt: Date, refreshedAt: Date?,
+        status: AccountStatus, issuedAt: Date?, refreshTokenExpiresAt: Date?, idToken: Secret?, extras: String?,
+        endUserID: String?, endUserEmail: String?, endUserName: String?, tags: [String: String],
+        settings: [String: String], metadata: String?, reusing previous: Shared? = nil
+    ) {
+        let endUserEmail = endUserID == nil ? nil : endUserEmail
+        let endUserName = endUserID == nil ? nil : endUserName
+        if Shared.isEmpty(
+            tokenType: tokenType, scope: scope, tokenSecret: tokenSecret, screenName: screenName,
+            refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras, endUserEmail: endUserEmail,
+            endUserName: endUserName, tags: tags, settings: settings, metadata: metadata)
+        {
             shared = nil
-        } else if let previous, previous.holds(account) {
+        } else if let previous,
+            previous.holds(
+                tokenType: tokenType, scope: scope, tokenSecret: tokenSecret, screenName: screenName,
+                refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras, endUserEmail: endUserEmail,
+                endUserName: endUserName, tags: tags, settings: settings, metadata: metadata)
+        {
             shared = previous
         } else {
-            shared = Shared(account)
+            shared = Shared(
+                tokenType: tokenType, scope: scope, tokenSecret: tokenSecret, screenName: screenName,
+                refreshTokenExpiresAt: refreshTokenExpiresAt, idToken: idToken, extras: extras, endUserEmail: endUserEmail,
+                endUserName: endUserName, tags: tags, settings: settings, metadata: metadata)
         }
         var present: Present = []
         func seconds(_ date: Date?, _ bit: Present) -> Double {
@@ -107,18 +153,18 @@ package struct CompactAccount: Sendable {
             present.insert(bit)
             return date.timeIntervalSinceReferenceDate
         }
-        expiresAt = seconds(account.expiresAt, .expiresAt)
-        refreshedAt = seconds(account.refreshedAt, .refreshedAt)
-        issuedAt = seconds(account.issuedAt, .issuedAt)
+        self.expiresAt = seconds(expiresAt, .expiresAt)
+        self.refreshedAt = seconds(refreshedAt, .refreshedAt)
+        self.issuedAt = seconds(issuedAt, .issuedAt)
         self.present = present
-        createdAt = account.createdAt.timeIntervalSinceReferenceDate
-        updatedAt = account.updatedAt.timeIntervalSinceReferenceDate
-        status = account.status
-        endUserID = account.endUser?.id
-        refreshToken = account.refreshToken
-        accessToken = account.accessToken
-        uid = account.uid
-        provider = account.provider
+        self.createdAt = createdAt.timeIntervalSinceReferenceDate
+        self.updatedAt = updatedAt.timeIntervalSinceReferenceDate
+        self.status = status
+        self.endUserID = endUserID
+        self.refreshToken = refreshToken
+        self.accessToken = accessToken
+        self.uid = uid
+        self.provider = provider
     }
 
     /// The out-of-line fields, to hand to the next account's ``init(_:reusing:)``.
