@@ -70,7 +70,7 @@ public final class Broker: Sendable {
     init(
         configuration c: BrokerConfiguration, logger: BrokerLogger, upstream: (any UpstreamClient)?,
         clients: UpstreamClientFactory = .native, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?,
-        postgres: PostgresStorageBackend? = nil
+        postgres: PostgresOpening? = nil
     ) throws {
         configuration = c
         self.logger = logger

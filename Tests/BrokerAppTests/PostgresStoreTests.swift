@@ -44,15 +44,98 @@ import Testing
             #expect(error?.variable == variable, "\(environment)")
             #expect(error?.description.contains(":p@") != true)
         }
-        // Replicas must seal and sign alike: both must be given.
-        let noKey = #expect(throws: ConfigurationError.self) {
-            try BrokerConfiguration.from(environment: ["BROKER_STORE": "postgres://u@h/db", "BROKER_SECRET": Self.secret])
+        // Neither the key nor the secret is required: unset, they are generated once into the database.
+        let bare = try BrokerConfiguration.from(environment: ["BROKER_STORE": "postgres://u@h/db"])
+        #expect(bare.encryptionKeyring == nil && bare.secret == nil && bare.postgresStore != nil)
+    }
+
+    /// The configuration of a broker on `pg` with the data directory `dataDirectory`, without a key or secret.
+    static func unkeyed(_ pg: PostgresConfiguration, dataDirectory: String, extra: [String: String] = [:]) throws -> BrokerConfiguration {
+        let url = "postgres://postgres:\(pg.password?.value ?? "")@127.0.0.1:\(pg.endpoints[0].port)/\(pg.database)"
+        return try BrokerConfiguration.from(
+            environment: [
+                "BROKER_PORT": "0", "BROKER_DATA_DIR": dataDirectory, "BROKER_STORE": url, "BROKER_API_KEY": BrokerHarness.apiKey,
+            ]
+            .merging(extra) { $1 })
+    }
+
+    /// Two replicas started together on a fresh database without BROKER_ENCRYPTION_KEY or BROKER_SECRET: their
+    /// start-up code races to generate both, and they come out with one key and one secret, the ones stored in
+    /// `broker_settings`; what one seals the other opens.
+    @Test func replicasStartingTogetherAgreeOnOneGeneratedKeyAndSecret() async throws {
+        try await SharedPostgresServer.withDatabase(poolSize: 4) { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-pg-agree")
+            let logger = BrokerLogger(format: .json, writer: LogWriter(fd: open("/dev/null", O_WRONLY)))
+            let configurations = try (0..<4).map { try Self.unkeyed(pg, dataDirectory: root + "/replica-\($0)") }
+            let openings = try await withThrowingTaskGroup(of: PostgresOpening.self) { group in
+                for c in configurations {
+                    group.addTask { try #require(try await StorageBackendFactory.openPostgres(c, logger: logger, now: { Date() })) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(openings.count == 4)
+            #expect(Set(openings.map(\.keyring.ids)).count == 1)
+            #expect(Set(openings.map(\.cookieSecret)).count == 1)
+            #expect(openings[0].cookieSecret.count == 32)
+            let client = try PostgresClient(configuration: pg)
+            let rows = try await client.query("SELECT name, value FROM broker_settings ORDER BY name")
+            #expect(rows.rows.compactMap { $0.string(0) } == [PostgresSettings.generatedSecretName, PostgresSettings.generatedKeyName])
+            #expect(rows.rows[0].bytea(1) == openings[0].cookieSecret)
+            // A record sealed by one replica opens in another, and no data directory got a key file.
+            let account = Account.make(uid: "agreed-1")
+            try await openings[0].backend.accounts.put(account)
+            #expect(try await openings[3].backend.accountRepository.get(id: account.accountID) == account)
+            #expect(!FileManager.default.fileExists(atPath: root + "/replica-0/" + EncryptionKeyring.keyFileName))
+            await client.close()
+            for opening in openings { opening.backend.stop() }
         }
-        #expect(noKey?.variable == "BROKER_ENCRYPTION_KEY")
-        let noSecret = #expect(throws: ConfigurationError.self) {
-            try BrokerConfiguration.from(environment: ["BROKER_STORE": "postgres://u@h/db", "BROKER_ENCRYPTION_KEY": Self.encryptionKey])
+    }
+
+    /// A stored key is kept: a replica whose data directory holds an older generated key starts with the store's
+    /// (a newer keyring, as after a rotation) and never writes its own over it. A given key is never stored. A store
+    /// holding accounts but no generated key refuses to generate one (exit 2, naming the variable).
+    @Test func aStoredKeyIsKeptAndAStoreWithAccountsRefusesANewOne() async throws {
+        try await SharedPostgresServer.withDatabase { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-pg-keep")
+            let logger = BrokerLogger(format: .json, writer: LogWriter(fd: open("/dev/null", O_WRONLY)))
+            let client = try PostgresClient(configuration: pg)
+            _ = try await PostgresSchema.migrate(client)
+            // Given a key, a replica stores nothing; its account makes the store one with sealed records.
+            let given = try Self.unkeyed(
+                pg, dataDirectory: root + "/given", extra: ["BROKER_ENCRYPTION_KEY": Self.encryptionKey, "BROKER_SECRET": Self.secret])
+            let first = try #require(try await StorageBackendFactory.openPostgres(given, logger: logger, now: { Date() }))
+            #expect(first.keyring.ids == ["k1"] && first.cookieSecret == Array(Self.secret.utf8))
+            try await first.backend.accounts.put(Account.make(uid: "given-1"))
+            first.backend.stop()
+            #expect(try await client.query("SELECT count(*) FROM broker_settings").rows.first?.int(0) == 0)
+            let error = await #expect(throws: ConfigurationError.self) {
+                _ = try await StorageBackendFactory.openPostgres(
+                    try Self.unkeyed(pg, dataDirectory: root + "/bare"), logger: logger, now: { Date() })
+            }
+            #expect(error?.variable == "BROKER_ENCRYPTION_KEY")
+            #expect(
+                try await client.query("SELECT count(*) FROM broker_settings WHERE name = $1", [.text(PostgresSettings.generatedKeyName)])
+                    .rows.first?.int(0) == 0)
+
+            // The stored keyring: a newer key first, the older one after it.
+            let newer = "k2:" + Data((0..<32).map { UInt8($0 &* 3 &+ 9) }).base64EncodedString()
+            let stored = newer + "," + Self.encryptionKey
+            _ = try await client.query(
+                "INSERT INTO broker_settings (name, value) VALUES ($1, $2::bytea)",
+                [.text(PostgresSettings.generatedKeyName), .bytea(Array(stored.utf8))])
+            // This replica's data directory holds only the older key, as the file store generated it.
+            try FileManager.default.createDirectory(atPath: root + "/old", withIntermediateDirectories: true)
+            try Self.encryptionKey.write(toFile: root + "/old/" + EncryptionKeyring.keyFileName, atomically: false, encoding: .utf8)
+            let second = try #require(
+                try await StorageBackendFactory.openPostgres(
+                    try Self.unkeyed(pg, dataDirectory: root + "/old"), logger: logger, now: { Date() }))
+            #expect(second.keyring.ids == ["k2", "k1"])
+            #expect(try await second.backend.accountRepository.list(provider: nil).map(\.uid) == ["given-1"])
+            second.backend.stop()
+            let kept = try await PostgresSettings(client: client).value(PostgresSettings.generatedKeyName)
+            #expect(kept == Array(stored.utf8))
+            await client.close()
         }
-        #expect(noSecret?.variable == "BROKER_SECRET")
     }
 
     /// A broker on a fresh database migrates it and stores accounts there; a database a newer broker migrated stops

@@ -93,7 +93,7 @@ struct PostgresSchemaTests {
             try await old(refreshable, try sealed.encode(refreshable))
             try await old(Account.make(provider: "weibo", uid: "4"), try sealed.encode(Account.make(provider: "weibo", uid: "4")))
 
-            #expect(try await PostgresSchema.migrate(client) == [2, 3])
+            #expect(try await PostgresSchema.migrate(client) == [2, 3, 4])
             let repository = PostgresAccountRepository(client: client, codec: sealed)
             #expect(try await repository.statusCounts(at: Date()) == AccountStatusCounts(active: 2, expired: 2))
             // A write through this version keeps the column: the refreshable account loses its refresh token.

@@ -29,22 +29,6 @@ extension BrokerConfiguration {
         return configuration
     }
 
-    /// On PostgreSQL, `BROKER_ENCRYPTION_KEY` and `BROKER_SECRET` must be given: every replica must seal and sign
-    /// with the same ones, and the broker does not yet settle generated ones through the database as it does through Redis.
-    static func requireSharedSecrets(_ c: BrokerConfiguration) throws(ConfigurationError) {
-        guard c.postgresStore != nil else { return }
-        if c.encryptionKeyring == nil {
-            throw ConfigurationError(
-                variable: EncryptionKeyring.environmentVariable,
-                message: "must be set with BROKER_STORE=postgres://…: every replica seals accounts with the same key")
-        }
-        if c.secret == nil {
-            throw ConfigurationError(
-                variable: "BROKER_SECRET",
-                message: "must be set with BROKER_STORE=postgres://…: every replica signs cookies with the same secret")
-        }
-    }
-
     /// `BROKER_STORE` as it may be logged: the Redis location, `postgres://` with its hosts and database only, or `files`.
     var storeDescription: String {
         if let redisStore { return "\(redisStore)" }

@@ -254,7 +254,6 @@ public struct BrokerConfiguration: Sendable {
                 throw ConfigurationError(variable: EncryptionKeyring.environmentVariable, message: error.problem)
             }
         }
-        try requireSharedSecrets(c)
         if readingProviders {
             c.providers = try loadProviders(environment: env, providersFile: c.providersFile)
         }

@@ -43,11 +43,12 @@ extension StorageBackendFactory {
     private static func rekeyPostgres(configuration c: BrokerConfiguration, logger: BrokerLogger) async throws -> (
         rewritten: Int, total: Int, keyID: String
     ) {
-        guard let backend = try await openPostgres(c, logger: logger, now: { Date() }), let keyring = c.encryptionKeyring else {
+        guard let opening = try await openPostgres(c, logger: logger, now: { Date() }) else {
             throw StartupError(message: "rekey: no PostgreSQL store configured")
         }
+        let backend = opening.backend
         defer { backend.stop() }
-        let codec = EncryptedAccountCodec(keyring: keyring)
+        let codec = EncryptedAccountCodec(keyring: opening.keyring)
         let result = try await backend.accountRepository.rekey(codec: codec)
         return (result.rewritten, result.total, codec.keyring.current.id)
     }

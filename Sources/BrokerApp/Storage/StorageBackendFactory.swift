@@ -36,7 +36,7 @@ enum StorageBackendFactory {
     /// Redis-backed broker agreed with the other replicas (required then).
     static func open(
         _ c: BrokerConfiguration, logger: BrokerLogger, now: @escaping @Sendable () -> Date, settlement: ReplicaSettlement?,
-        postgres: PostgresStorageBackend? = nil
+        postgres: PostgresOpening? = nil
     ) throws -> Opened {
         // Before the store is read: a second broker on the same files would diverge from the first.
         let lock: DataDirectoryLock?
@@ -50,14 +50,15 @@ enum StorageBackendFactory {
                 message: "a broker on Redis is built with Broker.make, which settles its key and secret with the other replicas")
         }
         if c.postgresStore != nil {
-            // The configuration required both the key and the secret (BrokerConfiguration.requireSharedSecrets).
-            guard let postgres, let secret = c.secret else {
+            // Broker.make opened it, settling a generated key and secret through the database when unset.
+            guard let opening = postgres else {
                 throw StartupError(message: "a broker on PostgreSQL is built with Broker.make, which migrates the schema first")
             }
+            let postgres = opening.backend
             let client = postgres.client
             let cache = postgres.cachedAccounts
             return Opened(
-                backend: postgres, cookieSecret: Array(secret.value.utf8),
+                backend: postgres, cookieSecret: opening.cookieSecret,
                 metrics: StorageMetrics(connection: { client.metrics.prometheusText + (cache?.prometheusText ?? "") }))
         }
         let codec = try settlement.map { EncryptedAccountCodec(keyring: $0.keyring) } ?? accountCodec(c, logger: logger)

@@ -136,6 +136,19 @@ public enum PostgresSchema {
                 )
                 """
             ]),
+        Migration(
+            version: 4, summary: "broker_settings, where replicas started without a key or secret agree on generated ones",
+            statements: [
+                // One row per setting, written once (INSERT … ON CONFLICT DO NOTHING) and never overwritten by a
+                // start-up: see PostgresSettings.
+                """
+                CREATE TABLE broker_settings (
+                    name text COLLATE "C" PRIMARY KEY,
+                    value bytea NOT NULL,
+                    created_at timestamptz NOT NULL DEFAULT now()
+                )
+                """
+            ]),
     ]
 
     /// The newest version this binary knows.
