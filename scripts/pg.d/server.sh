@@ -33,6 +33,14 @@ as_pg() {
 # pg_as BINARY ARGS...: runs $pg_bin/BINARY as the server's account.
 pg_as() { as_pg "$pg_bin/$1" "${@:2}"; }
 
+# exec_as_pg COMMAND...: replaces the calling (sub)shell by the command, as the postgres account when root. Run in
+# the background as `( exec_as_pg … ) &`, $! is then the command's own pid: a function or subshell started with `&`
+# is a bash process of its own whose child is the command, so signalling $! (cleanup, stop_postgres, pg_kill) would
+# end the wrapper and leave the server running.
+exec_as_pg() {
+  if [ "$(id -u)" = 0 ]; then exec setpriv --reuid=postgres --regid=postgres --init-groups -- "$@"; else exec "$@"; fi
+}
+
 # pg_init NAME: a cluster in $work/pg/NAME whose superuser postgres logs in with SCRAM on 127.0.0.1 (replication too).
 pg_init() {
   LC_ALL=C as_pg "$pg_bin/initdb" -D "$work/pg/$1" -U postgres --pwfile="$work/pg/password" --auth-local=trust \
@@ -44,9 +52,10 @@ pg_init() {
 # machine, keep what they wrote in the page cache.
 pg_start() {
   local cluster=$1 port=$2; shift 2
-  LC_ALL=C as_pg "$pg_bin/postgres" -D "$work/pg/$cluster" -p "$port" -k "$work/pg" -c listen_addresses=127.0.0.1 \
+  # $! is the postmaster itself (exec_as_pg), so cleanup's SIGTERM and SIGKILL reach the server on every exit path.
+  (LC_ALL=C exec_as_pg "$pg_bin/postgres" -D "$work/pg/$cluster" -p "$port" -k "$work/pg" -c listen_addresses=127.0.0.1 \
     -c wal_level=replica -c max_wal_senders=4 -c synchronous_commit=on -c fsync=off -c shared_buffers=32MB \
-    -c max_connections=60 -c password_encryption=scram-sha-256 "$@" >>"$work/pg/$cluster.log" 2>&1 &
+    -c max_connections=60 -c password_encryption=scram-sha-256 "$@") >>"$work/pg/$cluster.log" 2>&1 &
   pids+=($!)
   eval "pg_pid_$cluster=$!"
   eval "pg_port_$cluster=$port"
