@@ -110,7 +110,11 @@ case .healthcheck:
     exit(status)
 case .rekey(dryRun: true):
     do {
-        print(try RekeyDryRun.plan(configuration: configuration).report)
+        // PostgreSQL is read over the network; the data directory (files, and Redis's generated key) from disk.
+        let plan =
+            configuration.postgresStore != nil
+            ? try await RekeyDryRun.planPostgres(configuration: configuration) : try RekeyDryRun.plan(configuration: configuration)
+        print(plan.report)
         exit(0)
     } catch {
         fail("rekey --dry-run failed", "\(error)", status: error is ConfigurationError ? 2 : 1)

@@ -81,6 +81,100 @@ import Glibc
         }
     }
 
+    /// Every row of the tables that hold sealed records, and of `broker_settings` and `schema_migrations`: to prove a
+    /// dry run changed nothing.
+    static func postgresSnapshot(_ client: PostgresClient) async throws -> [String] {
+        var rows: [String] = []
+        for (table, key) in [
+            ("accounts", "id"), ("flows", "state"), ("app_tokens", "key"), ("client_registrations", "key"),
+            ("broker_settings", "name"), ("schema_migrations", "version"),
+        ] {
+            let result = try await client.query("SELECT \(key)::text, md5(row(t.*)::text) FROM \(table) t ORDER BY \(key)")
+            rows += result.rows.map { "\(table) \($0.string(0) ?? "") \($0.string(1) ?? "")" }
+        }
+        return rows
+    }
+
+    /// Accounts, a pending flow, an app token and a client registration sealed with key A, one account with key B:
+    /// `rekey --dry-run` with B,A counts what `rekey` would re-seal of each kind and changes no row; `rekey` then
+    /// re-seals every kind, and each reads with key B alone.
+    @Test func rekeyOnPostgreSQLCoversEverySealedRecordAndItsDryRunChangesNothing() async throws {
+        try await SharedPostgresServer.withDatabase { pg in
+            let root = try TemporaryDirectory.scoped(prefix: "broker-rekey-pg-all")
+            try (pg.password?.value ?? "").write(toFile: root + "/pw", atomically: false, encoding: .utf8)
+            let keyA = "a:" + Base64.encode(SecureRandom.bytes(32))
+            let keyB = "b:" + Base64.encode(SecureRandom.bytes(32))
+            let client = try PostgresClient(configuration: pg)
+            _ = try await PostgresSchema.migrate(client)
+            let codecA = EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyA))
+            let codecB = EncryptedAccountCodec(keyring: try EncryptionKeyring.parse(keyB))
+            let old = PostgresStorageBackend(client: client, codec: codecA, flowSealer: codecA)
+            let now = Date()
+            for i in 0..<3 {
+                try await old.accountRepository.put(
+                    Account(
+                        provider: "weibo", uid: "\(i)", accessToken: Secret("REKEY-TOKEN-SENTINEL-\(i)"), createdAt: now, updatedAt: now))
+            }
+            try await PostgresAccountRepository(client: client, codec: codecB).put(
+                Account(provider: "weibo", uid: "9", accessToken: Secret("REKEY-TOKEN-SENTINEL-9"), createdAt: now, updatedAt: now))
+            let flow = PendingFlow(
+                state: PendingFlow.randomState(), provider: "twitter", binding: "api-caller-7",
+                requestToken: "request-token", requestTokenSecret: Secret("REKEY-FLOW-SENTINEL"),
+                returnTo: nil, createdAt: now, expiresAt: now.addingTimeInterval(900))
+            try await old.flowStore.put(flow)
+            let token = AppToken(
+                provider: "graph", requestedScope: "a b", accessToken: Secret("REKEY-APP-SENTINEL"), tokenType: "Bearer",
+                scope: nil, issuedAt: now, expiresAt: now.addingTimeInterval(600))
+            try await old.appTokenStore.store(token, keepUntil: now.addingTimeInterval(600), at: now)
+            let registration = ClientRegistration(
+                server: "https://mcp.example.com/mcp", issuer: "https://auth.example.com",
+                redirectURI: "https://broker.example.com/callback",
+                clientID: "abc", clientSecret: Secret("REKEY-CLIENT-SENTINEL"), authentication: .clientSecretBasic,
+                registeredAt: Date(timeIntervalSince1970: 1_800_000_000.25))
+            _ = try await old.registrationStore.add(registration)
+            let environment = [
+                "BROKER_DATA_DIR": root + "/data", "BROKER_STORE": "postgres://postgres@127.0.0.1:\(pg.endpoints[0].port)/\(pg.database)",
+                "BROKER_STORE_PASSWORD_FILE": root + "/pw", "BROKER_ENCRYPTION_KEY": keyB + "," + keyA,
+            ]
+
+            let before = try await Self.postgresSnapshot(client)
+            let dry = try await runBrokerCapturingOutput(["rekey", "--dry-run"], environment: environment)
+            #expect(dry.status == 0, "\(dry.stderr)")
+            let lines = dry.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first == "rekey --dry-run: 3 of 4 accounts would be re-sealed with key \"b\". Nothing was changed.")
+            #expect(lines.contains("  pending flows: 1 of 1 would be re-sealed"))
+            #expect(lines.contains("  app tokens: 1 of 1 would be re-sealed"))
+            #expect(lines.contains("  client registrations: 1 of 1 would be re-sealed"))
+            #expect(lines.filter { $0.contains("sealed with key \"a\"") }.count == 3)
+            #expect(!(dry.stdout + dry.stderr).contains("SENTINEL"))
+            // No row moved, no key or secret was generated, no migration recorded, and no data directory made.
+            #expect(try await Self.postgresSnapshot(client) == before)
+            #expect(!FileManager.default.fileExists(atPath: root + "/data"))
+
+            let (status, log) = try await runBroker(
+                ["rekey"], environment: environment.merging(["BROKER_SECRET": "rekey-secret-0123456789-0123456789"]) { $1 })
+            #expect(status == 0, "\(log)")
+            #expect(!log.contains("SENTINEL"))
+            // Key A can go: every kind opens with key B alone.
+            let onlyB = PostgresStorageBackend(client: client, codec: codecB, flowSealer: codecB)
+            for i in [0, 1, 2, 9] {
+                #expect(
+                    try await onlyB.accountRepository.get(id: AccountID(provider: "weibo", uid: "\(i)"))?.accessToken.value
+                        == "REKEY-TOKEN-SENTINEL-\(i)")
+            }
+            #expect(try await onlyB.appTokenStore.token(for: token.key)?.accessToken.value == "REKEY-APP-SENTINEL")
+            #expect(try await onlyB.registrationStore.registration(for: registration.key)?.clientSecret?.value == "REKEY-CLIENT-SENTINEL")
+            #expect(try await onlyB.flowStore.take(state: flow.state, now: now)?.requestTokenSecret?.value == "REKEY-FLOW-SENTINEL")
+            // A second dry run with key B alone finds nothing left.
+            let after = try await runBrokerCapturingOutput(
+                ["rekey", "--dry-run"], environment: environment.merging(["BROKER_ENCRYPTION_KEY": keyB]) { $1 })
+            #expect(
+                after.stdout.hasPrefix("rekey --dry-run: all 4 accounts are sealed with key \"b\"; nothing to re-seal."),
+                "\(after.stdout)\(after.stderr)")
+            await client.close()
+        }
+    }
+
     @Test func aBadKeyIsAConfigurationError() async throws {
         let dir = try TemporaryDirectory.scoped(prefix: "broker-rekey")
         let (status, log) = try await runBroker(["rekey"], environment: ["BROKER_DATA_DIR": dir, "BROKER_ENCRYPTION_KEY": "not-base64!"])

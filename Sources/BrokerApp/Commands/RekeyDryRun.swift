@@ -18,6 +18,11 @@ public struct RekeyDryRun: Sendable {
     public let candidates: [RekeyCandidate]
     /// How many records exist.
     public let total: Int
+    /// The store looked at when it is not the data directory (PostgreSQL's hosts and database), nil for files.
+    public var store: String? = nil
+    /// The other records holding sealed secrets (PostgreSQL: pending flows, app tokens, client registrations): per
+    /// kind, how many `rekey` would re-seal and how many exist.
+    public var otherRecords: [(kind: String, candidates: Int, total: Int)] = []
 
     /// Looks at `configuration`'s data directory with its keys; throws ``ConfigurationError`` for a bad
     /// `BROKER_ENCRYPTION_KEY`, or the store's error for a record `rekey` could not rewrite.
@@ -39,16 +44,24 @@ public struct RekeyDryRun: Sendable {
         return RekeyDryRun(dataDirectory: c.dataDirectory, keyID: keyring?.current.id, candidates: candidates, total: total)
     }
 
-    /// The report for people: one summary line, then one line per record to re-seal.
+    /// The report for people: one summary line, a line per other kind of record, then one line per account to re-seal.
     public var report: String {
-        let key = keyID.map { "key \"\($0)\"" } ?? "a new key, generated into \(dataDirectory)/\(EncryptionKeyring.keyFileName)"
-        guard total > 0 else {
-            return "rekey --dry-run: no account is stored under \(dataDirectory); nothing to re-seal. Nothing was changed."
+        let newKey =
+            store == nil
+            ? "a new key, generated into \(dataDirectory)/\(EncryptionKeyring.keyFileName)"
+            : "a new key, generated into the table broker_settings"
+        let key = keyID.map { "key \"\($0)\"" } ?? newKey
+        let others = otherRecords.map { "  \($0.kind): \($0.candidates) of \($0.total) would be re-sealed" }
+        let place = store ?? dataDirectory
+        guard total > 0 || otherRecords.contains(where: { $0.total > 0 }) else {
+            return "rekey --dry-run: no account is stored under \(place); nothing to re-seal. Nothing was changed."
         }
-        guard !candidates.isEmpty else {
-            return "rekey --dry-run: all \(total) accounts are sealed with \(key); nothing to re-seal. Nothing was changed."
+        guard !candidates.isEmpty || otherRecords.contains(where: { $0.candidates > 0 }) else {
+            return (["rekey --dry-run: all \(total) accounts are sealed with \(key); nothing to re-seal. Nothing was changed."] + others)
+                .joined(separator: "\n")
         }
         var lines = ["rekey --dry-run: \(candidates.count) of \(total) accounts would be re-sealed with \(key). Nothing was changed."]
+        lines += others
         let width = candidates.map(\.accountID.count).max() ?? 0
         for candidate in candidates {
             let now =

@@ -50,6 +50,12 @@ extension StorageBackendFactory {
         defer { backend.stop() }
         let codec = EncryptedAccountCodec(keyring: opening.keyring)
         let result = try await backend.accountRepository.rekey(codec: codec)
+        // Then what else holds a sealed secret: pending flows, app tokens, client registrations.
+        for other in try await backend.rekeySealedRecords(codec: codec) {
+            logger.log(
+                .info, "rekey: \(other.kind.rawValue) resealed",
+                [("rewritten", .int(other.rewritten)), ("total", .int(other.total)), ("key_id", .string(codec.keyring.current.id))])
+        }
         return (result.rewritten, result.total, codec.keyring.current.id)
     }
 

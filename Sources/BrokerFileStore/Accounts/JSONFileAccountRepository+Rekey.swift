@@ -55,6 +55,13 @@ public struct RekeyCandidate: Sendable, Equatable {
     public var fileName: String
     /// The ids of the keys its secrets are sealed with now, other than the current one, sorted; empty for a plaintext record.
     public var sealedWith: [String]
+
+    /// A candidate for `accountID`, stored at `fileName` (for PostgreSQL, the table's row), sealed with `sealedWith`.
+    public init(accountID: String, fileName: String, sealedWith: [String]) {
+        self.accountID = accountID
+        self.fileName = fileName
+        self.sealedWith = sealedWith
+    }
 }
 
 extension JSONFileAccountRepository {

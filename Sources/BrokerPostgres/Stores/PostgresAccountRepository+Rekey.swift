@@ -11,25 +11,10 @@ extension PostgresAccountRepository {
     /// never overwritten: that row is read, checked and rewritten again. The
     /// decoded account is unchanged, so no cache needs telling.
     public func rekey(codec: EncryptedAccountCodec) async throws(StoreError) -> (rewritten: Int, total: Int) {
-        var stale: [(id: String, bytes: [UInt8])] = []
-        var total = 0
-        var after = ""
-        while true {
-            let rows = try await client.storeQuery(
-                "SELECT id, record FROM accounts WHERE id > $1 ORDER BY id LIMIT $2", [.text(after), .int(Self.rekeyBatch)])
-            for row in rows.rows {
-                guard let id = row.string(0) else { continue }
-                after = id
-                total += 1
-                guard let bytes = row.bytea(1) else { throw .corrupt(path: Self.path(id), reason: "the record is not bytea") }
-                guard try codec.needsRekey(bytes, path: Self.path(id)) else { continue }
-                _ = try codec.decode(bytes, path: Self.path(id))
-                stale.append((id, bytes))
-            }
-            if rows.rows.count < Self.rekeyBatch { break }
-        }
+        let (candidates, total) = try await rekeyPlan(codec: codec)
         var rewritten = 0
         var start = 0
+        let stale = candidates.map { (id: $0.id, bytes: $0.bytes) }
         while start < stale.count {
             let batch = Array(stale[start..<min(start + Self.rekeyBatch, stale.count)])
             start += batch.count
@@ -52,6 +37,40 @@ extension PostgresAccountRepository {
             }
         }
         return (rewritten, total)
+    }
+
+    /// A row ``rekey(codec:)`` would reseal: its id, its bytes as read, and the ids of the other keys it is sealed
+    /// with (sorted; empty for a plaintext record).
+    public struct RekeyCandidate: Sendable {
+        public var id: String
+        public var bytes: [UInt8]
+        public var sealedWith: [String]
+    }
+
+    /// What ``rekey(codec:)`` would reseal, found without writing: every row is read in pages by id and every stale
+    /// record opened, so a record the rekey would stop at throws here the same way. Returns the candidates by id and
+    /// how many rows exist.
+    public func rekeyPlan(codec: EncryptedAccountCodec) async throws(StoreError) -> (candidates: [RekeyCandidate], total: Int) {
+        var stale: [RekeyCandidate] = []
+        var total = 0
+        var after = ""
+        while true {
+            let rows = try await client.storeQuery(
+                "SELECT id, record FROM accounts WHERE id > $1 ORDER BY id LIMIT $2", [.text(after), .int(Self.rekeyBatch)])
+            for row in rows.rows {
+                guard let id = row.string(0) else { continue }
+                after = id
+                total += 1
+                guard let bytes = row.bytea(1) else { throw .corrupt(path: Self.path(id), reason: "the record is not bytea") }
+                guard try codec.needsRekey(bytes, path: Self.path(id)) else { continue }
+                let stored = try codec.storedAccount(bytes, path: Self.path(id))
+                _ = try stored.opened(path: Self.path(id))
+                let keys = Set((stored.sealed?.all ?? []).map(\.key.id).filter { $0 != codec.keyring.current.id })
+                stale.append(RekeyCandidate(id: id, bytes: bytes, sealedWith: keys.sorted()))
+            }
+            if rows.rows.count < Self.rekeyBatch { break }
+        }
+        return (stale, total)
     }
 
     /// How many rows a page of the scan and a pipeline of rewrites hold.
