@@ -67,6 +67,66 @@ struct PostgresAccountCacheTests {
         }
     }
 
+    /// Writers notify only while some replica's cache listens: a session that listens under another name (the test's
+    /// observer) hears nothing of a write while no cache runs, hears the write once a caching replica is up, and
+    /// nothing again once it stopped. Each check is ordered by a marker the test notifies after the write
+    /// (notifications arrive in commit order), not by waiting.
+    @Test func writersNotifyOnlyWhileACacheListens() async throws {
+        try await SharedPostgresServer.withDatabase { configuration in
+            let client = try PostgresClient(configuration: configuration)
+            try await PostgresSchema.migrate(client)
+            let writer = PostgresAccountRepository(client: client)
+            let observer = PostgresConnection(
+                configuration: configuration, label: "observer", scramKeys: client.pool.scramKeys, metrics: client.pool.metrics,
+                tls: client.pool.tls)
+            _ = try await observer.run(
+                [PostgresQuery("LISTEN \(PostgresAccountRepository.channel)")], deadline: PostgresSocket.deadline(in: 10))
+            var markers = 0
+            // The payloads the observer hears before a marker notified now.
+            func heard() async throws -> [String] {
+                markers += 1
+                let marker = "marker-\(markers)"
+                _ = try await client.query("SELECT pg_notify('\(PostgresAccountRepository.channel)', $1)", [.text(marker)])
+                var payloads: [String] = []
+                for _ in 0..<30 {
+                    for notification in try await observer.notifications(until: PostgresSocket.deadline(in: 1)) {
+                        if notification.payload == marker { return payloads }
+                        payloads.append(notification.payload)
+                    }
+                }
+                Issue.record("the marker never arrived")
+                return payloads
+            }
+            let first = Account.make(provider: "weibo", uid: "1", accessToken: "first")
+            try await writer.put(first)
+            #expect(try await heard() == [])
+
+            let cached = try Self.replica(configuration)
+            #expect(await eventually { cached.cache.isEnabled })
+            let second = Account.make(provider: "weibo", uid: "2", accessToken: "second")
+            try await writer.put(second)
+            _ = try await writer.delete(id: first.accountID)
+            #expect(try await heard() == [second.id, first.id])
+
+            cached.stop()
+            let listeners = {
+                try? await client.query(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                    [.text(PostgresAccountRepository.listenerApplicationName)]
+                ).rows.first?.int(0)
+            }
+            #expect(await eventually { await listeners() == 0 })
+            _ = try await writer.update(id: second.accountID) { account in
+                var changed = account
+                changed?.accessToken = Secret("third")
+                return changed
+            }
+            #expect(try await heard() == [])
+            await observer.close()
+            await client.close()
+        }
+    }
+
     /// When B's listening session is lost, B drops every cached account (a write made meanwhile would go unnoticed)
     /// and reads from PostgreSQL until the session is back; then it caches again.
     @Test func aLostListeningSessionDropsTheCacheUntilItIsBack() async throws {

@@ -38,8 +38,11 @@ final class PostgresAccountListener: Sendable {
     private func run() async {
         var pause: UInt64 = 500_000_000
         while !Task.isCancelled {
+            // Named so writers see in pg_stat_activity that a cache listens (PostgresAccountRepository.notify).
+            var configuration = client.configuration
+            configuration.applicationName = PostgresAccountRepository.listenerApplicationName
             let connection = PostgresConnection(
-                configuration: client.configuration, label: "token-broker.postgres.listen", scramKeys: client.pool.scramKeys,
+                configuration: configuration, label: "token-broker.postgres.listen", scramKeys: client.pool.scramKeys,
                 metrics: client.pool.metrics, tls: client.pool.tls)
             do {
                 _ = try await connection.run(

@@ -76,9 +76,28 @@ public final class PostgresAccountRepository: AccountRepository {
     /// from before its COMMIT until after it, so notifying COMMITs run one at a time, each waiting for its own
     /// WAL flush and the synchronous standby (docs/performance.md has the figures). Its own transaction commits
     /// asynchronously and holds that lock for microseconds.
+    ///
+    /// It is sent only while some replica listens: when no session of this
+    /// database carries ``listenerApplicationName`` in `pg_stat_activity` (every
+    /// replica runs with `BROKER_POSTGRES_CACHE_MAX=0`, or none started its
+    /// cache), the statement selects nothing and neither takes that lock nor
+    /// queues a notification. This is checked by the statement itself, after
+    /// the change's COMMIT, so it needs no timing: a listener whose session was
+    /// not there yet turns its cache on only after its `LISTEN`, later than
+    /// that COMMIT, and reads the change from the database. With
+    /// `track_activities` off, where `pg_stat_activity` may not say, it always
+    /// notifies.
     static func notify(_ id: String) -> PostgresQuery {
-        PostgresQuery("SELECT pg_notify('\(channel)', $1)", [.text(id.utf8.count > 7000 ? "" : id)])
+        PostgresQuery(
+            """
+            SELECT pg_notify('\(channel)', $1) WHERE NOT current_setting('track_activities')::boolean
+              OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $2)
+            """, [.text(id.utf8.count > 7000 ? "" : id), .text(listenerApplicationName)])
     }
+
+    /// The `application_name` of every listening session (``PostgresAccountListener``), the one writers look for in
+    /// `pg_stat_activity` before they notify; it replaces the URL's `application_name` on that session only.
+    public static let listenerApplicationName = "token-broker cache listener"
 
     /// The segment that notifies `id` after the change's segment: the NOTIFY, committed asynchronously.
     static func notifying(_ id: String) -> [PostgresQuery] {
