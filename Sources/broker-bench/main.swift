@@ -7,6 +7,10 @@
 //   broker-bench store-scaling ROOT SIZES  open/write/read/count cost of the file store at each size (comma list)
 //   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second, against the
 //                                          auto-approving fake Weibo of `fake-provider --kind weibo`
+//   broker-bench stream BROKER PROVIDER ACKED STOP [RATE [CONCURRENCY]]   the same flows at RATE per second (default
+//                                          250; 0 for unpaced) from CONCURRENCY clients (default 16) until the file STOP
+//                                          exists, each acknowledged account id appended to ACKED; prints one JSON line
+//                                          {ok, failed, answers, seconds, first_error, last_error} (scripts/postgres-failover)
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
 //   broker-bench outbox-drain DIR COUNT[,COUNT…] [SECONDS]   a backlog of COUNT pending deliveries drained to a
@@ -61,6 +65,13 @@ case "flows":
         fail("usage: flows BROKER_PORT PROVIDER_PORT CONCURRENCY SECONDS")
     }
     FlowBench.run(brokerPort: b, providerPort: p, concurrency: c, seconds: s)
+case "stream":
+    guard (5...7).contains(args.count), let b = Int(args[1]), let p = Int(args[2]),
+        let rate = Double(args.count > 5 ? args[5] : "250"), rate >= 0,
+        let c = Int(args.count > 6 ? args[6] : "16"), c > 0
+    else { fail("usage: stream BROKER_PORT PROVIDER_PORT ACKED_FILE STOP_FILE [RATE [CONCURRENCY]]") }
+    FlowStream.run(
+        .init(brokerPort: b, providerPort: p, ackedPath: args[3], stopPath: args[4], rate: rate, concurrency: c))
 case "parser":
     guard args.count <= 2, let iterations = Int(args.count == 2 ? args[1] : "1000000"), iterations > 0 else {
         fail("usage: parser [ITERATIONS]")
@@ -97,6 +108,6 @@ case "account-compaction":
     try await AccountCompactionBench.run(directory: args[1], count: count)
 default:
     fail(
-        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-drain | outbox-accounts | refresh-herd"
+        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | stream | parser | outbox | outbox-drain | outbox-accounts | refresh-herd"
             + " | account-writes | account-compaction")
 }
