@@ -40,8 +40,7 @@ enum FlowStream {
             exit(2)
         }
         let tally = Mutex(Tally())
-        let interval: Duration = options.rate > 0 ? .nanoseconds(Int64(1e9 / options.rate)) : .zero
-        let pacer = Mutex(ContinuousClock.now)
+        let pacer = Pacer(rate: options.rate)
         let started = Date()
         let group = DispatchGroup()
         for _ in 0..<options.concurrency {
@@ -50,15 +49,7 @@ enum FlowStream {
                 let broker = BenchClient(port: options.brokerPort)
                 let provider = BenchClient(port: options.providerPort)
                 while access(options.stopPath, F_OK) != 0 {
-                    if interval > .zero {
-                        let slot = pacer.withLock { (next: inout ContinuousClock.Instant) -> ContinuousClock.Instant in
-                            let slot = max(next, .now)
-                            next = slot + interval
-                            return slot
-                        }
-                        let wait = ContinuousClock.now.duration(to: slot)
-                        if wait > .zero { Thread.sleep(forTimeInterval: seconds(wait)) }
-                    }
+                    pacer.wait()
                     let (answer, account) = flow(broker, provider)
                     if let account {
                         // One write(2) per id on an O_APPEND descriptor: a reader counting lines never sees half of one.
@@ -77,7 +68,7 @@ enum FlowStream {
                             tally.lastError = now
                         }
                         // A refused connection fails at once: pace the retries even when running unpaced.
-                        if interval == .zero { Thread.sleep(forTimeInterval: 0.02) }
+                        if options.rate == 0 { Thread.sleep(forTimeInterval: 0.02) }
                     }
                 }
                 group.leave()
@@ -123,8 +114,26 @@ enum FlowStream {
         else { return ("callback answered 200 without an account id", nil) }
         return ("callback answered 200", id)
     }
+}
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+/// Start times `1/rate` apart shared by threads: each call sleeps until its own. A start time every thread fell
+/// behind is not made up later, so the rate offered is at most `rate` (0: no pacing).
+final class Pacer: Sendable {
+    private let interval: Duration
+    private let next = Mutex(ContinuousClock.now)
+
+    init(rate: Double) { interval = rate > 0 ? .nanoseconds(Int64(1e9 / rate)) : .zero }
+
+    func wait() {
+        guard interval > .zero else { return }
+        let slot = next.withLock { (next: inout ContinuousClock.Instant) -> ContinuousClock.Instant in
+            let slot = max(next, .now)
+            next = slot + interval
+            return slot
+        }
+        let wait = ContinuousClock.now.duration(to: slot)
+        if wait > .zero {
+            Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18)
+        }
     }
 }
