@@ -17,6 +17,8 @@ final class BenchClient {
     private let port: Int
     private var fd: Int32 = -1
     private var buffer: [UInt8] = []
+    /// The last read ended with SO_RCVTIMEO (no answer in 10 s), not with the server closing the connection.
+    private var timedOut = false
 
     init(port: Int) { self.port = port }
     deinit { if fd >= 0 { close(fd) } }
@@ -40,9 +42,11 @@ final class BenchClient {
         return true
     }
 
-    /// One GET; reconnects once if the server closed the idle connection.
+    /// One GET; reconnects once if the server had closed the idle connection. Not sent again after a timeout or
+    /// once a reply began: a callback is answered once, and a second try would only be told its flow is gone.
     func get(_ target: String, headers: [(String, String)] = []) -> Reply? {
         for _ in 0..<2 {
+            let reused = fd >= 0
             guard connectIfNeeded() else { return nil }
             var text = "GET \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
             for (name, value) in headers { text += "\(name): \(value)\r\n" }
@@ -50,14 +54,17 @@ final class BenchClient {
             let bytes = Array(text.utf8)
             let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if sent == bytes.count, let reply = readReply() { return reply }
+            let closedIdle = reused && buffer.isEmpty && !timedOut
             close(fd)
             fd = -1
+            if !closedIdle { return nil }
         }
         return nil
     }
 
     private func readReply() -> Reply? {
         var chunk = [UInt8](repeating: 0, count: 16384)
+        timedOut = false
         while true {
             if let end = headEnd() {
                 // Byte-level parsing: Foundation's components(separatedBy:) and trimmingCharacters(in:)
@@ -67,7 +74,7 @@ final class BenchClient {
                 let length = fields.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
                 while buffer.count < end + 4 + length {
                     let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                    if n <= 0 { return nil }
+                    if n <= 0 { timedOut = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK); return nil }
                     buffer.append(contentsOf: chunk[0..<n])
                 }
                 let body = Array(buffer[(end + 4)..<(end + 4 + length)])
@@ -79,7 +86,7 @@ final class BenchClient {
                 return Reply(status: status, headers: fields, body: body)
             }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return nil }
+            if n <= 0 { timedOut = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK); return nil }
             buffer.append(contentsOf: chunk[0..<n])
         }
     }

@@ -7,6 +7,14 @@
 //   broker-bench store-scaling ROOT SIZES  open/write/read/count cost of the file store at each size (comma list)
 //   broker-bench flows BROKER PROVIDER CONCURRENCY SECONDS   full browser flows per second, against the
 //                                          auto-approving fake Weibo of `fake-provider --kind weibo`
+//   broker-bench stream BROKER PROVIDER ACKED STOP [RATE [CONCURRENCY]]   the same flows at RATE per second (default
+//                                          250; 0 for unpaced) from CONCURRENCY clients (default 16) until the file STOP
+//                                          exists, each acknowledged account id appended to ACKED; prints one JSON line
+//                                          {ok, failed, answers, seconds, first_error, last_error} (scripts/postgres-failover)
+//   broker-bench reads BROKER API_KEY ACKED[,ACKED…] STOP [RATE [CONCURRENCY]]   GET /account of ids from the ACKED
+//                                          files (re-read as they grow) at RATE per second (default 2500; 0 unpaced)
+//                                          from CONCURRENCY keep-alive clients (default 8) until STOP exists; prints
+//                                          {reads, seconds, answers, socket_errors} (scripts/postgres-failover)
 //   broker-bench parser [ITERATIONS]       nanoseconds per request of the HTTP parser (build with -c release)
 //   broker-bench outbox DIR|REDIS_URL SECONDS CONCURRENCY   webhook events per second the outbox makes durable
 //   broker-bench outbox-drain DIR COUNT[,COUNT…] [SECONDS]   a backlog of COUNT pending deliveries drained to a
@@ -61,6 +69,21 @@ case "flows":
         fail("usage: flows BROKER_PORT PROVIDER_PORT CONCURRENCY SECONDS")
     }
     FlowBench.run(brokerPort: b, providerPort: p, concurrency: c, seconds: s)
+case "stream":
+    guard (5...7).contains(args.count), let b = Int(args[1]), let p = Int(args[2]),
+        let rate = Double(args.count > 5 ? args[5] : "250"), rate >= 0,
+        let c = Int(args.count > 6 ? args[6] : "16"), c > 0
+    else { fail("usage: stream BROKER_PORT PROVIDER_PORT ACKED_FILE STOP_FILE [RATE [CONCURRENCY]]") }
+    FlowStream.run(
+        .init(brokerPort: b, providerPort: p, ackedPath: args[3], stopPath: args[4], rate: rate, concurrency: c))
+case "reads":
+    guard (5...7).contains(args.count), let b = Int(args[1]), let rate = Double(args.count > 5 ? args[5] : "2500"), rate >= 0,
+        let c = Int(args.count > 6 ? args[6] : "8"), c > 0
+    else { fail("usage: reads BROKER_PORT API_KEY ACKED[,ACKED...] STOP_FILE [RATE [CONCURRENCY]]") }
+    ReadStream.run(
+        .init(
+            brokerPort: b, apiKey: args[2], ackedPaths: args[3].split(separator: ",").map(String.init), stopPath: args[4],
+            rate: rate, concurrency: c))
 case "parser":
     guard args.count <= 2, let iterations = Int(args.count == 2 ? args[1] : "1000000"), iterations > 0 else {
         fail("usage: parser [ITERATIONS]")
@@ -97,6 +120,6 @@ case "account-compaction":
     try await AccountCompactionBench.run(directory: args[1], count: count)
 default:
     fail(
-        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | parser | outbox | outbox-drain | outbox-accounts | refresh-herd"
+        "usage: broker-bench seed | seed-redis | count-redis | store-scaling | flows | stream | reads | parser | outbox | outbox-drain | outbox-accounts | refresh-herd"
             + " | account-writes | account-compaction")
 }

@@ -12,10 +12,12 @@
   read    --broker P --api-key K --acked F[,F…] --stop F [--workers N]
           reads accounts already acknowledged (ids taken from the acked files as they grow) on keep-alive
           connections until the stop file exists; prints {reads, seconds, answers: {"200": n, "503": n, ...}}
-  refresh --broker P[,P…] --provider Q --name N --api-key K --acked F --stop F [--workers N]
+  refresh --broker P[,P…] --provider Q --name N --api-key K --acked F --stop F [--workers N] [--timeout S]
           sign-ins at provider N and forced refreshes (POST /account/refresh) of the accounts they made, each
           account at most every 10.5 s, round robin over the brokers, until the stop file exists; appends the
-          acknowledged accounts to F; prints {sign_ins, refreshes, seconds, answers: {"refresh 200": n, ...}}
+          acknowledged accounts to F; prints {sign_ins, refreshes, seconds, answers: {"refresh 200": n, ...}}.
+          --timeout: seconds a forced refresh may take (default 10): one that finds another's refresh lock waits
+          for it, up to twice the lock's TTL (BROKER_UPSTREAM_TIMEOUT + 10 s) when its holder died with it
   live    --broker P --provider Q --api-key K --acked F
           every account in F reads back 200 with an access token the provider's /user still takes (a refresh token
           rotation the broker lost would leave it a revoked one); prints {accounts, live, examples}
@@ -33,9 +35,9 @@ from urllib.parse import urlsplit, quote
 TIMEOUT = 10
 
 
-def request(port, method, target, headers=None, body=None):
+def request(port, method, target, headers=None, body=None, timeout=None):
     """One request on a fresh connection; returns (status, headers as list, body text)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout or TIMEOUT)
     try:
         hdrs = {"Connection": "close"}
         hdrs.update(headers or {})
@@ -254,7 +256,7 @@ def refresh(args):
                             mine.append([result["account"], time.monotonic() - reuse])
                     continue
                 status, _, _ = request(broker, "POST", "/account/refresh?id=" + quote(due[0], safe=""),
-                                       {"Authorization": "Bearer " + args.api_key})
+                                       {"Authorization": "Bearer " + args.api_key}, timeout=args.timeout)
                 with lock:
                     tally("refresh %d" % status)
                     if status == 200:
@@ -308,6 +310,7 @@ def main():
     p.add_argument("--acked")
     p.add_argument("--stop")
     p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--timeout", type=float, default=TIMEOUT)
     args = p.parse_args()
     args.brokers, args.broker = args.broker, int(args.broker.split(",")[0])
     if args.command == "connect":
