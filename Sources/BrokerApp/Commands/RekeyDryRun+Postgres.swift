@@ -13,12 +13,7 @@ extension RekeyDryRun {
     /// with it, so a record `rekey` would stop at fails the dry run the same way.
     public static func planPostgres(configuration c: BrokerConfiguration) async throws -> RekeyDryRun {
         guard let configuration = c.postgresStore else { return try plan(configuration: c) }
-        let client: PostgresClient
-        do {
-            client = try PostgresClient(configuration: configuration)
-        } catch {
-            throw ConfigurationError(variable: "BROKER_STORE", message: "\(error)")
-        }
+        let client = try PostgresClient.opening(configuration)
         do {
             let result = try await planPostgres(c, client: client)
             await client.close()

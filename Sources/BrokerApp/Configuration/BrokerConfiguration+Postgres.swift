@@ -20,12 +20,8 @@ extension BrokerConfiguration {
             configuration.password = Secret(try EnvironmentReader.readSecretFile(path, variable: "BROKER_STORE_PASSWORD_FILE"))
         }
         configuration.allowMD5 = try read.boolean("BROKER_POSTGRES_ALLOW_MD5", default: false)
-        do {
-            // Checks what the client cannot honour (an sslmode that needs TLS) now, not at the first statement.
-            _ = try PostgresClient(configuration: configuration)
-        } catch {
-            throw ConfigurationError(variable: "BROKER_STORE", message: "\(error)")
-        }
+        // Checks what the client cannot honour (an sslmode that needs TLS) now, not at the first statement.
+        _ = try PostgresClient.opening(configuration)
         return configuration
     }
 
@@ -36,5 +32,19 @@ extension BrokerConfiguration {
             return "postgres://" + postgresStore.endpoints.map(\.description).joined(separator: ",") + "/" + postgresStore.database
         }
         return "files"
+    }
+}
+
+extension PostgresClient {
+    /// A client for `configuration`; what it cannot honour is a ``ConfigurationError`` on `variable` (never naming the
+    /// password).
+    static func opening(
+        _ configuration: PostgresConfiguration, variable: String = "BROKER_STORE"
+    ) throws(ConfigurationError) -> PostgresClient {
+        do {
+            return try PostgresClient(configuration: configuration)
+        } catch {
+            throw ConfigurationError(variable: variable, message: "\(error)")
+        }
     }
 }

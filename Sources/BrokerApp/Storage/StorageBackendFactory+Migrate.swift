@@ -17,12 +17,7 @@ extension StorageBackendFactory {
             throw ConfigurationError(
                 variable: "BROKER_STORE", message: "is already PostgreSQL: migrate copies a file store or Redis into it")
         }
-        let client: PostgresClient
-        do {
-            client = try PostgresClient(configuration: destination)
-        } catch {
-            throw ConfigurationError(variable: "--to", message: "\(error)")
-        }
+        let client = try PostgresClient.opening(destination, variable: "--to")
         defer { Task { await client.close() } }
         if let location = c.redisStore {
             let settlement = try await settle(

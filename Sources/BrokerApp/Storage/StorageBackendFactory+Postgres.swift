@@ -25,12 +25,7 @@ extension StorageBackendFactory {
         _ c: BrokerConfiguration, logger: BrokerLogger, now: @escaping @Sendable () -> Date
     ) async throws -> PostgresOpening? {
         guard let configuration = c.postgresStore else { return nil }
-        let client: PostgresClient
-        do {
-            client = try PostgresClient(configuration: configuration)
-        } catch {
-            throw ConfigurationError(variable: "BROKER_STORE", message: "\(error)")
-        }
+        let client = try PostgresClient.opening(configuration)
         do {
             let applied = try await PostgresSchema.migrate(client)
             if !applied.isEmpty {
