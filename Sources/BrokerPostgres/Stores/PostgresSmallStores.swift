@@ -54,7 +54,7 @@ public final class PostgresRefreshLock: RefreshLock {
         do {
             return try await Self.delete(client, key: key, token: token)
         } catch {
-            await pendingReleases.remember(key: key, token: token)
+            pendingReleases.remember(key: key, token: token)
             throw error
         }
     }

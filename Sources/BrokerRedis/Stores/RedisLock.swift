@@ -59,7 +59,7 @@ public final class RedisLock: Sendable {
         do {
             return try await Self.delete(client, key: lockKey(key), token: token)
         } catch {
-            await pendingReleases.remember(key: key, token: token)
+            pendingReleases.remember(key: key, token: token)
             throw error
         }
     }
