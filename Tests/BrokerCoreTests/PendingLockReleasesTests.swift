@@ -131,6 +131,19 @@ import Testing
         #expect(store.calls.map(\.token) == ["t3"])
     }
 
+    @Test func uncertainAcquiresAreBoundedOnTheirOwnAndNeverPushOutARelease() async {
+        let store = FakeLockStore()
+        let releases = Self.make(store, firstDelay: .seconds(3600), capacity: 2)
+        defer { releases.stop() }
+        releases.remember(key: "held", token: "t0")
+        for index in 1...3 { releases.rememberUncertainAcquire(key: "polled", token: "u\(index)") }
+        #expect(releases.count == 3, "the release and the two newest uncertain acquires")
+        await releases.flush(key: "held")
+        await releases.flush(key: "polled")
+        #expect(store.calls.map(\.token) == ["t0", "u2", "u3"])
+        #expect(releases.count == 0)
+    }
+
     @Test func aReleaseIsGivenUpPastTheHorizonWhileTheStoreStaysAway() async {
         let store = FakeLockStore()
         store.state.withLock { $0.down = true }

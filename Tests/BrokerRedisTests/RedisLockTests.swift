@@ -113,6 +113,38 @@ struct RedisLockTests {
         }
     }
 
+    @Test func anAcquireWhoseReplyWasLostDoesNotLeaveTheLockHeldUntilItsTTL() async throws {
+        try await withTestScope { _ in
+            let server = try await RedisServer.scoped()
+            let lock = RedisLock(client: server.client(poolSize: 1, timeout: 0.5))
+            defer { lock.pendingReleases.stop() }
+            let other = RedisLock(client: server.client())
+            #expect(await lock.client.ping())
+
+            // Stopped, Redis keeps the SET unanswered until the client gives up; resumed, it runs it anyway, taking
+            // the lock with a token no caller was given.
+            server.pause()
+            let acquire = Task { () async throws(StoreError) -> String? in try await lock.acquire(key: "refresh:y", ttl: Self.longTTL) }
+            #expect(await eventually { server.connectionsWithUnreadBytes() >= 1 }, "the SET is sent")
+            let result = await acquire.result
+            guard case .failure = result else {
+                Issue.record("expected the acquire to time out, got \(result)")
+                server.resume()
+                return
+            }
+            #expect(lock.pendingReleases.count == 1)
+            server.resume()
+
+            var next: String?
+            let freed = await eventually(interval: 0.05) {
+                next = (try? await other.acquire(key: "refresh:y", ttl: Self.longTTL)) ?? nil
+                return next != nil
+            }
+            #expect(freed, "the lock the lost SET took was not released within a minute")
+            #expect(await eventually { lock.pendingReleases.count == 0 })
+        }
+    }
+
     @Test func ofTwentyConcurrentAcquirersAcrossTwoReplicasOneWins() async throws {
         try await RedisServer.with { server async throws in
             let replicas = [RedisLock(client: server.client()), RedisLock(client: server.client())]

@@ -15,7 +15,15 @@ import Synchronization
 /// answer again, not the TTL. An answered release leaves the list whether or
 /// not it still owned the lock.
 ///
-/// Bounded: at most ``capacity`` releases (the oldest dropped first), each
+/// An acquire whose answer was lost (the connection broke after the command was
+/// sent: a primary killed while its commit waited for the standby) may have taken
+/// the lock with a token nobody holds; the lock remembers the release of that
+/// token too (``rememberUncertainAcquire(key:token:)``). Deleting with a token
+/// never handed out can only remove the lock that acquire wrote.
+///
+/// Bounded: at most ``capacity`` releases and as many uncertain acquires (each
+/// kind dropping its own oldest first, so a flood of failed acquires during an
+/// outage cannot push out a release), each
 /// tried for at most ``horizon``. Retrying past a lock's TTL is harmless (the
 /// token no longer matches) and giving up before it only falls back to the TTL,
 /// so the horizon bounds the work, not correctness. The retry task runs only
@@ -27,7 +35,7 @@ public final class PendingLockReleases: Sendable {
     /// The release this list retries: the lock's own compare-and-delete.
     public typealias Release = @Sendable (_ key: String, _ token: String) async throws(StoreError) -> Bool
 
-    /// The most releases remembered; the oldest is dropped beyond it.
+    /// The most releases remembered, and the most uncertain acquires; the oldest of the kind is dropped beyond it.
     public let capacity: Int
     /// How long a release is retried before the lock's TTL is left to free it.
     public let horizon: Duration
@@ -41,6 +49,8 @@ public final class PendingLockReleases: Sendable {
         let token: String
         /// When its release first failed.
         let since: ContinuousClock.Instant
+        /// Whether it is the release of an acquire whose outcome is unknown, rather than of a lock surely held.
+        let uncertain: Bool
     }
 
     private struct State {
@@ -73,12 +83,25 @@ public final class PendingLockReleases: Sendable {
 
     /// Remembers that releasing `key` held by `token` failed, and starts retrying if nothing is.
     public func remember(key: String, token: String) {
-        let entry = Entry(key: ExactKey(key), token: token, since: now())
+        add(Entry(key: ExactKey(key), token: token, since: now(), uncertain: false))
+    }
+
+    /// Remembers that taking `key` with `token` failed after the command may have reached the store, so the lock may
+    /// be held by a token no caller has; its release is retried like a failed one.
+    public func rememberUncertainAcquire(key: String, token: String) {
+        add(Entry(key: ExactKey(key), token: token, since: now(), uncertain: true))
+    }
+
+    private func add(_ entry: Entry) {
         state.withLock { s in
             guard !s.stopped else { return }
-            s.pending.removeAll { $0.key == entry.key && $0.token == token }
+            s.pending.removeAll { $0.key == entry.key && $0.token == entry.token }
             s.pending.append(entry)
-            if s.pending.count > capacity { s.pending.removeFirst(s.pending.count - capacity) }
+            if s.pending.count(where: { $0.uncertain == entry.uncertain }) > capacity,
+                let oldest = s.pending.firstIndex(where: { $0.uncertain == entry.uncertain })
+            {
+                s.pending.remove(at: oldest)
+            }
             if s.retrying == nil {
                 s.retrying = Task { await self.retryUntilEmpty() }
             }

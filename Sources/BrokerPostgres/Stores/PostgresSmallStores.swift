@@ -10,7 +10,8 @@ import Foundation
 /// expiry is on the server's clock, which every replica shares; an expired row
 /// is taken over by the next `acquire`. A release that fails because the server
 /// is away (a primary killed before its standby is promoted) is tried again once
-/// it answers (``PendingLockReleases``), so the next refresh does not wait out the TTL.
+/// it answers (``PendingLockReleases``), and so is the release of an acquire whose
+/// answer was lost, so the next refresh does not wait out the TTL.
 public final class PostgresRefreshLock: RefreshLock {
     /// The client the lock talks through.
     public let client: PostgresClient
@@ -36,13 +37,21 @@ public final class PostgresRefreshLock: RefreshLock {
         // This replica's own lock on `key` that it could not give back is freed first.
         await pendingReleases.flush(key: key)
         let token = makeToken()
-        let rows = try await client.storeQuery(
-            """
-            INSERT INTO refresh_locks (key, token, expires_at) VALUES ($1, $2, \(Self.serverNow) + $3)
-            ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-            WHERE refresh_locks.expires_at <= \(Self.serverNow)
-            RETURNING token
-            """, [.text(key), .text(token), .int(Int(min((ttl * 1000).rounded(.up), 1e12)))])
+        let rows: PostgresRows
+        do {
+            rows = try await client.query(
+                """
+                INSERT INTO refresh_locks (key, token, expires_at) VALUES ($1, $2, \(Self.serverNow) + $3)
+                ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+                WHERE refresh_locks.expires_at <= \(Self.serverNow)
+                RETURNING token
+                """, [.text(key), .text(token), .int(Int(min((ttl * 1000).rounded(.up), 1e12)))])
+        } catch {
+            // The row may be written with a token no one was given (a primary killed while the commit waited for
+            // its synchronous standby): its release is retried too.
+            if error.outcomeUnknown { pendingReleases.rememberUncertainAcquire(key: key, token: token) }
+            throw error.storeError
+        }
         return rows.rows.isEmpty ? nil : token
     }
 

@@ -8,7 +8,8 @@ import BrokerCrypto
 /// single-instance Redis lock: enough for single-flight token refresh, where
 /// two holders at once (after a TTL ran out mid-work) cost a wasted refresh, not
 /// corrupted data. A release that fails because Redis is away is tried again once
-/// it answers (``PendingLockReleases``), so the next refresh does not wait out the TTL.
+/// it answers (``PendingLockReleases``), and so is the release of an acquire whose
+/// reply was lost, so the next refresh does not wait out the TTL.
 public final class RedisLock: Sendable {
     /// Deletes the key only while it still holds the caller's token.
     static let releaseScript = "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
@@ -47,6 +48,9 @@ public final class RedisLock: Sendable {
         do {
             reply = try await client.command("SET", lockKey(key), token, "NX", "PX", milliseconds)
         } catch {
+            // Unless Redis answered with an error, the SET may have run with a token no one was given (a reply lost
+            // to a timeout or a dropped connection): its release is retried too.
+            if case .server = error {} else { pendingReleases.rememberUncertainAcquire(key: key, token: token) }
             throw error.storeError
         }
         return reply == .simpleString("OK") ? token : nil
