@@ -45,6 +45,106 @@ struct RedisLockTests {
         }
     }
 
+    /// The lock's TTL in the two tests below: ten minutes, so a lock can only be free again within the tests' minute
+    /// of waiting because its release was retried, never because the TTL ran out.
+    static let longTTL = 600.0
+
+    @Test func aReleaseRedisDidNotAnswerIsRetriedSoTheNextAcquireNeedNotWaitTheTTL() async throws {
+        try await withTestScope { _ in
+            // Persistent: the restarted server still holds every lock, as an operator's Redis would.
+            let server = try await RedisServer.scoped(persistent: true)
+            let lock = RedisLock(client: server.client())
+            defer { lock.pendingReleases.stop() }
+            let other = RedisLock(client: server.client())
+            let token = try #require(try await lock.acquire(key: "refresh:github:1", ttl: Self.longTTL))
+            // Held by another replica across the restart, and never released: shows the server kept its locks.
+            _ = try #require(try await other.acquire(key: "refresh:github:2", ttl: Self.longTTL))
+
+            await server.kill()
+            await #expect(throws: StoreError.self) { try await lock.release(key: "refresh:github:1", token: token) }
+            #expect(lock.pendingReleases.count == 1)
+            try await server.restart()
+
+            // Another replica, which has nothing to flush, finds the lock free once the retry reached Redis.
+            var next: String?
+            let freed = await eventually(interval: 0.05) {
+                next = (try? await other.acquire(key: "refresh:github:1", ttl: Self.longTTL)) ?? nil
+                return next != nil
+            }
+            #expect(freed, "the lock was not released within a minute of Redis' return")
+            #expect(next != token)
+            #expect(lock.pendingReleases.count == 0)
+            #expect(try await lock.acquire(key: "refresh:github:2", ttl: Self.longTTL) == nil, "the restart kept the locks")
+        }
+    }
+
+    @Test func aReleaseThatTimedOutButWentThroughDeletesNothingWhenRetried() async throws {
+        try await withTestScope { _ in
+            let server = try await RedisServer.scoped()
+            let lock = RedisLock(client: server.client(poolSize: 1, timeout: 0.5))
+            defer { lock.pendingReleases.stop() }
+            let other = RedisLock(client: server.client())
+            let token = try #require(try await lock.acquire(key: "refresh:x", ttl: Self.longTTL))
+
+            // Stopped, Redis keeps the release unanswered until the client gives up; resumed, it runs it anyway.
+            server.pause()
+            let release = Task { () async throws(StoreError) -> Bool in try await lock.release(key: "refresh:x", token: token) }
+            #expect(await eventually { server.connectionsWithUnreadBytes() >= 1 }, "the release is sent")
+            let result = await release.result
+            guard case .failure = result else {
+                Issue.record("expected the release to time out, got \(result)")
+                server.resume()
+                return
+            }
+            #expect(lock.pendingReleases.count == 1)
+            server.resume()
+
+            // Another replica takes the lock the late release freed (or the retry did); the retry, with the old
+            // token, leaves the new holder's lock alone.
+            var next: String?
+            #expect(
+                await eventually(interval: 0.05) {
+                    next = (try? await other.acquire(key: "refresh:x", ttl: Self.longTTL)) ?? nil
+                    return next != nil
+                })
+            #expect(await eventually { lock.pendingReleases.count == 0 })
+            let newToken = try #require(next)
+            #expect(try await other.client.command("GET", "tb:lock:refresh:x").string == newToken)
+        }
+    }
+
+    @Test func anAcquireWhoseReplyWasLostDoesNotLeaveTheLockHeldUntilItsTTL() async throws {
+        try await withTestScope { _ in
+            let server = try await RedisServer.scoped()
+            let lock = RedisLock(client: server.client(poolSize: 1, timeout: 0.5))
+            defer { lock.pendingReleases.stop() }
+            let other = RedisLock(client: server.client())
+            #expect(await lock.client.ping())
+
+            // Stopped, Redis keeps the SET unanswered until the client gives up; resumed, it runs it anyway, taking
+            // the lock with a token no caller was given.
+            server.pause()
+            let acquire = Task { () async throws(StoreError) -> String? in try await lock.acquire(key: "refresh:y", ttl: Self.longTTL) }
+            #expect(await eventually { server.connectionsWithUnreadBytes() >= 1 }, "the SET is sent")
+            let result = await acquire.result
+            guard case .failure = result else {
+                Issue.record("expected the acquire to time out, got \(result)")
+                server.resume()
+                return
+            }
+            #expect(lock.pendingReleases.count == 1)
+            server.resume()
+
+            var next: String?
+            let freed = await eventually(interval: 0.05) {
+                next = (try? await other.acquire(key: "refresh:y", ttl: Self.longTTL)) ?? nil
+                return next != nil
+            }
+            #expect(freed, "the lock the lost SET took was not released within a minute")
+            #expect(await eventually { lock.pendingReleases.count == 0 })
+        }
+    }
+
     @Test func ofTwentyConcurrentAcquirersAcrossTwoReplicasOneWins() async throws {
         try await RedisServer.with { server async throws in
             let replicas = [RedisLock(client: server.client()), RedisLock(client: server.client())]

@@ -227,10 +227,11 @@ def refresh(args):
     """Sign-ins at provider --name and forced refreshes of the accounts they made, spread over the brokers, until the
     stop file appears. Each worker refreshes its own accounts one at a time, each at most every REUSE seconds (a
     forced refresh sooner after the last one gets its token without a provider call), and signs in a new account
-    whenever none is due. Appends the acknowledged accounts to --acked; prints {sign_ins, refreshes, answers}."""
+    whenever none is due. Appends the acknowledged accounts to --acked; prints {sign_ins, refreshes,
+    slowest_refresh_seconds, answers}."""
     reuse = 10.5
     lock = threading.Lock()
-    counts = {"sign_ins": 0, "refreshes": 0, "answers": {}}
+    counts = {"sign_ins": 0, "refreshes": 0, "slowest_refresh_seconds": 0.0, "answers": {}}
     brokers = [int(port) for port in args.brokers.split(",")]
     acked = open(args.acked, "a", buffering=1)
 
@@ -255,6 +256,7 @@ def refresh(args):
                             acked.flush()
                             mine.append([result["account"], time.monotonic() - reuse])
                     continue
+                asked = time.monotonic()
                 status, _, _ = request(broker, "POST", "/account/refresh?id=" + quote(due[0], safe=""),
                                        {"Authorization": "Bearer " + args.api_key}, timeout=args.timeout)
                 with lock:
@@ -262,6 +264,9 @@ def refresh(args):
                     if status == 200:
                         counts["refreshes"] += 1
                         due[1] = time.monotonic()
+                        # The longest a forced refresh took to answer 200: a refresh lock left held waits its TTL.
+                        slowest = max(counts["slowest_refresh_seconds"], due[1] - asked)
+                        counts["slowest_refresh_seconds"] = round(slowest, 2)
             except (OSError, RuntimeError, http.client.HTTPException, ValueError) as error:
                 with lock:
                     tally(str(error).split(":")[0] if isinstance(error, RuntimeError) else type(error).__name__)

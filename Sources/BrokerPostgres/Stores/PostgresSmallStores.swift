@@ -8,16 +8,24 @@ import Foundation
 /// session, so it would pin a pooled connection for the whole refresh and be
 /// lost silently with it, while the seam's lock has a TTL and a token. The row's
 /// expiry is on the server's clock, which every replica shares; an expired row
-/// is taken over by the next `acquire`.
+/// is taken over by the next `acquire`. A release that fails because the server
+/// is away (a primary killed before its standby is promoted) is tried again once
+/// it answers (``PendingLockReleases``), and so is the release of an acquire whose
+/// answer was lost, so the next refresh does not wait out the TTL.
 public final class PostgresRefreshLock: RefreshLock {
     /// The client the lock talks through.
     public let client: PostgresClient
+    /// Releases that failed while the server was away, retried until it answers.
+    public let pendingReleases: PendingLockReleases
     private let makeToken: @Sendable () -> String
 
     /// Creates the lock over `client`; `makeToken` makes each holder's token.
     public init(client: PostgresClient, makeToken: @escaping @Sendable () -> String = { SecureRandom.token(byteCount: 16) }) {
         self.client = client
         self.makeToken = makeToken
+        pendingReleases = PendingLockReleases { [client] key, token throws(StoreError) in
+            try await Self.delete(client, key: key, token: token)
+        }
     }
 
     /// The server's clock in milliseconds since 1970.
@@ -26,20 +34,42 @@ public final class PostgresRefreshLock: RefreshLock {
     /// Takes the lock for `ttl` seconds when no one holds it (or the holder's lease ran out); returns the token, else nil.
     public func acquire(key: String, ttl: Double) async throws(StoreError) -> String? {
         precondition(ttl.isFinite && ttl > 0, "PostgresRefreshLock.acquire: ttl must be a positive number of seconds")
+        // This replica's own lock on `key` that it could not give back is freed first.
+        await pendingReleases.flush(key: key)
         let token = makeToken()
-        let rows = try await client.storeQuery(
-            """
-            INSERT INTO refresh_locks (key, token, expires_at) VALUES ($1, $2, \(Self.serverNow) + $3)
-            ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
-            WHERE refresh_locks.expires_at <= \(Self.serverNow)
-            RETURNING token
-            """, [.text(key), .text(token), .int(Int(min((ttl * 1000).rounded(.up), 1e12)))])
+        let rows: PostgresRows
+        do {
+            rows = try await client.query(
+                """
+                INSERT INTO refresh_locks (key, token, expires_at) VALUES ($1, $2, \(Self.serverNow) + $3)
+                ON CONFLICT (key) DO UPDATE SET token = EXCLUDED.token, expires_at = EXCLUDED.expires_at
+                WHERE refresh_locks.expires_at <= \(Self.serverNow)
+                RETURNING token
+                """, [.text(key), .text(token), .int(Int(min((ttl * 1000).rounded(.up), 1e12)))])
+        } catch {
+            // The row may be written with a token no one was given (a primary killed while the commit waited for
+            // its synchronous standby): its release is retried too.
+            if error.outcomeUnknown { pendingReleases.rememberUncertainAcquire(key: key, token: token) }
+            throw error.storeError
+        }
         return rows.rows.isEmpty ? nil : token
     }
 
     /// Releases the lock when `token` still holds it; returns whether it did.
+    ///
+    /// When the server does not answer, the release is remembered and tried again until it does, and the error is thrown.
     @discardableResult
     public func release(key: String, token: String) async throws(StoreError) -> Bool {
+        do {
+            return try await Self.delete(client, key: key, token: token)
+        } catch {
+            pendingReleases.remember(key: key, token: token)
+            throw error
+        }
+    }
+
+    /// Deletes the row of `key` when `token` holds it; returns whether it did.
+    static func delete(_ client: PostgresClient, key: String, token: String) async throws(StoreError) -> Bool {
         let rows = try await client.storeQuery("DELETE FROM refresh_locks WHERE key = $1 AND token = $2", [.text(key), .text(token)])
         return rows.affectedRows == 1
     }

@@ -76,9 +76,11 @@ public struct PostgresStorageBackend: StorageBackend {
     public func degradation() -> String? { nil }
     /// Opens the cache's listening session, if there is a cache.
     public func start() { cachedAccounts?.start() }
-    /// Closes the listening session and ends the pool's idle sessions.
+    /// Closes the listening session, stops retrying lock releases the server did not answer (their TTLs free
+    /// those locks) and ends the pool's idle sessions.
     public func stop() {
         cachedAccounts?.stop()
+        lock.pendingReleases.stop()
         let client = client
         Task { await client.close() }
     }

@@ -8,6 +8,19 @@ extension PostgresError {
     /// The description names the server and the SQLSTATE, never a bound value (a row's detail is not printed).
     var storeError: StoreError { .unavailable(description) }
 
+    /// Whether the statement may have run although no answer came: the connection broke or was closed while it was
+    /// in flight. Refusals, server errors and a statement stopped by a CancelRequest are not.
+    var outcomeUnknown: Bool {
+        switch self {
+        case .connectionLost, .protocolError, .serverShutdown: return true
+        case .deadlineExceeded(let cancelled): return !cancelled
+        case .cancelled(let stopped): return !stopped
+        case .unavailable, .authenticationFailed, .authenticationRefused, .poolExhausted, .uniqueViolation, .serializationFailure,
+            .readOnly, .queryCancelled, .server, .configuration:
+            return false
+        }
+    }
+
     /// Whether running the whole transaction again may succeed: another writer came first (a row inserted meanwhile,
     /// a serialization failure or a deadlock).
     var isRetryable: Bool {

@@ -68,8 +68,9 @@ public struct RedisStores: Sendable {
         cachedAccounts?.start()
     }
 
-    /// Stops it.
+    /// Stops it, and the lock's retrying of releases Redis did not answer (their TTLs free those locks).
     public func stop() {
         cachedAccounts?.stop()
+        lock.pendingReleases.stop()
     }
 }
