@@ -1,4 +1,5 @@
 import BrokerCore
+import Dispatch
 import Foundation
 import Glibc
 
@@ -239,8 +240,7 @@ struct AccountIndex: Sendable {
     mutating func appendSorted(_ account: consuming CompactAccount, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
         precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
         ordered.append(copy key)
-        // In id order, so each end user's list stays sorted as it grows.
-        if let owner = account.endUserID { byEndUser[ExactKey(owner), default: []].append(copy key) }
+        // The end users' lists are built once the last snapshot account is in (``finishSorted()``).
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
@@ -252,6 +252,48 @@ struct AccountIndex: Sendable {
         sortedCount += 1
         // The account is consumed, so it moves into the array instead of being copied field by field.
         accounts.append(account)
+    }
+
+    /// Lists the accounts ``appendSorted(_:sealed:key:)`` stored under their end users; called once, after the last of
+    /// them and before any other change.
+    ///
+    /// One lookup in the end users' table per account was the loading thread's largest cost after the kernel's
+    /// zeroing (hashing, a probe that misses the cache, an array that grows: `Dictionary.find` on `ExactKey` 6 % of a
+    /// start's samples, `isUniquelyReferenced` 2 %). Built here instead, the slots are split into `threads` runs, each
+    /// thread fills a table of its run's end users (each list in id order, as the slots are), and the tables are joined
+    /// in run order: one list append per end user and run, not per account. The decoding threads have finished by now,
+    /// so the runs share the cores with nothing else start-up does.
+    mutating func finishSorted(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        precondition(
+            byEndUser.isEmpty && slots.isEmpty && vacant.isEmpty, "called once, after the snapshot's accounts and before any other")
+        let count = sortedCount
+        // Below a few thousand accounts a second thread costs more than it saves.
+        let runs = max(1, min(threads, 8, count / 4096))
+        let accounts = self.accounts
+        let keys = self.keys
+        let tables = RunTables(count: runs)
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            var table: [ExactKey: [ExactKey]] = [:]
+            for slot in (count * run / runs)..<(count * (run + 1) / runs) {
+                guard let owner = accounts[slot].endUserID else { continue }
+                table[ExactKey(owner), default: []].append(keys[slot])
+            }
+            tables.set(table, run: run)
+        }
+        var joined = tables.take(run: 0)
+        for run in 1..<max(1, runs) {
+            for (owner, ids) in tables.take(run: run) {
+                // Later runs hold later slots, so appending keeps each list in id order.
+                joined[owner, default: []].append(contentsOf: ids)
+            }
+        }
+        byEndUser = joined
+    }
+
+    /// The memory reserved for accounts still to come (the arrays' capacity past their count): start-up's decoding
+    /// threads fault it in ahead of the loading thread (``ReservedMemory``).
+    mutating func unwrittenMemory() -> [ReservedMemory] {
+        [ReservedMemory.unwritten(&accounts), ReservedMemory.unwritten(&keys), ReservedMemory.unwritten(&prefixes)].compactMap { $0 }
     }
 
     /// Whether any slot is marked ``SealedEntry/inSnapshot`` (start-up's load left secrets in the snapshot).
@@ -352,5 +394,32 @@ struct AccountIndex: Sendable {
     private mutating func startSealed() {
         sealed.reserveCapacity(accounts.capacity)
         sealed.append(contentsOf: repeatElement(nil, count: accounts.count))
+    }
+}
+
+/// The end users' tables of ``AccountIndex/finishSorted(threads:)``'s runs, one per run, each set by its own thread.
+private final class RunTables: @unchecked Sendable {
+    // @unchecked Sendable: each element is written by one thread only, and read after `concurrentPerform` has returned.
+    private let tables: UnsafeMutableBufferPointer<[ExactKey: [ExactKey]]>
+
+    init(count: Int) {
+        tables = .allocate(capacity: count)
+        tables.initialize(repeating: [:])
+    }
+
+    deinit {
+        tables.deinitialize()
+        tables.deallocate()
+    }
+
+    func set(_ table: [ExactKey: [ExactKey]], run: Int) {
+        tables[run] = table
+    }
+
+    /// The table of `run`, no longer held here (so the caller's copy is the only one).
+    func take(run: Int) -> [ExactKey: [ExactKey]] {
+        let table = tables[run]
+        tables[run] = [:]
+        return table
     }
 }
