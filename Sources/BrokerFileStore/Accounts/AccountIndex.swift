@@ -259,10 +259,12 @@ struct AccountIndex: Sendable {
     ///
     /// One lookup in the end users' table per account was the loading thread's largest cost after the kernel's
     /// zeroing (hashing, a probe that misses the cache, an array that grows: `Dictionary.find` on `ExactKey` 6 % of a
-    /// start's samples, `isUniquelyReferenced` 2 %). Built here instead, the slots are split into `threads` runs, each
-    /// thread fills a table of its run's end users (each list in id order, as the slots are), and the tables are joined
-    /// in run order: one list append per end user and run, not per account. The decoding threads have finished by now,
-    /// so the runs share the cores with nothing else start-up does.
+    /// start's samples, `isUniquelyReferenced` 2 %). Built here instead, in three passes over the slots split into
+    /// `threads` runs: each run numbers its end users in order of first appearance and notes each slot's number (one
+    /// hash lookup per account, no list that grows); the runs' end users are then numbered across runs (one lookup
+    /// per end user and run), which gives each end user's list its exact size and each run its place in it; last,
+    /// each run writes its ids into those places. The runs are in slot order, so each list is in id order. The
+    /// decoding threads have finished by now, so the runs share the cores with nothing else start-up does.
     mutating func finishSorted(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(
             byEndUser.isEmpty && slots.isEmpty && vacant.isEmpty, "called once, after the snapshot's accounts and before any other")
@@ -271,24 +273,100 @@ struct AccountIndex: Sendable {
         let runs = max(1, min(threads, 8, count / 4096))
         let accounts = self.accounts
         let keys = self.keys
-        let tables = RunTables(count: runs)
+        // Pass 1: each run's end users, numbered.
+        let numbered = RunResults<NumberedRun>(count: runs)
         DispatchQueue.concurrentPerform(iterations: runs) { run in
-            var table: [ExactKey: [ExactKey]] = [:]
-            for slot in (count * run / runs)..<(count * (run + 1) / runs) {
+            let slots = Self.slots(ofRun: run, of: runs, count: count)
+            var numbers: [ExactKey: Int32] = [:]
+            var result = NumberedRun(owners: [], counts: [], numbers: [Int32](repeating: -1, count: slots.count))
+            for slot in slots {
                 guard let owner = accounts[slot].endUserID else { continue }
-                table[ExactKey(owner), default: []].append(keys[slot])
+                let key = ExactKey(owner)
+                let fresh = Int32(result.owners.count)
+                // One lookup: inserts `fresh` when the end user is new to this run.
+                let number = Self.value(&numbers[key, default: fresh])
+                if number == fresh {
+                    result.owners.append(key)
+                    result.counts.append(0)
+                }
+                result.counts[Int(number)] += 1
+                result.numbers[slot - slots.lowerBound] = number
             }
-            tables.set(table, run: run)
+            numbered.set(result, run: run)
         }
-        var joined = tables.take(run: 0)
-        for run in 1..<max(1, runs) {
-            for (owner, ids) in tables.take(run: run) {
-                // Later runs hold later slots, so appending keeps each list in id order.
-                joined[owner, default: []].append(contentsOf: ids)
+        // Pass 2: every end user numbered across the runs, with the size of its list and where each run's part starts.
+        var global: [ExactKey: Int32] = [:]
+        var owners: [ExactKey] = []
+        var sizes: [Int] = []
+        // For each run, the global number of each of its end users and where the run's part of their list starts.
+        var globalNumbers: [[Int]] = []
+        var starts: [[Int]] = []
+        for run in 0..<runs {
+            let result = numbered.get(run: run)
+            var runNumbers: [Int] = []
+            var runStarts: [Int] = []
+            runNumbers.reserveCapacity(result.owners.count)
+            runStarts.reserveCapacity(result.owners.count)
+            for (local, key) in result.owners.enumerated() {
+                let fresh = Int32(owners.count)
+                let number = Int(Self.value(&global[key, default: fresh]))
+                if number == owners.count {
+                    owners.append(key)
+                    sizes.append(0)
+                }
+                runNumbers.append(number)
+                runStarts.append(sizes[number])
+                sizes[number] += result.counts[local]
+            }
+            globalNumbers.append(runNumbers)
+            starts.append(runStarts)
+        }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(owners.count)
+        var total = 0
+        for size in sizes {
+            offsets.append(total)
+            total += size
+        }
+        // Pass 3: each run writes its ids into their places in one buffer holding every list, end to end.
+        let lists = UnsafeMutablePointer<ExactKey>.allocate(capacity: max(1, total))
+        let listsAddress = Int(bitPattern: lists)
+        let (runNumbers, runStarts, listOffsets) = (globalNumbers, starts, offsets)
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let slots = Self.slots(ofRun: run, of: runs, count: count)
+            let result = numbered.get(run: run)
+            // The next place of each of this run's end users: its list's offset plus where this run's part starts.
+            var next = zip(runNumbers[run], runStarts[run]).map { listOffsets[$0] + $1 }
+            let base = UnsafeMutablePointer<ExactKey>(bitPattern: listsAddress)!
+            for slot in slots {
+                let number = Int(result.numbers[slot - slots.lowerBound])
+                guard number >= 0 else { continue }
+                (base + next[number]).initialize(to: keys[slot])
+                next[number] += 1
             }
         }
-        byEndUser = joined
+        var table: [ExactKey: [ExactKey]] = [:]
+        table.reserveCapacity(owners.count)
+        for (number, owner) in owners.enumerated() {
+            let size = sizes[number]
+            let start = lists + offsets[number]
+            // Moved out of the buffer, which is then freed without deinitializing what was moved.
+            table[owner] = [ExactKey](unsafeUninitializedCapacity: size) { buffer, initialized in
+                buffer.baseAddress?.moveInitialize(from: start, count: size)
+                initialized = size
+            }
+        }
+        lists.deallocate()
+        byEndUser = table
     }
+
+    /// The slots of run `run` of `runs` equal runs over `count` slots.
+    private static func slots(ofRun run: Int, of runs: Int, count: Int) -> Range<Int> {
+        (count * run / runs)..<(count * (run + 1) / runs)
+    }
+
+    /// `value` as it is (to read through an accessor that inserts a default, with one lookup).
+    private static func value(_ value: inout Int32) -> Int32 { value }
 
     /// The memory reserved for accounts still to come (the arrays' capacity past their count): start-up's decoding
     /// threads fault it in ahead of the loading thread (``ReservedMemory``).
@@ -397,29 +475,38 @@ struct AccountIndex: Sendable {
     }
 }
 
-/// The end users' tables of ``AccountIndex/finishSorted(threads:)``'s runs, one per run, each set by its own thread.
-private final class RunTables: @unchecked Sendable {
-    // @unchecked Sendable: each element is written by one thread only, and read after `concurrentPerform` has returned.
-    private let tables: UnsafeMutableBufferPointer<[ExactKey: [ExactKey]]>
+/// What pass 1 of ``AccountIndex/finishSorted(threads:)`` found in one run of slots.
+private struct NumberedRun: Sendable {
+    /// The run's end users, in order of first appearance (their number in this run is their position).
+    var owners: [ExactKey]
+    /// How many of the run's accounts each of them has.
+    var counts: [Int]
+    /// The number of each slot's end user in the run, -1 for an account without one.
+    var numbers: [Int32]
+}
+
+/// The results of ``AccountIndex/finishSorted(threads:)``'s runs, one per run, each set by its own thread.
+private final class RunResults<Result: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: each element is written by one thread only, and read after the `concurrentPerform` that
+    // wrote it has returned (which orders the writes before the reads).
+    private let results: UnsafeMutableBufferPointer<Result?>
 
     init(count: Int) {
-        tables = .allocate(capacity: count)
-        tables.initialize(repeating: [:])
+        results = .allocate(capacity: count)
+        results.initialize(repeating: nil)
     }
 
     deinit {
-        tables.deinitialize()
-        tables.deallocate()
+        results.deinitialize()
+        results.deallocate()
     }
 
-    func set(_ table: [ExactKey: [ExactKey]], run: Int) {
-        tables[run] = table
+    func set(_ result: Result, run: Int) {
+        results[run] = result
     }
 
-    /// The table of `run`, no longer held here (so the caller's copy is the only one).
-    func take(run: Int) -> [ExactKey: [ExactKey]] {
-        let table = tables[run]
-        tables[run] = [:]
-        return table
+    func get(run: Int) -> Result {
+        guard let result = results[run] else { preconditionFailure("run \(run) has not finished") }
+        return result
     }
 }
