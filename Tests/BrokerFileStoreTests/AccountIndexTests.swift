@@ -78,6 +78,7 @@ struct AccountIndexTests {
             account.endUser = EndUser(id: Int(uid)!.isMultiple(of: 2) ? "even" : "odd")
             index.appendSorted(CompactAccount(account), sealed: nil, key: ExactKey(account.id))
         }
+        index.finishSorted()
         #expect(index.count == 40)
         for uid in uids { #expect(index["github:" + uid]?.account.uid == uid) }
         // Before the first id, between two, after the last, a prefix of one, another provider.
@@ -137,6 +138,7 @@ struct AccountIndexTests {
         for id in ids {
             index.appendSorted(CompactAccount(.make(uid: String(id.dropFirst(7)))), sealed: nil, key: ExactKey(id))
         }
+        index.finishSorted()
         for id in ids { #expect(index[id]?.account.id == id, "\(id)") }
         for absent in [
             "github:", "github:0", "github:123456789012345678", "github:1234567890123456789012", "github:12345678901234567892",
@@ -178,5 +180,79 @@ struct AccountIndexTests {
             #expect(Array(read.endUser!.email!.utf8) == Array(account.endUser!.email!.utf8))
             #expect(Array(read.endUser!.name!.utf8) == Array(account.endUser!.name!.utf8))
         }
+    }
+
+    /// The end users' lists of a snapshot's accounts, built after the last one in runs of slots on several threads
+    /// (`finishSorted`), hold every account of each end user once, in id order, whatever the number of runs; and
+    /// changes after that keep them so.
+    @Test func endUsersListsOfASnapshotAreTheSameBuiltInOneRunOrInSeveral() throws {
+        // Byte order of ids, as a snapshot holds them; every seventh account has no end user, the others cycle over
+        // 997 end users so each list spans every run.
+        let ids = (0..<20_000).map { "github:\($0)" }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        func owner(_ id: String) -> String? {
+            let number = Int(id.dropFirst(7))!
+            return number.isMultiple(of: 7) ? nil : "user-\(number % 997)"
+        }
+        var expected: [String: [String]] = [:]
+        for id in ids { if let owner = owner(id) { expected[owner, default: []].append(id) } }
+        var indexes: [AccountIndex] = []
+        for threads in [1, 2, 4] {
+            var index = AccountIndex(capacity: ids.count)
+            for id in ids {
+                var account = Account.make(uid: String(id.dropFirst(7)))
+                account.endUser = owner(id).map { EndUser(id: $0) }
+                index.appendSorted(CompactAccount(account), sealed: nil, key: ExactKey(id))
+            }
+            index.finishSorted(threads: threads)
+            for (owner, list) in expected {
+                #expect(
+                    index.candidates(after: nil, provider: nil, endUser: owner, limit: 100).map(\.id) == list,
+                    "\(owner), \(threads) threads")
+            }
+            #expect(index.candidates(after: nil, provider: nil, endUser: "user-997", limit: 100).isEmpty)
+            indexes.append(index)
+        }
+
+        // Moved to another end user, removed, and a new account: the lists follow.
+        var index = indexes[2]
+        var moved = Account.make(uid: "1")
+        moved.endUser = EndUser(id: "user-5")
+        index.set(StoredAccount(moved), for: "github:1")
+        index.remove("github:2")
+        var added = Account.make(uid: "20000")
+        added.endUser = EndUser(id: "user-1")
+        index.set(StoredAccount(added), for: "github:20000")
+        let user1 = index.candidates(after: nil, provider: nil, endUser: "user-1", limit: 100).map(\.id)
+        #expect(
+            user1
+                == (expected["user-1"]!.filter { $0 != "github:1" } + ["github:20000"]).sorted {
+                    $0.utf8.lexicographicallyPrecedes($1.utf8)
+                })
+        #expect(index.candidates(after: nil, provider: nil, endUser: "user-5", limit: 100).map(\.id).contains("github:1"))
+        #expect(!index.candidates(after: nil, provider: nil, endUser: "user-2", limit: 100).map(\.id).contains("github:2"))
+    }
+
+    /// Faulting in an array's reserved memory from other threads, part by part in any order and while the owner
+    /// appends, never changes what the array holds (start-up's decoding threads do this to the index's arrays).
+    @Test func faultingInReservedMemoryLeavesTheArrayAsItIs() async throws {
+        var values: [Int] = []
+        values.reserveCapacity(600_000)
+        values.append(contentsOf: 0..<1_000)
+        let memory = try #require(ReservedMemory.unwritten(&values))
+        #expect(memory.length == (values.capacity - 1_000) * MemoryLayout<Int>.stride)
+        let parts = 37
+        await withTaskGroup(of: Void.self) { group in
+            for part in (0..<parts).reversed() { group.addTask { memory.populate(part: part, of: parts) } }
+            // Appends go on meanwhile, into memory being faulted in.
+            values.append(contentsOf: 1_000..<300_000)
+            await group.waitForAll()
+        }
+        values.append(contentsOf: 300_000..<600_000)
+        #expect(values.count == 600_000)
+        #expect(values.enumerated().allSatisfy { $0.offset == $0.element })
+        // Nothing is reserved once the array is full; parts out of range do nothing.
+        if values.capacity == values.count { #expect(ReservedMemory.unwritten(&values) == nil) }
+        memory.populate(part: parts, of: parts)
+        memory.populate(part: -1, of: parts)
     }
 }

@@ -407,6 +407,65 @@ struct AccountJournalStoreTests {
         }
     }
 
+    /// A large snapshot's end users' lists (built after the load, in runs of slots on several threads) list each end
+    /// user's accounts in id order across every chunk and run; records that do not decode, mid-chunk, shift no other
+    /// account's id; and journal lines read after the snapshot (a repair, a move, a removal, an addition) update them.
+    @Test func endUserPagesOfALargeSnapshotFollowItsRecordsAndTheJournalAfterIt() async throws {
+        try await TemporaryDirectory.with { directory in
+            let codec = try codec()
+            // Seven end users, each with accounts in every chunk and run; every eleventh account has none.
+            func owner(_ uid: Int) -> String? { uid.isMultiple(of: 11) ? nil : "user-\(uid % 7)" }
+            let count = 13_000
+            let damaged: Set<Int> = [1_234, 1_235, 6_500, 12_999]
+            let records = try (0..<count).map { uid in
+                guard !damaged.contains(uid) else {
+                    return (id: "github:\(uid)", bytes: Array("{\"id\":\"github:\(uid)\",\"garbage\":1}".utf8))
+                }
+                var account = Account.make(uid: String(uid), accessToken: "token-\(uid)")
+                account.endUser = owner(uid).map { EndUser(id: $0) }
+                return (id: account.id, bytes: JSONLine.compact(try codec.encode(account)))
+            }
+            try AccountStoreFiles.install(records, in: directory)
+            try SealedStoreMarker.write(in: directory)
+            var owners: [String: String?] = [:]
+            for uid in 0..<count where !damaged.contains(uid) { owners["github:\(uid)"] = owner(uid) }
+            // Every damaged record is replaced by the journal (else start-up stops); then changes of end user.
+            var journalLines: [String] = []
+            func put(_ uid: String, _ endUser: String?) throws {
+                var account = Account.make(uid: uid, accessToken: "token-\(uid)")
+                account.endUser = endUser.map { EndUser(id: $0) }
+                journalLines.append(try putLine(account, codec: codec))
+                owners["github:\(uid)"] = endUser
+            }
+            for uid in damaged.sorted() { try put(String(uid), uid == 6_500 ? nil : "user-2") }
+            try put("10", "user-5")  // moved from user-3
+            try put("22", "user-1")  // had none
+            try put("13", nil)  // leaves user-6
+            try put("99999", "user-4")  // new
+            journalLines.append("{\"delete\":\"github:20\"}")
+            owners["github:20"] = nil
+            try Data((journalLines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: journal(directory)))
+
+            let repository = try JSONFileAccountRepository(directory: directory, codec: codec, openSealedInBackground: false)
+            for user in (0..<8).map({ "user-\($0)" }) {
+                let want = owners.filter { $0.value == user }.keys.sorted { ExactKey.precedes($0, $1) }
+                var got: [String] = []
+                var after: AccountID?
+                repeat {
+                    let page = try await repository.page(after: after, limit: 500, filter: AccountFilter(endUserID: user))
+                    got += page.accounts.map(\.id)
+                    // The account in each place is the one of that id (its end user and token are its own).
+                    for account in page.accounts {
+                        #expect(account.endUser?.id == user && account.accessToken.value == "token-" + account.uid, "\(account.id)")
+                    }
+                    after = page.nextAfter
+                } while after != nil
+                #expect(got == want, "\(user)")
+            }
+            #expect(try await repository.list(provider: nil).count == owners.count)
+        }
+    }
+
     @Test func aSnapshotWhoseIdsAreOutOfOrderIsRefusedNamingTheLine() async throws {
         try await TemporaryDirectory.with { directory in
             let written = try seedSnapshot(directory, count: 3_000)

@@ -1,4 +1,5 @@
 import BrokerCore
+import Dispatch
 import Foundation
 import Glibc
 
@@ -239,8 +240,7 @@ struct AccountIndex: Sendable {
     mutating func appendSorted(_ account: consuming CompactAccount, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
         precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
         ordered.append(copy key)
-        // In id order, so each end user's list stays sorted as it grows.
-        if let owner = account.endUserID { byEndUser[ExactKey(owner), default: []].append(copy key) }
+        // The end users' lists are built once the last snapshot account is in (``finishSorted()``).
         tally.add(account)
         if secrets != nil {
             if sealedCount == 0 { startSealed() }
@@ -252,6 +252,126 @@ struct AccountIndex: Sendable {
         sortedCount += 1
         // The account is consumed, so it moves into the array instead of being copied field by field.
         accounts.append(account)
+    }
+
+    /// Lists the accounts ``appendSorted(_:sealed:key:)`` stored under their end users; called once, after the last of
+    /// them and before any other change.
+    ///
+    /// One lookup in the end users' table per account was the loading thread's largest cost after the kernel's
+    /// zeroing (hashing, a probe that misses the cache, an array that grows: `Dictionary.find` on `ExactKey` 6 % of a
+    /// start's samples, `isUniquelyReferenced` 2 %). Built here instead, in three passes over the slots split into
+    /// `threads` runs: each run numbers its end users in order of first appearance and notes each slot's number (one
+    /// hash lookup per account, no list that grows); the runs' end users are then numbered across runs (one lookup
+    /// per end user and run), which gives each end user's list its exact size and each run its place in it; last,
+    /// each run writes its ids into those places. The runs are in slot order, so each list is in id order. The
+    /// decoding threads have finished by now, so the runs share the cores with nothing else start-up does.
+    mutating func finishSorted(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        precondition(
+            byEndUser.isEmpty && slots.isEmpty && vacant.isEmpty, "called once, after the snapshot's accounts and before any other")
+        let count = sortedCount
+        // Below a few thousand accounts a second thread costs more than it saves.
+        let runs = max(1, min(threads, 8, count / 4096))
+        let accounts = self.accounts
+        let keys = self.keys
+        // Pass 1: each run's end users, numbered.
+        let numbered = RunResults<NumberedRun>(count: runs)
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let slots = Self.slots(ofRun: run, of: runs, count: count)
+            var numbers: [ExactKey: Int32] = [:]
+            var result = NumberedRun(owners: [], counts: [], numbers: [Int32](repeating: -1, count: slots.count))
+            for slot in slots {
+                guard let owner = accounts[slot].endUserID else { continue }
+                let key = ExactKey(owner)
+                let fresh = Int32(result.owners.count)
+                // One lookup: inserts `fresh` when the end user is new to this run.
+                let number = Self.value(&numbers[key, default: fresh])
+                if number == fresh {
+                    result.owners.append(key)
+                    result.counts.append(0)
+                }
+                result.counts[Int(number)] += 1
+                result.numbers[slot - slots.lowerBound] = number
+            }
+            numbered.set(result, run: run)
+        }
+        // Pass 2: every end user numbered across the runs, with the size of its list and where each run's part starts.
+        var global: [ExactKey: Int32] = [:]
+        var owners: [ExactKey] = []
+        var sizes: [Int] = []
+        // For each run, the global number of each of its end users and where the run's part of their list starts.
+        var globalNumbers: [[Int]] = []
+        var starts: [[Int]] = []
+        for run in 0..<runs {
+            let result = numbered.get(run: run)
+            var runNumbers: [Int] = []
+            var runStarts: [Int] = []
+            runNumbers.reserveCapacity(result.owners.count)
+            runStarts.reserveCapacity(result.owners.count)
+            for (local, key) in result.owners.enumerated() {
+                let fresh = Int32(owners.count)
+                let number = Int(Self.value(&global[key, default: fresh]))
+                if number == owners.count {
+                    owners.append(key)
+                    sizes.append(0)
+                }
+                runNumbers.append(number)
+                runStarts.append(sizes[number])
+                sizes[number] += result.counts[local]
+            }
+            globalNumbers.append(runNumbers)
+            starts.append(runStarts)
+        }
+        var offsets: [Int] = []
+        offsets.reserveCapacity(owners.count)
+        var total = 0
+        for size in sizes {
+            offsets.append(total)
+            total += size
+        }
+        // Pass 3: each run writes its ids into their places in one buffer holding every list, end to end.
+        let lists = UnsafeMutablePointer<ExactKey>.allocate(capacity: max(1, total))
+        let listsAddress = Int(bitPattern: lists)
+        let (runNumbers, runStarts, listOffsets) = (globalNumbers, starts, offsets)
+        DispatchQueue.concurrentPerform(iterations: runs) { run in
+            let slots = Self.slots(ofRun: run, of: runs, count: count)
+            let result = numbered.get(run: run)
+            // The next place of each of this run's end users: its list's offset plus where this run's part starts.
+            var next = zip(runNumbers[run], runStarts[run]).map { listOffsets[$0] + $1 }
+            let base = UnsafeMutablePointer<ExactKey>(bitPattern: listsAddress)!
+            for slot in slots {
+                let number = Int(result.numbers[slot - slots.lowerBound])
+                guard number >= 0 else { continue }
+                (base + next[number]).initialize(to: keys[slot])
+                next[number] += 1
+            }
+        }
+        var table: [ExactKey: [ExactKey]] = [:]
+        table.reserveCapacity(owners.count)
+        for (number, owner) in owners.enumerated() {
+            let size = sizes[number]
+            let start = lists + offsets[number]
+            // Moved out of the buffer, which is then freed without deinitializing what was moved.
+            table[owner] = [ExactKey](unsafeUninitializedCapacity: size) { buffer, initialized in
+                buffer.baseAddress?.moveInitialize(from: start, count: size)
+                initialized = size
+            }
+        }
+        lists.deallocate()
+        byEndUser = table
+    }
+
+    /// The slots of run `run` of `runs` equal runs over `count` slots.
+    private static func slots(ofRun run: Int, of runs: Int, count: Int) -> Range<Int> {
+        (count * run / runs)..<(count * (run + 1) / runs)
+    }
+
+    /// `value` as it is (to read through an accessor that inserts a default, with one lookup).
+    private static func value(_ value: inout Int32) -> Int32 { value }
+
+    /// The memory reserved for accounts still to come (the arrays' capacity past their count): start-up's decoding
+    /// threads fault it in ahead of the loading thread (``ReservedMemory``).
+    mutating func unwrittenMemory() -> [ReservedMemory] {
+        [ReservedMemory.unwritten(&accounts), ReservedMemory.unwritten(&keys), ReservedMemory.unwritten(&prefixes)].compactMap { $0 }
     }
 
     /// Whether any slot is marked ``SealedEntry/inSnapshot`` (start-up's load left secrets in the snapshot).
@@ -352,5 +472,41 @@ struct AccountIndex: Sendable {
     private mutating func startSealed() {
         sealed.reserveCapacity(accounts.capacity)
         sealed.append(contentsOf: repeatElement(nil, count: accounts.count))
+    }
+}
+
+/// What pass 1 of ``AccountIndex/finishSorted(threads:)`` found in one run of slots.
+private struct NumberedRun: Sendable {
+    /// The run's end users, in order of first appearance (their number in this run is their position).
+    var owners: [ExactKey]
+    /// How many of the run's accounts each of them has.
+    var counts: [Int]
+    /// The number of each slot's end user in the run, -1 for an account without one.
+    var numbers: [Int32]
+}
+
+/// The results of ``AccountIndex/finishSorted(threads:)``'s runs, one per run, each set by its own thread.
+private final class RunResults<Result: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: each element is written by one thread only, and read after the `concurrentPerform` that
+    // wrote it has returned (which orders the writes before the reads).
+    private let results: UnsafeMutableBufferPointer<Result?>
+
+    init(count: Int) {
+        results = .allocate(capacity: count)
+        results.initialize(repeating: nil)
+    }
+
+    deinit {
+        results.deinitialize()
+        results.deallocate()
+    }
+
+    func set(_ result: Result, run: Int) {
+        results[run] = result
+    }
+
+    func get(run: Int) -> Result {
+        guard let result = results[run] else { preconditionFailure("run \(run) has not finished") }
+        return result
     }
 }

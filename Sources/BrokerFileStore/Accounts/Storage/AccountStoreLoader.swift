@@ -178,19 +178,18 @@ enum AccountStoreLoader {
     ///
     /// Every record's id and place lie in flat arrays in file order (which is
     /// id order), ready to append to the locations. The decoded accounts lie
-    /// in parallel arrays in reverse order, so the loading thread moves each
-    /// out with `popLast` (no copy, no reference counting) and still appends
-    /// them to the index in id order.
+    /// in parallel buffers in the same order, from which the loading thread
+    /// moves each out (no copy, no reference counting) into the index.
     fileprivate struct Chunk {
         var keys: [ExactKey] = []
         var offsets: [Int] = []
         var lengths: [UInt32] = []
-        /// The ids of the decoded records, last first.
-        var reversedKeys: [ExactKey] = []
-        /// The decoded records, compacted as the index holds them, last first.
-        var reversedAccounts: [CompactAccount] = []
-        /// Their sealed secrets, last first.
-        var reversedSealed: [SealedEntry?] = []
+        /// The ids of the decoded records.
+        var decodedKeys: MoveOutBuffer<ExactKey>
+        /// The decoded records, compacted as the index holds them.
+        var accounts: MoveOutBuffer<CompactAccount>
+        /// Their sealed secrets.
+        var sealed: MoveOutBuffer<SealedEntry?>
         var probes: [String: String] = [:]
         var failed: [Failed] = []
     }
@@ -227,10 +226,21 @@ enum AccountStoreLoader {
         let chunks = chunkRanges(bytes, from: headerEnd + 1, count: ProcessInfo.processInfo.activeProcessorCount * 16)
         let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let decoding = ChunkDecoding<Result<Chunk, StoreError>>(count: chunks.count, ahead: 2 * threads)
+        // Reserved for every account the header counts; each decoding thread faults in the part its chunk will fill
+        // (chunks are of equal size in bytes, records of about equal size), so the kernel's zeroing of these pages runs
+        // beside the decoding, not on this thread as it moves the accounts in (see ReservedMemory).
+        loaded.index = AccountIndex(capacity: header.accounts)
+        loaded.locations = RecordLocations(file: file.number, capacity: header.accounts)
+        // Only for a header whose count the file can hold (no record is shorter than 64 bytes: its id, dates and
+        // token alone are longer): a damaged header's count would otherwise have its whole reservation made resident
+        // before the load finds the count wrong.
+        let plausible = header.accounts <= bytes.count / 64
+        let unwritten = plausible ? loaded.index.unwrittenMemory() + loaded.locations.unwrittenMemory() : []
         let workers = DispatchGroup()
         for _ in 0..<threads {
             DispatchQueue.global(qos: .userInitiated).async(group: workers) {
                 while let chunk = decoding.nextChunk() {
+                    for memory in unwritten { memory.populate(part: chunk, of: chunks.count) }
                     decoding.finish(chunk, decodeChunk(mapped, chunks[chunk], file: file, codec: codec, reading: reading))
                 }
             }
@@ -241,10 +251,8 @@ enum AccountStoreLoader {
             workers.wait()
         }
         var total = 0
-        loaded.index = AccountIndex(capacity: header.accounts)
-        loaded.locations = RecordLocations(file: file.number, capacity: header.accounts)
         for index in 0..<chunks.count {
-            var chunk = try decoding.wait(for: index).get()
+            let chunk = try decoding.wait(for: index).get()
             // Its records are decoded: the pages holding them need not stay resident (an error message maps them in again).
             mapped.release(chunks[index])
             total += chunk.keys.count
@@ -258,18 +266,21 @@ enum AccountStoreLoader {
             for failure in chunk.failed {
                 loaded.unreadable[chunk.keys[failure.position]] = (chunk.offsets[failure.position], failure.error)
             }
-            // Moved out one by one (popLast), so no record is copied on its way into the index.
-            while let account = chunk.reversedAccounts.popLast() {
-                let key = chunk.reversedKeys.removeLast()
-                let sealed = chunk.reversedSealed.removeLast()
+            // Moved out one by one, so no record is copied on its way into the index.
+            while let account = chunk.accounts.next(), let key = chunk.decodedKeys.next(), let sealed = chunk.sealed.next() {
                 if reading.sealing && sealed == nil { loaded.plaintext.insert(key) }
                 loaded.index.appendSorted(account, sealed: sealed, key: key)
             }
+            // The three were appended together, one value each per decoded record (a failed one appends to none).
+            precondition(
+                chunk.accounts.isEmpty && chunk.decodedKeys.isEmpty && chunk.sealed.isEmpty,
+                "a decoded record's id, account and secrets are handed over together")
             for (keyID, id) in chunk.probes where probes[keyID].map({ ExactKey.precedes(id, $0) }) ?? true { probes[keyID] = id }
             // The chunks' scratch memory is free again; hand its pages back as the load goes, not only at its end, so
             // the load's peak stays near what it keeps.
             if index % trimEvery == trimEvery - 1 { HeapTrim.releaseFreeMemory() }
         }
+        loaded.index.finishSorted()
         if loaded.index.sealedInSnapshot {
             loaded.index.keepSnapshotRecords(loaded.locations.snapshotRecords(in: file))
         }
@@ -301,7 +312,10 @@ enum AccountStoreLoader {
         _ mapped: MappedFile, _ range: Range<Int>, file: AccountStoreFile, codec: some AccountRecordCodec, reading: Reading
     ) -> Result<Chunk, StoreError> {
         let bytes = mapped.bytes
-        var chunk = Chunk()
+        let expected = range.count / 256
+        var chunk = Chunk(
+            decodedKeys: MoveOutBuffer(capacity: expected), accounts: MoveOutBuffer(capacity: expected),
+            sealed: MoveOutBuffer(capacity: expected))
         // The snapshot is sorted by id, so the first record of a chunk sealed with a key id is the chunk's probe for it.
         var probes: [String: String] = [:]
         // The key ids probed so far: few (usually one), compared by identity first, where a table lookup hashes each time.
@@ -309,12 +323,9 @@ enum AccountStoreLoader {
         // The out-of-line fields of the record before, which the next one shares when it has the same.
         var shared: CompactAccount.Shared?
         var start = range.lowerBound
-        let expected = range.count / 256
         chunk.keys.reserveCapacity(expected)
         chunk.offsets.reserveCapacity(expected)
         chunk.lengths.reserveCapacity(expected)
-        chunk.reversedAccounts.reserveCapacity(expected)
-        chunk.reversedSealed.reserveCapacity(expected)
         func probe(_ keyID: String?, _ id: String) {
             guard let keyID, !probed.contains(keyID) else { return }
             probed.append(keyID)
@@ -338,8 +349,9 @@ enum AccountStoreLoader {
                     probe(keyIDs.idToken, id)
                     key = ExactKey(id)
                     shared = compact.sharedFields
-                    chunk.reversedAccounts.append(compact)
-                    chunk.reversedSealed.append(.inSnapshot)
+                    chunk.decodedKeys.append(key)
+                    chunk.accounts.append(compact)
+                    chunk.sealed.append(.inSnapshot)
                     if let previous = chunk.keys.last { try checkOrder(key, after: previous, file: file, bytes: bytes, offset: start) }
                     chunk.keys.append(key)
                     chunk.offsets.append(start)
@@ -367,8 +379,9 @@ enum AccountStoreLoader {
                     key = ExactKey(id)
                     let compact = CompactAccount(account, reusing: shared)
                     shared = compact.sharedFields
-                    chunk.reversedAccounts.append(compact)
-                    chunk.reversedSealed.append(sealed.map(SealedEntry.secrets))
+                    chunk.decodedKeys.append(key)
+                    chunk.accounts.append(compact)
+                    chunk.sealed.append(sealed.map(SealedEntry.secrets))
                 } else {
                     // Kept for later: a journal line may replace it; a record without even an id stops the load now.
                     key = ExactKey(try AccountStoreReader.recordID([UInt8](line), path: path()))
@@ -381,15 +394,6 @@ enum AccountStoreLoader {
                 start = newline + 1
             }
             chunk.probes = probes
-            // Handed over last first (see Chunk).
-            chunk.reversedAccounts.reverse()
-            chunk.reversedSealed.reverse()
-            if chunk.failed.isEmpty {
-                chunk.reversedKeys = chunk.keys.reversed()
-            } else {
-                let failed = Set(chunk.failed.map(\.position))
-                chunk.reversedKeys = chunk.keys.indices.reversed().compactMap { failed.contains($0) ? nil : chunk.keys[$0] }
-            }
             return .success(chunk)
         } catch {
             return .failure(error)

@@ -43,6 +43,13 @@ struct RecordLocations: Sendable {
         count += 1
     }
 
+    /// The memory reserved for the sorted part's records still to come, for start-up's decoding threads to fault in
+    /// ahead of the loading thread (``ReservedMemory``).
+    mutating func unwrittenMemory() -> [ReservedMemory] {
+        [ReservedMemory.unwritten(&sortedKeys), ReservedMemory.unwritten(&sortedOffsets), ReservedMemory.unwritten(&sortedLengths)]
+            .compactMap { $0 }
+    }
+
     /// The sorted part's records, read from `file` (the snapshot they were read from), sharing this value's arrays.
     func snapshotRecords(in file: AccountStoreFile) -> SnapshotRecords {
         precondition(file.number == sortedFile, "the sorted part lies in another file")
