@@ -306,12 +306,17 @@ final class OAuthHandlers: Sendable {
         guard let raw = try? Self.accountID(request), let who = try? access.require(request, mayUse: raw, scope: .tokensRead),
             let id = AccountID(raw), let account = accounts.accountNow(id: id), (try? who.grant.require(account: account)) != nil
         else { return nil }
-        // The store found the account by these bytes, so they are its id.
-        audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
         let status = accounts.reportedStatus(of: account)
-        if holdsEntered(account) { return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, entered: true)) }
-        // The parts without secrets as last rendered for this version of the account: only the token and status are written.
-        return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, parts: renderings.parts(of: account, id: id.string)))
+        if holdsEntered(account) {
+            // The store found the account by these bytes, so they are its id.
+            audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
+            return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, entered: true))
+        }
+        // The parts without secrets as last rendered for this version of the account, and the audit event's fields
+        // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
+        let rendering = renderings.rendering(of: account, id: id.string)
+        audit.recordTokenRead(rendering.audit, caller: who.name, request: request, scope: who.audited(.tokensRead))
+        return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, parts: rendering.parts))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
