@@ -119,7 +119,13 @@ struct AuditTrail: Sendable {
         }
         string(.caller, event.caller)
         string(.requestID, event.requestID)
-        string(.outcome, event.outcome)
+        if opening != nil {
+            // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain.
+            if json { line.append(#","outcome":"ok""#) }
+            if text { textLine.append(" outcome=ok") }
+        } else {
+            string(.outcome, event.outcome)
+        }
         for (field, value) in event.details {
             if json { line.append(field.json) }
             if text { textLine.append(field.text) }
