@@ -598,9 +598,10 @@ final class OAuthHandlers: Sendable {
     /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1), for a route ``CORSPolicy`` does not
     /// decorate (`GET /app-token`).
     ///
-    /// The fields are one list shared by every such answer: an answer neither builds nor frees a list of its own.
+    /// The fields are one list shared by every such answer, written out once (``FixedHeaders``): an
+    /// answer neither builds nor frees a list of its own, and its head copies their bytes in one piece.
     static func tokenResponse(_ body: [UInt8]) -> Response {
-        Response(status: .ok, headers: tokenHeaders, body: body)
+        Response(status: .ok, fixed: tokenHeaders, body: body)
     }
 
     /// ``tokenResponse(_:)`` for a route whose answers ``CORSPolicy/decorate(_:for:)`` decorates (`GET /account`,
@@ -608,14 +609,14 @@ final class OAuthHandlers: Sendable {
     /// them as they are unless the request comes from a listed origin. Building, extending and freeing a list of
     /// four fields on every read cost about as much as the rest of the answer's fields.
     static func corsTokenResponse(_ body: [UInt8]) -> Response {
-        Response(status: .ok, headers: corsTokenHeaders, body: body)
+        Response(status: .ok, fixed: corsTokenHeaders, body: body)
     }
 
-    private static let tokenHeaders = HTTPHeaders([
+    private static let tokenHeaders = FixedHeaders([
         ("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json"),
     ])
 
-    private static let corsTokenHeaders = HTTPHeaders([
+    private static let corsTokenHeaders = FixedHeaders([
         ("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json"),
         ("Vary", "Origin"),
     ])
