@@ -135,6 +135,32 @@ import Glibc
         file.append("{\"n\":3}")
         #expect(try String(contentsOfFile: root + "/a.jsonl", encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
     }
+    /// Batch after batch, each one filling the buffer an earlier one was written from: every line reaches the file
+    /// once, in order, whether a batch is larger or smaller than the one before; the log writer likewise.
+    @Test func batchesThatRefillAnEarlierBatchsBufferWriteEachLineOnceInOrder() async throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-batches")
+        let file = try AuditLogFile(path: root + "/a.jsonl")
+        let logFD = open(root + "/log.txt", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        defer { close(logFD) }
+        let log = LogWriter(fd: logFD)
+        var expected = ""
+        var n = 0
+        for size in [5, 300, 2, 40, 0, 1, 700, 3] {
+            for _ in 0..<size {
+                n += 1
+                file.append("{\"n\":\(n)}")
+                log.write("n=\(n)")
+                expected += "{\"n\":\(n)}\n"
+            }
+            file.flush()
+            log.flush()
+        }
+        file.close()
+        #expect(try String(contentsOfFile: root + "/a.jsonl", encoding: .utf8) == expected)
+        let logged = try String(contentsOfFile: root + "/log.txt", encoding: .utf8)
+        #expect(logged == (1...n).map { "n=\($0)\n" }.joined())
+    }
+
     /// Whether `text` is whole JSON lines only (each line an object, the last one ended by a newline).
     static func wholeLines(_ text: String) -> Bool {
         guard text.isEmpty || text.hasSuffix("\n") else { return false }
