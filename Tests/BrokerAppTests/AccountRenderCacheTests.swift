@@ -55,6 +55,41 @@ import Testing
         }
     }
 
+    /// The kept opening fields of a token read's audit event are those of the account read: made again when the
+    /// provider, the uid or the end user changes, and for another spelling of the same id.
+    @Test func keptAuditFieldsNameTheAccountRead() {
+        let cache = AccountRenderCache()
+        func fields(_ opening: AuditTrail.Opening) -> String {
+            String(decoding: opening.json, as: UTF8.self) + "|" + String(decoding: opening.text, as: UTF8.self)
+        }
+        func fresh(_ account: Account) -> String {
+            fields(
+                AuditTrail.Opening(.tokenRead, account: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account)))
+        }
+        let original = AccountJSONTests.rich
+        var changes: [(inout Account) -> Void] = [
+            { $0.endUser = nil }, { $0.endUser = EndUser(id: "user-8") }, { $0.uid = "u\"1\\3" }, { $0.provider = "acmf" },
+        ]
+        // The same characters in another spelling: the same id as Swift compares strings, other bytes.
+        changes.append { $0.uid = "Zo\u{EB}" }
+        changes.append { $0.uid = "Zoe\u{308}" }
+        #expect(fields(cache.rendering(of: original, id: original.id).audit) == fresh(original))
+        for change in changes {
+            var changed = original
+            change(&changed)
+            #expect(fields(cache.rendering(of: changed, id: changed.id).audit) == fresh(changed))
+            #expect(fields(cache.rendering(of: changed, id: changed.id).audit) == fresh(changed))
+            #expect(fields(cache.rendering(of: original, id: original.id).audit) == fresh(original))
+        }
+        var first = original
+        first.uid = "Zo\u{EB}"
+        var second = original
+        second.uid = "Zoe\u{308}"
+        #expect(fields(cache.rendering(of: first, id: first.id).audit) == fresh(first))
+        #expect(fields(cache.rendering(of: second, id: second.id).audit) == fresh(second))
+        #expect(fields(cache.rendering(of: first, id: first.id).audit) == fresh(first))
+    }
+
     @Test func itHoldsAtMostItsCapacity() {
         let cache = AccountRenderCache(capacity: 4)
         for n in 0..<10 {

@@ -135,6 +135,32 @@ import Glibc
         file.append("{\"n\":3}")
         #expect(try String(contentsOfFile: root + "/a.jsonl", encoding: .utf8) == "{\"n\":1}\n{\"n\":2}\n")
     }
+    /// Batch after batch, each one filling the buffer an earlier one was written from: every line reaches the file
+    /// once, in order, whether a batch is larger or smaller than the one before; the log writer likewise.
+    @Test func batchesThatRefillAnEarlierBatchsBufferWriteEachLineOnceInOrder() async throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-batches")
+        let file = try AuditLogFile(path: root + "/a.jsonl")
+        let logFD = open(root + "/log.txt", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        defer { close(logFD) }
+        let log = LogWriter(fd: logFD)
+        var expected = ""
+        var n = 0
+        for size in [5, 300, 2, 40, 0, 1, 700, 3] {
+            for _ in 0..<size {
+                n += 1
+                file.append("{\"n\":\(n)}")
+                log.write("n=\(n)")
+                expected += "{\"n\":\(n)}\n"
+            }
+            file.flush()
+            log.flush()
+        }
+        file.close()
+        #expect(try String(contentsOfFile: root + "/a.jsonl", encoding: .utf8) == expected)
+        let logged = try String(contentsOfFile: root + "/log.txt", encoding: .utf8)
+        #expect(logged == (1...n).map { "n=\($0)\n" }.joined())
+    }
+
     /// Whether `text` is whole JSON lines only (each line an object, the last one ended by a newline).
     static func wholeLines(_ text: String) -> Bool {
         guard text.isEmpty || text.hasSuffix("\n") else { return false }
@@ -283,6 +309,83 @@ import Glibc
             var text = ""
             LogValue.string(value).appendText(to: &text)
             #expect(logLines[index].hasSuffix(" caller=" + text + " request_id=r outcome=ok"), "\(value.debugDescription)")
+        }
+    }
+
+    /// A token read recorded from kept opening fields (as `GET /account` does from ``AccountRenderCache``) writes the
+    /// same audit file and log lines as one recorded from the account, but for the time stamp; also with values
+    /// either line escapes or quotes, with and without an end user and a scope.
+    @Test func aTokenReadFromKeptOpeningFieldsWritesTheSameLines() throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-opening")
+        func trail(_ name: String) throws -> (AuditTrail, AuditLogFile, BrokerLogger, Int32) {
+            let fd = open(root + "/\(name).log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            try #require(fd >= 0)
+            let logger = BrokerLogger(format: .text, writer: LogWriter(fd: fd))
+            let file = try AuditLogFile(path: root + "/\(name).jsonl")
+            return (AuditTrail(logger: logger, file: file), file, logger, fd)
+        }
+        let (fromAccount, accountFile, accountLogger, accountFD) = try trail("account")
+        let (fromOpening, openingFile, openingLogger, openingFD) = try trail("opening")
+        defer {
+            close(accountFD)
+            close(openingFD)
+        }
+        var accounts = [AccountJSONTests.rich]
+        for (provider, uid, endUser) in [
+            ("weibo", "7", nil), ("we ibo", "a=b", "x\"y"), ("p", "caf\u{e9}", ""), ("p", "line\nbreak", "tab\tuser"),
+        ] as [(String, String, String?)] {
+            var account = Account(
+                provider: provider, uid: uid, accessToken: Secret("t"), createdAt: Date(timeIntervalSince1970: 0),
+                updatedAt: Date(timeIntervalSince1970: 0))
+            account.endUser = endUser.map { EndUser(id: $0) }
+            accounts.append(account)
+        }
+        let head = HTTPRequestHead(
+            method: .GET, target: "/account", path: "/account", query: nil, version: .http1_1,
+            headers: HTTPHeaders([("X-Request-Id", "read-1")]), keepAlive: true, expectContinue: false, framing: .none)
+        let request = Request(head: head)
+        for account in accounts {
+            for (caller, scope) in [("ops", nil), ("a b", "tokens:read")] as [(String, String?)] {
+                fromAccount.record(.tokenRead, account, id: account.id, caller: caller, request: request, scope: scope)
+                let opening = AuditTrail.Opening(
+                    .tokenRead, account: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
+                fromOpening.recordTokenRead(opening, caller: caller, request: request, scope: scope)
+            }
+        }
+        accountFile.close()
+        openingFile.close()
+        accountLogger.flush()
+        openingLogger.flush()
+        // The time stamps differ: the JSON line's `ts` and the text line's first word.
+        func lines(_ path: String) throws -> [String] {
+            try String(contentsOfFile: root + path, encoding: .utf8).split(separator: "\n").map { line in
+                line.hasPrefix("{\"ts\":\"") ? String(line.dropFirst(32)) : String(line.drop { $0 != " " })
+            }
+        }
+        let fileLines = try lines("/account.jsonl")
+        let logLines = try lines("/account.log")
+        #expect(fileLines.count == accounts.count * 2 && logLines.count == accounts.count * 2)
+        #expect(try lines("/opening.jsonl") == fileLines)
+        #expect(try lines("/opening.log") == logLines)
+        #expect(fileLines.first?.hasPrefix(#","event":"token_read","account":"acme:u\"1\\2","provider":"acme","#) == true)
+    }
+
+    /// The kept second of the time stamps gives the bytes of the general writer with milliseconds, within a second,
+    /// across seconds, at the milliseconds that round up to the next second and outside the years it keeps.
+    @Test func timeStampsFromTheKeptSecondAreTheGeneralWritersBytes() {
+        let stamps = SecondStamps()
+        var intervals: [Double] = [0, 0.0004, 0.9994, 0.9995, 0.9999, 1, 59.9996, 86_399.9996, 951_782_399.9996]
+        for base in [1_796_025_600.0, 1_700_000_000.5, 253_402_300_799.0, -1.5, -62_135_596_801, 253_402_300_800.25] {
+            for step in 0..<40 { intervals.append(base + Double(step) * 0.0373) }
+        }
+        intervals += [.nan, .infinity, -.infinity]
+        for interval in intervals {
+            let date = Date(timeIntervalSince1970: interval)
+            var expected = [UInt8](repeating: 0, count: RFC3339Date.maximumCount)
+            let expectedCount = expected.withUnsafeMutableBufferPointer { RFC3339Date.write(date, to: $0.baseAddress!, alwaysMillis: true) }
+            var written = [UInt8](repeating: 0, count: RFC3339Date.maximumCount)
+            let count = written.withUnsafeMutableBufferPointer { stamps.write(date, to: $0.baseAddress!) }
+            #expect(count == expectedCount && written[..<count] == expected[..<expectedCount], "\(interval)")
         }
     }
 

@@ -96,6 +96,24 @@ import Testing
         }
     }
 
+    @Test func aTokenAnswerCarriesVaryOnceAfterItsOwnFieldsAndBeforeTheCORSFields() async throws {
+        try await Self.withBroker { s, _ in
+            let own = ["Cache-Control", "Pragma", "Referrer-Policy", "Content-Type", "Vary"]
+            let cors = ["Access-Control-Allow-Origin", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers"]
+            // Each twice (the second read is served inline from memory), alternating so a listed origin's fields
+            // never stay on the shared list the next answer starts from.
+            for origin in [Self.listed, Self.unlisted, Self.listed, ""] {
+                let headers = Self.api + (origin.isEmpty ? [] : [("Origin", origin)])
+                let reply = try #require(
+                    await TestHTTP.send(port: s.broker.port, target: "/account?id=weibo:3733034601", headers: headers))
+                #expect(reply.status == 200)
+                let names = reply.headers.map(\.0).filter { (own + cors).contains($0) }
+                #expect(names == own + (origin == Self.listed ? cors : []), "\(origin)")
+                #expect(reply.header("Vary") == "Origin" && reply.header("Cache-Control") == "no-store")
+            }
+        }
+    }
+
     @Test func aPreflightOfAListedOriginIsAnsweredAndOthersAreNot() async throws {
         try await Self.withBroker { s, _ in
             let preflight = [

@@ -146,6 +146,17 @@ struct AccountRecordCompatibilityTests {
         #expect(CompactAccount(account).account == account)
     }
 
+    @Test func theCompactFormGivesEachAccountBackFieldForField() {
+        var bare = AccountRecordFixtures.minimal
+        // An end user and nothing kept out of line.
+        bare.endUser = EndUser(id: "u-1")
+        for account in Self.cases.map(\.account) + [Self.withNewMembers, bare] {
+            let back = CompactAccount(account).account
+            #expect(back == account)
+            Self.expectSameFields(back, account, account.id)
+        }
+    }
+
     @Test func plainRecordsOfTheEarlierVersionDecodeFieldForField() throws {
         for fixture in Self.cases {
             let decoded = try PlainJSONAccountCodec().decode(fixture.plain, path: Self.path)

@@ -20,6 +20,28 @@ import Testing
         }
     }
 
+    @Test func fieldsWrittenOutOnceAreSentAsListedAndAnAnswersEditsOfThemToo() async throws {
+        try await TestServer.with { server in
+            let client = try RawClient(port: server.port)
+            let listed = [("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("X-Line", "a  b")]
+            let cases: [(change: String, fields: [(String, String)])] = [
+                ("", listed), ("add", listed + [("X-Added", "yes")]),
+                ("replace", [("Cache-Control", "no-store"), ("X-Line", "a  b"), ("Pragma", "again")]),
+                ("remove", [("Cache-Control", "no-store"), ("X-Line", "a  b")]),
+                // An edit changed its answer's copy only: the shared list goes out as before.
+                ("", listed),
+            ]
+            let names: Set = ["Cache-Control", "Pragma", "X-Line", "X-Added"]
+            for (change, fields) in cases {
+                client.send("GET /fixed?change=\(change) HTTP/1.1\r\nHost: x\r\n\r\n")
+                let reply = try #require(await client.readResponse())
+                let sent = reply.headers.filter { names.contains($0.0) }
+                #expect(sent.map(\.0) == fields.map(\.0) && sent.map(\.1) == fields.map(\.1), "\(change)")
+                #expect(reply.status == 200 && reply.text == "fixed" && reply.header("Content-Length") == "5")
+            }
+        }
+    }
+
     @Test func keepsHTTP11ConnectionsOpenAcrossRequests() async throws {
         try await TestServer.with { server in
             let client = try RawClient(port: server.port)

@@ -14,6 +14,9 @@ enum TestServer {
         return Response(status: refusal.status, headers: headers, body: Array("\(refusal.code): \(refusal.message)".utf8))
     }
 
+    /// `/fixed`'s fields: one list every answer shares, written out once (a CR LF in a value is sent as spaces).
+    static let fixedFields = FixedHeaders([("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("X-Line", "a\r\nb")])
+
     /// Routes used by the live tests; `/slow` signals `slowEntered` as its handler starts and, given
     /// `slowRelease`, answers once that is signalled instead of after `ms` milliseconds.
     static func router(slowEntered: TestEvent? = nil, slowRelease: TestEvent? = nil) -> Router {
@@ -52,6 +55,19 @@ enum TestServer {
                     try? await Task.sleep(nanoseconds: 20_000_000)
                     return Response.json(.ok, "\"slow\"")
                 }))
+        router.add(
+            .GET, "/fixed",
+            .sync({ request in
+                // The shared list, written out once as a route's fixed fields are; `change` edits this answer's copy.
+                var response = Response(status: .ok, fixed: fixedFields, body: Array("fixed".utf8))
+                switch request.query("change") {
+                case "add": response.headers.add(name: "X-Added", value: "yes")
+                case "replace": response.headers.replaceOrAdd(name: "Pragma", value: "again")
+                case "remove": response.headers.remove(name: "Pragma")
+                default: break
+                }
+                return response
+            }))
         router.add(
             .GET, "/big",
             .sync({ request in

@@ -36,11 +36,19 @@ struct CORSPolicy: Sendable {
 
     /// Adds `Vary: Origin` and, for a listed origin, the fields that let its page read `response`.
     func decorate(_ response: inout Response, for request: Request) {
-        response.headers.add(name: "Vary", value: "Origin")
+        // A token answer's shared fields already end with it (``OAuthHandlers/corsTokenResponse(_:)``): adding it
+        // again would copy them on every read. Only the last field is looked at; a repeat elsewhere is as before.
+        if !Self.endsVaryingOnOrigin(response.headers) { response.headers.add(name: "Vary", value: "Origin") }
         guard let origin = allowedOrigin(request) else { return }
         response.headers.add(name: "Access-Control-Allow-Origin", value: origin)
         response.headers.add(name: "Access-Control-Allow-Credentials", value: "true")
         response.headers.add(name: "Access-Control-Expose-Headers", value: Self.exposedHeaders)
+    }
+
+    /// Whether the last of `headers` is `Vary: Origin`, as spelled here.
+    private static func endsVaryingOnOrigin(_ headers: HTTPHeaders) -> Bool {
+        guard let last = headers.fields.last else { return false }
+        return last.name == "Vary" && last.value == "Origin"
     }
 
     /// `handler` with every answer decorated (``decorate(_:for:)``), the inline path of a fast path included.

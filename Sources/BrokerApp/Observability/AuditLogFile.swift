@@ -38,6 +38,8 @@ final class AuditLogFile: Sendable {
 
     private struct State {
         var bytes: [UInt8] = []
+        /// An emptied buffer of an earlier batch, its room kept, for the next batch to fill (see ``drain(timer:)``).
+        var spare: [UInt8] = []
         var health = Health()
         /// Losses not yet logged.
         var lostUnreported = 0
@@ -145,14 +147,17 @@ final class AuditLogFile: Sendable {
     /// Runs on ``queue``: one write of the buffer, then one fsync; on failure the buffer is kept for the next attempt.
     private func drain(timer: Bool) {
         let (bytes, lines, wasFailing) = state.withLock { s in
-            let taken = (s.bytes, s.health.unwritten, s.health.failure != nil)
-            // Room for a batch like this one: growing from empty by doubling copied each batch a dozen times over.
-            s.bytes = []
-            s.bytes.reserveCapacity(taken.0.count)
+            // The next batch fills an earlier batch's buffer, emptied with its room kept: a new buffer for each batch
+            // grew by doubling past the last one's size, a copy of the batch so far each time, and was allocated and
+            // faulted in again.
+            var taken: [UInt8] = []
+            swap(&taken, &s.bytes)
+            swap(&s.bytes, &s.spare)
+            let batch = (taken, s.health.unwritten, s.health.failure != nil)
             s.health.unwritten = 0
             s.urgent = false
             if timer { s.scheduled = false }
-            return taken
+            return batch
         }
         var failure: String?
         if !bytes.isEmpty {
@@ -181,6 +186,15 @@ final class AuditLogFile: Sendable {
             logger?.log(.info, "audit log writable again", [("path", .string(path)), ("written", .int(lines))])
         }
         if state.withLock({ $0.lostUnreported }) > 0 { reportLosses(atClose: false) }
+        if failure == nil { keepAsSpare(bytes) }
+    }
+
+    /// Empties a written batch's buffer and keeps it, with its room, for a later batch to fill; not one that a
+    /// backlog made far larger than a batch.
+    private func keepAsSpare(_ batch: consuming [UInt8]) {
+        guard batch.capacity <= 4 * Self.flushBytes else { return }
+        batch.removeAll(keepingCapacity: true)
+        state.withLock { swap(&$0.spare, &batch) }
     }
 
     /// Writes `bytes` at the end of the file; nil when all were written, else the error, with the file cut back to

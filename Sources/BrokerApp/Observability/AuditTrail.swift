@@ -1,6 +1,7 @@
 import BrokerCore
 import BrokerHTTP
 import Foundation
+import Synchronization
 
 /// Records ``AuditEvent``s: one `audit` log line each, and with `BROKER_AUDIT_LOG` the same event as a
 /// JSON line in the audit file.
@@ -13,27 +14,75 @@ struct AuditTrail: Sendable {
     /// The audit file; nil when `BROKER_AUDIT_LOG` is unset.
     let file: AuditLogFile?
 
+    /// The time stamps' dates and times to the second, kept from one event to the next (``SecondStamps``).
+    let stamps = SecondStamps()
+
+    /// The fields an event about one account opens with (`event`, `account`, `provider` and `end_user` where known),
+    /// as each kind of line writes them: made once per account (``AccountRenderCache`` keeps a token read's), so
+    /// that recording such an event copies them instead of scanning and escaping four values again.
+    struct Opening: Sendable {
+        /// `,"event":…` to the last of these fields, for a JSON line.
+        let json: [UInt8]
+        /// ` event=…` to the last of these fields, for a text line.
+        let text: [UInt8]
+
+        /// The opening fields of a `kind` event about the account `account` of `provider` and `endUser`, written
+        /// exactly as ``AuditTrail/record(_:)`` writes them from an ``AuditEvent``.
+        init(_ kind: AuditEvent.Kind, account: String, provider: String, endUser: String?) {
+            var json = ByteWriter(capacity: 128)
+            var text = ByteWriter(capacity: 128)
+            Self.field(.event, kind.rawValue, json: &json, text: &text)
+            Self.field(.account, account, json: &json, text: &text)
+            Self.field(.provider, provider, json: &json, text: &text)
+            if let endUser { Self.field(.endUser, endUser, json: &json, text: &text) }
+            self.json = json.bytes
+            self.text = text.bytes
+        }
+
+        /// Appends one field to both lines, as ``AuditTrail/record(_:)`` writes it.
+        private static func field(_ field: AuditEvent.Field, _ value: String, json: inout ByteWriter, text: inout ByteWriter) {
+            json.append(field.json)
+            text.append(field.text)
+            AuditTrail.append(string: value, json: &json, writingJSON: true, text: &text, writingText: true)
+        }
+    }
+
     /// Records one event.
     func record(_ event: AuditEvent) {
+        record(event, opening: nil)
+    }
+
+    /// Records a token read (outcome `ok`) of the account whose opening fields are `opening`
+    /// (``Opening/init(_:account:provider:endUser:)`` of `.tokenRead` and the account's id, provider and end user):
+    /// the same lines as ``record(_:_:id:caller:request:outcome:scope:)`` writes for it.
+    func recordTokenRead(_ opening: Opening, caller: String, request: Request, scope: String?) {
+        var event = AuditEvent(
+            kind: .tokenRead, account: nil, provider: nil, endUser: nil, caller: caller, requestID: request.id, outcome: "ok")
+        if let scope { event.details.append((.scope, .string(scope))) }
+        record(event, opening: opening)
+    }
+
+    /// Records `event`, whose opening fields are `opening`'s when given (then its own kind, account, provider and
+    /// end user are not written).
+    private func record(_ event: AuditEvent, opening: Opening?) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RFC3339Date.maximumCount) { buffer in
-            let stamp = UnsafeBufferPointer(
-                rebasing: buffer[..<RFC3339Date.write(Date(), to: buffer.baseAddress!, alwaysMillis: true)])
-            record(event, stamp: stamp)
+            let stamp = UnsafeBufferPointer(rebasing: buffer[..<stamps.write(Date(), to: buffer.baseAddress!)])
+            record(event, opening: opening, stamp: stamp)
         }
     }
 
     /// Formats both lines in one pass over the fields, each string value scanned once for both, and hands them over.
-    private func record(_ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>) {
+    private func record(_ event: AuditEvent, opening: Opening?, stamp: UnsafeBufferPointer<UInt8>) {
         // Both lines start on the stack: they are handed over (copied into the writers' buffers) before this returns.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 576) { stack in
             record(
-                event, stamp: stamp, lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
+                event, opening: opening, stamp: stamp, lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
                 textSpace: UnsafeMutableBufferPointer(rebasing: stack[320...]))
         }
     }
 
     private func record(
-        _ event: AuditEvent, stamp: UnsafeBufferPointer<UInt8>, lineSpace: UnsafeMutableBufferPointer<UInt8>,
+        _ event: AuditEvent, opening: Opening?, stamp: UnsafeBufferPointer<UInt8>, lineSpace: UnsafeMutableBufferPointer<UInt8>,
         textSpace: UnsafeMutableBufferPointer<UInt8>
     ) {
         let text = logger.format == .text
@@ -59,13 +108,24 @@ struct AuditTrail: Sendable {
             if text { textLine.append(field.text) }
             Self.append(string: value, json: &line, writingJSON: json, text: &textLine, writingText: text)
         }
-        string(.event, event.kind.rawValue)
-        if let account = event.account { string(.account, account) }
-        if let provider = event.provider { string(.provider, provider) }
-        if let endUser = event.endUser { string(.endUser, endUser) }
+        if let opening {
+            if json { line.append(opening.json) }
+            if text { textLine.append(opening.text) }
+        } else {
+            string(.event, event.kind.rawValue)
+            if let account = event.account { string(.account, account) }
+            if let provider = event.provider { string(.provider, provider) }
+            if let endUser = event.endUser { string(.endUser, endUser) }
+        }
         string(.caller, event.caller)
         string(.requestID, event.requestID)
-        string(.outcome, event.outcome)
+        if opening != nil {
+            // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain.
+            if json { line.append(#","outcome":"ok""#) }
+            if text { textLine.append(" outcome=ok") }
+        } else {
+            string(.outcome, event.outcome)
+        }
         for (field, value) in event.details {
             if json { line.append(field.json) }
             if text { textLine.append(field.text) }
@@ -102,7 +162,7 @@ struct AuditTrail: Sendable {
     }
 
     /// ``append(_:json:writingJSON:text:writingText:)`` for a string value.
-    private static func append(
+    fileprivate static func append(
         string: String, json: inout ByteWriter, writingJSON: Bool, text: inout ByteWriter, writingText: Bool
     ) {
         var string = string
@@ -195,5 +255,52 @@ struct AuditTrail: Sendable {
                 .accountRevoked, result.account, caller: caller, request: request, outcome: revoked ? "ok" : "revoke_failed", scope: scope)
         }
         record(.accountDeleted, result.account, caller: caller, request: request, scope: scope)
+    }
+}
+
+/// The audit lines' time stamps (``RFC3339Date/write(_:to:alwaysMillis:)`` with milliseconds), the date and time to the
+/// second copied from the last stamp's when it fell in the same second: a stamp is then its milliseconds, not a
+/// conversion to the calendar per event (on every token read).
+final class SecondStamps: Sendable {
+    /// The last second stamped, since 1970, and its stamp without milliseconds's first 20 bytes
+    /// (`YYYY-MM-DDTHH:MM:SSZ`; the `Z` is written over).
+    private struct Last {
+        var second = Int.min
+        var prefix: (UInt64, UInt64, UInt32) = (0, 0, 0)
+    }
+
+    private let last = Mutex(Last())
+
+    /// Writes `date` at `p`, which has room for ``RFC3339Date/maximumCount``, as `RFC3339Date.write(date, to: p,
+    /// alwaysMillis: true)` does (the same bytes); returns how many it wrote.
+    func write(_ date: Date, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        let interval = date.timeIntervalSince1970
+        // Outside these (before 1970, after 9999, not a number) the general writer clamps and rounds as it does.
+        guard interval >= 0, interval <= 253_402_300_799 else { return RFC3339Date.write(date, to: p, alwaysMillis: true) }
+        // The second and the milliseconds as RFC3339Date.write rounds them.
+        var second = Int(interval.rounded(.down))
+        var millis = Int(((interval - Double(second)) * 1000).rounded())
+        if millis == 1000 {
+            second += 1
+            millis = 0
+        }
+        let raw = UnsafeMutableRawPointer(p)
+        let found = last.withLock { last -> Bool in
+            guard last.second == second else { return false }
+            raw.storeBytes(of: last.prefix, as: (UInt64, UInt64, UInt32).self)
+            return true
+        }
+        if !found {
+            // The whole second, written without milliseconds (20 bytes): the date and time, then `Z`.
+            _ = RFC3339Date.write(Date(timeIntervalSince1970: Double(second)), to: p)
+            let prefix = raw.loadUnaligned(as: (UInt64, UInt64, UInt32).self)
+            last.withLock { $0 = Last(second: second, prefix: prefix) }
+        }
+        p[19] = 0x2E
+        p[20] = UInt8(truncatingIfNeeded: 48 + millis / 100)
+        p[21] = UInt8(truncatingIfNeeded: 48 + millis / 10 % 10)
+        p[22] = UInt8(truncatingIfNeeded: 48 + millis % 10)
+        p[23] = 0x5A
+        return 24
     }
 }

@@ -17,8 +17,9 @@ public final class LogWriter: Sendable {
     static let threshold = 64 * 1024
 
     private let fd: Int32
-    /// Lines not yet written, and whether a write of them was already asked for ahead of the timer.
-    private let buffer = Mutex<(bytes: [UInt8], urgent: Bool)>(([], false))
+    /// Lines not yet written, whether a write of them was already asked for ahead of the timer, and an emptied
+    /// buffer of an earlier batch, its room kept, for the next batch to fill.
+    private let buffer = Mutex<(bytes: [UInt8], urgent: Bool, spare: [UInt8])>(([], false, []))
     private let queue = DispatchQueue(label: "token-broker.log")
 
     /// Creates a writer for a descriptor (2 for stderr).
@@ -61,11 +62,13 @@ public final class LogWriter: Sendable {
     }
 
     private func drain() {
-        let bytes = buffer.withLock { buffer in
-            let taken = buffer.bytes
-            // Room for a batch like this one: growing from empty by doubling copied each batch a dozen times over.
-            buffer.bytes = []
-            buffer.bytes.reserveCapacity(taken.count)
+        var bytes = buffer.withLock { buffer in
+            // The next batch fills an earlier batch's buffer, emptied with its room kept: a new buffer for each batch
+            // grew by doubling past the last one's size (a copy of the batch so far each time), a few hundred copies
+            // of a dozen kilobytes in ten seconds of `GET /account`, and was allocated and faulted in again.
+            var taken: [UInt8] = []
+            swap(&taken, &buffer.bytes)
+            swap(&buffer.bytes, &buffer.spare)
             buffer.urgent = false
             return taken
         }
@@ -76,5 +79,9 @@ public final class LogWriter: Sendable {
                 if n > 0 { offset += n } else if n < 0 && errno == EINTR { continue } else { return }
             }
         }
+        // A batch far beyond the threshold (the thread held up) is not kept.
+        guard bytes.capacity <= 4 * Self.threshold else { return }
+        bytes.removeAll(keepingCapacity: true)
+        buffer.withLock { swap(&$0.spare, &bytes) }
     }
 }

@@ -16,6 +16,9 @@ final class AccountRenderCache: Sendable {
     /// The parts of one account and the fields they were made from.
     private final class Entry: Sendable {
         let parts: AccountJSON.Parts
+        /// A token read's opening audit fields (the id it was kept under, the provider and the end user's id, all
+        /// compared below), so that a read's audit event copies them too.
+        let audit: AuditTrail.Opening
         let provider: String
         let uid: String
         let tokenType: String?
@@ -27,8 +30,9 @@ final class AccountRenderCache: Sendable {
         let metadata: String?
         let dates: (Double?, Double, Double, Double?)
 
-        init(_ account: Account) {
+        init(_ account: Account, id: String) {
             parts = AccountJSON.parts(account)
+            audit = AuditTrail.Opening(.tokenRead, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
             provider = account.provider
             uid = account.uid
             tokenType = account.tokenType
@@ -104,13 +108,22 @@ final class AccountRenderCache: Sendable {
     /// The parts of `account`'s rendering, whose id is `id`: kept ones when they were made from the same fields,
     /// else rendered now and kept.
     func parts(of account: Account, id: String) -> AccountJSON.Parts {
-        if let entry = entries.withLock({ $0[id] }), entry.renders(account) { return entry.parts }
-        let entry = Entry(account)
+        rendering(of: account, id: id).parts
+    }
+
+    /// ``parts(of:id:)``, and the opening fields of a token read's audit event about `account` (its id being `id`,
+    /// the very bytes the store found the account by, so `provider:uid`).
+    ///
+    /// The entry is found by `id` as Swift compares strings, but used only when the account's provider and uid are
+    /// the storage it was made from; these spell the id the entry was made for, so its audit fields name these bytes.
+    func rendering(of account: Account, id: String) -> (parts: AccountJSON.Parts, audit: AuditTrail.Opening) {
+        if let entry = entries.withLock({ $0[id] }), entry.renders(account) { return (entry.parts, entry.audit) }
+        let entry = Entry(account, id: id)
         entries.withLock { entries in
             if entries.count >= capacity, entries[id] == nil { entries.removeAll(keepingCapacity: true) }
             entries[id] = entry
         }
-        return entry.parts
+        return (entry.parts, entry.audit)
     }
 
     /// How many accounts' parts are kept.

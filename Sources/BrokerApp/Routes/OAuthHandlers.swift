@@ -240,7 +240,7 @@ final class OAuthHandlers: Sendable {
                 }
             }
             audit.record(.tokenRead, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(
+            return Self.corsTokenResponse(
                 AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
@@ -306,12 +306,17 @@ final class OAuthHandlers: Sendable {
         guard let raw = try? Self.accountID(request), let who = try? access.require(request, mayUse: raw, scope: .tokensRead),
             let id = AccountID(raw), let account = accounts.accountNow(id: id), (try? who.grant.require(account: account)) != nil
         else { return nil }
-        // The store found the account by these bytes, so they are its id.
-        audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
         let status = accounts.reportedStatus(of: account)
-        if holdsEntered(account) { return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, entered: true)) }
-        // The parts without secrets as last rendered for this version of the account: only the token and status are written.
-        return Self.tokenResponse(AccountJSON.fullBytes(account, status: status, parts: renderings.parts(of: account, id: id.string)))
+        if holdsEntered(account) {
+            // The store found the account by these bytes, so they are its id.
+            audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
+            return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: status, entered: true))
+        }
+        // The parts without secrets as last rendered for this version of the account, and the audit event's fields
+        // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
+        let rendering = renderings.rendering(of: account, id: id.string)
+        audit.recordTokenRead(rendering.audit, caller: who.name, request: request, scope: who.audited(.tokensRead))
+        return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: status, parts: rendering.parts))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
@@ -399,7 +404,7 @@ final class OAuthHandlers: Sendable {
             let account = try await accounts.refreshNow(id: typed)
             logger.log(.info, "refresh requested", [("provider", .string(account.provider)), ("account", .string(id))])
             audit.record(.tokenRefreshed, account, caller: caller, request: request, scope: scope)
-            return Self.tokenResponse(
+            return Self.corsTokenResponse(
                 AccountJSON.fullBytes(account, status: accounts.reportedStatus(of: account), entered: holdsEntered(account)))
         } catch {
             var response = failure(error, event: nil)
@@ -590,26 +595,31 @@ final class OAuthHandlers: Sendable {
         }
     }
 
-    /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1).
+    /// 200 with a JSON body that carries a token: never cached (RFC 6749 §5.1), for a route ``CORSPolicy`` does not
+    /// decorate (`GET /app-token`).
     ///
-    /// The fields are built with room for CORS's (``CORSPolicy/decorate(_:for:)`` adds `Vary` to every answer, and
-    /// three more for a listed origin), so adding them does not copy the list again.
+    /// The fields are one list shared by every such answer, written out once (``FixedHeaders``): an
+    /// answer neither builds nor frees a list of its own, and its head copies their bytes in one piece.
     static func tokenResponse(_ body: [UInt8]) -> Response {
-        Response(status: .ok, headers: HTTPHeaders(tokenFields()), body: body)
+        Response(status: .ok, fixed: tokenHeaders, body: body)
     }
 
-    /// The fields of every token answer (`no-store`, `no-cache`, `no-referrer`, JSON) in a new array with room for
-    /// four more: the literals are static, so appending them costs no copy of a shared list (which went through the
-    /// generic append of tuples). `Array(unsafeUninitializedCapacity:)` would look up the array's type at run time.
-    private static func tokenFields() -> [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = []
-        fields.reserveCapacity(8)
-        fields.append(("Cache-Control", "no-store"))
-        fields.append(("Pragma", "no-cache"))
-        fields.append(("Referrer-Policy", "no-referrer"))
-        fields.append(("Content-Type", "application/json"))
-        return fields
+    /// ``tokenResponse(_:)`` for a route whose answers ``CORSPolicy/decorate(_:for:)`` decorates (`GET /account`,
+    /// `POST /account/refresh`): the shared fields end with the `Vary: Origin` it puts on every answer, so it leaves
+    /// them as they are unless the request comes from a listed origin. Building, extending and freeing a list of
+    /// four fields on every read cost about as much as the rest of the answer's fields.
+    static func corsTokenResponse(_ body: [UInt8]) -> Response {
+        Response(status: .ok, fixed: corsTokenHeaders, body: body)
     }
+
+    private static let tokenHeaders = FixedHeaders([
+        ("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json"),
+    ])
+
+    private static let corsTokenHeaders = FixedHeaders([
+        ("Cache-Control", "no-store"), ("Pragma", "no-cache"), ("Referrer-Policy", "no-referrer"), ("Content-Type", "application/json"),
+        ("Vary", "Origin"),
+    ])
 
     static func noStore() -> HTTPHeaders { noStoreHeaders }
 

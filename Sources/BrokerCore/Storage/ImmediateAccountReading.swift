@@ -2,7 +2,10 @@
 ///
 /// The HTTP layer serves `/account` inline on its worker queue when the account is
 /// in memory, valid and not due for refresh; anything else takes the asynchronous path.
-public protocol ImmediateAccountReading: Sendable {
+///
+/// Class-bound (every such repository is a class): ``AccountService`` holds one as an optional existential, which is
+/// then one reference, copied with a retain on every read rather than through a boxed existential's witnesses.
+public protocol ImmediateAccountReading: AnyObject, Sendable {
     /// The account with `id` as held in memory, or nil when absent (or unreadable: the asynchronous path reports why).
     func getNow(id: AccountID) -> Account?
 }

@@ -8,7 +8,11 @@ public struct Response: Sendable {
     /// The status line's code and reason.
     public var status: HTTPStatus
     /// Header fields other than those the server adds.
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        didSet { encodedHeaders = nil }
+    }
+    /// ``headers`` as the head writes them, for a response made from ``FixedHeaders``; nil once they change.
+    private(set) var encodedHeaders: [UInt8]?
     /// The body bytes.
     public var body: [UInt8]
     /// A body produced piece by piece instead of `body` (which is then ignored): sent with `Content-Length` when
@@ -24,11 +28,39 @@ public struct Response: Sendable {
         self.stream = stream
     }
 
+    /// A response whose fields are `fixed`'s, written out once: its head copies their bytes in one piece.
+    public init(status: HTTPStatus, fixed: FixedHeaders, body: [UInt8]) {
+        self.status = status
+        self.headers = fixed.headers
+        self.encodedHeaders = fixed.encoded
+        self.body = body
+        self.stream = nil
+    }
+
     /// A response whose body is already-serialised JSON.
     public static func json(_ status: HTTPStatus, _ json: String, headers: HTTPHeaders = HTTPHeaders()) -> Response {
         var headers = headers
         headers.add(name: "Content-Type", value: "application/json")
         return Response(status: status, headers: headers, body: Array(json.utf8))
+    }
+}
+
+/// Header fields many responses share (a route's fixed fields), written out once as a response's head writes them,
+/// so that each response copies those bytes instead of writing every name and value again
+/// (``Response/init(status:fixed:body:)``). A response whose ``Response/headers`` are then changed is written field by
+/// field, as any other.
+public struct FixedHeaders: Sendable {
+    /// The fields.
+    public let headers: HTTPHeaders
+    /// The fields as ``ResponseEncoder`` writes them: `CRLF name: value` each.
+    let encoded: [UInt8]
+
+    /// The fields given, in order.
+    public init(_ fields: [(name: String, value: String)]) {
+        headers = HTTPHeaders(fields)
+        var head = ByteWriter(capacity: 256)
+        ResponseEncoder.append(fields: fields, into: &head)
+        encoded = head.bytes
     }
 }
 

@@ -57,16 +57,26 @@ enum ResponseEncoder {
             head.append("\r\nX-Request-Id: ")
             head.append(string: requestID)
         }
-        for field in response.headers.fields {
-            head.append("\r\n")
-            head.append(string: field.name)
-            head.append(": ")
-            appendFieldValue(field.value, into: &head)
+        if let encoded = response.encodedHeaders {
+            head.append(encoded)
+        } else {
+            append(fields: response.headers.fields, into: &head)
         }
         head.append("\r\n\r\n")
         head.withBytes { out.append(contentsOf: $0) }
         if includeBody && status != 204 && status != 304 && streamFraming == nil {
             out.append(contentsOf: response.body)
+        }
+    }
+
+    /// Appends header fields to a response's head, each as `CRLF name: value` (RFC 9112 §5).
+    @inline(__always)
+    static func append(fields: [(name: String, value: String)], into head: inout ByteWriter) {
+        for field in fields {
+            head.append("\r\n")
+            head.append(string: field.name)
+            head.append(": ")
+            appendFieldValue(field.value, into: &head)
         }
     }
 
