@@ -252,10 +252,28 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
     /// Runs a handler that may wait as a task; reading pauses so pipelined answers stay in order.
     private func runAsync(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
         pauseReading()
-        let queue = worker.queue
-        Task {
+        runTask(handler, request, route: route)
+    }
+
+    /// Runs `handler` as a task: on this connection's worker for a route that asks for it (``Router/add(_:_:_:onWorker:)``),
+    /// on the global pool otherwise; its answer comes back to the worker queue.
+    private func runTask(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
+        let worker = self.worker
+        guard server.router.runsOnWorker(route) else {
+            Task {
+                let response = await RequestID.$current.withValue(request.id) { await handler(request) }
+                worker.queue.async { self.answered(response, route: route) }
+            }
+            return
+        }
+        Task(executorPreference: worker) {
             let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-            queue.async { self.answered(response, route: route) }
+            // Still on the worker's queue (the preferred executor) unless the handler left it: answer without a hop.
+            if worker.isCurrent {
+                self.answered(response, route: route)
+            } else {
+                worker.queue.async { self.answered(response, route: route) }
+            }
         }
     }
 
@@ -283,10 +301,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         stream.setOnDrain { [self] in
             queue.async { self.bodyDrained() }
         }
-        Task {
-            let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-            queue.async { self.answered(response, route: route) }
-        }
+        runTask(handler, request, route: route)
     }
 
     /// The streaming handler took its buffer down: parse what waited, and read again.
