@@ -128,4 +128,19 @@ struct HTTPServerOnWorkerTests {
         #expect(reply?.status == 502 && reply?.body == "deadline", "\(String(describing: reply?.body))")
         await server.shutdown(grace: 1)
     }
+
+    @Test func aRouteOffTheWorkerStaysOffItWhenItsRequestFollowsOneOnTheWorker() async throws {
+        // Pipelined: the second request is parsed when the first one's answer goes out, from inside the first one's
+        // task on the worker; its own task still runs on the shared pool, as its route asks.
+        let upstream = try FakeUpstream { _, _ in .reply(Self.ok) }
+        defer { upstream.stop() }
+        let (server, _) = try Self.start(upstream: upstream)
+        let client = try RawClient(port: server.port)
+        client.send("GET /relay HTTP/1.1\r\nHost: x\r\n\r\nGET /pooled HTTP/1.1\r\nHost: x\r\n\r\nGET /relay HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = await client.readResponse()
+        let second = await client.readResponse()
+        let third = await client.readResponse()
+        #expect(first?.text == "worker hello" && second?.text == "pool hello" && third?.text == "worker hello")
+        await server.shutdown(grace: 1)
+    }
 }
