@@ -40,6 +40,27 @@ import Testing
         }
     }
 
+    @Test func aRequestSentWhileTheLastOneWaitsIsReadAndAnsweredAfterIt() async throws {
+        let entered = TestEvent(), release = TestEvent()
+        try await TestServer.with(slowEntered: entered, slowRelease: release) { server in
+            let client = try RawClient(port: server.port, timeout: 600)
+            client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await entered.wait(), "the first request reached its handler")
+            // Comes while reading is paused for the waiting handler (the socket still in the epoll set for input):
+            // the server stops hearing of it until the first answer is out, then reads it.
+            client.send("GET /query?q=next HTTP/1.1\r\nHost: x\r\n\r\n")
+            // Meanwhile both workers (new connections go to them in turn) answer others.
+            for _ in 0..<2 {
+                let other = try RawClient(port: server.port)
+                other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(await other.readResponse()?.status == 200)
+            }
+            release.signal()
+            #expect(await client.readResponse()?.status == 200)
+            #expect(await client.readResponse()?.text == "\"next\"")
+        }
+    }
+
     /// The grace is an hour: shutdown returns because the in-flight request ended, or the time limit fails the test.
     @Test(.timeLimit(.minutes(2))) func shutdownLetsAnInFlightRequestFinishAndClosesIdleOnes() async throws {
         let entered = TestEvent(), release = TestEvent()

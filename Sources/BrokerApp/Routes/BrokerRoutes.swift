@@ -52,12 +52,14 @@ enum BrokerRoutes {
             router.add(method, "/auth", .async(forwardAuth.authenticate))
             router.add(method, prefix: "/auth/", .async(forwardAuth.authenticate))
         }
-        // The API proxy: any method but CONNECT and TRACE, bodies streamed both ways.
+        // The API proxy: any method but CONNECT and TRACE, bodies streamed both ways. Its calls run on the worker that
+        // reads the caller's connection, and the provider's answer is read there too: no thread hop per call.
         for method in [HTTPMethod.GET, .HEAD, .POST, .PUT, .PATCH, .DELETE, .OPTIONS] {
-            router.add(method, prefix: ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
+            router.add(
+                method, prefix: ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes), onWorker: true)
         }
         // A remote MCP server is one endpoint taking POSTs (MCP streamable HTTP): `POST /proxy/` calls the server URL.
-        router.add(.POST, ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes))
+        router.add(.POST, ProxyHandler.prefix, .streaming(proxy.proxy, maxBodyBytes: proxyMaxBodyBytes), onWorker: true)
         // Front ends on the listed origins build their own provider lists from it.
         router.add(.GET, "/providers", cors.wrap(.sync(oauth.providers)))
         router.add(.OPTIONS, "/providers", cors.preflight(methods: [.GET, .HEAD]))

@@ -71,7 +71,8 @@ public enum ProxyHeaders {
     private static let requestDroppedBytes = requestDropped.map { Array($0.utf8) }
     private static let responseDroppedBytes = responseDropped.map { Array($0.utf8) }
     private static let brokerPrefixBytes = Array(brokerPrefix.utf8)
-    private static let connectionBytes = Array("connection".utf8)
+    /// `Connection` as a list of one, made once: a list literal at the call would be an array allocated per field.
+    private static let connectionList = [Array("connection".utf8)]
 
     /// Whether `name` is one of `list` (lowercase ASCII) but for ASCII case.
     static func isListed(_ name: String, _ list: [[UInt8]]) -> Bool {
@@ -144,7 +145,7 @@ public enum ProxyHeaders {
     /// each a token; list elements are separated by commas with optional whitespace (RFC 9110 §5.6.1).
     static func connectionOptions(_ fields: [Field]) -> Set<String> {
         var names: Set<String> = []
-        for field in fields where isListed(field.name, [connectionBytes]) {
+        for field in fields where isListed(field.name, connectionList) {
             for element in field.value.utf8.split(separator: 0x2C) {
                 let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
                 guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
@@ -162,16 +163,34 @@ public enum ProxyHeaders {
 
     /// RFC 9110 §5.6.2: `token = 1*tchar`.
     public static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+        // One pass over the string's bytes in place (a native string's); `String.UTF8View` index by index otherwise.
+        if let found = text.utf8.withContiguousStorageIfAvailable(isToken) { return found }
+        return !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+    }
+
+    private static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        for byte in bytes where !isTokenByte(byte) { return false }
+        return true
     }
 
     /// RFC 9110 §5.5: `field-value = *field-content`; a value's ends are not whitespace (they would be trimmed).
     public static func isFieldValue(_ text: String) -> Bool {
+        if let found = text.utf8.withContiguousStorageIfAvailable(isFieldValue) { return found }
         let bytes = text.utf8
         guard let first = bytes.first, let last = bytes.last else { return true }
-        return !isWhitespace(first) && !isWhitespace(last)
-            && bytes.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+        return !isWhitespace(first) && !isWhitespace(last) && bytes.allSatisfy(isFieldValueByte)
     }
+
+    private static func isFieldValue(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let first = bytes.first, let last = bytes.last else { return true }
+        guard !isWhitespace(first), !isWhitespace(last) else { return false }
+        for byte in bytes where !isFieldValueByte(byte) { return false }
+        return true
+    }
+
+    /// A byte a field value may hold (RFC 9110 §5.5 `field-vchar`, SP, HTAB, obs-text): anything but controls and DEL.
+    private static func isFieldValueByte(_ byte: UInt8) -> Bool { byte == 0x09 || (byte >= 0x20 && byte != 0x7F) }
 
     /// RFC 9110 §5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, digits and letters.
     static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -231,14 +231,18 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// Lets `channel` resume and cancel this connection's reading while its exchange is the connection's.
     private func wire(_ channel: ResponseChannel) {
         // Both act only while this channel's exchange is the connection's: a late cancel never hits a later call.
-        // (The channel holds these closures, so it is alive whenever they run and its identifier is its own.)
-        let exchange = ObjectIdentifier(channel)
+        // The queued block holds the channel and compares it by identity: were only its `ObjectIdentifier` kept, the
+        // channel could be gone when the block runs and a later call's channel made at its address would match (a
+        // replay after a 401 cancels the refused answer and, on the worker, starts the next exchange before the queued
+        // cancel runs). The closures hold it weakly, as the channel holds them.
         channel.connect(
-            resume: { [self] in
-                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.resumeReading() } }
+            resume: { [self, weak channel] in
+                guard let channel else { return }
+                worker.queue.async { if self.channel === channel { self.resumeReading() } }
             },
-            cancel: { [self] in
-                worker.queue.async { if self.channel.map(ObjectIdentifier.init) == exchange { self.fail(.cancelled) } }
+            cancel: { [self, weak channel] in
+                guard let channel else { return }
+                worker.queue.async { if self.channel === channel { self.fail(.cancelled) } }
             })
     }
 
@@ -248,31 +252,61 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
         truncates: Bool, deadline: UInt64, writeWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
     ) {
-        worker.queue.async { [self] in
-            guard phase == .idle else {
-                // The peer closed it between the pool handing it out and now.
-                channel.fail(.connectionLost, retryable: true)
-                writeWaiter?.resume(returning: .failure(.connectionLost))
-                return
-            }
-            phase = .active
-            self.channel = channel
-            self.limit = limit
-            self.truncates = truncates
-            received = 0
-            paused = false
-            requestDone = complete
-            self.idempotent = idempotent
-            sentAny = false
-            parser.begin(headRequest: headRequest)
-            arm(at: deadline) { [self] in fail(.deadline) }
-            self.writeWaiter = writeWaiter
-            outbound = request
-            outboundSent = 0
-            reading = true
-            flush()
-            updateInterest()
+        // On the worker's queue already (a task running on the worker): the request goes out now, in order with
+        // anything queued later, as the queue is serial and this block runs on it.
+        if worker.isCurrent {
+            // A peer that closed this connection while it was idle may not have been heard of yet: its hang-up waits
+            // in the epoll set until the worker's next turn, which the queued path below would have waited for.
+            // Checked now, so such a call fails as retryable before any of it goes out (RFC 9112 §9.3.1).
+            if phase == .idle, exchanges > 0, peerHasClosed() { close() }
+            return take(
+                request, complete: complete, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
+                truncates: truncates, deadline: deadline, writeWaiter: writeWaiter)
         }
+        worker.queue.async { [self] in
+            take(
+                request, complete: complete, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
+                truncates: truncates, deadline: deadline, writeWaiter: writeWaiter)
+        }
+    }
+
+    /// Whether the idle socket's peer has ended its side or reset it: a read that peeks finds its end or an error.
+    /// Bytes waiting (a TLS record such as a session ticket) and nothing waiting both leave the connection usable.
+    private func peerHasClosed() -> Bool {
+        guard fd >= 0 else { return true }
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+    }
+
+    /// ``begin(_:complete:idempotent:headRequest:channel:limit:truncates:deadline:writeWaiter:)`` on the worker queue.
+    private func take(
+        _ request: [UInt8], complete: Bool, idempotent: Bool, headRequest: Bool, channel: ResponseChannel, limit: Int,
+        truncates: Bool, deadline: UInt64, writeWaiter: CheckedContinuation<Result<Void, HTTPClientError>, Never>?
+    ) {
+        guard phase == .idle else {
+            // The peer closed it between the pool handing it out and now.
+            channel.fail(.connectionLost, retryable: true)
+            writeWaiter?.resume(returning: .failure(.connectionLost))
+            return
+        }
+        phase = .active
+        self.channel = channel
+        self.limit = limit
+        self.truncates = truncates
+        received = 0
+        paused = false
+        requestDone = complete
+        self.idempotent = idempotent
+        sentAny = false
+        parser.begin(headRequest: headRequest)
+        arm(at: deadline) { [self] in fail(.deadline) }
+        self.writeWaiter = writeWaiter
+        outbound = request
+        outboundSent = 0
+        reading = true
+        flush()
+        updateInterest()
     }
 
     /// Writes more request bytes (a streamed body; `last` with its end); returns when the kernel has taken them all.

@@ -75,7 +75,10 @@ final class ConnectionPool: Sendable {
     ///
     /// Whatever it returns leaves the pool in use (a connection out, a place
     /// taken, or a waiter gone while others hold every place), so ending the reservation never makes it unused.
-    func acquire(deadline: UInt64) async -> Grant {
+    ///
+    /// An idle connection on `worker` (the caller's, when it runs on one) is taken before other idle ones: its answer
+    /// is then read on the thread that waits for it.
+    func acquire(deadline: UInt64, preferring worker: HTTPWorker? = nil) async -> Grant {
         let id = state.withLock { s -> Int in
             s.nextWaiter += 1
             return s.nextWaiter
@@ -84,6 +87,9 @@ final class ConnectionPool: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Grant, Never>) in
                 let grant = state.withLock { s -> Grant? in
                     s.reserved = max(0, s.reserved - 1)
+                    if let worker, let i = s.idle.lastIndex(where: { $0.connection.worker === worker }) {
+                        return .reuse(s.idle.remove(at: i).connection)
+                    }
                     if let last = s.idle.popLast() { return .reuse(last.connection) }
                     if s.open < self.cap {
                         s.open += 1

@@ -206,11 +206,14 @@ public final class HTTPClient: Sendable {
     private func connection(
         from pool: ConnectionPool, to url: HTTPClientURL, policy: AddressPolicy?, deadline: UInt64
     ) async throws(HTTPClientError) -> ClientConnection {
-        switch await pool.acquire(deadline: deadline) {
+        // A caller running on one of the client's workers (a handler task that prefers its connection's worker) gets a
+        // connection on that worker when one is idle, and a new one there: no thread hop from its send to its answer.
+        let here = HTTPWorker.current(among: loops.workers)
+        switch await pool.acquire(deadline: deadline, preferring: here) {
         case .failed(let error): throw error
         case .reuse(let connection): return connection
         case .open:
-            let connection = ClientConnection(worker: loops.next(), pool: pool, limits: configuration.limits)
+            let connection = ClientConnection(worker: here ?? loops.next(), pool: pool, limits: configuration.limits)
             let addresses: [SocketAddress]
             switch await NameResolver.resolve(url.host, port: url.port) {
             case .success(let found): addresses = found

@@ -93,7 +93,13 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         // Hang-up and error are reported whatever was asked for: the write (or the read) then fails and closes.
         let failed = events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0
         if writing && (events & EPOLLOUT.rawValue != 0 || (failed && !reading)) { flush() }
-        if reading && (events & EPOLLIN.rawValue != 0 || failed) { onReadable() }
+        if reading && (events & EPOLLIN.rawValue != 0 || failed) {
+            onReadable()
+        } else if !reading, interest & EPOLLIN.rawValue != 0, events & EPOLLIN.rawValue != 0 || failed {
+            // Input came while reading is paused (``pauseReading()`` leaves the set as it is): the pause reaches the
+            // epoll set now, or the level-triggered readiness would be reported on every turn until reading resumes.
+            updateInterest()
+        }
     }
 
     /// Called by the sweeper: when the published deadline has passed, the machine hears of it on the worker queue.
@@ -160,6 +166,8 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
             flush()
         } else if n == 0 {
             pauseReading()
+            // The end of input stays readable: the set stops reporting it now.
+            updateInterest()
             // A streamed body that ends with the input is broken; its handler hears of it.
             failBody()
             execute(machine.peerClosedInput())
@@ -252,10 +260,28 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
     /// Runs a handler that may wait as a task; reading pauses so pipelined answers stay in order.
     private func runAsync(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
         pauseReading()
-        let queue = worker.queue
-        Task {
+        runTask(handler, request, route: route)
+    }
+
+    /// Runs `handler` as a task: on this connection's worker for a route that asks for it (``Router/add(_:_:_:onWorker:)``),
+    /// on the global pool otherwise; its answer comes back to the worker queue.
+    private func runTask(_ handler: @escaping @Sendable (Request) async -> Response, _ request: Request, route: Int) {
+        let worker = self.worker
+        guard server.router.runsOnWorker(route) else {
+            Task {
+                let response = await RequestID.$current.withValue(request.id) { await handler(request) }
+                worker.queue.async { self.answered(response, route: route) }
+            }
+            return
+        }
+        Task(executorPreference: worker) {
             let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-            queue.async { self.answered(response, route: route) }
+            // Still on the worker's queue (the preferred executor) unless the handler left it: answer without a hop.
+            if worker.isCurrent {
+                self.answered(response, route: route)
+            } else {
+                worker.queue.async { self.answered(response, route: route) }
+            }
         }
     }
 
@@ -283,10 +309,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         stream.setOnDrain { [self] in
             queue.async { self.bodyDrained() }
         }
-        Task {
-            let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-            queue.async { self.answered(response, route: route) }
-        }
+        runTask(handler, request, route: route)
     }
 
     /// The streaming handler took its buffer down: parse what waited, and read again.
@@ -503,12 +526,13 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         }
     }
 
-    /// Stops read events (a handler runs, or the peer closed).
+    /// Stops reading (a handler runs, a streamed body's buffer is full, or the peer closed).
+    ///
+    /// The epoll set keeps the socket's read interest until input actually comes meanwhile (``ready(_:)`` drops it
+    /// then): a client that waits for its answer before sending more, as nearly all do, costs no `epoll_ctl` to pause
+    /// and none to resume, where taking the socket out of the set and back cost two per call of a handler that waits.
     private func pauseReading() {
-        if reading {
-            reading = false
-            updateInterest()
-        }
+        reading = false
     }
 
     /// Starts read events again, unless the peer's input has ended.

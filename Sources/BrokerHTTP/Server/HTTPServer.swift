@@ -9,7 +9,9 @@ import Glibc
 ///
 /// One accept source drains `accept4` until `EAGAIN`; each connection joins one of a few
 /// workers, each a serial queue with an epoll set of its sockets that one Dispatch source
-/// watches (``HTTPWorker``). A sweeper enforces deadlines. Handlers that wait run as tasks, so they never hold a worker.
+/// watches (``HTTPWorker``). A sweeper enforces deadlines. Handlers that wait run as tasks, so they never hold a worker
+/// while they wait; a route may ask for its tasks to run on the connection's worker between waits
+/// (``Router/add(_:_:_:onWorker:)``).
 ///
 /// `@unchecked Sendable`: the mutable listener state is only touched on `acceptQueue`;
 /// the connection table and flags are behind a `Mutex` or atomics.

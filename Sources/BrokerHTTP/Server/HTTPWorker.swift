@@ -22,7 +22,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: `readBuffer`, `members` and `events` are only touched
 /// from `queue`, which is serial.
-final class HTTPWorker: @unchecked Sendable {
+final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// The serial queue every connection of this worker runs on.
     let queue: DispatchQueue
     /// Where `recv` writes; parsed in place, leftovers are copied into the connection.
@@ -53,6 +53,27 @@ final class HTTPWorker: @unchecked Sendable {
         queue = DispatchQueue(label: "token-broker.http.worker.\(index)", qos: .userInitiated)
         readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         events = .allocate(capacity: Self.batch)
+        queue.setSpecific(key: Self.identity, value: ObjectIdentifier(self))
+    }
+
+    /// Marks each worker's queue with the worker, so code can tell which worker's queue it runs on.
+    private static let identity = DispatchSpecificKey<ObjectIdentifier>()
+
+    /// Whether the caller runs on this worker's queue (a block it runs, or a task job it executes as an executor).
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(self) }
+
+    /// Whether the caller runs on one of `workers`' queues; that worker when it does.
+    static func current(among workers: [HTTPWorker]) -> HTTPWorker? {
+        guard let running = DispatchQueue.getSpecific(key: identity) else { return nil }
+        return workers.first { ObjectIdentifier($0) == running }
+    }
+
+    /// Runs a task's job on the worker's queue (SE-0417 task executor). A handler task that prefers its connection's
+    /// worker resumes there after each wait, so a provider's answer read on this worker reaches the task waiting for it
+    /// without waking another thread, and its response goes back to the connection without a hop.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
     }
 
     deinit {

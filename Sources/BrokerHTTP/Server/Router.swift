@@ -37,6 +37,8 @@ public struct Router: Sendable {
     struct Route: Sendable {
         let path: String
         var handlers: [HTTPMethod: Handler]
+        /// Whether the route's handler tasks prefer the connection's worker as their executor.
+        var onWorker = false
     }
 
     private(set) var routes: [Route] = []
@@ -63,26 +65,42 @@ public struct Router: Sendable {
     }
 
     /// Registers `handler` for `method` on the exact `path`.
-    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: Handler) {
+    ///
+    /// With `onWorker`, an asynchronous handler of the route runs as a task that prefers the worker reading its
+    /// connection as its executor (SE-0417), not the global pool: it starts, resumes after each wait and hands its
+    /// answer back on that worker's thread, and an ``HTTPClient`` call it makes takes a connection on the same worker,
+    /// so a call that waits on a provider costs no thread wake-up. Only for handlers that do little work between
+    /// waits and never block the thread (blocking I/O goes to its own threads): while such a task runs, the worker's
+    /// other sockets wait. The choice is the path's: once one method's registration asks for it, every method's
+    /// handler on the path runs so.
+    public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: Handler, onWorker: Bool = false) {
         if let i = index[path] {
             routes[i].handlers[method] = handler
+            routes[i].onWorker = routes[i].onWorker || onWorker
         } else {
             index[path] = routes.count
-            routes.append(Route(path: path, handlers: [method: handler]))
+            routes.append(Route(path: path, handlers: [method: handler], onWorker: onWorker))
         }
     }
 
     /// Registers `handler` for `method` on every path that starts with `prefix` and is longer than it
     /// (`/authenticate/` takes `/authenticate/abc`); exact paths are matched first. Metrics label the route `prefix*`.
-    public mutating func add(_ method: HTTPMethod, prefix: String, _ handler: Handler) {
+    /// `onWorker` as for exact paths.
+    public mutating func add(_ method: HTTPMethod, prefix: String, _ handler: Handler, onWorker: Bool = false) {
         let label = prefix + "*"
         if let i = index[label] {
             routes[i].handlers[method] = handler
+            routes[i].onWorker = routes[i].onWorker || onWorker
         } else {
             index[label] = routes.count
             prefixes.append((prefix, routes.count))
-            routes.append(Route(path: label, handlers: [method: handler]))
+            routes.append(Route(path: label, handlers: [method: handler], onWorker: onWorker))
         }
+    }
+
+    /// Whether the handler tasks of route `route` (an index ``resolve(_:_:)`` gave) run on their connection's worker.
+    func runsOnWorker(_ route: Int) -> Bool {
+        routes.indices.contains(route) && routes[route].onWorker
     }
 
     /// Registers a synchronous handler.
