@@ -41,7 +41,8 @@ public final class NginxServer: @unchecked Sendable {
         throw ChildProcessError("nginx found a port taken at each of 5 starts")
     }
 
-    /// Stops nginx (SIGKILL) and waits until it is gone.
+    /// Stops nginx (SIGKILL) and waits until it is gone. nginx runs as one process (`master_process off`): a master
+    /// killed so would leave its workers running, holding the ports, for the rest of the run.
     public func stop() async {
         if let process {
             self.process = nil
@@ -62,8 +63,7 @@ public final class NginxServer: @unchecked Sendable {
         let d = directory
         try """
         daemon off;
-        master_process on;
-        worker_processes 1;
+        master_process off;
         pid \(d)/nginx.pid;
         error_log \(d)/error.log;
         events { worker_connections 64; }
