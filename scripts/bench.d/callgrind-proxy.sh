@@ -13,32 +13,13 @@ bin=$1 fake=$2 out=$3 connections=${CONNECTIONS:-16}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 cc -shared -fPIC -O2 -o "$out/valgrind-sigsuspend.so" "$here/valgrind-sigsuspend.c"
-free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-key=bench-api-key-0123456789abcdef secret=bench-acme-secret-0123456789
-"$fake" --kind oauth2 --client-secret "$secret" --secret-variable FAKE_ACME_SECRET --token-lifetime 86400 \
-  --providers-file "$out/providers.fake.json" >"$out/fake.port" 2>"$out/fake.err" &
-fake_pid=$! pid=
-trap 'kill $fake_pid $pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do grep -q . "$out/fake.port" 2>/dev/null && break; sleep 0.05; done
-fake_port=$(head -1 "$out/fake.port")
-python3 - "$out/providers.fake.json" "$out/providers.json" "$fake_port" <<'PY'
-import json, sys
-providers = json.load(open(sys.argv[1]))
-providers["providers"]["acme"].update({"api_base_url": "http://127.0.0.1:%s/_api" % sys.argv[3], "api_allow_private": True})
-json.dump(providers, open(sys.argv[2], "w"))
-PY
-port=$(free_port)
-rm -rf "$out/data"
-env BROKER_PORT="$port" BROKER_DATA_DIR="$out/data" BROKER_API_KEY="$key" BROKER_PROVIDERS_FILE="$out/providers.json" \
-  FAKE_ACME_SECRET="$secret" BROKER_PUBLIC_URL="http://127.0.0.1:$port" BROKER_ACCESS_LOG=off BROKER_MAX_CONNECTIONS=20000 \
-  BROKER_REFRESH_INTERVAL=0 BROKER_AUDIT_LOG="$out/audit.jsonl" LD_PRELOAD="$out/valgrind-sigsuspend.so" \
+. "$here/proxy-common.sh"
+env "${broker_env[@]}" LD_PRELOAD="$out/valgrind-sigsuspend.so" \
   valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" --instr-atstart=no "$bin" \
   >"$out/broker.out" 2>"$out/broker.err" &
 pid=$!
 for _ in $(seq 1 120); do curl -fs -m 2 "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 1; done
-account=$(curl -fsS -L -c "$out/cookies" -b "$out/cookies" -H 'Accept: application/json' \
-  "http://127.0.0.1:$port/authorize?provider=acme" | python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
-headers=(-H "Authorization: Bearer $key" -H "Broker-Account: $account")
+connect_account
 wrk -t2 -c"$connections" -d3s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >/dev/null
 callgrind_control -i on "$pid" >/dev/null 2>&1
 wrk -t2 -c"$connections" -d10s "${headers[@]}" "http://127.0.0.1:$port/proxy/echo" >"$out/wrk-proxy.txt"
