@@ -14,7 +14,7 @@ import Glibc
 /// and then goes back to its ``ConnectionPool`` or closes. While pooled it keeps EPOLLIN,
 /// so a peer that closes an idle connection is noticed and the connection leaves the pool.
 ///
-/// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial); the
+/// `@unchecked Sendable`: every `var` is touched only on the worker's thread (serial); the
 /// async entry points hop onto it before acting.
 final class ClientConnection: EpollMember, @unchecked Sendable {
     /// Where the connection is in its life.
@@ -44,7 +44,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private var writeWaitsForRead = false
     /// One timer for the connection's life, re-armed only when it fires or a deadline comes earlier than it is set
     /// for: creating and cancelling a Dispatch timer per call wakes Dispatch's manager thread twice per call.
-    private var timer: (any DispatchSourceTimer)?
+    private var timer: WorkerTimer?
     /// Monotonic nanoseconds the timer is set to fire at; 0 when it is not set.
     private var timerFiresAt: UInt64 = 0
     /// The deadline in force and what it does when it passes; 0 and nil when none.
@@ -96,7 +96,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         to addresses: [SocketAddress], tls: (context: TLSContext, host: String)?, connectBy: UInt64, deadline: UInt64
     ) async -> Result<Void, HTTPClientError> {
         await withCheckedContinuation { continuation in
-            worker.queue.async { [self] in
+            worker.execute { [self] in
                 connectWaiter = continuation
                 self.addresses = addresses
                 self.tls = tls
@@ -238,11 +238,11 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         channel.connect(
             resume: { [self, weak channel] in
                 guard let channel else { return }
-                worker.queue.async { if self.channel === channel { self.resumeReading() } }
+                worker.execute { if self.channel === channel { self.resumeReading() } }
             },
             cancel: { [self, weak channel] in
                 guard let channel else { return }
-                worker.queue.async { if self.channel === channel { self.fail(.cancelled) } }
+                worker.execute { if self.channel === channel { self.fail(.cancelled) } }
             })
     }
 
@@ -263,7 +263,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
                 request, complete: complete, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
                 truncates: truncates, deadline: deadline, writeWaiter: writeWaiter)
         }
-        worker.queue.async { [self] in
+        worker.execute { [self] in
             take(
                 request, complete: complete, idempotent: idempotent, headRequest: headRequest, channel: channel, limit: limit,
                 truncates: truncates, deadline: deadline, writeWaiter: writeWaiter)
@@ -312,7 +312,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     /// Writes more request bytes (a streamed body; `last` with its end); returns when the kernel has taken them all.
     func write(_ bytes: [UInt8], last: Bool) async -> Result<Void, HTTPClientError> {
         await withCheckedContinuation { continuation in
-            worker.queue.async { [self] in
+            worker.execute { [self] in
                 guard phase == .active, channel != nil else { return continuation.resume(returning: .failure(.connectionLost)) }
                 if last { requestDone = true }
                 writeWaiter = continuation
@@ -563,7 +563,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         guard wanted != interest else { return }
         guard worker.watch(fd, id: id, from: interest, to: wanted) else {
             interest = 0
-            if phase != .closed { worker.queue.async { [self] in fail(.connectionLost) } }
+            if phase != .closed { worker.execute { [self] in fail(.connectionLost) } }
             return
         }
         interest = wanted
@@ -574,12 +574,9 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
         deadlineAt = max(deadline, 1)
         deadlineAction = action
         if timer == nil {
-            let source = DispatchSource.makeTimerSource(queue: worker.queue)
-            // The handler runs on the serial worker queue, where every other touch of this connection happens; the
-            // source holds the connection until `close` cancels it.
-            source.setEventHandler { [self] in timerFired() }
-            source.activate()
-            timer = source
+            // The handler runs on the worker, where every other touch of this connection happens; the timer holds
+            // the connection until `close` cancels it.
+            timer = worker.makeTimer { [self] in timerFired() }
         }
         if timerFiresAt == 0 || deadlineAt < timerFiresAt { schedule(at: deadlineAt) }
     }
@@ -592,7 +589,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
 
     private func schedule(at deadline: UInt64) {
         let now = Monotonic.now()
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(min(deadline &- min(now, deadline), UInt64(Int.max)))))
+        timer?.schedule(after: deadline &- min(now, deadline))
         timerFiresAt = deadline
     }
 
@@ -639,7 +636,7 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
 
     /// Closes from any thread (the pool's idle timeout, or its shutdown).
     func closeSoon(ifIdle: Bool) {
-        worker.queue.async { [self] in
+        worker.execute { [self] in
             if !ifIdle || phase == .idle { close() }
         }
     }

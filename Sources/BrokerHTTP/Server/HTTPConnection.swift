@@ -13,9 +13,9 @@ import Glibc
 /// `requestEviction`, `beginShutdown` and `forceClose`; each hops onto the connection's worker
 /// queue itself, or reads only atomics.
 ///
-/// `@unchecked Sendable`: every `var` is touched only on `worker.queue` (serial). The sweeper
+/// `@unchecked Sendable`: every `var` is touched only on the worker's thread (serial). The sweeper
 /// and the accept queue read the published deadline and `evictionPending`, which are atomics,
-/// and hop onto `worker.queue` before acting.
+/// and hop onto the worker before acting.
 final class HTTPConnection: EpollMember, @unchecked Sendable {
     /// The key of this connection in the server's table.
     let id: Int
@@ -79,7 +79,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
 
     /// Starts reading on the worker queue; called once.
     func start() {
-        worker.queue.async { [self] in
+        worker.execute { [self] in
             // A deadline or an eviction may have closed it before this block ran.
             guard !tornDown else { return }
             worker.attach(self, id: id)
@@ -106,7 +106,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
     func checkDeadline(now: UInt64) {
         let deadline = HTTPConnectionStateMachine.Deadline(word: deadlineWord.load(ordering: .relaxed))
         guard deadline.at != 0 && now >= deadline.at else { return }
-        worker.queue.async { [self] in execute(machine.deadlinePassed(now: now)) }
+        worker.execute { [self] in execute(machine.deadlinePassed(now: now)) }
     }
 
     /// Monotonic nanoseconds since the connection began waiting on its client, or nil while the
@@ -127,7 +127,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
             evictionPending.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
         else { return false }
         let expected = deadlineWord.load(ordering: .relaxed)
-        worker.queue.async { [self] in
+        worker.execute { [self] in
             defer { evictionPending.store(false, ordering: .relaxed) }
             execute(machine.evict(chosenWithDeadline: expected, now: Monotonic.now()))
         }
@@ -136,12 +136,12 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
 
     /// The server is shutting down: an idle connection closes, a busy one closes after its response.
     func beginShutdown() {
-        worker.queue.async { [self] in execute(machine.serverShuttingDown()) }
+        worker.execute { [self] in execute(machine.serverShuttingDown()) }
     }
 
     /// Closes the connection whatever it is doing (the shutdown grace ran out); a late handler's answer is dropped.
     func forceClose() {
-        worker.queue.async { [self] in execute(machine.close()) }
+        worker.execute { [self] in execute(machine.close()) }
     }
 
     // MARK: Reading
@@ -270,7 +270,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         guard server.router.runsOnWorker(route) else {
             Task {
                 let response = await RequestID.$current.withValue(request.id) { await handler(request) }
-                worker.queue.async { self.answered(response, route: route) }
+                worker.execute { self.answered(response, route: route) }
             }
             return
         }
@@ -280,7 +280,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
             if worker.isCurrent {
                 self.answered(response, route: route)
             } else {
-                worker.queue.async { self.answered(response, route: route) }
+                worker.execute { self.answered(response, route: route) }
             }
         }
     }
@@ -305,9 +305,9 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
             case .handler(.streaming(let handler, _), let route) = server.router.resolve(request.method, request.path)
         else { return }
         body = stream
-        let queue = worker.queue
+        let worker = self.worker
         stream.setOnDrain { [self] in
-            queue.async { self.bodyDrained() }
+            worker.execute { self.bodyDrained() }
         }
         runTask(handler, request, route: route)
     }
@@ -369,19 +369,19 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
 
     /// Pulls a streamed answer's pieces one at a time, each after the previous one reached the socket.
     private func pump(_ stream: ResponseStream) {
-        let queue = worker.queue
+        let worker = self.worker
         Task {
             while true {
                 let piece: [UInt8]?
                 do {
                     piece = try await stream.next()
                 } catch {
-                    queue.async { self.abortStream() }
+                    worker.execute { self.abortStream() }
                     stream.cancel()
                     return
                 }
                 let step = await withCheckedContinuation { continuation in
-                    queue.async { self.deliver(piece, to: continuation) }
+                    worker.execute { self.deliver(piece, to: continuation) }
                 }
                 switch step {
                 case .next: continue
@@ -551,7 +551,7 @@ final class HTTPConnection: EpollMember, @unchecked Sendable {
         guard worker.watch(fd, id: id, from: interest, to: wanted) else {
             // The kernel refused (out of memory, or the watch limit): a socket nobody watches would hang.
             interest = 0
-            if !machine.isClosed { worker.queue.async { [self] in execute(machine.close()) } }
+            if !machine.isClosed { worker.execute { [self] in execute(machine.close()) } }
             return
         }
         interest = wanted

@@ -17,16 +17,18 @@ import Glibc
 /// hop and a re-arm per event. The set is level-triggered, as Dispatch's own
 /// sources are: a socket with unread bytes or room to write is reported again.
 ///
-/// Server connections and the outbound client's connections share the set: each is an
-/// ``EpollMember`` keyed by an id that rides in its events.
+/// Server connections, the outbound client's connections and other modules' sockets (PostgreSQL's) share the set:
+/// each is an ``EpollMember`` keyed by an id that rides in its events. Members touch their state only from blocks the
+/// worker runs (``execute(_:)``, ``makeTimer(_:)``'s handlers, `ready`), never through the queue beneath, so how the
+/// worker waits for its sockets can change without them.
 ///
 /// `@unchecked Sendable`: `readBuffer`, `members` and `events` are only touched
 /// from `queue`, which is serial.
-final class HTTPWorker: TaskExecutor, @unchecked Sendable {
+package final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// The serial queue every connection of this worker runs on.
-    let queue: DispatchQueue
+    private let queue: DispatchQueue
     /// Where `recv` writes; parsed in place, leftovers are copied into the connection.
-    let readBuffer: UnsafeMutableRawBufferPointer
+    package let readBuffer: UnsafeMutableRawBufferPointer
 
     /// The epoll descriptor, -1 until ``open()``.
     private var poller: Int32 = -1
@@ -45,7 +47,7 @@ final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     private static let memberIDs = Atomic<Int>(0)
 
     /// A fresh id for an ``EpollMember``.
-    static func nextMemberID() -> Int {
+    package static func nextMemberID() -> Int {
         memberIDs.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
@@ -59,8 +61,8 @@ final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// Marks each worker's queue with the worker, so code can tell which worker's queue it runs on.
     private static let identity = DispatchSpecificKey<ObjectIdentifier>()
 
-    /// Whether the caller runs on this worker's queue (a block it runs, or a task job it executes as an executor).
-    var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(self) }
+    /// Whether the caller runs on this worker (a block it runs, or a task job it executes as an executor).
+    package var isCurrent: Bool { DispatchQueue.getSpecific(key: Self.identity) == ObjectIdentifier(self) }
 
     /// Whether the caller runs on one of `workers`' queues; that worker when it does.
     static func current(among workers: [HTTPWorker]) -> HTTPWorker? {
@@ -71,9 +73,19 @@ final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// Runs a task's job on the worker's queue (SE-0417 task executor). A handler task that prefers its connection's
     /// worker resumes there after each wait, so a provider's answer read on this worker reaches the task waiting for it
     /// without waking another thread, and its response goes back to the connection without a hop.
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         queue.async { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
+    /// Runs `work` on the worker, after what is already queued there.
+    package func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// A timer whose handler runs on the worker; it does nothing until scheduled.
+    package func makeTimer(_ handler: @escaping @Sendable () -> Void) -> WorkerTimer {
+        WorkerTimer(queue: queue, handler: handler)
     }
 
     deinit {
@@ -105,19 +117,19 @@ final class HTTPWorker: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    /// Puts `member` in the table events for `id` are delivered through; on `queue`.
-    func attach(_ member: any EpollMember, id: Int) {
+    /// Puts `member` in the table events for `id` are delivered through; on the worker.
+    package func attach(_ member: any EpollMember, id: Int) {
         members[id] = member
     }
 
-    /// Takes connection `id` out of the table; on `queue`.
-    func detach(_ id: Int) {
+    /// Takes connection `id` out of the table; on the worker.
+    package func detach(_ id: Int) {
         members[id] = nil
     }
 
     /// Changes the events the set holds for socket `fd` of connection `id` from `old` to `new`
-    /// (0: not in the set); false when the kernel refuses. On `queue`.
-    func watch(_ fd: Int32, id: Int, from old: UInt32, to new: UInt32) -> Bool {
+    /// (0: not in the set); false when the kernel refuses. On the worker.
+    package func watch(_ fd: Int32, id: Int, from old: UInt32, to new: UInt32) -> Bool {
         guard poller >= 0 else { return new == 0 }
         var event = epoll_event()
         event.events = new
@@ -140,10 +152,35 @@ final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// Something whose socket sits in a worker's epoll set: a server connection or an outbound client connection.
-protocol EpollMember: AnyObject {
-    /// The socket is ready with epoll `events`; called on the worker's queue.
+/// Something whose socket sits in a worker's epoll set: a server connection, an outbound client connection, a
+/// PostgreSQL session.
+package protocol EpollMember: AnyObject {
+    /// The socket is ready with epoll `events`; called on the worker.
     func ready(_ events: UInt32)
+}
+
+/// A re-armable one-shot timer of one worker: its handler runs on the worker, as everything else of its owner does.
+///
+/// Scheduling again moves the one pending firing; ``cancel()`` ends it for good. Only touched on the worker.
+package final class WorkerTimer: @unchecked Sendable {
+    private let source: any DispatchSourceTimer
+
+    fileprivate init(queue: DispatchQueue, handler: @escaping @Sendable () -> Void) {
+        source = DispatchSource.makeTimerSource(queue: queue)
+        source.setEventHandler(handler: handler)
+        source.activate()
+    }
+
+    /// Fires the handler once, `nanoseconds` from now (replacing any firing pending).
+    package func schedule(after nanoseconds: UInt64) {
+        source.schedule(deadline: .now() + .nanoseconds(Int(min(nanoseconds, UInt64(Int.max)))))
+    }
+
+    /// Stops the timer; its handler never runs again (and releases what it captured).
+    package func cancel() {
+        source.setEventHandler(handler: nil)
+        source.cancel()
+    }
 }
 
 /// The epoll workers that server connections and outbound client connections run on.
@@ -151,7 +188,7 @@ protocol EpollMember: AnyObject {
 /// A server made with a group shares it (the broker's own server and its upstream client),
 /// so a provider's answer is read on the same threads as the browser's request that waits for it.
 public final class HTTPEventLoops: Sendable {
-    let workers: [HTTPWorker]
+    package let workers: [HTTPWorker]
     private let cursor = Atomic<Int>(0)
 
     /// The process-wide group, one worker per core (at least two), opened on first use and never closed.
@@ -164,7 +201,7 @@ public final class HTTPEventLoops: Sendable {
     }
 
     /// The next worker, round robin.
-    func next() -> HTTPWorker {
+    package func next() -> HTTPWorker {
         workers[cursor.wrappingAdd(1, ordering: .relaxed).oldValue % workers.count]
     }
 }
