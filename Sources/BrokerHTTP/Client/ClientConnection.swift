@@ -43,7 +43,8 @@ final class ClientConnection: EpollMember, @unchecked Sendable {
     private var readWaitsForWrite = false
     private var writeWaitsForRead = false
     /// One timer for the connection's life, re-armed only when it fires or a deadline comes earlier than it is set
-    /// for: creating and cancelling a Dispatch timer per call wakes Dispatch's manager thread twice per call.
+    /// for: a move in the worker's timer heap per call at most (it was a Dispatch timer, whose creation and
+    /// cancellation per call woke Dispatch's manager thread twice per call).
     private var timer: WorkerTimer?
     /// Monotonic nanoseconds the timer is set to fire at; 0 when it is not set.
     private var timerFiresAt: UInt64 = 0

@@ -5,11 +5,11 @@ import Synchronization
 import Glibc
 #endif
 
-/// An HTTP/1.1 server on non-blocking sockets driven by Dispatch sources.
+/// An HTTP/1.1 server on non-blocking sockets driven by epoll event loops.
 ///
-/// One accept source drains `accept4` until `EAGAIN`; each connection joins one of a few
-/// workers, each a serial queue with an epoll set of its sockets that one Dispatch source
-/// watches (``HTTPWorker``). A sweeper enforces deadlines. Handlers that wait run as tasks, so they never hold a worker
+/// One Dispatch accept source drains `accept4` until `EAGAIN`; each connection joins one of a few
+/// workers, each a thread blocking in `epoll_wait` on its sockets, with the work and timers handed to it
+/// (``HTTPWorker``). A sweeper enforces deadlines. Handlers that wait run as tasks, so they never hold a worker
 /// while they wait; a route may ask for its tasks to run on the connection's worker between waits
 /// (``Router/add(_:_:_:onWorker:)``).
 ///
@@ -23,12 +23,15 @@ public final class HTTPServer: @unchecked Sendable {
     /// Receives per-request and server events.
     public let observer: (any HTTPServerObserver)?
 
-    /// The serial queues connections are spread over, each with its scratch buffer and counters.
+    /// The event loops connections are spread over, each with its scratch buffer and counters.
     private let workers: [HTTPWorker]
     /// Each worker's counters for this server, by worker index.
     private let metricCells: [HTTPMetricsCell]
     /// Whether the workers are this server's own (opened at start, closed at shutdown) rather than a shared group's.
     private let ownsWorkers: Bool
+    /// The group the workers come from, when shared: held so that its threads outlive the server (a group stops
+    /// them when it goes).
+    private let eventLoops: HTTPEventLoops?
     private let acceptQueue = DispatchQueue(label: "token-broker.http.accept", qos: .userInitiated)
     private let sweepQueue = DispatchQueue(label: "token-broker.http.sweep")
     private let connections = Mutex<[Int: HTTPConnection]>([:])
@@ -72,6 +75,7 @@ public final class HTTPServer: @unchecked Sendable {
             bodyMode = nil
         }
         self.observer = observer
+        self.eventLoops = eventLoops
         if let eventLoops {
             workers = eventLoops.workers
             ownsWorkers = false
