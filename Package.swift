@@ -18,7 +18,7 @@ let package = Package(
         .target(name: "BrokerHTTP", dependencies: ["BrokerCrypto", "BrokerTLS", "CEpoll"], swiftSettings: strict),
         // TLS clients on the system's OpenSSL, loaded with dlopen at run time: no headers or -dev package to build.
         .target(name: "BrokerTLS", swiftSettings: strict),
-        // <sys/epoll.h>, <sys/eventfd.h> and thread names for the HTTP workers' loops: the toolchain's Glibc module leaves them out.
+        // <sys/epoll.h> and <sys/eventfd.h> for the HTTP workers' loops: the toolchain's Glibc module leaves them out.
         .target(name: "CEpoll"),
         // Hashes, HMAC, ChaCha20-Poly1305, encodings and randomness, proven by vectors.
         .target(name: "BrokerCrypto", swiftSettings: strict),

@@ -33,7 +33,7 @@ package final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// Where `recv` writes; parsed in place, leftovers are copied into the connection.
     package let readBuffer: UnsafeMutableRawBufferPointer
 
-    /// The thread's name (15 bytes at most, as `pthread_setname_np` takes), for `perf`, `top -H` and `/proc`.
+    /// The thread's name (15 bytes at most, as the kernel keeps), for `perf`, `top -H` and `/proc`.
     private let name: String
     /// Runs the worker's work while no thread does.
     private let idleQueue: DispatchQueue
@@ -223,7 +223,7 @@ package final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// The thread's body: turns of queued work, due timers and ready sockets until ``close()``.
     private func loop() {
         pthread_setspecific(Self.runningKey, opaque)
-        _ = cepoll_name_thread(name)
+        Self.nameThread(name)
         var running: [Work] = []
         while true {
             // The work queued before this turn; what it queues runs next turn.
@@ -261,6 +261,16 @@ package final class HTTPWorker: TaskExecutor, @unchecked Sendable {
             }
         }
         pthread_setspecific(Self.runningKey, nil)
+    }
+
+    /// Names the calling thread as `top -H`, `perf` and `/proc/PID/task/TID/comm` show it, through
+    /// `/proc/thread-self/comm` (proc(5)): `pthread_setname_np` needs `_GNU_SOURCE`, which Swift's Glibc module lacks.
+    private static func nameThread(_ name: String) {
+        let fd = Glibc.open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        Glibc.close(fd)
     }
 
     /// Ends the thread's turn for good, under the lock: closes the descriptors, so no submitter writes to them after,
