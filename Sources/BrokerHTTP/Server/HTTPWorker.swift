@@ -40,10 +40,10 @@ package final class HTTPWorker: TaskExecutor, @unchecked Sendable {
     /// The work handed over and whether the thread sleeps; see ``Inbox``.
     private let inbox = Mutex(Inbox())
 
-    /// The epoll descriptor, -1 while no thread runs.
-    private var poller: Int32 = -1
-    /// The `eventfd` in the set that wakes the thread, -1 while no thread runs.
-    private var wakeFD: Int32 = -1
+    /// The epoll descriptor, -1 while no thread runs (readable by tests).
+    private(set) var poller: Int32 = -1
+    /// The `eventfd` in the set that wakes the thread, -1 while no thread runs (readable by tests).
+    private(set) var wakeFD: Int32 = -1
     /// The connections whose sockets are in the set, by connection id (the id rides in each event,
     /// so an event for a connection closed earlier in the same batch finds nothing).
     private var members: [Int: any EpollMember] = [:]
