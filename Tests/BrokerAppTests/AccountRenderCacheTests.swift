@@ -101,7 +101,9 @@ import Testing
         original.tags = [:]
         let held = HeldAccount(compact: CompactAccount(original))
         func body(_ held: HeldAccount, _ id: String) -> String {
-            String(decoding: AccountJSON.fullBytes(held, status: "active", parts: cache.rendering(of: held, id: id).parts), as: UTF8.self)
+            String(
+                decoding: AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: cache.rendering(of: held, id: id).parts),
+                as: UTF8.self)
         }
         for _ in 0..<2 { #expect(body(held, original.id) == AccountJSON.full(original, status: "active")) }
         let changes: [(inout Account) -> Void] = [

@@ -196,14 +196,15 @@ enum AccountJSON {
     }
 
     /// ``fullBytes(_:status:parts:)`` of an account as the store holds it: its secrets read from `held`, the rest
-    /// from `parts` (made from the same account). The same bytes.
-    static func fullBytes(_ held: HeldAccount, status: String, parts: Parts) -> [UInt8] {
+    /// from `parts` (made from the same account), the status given as its JSON string literal (`"active"` with its
+    /// quotes: copied, not scanned for escapes on every read). The same bytes.
+    static func fullBytes(_ held: HeldAccount, quotedStatus: StaticString, parts: Parts) -> [UInt8] {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
             var out = ByteWriter(startingIn: stack)
             out.append(parts.head)
             token(held.accessToken, held.tokenSecret, singleValue: true, &out)
             out.append(parts.middle)
-            string(status, &out)
+            out.append(quotedStatus)
             out.append(parts.tail)
             rawMember(idToken: held.idToken, extras: held.extras, &out)
             out.append(UInt8(ascii: "}"))

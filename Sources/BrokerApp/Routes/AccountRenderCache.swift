@@ -159,10 +159,21 @@ final class AccountRenderCache: Sendable {
         func entry(_ id: String, hash: UInt64) -> Entry? {
             var index = Int(truncatingIfNeeded: hash) & mask
             while let entry = slots[index] {
-                if entry.hash == hash && ExactKey.same(entry.id, id) { return entry }
+                if entry.hash == hash && (Self.sameBits(entry.id, id) || ExactKey.same(entry.id, id)) { return entry }
                 index = (index + 1) & mask
             }
             return nil
+        }
+
+        /// Whether two strings are the same bits: a small string (up to 15 bytes, as most ids) holds its bytes in
+        /// them, so equal small strings are always the same bits; others are compared byte by byte after this.
+        static func sameBits(_ lhs: String, _ rhs: String) -> Bool {
+            withUnsafeBytes(of: lhs) { left in
+                withUnsafeBytes(of: rhs) { right in
+                    left.load(as: UInt64.self) == right.load(as: UInt64.self)
+                        && left.load(fromByteOffset: 8, as: UInt64.self) == right.load(fromByteOffset: 8, as: UInt64.self)
+                }
+            }
         }
 
         /// Keeps `entry` under its id, in place of the one kept under the same bytes; when `capacity` other ids are

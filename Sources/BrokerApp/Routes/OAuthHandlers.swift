@@ -309,18 +309,17 @@ final class OAuthHandlers: Sendable {
         else { return nil }
         // ``AccountService/heldNow(id:)`` hands out only an account active and unexpired at its check, which
         // ``AccountService/reportedStatus(of:)`` reports as `active` whatever its provider.
-        let status = AccountStatus.active.rawValue
         if holdsEntered(accessToken: held.accessToken, provider: held.provider) {
             let account = held.account
             // The store found the account by these bytes, so they are its id.
             audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-            return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: status, entered: true))
+            return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: AccountStatus.active.rawValue, entered: true))
         }
         // The parts without secrets as last rendered for this version of the account, and the audit event's fields
         // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
         let rendering = renderings.rendering(of: held, id: id.string)
         audit.recordTokenRead(rendering.audit, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.corsTokenResponse(AccountJSON.fullBytes(held, status: status, parts: rendering.parts))
+        return Self.corsTokenResponse(AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: rendering.parts))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
