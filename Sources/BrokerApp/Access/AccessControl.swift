@@ -16,6 +16,8 @@ struct AccessControl: Sendable {
     let browserSessions: Bool
     /// Each key's bytes, kept so the check on every `/account` read allocates nothing.
     private let keyBytes: [[UInt8]]
+    /// Each key's caller, made once (with its audit field written out) rather than on every request.
+    private let callers: [Caller]
 
     init(apiKeys: [NamedAPIKey], cookieSecret: [UInt8], sessionMaxAge: Int, browserSessions: Bool = true) {
         self.browserSessions = browserSessions
@@ -23,6 +25,7 @@ struct AccessControl: Sendable {
         self.cookieSecret = cookieSecret
         self.sessionMaxAge = sessionMaxAge
         keyBytes = apiKeys.map { Array($0.key.value.utf8) }
+        callers = apiKeys.map { Caller(name: $0.name, grant: $0.grant) }
     }
 
     /// The name of the key the request carries as `Authorization: Bearer <API key>`, or nil when it carries none
@@ -41,7 +44,7 @@ struct AccessControl: Sendable {
 
     /// The key the request carries, with what it may do; nil without a valid key.
     func apiCaller(_ request: Request) -> Caller? {
-        request.headers["Authorization"].flatMap(keyIndex(authorization:)).map { Caller(name: apiKeys[$0].name, grant: apiKeys[$0].grant) }
+        request.headers["Authorization"].flatMap(keyIndex(authorization:)).map { callers[$0] }
     }
 
     /// The key the request carries when it holds `scope`: `401` without a valid key, `403 insufficient_permissions`
@@ -56,6 +59,15 @@ struct AccessControl: Sendable {
     struct Caller: Sendable {
         let name: String
         let grant: KeyGrant
+        /// The audit lines' `caller` field for ``name``, written out once.
+        let auditField: AuditTrail.CallerField
+
+        init(name: String, grant: KeyGrant) {
+            self.name = name
+            self.grant = grant
+            auditField = AuditTrail.CallerField(name)
+        }
+
         /// The browser, which its session cookie limits to the accounts it connected.
         static let browser = Caller(name: AccessControl.browser, grant: .all)
         /// For a key limited to some end users: refuses the stored account `id` when it belongs to another end user
@@ -116,7 +128,7 @@ struct AccessControl: Sendable {
     func require(_ request: Request, mayUse id: String, scope: APIKeyScope) throws(BrokerError) -> Caller {
         if let authorization = request.headers["Authorization"] {
             guard let index = keyIndex(authorization: authorization) else { throw .unauthorized }
-            let caller = Caller(name: apiKeys[index].name, grant: apiKeys[index].grant)
+            let caller = callers[index]
             try caller.grant.require(scope)
             // The provider is cut out of the id only for a key limited to some: building it costs a string per read.
             if caller.grant.providers != nil, let provider = AccountID(id)?.provider { try caller.grant.require(provider: provider) }

@@ -13,24 +13,25 @@ import Synchronization
 /// faster. The entries hold no token, ID token or extras: the secrets are written from the account on every read.
 /// At most ``capacity`` accounts are kept; when full, all are dropped and the cache fills again.
 final class AccountRenderCache: Sendable {
-    /// The parts of one account and the fields they were made from.
-    private final class Entry: Sendable {
+    /// The parts of one account and the fields they were made from. A read is handed the entry itself (one
+    /// reference), not copies of its five arrays.
+    final class Entry: Sendable {
         /// The id the entry was kept under, and its hash in ``Slots``.
-        let id: String
-        let hash: UInt64
+        fileprivate let id: String
+        fileprivate let hash: UInt64
         let parts: AccountJSON.Parts
         /// A token read's opening audit fields (the id it was kept under, the provider and the end user's id, all
         /// compared below), so that a read's audit event copies them too.
         let audit: AuditTrail.Opening
-        let provider: String
-        let uid: String
-        let endUserID: String?
+        private let provider: String
+        private let uid: String
+        private let endUserID: String?
         /// The out-of-line fields (token type, scope, screen name, the end user's email and name, tags, settings,
         /// metadata, …): one immutable object, so the same object is the same fields.
-        let shared: CompactAccount.Shared?
-        let dates: (Double?, Double, Double, Double?)
+        private let shared: CompactAccount.Shared?
+        private let dates: (Double?, Double, Double, Double?)
 
-        init(_ held: HeldAccount, id: String, hash: UInt64) {
+        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64) {
             self.id = id
             self.hash = hash
             let account = held.account
@@ -44,7 +45,7 @@ final class AccountRenderCache: Sendable {
         }
 
         /// Whether `held`'s rendered fields are the values these parts were made from.
-        func renders(_ held: HeldAccount) -> Bool {
+        fileprivate func renders(_ held: HeldAccount) -> Bool {
             let compact = held.compact
             let (expires, created, updated, refreshed) = dates
             let (otherExpires, otherCreated, otherUpdated, otherRefreshed) = compact.renderedSeconds
@@ -204,7 +205,7 @@ final class AccountRenderCache: Sendable {
     }
 
     /// ``rendering(of:id:)`` of a whole account.
-    func rendering(of account: Account, id: String) -> (parts: AccountJSON.Parts, audit: AuditTrail.Opening) {
+    func rendering(of account: Account, id: String) -> Entry {
         rendering(of: HeldAccount(account), id: id)
     }
 
@@ -213,12 +214,12 @@ final class AccountRenderCache: Sendable {
     ///
     /// The entry is found by `id`'s exact bytes, and used only when the account's provider and uid are the storage
     /// it was made from; these spell the id the entry was made for, so its audit fields name these bytes.
-    func rendering(of held: HeldAccount, id: String) -> (parts: AccountJSON.Parts, audit: AuditTrail.Opening) {
+    func rendering(of held: HeldAccount, id: String) -> Entry {
         let hash = Slots.hash(id, seed: seed)
-        if let entry = entries.withLock({ $0.entry(id, hash: hash) }), entry.renders(held) { return (entry.parts, entry.audit) }
+        if let entry = entries.withLock({ $0.entry(id, hash: hash) }), entry.renders(held) { return entry }
         let entry = Entry(held, id: id, hash: hash)
         entries.withLock { $0.keep(entry, capacity: capacity) }
-        return (entry.parts, entry.audit)
+        return entry
     }
 
     /// How many accounts' parts are kept.

@@ -318,7 +318,7 @@ final class OAuthHandlers: Sendable {
         // The parts without secrets as last rendered for this version of the account, and the audit event's fields
         // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
         let rendering = renderings.rendering(of: held, id: id.string)
-        audit.recordTokenRead(rendering.audit, caller: who.name, request: request, scope: who.audited(.tokensRead))
+        audit.recordTokenRead(rendering.audit, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
         return Self.corsTokenResponse(AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: rendering.parts))
     }
 
