@@ -56,16 +56,34 @@ struct AccessControl: Sendable {
     }
 
     /// Who made a call: a key's name and grant, or the browser (``AccessControl/browser``, bound by its session instead).
+    ///
+    /// One reference to what is made once per key (``Held``): a request copies and drops its caller with one
+    /// retain and one release, not one per string, set and list of the name, the grant and the audit field.
     struct Caller: Sendable {
-        let name: String
-        let grant: KeyGrant
+        /// The name, the grant and the audit field.
+        private final class Held: Sendable {
+            let name: String
+            let grant: KeyGrant
+            let auditField: AuditTrail.CallerField
+
+            init(name: String, grant: KeyGrant) {
+                self.name = name
+                self.grant = grant
+                auditField = AuditTrail.CallerField(name)
+            }
+        }
+
+        private let held: Held
+
+        /// The key's name, or ``AccessControl/browser``.
+        var name: String { held.name }
+        /// What the key may do.
+        var grant: KeyGrant { held.grant }
         /// The audit lines' `caller` field for ``name``, written out once.
-        let auditField: AuditTrail.CallerField
+        var auditField: AuditTrail.CallerField { held.auditField }
 
         init(name: String, grant: KeyGrant) {
-            self.name = name
-            self.grant = grant
-            auditField = AuditTrail.CallerField(name)
+            held = Held(name: name, grant: grant)
         }
 
         /// The browser, which its session cookie limits to the accounts it connected.

@@ -123,10 +123,10 @@ struct AccountIndex: Sendable {
         return accounts[slot].account
     }
 
-    /// ``openAccount(_:)`` in the compact form the index keeps, copied out as it is.
-    func openCompact(_ id: String) -> CompactAccount? {
+    /// ``openAccount(_:)`` in the compact form the index keeps, copied out once, as it is.
+    func openHeld(_ id: String) -> HeldAccount? {
         guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
-        return accounts[slot]
+        return HeldAccount(compact: accounts[slot])
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.

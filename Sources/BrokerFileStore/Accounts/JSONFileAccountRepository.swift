@@ -241,7 +241,7 @@ extension JSONFileAccountRepository: ImmediateAccountReading {
     public func heldNow(id typedID: AccountID) -> HeldAccount? {
         // The usual case: an open account, its compact form copied once out of the index. A sealed one is opened
         // (and kept open) by getNow(id:); an absent one answers nil there too.
-        if let compact = index.withLock({ $0.openCompact(typedID.string) }) { return HeldAccount(compact: compact) }
+        if let held = index.withLock({ $0.openHeld(typedID.string) }) { return held }
         return getNow(id: typedID).map(HeldAccount.init)
     }
 }
