@@ -90,6 +90,54 @@ import Testing
         #expect(fields(cache.rendering(of: first, id: first.id).audit) == fresh(first))
     }
 
+    /// The file store hands out its index's compact form, whose out-of-line fields are one object shared until a
+    /// write (and with neighbours holding the same fields): a read of it renders the same bytes as from scratch, and
+    /// a change to a field kept beside that object (dates, ids, the end user) renders again though the object is
+    /// the same.
+    @Test func heldAccountsSharingTheirFieldsObjectRenderAgainWhenAnotherFieldChanges() {
+        let cache = AccountRenderCache()
+        // Without tags: an object is shared only by accounts without tags or settings.
+        var original = AccountJSONTests.rich
+        original.tags = [:]
+        let held = HeldAccount(compact: CompactAccount(original))
+        func body(_ held: HeldAccount, _ id: String) -> String {
+            String(
+                decoding: AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: cache.rendering(of: held, id: id).parts),
+                as: UTF8.self)
+        }
+        for _ in 0..<2 { #expect(body(held, original.id) == AccountJSON.full(original, status: "active")) }
+        let changes: [(inout Account) -> Void] = [
+            { $0.expiresAt = Date(timeIntervalSince1970: 1_800_000_001) }, { $0.expiresAt = nil },
+            { $0.createdAt = Date(timeIntervalSince1970: 1) }, { $0.updatedAt = Date(timeIntervalSince1970: 2) },
+            { $0.refreshedAt = nil }, { $0.endUser?.id = "user-8" }, { $0.accessToken = Secret("new-token") },
+        ]
+        for change in changes {
+            var changed = original
+            change(&changed)
+            let again = HeldAccount(compact: CompactAccount(changed, reusing: held.compact.sharedFields))
+            #expect(again.compact.sharedFields === held.compact.sharedFields)
+            #expect(body(again, changed.id) == AccountJSON.full(changed, status: "active"))
+            #expect(body(held, original.id) == AccountJSON.full(original, status: "active"))
+        }
+        // Another object with the same strings (a store that wraps an Account per read) is the same rendering.
+        #expect(body(HeldAccount(original), original.id) == AccountJSON.full(original, status: "active"))
+    }
+
+    /// Thousands of ids, kept in one table: each read after the first finds its own account's parts (the entry of
+    /// no other id), and the cache holds one entry per id.
+    @Test func manyIdsAreEachKeptAndFound() {
+        let cache = AccountRenderCache(capacity: 5_000)
+        let accounts = (0..<3_000).map { n in
+            Account(
+                provider: n.isMultiple(of: 2) ? "weibo" : "acme", uid: String(n * 7919), accessToken: Secret("t\(n)"),
+                screenName: "user \(n)", createdAt: Date(timeIntervalSince1970: Double(n)), updatedAt: Date(timeIntervalSince1970: 0))
+        }
+        for account in accounts + accounts {
+            #expect(Self.body(account, cache) == AccountJSON.full(account, status: "active"))
+        }
+        #expect(cache.count == 3_000)
+    }
+
     @Test func itHoldsAtMostItsCapacity() {
         let cache = AccountRenderCache(capacity: 4)
         for n in 0..<10 {

@@ -345,11 +345,11 @@ import Glibc
             headers: HTTPHeaders([("X-Request-Id", "read-1")]), keepAlive: true, expectContinue: false, framing: .none)
         let request = Request(head: head)
         for account in accounts {
-            for (caller, scope) in [("ops", nil), ("a b", "tokens:read")] as [(String, String?)] {
+            for (caller, scope) in [("ops", nil), ("a b", "tokens:read"), ("k\u{e9}y\"=", nil)] as [(String, String?)] {
                 fromAccount.record(.tokenRead, account, id: account.id, caller: caller, request: request, scope: scope)
                 let opening = AuditTrail.Opening(
                     .tokenRead, account: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
-                fromOpening.recordTokenRead(opening, caller: caller, request: request, scope: scope)
+                fromOpening.recordTokenRead(opening, caller: AuditTrail.CallerField(caller), request: request, scope: scope)
             }
         }
         accountFile.close()
@@ -364,7 +364,7 @@ import Glibc
         }
         let fileLines = try lines("/account.jsonl")
         let logLines = try lines("/account.log")
-        #expect(fileLines.count == accounts.count * 2 && logLines.count == accounts.count * 2)
+        #expect(fileLines.count == accounts.count * 3 && logLines.count == accounts.count * 3)
         #expect(try lines("/opening.jsonl") == fileLines)
         #expect(try lines("/opening.log") == logLines)
         #expect(fileLines.first?.hasPrefix(#","event":"token_read","account":"acme:u\"1\\2","provider":"acme","#) == true)

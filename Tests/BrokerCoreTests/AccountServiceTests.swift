@@ -188,11 +188,16 @@ struct AccountServiceTests {
         try await BrokerHarness.with { broker in
             let stored = try await seed(broker, lifetime: 3600)
             #expect(broker.accountService.accountNow(id: stored.accountID) == stored)
+            // The lighter form `GET /account` reads is served exactly when the whole account is.
+            #expect(broker.accountService.heldNow(id: stored.accountID)?.account == stored)
             #expect(broker.accountService.accountNow(id: "weibo:nobody") == nil)
+            #expect(broker.accountService.heldNow(id: "weibo:nobody") == nil)
             broker.clock.advance(3600)
             #expect(broker.accountService.accountNow(id: stored.accountID) == nil)
+            #expect(broker.accountService.heldNow(id: stored.accountID) == nil)
             let revoked = try await seed(broker, uid: "2", status: .reauthorizationRequired)
             #expect(broker.accountService.accountNow(id: revoked.accountID) == nil)
+            #expect(broker.accountService.heldNow(id: revoked.accountID) == nil)
         }
     }
 }

@@ -396,4 +396,53 @@ public enum AccountRepositoryConformance {
             try await #require(try open().statusCounting).statusCounts(at: later)
                 == AccountStatusCounts(active: 3, expired: 0, reauthorizationRequired: 1, refreshExhausted: 0))
     }
+
+    /// ``ImmediateAccountReading/heldNow(id:)`` is the account ``ImmediateAccountReading/getNow(id:)`` hands out,
+    /// field for field, in its lighter form, also after a write; nil for an absent account. A repository that reads
+    /// nothing from memory offers neither (nothing to check). A cache fills on a read, so each check reads first
+    /// and waits until memory holds the account.
+    public static func heldNowIsTheAccountGetNowHandsOut(_ open: RepositoryOpener) async throws {
+        let repository = try open()
+        guard let reader = repository.immediateReading else { return }
+        var bare = Account.make(uid: "held-1", accessToken: "first")
+        bare.tokenType = nil
+        bare.scope = nil
+        var withSettings = Account.make(uid: "held-2")
+        withSettings.settings = ["subdomain": "acme"]
+        withSettings.metadata = #"{"plan":"pro"}"#
+        let accounts = [Account.makeFull(), bare, withSettings]
+        for account in accounts { try await repository.put(account) }
+        /// The account as memory holds it once a read has filled it (a cache fills asynchronously).
+        func held(_ id: AccountID, where condition: (Account) -> Bool = { _ in true }) async throws -> (Account, HeldAccount) {
+            for _ in 0..<5_000 {
+                _ = try await repository.get(id: id)
+                if let now = reader.getNow(id: id), condition(now), let held = reader.heldNow(id: id) { return (now, held) }
+                try await Task.sleep(nanoseconds: 1_000_000)
+            }
+            throw StoreError.unavailable("account \(id.string) never held in memory")
+        }
+        for account in accounts {
+            let (now, held) = try await held(account.accountID)
+            #expect(now == (try await repository.get(id: account.accountID)))
+            #expect(held.account == now)
+            #expect(held.provider == now.provider && held.uid == now.uid)
+            #expect(held.accessToken == now.accessToken && held.tokenSecret == now.tokenSecret)
+            #expect(held.idToken == now.idToken && held.extras == now.extras)
+            #expect(held.status == now.status && held.expiresAt == now.expiresAt)
+            #expect(held.refreshTokenExpiresAt == now.refreshTokenExpiresAt && held.endUserID == now.endUser?.id)
+            #expect(held.isExpired(at: .fixture) == now.isExpired(at: .fixture))
+        }
+        #expect(reader.heldNow(id: "github:held-absent") == nil)
+
+        // A write: the next read from memory holds the new token, whole and in the lighter form.
+        var rewritten = bare
+        rewritten.accessToken = Secret("second")
+        rewritten.expiresAt = Date.fixture.addingTimeInterval(-1)
+        try await repository.put(rewritten)
+        let (now, after) = try await held(bare.accountID) { $0.accessToken == Secret("second") }
+        #expect(after.account == now && now == rewritten)
+        #expect(after.accessToken == Secret("second") && after.isExpired(at: .fixture))
+        _ = try await repository.delete(id: bare.accountID)
+        #expect(reader.heldNow(id: bare.accountID) == nil)
+    }
 }

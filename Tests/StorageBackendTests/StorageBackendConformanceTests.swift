@@ -74,6 +74,60 @@ struct Backend: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// ``redis`` with this replica's account cache on (``CachingRedisAccountRepository``), started at each open.
+    static let redisCached = Backend(name: "redis, cached", countsAccounts: true, expiresFlowsItself: true) { body in
+        try await RedisServer.with { server in
+            try await started(body) {
+                RedisStorageBackend(client: server.client(), cacheCapacity: 1_000, webhooks: true, now: { .fixture })
+            }
+        }
+    }
+
+    /// ``postgres`` with this replica's account cache on (``CachingPostgresAccountRepository``), started at each open.
+    static let postgresCached = Backend(name: "postgres, cached", countsAccounts: true) { body in
+        try await SharedPostgresServer.withDatabase { configuration in
+            let migrator = try PostgresClient(configuration: configuration)
+            try await PostgresSchema.migrate(migrator)
+            await migrator.close()
+            let clients = Mutex<[PostgresClient]>([])
+            let outcome: Result<Void, any Error>
+            do {
+                try await started(body) {
+                    let client = try PostgresClient(configuration: configuration)
+                    clients.withLock { $0.append(client) }
+                    return PostgresStorageBackend(client: client, webhooks: true, cacheCapacity: 1_000, now: { .fixture })
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            for client in clients.withLock({ $0 }) { await client.close() }
+            try outcome.get()
+        }
+    }
+
+    /// Runs `body` with an opener that starts each back end `make` opens (a cache's listening session), stopping all
+    /// of them afterwards.
+    private static func started(
+        _ body: (@escaping BackendOpener) async throws -> Void, _ make: @escaping @Sendable () throws -> any StorageBackend
+    ) async throws {
+        let opened = Mutex<[any StorageBackend]>([])
+        let outcome: Result<Void, any Error>
+        do {
+            try await body {
+                let backend = try make()
+                backend.start()
+                opened.withLock { $0.append(backend) }
+                return backend
+            }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        for backend in opened.withLock({ $0 }) { backend.stop() }
+        try outcome.get()
+    }
+
     /// This process's memory: every open hands out the same back end.
     static let memory = Backend(name: "memory", countsAccounts: false) { body in
         let backend = InMemoryStorageBackend(now: { .fixture })
@@ -131,6 +185,18 @@ enum StorageBackendConformanceTests {
             try await backend.scope { open in
                 let storage = try open()
                 #expect((storage.statusCounting != nil) == backend.countsAccounts)
+            }
+        }
+    }
+
+    /// ``AccountRepository/immediateReading``, on the back ends that read from memory: the files, and Redis and
+    /// PostgreSQL with their caches on.
+    struct ImmediateReading {
+        @Test(arguments: [Backend.files, .redisCached, .postgresCached])
+        func heldNowIsTheAccountGetNowHandsOut(_ backend: Backend) async throws {
+            try await backend.scope { open in
+                #expect(try open().accounts.immediateReading != nil)
+                try await AccountRepositoryConformance.heldNowIsTheAccountGetNowHandsOut { try open().accounts }
             }
         }
     }

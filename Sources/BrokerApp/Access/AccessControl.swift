@@ -16,6 +16,8 @@ struct AccessControl: Sendable {
     let browserSessions: Bool
     /// Each key's bytes, kept so the check on every `/account` read allocates nothing.
     private let keyBytes: [[UInt8]]
+    /// Each key's caller, made once (with its audit field written out) rather than on every request.
+    private let callers: [Caller]
 
     init(apiKeys: [NamedAPIKey], cookieSecret: [UInt8], sessionMaxAge: Int, browserSessions: Bool = true) {
         self.browserSessions = browserSessions
@@ -23,6 +25,7 @@ struct AccessControl: Sendable {
         self.cookieSecret = cookieSecret
         self.sessionMaxAge = sessionMaxAge
         keyBytes = apiKeys.map { Array($0.key.value.utf8) }
+        callers = apiKeys.map { Caller(name: $0.name, grant: $0.grant) }
     }
 
     /// The name of the key the request carries as `Authorization: Bearer <API key>`, or nil when it carries none
@@ -41,7 +44,7 @@ struct AccessControl: Sendable {
 
     /// The key the request carries, with what it may do; nil without a valid key.
     func apiCaller(_ request: Request) -> Caller? {
-        request.headers["Authorization"].flatMap(keyIndex(authorization:)).map { Caller(name: apiKeys[$0].name, grant: apiKeys[$0].grant) }
+        request.headers["Authorization"].flatMap(keyIndex(authorization:)).map { callers[$0] }
     }
 
     /// The key the request carries when it holds `scope`: `401` without a valid key, `403 insufficient_permissions`
@@ -53,9 +56,36 @@ struct AccessControl: Sendable {
     }
 
     /// Who made a call: a key's name and grant, or the browser (``AccessControl/browser``, bound by its session instead).
+    ///
+    /// One reference to what is made once per key (``Held``): a request copies and drops its caller with one
+    /// retain and one release, not one per string, set and list of the name, the grant and the audit field.
     struct Caller: Sendable {
-        let name: String
-        let grant: KeyGrant
+        /// The name, the grant and the audit field.
+        private final class Held: Sendable {
+            let name: String
+            let grant: KeyGrant
+            let auditField: AuditTrail.CallerField
+
+            init(name: String, grant: KeyGrant) {
+                self.name = name
+                self.grant = grant
+                auditField = AuditTrail.CallerField(name)
+            }
+        }
+
+        private let held: Held
+
+        /// The key's name, or ``AccessControl/browser``.
+        var name: String { held.name }
+        /// What the key may do.
+        var grant: KeyGrant { held.grant }
+        /// The audit lines' `caller` field for ``name``, written out once.
+        var auditField: AuditTrail.CallerField { held.auditField }
+
+        init(name: String, grant: KeyGrant) {
+            held = Held(name: name, grant: grant)
+        }
+
         /// The browser, which its session cookie limits to the accounts it connected.
         static let browser = Caller(name: AccessControl.browser, grant: .all)
         /// For a key limited to some end users: refuses the stored account `id` when it belongs to another end user
@@ -116,7 +146,7 @@ struct AccessControl: Sendable {
     func require(_ request: Request, mayUse id: String, scope: APIKeyScope) throws(BrokerError) -> Caller {
         if let authorization = request.headers["Authorization"] {
             guard let index = keyIndex(authorization: authorization) else { throw .unauthorized }
-            let caller = Caller(name: apiKeys[index].name, grant: apiKeys[index].grant)
+            let caller = callers[index]
             try caller.grant.require(scope)
             // The provider is cut out of the id only for a key limited to some: building it costs a string per read.
             if caller.grant.providers != nil, let provider = AccountID(id)?.provider { try caller.grant.require(provider: provider) }

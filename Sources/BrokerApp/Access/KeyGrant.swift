@@ -88,6 +88,12 @@ public struct KeyGrant: Sendable, Equatable {
         try require(endUser: account.endUser?.id)
     }
 
+    /// ``require(account:)`` of an account as the store holds it.
+    func require(account held: HeldAccount) throws(BrokerError) {
+        try require(provider: held.provider)
+        try require(endUser: held.endUserID)
+    }
+
     /// Parses `BROKER_API_KEY_SCOPES`: `name=scope scope …;name2=…`, each scope one of ``APIKeyScope``, `all`,
     /// `provider:NAME` (repeatable) or `end_user:PREFIX*`. Keys not named keep every scope.
     static func parse(_ text: String?, keys: [String], variable: String) throws(ConfigurationError) -> [String: KeyGrant] {

@@ -47,43 +47,68 @@ struct AuditTrail: Sendable {
         }
     }
 
+    /// The `caller` field as each kind of line writes it, for one caller's name: made once per API key
+    /// (``AccessControl/Caller``), so that a token read copies it instead of scanning and escaping the name again.
+    struct CallerField: Sendable {
+        /// `,"caller":…`, for a JSON line.
+        let json: [UInt8]
+        /// ` caller=…`, for a text line.
+        let text: [UInt8]
+
+        /// The field for `name`, written exactly as ``AuditTrail/record(_:)`` writes an event's caller.
+        init(_ name: String) {
+            var json = ByteWriter(capacity: 64)
+            var text = ByteWriter(capacity: 64)
+            json.append(AuditEvent.Field.caller.json)
+            text.append(AuditEvent.Field.caller.text)
+            AuditTrail.append(string: name, json: &json, writingJSON: true, text: &text, writingText: true)
+            self.json = json.bytes
+            self.text = text.bytes
+        }
+    }
+
     /// Records one event.
     func record(_ event: AuditEvent) {
-        record(event, opening: nil)
+        record(.event(event), requestID: event.requestID)
     }
 
     /// Records a token read (outcome `ok`) of the account whose opening fields are `opening`
     /// (``Opening/init(_:account:provider:endUser:)`` of `.tokenRead` and the account's id, provider and end user):
     /// the same lines as ``record(_:_:id:caller:request:outcome:scope:)`` writes for it.
-    func recordTokenRead(_ opening: Opening, caller: String, request: Request, scope: String?) {
-        var event = AuditEvent(
-            kind: .tokenRead, account: nil, provider: nil, endUser: nil, caller: caller, requestID: request.id, outcome: "ok")
-        if let scope { event.details.append((.scope, .string(scope))) }
-        record(event, opening: opening)
+    func recordTokenRead(_ opening: Opening, caller: CallerField, request: Request, scope: String?) {
+        // No ``AuditEvent`` is built (and destroyed) for it: its fields go to the lines as they are.
+        record(.opening(opening, caller: caller, scope: scope), requestID: request.id)
     }
 
-    /// Records `event`, whose opening fields are `opening`'s when given (then its own kind, account, provider and
-    /// end user are not written).
-    private func record(_ event: AuditEvent, opening: Opening?) {
+    /// What an event's lines say besides its caller and request id: the event's own fields, or a token read's kept
+    /// opening fields and the scope it used (outcome `ok`).
+    private enum Content {
+        case event(AuditEvent)
+        case opening(Opening, caller: CallerField, scope: String?)
+    }
+
+    /// Records an event with this content and request id.
+    private func record(_ content: Content, requestID: String) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RFC3339Date.maximumCount) { buffer in
             let stamp = UnsafeBufferPointer(rebasing: buffer[..<stamps.write(Date(), to: buffer.baseAddress!)])
-            record(event, opening: opening, stamp: stamp)
+            record(content, requestID: requestID, stamp: stamp)
         }
     }
 
     /// Formats both lines in one pass over the fields, each string value scanned once for both, and hands them over.
-    private func record(_ event: AuditEvent, opening: Opening?, stamp: UnsafeBufferPointer<UInt8>) {
+    private func record(_ content: Content, requestID: String, stamp: UnsafeBufferPointer<UInt8>) {
         // Both lines start on the stack: they are handed over (copied into the writers' buffers) before this returns.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 576) { stack in
             record(
-                event, opening: opening, stamp: stamp, lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
+                content, requestID: requestID, stamp: stamp,
+                lineSpace: UnsafeMutableBufferPointer(rebasing: stack[..<320]),
                 textSpace: UnsafeMutableBufferPointer(rebasing: stack[320...]))
         }
     }
 
     private func record(
-        _ event: AuditEvent, opening: Opening?, stamp: UnsafeBufferPointer<UInt8>, lineSpace: UnsafeMutableBufferPointer<UInt8>,
-        textSpace: UnsafeMutableBufferPointer<UInt8>
+        _ content: Content, requestID: String, stamp: UnsafeBufferPointer<UInt8>,
+        lineSpace: UnsafeMutableBufferPointer<UInt8>, textSpace: UnsafeMutableBufferPointer<UInt8>
     ) {
         let text = logger.format == .text
         let json = file != nil || !text
@@ -108,28 +133,38 @@ struct AuditTrail: Sendable {
             if text { textLine.append(field.text) }
             Self.append(string: value, json: &line, writingJSON: json, text: &textLine, writingText: text)
         }
-        if let opening {
-            if json { line.append(opening.json) }
-            if text { textLine.append(opening.text) }
-        } else {
+        switch content {
+        case .opening(let opening, let caller, _):
+            if json {
+                line.append(opening.json)
+                line.append(caller.json)
+            }
+            if text {
+                textLine.append(opening.text)
+                textLine.append(caller.text)
+            }
+        case .event(let event):
             string(.event, event.kind.rawValue)
             if let account = event.account { string(.account, account) }
             if let provider = event.provider { string(.provider, provider) }
             if let endUser = event.endUser { string(.endUser, endUser) }
+            string(.caller, event.caller)
         }
-        string(.caller, event.caller)
-        string(.requestID, event.requestID)
-        if opening != nil {
-            // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain.
+        string(.requestID, requestID)
+        switch content {
+        case .opening(_, _, let scope):
+            // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain,
+            // then the scope as ``record(_:_:id:caller:request:outcome:scope:)`` puts it in the event's details.
             if json { line.append(#","outcome":"ok""#) }
             if text { textLine.append(" outcome=ok") }
-        } else {
+            if let scope { string(.scope, scope) }
+        case .event(let event):
             string(.outcome, event.outcome)
-        }
-        for (field, value) in event.details {
-            if json { line.append(field.json) }
-            if text { textLine.append(field.text) }
-            Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
+            for (field, value) in event.details {
+                if json { line.append(field.json) }
+                if text { textLine.append(field.text) }
+                Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
+            }
         }
         line.append(0x7D)
         line.withBytes { fileLine in

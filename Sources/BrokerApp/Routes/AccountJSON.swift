@@ -87,9 +87,14 @@ enum AccountJSON {
 
     /// `,"access_token":…[,"token_secret":…]`: the secrets that follow the head.
     private static func token(_ a: Account, singleValue: Bool, _ out: inout ByteWriter) {
+        token(a.accessToken, a.tokenSecret, singleValue: singleValue, &out)
+    }
+
+    /// ``token(_:singleValue:_:)`` of an account with these secrets.
+    private static func token(_ accessToken: Secret, _ tokenSecret: Secret?, singleValue: Bool, _ out: inout ByteWriter) {
         out.append(#","access_token":"#)
-        string(singleValue ? a.accessToken.value : nil, &out)
-        if let secret = a.tokenSecret {
+        string(singleValue ? accessToken.value : nil, &out)
+        if let secret = tokenSecret {
             out.append(#","token_secret":"#)
             string(secret.value, &out)
         }
@@ -140,9 +145,14 @@ enum AccountJSON {
 
     /// `,"raw":{…}` when the account has an ID token or extras.
     private static func rawMember(_ a: Account, _ out: inout ByteWriter) {
-        if a.idToken != nil || a.extras != nil {
+        rawMember(idToken: a.idToken, extras: a.extras, &out)
+    }
+
+    /// ``rawMember(_:_:)`` of an account with this ID token and these extras.
+    private static func rawMember(idToken: Secret?, extras: String?, _ out: inout ByteWriter) {
+        if idToken != nil || extras != nil {
             out.append(#","raw":"#)
-            raw(a, &out)
+            raw(idToken: idToken, extras: extras, &out)
         }
     }
 
@@ -185,6 +195,23 @@ enum AccountJSON {
         }
     }
 
+    /// ``fullBytes(_:status:parts:)`` of an account as the store holds it: its secrets read from `held`, the rest
+    /// from `parts` (made from the same account), the status given as its JSON string literal (`"active"` with its
+    /// quotes: copied, not scanned for escapes on every read). The same bytes.
+    static func fullBytes(_ held: HeldAccount, quotedStatus: StaticString, parts: Parts) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
+            var out = ByteWriter(startingIn: stack)
+            out.append(parts.head)
+            token(held.accessToken, held.tokenSecret, singleValue: true, &out)
+            out.append(parts.middle)
+            out.append(quotedStatus)
+            out.append(parts.tail)
+            rawMember(idToken: held.idToken, extras: held.extras, &out)
+            out.append(UInt8(ascii: "}"))
+            return out.bytes
+        }
+    }
+
     /// A JSON array of strings, or `null`.
     private static func strings(_ values: [String]?, _ out: inout ByteWriter) {
         guard let values else { return out.append("null") }
@@ -203,9 +230,9 @@ enum AccountJSON {
     }
 
     /// The token answer's other fields as one object: `id_token` first, then the kept extras (already a JSON object's text).
-    private static func raw(_ a: Account, _ out: inout ByteWriter) {
+    private static func raw(idToken: Secret?, extras: String?, _ out: inout ByteWriter) {
         // The broker wrote the text as one compact object; anything else in a record is left out, not echoed.
-        var extras = a.extras ?? ""
+        var extras = extras ?? ""
         extras.withUTF8 { text in
             var inner = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
             if text.first == UInt8(ascii: "{"), text.last == UInt8(ascii: "}") {
@@ -213,7 +240,7 @@ enum AccountJSON {
             }
             while let first = inner.first, isSpace(first) { inner = UnsafeBufferPointer(rebasing: inner.dropFirst()) }
             out.append(UInt8(ascii: "{"))
-            if let idToken = a.idToken {
+            if let idToken {
                 out.append(#""id_token":"#)
                 JSONString.appendQuoted(idToken.value, to: &out)
                 if !inner.isEmpty { out.append(UInt8(ascii: ",")) }

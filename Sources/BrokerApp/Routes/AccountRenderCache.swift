@@ -13,56 +13,57 @@ import Synchronization
 /// faster. The entries hold no token, ID token or extras: the secrets are written from the account on every read.
 /// At most ``capacity`` accounts are kept; when full, all are dropped and the cache fills again.
 final class AccountRenderCache: Sendable {
-    /// The parts of one account and the fields they were made from.
-    private final class Entry: Sendable {
+    /// The parts of one account and the fields they were made from. A read is handed the entry itself (one
+    /// reference), not copies of its five arrays.
+    final class Entry: Sendable {
+        /// The id the entry was kept under, and its hash in ``Slots``.
+        fileprivate let id: String
+        fileprivate let hash: UInt64
         let parts: AccountJSON.Parts
         /// A token read's opening audit fields (the id it was kept under, the provider and the end user's id, all
         /// compared below), so that a read's audit event copies them too.
         let audit: AuditTrail.Opening
-        let provider: String
-        let uid: String
-        let tokenType: String?
-        let scope: String?
-        let screenName: String?
-        let endUser: EndUser?
-        let tags: [String: String]
-        let settings: [String: String]
-        let metadata: String?
-        let dates: (Double?, Double, Double, Double?)
+        private let provider: String
+        private let uid: String
+        private let endUserID: String?
+        /// The out-of-line fields (token type, scope, screen name, the end user's email and name, tags, settings,
+        /// metadata, …): one immutable object, so the same object is the same fields.
+        private let shared: CompactAccount.Shared?
+        private let dates: (Double?, Double, Double, Double?)
 
-        init(_ account: Account, id: String) {
+        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64) {
+            self.id = id
+            self.hash = hash
+            let account = held.account
             parts = AccountJSON.parts(account)
             audit = AuditTrail.Opening(.tokenRead, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
-            provider = account.provider
-            uid = account.uid
-            tokenType = account.tokenType
-            scope = account.scope
-            screenName = account.screenName
-            endUser = account.endUser
-            tags = account.tags
-            settings = account.settings
-            metadata = account.metadata
-            dates = Self.dates(of: account)
+            provider = held.compact.provider
+            uid = held.compact.uid
+            endUserID = held.compact.endUserID
+            shared = held.compact.sharedFields
+            dates = held.compact.renderedSeconds
         }
 
-        /// The rendered dates' seconds.
-        static func dates(of a: Account) -> (Double?, Double, Double, Double?) {
-            (
-                a.expiresAt?.timeIntervalSinceReferenceDate, a.createdAt.timeIntervalSinceReferenceDate,
-                a.updatedAt.timeIntervalSinceReferenceDate, a.refreshedAt?.timeIntervalSinceReferenceDate
-            )
-        }
-
-        /// Whether `a`'s rendered fields are the values these parts were made from.
-        func renders(_ a: Account) -> Bool {
+        /// Whether `held`'s rendered fields are the values these parts were made from.
+        fileprivate func renders(_ held: HeldAccount) -> Bool {
+            let compact = held.compact
             let (expires, created, updated, refreshed) = dates
-            let (otherExpires, otherCreated, otherUpdated, otherRefreshed) = Self.dates(of: a)
-            return same(provider, a.provider) && same(uid, a.uid) && same(tokenType, a.tokenType) && same(scope, a.scope)
-                && same(screenName, a.screenName) && same(endUser?.id, a.endUser?.id)
-                && same(endUser?.email, a.endUser?.email) && same(endUser?.name, a.endUser?.name)
-                && identical(tags, a.tags) && identical(settings, a.settings) && same(metadata, a.metadata)
-                && expires?.bitPattern == otherExpires?.bitPattern && created.bitPattern == otherCreated.bitPattern
-                && updated.bitPattern == otherUpdated.bitPattern && refreshed?.bitPattern == otherRefreshed?.bitPattern
+            let (otherExpires, otherCreated, otherUpdated, otherRefreshed) = compact.renderedSeconds
+            guard
+                same(provider, compact.provider) && same(uid, compact.uid) && same(endUserID, compact.endUserID)
+                    && expires?.bitPattern == otherExpires?.bitPattern && created.bitPattern == otherCreated.bitPattern
+                    && updated.bitPattern == otherUpdated.bitPattern && refreshed?.bitPattern == otherRefreshed?.bitPattern
+            else { return false }
+            // The file store hands out the object its index keeps: the same one until the account is written.
+            let other = compact.sharedFields
+            if shared === other { return true }
+            // A store that wraps an Account per read (``HeldAccount/init(_:)``) makes a new object each time, holding
+            // the account's own strings and tables: compared one by one.
+            guard let shared, let other else { return false }
+            return same(shared.tokenType, other.tokenType) && same(shared.scope, other.scope)
+                && same(shared.screenName, other.screenName) && same(shared.endUserEmail, other.endUserEmail)
+                && same(shared.endUserName, other.endUserName) && identical(shared.tags, other.tags)
+                && identical(shared.settings, other.settings) && same(shared.metadata, other.metadata)
         }
 
         /// Whether two optional strings are both absent or the same storage (a small string: the same bytes).
@@ -98,32 +99,127 @@ final class AccountRenderCache: Sendable {
 
     /// How many accounts' parts are kept at most.
     let capacity: Int
-    private let entries = Mutex<[String: Entry]>([:])
+    private let entries: Mutex<Slots>
+    /// The seed of the ids' hashes (``Slots/hash(_:seed:)``), drawn per process.
+    private let seed = UInt64.random(in: .min ... .max)
 
     /// An empty cache for up to `capacity` accounts.
     init(capacity: Int = 16_384) {
         self.capacity = capacity
+        entries = Mutex(Slots(capacity: capacity))
+    }
+
+    /// The entries by the exact bytes of their id: open addressing with linear probing in a table at least twice
+    /// the capacity, so a probe is short; nothing is removed but all at once, so no slot is ever a tombstone.
+    ///
+    /// A `[String: Entry]` hashed every read's id with SipHash through `Hasher` (about 450 instructions of the
+    /// 750 a kept rendering cost). Here an id is hashed a word at a time with a multiply-and-rotate mix, seeded per
+    /// process, so which ids share a probe run cannot be chosen from outside; the entries are bounded by the
+    /// capacity, and only stored accounts' ids get one.
+    private struct Slots {
+        private var slots: [Entry?]
+        private(set) var count = 0
+        private let mask: Int
+
+        init(capacity: Int) {
+            var size = 16
+            while size < 2 * capacity { size <<= 1 }
+            slots = Array(repeating: nil, count: size)
+            mask = size - 1
+        }
+
+        /// The hash of `id`'s bytes.
+        static func hash(_ id: String, seed: UInt64) -> UInt64 {
+            var id = id
+            return id.withUTF8 { bytes in
+                var h = seed ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+                func mix(_ word: UInt64) {
+                    h = (h ^ word) &* 0xFF51_AFD7_ED55_8CCD
+                    h = (h << 31) | (h >> 33)
+                }
+                var i = 0
+                if let base = bytes.baseAddress {
+                    let raw = UnsafeRawPointer(base)
+                    while i + 8 <= bytes.count {
+                        mix(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                        i += 8
+                    }
+                    if i < bytes.count {
+                        var last: UInt64 = 0
+                        for j in i..<bytes.count { last = last << 8 | UInt64(bytes[j]) }
+                        mix(last)
+                    }
+                }
+                h ^= h >> 29
+                h = h &* 0xC4CE_B9FE_1A85_EC53
+                return h ^ (h >> 32)
+            }
+        }
+
+        /// The entry kept under exactly `id`'s bytes.
+        func entry(_ id: String, hash: UInt64) -> Entry? {
+            var index = Int(truncatingIfNeeded: hash) & mask
+            while let entry = slots[index] {
+                if entry.hash == hash && (Self.sameBits(entry.id, id) || ExactKey.same(entry.id, id)) { return entry }
+                index = (index + 1) & mask
+            }
+            return nil
+        }
+
+        /// Whether two strings are the same bits: a small string (up to 15 bytes, as most ids) holds its bytes in
+        /// them, so equal small strings are always the same bits; others are compared byte by byte after this.
+        static func sameBits(_ lhs: String, _ rhs: String) -> Bool {
+            withUnsafeBytes(of: lhs) { left in
+                withUnsafeBytes(of: rhs) { right in
+                    left.load(as: UInt64.self) == right.load(as: UInt64.self)
+                        && left.load(fromByteOffset: 8, as: UInt64.self) == right.load(fromByteOffset: 8, as: UInt64.self)
+                }
+            }
+        }
+
+        /// Keeps `entry` under its id, in place of the one kept under the same bytes; when `capacity` other ids are
+        /// kept already, all are dropped first.
+        mutating func keep(_ entry: Entry, capacity: Int) {
+            var index = Int(truncatingIfNeeded: entry.hash) & mask
+            while let kept = slots[index] {
+                if kept.hash == entry.hash && ExactKey.same(kept.id, entry.id) {
+                    slots[index] = entry
+                    return
+                }
+                index = (index + 1) & mask
+            }
+            if count >= capacity {
+                for i in slots.indices { slots[i] = nil }
+                count = 0
+                index = Int(truncatingIfNeeded: entry.hash) & mask
+            }
+            slots[index] = entry
+            count += 1
+        }
     }
 
     /// The parts of `account`'s rendering, whose id is `id`: kept ones when they were made from the same fields,
     /// else rendered now and kept.
     func parts(of account: Account, id: String) -> AccountJSON.Parts {
-        rendering(of: account, id: id).parts
+        rendering(of: HeldAccount(account), id: id).parts
+    }
+
+    /// ``rendering(of:id:)`` of a whole account.
+    func rendering(of account: Account, id: String) -> Entry {
+        rendering(of: HeldAccount(account), id: id)
     }
 
     /// ``parts(of:id:)``, and the opening fields of a token read's audit event about `account` (its id being `id`,
     /// the very bytes the store found the account by, so `provider:uid`).
     ///
-    /// The entry is found by `id` as Swift compares strings, but used only when the account's provider and uid are
-    /// the storage it was made from; these spell the id the entry was made for, so its audit fields name these bytes.
-    func rendering(of account: Account, id: String) -> (parts: AccountJSON.Parts, audit: AuditTrail.Opening) {
-        if let entry = entries.withLock({ $0[id] }), entry.renders(account) { return (entry.parts, entry.audit) }
-        let entry = Entry(account, id: id)
-        entries.withLock { entries in
-            if entries.count >= capacity, entries[id] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[id] = entry
-        }
-        return (entry.parts, entry.audit)
+    /// The entry is found by `id`'s exact bytes, and used only when the account's provider and uid are the storage
+    /// it was made from; these spell the id the entry was made for, so its audit fields name these bytes.
+    func rendering(of held: HeldAccount, id: String) -> Entry {
+        let hash = Slots.hash(id, seed: seed)
+        if let entry = entries.withLock({ $0.entry(id, hash: hash) }), entry.renders(held) { return entry }
+        let entry = Entry(held, id: id, hash: hash)
+        entries.withLock { $0.keep(entry, capacity: capacity) }
+        return entry
     }
 
     /// How many accounts' parts are kept.

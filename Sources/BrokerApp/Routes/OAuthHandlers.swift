@@ -303,20 +303,23 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
+        // The account as the store holds it (``HeldAccount``): a whole ``Account`` is built only for entered credentials.
         guard let raw = try? Self.accountID(request), let who = try? access.require(request, mayUse: raw, scope: .tokensRead),
-            let id = AccountID(raw), let account = accounts.accountNow(id: id), (try? who.grant.require(account: account)) != nil
+            let id = AccountID(raw), let held = accounts.heldNow(id: id), (try? who.grant.require(account: held)) != nil
         else { return nil }
-        let status = accounts.reportedStatus(of: account)
-        if holdsEntered(account) {
+        // ``AccountService/heldNow(id:)`` hands out only an account active and unexpired at its check, which
+        // ``AccountService/reportedStatus(of:)`` reports as `active` whatever its provider.
+        if holdsEntered(accessToken: held.accessToken, provider: held.provider) {
+            let account = held.account
             // The store found the account by these bytes, so they are its id.
             audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
-            return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: status, entered: true))
+            return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: AccountStatus.active.rawValue, entered: true))
         }
         // The parts without secrets as last rendered for this version of the account, and the audit event's fields
         // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
-        let rendering = renderings.rendering(of: account, id: id.string)
-        audit.recordTokenRead(rendering.audit, caller: who.name, request: request, scope: who.audited(.tokensRead))
-        return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: status, parts: rendering.parts))
+        let rendering = renderings.rendering(of: held, id: id.string)
+        audit.recordTokenRead(rendering.audit, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
+        return Self.corsTokenResponse(AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: rendering.parts))
     }
 
     /// `GET /accounts`: summaries without secrets, one page at a time; every account for the API key,
@@ -504,10 +507,14 @@ final class OAuthHandlers: Sendable {
 
     /// Whether `account`'s provider takes entered credentials, so that its `access_token` holds their fields.
     func holdsEntered(_ account: Account) -> Bool {
+        holdsEntered(accessToken: account.accessToken, provider: account.provider)
+    }
+
+    /// ``holdsEntered(_:)`` of an account with this token at this provider.
+    func holdsEntered(accessToken: Secret, provider: String) -> Bool {
         // Only a stored JSON object can be entered credentials; any other token is answered without looking up its
         // provider, whose configuration the registry hands out as a copy (on every read of GET /account).
-        CredentialValues.mayBeStored(account.accessToken)
-            && (registry.provider(named: account.provider)?.kind.holdsEnteredCredentials ?? false)
+        CredentialValues.mayBeStored(accessToken) && (registry.provider(named: provider)?.kind.holdsEnteredCredentials ?? false)
     }
 
     /// `scheme://host[:port]` of `url`, lowercased, without a default port (RFC 6454 §6.1), or "" when it has none.

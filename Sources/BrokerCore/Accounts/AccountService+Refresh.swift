@@ -82,4 +82,13 @@ extension AccountService {
         guard !account.isExpired(at: at), !refresher.isDue(account, at: at) else { return nil }
         return account
     }
+
+    /// ``accountNow(id:)`` in the form the store holds it (``HeldAccount``), for `GET /account`'s inline path:
+    /// the same accounts are served, without building a whole ``Account`` for each read.
+    public func heldNow(id: AccountID) -> HeldAccount? {
+        guard let reader = immediateReader, let held = reader.heldNow(id: id), held.status == .active else { return nil }
+        let at = now()
+        guard !held.isExpired(at: at), !refresher.isDue(held, at: at) else { return nil }
+        return held
+    }
 }

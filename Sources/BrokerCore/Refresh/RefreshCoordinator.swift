@@ -100,6 +100,16 @@ public actor RefreshCoordinator {
         return RefreshTiming.isDue(account, configured: margin(for: account.provider), at: now) && refreshExchange(for: account) != nil
     }
 
+    /// ``isDue(_:at:)`` for an account as a store holds it: decided from its two expiries when neither is within
+    /// the largest margin (most reads), else from the whole account.
+    public nonisolated func isDue(_ held: HeldAccount, at now: Date) -> Bool {
+        guard held.status == .active else { return false }
+        let horizon = now.addingTimeInterval(marginCeiling)
+        guard held.expiresAt.map({ $0 <= horizon }) == true || held.refreshTokenExpiresAt.map({ $0 <= horizon }) == true
+        else { return false }
+        return isDue(held.account, at: now)
+    }
+
     /// The configured margin of `provider`'s accounts: its `refresh_margin`, else ``Policy/margin``.
     nonisolated func margin(for provider: String) -> TimeInterval {
         registry.provider(named: provider)?.refreshMargin ?? policy.margin

@@ -14,18 +14,18 @@ import Foundation
 package struct CompactAccount: Sendable {
     /// The fields most accounts lack or have in common with their neighbours, out of line.
     package final class Shared: Sendable {
-        let tokenType: String?
-        let scope: String?
-        let tokenSecret: Secret?
-        let screenName: String?
-        let refreshTokenExpiresAt: Date?
-        let idToken: Secret?
-        let extras: String?
-        let endUserEmail: String?
-        let endUserName: String?
-        let tags: [String: String]
-        let settings: [String: String]
-        let metadata: String?
+        package let tokenType: String?
+        package let scope: String?
+        package let tokenSecret: Secret?
+        package let screenName: String?
+        package let refreshTokenExpiresAt: Date?
+        package let idToken: Secret?
+        package let extras: String?
+        package let endUserEmail: String?
+        package let endUserName: String?
+        package let tags: [String: String]
+        package let settings: [String: String]
+        package let metadata: String?
 
         init(
             tokenType: String?, scope: String?, tokenSecret: Secret?, screenName: String?, refreshTokenExpiresAt: Date?,
@@ -175,6 +175,15 @@ package struct CompactAccount: Sendable {
 
     /// When the access token expires, as ``Account/expiresAt``.
     package var expiry: Date? { present.contains(.expiresAt) ? Date(timeIntervalSinceReferenceDate: expiresAt) : nil }
+
+    /// The seconds since 2001 of ``Account/createdAt``, ``Account/updatedAt``, and of ``Account/expiresAt`` and
+    /// ``Account/refreshedAt`` (nil when absent): the dates `GET /account` renders, as they are kept.
+    package var renderedSeconds: (expiresAt: Double?, createdAt: Double, updatedAt: Double, refreshedAt: Double?) {
+        (
+            present.contains(.expiresAt) ? expiresAt : nil, createdAt, updatedAt,
+            present.contains(.refreshedAt) ? refreshedAt : nil
+        )
+    }
 
     /// The account, as it was given.
     package var account: Account {

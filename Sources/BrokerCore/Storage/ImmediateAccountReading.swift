@@ -8,4 +8,18 @@
 public protocol ImmediateAccountReading: AnyObject, Sendable {
     /// The account with `id` as held in memory, or nil when absent (or unreadable: the asynchronous path reports why).
     func getNow(id: AccountID) -> Account?
+
+    /// ``getNow(id:)`` in the lighter form a token read needs (``HeldAccount``): the same account, or nil when
+    /// ``getNow(id:)`` would answer nil.
+    ///
+    /// The default wraps ``getNow(id:)``'s account; the file store hands out its index's compact form instead,
+    /// without building a whole ``Account``.
+    func heldNow(id: AccountID) -> HeldAccount?
+}
+
+extension ImmediateAccountReading {
+    /// ``getNow(id:)``'s account, wrapped.
+    public func heldNow(id: AccountID) -> HeldAccount? {
+        getNow(id: id).map(HeldAccount.init)
+    }
 }

@@ -123,6 +123,12 @@ struct AccountIndex: Sendable {
         return accounts[slot].account
     }
 
+    /// ``openAccount(_:)`` in the compact form the index keeps, copied out once, as it is.
+    func openHeld(_ id: String) -> HeldAccount? {
+        guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
+        return HeldAccount(compact: accounts[slot])
+    }
+
     /// Every entry, or those of `provider`, sealed or not, in no particular order.
     func entries(provider: String?) -> [(id: String, stored: IndexedAccount)] {
         var selected: [(id: String, stored: IndexedAccount)] = []

@@ -237,4 +237,11 @@ extension JSONFileAccountRepository: ImmediateAccountReading {
         // A record whose secrets do not open answers nil here; get(id:) then throws the error naming it.
         do { return try current(id) } catch { return nil }
     }
+
+    public func heldNow(id typedID: AccountID) -> HeldAccount? {
+        // The usual case: an open account, its compact form copied once out of the index. A sealed one is opened
+        // (and kept open) by getNow(id:); an absent one answers nil there too.
+        if let held = index.withLock({ $0.openHeld(typedID.string) }) { return held }
+        return getNow(id: typedID).map(HeldAccount.init)
+    }
 }

@@ -43,8 +43,10 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// The value of the first field with this name, if any.
     public subscript(name: String) -> String? {
-        for field in fields where Self.equalsIgnoringCase(field.name, name) {
-            return field.value
+        // By index: each field's name is compared where it lies, not copied out with its value (two retains and
+        // two releases per field) as a `for field in fields` loop does.
+        for index in fields.indices where Self.equalsIgnoringCase(fields[index].name, name) {
+            return fields[index].value
         }
         return nil
     }
