@@ -204,6 +204,13 @@ struct AccountRecordScanner {
     private mutating func memberName() -> UnsafeBufferPointer<UInt8>? {
         guard take(.quote) else { return nil }
         let start = position
+        // A word at a time past bytes that are none of quote, backslash or control character (see ``textSpan()``).
+        if let base = bytes.baseAddress {
+            let words = UnsafeRawPointer(base)
+            while bytes.count - position >= 8, !Self.holdsStringDelimiter(words.loadUnaligned(fromByteOffset: position, as: UInt64.self)) {
+                position += 8
+            }
+        }
         while position < bytes.count, bytes[position] != Byte.quote.rawValue {
             if bytes[position] == Byte.backslash.rawValue { return nil }
             position += 1
