@@ -29,7 +29,8 @@ struct AccountRecordScanner {
     mutating func spans() -> AccountRecordSpans? {
         var spans = AccountRecordSpans()
         var seen: UInt32 = 0
-        guard skipSpaceAndTake(.openBrace) else { return nil }
+        // Spans hold 32-bit offsets; a record this long is left to JSONDecoder.
+        guard bytes.count <= UInt32.max, skipSpaceAndTake(.openBrace) else { return nil }
         if !skipSpaceAndTake(.closeBrace) {
             repeat {
                 skipSpace()
