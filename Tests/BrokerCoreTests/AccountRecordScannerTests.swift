@@ -225,6 +225,8 @@ struct AccountRecordScannerTests {
         let (current, old) = (EncryptedRecordFixtures.keyText(), EncryptedRecordFixtures.keyText())
         let reading = try EncryptedRecordFixtures.codec("k2:\(current),k1:\(old)")
         let sealers = [reading, try EncryptedRecordFixtures.codec("k1:\(old)")]
+        // The decoding threads' reader, with its own copy of the key ids, answers as the codec does.
+        let reader = try #require(reading.sealedRecordReader())
         var (accepted, declined) = (0, 0)
         for seed in 0..<1500 {
             var random = SeededGenerator(seed: UInt64(seed))
@@ -243,6 +245,10 @@ struct AccountRecordScannerTests {
             let fast = AccountRecordScanner.storedAccount(bytes, keyring: reading.keyring)
             let readable = bytes.withUnsafeBytes { reading.readableAccount(reading: $0, reusing: nil) }
             #expect((fast == nil) == (readable == nil), "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+            let read = bytes.withUnsafeBytes { reader.readableAccount(reading: $0, reusing: nil) }
+            #expect((read == nil) == (readable == nil), "seed \(seed)")
+            #expect(read?.readable.account == readable?.readable.account, "seed \(seed)")
+            #expect(read?.keyIDs.all == readable?.keyIDs.all, "seed \(seed)")
             guard let fast, let readable else {
                 declined += 1
                 continue
