@@ -148,6 +148,45 @@ struct AccountRecordScannerTests {
         #expect(Self.jsonDecoder(invalidUTF8) == nil)
     }
 
+    @Test func wordScanFlagsExactlyQuotesBackslashesAndControlCharacters() {
+        // Whatever the other seven bytes (plain ASCII, DEL, UTF-8 lead and continuation bytes), a word is flagged exactly
+        // when one of its bytes is one the byte loop stops at.
+        for fill: UInt8 in [UInt8(ascii: "a"), 0x20, 0x21, 0x5B, 0x5D, 0x7F, 0x80, 0xBF, 0xC3, 0xFF] {
+            for position in 0..<8 {
+                for byte in UInt8.min...UInt8.max {
+                    var word = [UInt8](repeating: fill, count: 8)
+                    word[position] = byte
+                    let value = word.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    let expected = byte == 0x22 || byte == 0x5C || byte < 0x20
+                    #expect(AccountRecordScanner.holdsStringDelimiter(value) == expected, "byte \(byte) at \(position) among \(fill)")
+                }
+            }
+        }
+    }
+
+    @Test func longStringsEndAtTheirQuoteWhereverItFallsInAWord() throws {
+        // Member names and values of 0–40 bytes with a quote escape, a control character or a multi-byte character at
+        // every place, so the word-at-a-time scan meets each in every position of a word.
+        for length in 0...40 {
+            for place in 0...length {
+                let plain = String(repeating: "x", count: length)
+                let index = plain.index(plain.startIndex, offsetBy: place)
+                for (insert, accepted) in [("", true), ("\\\"", true), ("\\n", true), ("é", true), ("\u{1}", false), ("\t", false)] {
+                    var value = plain
+                    value.insert(contentsOf: insert, at: index)
+                    let record =
+                        #"{"access_token":"t","created_at":"2026-11-30T08:00:00Z","provider":"github","status":"active","uid":""#
+                        + value + #"","updated_at":"2026-11-30T08:00:00Z","version":1}"#
+                    let scanned = AccountRecordScanner.scan(Array(record.utf8))
+                    #expect((scanned != nil) == accepted, "\(record)")
+                    if accepted {
+                        #expect(scanned?.uid == Self.jsonDecoder(Array(record.utf8))?.uid, "\(record)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func everyMemberNameIsFoundAndNoOther() {
         for key in AccountRecordField.allCases {
             #expect(Array(key.stringValue.utf8).withUnsafeBufferPointer(AccountRecordScanner.key(named:)) == key)
@@ -186,6 +225,8 @@ struct AccountRecordScannerTests {
         let (current, old) = (EncryptedRecordFixtures.keyText(), EncryptedRecordFixtures.keyText())
         let reading = try EncryptedRecordFixtures.codec("k2:\(current),k1:\(old)")
         let sealers = [reading, try EncryptedRecordFixtures.codec("k1:\(old)")]
+        // The decoding threads' reader, with its own copy of the key ids, answers as the codec does.
+        let reader = try #require(reading.sealedRecordReader())
         var (accepted, declined) = (0, 0)
         for seed in 0..<1500 {
             var random = SeededGenerator(seed: UInt64(seed))
@@ -204,6 +245,10 @@ struct AccountRecordScannerTests {
             let fast = AccountRecordScanner.storedAccount(bytes, keyring: reading.keyring)
             let readable = bytes.withUnsafeBytes { reading.readableAccount(reading: $0, reusing: nil) }
             #expect((fast == nil) == (readable == nil), "seed \(seed): \(String(decoding: bytes, as: UTF8.self))")
+            let read = bytes.withUnsafeBytes { reader.readableAccount(reading: $0, reusing: nil) }
+            #expect((read == nil) == (readable == nil), "seed \(seed)")
+            #expect(read?.readable.account == readable?.readable.account, "seed \(seed)")
+            #expect(read?.keyIDs.all == readable?.keyIDs.all, "seed \(seed)")
             guard let fast, let readable else {
                 declined += 1
                 continue

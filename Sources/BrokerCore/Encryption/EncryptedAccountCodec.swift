@@ -80,6 +80,11 @@ public struct EncryptedAccountCodec: AccountRecordCodec, StoredAccountDecoding {
         AccountRecordScanner.sealedKeyIDs(bytes.assumingMemoryBound(to: UInt8.self), keyring: keyring, reusing: shared)
     }
 
+    /// A reader of sealed records for one thread, with its own copy of the keyring's key ids.
+    package func sealedRecordReader() -> SealedRecordReader? {
+        SealedRecordReader(keyring: keyring)
+    }
+
     /// ``storedAccount(_:path:)`` the general way: the JSON model first (scanner or JSONDecoder), then every check.
     ///
     /// The reference for the scanner's fast path, and the source of every error message.

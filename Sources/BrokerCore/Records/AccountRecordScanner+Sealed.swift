@@ -40,11 +40,19 @@ extension AccountRecordScanner {
     static func sealedKeyIDs(
         _ bytes: UnsafeBufferPointer<UInt8>, keyring: EncryptionKeyring, reusing shared: CompactAccount.Shared? = nil
     ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
+        sealedKeyIDs(bytes, keyIDs: keyring.keys.map(\.id), reusing: shared)
+    }
+
+    /// ``sealedKeyIDs(_:keyring:reusing:)`` with the ids of the keyring's keys (``SealedRecordReader``'s own copies).
+    static func sealedKeyIDs(
+        _ bytes: UnsafeBufferPointer<UInt8>, keyIDs: [String], reusing shared: CompactAccount.Shared?
+    ) -> (readable: CompactAccount, keyIDs: SealedKeyIDs)? {
         var scanner = AccountRecordScanner(bytes: bytes)
-        guard let spans = scanner.spans() else { return nil }
+        var spans = AccountRecordSpans()
+        guard scanner.read(into: &spans) else { return nil }
         guard
             let (readable, keys) = scanner.readable(
-                from: spans, secret: { scanner.checkedKeyID($0, keyring: keyring) }, build: { $0.compact(reusing: shared) })
+                from: spans, secret: { scanner.checkedKeyID($0, keyIDs: keyIDs) }, build: { $0.compact(reusing: shared) })
         else { return nil }
         return (
             readable,
@@ -151,16 +159,16 @@ extension AccountRecordScanner {
     }
 
     /// The id of the key of an envelope that ``sealed(_:keyring:)`` would accept, found without decoding it; else nil.
-    private func checkedKeyID(_ value: AccountRecordSpans.SecretValue, keyring: EncryptionKeyring) -> String? {
+    private func checkedKeyID(_ value: AccountRecordSpans.SecretValue, keyIDs: [String]) -> String? {
         guard case .sealed(let kid, let nonce, let ct) = value, !kid.escaped, !nonce.escaped, !ct.escaped,
-            let key = keyring.keys.first(where: { Self.matches(raw(kid), $0.id) })
+            let keyID = keyIDs.first(where: { Self.matches(raw(kid), $0) })
         else { return nil }
         // The same checks as decoding: a 12-byte nonce (16 symbols without padding decode to 12 bytes) and a
         // ciphertext with room for its tag, every symbol valid.
         guard Base64URL.decodedCount(utf8: raw(nonce)) == ChaCha20Poly1305.nonceByteCount,
             let sealedCount = Base64URL.decodedCount(utf8: raw(ct)), sealedCount >= ChaCha20Poly1305.tagByteCount
         else { return nil }
-        return key.id
+        return keyID
     }
 
     /// Whether `bytes` are those of the account id `provider:uid`, compared without building the id.

@@ -28,23 +28,29 @@ struct AccountRecordScanner {
     /// One pass over the document: one object, then only whitespace; nil when it is outside the subset.
     mutating func spans() -> AccountRecordSpans? {
         var spans = AccountRecordSpans()
+        return read(into: &spans) ? spans : nil
+    }
+
+    /// ``spans()`` into `spans` (fresh, all nil), without handing the spans (about 400 bytes) back through an optional:
+    /// false when the document is outside the subset.
+    mutating func read(into spans: inout AccountRecordSpans) -> Bool {
         var seen: UInt32 = 0
-        guard skipSpaceAndTake(.openBrace) else { return nil }
+        // Spans hold 32-bit offsets; a record this long is left to JSONDecoder.
+        guard bytes.count <= UInt32.max, skipSpaceAndTake(.openBrace) else { return false }
         if !skipSpaceAndTake(.closeBrace) {
             repeat {
                 skipSpace()
                 guard let name = memberName(), let key = Self.key(named: name), seen & Self.bit(key) == 0,
                     skipSpaceAndTake(.colon)
-                else { return nil }
+                else { return false }
                 seen |= Self.bit(key)
                 skipSpace()
-                guard readValue(of: key, into: &spans) else { return nil }
+                guard readValue(of: key, into: &spans) else { return false }
             } while skipSpaceAndTake(.comma)
-            guard skipSpaceAndTake(.closeBrace) else { return nil }
+            guard skipSpaceAndTake(.closeBrace) else { return false }
         }
         skipSpace()
-        guard position == bytes.count, spans.hasRequiredMembers else { return nil }
-        return spans
+        return position == bytes.count && spans.hasRequiredMembers
     }
 
     /// The full JSON model of the record, every string decoded; nil when one is not valid (bad escape, invalid UTF-8).
@@ -204,6 +210,13 @@ struct AccountRecordScanner {
     private mutating func memberName() -> UnsafeBufferPointer<UInt8>? {
         guard take(.quote) else { return nil }
         let start = position
+        // A word at a time past bytes that are none of quote, backslash or control character (see ``textSpan()``).
+        if let base = bytes.baseAddress {
+            let words = UnsafeRawPointer(base)
+            while bytes.count - position >= 8, !Self.holdsStringDelimiter(words.loadUnaligned(fromByteOffset: position, as: UInt64.self)) {
+                position += 8
+            }
+        }
         while position < bytes.count, bytes[position] != Byte.quote.rawValue {
             if bytes[position] == Byte.backslash.rawValue { return nil }
             position += 1

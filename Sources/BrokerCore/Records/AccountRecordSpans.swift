@@ -6,11 +6,25 @@
 /// account), so start-up builds only the strings an account keeps.
 struct AccountRecordSpans {
     /// A JSON string: its content between the quotes.
+    ///
+    /// Its place is kept in two 32-bit offsets (the scanner declines a record of 4 GiB or more), so that the spans of a
+    /// record, built and handed on for every record at start-up, take half the bytes to copy.
     struct Text {
-        /// The bytes between the quotes, escapes not yet decoded.
-        var range: Range<Int>
+        /// Where the bytes between the quotes start and end.
+        private let start: UInt32
+        private let end: UInt32
         /// Whether it holds a backslash escape, so that the raw bytes are not its value.
-        var escaped: Bool
+        let escaped: Bool
+
+        /// The text between the quotes at `range` of a record shorter than 4 GiB.
+        init(range: Range<Int>, escaped: Bool) {
+            start = UInt32(range.lowerBound)
+            end = UInt32(range.upperBound)
+            self.escaped = escaped
+        }
+
+        /// The bytes between the quotes, escapes not yet decoded.
+        var range: Range<Int> { Int(start)..<Int(end) }
     }
 
     /// A secret member: a plaintext string (records of earlier versions) or a sealed envelope.

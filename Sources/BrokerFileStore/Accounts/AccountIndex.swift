@@ -267,7 +267,7 @@ struct AccountIndex: Sendable {
     /// zeroing (hashing, a probe that misses the cache, an array that grows: `Dictionary.find` on `ExactKey` 6 % of a
     /// start's samples, `isUniquelyReferenced` 2 %). Built here instead, in three passes over the slots split into
     /// `threads` runs: each run numbers its end users in order of first appearance and notes each slot's number (one
-    /// hash lookup per account, no list that grows); the runs' end users are then numbered across runs (one lookup
+    /// lookup per account in a ``KeyNumbering``, no list that grows); the runs' end users are then numbered across runs (one lookup
     /// per end user and run), which gives each end user's list its exact size and each run its place in it; last,
     /// each run writes its ids into those places. The runs are in slot order, so each list is in id order. The
     /// decoding threads have finished by now, so the runs share the cores with nothing else start-up does.
@@ -283,26 +283,22 @@ struct AccountIndex: Sendable {
         let numbered = RunResults<NumberedRun>(count: runs)
         DispatchQueue.concurrentPerform(iterations: runs) { run in
             let slots = Self.slots(ofRun: run, of: runs, count: count)
-            var numbers: [ExactKey: Int32] = [:]
-            var result = NumberedRun(owners: [], counts: [], numbers: [Int32](repeating: -1, count: slots.count))
+            // Sized for an end user per eight accounts; the table grows past that.
+            var numbers = KeyNumbering(expected: slots.count / 8)
+            var counts: [Int] = []
+            var slotNumbers = [Int32](repeating: -1, count: slots.count)
             for slot in slots {
                 guard let owner = accounts[slot].endUserID else { continue }
-                let key = ExactKey(owner)
-                let fresh = Int32(result.owners.count)
-                // One lookup: inserts `fresh` when the end user is new to this run.
-                let number = Self.value(&numbers[key, default: fresh])
-                if number == fresh {
-                    result.owners.append(key)
-                    result.counts.append(0)
-                }
-                result.counts[Int(number)] += 1
-                result.numbers[slot - slots.lowerBound] = number
+                // One lookup: numbers the end user when it is new to this run.
+                let (number, isNew) = numbers.number(of: ExactKey(owner))
+                if isNew { counts.append(0) }
+                counts[Int(number)] += 1
+                slotNumbers[slot - slots.lowerBound] = number
             }
-            numbered.set(result, run: run)
+            numbered.set(NumberedRun(owners: numbers.keys, counts: counts, numbers: slotNumbers), run: run)
         }
         // Pass 2: every end user numbered across the runs, with the size of its list and where each run's part starts.
-        var global: [ExactKey: Int32] = [:]
-        var owners: [ExactKey] = []
+        var global = KeyNumbering(expected: numbered.get(run: 0).owners.count)
         var sizes: [Int] = []
         // For each run, the global number of each of its end users and where the run's part of their list starts.
         var globalNumbers: [[Int]] = []
@@ -314,12 +310,9 @@ struct AccountIndex: Sendable {
             runNumbers.reserveCapacity(result.owners.count)
             runStarts.reserveCapacity(result.owners.count)
             for (local, key) in result.owners.enumerated() {
-                let fresh = Int32(owners.count)
-                let number = Int(Self.value(&global[key, default: fresh]))
-                if number == owners.count {
-                    owners.append(key)
-                    sizes.append(0)
-                }
+                let (globalNumber, isNew) = global.number(of: key)
+                let number = Int(globalNumber)
+                if isNew { sizes.append(0) }
                 runNumbers.append(number)
                 runStarts.append(sizes[number])
                 sizes[number] += result.counts[local]
@@ -327,6 +320,7 @@ struct AccountIndex: Sendable {
             globalNumbers.append(runNumbers)
             starts.append(runStarts)
         }
+        let owners = global.keys
         var offsets: [Int] = []
         offsets.reserveCapacity(owners.count)
         var total = 0
@@ -370,9 +364,6 @@ struct AccountIndex: Sendable {
     private static func slots(ofRun run: Int, of runs: Int, count: Int) -> Range<Int> {
         (count * run / runs)..<(count * (run + 1) / runs)
     }
-
-    /// `value` as it is (to read through an accessor that inserts a default, with one lookup).
-    private static func value(_ value: inout Int32) -> Int32 { value }
 
     /// The memory reserved for accounts still to come (the arrays' capacity past their count): start-up's decoding
     /// threads fault it in ahead of the loading thread (``ReservedMemory``).

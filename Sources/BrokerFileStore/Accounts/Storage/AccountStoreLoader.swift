@@ -331,17 +331,21 @@ enum AccountStoreLoader {
             probed.append(keyID)
             probes[keyID] = id
         }
+        // This thread's reader of the usual record (its own copies of what records are checked against), called
+        // without the codec's protocol in between.
+        let reader = reading.deferring?.sealedRecordReader()
         do throws(StoreError) {
             while start < range.upperBound {
                 let newline = AccountStoreFormat.newline(in: bytes, from: start, before: range.upperBound)!
                 let line = UnsafeRawBufferPointer(rebasing: bytes[start..<newline])
-                let path = { "\(file.path) line \(lineNumber(bytes, at: start))" }
-                var decoded: StoredAccount?
-                var failure: StoreError?
                 let key: ExactKey
                 // The usual record: sealed and accepted by the codec's fast path. Its envelopes stay in the file,
                 // checked but not decoded, until the account is opened.
-                if let (compact, keyIDs) = reading.deferring?.readableAccount(reading: line, reusing: shared) {
+                let fast =
+                    if let reader { reader.readableAccount(reading: line, reusing: shared) } else {
+                        reading.deferring?.readableAccount(reading: line, reusing: shared)
+                    }
+                if let (compact, keyIDs) = fast {
                     let id = AccountID(provider: compact.provider, uid: compact.uid).string
                     probe(keyIDs.accessToken, id)
                     probe(keyIDs.refreshToken, id)
@@ -359,6 +363,10 @@ enum AccountStoreLoader {
                     start = newline + 1
                     continue
                 }
+                let recordStart = start
+                let path = { "\(file.path) line \(lineNumber(bytes, at: recordStart))" }
+                var decoded: StoredAccount?
+                var failure: StoreError?
                 do throws(StoreError) {
                     decoded = try decode(line, codec: codec, deferring: reading.deferring, path: path())
                 } catch {
