@@ -1,3 +1,4 @@
+import BrokerHTTP
 import BrokerTLS
 import Synchronization
 
@@ -45,13 +46,15 @@ final class PostgresConnectionPool: Sendable {
     let tls: TLSContext?
     private let state: Mutex<State>
 
-    /// Creates `size` closed connections, sharing `tls` when the sessions use TLS.
+    /// Creates `size` closed connections, sharing `tls` when the sessions use TLS. Their round trips run on the
+    /// process's HTTP epoll workers, spread round robin, the same threads that serve the requests waiting for them.
     init(configuration: PostgresConfiguration, tls: TLSContext? = nil) {
         let keys = SCRAMKeyCache()
         let metrics = PostgresMetrics()
         let connections = (0..<max(1, configuration.poolSize)).map {
             PostgresConnection(
-                configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, metrics: metrics, tls: tls)
+                configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, metrics: metrics, tls: tls,
+                worker: HTTPEventLoops.shared.next())
         }
         self.metrics = metrics
         self.tls = tls
