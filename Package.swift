@@ -101,7 +101,8 @@ let package = Package(
             swiftSettings: strict),
         // The PostgreSQL client against real `postgres` servers the tests start, and its codecs against vectors.
         .testTarget(
-            name: "BrokerPostgresTests", dependencies: ["BrokerPostgres", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
+            name: "BrokerPostgresTests", dependencies: ["BrokerPostgres", "BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "BrokerAppTests",
             dependencies: [
