@@ -117,6 +117,10 @@ extension PostgresConnection {
     /// `queue`, then the pipeline is sent.
     private func begin(_ run: EpollRun) {
         run.started = PostgresSocket.now()
+        if exchange.withLock({ $0.cancelRequested == run.id }) {
+            // Cancelled before its turn (waiting behind another run): nothing ran.
+            return finish(run, .failure(.cancelled(stopped: true)))
+        }
         let queries = run.segments.flatMap { $0 }
         guard !queries.isEmpty else { return finish(run, .success(run.segments.map { _ in [] })) }
         do throws(PostgresError) {
