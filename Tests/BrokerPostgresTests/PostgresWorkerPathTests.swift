@@ -1,3 +1,4 @@
+import BrokerCore
 import BrokerHTTP
 import BrokerPostgres
 import BrokerTestSupport
@@ -66,6 +67,31 @@ import Testing
         #expect(results.map { $0.rows.first?.int(0) } == Array(repeating: 1 << 20, count: 16))
         #expect(results.map { $0.rows.first?.int(1) } == Array(0..<16))
         #expect(try await client.query("SELECT 'after'").rows.first?.string(0) == "after")
+    }
+
+    @Test func aPipelineNotAllWrittenAtItsDeadlineClosesTheSession() async throws {
+        // A server that logs in (trust: AuthenticationOk, BackendKeyData, ReadyForQuery) and then reads nothing more.
+        let login =
+            ScriptedPostgresServer.message("R", ScriptedPostgresServer.int32(0))
+            + ScriptedPostgresServer.message("K", ScriptedPostgresServer.int32(42) + ScriptedPostgresServer.int32(7))
+            + ScriptedPostgresServer.message("Z", [UInt8(ascii: "I")])
+        let server = try ScriptedPostgresServer(steps: [login], reading: false)
+        defer { server.close() }
+        let client = try PostgresClient(
+            configuration: PostgresConfiguration(
+                endpoints: [.init(host: "127.0.0.1", port: server.port)], user: "u", password: Secret("pw"), connectTimeout: 5,
+                statementTimeout: 60, poolSize: 1))
+        // 16 MiB the server never reads: the worker waits for EPOLLOUT until the deadline. Half a pipeline is out, so no
+        // CancelRequest can help (the server waits for the rest): the session closes instead.
+        let big = String(repeating: "x", count: 16 << 20)
+        let error = await #expect(throws: PostgresError.self) {
+            _ = try await client.pipeline([PostgresQuery("SELECT $1::text", [.text(big)])], timeout: 0.5)
+        }
+        #expect(error == .deadlineExceeded(cancelled: false))
+        // Closed: no session (a process id of 0); the next statement would open a new one. (The server does not see the
+        // close: the FIN waits behind the 16 MiB it never reads.)
+        let pid = try await client.withConnection { (connection) async throws(PostgresError) in await connection.backendProcessID() }
+        #expect(pid == 0)
     }
 
     @Test func aTaskRunningOnAWorkerGetsItsRowsThere() async throws {
