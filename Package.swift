@@ -29,7 +29,9 @@ let package = Package(
         // The RESP2 client and the Redis-backed account, flow and lock stores.
         .target(name: "BrokerRedis", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTLS"], swiftSettings: strict),
         // The PostgreSQL client: protocol 3.0, SCRAM-SHA-256 login, the extended query protocol and a connection pool.
-        .target(name: "BrokerPostgres", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTLS"], swiftSettings: strict),
+        .target(
+            name: "BrokerPostgres", dependencies: ["BrokerCore", "BrokerCrypto", "BrokerTLS", "BrokerHTTP", "CEpoll"], swiftSettings: strict
+        ),
         // Fake OAuth 2.0 (RFC 6749 and Weibo, and any catalogue provider's quirks as configuration), OAuth 1.0a (Twitter)
         // and TMDB providers speaking the real wire formats: the tests', the scripts' (fake-provider) and `token-broker demo`'s. Built on the transport only, not on the core it checks.
         .target(name: "BrokerFakeProviders", dependencies: ["BrokerHTTP", "BrokerCrypto"], swiftSettings: strict),
@@ -99,7 +101,8 @@ let package = Package(
             swiftSettings: strict),
         // The PostgreSQL client against real `postgres` servers the tests start, and its codecs against vectors.
         .testTarget(
-            name: "BrokerPostgresTests", dependencies: ["BrokerPostgres", "BrokerCrypto", "BrokerTestSupport"], swiftSettings: strict),
+            name: "BrokerPostgresTests", dependencies: ["BrokerPostgres", "BrokerHTTP", "BrokerCrypto", "BrokerTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "BrokerAppTests",
             dependencies: [

@@ -1,4 +1,5 @@
 import BrokerCrypto
+import BrokerHTTP
 import BrokerTLS
 import Dispatch
 import Synchronization
@@ -9,15 +10,21 @@ import Glibc
 import Darwin
 #endif
 
-/// One session with a PostgreSQL server (protocol 3.0), whose every socket call runs on its own serial queue.
+/// One session with a PostgreSQL server (protocol 3.0).
 ///
-/// Socket work blocks in poll(2), bounded by a deadline, so it never runs on Swift's cooperative pool: each
-/// call hops to `queue` and resumes the awaiting task with the outcome. The session is opened lazily (start-up,
-/// SCRAM-SHA-256 login, the read-write check) and reopened after any failure that leaves the stream out of step.
-/// Statements are prepared once per session under a name and reused (the cache is per session, as the server's
-/// prepared statements are).
+/// The session is opened lazily (start-up, SCRAM-SHA-256 login, the read-write check) and reopened after any failure
+/// that leaves the stream out of step; that start-up blocks in poll(2), bounded by a deadline, on the connection's own
+/// serial `queue`, never on Swift's cooperative pool. Statements are prepared once per session under a name and reused
+/// (the cache is per session, as the server's prepared statements are).
+///
+/// With a `worker` (the pool's connections), statement round trips run on that HTTP epoll worker
+/// (PostgresConnection+Epoll.swift): the task writes its pipeline itself (non-blocking), the worker reads and parses
+/// the answer when the socket is readable and resumes the task: one thread wake-up per round trip, none when the task
+/// runs on that worker. Without one (the cache's LISTEN session), every socket call of a run blocks on `queue`.
 public final class PostgresConnection: @unchecked Sendable {
-    // @unchecked: every `var` is touched only by blocks running on `queue`, which is serial.
+    // @unchecked: every `var` is touched only by the one owner of the session at a time: blocks on `queue` (start-up,
+    // queue-path runs), or, on the worker path, the task starting a run, then the worker once the run is handed to it
+    // through `exchange`'s lock (PostgresConnection+Epoll.swift).
 
     /// The serial queue every socket call of this connection runs on.
     let queue: DispatchQueue
@@ -67,12 +74,22 @@ public final class PostgresConnection: @unchecked Sendable {
     let scramKeys: SCRAMKeyCache
     /// Where each run's time and error are counted, shared with the pool's other connections.
     let metrics: PostgresMetrics
+    /// The epoll worker statement round trips run on, or nil to run them blocking on `queue`.
+    let worker: HTTPWorker?
+    /// Who holds the session on the worker path, the run the worker waits for, the runs behind it.
+    let exchange = Mutex(Exchange())
+    /// The id the socket's events carry in the worker's table (0 while not attached), and the events it is watched for.
+    var memberID = 0
+    var watched: UInt32 = 0
+    /// The deadline timer of the worker path, made on first use; only touched on the worker.
+    var timer: WorkerTimer?
 
     /// Creates a closed connection; nothing is opened until the first statement.
     init(
         configuration: PostgresConfiguration, label: String, scramKeys: SCRAMKeyCache = SCRAMKeyCache(),
-        metrics: PostgresMetrics = PostgresMetrics(), tls: TLSContext? = nil
+        metrics: PostgresMetrics = PostgresMetrics(), tls: TLSContext? = nil, worker: HTTPWorker? = nil
     ) {
+        self.worker = worker
         self.configuration = configuration
         self.tlsContext = tls
         self.scramKeys = scramKeys
@@ -92,6 +109,7 @@ public final class PostgresConnection: @unchecked Sendable {
     }
 
     deinit {
+        if let worker, let timer { worker.execute { timer.cancel() } }
         disconnect()
         if wakeRead >= 0 { Glibc.close(wakeRead) }
         if wakeWrite >= 0 { Glibc.close(wakeWrite) }
@@ -117,6 +135,9 @@ public final class PostgresConnection: @unchecked Sendable {
         let runID = cancellation.withLock { state -> Int in
             state.lastRun += 1
             return state.lastRun
+        }
+        if let worker {
+            return try await runOnWorker(worker, segments: segments, deadline: deadline, runID: runID).get()
         }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<[[PostgresRows]], PostgresError>, Never>) in
@@ -208,6 +229,10 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Closes the session (Terminate, then close), on the queue.
     func close() async {
+        if let worker {
+            await closeOnWorker(worker)
+            return
+        }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             queue.async {
                 if self.fd >= 0 {
@@ -246,26 +271,24 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Whether `error` says a cached statement no longer fits: 0A000 "cached plan must not change result type"
     /// or 26000 "prepared statement does not exist".
-    private func staleStatement(_ error: PostgresError) -> Bool {
+    func staleStatement(_ error: PostgresError) -> Bool {
         guard case .server(let fields) = error else { return false }
         return fields.code == "0A000" && fields.message.contains("cached plan") || fields.code == "26000"
     }
 
-    private func runPipeline(_ segments: [[PostgresQuery]], deadline: UInt64) throws(SegmentError) -> [[PostgresRows]] {
-        let outside = segments.count
-        let queries = segments.flatMap { $0 }
-        guard !queries.isEmpty else { return segments.map { _ in [] } }
+    /// Refuses what the protocol cannot carry, before anything is sent.
+    func validate(_ queries: [PostgresQuery]) throws(PostgresError) {
         for query in queries where query.sql.utf8.contains(0) {
-            throw SegmentError(error: .configuration("a statement holds a NUL byte"), segment: outside)
+            throw .configuration("a statement holds a NUL byte")
         }
         for query in queries where query.parameters.count > Int(Int16.max) {
-            throw SegmentError(error: .configuration("a statement has more than \(Int16.max) parameters"), segment: outside)
+            throw .configuration("a statement has more than \(Int16.max) parameters")
         }
-        do throws(PostgresError) {
-            try connectIfNeeded(deadline: deadline)
-        } catch {
-            throw SegmentError(error: error, segment: outside)
-        }
+    }
+
+    /// The bytes of a pipeline (Parse when the SQL is not prepared yet, Bind, Describe, Execute per query, a Sync per
+    /// segment) and, per segment, the statement names it prepares (cached once the server confirms them).
+    func encodePipeline(_ segments: [[PostgresQuery]]) -> (bytes: [UInt8], newStatements: [[Int: String]]) {
         var frontend = PostgresFrontend()
         var newStatements: [[Int: String]] = []
         for segment in segments {
@@ -294,24 +317,29 @@ public final class PostgresConnection: @unchecked Sendable {
             frontend.sync()
             newStatements.append(named)
         }
+        return (frontend.bytes, newStatements)
+    }
+
+    private func runPipeline(_ segments: [[PostgresQuery]], deadline: UInt64) throws(SegmentError) -> [[PostgresRows]] {
+        let outside = segments.count
+        let queries = segments.flatMap { $0 }
+        guard !queries.isEmpty else { return segments.map { _ in [] } }
+        do throws(PostgresError) {
+            try validate(queries)
+            try connectIfNeeded(deadline: deadline)
+        } catch {
+            throw SegmentError(error: error, segment: outside)
+        }
+        let (bytes, newStatements) = encodePipeline(segments)
         var written = false
         cancellable = true
         defer { cancellable = false }
-        var results: [[PostgresRows]] = []
-        var firstError: SegmentError?
+        var reader = PipelineReader(segments: segments, newStatements: newStatements)
         do throws(PostgresError) {
-            try writeWhileReading(frontend.bytes, deadline: deadline)
+            try writeWhileReading(bytes, deadline: deadline)
             written = true
-            for (index, segment) in segments.enumerated() {
-                // A server error ends its segment only (after its ReadyForQuery); any other error is thrown at once.
-                switch try readSegment(queries: segment, newStatements: newStatements[index], deadline: deadline) {
-                case .success(let rows):
-                    results.append(rows)
-                case .failure(let error):
-                    if firstError == nil { firstError = SegmentError(error: error, segment: index) }
-                    results.append([])
-                }
-            }
+            // A server error ends its segment only (after its ReadyForQuery); any other error is thrown at once.
+            while !reader.done { try consume(readMessage(deadline: deadline), into: &reader) }
         } catch .deadlineExceeded {
             // A pipeline cut mid-message leaves the server waiting for its rest: no Sync will ever be answered.
             guard written else {
@@ -319,7 +347,7 @@ public final class PostgresConnection: @unchecked Sendable {
                 throw SegmentError(error: .deadlineExceeded(cancelled: false), segment: outside)
             }
             throw SegmentError(
-                error: cancelStatement(syncs: segments.count - results.count)
+                error: cancelStatement(syncs: segments.count - reader.results.count)
                     ? .deadlineExceeded(cancelled: true) : .deadlineExceeded(cancelled: false),
                 segment: outside)
         } catch .cancelled {
@@ -327,78 +355,110 @@ public final class PostgresConnection: @unchecked Sendable {
                 disconnect()
                 throw SegmentError(error: .cancelled(stopped: false), segment: outside)
             }
-            throw SegmentError(error: .cancelled(stopped: cancelStatement(syncs: segments.count - results.count)), segment: outside)
+            throw SegmentError(error: .cancelled(stopped: cancelStatement(syncs: segments.count - reader.results.count)), segment: outside)
         } catch {
             if error.closesConnection { disconnect() }
             throw SegmentError(error: error, segment: outside)
         }
-        if let firstError { throw firstError }
-        return results
+        if let firstError = reader.firstError { throw firstError }
+        return reader.results
     }
 
     /// Reads the replies of one Sync: per query [ParseComplete] BindComplete (RowDescription|NoData) DataRow*
     /// (CommandComplete|EmptyQueryResponse), up to ReadyForQuery. The first error is thrown after ReadyForQuery.
     func readResults(queries: [PostgresQuery], newStatements: [Int: String], deadline: UInt64) throws(PostgresError) -> [PostgresRows] {
-        try readSegment(queries: queries, newStatements: newStatements, deadline: deadline).get()
+        var reader = PipelineReader(segments: [queries], newStatements: [newStatements])
+        while !reader.done { try consume(readMessage(deadline: deadline), into: &reader) }
+        if let firstError = reader.firstError { throw firstError.error }
+        return reader.results[0]
     }
 
-    /// ``readResults(queries:newStatements:deadline:)`` with the server's error of the segment returned, not thrown:
-    /// the stream is in step after it. Errors that leave it out of step (or the session ended) are thrown.
-    func readSegment(
-        queries: [PostgresQuery], newStatements: [Int: String], deadline: UInt64
-    ) throws(PostgresError) -> Result<[PostgresRows], PostgresError> {
-        var results: [PostgresRows] = []
-        var current = PostgresRows(columns: [], rows: [], commandTag: "")
-        var firstError: PostgresServerError?
-        while true {
-            switch try readMessage(deadline: deadline) {
-            case .parseComplete:
-                // A statement is cached only once the server confirmed it; one skipped after an error is not.
-                if let name = newStatements[results.count], queries.indices.contains(results.count) {
-                    statements[queries[results.count].sql] = name
-                }
-            case .bindComplete, .noData, .parameterDescription, .closeComplete:
-                break
-            case .rowDescription(let columns):
-                current.columns = columns
-            case .dataRow(let values):
-                guard values.count == current.columns.count || current.columns.isEmpty else {
-                    throw .protocolError("a row has \(values.count) columns where its description has \(current.columns.count)")
-                }
-                current.rows.append(PostgresRow(values: values))
-            case .commandComplete(let tag):
-                current.commandTag = tag
-                results.append(current)
-                current = PostgresRows(columns: [], rows: [], commandTag: "")
-            case .emptyQueryResponse, .portalSuspended:
-                results.append(current)
-                current = PostgresRows(columns: [], rows: [], commandTag: "")
-            case .error(let error):
-                if firstError == nil { firstError = error }
-                // FATAL and PANIC end the session: the server closes the socket after them.
-                if error.isFatal {
-                    disconnect()
-                    throw PostgresError.from(error).asSessionEnd
-                }
-            case .readyForQuery(let status):
-                transactionStatus = status
-                if let firstError {
-                    let mapped = PostgresError.from(firstError)
-                    if staleStatement(mapped) {
-                        // Prepared afresh under new names next time (the old names stay taken on the server).
-                        for query in queries { statements[query.sql] = nil }
-                    }
-                    return .failure(mapped)
-                }
-                guard results.count == queries.count else {
-                    throw .protocolError("\(results.count) results arrived for \(queries.count) statements")
-                }
-                return .success(results)
-            case .notice, .notification, .parameterStatus, .negotiateProtocolVersion, .backendKeyData:
-                continue
-            case .authentication:
-                throw .protocolError("an authentication message arrived after login")
+    /// Where the replies of a pipeline stand: the segments answered so far and the one being read. Fed one message at a
+    /// time (``consume(_:into:)``), so the same reading serves a blocking wait and the worker's readiness events.
+    struct PipelineReader {
+        let segments: [[PostgresQuery]]
+        let newStatements: [[Int: String]]
+        /// Each answered segment's rows (empty for a failed one).
+        private(set) var results: [[PostgresRows]] = []
+        /// The first segment that failed with a server error, and that error.
+        var firstError: SegmentError?
+        fileprivate var rows: [PostgresRows] = []
+        fileprivate var current = PostgresRows(columns: [], rows: [], commandTag: "")
+        fileprivate var serverError: PostgresServerError?
+
+        init(segments: [[PostgresQuery]], newStatements: [[Int: String]]) {
+            self.segments = segments
+            self.newStatements = newStatements
+        }
+
+        /// Whether every segment's ReadyForQuery arrived.
+        var done: Bool { results.count >= segments.count }
+
+        fileprivate mutating func endSegment(_ rows: [PostgresRows]) {
+            results.append(rows)
+            self.rows = []
+            current = PostgresRows(columns: [], rows: [], commandTag: "")
+            serverError = nil
+        }
+    }
+
+    /// Takes one message of a pipeline's replies: per query [ParseComplete] BindComplete (RowDescription|NoData) DataRow*
+    /// (CommandComplete|EmptyQueryResponse), up to each segment's ReadyForQuery. A server error ends its segment only
+    /// (recorded in `reader.firstError` at its ReadyForQuery, the stream in step after it); errors that leave the
+    /// stream out of step (or the session ended) are thrown.
+    func consume(_ message: PostgresBackendMessage, into reader: inout PipelineReader) throws(PostgresError) {
+        guard !reader.done else { return }
+        let segment = reader.results.count
+        let queries = reader.segments[segment]
+        switch message {
+        case .parseComplete:
+            // A statement is cached only once the server confirmed it; one skipped after an error is not.
+            if let name = reader.newStatements[segment][reader.rows.count], queries.indices.contains(reader.rows.count) {
+                statements[queries[reader.rows.count].sql] = name
             }
+        case .bindComplete, .noData, .parameterDescription, .closeComplete:
+            break
+        case .rowDescription(let columns):
+            reader.current.columns = columns
+        case .dataRow(let values):
+            guard values.count == reader.current.columns.count || reader.current.columns.isEmpty else {
+                throw .protocolError("a row has \(values.count) columns where its description has \(reader.current.columns.count)")
+            }
+            reader.current.rows.append(PostgresRow(values: values))
+        case .commandComplete(let tag):
+            reader.current.commandTag = tag
+            reader.rows.append(reader.current)
+            reader.current = PostgresRows(columns: [], rows: [], commandTag: "")
+        case .emptyQueryResponse, .portalSuspended:
+            reader.rows.append(reader.current)
+            reader.current = PostgresRows(columns: [], rows: [], commandTag: "")
+        case .error(let error):
+            if reader.serverError == nil { reader.serverError = error }
+            // FATAL and PANIC end the session: the server closes the socket after them.
+            if error.isFatal {
+                disconnect()
+                throw PostgresError.from(error).asSessionEnd
+            }
+        case .readyForQuery(let status):
+            transactionStatus = status
+            if let error = reader.serverError {
+                let mapped = PostgresError.from(error)
+                if staleStatement(mapped) {
+                    // Prepared afresh under new names next time (the old names stay taken on the server).
+                    for query in queries { statements[query.sql] = nil }
+                }
+                if reader.firstError == nil { reader.firstError = SegmentError(error: mapped, segment: segment) }
+                reader.endSegment([])
+                return
+            }
+            guard reader.rows.count == queries.count else {
+                throw .protocolError("\(reader.rows.count) results arrived for \(queries.count) statements")
+            }
+            reader.endSegment(reader.rows)
+        case .notice, .notification, .parameterStatus, .negotiateProtocolVersion, .backendKeyData:
+            break
+        case .authentication:
+            throw .protocolError("an authentication message arrived after login")
         }
     }
 
@@ -464,7 +524,7 @@ public final class PostgresConnection: @unchecked Sendable {
         guard fd >= 0, let endpoint else { return false }
         let grace = PostgresSocket.deadline(in: configuration.connectTimeout)
         do throws(PostgresError) {
-            try sendCancelRequest(to: endpoint, deadline: grace)
+            try Self.sendCancelRequest(to: endpoint, processID: processID, secretKey: secretKey, tls: tlsContext, deadline: grace)
             var left = max(1, syncs)
             while true {
                 if case .readyForQuery(let status) = try readMessage(deadline: grace) {
@@ -482,7 +542,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// CancelRequest (protocol.sgml, "Canceling Requests in Progress"): its own connection, 16 bytes, no reply;
     /// the server closes that connection once it has read the request, which is waited for. With TLS the request
     /// goes through TLS too (after its own SSLRequest), so the session's secret key never crosses in plain text.
-    private func sendCancelRequest(to endpoint: PostgresConfiguration.Endpoint, deadline: UInt64) throws(PostgresError) {
+    static func sendCancelRequest(
+        to endpoint: PostgresConfiguration.Endpoint, processID: Int32, secretKey: Int32, tls tlsContext: TLSContext?, deadline: UInt64
+    ) throws(PostgresError) {
         let cancelFD = try PostgresSocket.open(endpoint, deadline: deadline)
         defer { Glibc.close(cancelFD) }
         var frontend = PostgresFrontend()
@@ -521,6 +583,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Closes the socket and forgets the session's state (its prepared statements died with it).
     func disconnect() {
+        leaveWorker()
         tls?.close()
         tls = nil
         tlsReadWantsWrite = false

@@ -1,3 +1,4 @@
+import BrokerHTTP
 import BrokerTLS
 import Synchronization
 
@@ -7,14 +8,14 @@ import Synchronization
 /// The pool never holds more than `size` connections, so the server never sees more sessions from it.
 /// A connection whose session broke is lent again like any other and reopens its session on its next statement.
 final class PostgresConnectionPool: Sendable {
-    private struct Waiter {
+    fileprivate struct Waiter {
         let id: Int
         /// When the wait ends with no connection (monotonic nanoseconds).
         let deadline: UInt64
         let continuation: CheckedContinuation<PostgresConnection?, Never>
     }
 
-    private struct State {
+    fileprivate struct State {
         /// Connections nobody holds, the most recently used last.
         var idle: [PostgresConnection]
         /// Tasks waiting for a connection, in arrival order.
@@ -37,6 +38,8 @@ final class PostgresConnectionPool: Sendable {
 
     /// Every connection of the pool.
     let connections: [PostgresConnection]
+    /// The epoll workers the connections' round trips run on.
+    private let workers: [HTTPWorker]
     /// The SCRAM keys the connections share.
     let scramKeys: SCRAMKeyCache
     /// Round trips and errors of every connection.
@@ -45,18 +48,21 @@ final class PostgresConnectionPool: Sendable {
     let tls: TLSContext?
     private let state: Mutex<State>
 
-    /// Creates `size` closed connections, sharing `tls` when the sessions use TLS.
+    /// Creates `size` closed connections, sharing `tls` when the sessions use TLS. Their round trips run on the
+    /// process's HTTP epoll workers, spread round robin, the same threads that serve the requests waiting for them.
     init(configuration: PostgresConfiguration, tls: TLSContext? = nil) {
         let keys = SCRAMKeyCache()
         let metrics = PostgresMetrics()
         let connections = (0..<max(1, configuration.poolSize)).map {
             PostgresConnection(
-                configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, metrics: metrics, tls: tls)
+                configuration: configuration, label: "token-broker.postgres.\($0)", scramKeys: keys, metrics: metrics, tls: tls,
+                worker: HTTPEventLoops.shared.next())
         }
         self.metrics = metrics
         self.tls = tls
         self.scramKeys = keys
         self.connections = connections
+        self.workers = HTTPEventLoops.shared.workers
         self.state = Mutex(State(idle: connections))
     }
 
@@ -83,8 +89,11 @@ final class PostgresConnectionPool: Sendable {
     }
 
     private func acquire(deadline: UInt64) async -> PostgresConnection? {
+        // A task running on an epoll worker (an `onWorker` route's handler) takes an idle connection of that worker
+        // first: the worker reads the answer and resumes the task on its own thread, with no wake-up between them.
+        let here = workers.first { $0.isCurrent }
         let free = state.withLock { state -> PostgresConnection? in
-            guard let connection = state.idle.popLast() else { return nil }
+            guard let connection = state.takeIdle(preferring: here) else { return nil }
             state.inUse += 1
             state.highWater = max(state.highWater, state.inUse)
             return connection
@@ -99,7 +108,7 @@ final class PostgresConnectionPool: Sendable {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<PostgresConnection?, Never>) in
                 let (free, waiting) = state.withLock { state -> (PostgresConnection?, Bool) in
-                    if let connection = state.idle.popLast() {
+                    if let connection = state.takeIdle(preferring: here) {
                         state.inUse += 1
                         state.highWater = max(state.highWater, state.inUse)
                         return (connection, false)
@@ -180,6 +189,14 @@ final class PostgresConnectionPool: Sendable {
             return state.waiters.removeFirst()
         }
         waiter?.continuation.resume(returning: connection)
+    }
+}
+
+extension PostgresConnectionPool.State {
+    /// An idle connection, the most recently used first, one of `worker`'s when there is one.
+    mutating func takeIdle(preferring worker: HTTPWorker?) -> PostgresConnection? {
+        if let worker, let index = idle.lastIndex(where: { $0.worker === worker }) { return idle.remove(at: index) }
+        return idle.popLast()
     }
 }
 

@@ -1,6 +1,7 @@
 import BrokerTestSupport
 import Foundation
 import Glibc
+import Synchronization
 
 /// A loopback listener that plays a fixed script instead of PostgreSQL: for each step it waits for the client to
 /// send something, then writes that step's bytes; after the last step it holds the connection until closed.
@@ -10,9 +11,12 @@ final class ScriptedPostgresServer: @unchecked Sendable {
     /// The port it listens on.
     let port: Int
     private let fd: Int32
+    /// Set by ``close()``: a connection held unread (`reading: false`) is let go.
+    private let stopped = Atomic<Bool>(false)
 
-    /// Listens on 127.0.0.1 and serves `steps` to every connection.
-    init(steps: [[UInt8]]) throws {
+    /// Listens on 127.0.0.1 and serves `steps` to every connection. With `reading` false, the connection is then held
+    /// without reading anything more (the client's writes fill the socket buffers) until the client closes it.
+    init(steps: [[UInt8]], reading: Bool = true) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.fd = fd
         var address = Loopback.address(port: 0)
@@ -26,7 +30,7 @@ final class ScriptedPostgresServer: @unchecked Sendable {
         }
         port = Int(UInt16(bigEndian: address.sin_port))
         let listener = fd
-        Thread.detachNewThread {
+        Thread.detachNewThread { [self] in
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }
@@ -35,7 +39,13 @@ final class ScriptedPostgresServer: @unchecked Sendable {
                     guard recv(client, &buffer, buffer.count, 0) > 0 else { break }
                     _ = send(client, step, step.count, Int32(MSG_NOSIGNAL))
                 }
-                while recv(client, &buffer, buffer.count, 0) > 0 {}
+                if reading {
+                    while recv(client, &buffer, buffer.count, 0) > 0 {}
+                } else {
+                    // POLLRDHUP (0x2000, Linux; Glibc does not export it): the client's end, with its bytes unread.
+                    var descriptor = pollfd(fd: client, events: 0x2000, revents: 0)
+                    while poll(&descriptor, 1, 20) == 0 && !stopped.load(ordering: .relaxed) {}
+                }
                 Glibc.close(client)
             }
         }
@@ -43,6 +53,7 @@ final class ScriptedPostgresServer: @unchecked Sendable {
 
     /// Stops listening.
     func close() {
+        stopped.store(true, ordering: .relaxed)
         shutdown(fd, Int32(SHUT_RDWR))
         Glibc.close(fd)
     }

@@ -28,10 +28,13 @@ enum BrokerRoutes {
                 return Response.json(.ok, "{\"status\":\"ready\"}")
             }))
         if let metrics { router.add(.GET, "/metrics", metrics) }
-        if connectPage { router.add(.GET, "/authorize", .async(oauth.authorizeBrowser)) }
-        router.add(.POST, "/authorize", .async(oauth.authorizeAPI))
+        // A sign-in's handlers run on the worker that reads the browser's connection, as /proxy's do: the provider's
+        // answer and the store's (PostgreSQL's round trips run on the same workers) resume them on that thread
+        // (docs/performance.md, "PostgreSQL round trips on the epoll workers").
+        if connectPage { router.add(.GET, "/authorize", .async(oauth.authorizeBrowser), onWorker: true) }
+        router.add(.POST, "/authorize", .async(oauth.authorizeAPI), onWorker: true)
         router.add(.POST, "/device/authorize", .async(oauth.authorizeDevice))
-        router.add(.GET, "/callback", .async(oauth.callback))
+        router.add(.GET, "/callback", .async(oauth.callback), onWorker: true)
         router.add(.GET, prefix: OAuthHandlers.flowsPrefix, .async(oauth.flow))
         // The browser-session routes: listed front-end origins may call them from their pages (CORS).
         router.add(.GET, "/account", cors.wrap(.fastPath(oauth.accountNow, otherwise: oauth.account)))
