@@ -116,18 +116,26 @@ enum FlowStream {
     }
 }
 
-/// Start times `1/rate` apart shared by threads: each call sleeps until its own. A start time every thread fell
-/// behind is not made up later, so the rate offered is at most `rate` (0: no pacing).
+/// Start times `1/rate` apart shared by threads: each call sleeps until its own. Start times the threads fell behind
+/// by up to 100 ms are taken at once; beyond that they are not made up (0: no pacing).
 final class Pacer: Sendable {
     private let interval: Duration
     private let next = Mutex(ContinuousClock.now)
+
+    /// How far behind its schedule the pacer catches up.
+    private static let slack: Duration = .milliseconds(100)
 
     init(rate: Double) { interval = rate > 0 ? .nanoseconds(Int64(1e9 / rate)) : .zero }
 
     func wait() {
         guard interval > .zero else { return }
         let slot = next.withLock { (next: inout ContinuousClock.Instant) -> ContinuousClock.Instant in
-            let slot = max(next, .now)
+            // The schedule is kept: a slot missed by less than `slack` is taken at once, as a population of clients
+            // does not wait for each other's late answers (taking `now` instead lost every late slot, so less than the
+            // rate was offered on a busy machine); past that the schedule restarts from now, so a stall (a failover)
+            // is not followed by a burst of everything it held back.
+            let now = ContinuousClock.now
+            let slot = next < now - Self.slack ? now : next
             next = slot + interval
             return slot
         }

@@ -227,7 +227,8 @@ def refresh(args):
     """Sign-ins at provider --name and forced refreshes of the accounts they made, spread over the brokers, until the
     stop file appears. Each worker refreshes its own accounts one at a time, each at most every REUSE seconds (a
     forced refresh sooner after the last one gets its token without a provider call), and signs in a new account
-    whenever none is due. Appends the acknowledged accounts to --acked; prints {sign_ins, refreshes,
+    whenever none is due, up to --accounts of its own (then it waits for the next one due; 0: no limit, so the
+    workers never rest). Appends the acknowledged accounts to --acked; prints {sign_ins, refreshes,
     slowest_refresh_seconds, answers}."""
     reuse = 10.5
     lock = threading.Lock()
@@ -244,6 +245,9 @@ def refresh(args):
             step += 1
             broker = brokers[step % len(brokers)]
             due = next((entry for entry in mine if time.monotonic() - entry[1] >= reuse), None)
+            if due is None and args.accounts and len(mine) >= args.accounts:
+                time.sleep(0.05)
+                continue
             try:
                 if due is None:
                     jar = {}
@@ -315,6 +319,7 @@ def main():
     p.add_argument("--acked")
     p.add_argument("--stop")
     p.add_argument("--workers", type=int, default=4)
+    p.add_argument("--accounts", type=int, default=0, help="refresh: accounts each worker signs in at most (0: no limit)")
     p.add_argument("--timeout", type=float, default=TIMEOUT)
     args = p.parse_args()
     args.brokers, args.broker = args.broker, int(args.broker.split(",")[0])
