@@ -158,21 +158,8 @@ import Testing
         let client = try server.client(poolSize: 2)
         _ = try await client.query("CREATE TABLE kept (n int)")
         _ = try await client.query("INSERT INTO kept VALUES (1)")
-        let observer = try server.client(poolSize: 1)
         let inFlight = Task { () async throws(PostgresError) -> PostgresRows in try await client.query("SELECT pg_sleep(30)") }
-        // Killed once the statement runs on the server.
-        let running = await eventually {
-            let rows = try? await observer.query("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
-            return rows?.rows.first?.int(0) == 1
-        }
-        #expect(running)
-        await server.kill()
-        let result = await inFlight.result
-        guard case .failure(let error) = result, case .connectionLost? = error as? PostgresError else {
-            Issue.record("expected connectionLost, got \(result)")
-            return
-        }
-        try await server.restart()
+        guard try await killWhileSleeping(server, inFlight) else { return }
         let recovered = await eventually(interval: 0.1) { (try? await client.query("SELECT count(*) FROM kept")) != nil }
         #expect(recovered, "the pool did not reconnect after the server came back")
         #expect(try await client.query("SELECT n FROM kept").rows.first?.int(0) == 1)
@@ -336,4 +323,23 @@ extension PostgresClientTests {
         #expect(sleeping.rows.first?.int(0) == 0)
         #expect(client.poolStatistics.inUse == 0)
     }
+}
+
+/// Kills `server` once another session sees `SELECT pg_sleep(30)` running on it, expects `inFlight` to end with
+/// `connectionLost`, and starts the server again; false, with the issue recorded, when the run ended otherwise.
+func killWhileSleeping<T: Sendable>(_ server: PostgresServer, _ inFlight: Task<T, any Error>) async throws -> Bool {
+    let observer = try server.client(poolSize: 1)
+    let running = await eventually {
+        let rows = try? await observer.query("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
+        return rows?.rows.first?.int(0) == 1
+    }
+    #expect(running)
+    await server.kill()
+    let result = await inFlight.result
+    guard case .failure(let error) = result, case .connectionLost? = error as? PostgresError else {
+        Issue.record("expected connectionLost, got \(result)")
+        return false
+    }
+    try await server.restart()
+    return true
 }

@@ -18,23 +18,11 @@ import Testing
         let server = try await PostgresServer.scoped()
         let client = try server.client(poolSize: 1)
         #expect(try await client.query("SELECT 1").rows.first?.int(0) == 1)
-        let observer = try server.client(poolSize: 1)
         let inFlight = Task { () async throws(PostgresError) -> [[PostgresRows]] in
             try await client.pipeline(segments: Self.pipeline)
         }
         // The first segment is answered (read by the worker) once the second runs on the server.
-        let running = await eventually {
-            let rows = try? await observer.query("SELECT count(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(30)'")
-            return rows?.rows.first?.int(0) == 1
-        }
-        #expect(running)
-        await server.kill()
-        let result = await inFlight.result
-        guard case .failure(let error) = result, case .connectionLost? = error as? PostgresError else {
-            Issue.record("expected connectionLost, got \(result)")
-            return
-        }
-        try await server.restart()
+        guard try await killWhileSleeping(server, inFlight) else { return }
         let recovered = await eventually(interval: 0.1) { (try? await client.query("SELECT 3")) != nil }
         #expect(recovered, "the pool did not reconnect after the server came back")
         #expect(try await client.query("SELECT 4").rows.first?.int(0) == 4)
