@@ -140,6 +140,9 @@ final class WebhookReceiver: Sendable {
             return current
         }
         await running?.shutdown(grace: 0)
+        // Shutdown closes the listener before it returns, and its accepted connections within a second; on a loaded
+        // machine one may close later (its close runs on its worker), and while it is open the port cannot be bound.
+        if let running { _ = await eventually { running.openConnections == 0 } }
         let placeholder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var reuse: Int32 = 1
         setsockopt(placeholder, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
@@ -151,7 +154,7 @@ final class WebhookReceiver: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(placeholder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
-            // The server's shutdown closes its listener before it returns; a port still taken here is a defect.
+            // The listener and every accepted connection are closed by now; a port still taken here is a defect.
             Issue.record("the receiver's port \(port) could not be held while it is down (errno \(errno))")
             close(placeholder)
             return
