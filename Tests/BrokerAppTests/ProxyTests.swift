@@ -86,6 +86,29 @@ import Glibc
         #expect(s.provider.ledger.apiCalls == 1)
     }
 
+    /// RFC 9110 §6.6.1: `Date` is a singleton, so the answer carries the broker's alone; `X-Request-Id` is the broker's
+    /// (the id its logs and audit trail name), and the provider's comes back as `Provider-Request-Id`.
+    @Test func theAnswerCarriesOneDateOneRequestIDAndTheProvidersIDUnderItsOwnName() async throws {
+        let s = try await Self.setUp()
+        // The caller's id is the broker's, and goes on to the fake, whose server keeps it as its own too.
+        let traced = try await s.call("GET", "/proxy/echo", headers: Self.api + Self.account + [("X-Request-Id", "caller-trace-7")])
+        #expect(traced.status == 200)
+        func values(_ reply: TestHTTP.Reply, _ name: String) -> [String] {
+            reply.headers.filter { $0.0.lowercased() == name.lowercased() }.map(\.1)
+        }
+        #expect(values(traced, "Date").count == 1)
+        #expect(values(traced, "X-Request-Id") == ["caller-trace-7"])
+        #expect(values(traced, "Provider-Request-Id") == ["caller-trace-7"])
+        // Without one, the broker and the fake each make their own: two different ids, each under its name once.
+        let plain = try await s.call("GET", "/proxy/echo")
+        #expect(values(plain, "Date").count == 1)
+        let ours = try #require(values(plain, "X-Request-Id").first)
+        let theirs = values(plain, "Provider-Request-Id")
+        #expect(values(plain, "X-Request-Id").count == 1 && theirs.count == 1 && theirs != [ours])
+        let line = try #require(s.broker.log.split(separator: "\n").last { $0.contains(#""event":"proxy_call""#) })
+        #expect(line.contains(#""request_id":"\#(ours)""#))
+    }
+
     /// `api_token_header`/`api_token_format` (Shopify's `X-Shopify-Access-Token`): the token arrives in the declared
     /// field, formatted, and no `Authorization` is sent, not even the caller's; the user endpoint keeps Bearer here
     /// because `user_auth_scheme` says so.

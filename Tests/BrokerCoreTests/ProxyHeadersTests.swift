@@ -49,6 +49,21 @@ struct ProxyHeadersTests {
                 == ["Content-Type", "Retry-After", "WWW-Authenticate", "ETag", "Location"])
     }
 
+    /// The broker writes its own `Date` (RFC 9110 §6.6.1: a singleton) and `X-Request-Id`; the provider's `Date` stays
+    /// behind and its request id comes back, in place, as `Provider-Request-Id`.
+    @Test func theProvidersDateStaysBehindAndItsRequestIDIsRenamed() {
+        let provider: [Field] = [
+            ("Date", "Mon, 07 Dec 2026 17:00:00 GMT"), ("Content-Type", "application/json"), ("x-request-id", "prov-42"),
+            ("ETag", "\"v1\""), ("DATE", "again"),
+        ]
+        let kept = ProxyHeaders.response(provider)
+        #expect(Self.names(kept) == ["Content-Type", "Provider-Request-Id", "ETag"])
+        #expect(kept[1].value == "prov-42")
+        // A request id echoing the credential is dropped like any other field, and Connection may name it.
+        #expect(Self.names(ProxyHeaders.response([("X-Request-Id", "tok-123456")], secrets: ["tok-123456"])).isEmpty)
+        #expect(Self.names(ProxyHeaders.response([("Connection", "X-Request-Id"), ("X-Request-Id", "1")])).isEmpty)
+    }
+
     @Test func aResponseFieldEchoingThePlacedCredentialIsNotReturned() {
         let provider: [Field] = [
             ("Location", "https://api.example.com/next?access_token=tok-123456"), ("X-Echo", "key=app-key-9"),

@@ -51,19 +51,52 @@ public enum ProxyHeaders {
     }
 
     /// The provider's fields to return to the caller, in order: without cookies, authentication fields for the broker,
-    /// hop-by-hop and framing fields (and every field `Connection` names), malformed fields, and any field whose value
-    /// contains one of `secrets` (the credential the broker placed, should the provider echo it, in a `Location` say).
+    /// hop-by-hop and framing fields (and every field `Connection` names), the provider's `Date`, malformed fields, and
+    /// any field whose value contains one of `secrets` (the credential the broker placed, should the provider echo it,
+    /// in a `Location` say). The provider's `X-Request-Id` comes back as `Provider-Request-Id`.
+    ///
+    /// `Date` is a singleton (RFC 9110 §6.6.1) and the broker writes its own, as its origin of the answer it sends
+    /// (nginx does the same by default); `X-Request-Id` is the broker's request id, the one its logs and audit trail
+    /// name, so the provider's travels under another name for the provider's support to find its side of the call.
     ///
     /// Secrets shorter than 4 bytes are not looked for: they would match ordinary values, and no provider issues them.
     public static func response(_ fields: [Field], secrets: [String] = []) -> [Field] {
-        let named = connectionOptions(fields)
-        let sought = secrets.compactMap { $0.utf8.count >= 4 ? Array($0.utf8) : nil }
-        return fields.filter { field in
+        // One pass per field with no set, closure or copy of a secret per call: this runs on every proxied answer.
+        let named = namedOptions(fields)
+        var kept: [Field] = []
+        kept.reserveCapacity(fields.count)
+        for field in fields {
             guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, responseDroppedBytes),
-                named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) })
-            else { return false }
-            return !sought.contains { contains(field.value, bytes: $0) }
+                !isListed(field.name, dateList), named.isEmpty || !isListed(field.name, named)
+            else { continue }
+            var echoed = false
+            for secret in secrets where secret.utf8.count >= 4 && contains(field.value, secret: secret) {
+                echoed = true
+                break
+            }
+            guard !echoed else { continue }
+            kept.append(isListed(field.name, requestIDList) ? (providerRequestID, field.value) : field)
         }
+        return kept
+    }
+
+    /// The name the provider's `X-Request-Id` comes back under.
+    public static let providerRequestID = "Provider-Request-Id"
+
+    /// The lowercase options of every `Connection` field that name a field the lists above would not drop anyway
+    /// (`keep-alive` names the hop-by-hop `Keep-Alive`): usually none, and then nothing is allocated.
+    private static func namedOptions(_ fields: [Field]) -> [[UInt8]] {
+        var named: [[UInt8]] = []
+        for field in fields where isListed(field.name, connectionList) {
+            for element in field.value.utf8.split(separator: 0x2C) {
+                let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
+                guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
+                let option = trimmed.map(lowercased)
+                guard !hopByHopBytes.contains(option), !responseDroppedBytes.contains(option) else { continue }
+                named.append(option)
+            }
+        }
+        return named
     }
 
     /// The lists above as bytes, for comparing names without lowercasing each (a third of the header filters' cost).
@@ -73,6 +106,9 @@ public enum ProxyHeaders {
     private static let brokerPrefixBytes = Array(brokerPrefix.utf8)
     /// `Connection` as a list of one, made once: a list literal at the call would be an array allocated per field.
     private static let connectionList = [Array("connection".utf8)]
+    /// `Date` and `X-Request-Id`, the provider's fields the broker writes its own of, each as a list of one.
+    private static let dateList = [Array("date".utf8)]
+    private static let requestIDList = [Array("x-request-id".utf8)]
 
     /// Whether `name` is one of `list` (lowercase ASCII) but for ASCII case.
     static func isListed(_ name: String, _ list: [[UInt8]]) -> Bool {
@@ -129,6 +165,28 @@ public enum ProxyHeaders {
             return needle.withUnsafeBytes { needle in
                 guard let wanted = needle.baseAddress else { return true }
                 // `memchr` finds each place the first byte occurs, `memcmp` checks the rest there.
+                let last = hay.count - needle.count
+                var offset = 0
+                while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
+                    let at = UnsafeRawPointer(found) - base
+                    if memcmp(base + at, wanted, needle.count) == 0 { return true }
+                    offset = at + 1
+                }
+                return false
+            }
+        }
+    }
+
+    /// Whether `secret`'s UTF-8 occurs in the UTF-8 of `text`, byte for byte, without copying the secret's bytes out.
+    static func contains(_ text: String, secret: String) -> Bool {
+        var secret = secret
+        return secret.withUTF8 { needle in
+            guard !needle.isEmpty else { return true }
+            var text = text
+            return text.withUTF8 { hay in
+                guard needle.count <= hay.count, let base = hay.baseAddress.map(UnsafeRawPointer.init),
+                    let wanted = needle.baseAddress
+                else { return false }
                 let last = hay.count - needle.count
                 var offset = 0
                 while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
