@@ -23,12 +23,21 @@ final class ProxyMetrics: Sendable {
 
     /// A call to `provider` ended with `status` (nil: no answer) after the provider took `seconds` to answer.
     func callFinished(provider: String, status: Int?, seconds: Double?) {
-        let label = status.map { "\(min(max($0 / 100, 1), 5))xx" } ?? "error"
+        // The label from a fixed list, and one look-up of the provider's series: no string built or hashed twice per call.
+        let label = status.map { Self.classLabels[min(max($0 / 100, 1), 5) - 1] } ?? "error"
         table.withLock { table in
-            if let seconds { table[provider, default: Series()].latency.observe(seconds) }
-            table[provider, default: Series()].classes[label, default: 0] &+= 1
+            Self.update(&table[provider, default: Series()]) { series in
+                if let seconds { series.latency.observe(seconds) }
+                series.classes[label, default: 0] &+= 1
+            }
         }
     }
+
+    /// The status classes' labels, `1xx` to `5xx`.
+    private static let classLabels = ["1xx", "2xx", "3xx", "4xx", "5xx"]
+
+    /// Applies `change` to `series` in place (one dictionary access for both of a call's updates).
+    private static func update(_ series: inout Series, _ change: (inout Series) -> Void) { change(&series) }
 
     /// `provider` refused a call's token with `401` and the call went on with a renewed one.
     func tokenRenewed(provider: String) {

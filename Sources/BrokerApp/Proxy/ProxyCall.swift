@@ -10,14 +10,22 @@ struct ProxyCall: Sendable {
     let started: ContinuousClock.Instant
     /// The account id as named, once resolved.
     var accountID: String?
-    /// The account, once read.
-    var account: Account?
+    /// What the audit entry names of the account, once it was read.
+    var read: ReadAccount?
     /// The provider's API host, once known.
     var host: String?
     /// Seconds the provider took to answer the last try.
     var upstreamSeconds: Double?
     /// Bytes of the caller's body sent to the provider.
     var sent: ByteCount?
+
+    /// The account's id, provider and end user: what the call keeps of the account it read (not the whole account,
+    /// which it would copy into the relay's record).
+    struct ReadAccount: Sendable {
+        let id: String
+        let provider: String
+        let endUser: String?
+    }
 
     /// The path under the API base, without the query: what the audit trail names.
     var path: String { String(request.path.dropFirst(ProxyHandler.prefix.count - 1)) }
@@ -33,7 +41,7 @@ extension ProxyHandler {
         }
         let fields = ProxyHeaders.response(answer.head.headers.fields, secrets: credential.secretValues)
         var headers = HTTPHeaders(fields)
-        if let id = call.account?.id { headers.add(name: "Broker-Account", value: id) }
+        if let id = call.read?.id { headers.add(name: "Broker-Account", value: id) }
         let length: Int?
         switch answer.head.framing {
         case .length(let n): length = n
@@ -71,7 +79,7 @@ extension ProxyHandler {
 
     /// The call's audit entry (no token, no body, no query) and its metrics.
     private func record(_ call: ProxyCall, status: Int?, received: Int, outcome: String) {
-        let provider = call.account?.provider ?? call.accountID.map(AuditEvent.provider(ofAccountID:))
+        let provider = call.read?.provider ?? call.accountID.map(AuditEvent.provider(ofAccountID:))
         if let provider, registry.knows(provider) {
             metrics.callFinished(provider: provider, status: status, seconds: call.upstreamSeconds)
         }
@@ -84,8 +92,8 @@ extension ProxyHandler {
         details.append((.bytesReceived, .int(received)))
         details.append((.durationMS, .double(Self.seconds(since: call.started) * 1000, decimals: 1)))
         var event = AuditEvent(
-            kind: .proxyCall, account: call.account?.id ?? id, provider: provider,
-            endUser: call.account.flatMap(AuditEvent.endUser(of:)), caller: call.caller, requestID: call.request.id,
+            kind: .proxyCall, account: call.read?.id ?? id, provider: provider,
+            endUser: call.read?.endUser, caller: call.caller, requestID: call.request.id,
             outcome: outcome)
         event.details = details
         audit.record(event)

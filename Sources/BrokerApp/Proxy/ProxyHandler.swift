@@ -24,6 +24,8 @@ struct ProxyHandler: Sendable {
     let client: HTTPClient
     /// Seconds a whole call may take, answer body included.
     let timeout: Double
+    /// Providers' routes worked out once (those that need nothing of the account), by provider name.
+    let routes = ProxyRoutes()
 
     /// The route prefix; what follows it (from its `/`) is the path under the API base.
     static let prefix = "/proxy/"
@@ -43,28 +45,41 @@ struct ProxyHandler: Sendable {
             try await who.requireStored(try AccountID.stored(id), in: accounts)
             call.accountID = id
             let account = try await accounts.account(id: try AccountID.stored(id))
-            call.account = account
-            guard let named = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
-            // The account's own settings fill the API base (`https://{subdomain}.zendesk.com/api/v2`).
-            var provider = try named.applyingSettings(account.settings).0
-            // An API base the account's token answer named (Salesforce's `instance_url`), checked against the provider's domains.
-            if provider.apiBaseURL == nil, let rule = provider.apiBaseFromTokenAnswer {
-                provider.apiBaseURL = rule.base(in: account.extras)
-            }
-            let base = try Self.base(of: provider)
-            call.host = base.host
+            call.read = ProxyCall.ReadAccount(id: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
+            let route = try route(for: account)
+            call.host = route.base.host
             let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)
-            return try await forward(&call, account: account, provider: provider, base: base, body: body)
+            return try await forward(&call, account: account, route: route, body: body)
         } catch {
             var response = finish(call, failing: error)
             // A refresh the token was due for failed: say when the next try may succeed, as GET /account does.
-            if error.isUpstreamFailure, call.account == nil, let named = call.accountID,
+            if error.isUpstreamFailure, call.read == nil, let named = call.accountID,
                 let id = try? AccountID.stored(named), let seconds = await accounts.retryAfter(accountID: id)
             {
                 response.headers.add(name: "Retry-After", value: String(seconds))
             }
             return response
         }
+    }
+
+    /// What the call needs of the account's provider: its configuration with the account's settings applied, its
+    /// checked API base, how the credential is placed and the address rule. A provider whose calls need nothing of the
+    /// account (no settings, a configured base) is worked out once and kept; any other is worked out per call, the
+    /// same way.
+    private func route(for account: Account) throws(BrokerError) -> ProxyRoute {
+        if account.settings.isEmpty, let kept = routes.kept(account.provider) { return kept }
+        guard let named = registry.provider(named: account.provider) else { throw .unknownProvider(account.provider) }
+        // The account's own settings fill the API base (`https://{subdomain}.zendesk.com/api/v2`).
+        var provider = try named.applyingSettings(account.settings).0
+        // An API base the account's token answer named (Salesforce's `instance_url`), checked against the provider's domains.
+        if provider.apiBaseURL == nil, let rule = provider.apiBaseFromTokenAnswer {
+            provider.apiBaseURL = rule.base(in: account.extras)
+        }
+        let route = ProxyRoute(provider: provider, base: try Self.base(of: provider))
+        if account.settings.isEmpty, named.accountSettings.isEmpty, named.apiBaseURL != nil {
+            routes.keep(route, for: account.provider)
+        }
+        return route
     }
 
     /// The provider's checked API base; `503 provider_not_configured` without one.
@@ -95,26 +110,27 @@ struct ProxyHandler: Sendable {
 
     /// Sends the call, and once more after a refresh when the provider refused the token and the body was kept.
     private func forward(
-        _ call: inout ProxyCall, account: Account, provider: ProviderConfiguration, base: ProxyTarget.Base, body: ProxyBody
+        _ call: inout ProxyCall, account: Account, route: ProxyRoute, body: ProxyBody
     ) async throws(BrokerError) -> Response {
         var account = account
         var refreshed = false
+        // The route's configuration is read in place, never copied out (it is large).
         while true {
-            let credential = ProxyCredential(account: account, provider: provider)
-            let outbound = try Self.outbound(call.request, base: base, provider: provider, credential: credential, body: body)
+            let credential = ProxyCredential(account: account, provider: route.provider)
+            let outbound = try Self.outbound(call.request, route: route, credential: credential, body: body)
             let sent = ContinuousClock.now
-            let answer = try await send(outbound, provider: provider, host: base.host, body: body)
+            let answer = try await send(outbound, provider: route.provider.name, body: body)
             call.upstreamSeconds = Self.seconds(since: sent)
             call.sent = body.sent
             // An entered credential has nothing to refresh: the provider's refusal goes back as it is.
-            guard answer.status == 401, !refreshed, !provider.kind.holdsEnteredCredentials else {
+            guard answer.status == 401, !refreshed, !route.provider.kind.holdsEnteredCredentials else {
                 return relay(answer, call: call, credential: credential, refreshed: refreshed)
             }
             // RFC 6750 §3.1: the token was refused. Refresh it (once across replicas), then replay a kept body.
             guard let fresh = await refreshAfterRejection(of: account) else {
                 return relay(answer, call: call, credential: credential, refreshed: false)
             }
-            metrics.tokenRenewed(provider: provider.name)
+            metrics.tokenRenewed(provider: route.provider.name)
             refreshed = true
             guard body.isReplayable else {
                 var response = relay(answer, call: call, credential: credential, refreshed: true)
@@ -139,24 +155,24 @@ struct ProxyHandler: Sendable {
 
     /// The outbound request: URL, filtered fields with the credential placed, and the body.
     private static func outbound(
-        _ request: Request, base: ProxyTarget.Base, provider: ProviderConfiguration, credential: ProxyCredential,
-        body: ProxyBody
+        _ request: Request, route: ProxyRoute, credential: ProxyCredential, body: ProxyBody
     ) throws(BrokerError) -> HTTPClientRequest {
+        let base = route.base
         let made: ProxyOutbound.Request
         let path = String(request.path.dropFirst(prefix.count - 1))
         do throws(ProxyOutbound.Failure) {
             made = try ProxyOutbound.make(
                 method: request.method.rawValue, base: base, path: path,
                 query: request.head.query, callerHeaders: request.headers.fields, credential: credential,
-                placement: ProxyCredentialPlacement(provider: provider), body: body.kept)
+                placement: route.placement, body: body.kept)
         } catch {
             switch error {
             case .refused(let reason): throw .badRequest("The call cannot be proxied: \(reason).")
-            case .unusable(let reason): throw .providerUnavailable(provider.name, reason: reason)
+            case .unusable(let reason): throw .providerUnavailable(route.provider.name, reason: reason)
             }
         }
         var url = made.url
-        if provider.kind == .mcp, path == "/", let server = provider.mcpServer {
+        if route.provider.kind == .mcp, path == "/", let server = route.provider.mcpServer {
             // A remote MCP server is one endpoint (MCP streamable HTTP): `/proxy/` calls the server URL itself, which
             // has no trailing `/`; deeper paths join it as for any API base.
             let query = request.head.query.flatMap { $0.isEmpty ? nil : $0 }
@@ -165,12 +181,12 @@ struct ProxyHandler: Sendable {
         // RFC 9110 §15.4: a redirect is the provider's answer to the caller, so the client follows none.
         return HTTPClientRequest(
             method: request.method.rawValue, url: url, headers: made.headers, body: body.outbound,
-            addressPolicy: AddressPolicy(allowedHosts: provider.apiAllowPrivate ? [base.host] : []))
+            addressPolicy: route.addressPolicy)
     }
 
     /// Sends `request`; an idempotent call with a kept body is tried once more when the connection could not be made.
     private func send(
-        _ request: HTTPClientRequest, provider: ProviderConfiguration, host: String, body: ProxyBody
+        _ request: HTTPClientRequest, provider: String, body: ProxyBody
     ) async throws(BrokerError) -> HTTPClientResponse {
         var retried = false
         while true {
@@ -182,7 +198,7 @@ struct ProxyHandler: Sendable {
                     retried = true
                     continue
                 }
-                throw Self.failure(error, provider: provider.name)
+                throw Self.failure(error, provider: provider)
             }
         }
     }
@@ -209,4 +225,40 @@ struct ProxyHandler: Sendable {
 extension HTTPClientRequest {
     /// RFC 9110 §9.2.2: whether the method may be sent twice.
     var isIdempotentMethod: Bool { ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(method) }
+}
+
+/// What a proxied call needs of its provider, worked out once for it: the configuration (with the account's settings
+/// applied), the checked API base, the credential's placement and the address rule. A class, so a call holds it by
+/// reference: the configuration is a large value, and copying it on every call was about 1 % of a call's instructions.
+final class ProxyRoute: Sendable {
+    let provider: ProviderConfiguration
+    let base: ProxyTarget.Base
+    let placement: ProxyCredentialPlacement
+    /// Private and special-purpose addresses refused but for the API host when the providers file allows it.
+    let addressPolicy: AddressPolicy
+
+    init(provider: ProviderConfiguration, base: ProxyTarget.Base) {
+        self.provider = provider
+        self.base = base
+        placement = ProxyCredentialPlacement(provider: provider)
+        addressPolicy = AddressPolicy(allowedHosts: provider.apiAllowPrivate ? [base.host] : [])
+    }
+}
+
+/// The routes of providers whose calls need nothing of the account, by provider name: one per configured provider at
+/// most, made from the handler's registry, which does not change under it.
+final class ProxyRoutes: Sendable {
+    private let table = Mutex<[String: ProxyRoute]>([:])
+
+    init() {}
+
+    func kept(_ provider: String) -> ProxyRoute? { table.withLock { $0[provider] } }
+
+    func keep(_ route: ProxyRoute, for provider: String) {
+        table.withLock { table in
+            // The registry's providers bound it; a bound all the same, should that change.
+            if table.count >= 1024 { table.removeAll() }
+            table[provider] = route
+        }
+    }
 }
