@@ -40,14 +40,18 @@ public enum ProxyHeaders {
     /// The caller's fields to send on to the provider, in order: without credentials, `Host`, hop-by-hop and framing
     /// fields (and every field `Connection` names), the broker's `Broker-*` fields, and malformed fields.
     public static func request(_ fields: [Field]) -> [Field] {
-        let named = connectionOptions(fields)
-        return fields.filter { field in
+        // One pass, as for the provider's fields: no set of `Connection` options, no closure per field.
+        let named = namedOptions(fields, beyond: requestDroppedBytes)
+        var kept: [Field] = []
+        kept.reserveCapacity(fields.count)
+        for field in fields {
             // A well-formed name is ASCII, so comparing its bytes without case is what lowercasing it would be.
-            guard isWellFormed(field) else { return false }
-            return !isListed(field.name, hopByHopBytes) && !isListed(field.name, requestDroppedBytes)
-                && (named.isEmpty || !named.contains(where: { equalsIgnoringCase(field.name, $0) }))
-                && !startsIgnoringCase(field.name, with: brokerPrefixBytes)
+            guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, requestDroppedBytes),
+                named.isEmpty || !isListed(field.name, named), !startsIgnoringCase(field.name, with: brokerPrefixBytes)
+            else { continue }
+            kept.append(field)
         }
+        return kept
     }
 
     /// The provider's fields to return to the caller, in order: without cookies, authentication fields for the broker,
@@ -62,7 +66,7 @@ public enum ProxyHeaders {
     /// Secrets shorter than 4 bytes are not looked for: they would match ordinary values, and no provider issues them.
     public static func response(_ fields: [Field], secrets: [String] = []) -> [Field] {
         // One pass per field with no set, closure or copy of a secret per call: this runs on every proxied answer.
-        let named = namedOptions(fields)
+        let named = namedOptions(fields, beyond: responseDroppedBytes)
         var kept: [Field] = []
         kept.reserveCapacity(fields.count)
         for field in fields {
@@ -83,16 +87,17 @@ public enum ProxyHeaders {
     /// The name the provider's `X-Request-Id` comes back under.
     public static let providerRequestID = "Provider-Request-Id"
 
-    /// The lowercase options of every `Connection` field that name a field the lists above would not drop anyway
-    /// (`keep-alive` names the hop-by-hop `Keep-Alive`): usually none, and then nothing is allocated.
-    private static func namedOptions(_ fields: [Field]) -> [[UInt8]] {
+    /// The lowercase options of every `Connection` field (RFC 9110 §7.6.1) that name a field neither the hop-by-hop
+    /// list nor `dropped` would drop anyway (`keep-alive` names the hop-by-hop `Keep-Alive`): usually none, and then
+    /// nothing is allocated.
+    private static func namedOptions(_ fields: [Field], beyond dropped: [[UInt8]]) -> [[UInt8]] {
         var named: [[UInt8]] = []
         for field in fields where isListed(field.name, connectionList) {
             for element in field.value.utf8.split(separator: 0x2C) {
                 let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
                 guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
                 let option = trimmed.map(lowercased)
-                guard !hopByHopBytes.contains(option), !responseDroppedBytes.contains(option) else { continue }
+                guard !hopByHopBytes.contains(option), !dropped.contains(option) else { continue }
                 named.append(option)
             }
         }
@@ -154,30 +159,9 @@ public enum ProxyHeaders {
     /// An ASCII capital letter as its small letter; any other byte as it is.
     private static func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 
-    /// Whether `needle` occurs in the UTF-8 of `text`, byte for byte. (Foundation's `contains` compares through
-    /// NSString, which made this check a third of a proxied call's instructions; the C library's `memchr` and
-    /// `memcmp` scan many bytes a step, and this runs for every field of every answer.)
-    static func contains(_ text: String, bytes needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty else { return true }
-        var text = text
-        return text.withUTF8 { hay in
-            guard needle.count <= hay.count, let base = hay.baseAddress.map(UnsafeRawPointer.init) else { return false }
-            return needle.withUnsafeBytes { needle in
-                guard let wanted = needle.baseAddress else { return true }
-                // `memchr` finds each place the first byte occurs, `memcmp` checks the rest there.
-                let last = hay.count - needle.count
-                var offset = 0
-                while offset <= last, let found = memchr(base + offset, Int32(needle[0]), last - offset + 1) {
-                    let at = UnsafeRawPointer(found) - base
-                    if memcmp(base + at, wanted, needle.count) == 0 { return true }
-                    offset = at + 1
-                }
-                return false
-            }
-        }
-    }
-
     /// Whether `secret`'s UTF-8 occurs in the UTF-8 of `text`, byte for byte, without copying the secret's bytes out.
+    /// (Foundation's `contains` compares through NSString, which made this check a third of a proxied call's
+    /// instructions; the C library's `memchr` finds each place the first byte occurs, `memcmp` checks the rest there.)
     static func contains(_ text: String, secret: String) -> Bool {
         var secret = secret
         return secret.withUTF8 { needle in
@@ -197,20 +181,6 @@ public enum ProxyHeaders {
                 return false
             }
         }
-    }
-
-    /// The lowercase field names listed by every `Connection` field (RFC 9110 §7.6.1: `Connection = #connection-option`),
-    /// each a token; list elements are separated by commas with optional whitespace (RFC 9110 §5.6.1).
-    static func connectionOptions(_ fields: [Field]) -> Set<String> {
-        var names: Set<String> = []
-        for field in fields where isListed(field.name, connectionList) {
-            for element in field.value.utf8.split(separator: 0x2C) {
-                let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
-                guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
-                names.insert(String(decoding: trimmed, as: UTF8.self).lowercased())
-            }
-        }
-        return names
     }
 
     /// Whether `field` has an RFC 9110 §5.1 token as its name and a §5.5 field-value: visible bytes, spaces, tabs and

@@ -55,21 +55,28 @@ public struct HTTPClientRequest: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         func field(_ name: String, _ value: String) {
-            out.append(contentsOf: name.utf8)
-            out.append(contentsOf: [0x3A, 0x20])
-            out.append(contentsOf: value.utf8)
-            out.append(contentsOf: [0x0D, 0x0A])
+            Self.append(name, to: &out)
+            out.append(0x3A)
+            out.append(0x20)
+            Self.append(value, to: &out)
+            out.append(0x0D)
+            out.append(0x0A)
         }
-        out.append(contentsOf: method.utf8)
+        Self.append(method, to: &out)
         out.append(0x20)
-        out.append(contentsOf: url.target.utf8)
-        out.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        Self.append(url.target, to: &out)
+        Self.append(" HTTP/1.1\r\n", to: &out)
         field("Host", url.hostField)
         for (name, value) in headers {
-            guard !name.isEmpty, name.utf8.allSatisfy(HTTPParser.isTokenByte),
-                value.utf8.allSatisfy({ HTTPParser.isFieldValueByte($0) })
-            else { return nil }
-            guard !Self.clientOwned.contains(where: { HTTPHeaders.equalsIgnoringCase(name, $0) }) else { continue }
+            // Each field's bytes checked in place, then compared with the client's own names without case.
+            var name = name
+            var value = value
+            let owned: Bool? = name.withUTF8 { name in
+                guard !name.isEmpty, name.allSatisfy(HTTPParser.isTokenByte) else { return nil }
+                return Self.clientOwnedBytes.contains { Self.equalsIgnoringCase(name, $0) }
+            }
+            guard let owned, value.withUTF8({ $0.allSatisfy(HTTPParser.isFieldValueByte) }) else { return nil }
+            guard !owned else { continue }
             field(name, value)
         }
         for (name, value) in defaults where !headers.contains(where: { HTTPHeaders.equalsIgnoringCase($0.name, name) }) {
@@ -87,9 +94,29 @@ public struct HTTPClientRequest: Sendable {
         case .stream(nil, _):
             field("Transfer-Encoding", "chunked")
         }
-        out.append(contentsOf: [0x0D, 0x0A])
+        out.append(0x0D)
+        out.append(0x0A)
         return out
     }
+
+    /// Appends `text`'s UTF-8 as one copy of its contiguous bytes (not byte by byte through `String.UTF8View`).
+    private static func append(_ text: String, to out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { out.append(contentsOf: $0) }
+    }
+
+    /// Whether `name` is `lowercase` (lowercase ASCII) but for ASCII case.
+    private static func equalsIgnoringCase(_ name: UnsafeBufferPointer<UInt8>, _ lowercase: [UInt8]) -> Bool {
+        guard name.count == lowercase.count else { return false }
+        for i in 0..<name.count {
+            let byte = name[i]
+            guard (byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) == lowercase[i] else { return false }
+        }
+        return true
+    }
+
+    /// ``clientOwned`` as bytes, compared in place with each field's name.
+    private static let clientOwnedBytes = clientOwned.map { Array($0.utf8) }
 
     /// The fields the client writes itself (the host, the framing, the connection's own and the coding), dropped from
     /// the request's.

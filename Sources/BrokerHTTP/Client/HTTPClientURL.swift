@@ -11,9 +11,10 @@ public struct HTTPClientURL: Sendable, Hashable {
 
     /// The Host field value (RFC 9110 §7.2): the authority as sent, the port only when it is not the default.
     public var hostField: String {
-        let name = host.contains(":") ? "[\(host)]" : host
+        // Concatenated, not interpolated: this runs for every outbound request.
+        let name = host.utf8.contains(0x3A) ? "[" + host + "]" : host
         let isDefault = (scheme == "http" && port == 80) || (scheme == "https" && port == 443)
-        return isDefault ? name : "\(name):\(port)"
+        return isDefault ? name : name + ":" + String(port)
     }
 
     /// Parses `string`; nil when it is not an absolute http(s) URL without userinfo whose target holds only URI bytes.
