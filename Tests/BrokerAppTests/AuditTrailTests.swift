@@ -389,6 +389,27 @@ import Glibc
         }
     }
 
+    /// Numbers are written in place with the same digits as the strings they were written from before: integers as
+    /// `String(_:)` spells them, fixed-point values as `LogValue.fixed` rounds and pads them.
+    @Test func numbersInBytesAreTheirStrings() {
+        for value in [0, 7, -7, 10, 99, 100, 1_234_567, Int.max, Int.min] {
+            var bytes = ByteWriter(capacity: 16)
+            LogValue.int(value).appendJSON(to: &bytes)
+            #expect(String(decoding: bytes.bytes, as: UTF8.self) == String(value))
+        }
+        for (value, decimals) in [
+            (0.0, 1), (21.94, 1), (21.96, 1), (0.04, 1), (0.05, 1), (-0.05, 1), (-3.25, 2), (1.0005, 3), (12.0, 0),
+            (1e12, 1), (999.99, 1), (3.14159, 4), (-1e15, 2), (0.001, 2),
+        ] {
+            var bytes = ByteWriter(capacity: 16)
+            LogValue.double(value, decimals: decimals).appendJSON(to: &bytes)
+            #expect(String(decoding: bytes.bytes, as: UTF8.self) == LogValue.fixed(value, decimals), "\(value) \(decimals)")
+            var text = ByteWriter(capacity: 16)
+            LogValue.double(value, decimals: decimals).appendText(to: &text)
+            #expect(text.bytes == bytes.bytes)
+        }
+    }
+
     /// The audit line in the text log is quoted by the same rule as every other log value.
     @Test func textLogValuesAreQuotedByTheSameRuleInBytes() {
         for value in ["plain", "", "a b", "a=b", "say \"hi\"", "line\nbreak", "cr\rhere", "ls\u{2028}here", "caf\u{e9}"] {

@@ -98,8 +98,8 @@ public enum LogValue: Sendable {
     func appendJSON(to line: inout ByteWriter) {
         switch self {
         case .string(let s): JSONString.appendQuoted(s, to: &line)
-        case .int(let i): line.append(string: String(i))
-        case .double(let d, let decimals): line.append(string: Self.fixed(d, decimals))
+        case .int(let i): line.append(decimal: i)
+        case .double(let d, let decimals): Self.appendFixed(d, decimals, to: &line)
         case .bool(let b): line.append(b ? "true" : "false")
         }
     }
@@ -141,6 +141,28 @@ public enum LogValue: Sendable {
         case quote
         /// Non-ASCII: quoted only when a character is a newline.
         case askCharacters
+    }
+
+    /// ``fixed(_:_:)``'s bytes written in place, with no string made (every audit line has a `duration_ms`).
+    static func appendFixed(_ value: Double, _ decimals: Int, to line: inout ByteWriter) {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        // The same arithmetic as `fixed`; outside what an Int holds, or with many decimals, its string is written.
+        guard decimals <= 18, value.isFinite, abs(value * scale) < 9e18 else { return line.append(string: fixed(value, decimals)) }
+        let scaled = Int((value * scale).rounded())
+        let whole = scaled / Int(scale)
+        let frac = abs(scaled % Int(scale))
+        line.append(decimal: whole)
+        guard decimals > 0 else { return }
+        line.append(0x2E)
+        var digits = 1
+        var rest = frac / 10
+        while rest > 0 {
+            digits += 1
+            rest /= 10
+        }
+        for _ in digits..<max(decimals, digits) { line.append(0x30) }
+        line.append(decimal: frac)
     }
 
     static func fixed(_ value: Double, _ decimals: Int) -> String {

@@ -46,8 +46,12 @@ public enum ProxyHeaders {
         kept.reserveCapacity(fields.count)
         for field in fields {
             // A well-formed name is ASCII, so comparing its bytes without case is what lowercasing it would be.
-            guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, requestDroppedBytes),
-                named.isEmpty || !isListed(field.name, named), !startsIgnoringCase(field.name, with: brokerPrefixBytes)
+            guard isWellFormed(field) else { continue }
+            switch listing(of: field.name) {
+            case .hopByHop, .requestDropped: continue
+            case .responseDropped, .date, .requestID, nil: break
+            }
+            guard named.isEmpty || !isListed(field.name, named), !startsIgnoringCase(field.name, with: brokerPrefixBytes)
             else { continue }
             kept.append(field)
         }
@@ -70,16 +74,20 @@ public enum ProxyHeaders {
         var kept: [Field] = []
         kept.reserveCapacity(fields.count)
         for field in fields {
-            guard isWellFormed(field), !isListed(field.name, hopByHopBytes), !isListed(field.name, responseDroppedBytes),
-                !isListed(field.name, dateList), named.isEmpty || !isListed(field.name, named)
-            else { continue }
+            guard isWellFormed(field) else { continue }
+            let listed = listing(of: field.name)
+            switch listed {
+            case .hopByHop, .responseDropped, .date: continue
+            case .requestDropped, .requestID, nil: break
+            }
+            guard named.isEmpty || !isListed(field.name, named) else { continue }
             var echoed = false
             for secret in secrets where secret.utf8.count >= 4 && contains(field.value, secret: secret) {
                 echoed = true
                 break
             }
             guard !echoed else { continue }
-            kept.append(isListed(field.name, requestIDList) ? (providerRequestID, field.value) : field)
+            kept.append(listed == .requestID ? (providerRequestID, field.value) : field)
         }
         return kept
     }
@@ -93,15 +101,32 @@ public enum ProxyHeaders {
     private static func namedOptions(_ fields: [Field], beyond dropped: [[UInt8]]) -> [[UInt8]] {
         var named: [[UInt8]] = []
         for field in fields where isListed(field.name, connectionList) {
-            for element in field.value.utf8.split(separator: 0x2C) {
-                let trimmed = element.drop(while: isWhitespace).reversed().drop(while: isWhitespace).reversed()
-                guard !trimmed.isEmpty, trimmed.allSatisfy(isTokenByte) else { continue }
-                let option = trimmed.map(lowercased)
-                guard !hopByHopBytes.contains(option), !dropped.contains(option) else { continue }
-                named.append(option)
+            // `#connection-option`: elements between commas, optional whitespace around each, empty ones ignored
+            // (RFC 9110 §5.6.1); each read in place, and copied (lowercased) only when it names a field to drop.
+            var value = field.value
+            value.withUTF8 { bytes in
+                var start = 0
+                while start < bytes.count {
+                    var end = start
+                    while end < bytes.count, bytes[end] != 0x2C { end += 1 }
+                    var first = start
+                    var last = end
+                    while first < last, isWhitespace(bytes[first]) { first += 1 }
+                    while last > first, isWhitespace(bytes[last - 1]) { last -= 1 }
+                    let option = UnsafeBufferPointer(rebasing: bytes[first..<last])
+                    if isToken(option), !isListed(option, hopByHopBytes), !isListed(option, dropped) {
+                        named.append(option.map(lowercased))
+                    }
+                    start = end + 1
+                }
             }
         }
         return named
+    }
+
+    /// Whether `bytes` are one of `list` (lowercase ASCII) but for ASCII case.
+    private static func isListed(_ bytes: UnsafeBufferPointer<UInt8>, _ list: [[UInt8]]) -> Bool {
+        list.contains { $0.count == bytes.count && startsIgnoringCase(bytes, with: $0) }
     }
 
     /// The lists above as bytes, for comparing names without lowercasing each (a third of the header filters' cost).
@@ -111,9 +136,29 @@ public enum ProxyHeaders {
     private static let brokerPrefixBytes = Array(brokerPrefix.utf8)
     /// `Connection` as a list of one, made once: a list literal at the call would be an array allocated per field.
     private static let connectionList = [Array("connection".utf8)]
-    /// `Date` and `X-Request-Id`, the provider's fields the broker writes its own of, each as a list of one.
-    private static let dateList = [Array("date".utf8)]
-    private static let requestIDList = [Array("x-request-id".utf8)]
+
+    /// The list a field name is on, for the filters: which of them drops it, or renames it.
+    enum Listing {
+        case hopByHop, requestDropped, responseDropped
+        /// `Date` and `X-Request-Id`: the broker writes its own of each on its answers.
+        case date, requestID
+    }
+
+    /// Every listed name (lowercase) with its list: one look-up per field instead of one per list.
+    private static let listings: [(name: [UInt8], listing: Listing)] =
+        hopByHopBytes.map { ($0, .hopByHop) } + requestDroppedBytes.map { ($0, .requestDropped) }
+        + responseDroppedBytes.map { ($0, .responseDropped) } + [(Array("date".utf8), .date), (Array("x-request-id".utf8), .requestID)]
+
+    /// The list `name` is on but for ASCII case, or nil; its bytes are compared in place.
+    static func listing(of name: String) -> Listing? {
+        var name = name
+        return name.withUTF8 { bytes in
+            for entry in listings where entry.name.count == bytes.count && startsIgnoringCase(bytes, with: entry.name) {
+                return entry.listing
+            }
+            return nil
+        }
+    }
 
     /// Whether `name` is one of `list` (lowercase ASCII) but for ASCII case.
     static func isListed(_ name: String, _ list: [[UInt8]]) -> Bool {

@@ -93,6 +93,34 @@ public struct ByteWriter: ~Copyable {
         bytes.withUnsafeBufferPointer { append($0) }
     }
 
+    /// Appends `value` in decimal, as `String(value)` spells it (a `-` before a negative one), with no string made.
+    @inlinable
+    public mutating func append(decimal value: Int) {
+        // 20 bytes hold Int.min's digits and its sign.
+        write(atMost: 20) { p in
+            var magnitude = value.magnitude
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            return withUnsafeMutableBytes(of: &digits) { scratch in
+                var end = 24
+                repeat {
+                    end &-= 1
+                    scratch[end] = 0x30 &+ UInt8(truncatingIfNeeded: magnitude % 10)
+                    magnitude /= 10
+                } while magnitude > 0
+                var n = 0
+                if value < 0 {
+                    p[0] = 0x2D
+                    n = 1
+                }
+                for i in end..<24 {
+                    p[n] = scratch[i]
+                    n &+= 1
+                }
+                return n
+            }
+        }
+    }
+
     /// Lets `body` write at most `maximum` bytes in place at the end; `body` returns how many it wrote.
     @inlinable
     public mutating func write(atMost maximum: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
