@@ -39,11 +39,12 @@ public enum ProxyHeaders {
 
     /// The caller's fields to send on to the provider, in order: without credentials, `Host`, hop-by-hop and framing
     /// fields (and every field `Connection` names), the broker's `Broker-*` fields, and malformed fields.
-    public static func request(_ fields: [Field]) -> [Field] {
-        // One pass, as for the provider's fields: no set of `Connection` options, no closure per field.
+    /// `own` (the fields the broker writes itself) follow them, and replace a caller's field of the same name.
+    public static func request(_ fields: [Field], replacedBy own: [Field] = []) -> [Field] {
+        // One pass, as for the provider's fields: no set of `Connection` options, no closure per field, one array.
         let named = namedOptions(fields, beyond: requestDroppedBytes)
         var kept: [Field] = []
-        kept.reserveCapacity(fields.count)
+        kept.reserveCapacity(fields.count + own.count)
         for field in fields {
             // A well-formed name is ASCII, so comparing its bytes without case is what lowercasing it would be.
             guard isWellFormed(field) else { continue }
@@ -51,10 +52,12 @@ public enum ProxyHeaders {
             case .hopByHop, .requestDropped: continue
             case .responseDropped, .date, .requestID, nil: break
             }
-            guard named.isEmpty || !isListed(field.name, named), !startsIgnoringCase(field.name, with: brokerPrefixBytes)
+            guard named.isEmpty || !isListed(field.name, named), !startsIgnoringCase(field.name, with: brokerPrefixBytes),
+                !own.contains(where: { equalsIgnoringCase($0.name, field.name) })
             else { continue }
             kept.append(field)
         }
+        kept.append(contentsOf: own)
         return kept
     }
 

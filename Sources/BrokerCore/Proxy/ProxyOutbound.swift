@@ -122,11 +122,8 @@ public enum ProxyOutbound {
             }
         }
         // A caller's field the broker writes itself is dropped (names compared without case, with no set or
-        // lowercased copy per call: `own` holds one to three fields).
-        let kept = ProxyHeaders.request(callerHeaders).filter { field in
-            !own.contains { ProxyHeaders.equalsIgnoringCase($0.name, field.name) }
-        }
-        return Request(url: url, headers: kept + own)
+        // lowercased copy per call: `own` holds one to three fields), in the filter's one pass and array.
+        return Request(url: url, headers: ProxyHeaders.request(callerHeaders, replacedBy: own))
     }
 
     /// The query parameters `token` adds: the access token under its name, or TMDB's session and v3 key.

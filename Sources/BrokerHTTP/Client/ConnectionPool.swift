@@ -79,6 +79,15 @@ final class ConnectionPool: Sendable {
     /// An idle connection on `worker` (the caller's, when it runs on one) is taken before other idle ones: its answer
     /// is then read on the thread that waits for it.
     func acquire(deadline: UInt64, preferring worker: HTTPWorker? = nil) async -> Grant {
+        // The usual case, an idle connection or a free place, is granted at once: no cancellation handler, no
+        // continuation and no suspension of the task (they were about a tenth of a proxied call's instructions).
+        if let grant = state.withLock({ s -> Grant? in
+            guard let grant = Self.take(&s, preferring: worker, cap: cap) else { return nil }
+            s.reserved = max(0, s.reserved - 1)
+            return grant
+        }) {
+            return grant
+        }
         let id = state.withLock { s -> Int in
             s.nextWaiter += 1
             return s.nextWaiter
@@ -87,14 +96,7 @@ final class ConnectionPool: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Grant, Never>) in
                 let grant = state.withLock { s -> Grant? in
                     s.reserved = max(0, s.reserved - 1)
-                    if let worker, let i = s.idle.lastIndex(where: { $0.connection.worker === worker }) {
-                        return .reuse(s.idle.remove(at: i).connection)
-                    }
-                    if let last = s.idle.popLast() { return .reuse(last.connection) }
-                    if s.open < self.cap {
-                        s.open += 1
-                        return .open
-                    }
+                    if let grant = Self.take(&s, preferring: worker, cap: self.cap) { return grant }
                     s.waiters.append(Waiter(id: id, continuation: continuation))
                     return nil
                 }
@@ -111,6 +113,20 @@ final class ConnectionPool: Sendable {
     }
 
     private static let timers = DispatchQueue(label: "token-broker.http.pool-timers")
+
+    /// An idle connection (on `worker` first, else the most recently used) or a place under `cap`; nil when the
+    /// caller must wait. Under the pool's lock.
+    private static func take(_ s: inout State, preferring worker: HTTPWorker?, cap: Int) -> Grant? {
+        if let worker, let i = s.idle.lastIndex(where: { $0.connection.worker === worker }) {
+            return .reuse(s.idle.remove(at: i).connection)
+        }
+        if let last = s.idle.popLast() { return .reuse(last.connection) }
+        if s.open < cap {
+            s.open += 1
+            return .open
+        }
+        return nil
+    }
 
     private func abandon(_ id: Int, with error: HTTPClientError) {
         let waiter = state.withLock { s -> Waiter? in
