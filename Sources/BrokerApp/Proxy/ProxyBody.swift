@@ -44,7 +44,8 @@ struct ProxyBody: Sendable {
         return ProxyBody(kept: nil, outbound: .stream(length: announced, source), sent: sent)
     }
 
-    private static func kept(_ bytes: [UInt8]) -> ProxyBody {
+    /// A body read whole, kept to be sent (and sent again) as it is.
+    static func kept(_ bytes: [UInt8]) -> ProxyBody {
         let sent = ByteCount()
         sent.add(bytes.count)
         return ProxyBody(kept: bytes, outbound: .bytes(bytes), sent: sent)

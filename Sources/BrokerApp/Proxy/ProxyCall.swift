@@ -27,8 +27,15 @@ struct ProxyCall: Sendable {
         let endUser: String?
     }
 
-    /// The path under the API base, without the query: what the audit trail names.
-    var path: String { String(request.path.dropFirst(ProxyHandler.prefix.count - 1)) }
+    /// The path under the API base (from its `/`), without the query: what is called and what the audit trail names.
+    let path: String
+
+    init(request: Request, caller: String, started: ContinuousClock.Instant) {
+        self.request = request
+        self.caller = caller
+        self.started = started
+        path = ProxyHandler.path(of: request)
+    }
 }
 
 extension ProxyHandler {

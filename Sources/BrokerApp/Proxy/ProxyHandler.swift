@@ -29,6 +29,12 @@ struct ProxyHandler: Sendable {
 
     /// The route prefix; what follows it (from its `/`) is the path under the API base.
     static let prefix = "/proxy/"
+    /// The path under the API base of a request the router gave this handler (its path starts with ``prefix``),
+    /// from the `/` that ends the prefix. Bytes, not characters, are dropped: a request's path is ASCII.
+    static func path(of request: Request) -> String {
+        String(Substring(request.path.utf8.dropFirst(prefix.utf8.count - 1)))
+    }
+
     /// The largest body kept whole, so that a call refused with `401` can be sent again after a refresh.
     static let keptBodyLimit = 1 << 20
 
@@ -48,7 +54,10 @@ struct ProxyHandler: Sendable {
             call.read = ProxyCall.ReadAccount(id: account.id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
             let route = try route(for: account)
             call.host = route.base.host
-            let body = try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)
+            // A body already read whole (none, for most calls) is kept without an asynchronous call.
+            let body =
+                request.bodyStream == nil
+                ? ProxyBody.kept(request.body) : try await ProxyBody.read(request, keepingUpTo: Self.keptBodyLimit)
             return try await forward(&call, account: account, route: route, body: body)
         } catch {
             var response = finish(call, failing: error)
@@ -117,7 +126,7 @@ struct ProxyHandler: Sendable {
         // The route's configuration is read in place, never copied out (it is large).
         while true {
             let credential = ProxyCredential(account: account, provider: route.provider)
-            let outbound = try Self.outbound(call.request, route: route, credential: credential, body: body)
+            let outbound = try Self.outbound(call.request, path: call.path, route: route, credential: credential, body: body)
             let sent = ContinuousClock.now
             let answer = try await send(outbound, provider: route.provider.name, body: body)
             call.upstreamSeconds = Self.seconds(since: sent)
@@ -155,11 +164,10 @@ struct ProxyHandler: Sendable {
 
     /// The outbound request: URL, filtered fields with the credential placed, and the body.
     private static func outbound(
-        _ request: Request, route: ProxyRoute, credential: ProxyCredential, body: ProxyBody
+        _ request: Request, path: String, route: ProxyRoute, credential: ProxyCredential, body: ProxyBody
     ) throws(BrokerError) -> HTTPClientRequest {
         let base = route.base
         let made: ProxyOutbound.Request
-        let path = String(request.path.dropFirst(prefix.count - 1))
         do throws(ProxyOutbound.Failure) {
             made = try ProxyOutbound.make(
                 method: request.method.rawValue, base: base, path: path,

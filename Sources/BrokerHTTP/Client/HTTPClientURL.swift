@@ -23,8 +23,13 @@ public struct HTTPClientURL: Sendable, Hashable {
         guard let schemeEnd = bytes.firstIndex(of: UInt8(ascii: ":")),
             bytes.count > schemeEnd + 2, bytes[schemeEnd + 1] == 0x2F, bytes[schemeEnd + 2] == 0x2F
         else { return nil }
-        let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
-        guard scheme == "http" || scheme == "https" else { return nil }
+        // The scheme compared without case (RFC 3986 §3.1) and kept as its literal: no string made and lowercased.
+        let scheme: String
+        switch bytes[..<schemeEnd].map({ $0 | 0x20 }) {
+        case Array("http".utf8): scheme = "http"
+        case Array("https".utf8): scheme = "https"
+        default: return nil
+        }
         var i = schemeEnd + 3
         let authorityStart = i
         while i < bytes.count, bytes[i] != 0x2F, bytes[i] != 0x3F, bytes[i] != 0x23 { i += 1 }
@@ -44,15 +49,19 @@ public struct HTTPClientURL: Sendable, Hashable {
             guard host.utf8.allSatisfy({ HTTPParser.isHexDigitOrColonOrDot($0) }), host.contains(":") else { return nil }
         } else {
             let colon = authority.firstIndex(of: 0x3A)
-            host = String(decoding: authority[..<(colon ?? authority.endIndex)], as: UTF8.self).lowercased()
+            let name = authority[..<(colon ?? authority.endIndex)]
+            host = String(decoding: name, as: UTF8.self)
+            // Lowercased only when it has a capital: most hosts are written in lowercase already.
+            if name.contains(where: { $0 &- 0x41 < 26 }) { host = host.lowercased() }
             if let colon { portText = authority[(colon + 1)...] }
             guard !host.isEmpty, host.utf8.allSatisfy({ HTTPParser.isRegNameByte($0) && $0 != 0x25 }) else { return nil }
         }
         var port = scheme == "https" ? 443 : 80
         if !portText.isEmpty {
-            guard portText.count <= 5, portText.allSatisfy({ $0 &- 0x30 < 10 }),
-                let value = Int(String(decoding: portText, as: UTF8.self)), value > 0, value < 65536
-            else { return nil }
+            guard portText.count <= 5, portText.allSatisfy({ $0 &- 0x30 < 10 }) else { return nil }
+            // At most five digits: read in place, never past an Int.
+            let value = portText.reduce(0) { $0 * 10 + Int($1 &- 0x30) }
+            guard value > 0, value < 65536 else { return nil }
             port = value
         }
         var end = i

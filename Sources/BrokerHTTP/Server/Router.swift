@@ -135,7 +135,10 @@ public struct Router: Sendable {
 
     /// The index of the first prefix route that takes `path`.
     private func prefixRoute(_ path: String) -> Int? {
-        for entry in prefixes where path.count > entry.prefix.count && path.hasPrefix(entry.prefix) {
+        // UTF-8 lengths, not character counts (a walk over the whole path per prefix): a request's path is visible
+        // ASCII (the parser refuses other bytes in a target), where the two are the same.
+        let length = path.utf8.count
+        for entry in prefixes where length > entry.prefix.utf8.count && path.hasPrefix(entry.prefix) {
             return entry.route
         }
         return nil
