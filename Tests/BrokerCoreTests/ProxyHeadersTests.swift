@@ -64,6 +64,26 @@ struct ProxyHeadersTests {
         #expect(Self.names(ProxyHeaders.response([("Connection", "X-Request-Id"), ("X-Request-Id", "1")])).isEmpty)
     }
 
+    /// Values are checked eight bytes a step: a refused byte is found wherever it stands in a long value, and tabs and
+    /// obs-text inside one are kept.
+    @Test func aRefusedByteIsFoundAtAnyPlaceInALongValue() {
+        for length in 1...40 {
+            for place in 0..<length {
+                for refused: UInt8 in [0x00, 0x0A, 0x0D, 0x1F, 0x7F] {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[place] = refused
+                    #expect(!ProxyHeaders.isFieldValue(String(decoding: bytes, as: UTF8.self)), "\(length) \(place) \(refused)")
+                }
+                if place > 0, place < length - 1 {
+                    var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    bytes[place] = 0x09
+                    #expect(ProxyHeaders.isFieldValue(String(decoding: bytes, as: UTF8.self)))
+                }
+            }
+        }
+        #expect(ProxyHeaders.isFieldValue("caf\u{e9} na\u{ef}ve r\u{e9}sum\u{e9}, \u{2603} \u{1F600} and more text"))
+    }
+
     @Test func aResponseFieldEchoingThePlacedCredentialIsNotReturned() {
         let provider: [Field] = [
             ("Location", "https://api.example.com/next?access_token=tok-123456"), ("X-Echo", "key=app-key-9"),

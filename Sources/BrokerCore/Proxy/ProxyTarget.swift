@@ -93,15 +93,26 @@ public enum ProxyTarget {
         guard raw.first == 0x2F else { throw .refused(reason: "the path must start with /") }
         guard raw.count < 2 || raw[1] != 0x2F else { throw .refused(reason: "the path must not start with //") }
         if let reason = pathRefusal(raw, allowEmpty: false) { throw .refused(reason: reason) }
-        var out = base.origin + base.prefix + path
-        if let query, !query.isEmpty {
-            if let reason = queryRefusal(Array(query.utf8)) { throw .refused(reason: reason) }
-            out += "?" + query
+        let hasQuery = query.map { !$0.isEmpty } ?? false
+        if hasQuery, let query, let reason = queryRefusal(Array(query.utf8)) { throw .refused(reason: reason) }
+        // Joined in one allocation of the final size.
+        var out = ""
+        out.reserveCapacity(
+            base.origin.utf8.count + base.prefix.utf8.count + path.utf8.count + (hasQuery ? 1 + (query?.utf8.count ?? 0) : 0))
+        out += base.origin
+        out += base.prefix
+        out += path
+        if hasQuery, let query {
+            out += "?"
+            out += query
         }
-        // Belt and braces: whatever was joined, the host read back from the result is the base's, byte for byte.
-        let rest = Array(out.utf8).dropFirst(base.origin.hasPrefix("http://") ? 7 : 8)
-        let authorityEnd = rest.firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? rest.endIndex
-        guard Base.host(of: Array(rest[..<authorityEnd])) == base.host else {
+        // Belt and braces: whatever was joined, the host read back from the result is the base's, byte for byte
+        // (only the authority's bytes are copied out to be read).
+        let utf8 = out.utf8
+        let schemeLength = base.origin.utf8.starts(with: "http://".utf8) ? 7 : 8
+        let start = utf8.index(utf8.startIndex, offsetBy: schemeLength, limitedBy: utf8.endIndex) ?? utf8.endIndex
+        let authorityEnd = utf8[start...].firstIndex(where: { $0 == 0x2F || $0 == 0x3F || $0 == 0x23 }) ?? utf8.endIndex
+        guard Base.host(of: Array(utf8[start..<authorityEnd])) == base.host else {
             throw .refused(reason: "the URL would leave the API's host")
         }
         return out
