@@ -53,6 +53,20 @@ public final class HTTPClient: Sendable {
         let host: String
         let port: Int
         let policy: AddressPolicy?
+
+        /// The origin and how many hosts the policy allows, not the hosts themselves: a `Set` hashes each element
+        /// with a hasher of its own, and every outbound call looks its pool up. Equal keys still hash alike, and
+        /// `==` compares every part, the policy's hosts included.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(scheme)
+            hasher.combine(host)
+            hasher.combine(port)
+            hasher.combine(policy.map { $0.allowedHosts.count } ?? -1)
+        }
+
+        static func == (a: PoolKey, b: PoolKey) -> Bool {
+            a.port == b.port && a.host == b.host && a.scheme == b.scheme && a.policy == b.policy
+        }
     }
 
     /// The configuration in force.
