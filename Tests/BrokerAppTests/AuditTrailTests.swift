@@ -370,6 +370,60 @@ import Glibc
         #expect(fileLines.first?.hasPrefix(#","event":"token_read","account":"acme:u\"1\\2","provider":"acme","#) == true)
     }
 
+    /// A proxied call recorded straight from its fields (as `/proxy` does) writes the same audit file and log lines as
+    /// an ``AuditEvent`` of kind `proxy_call` with those details, but for the time stamp; with and without the parts a
+    /// failed call lacks, and with values either line escapes or quotes.
+    @Test func aProxyCallFromItsFieldsWritesTheSameLinesAsItsEvent() throws {
+        let root = try TemporaryDirectory.scoped(prefix: "audit-proxy")
+        var trails: [(AuditTrail, AuditLogFile, BrokerLogger, Int32)] = []
+        for name in ["event", "entry"] {
+            let fd = open(root + "/\(name).log", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            try #require(fd >= 0)
+            let logger = BrokerLogger(format: .text, writer: LogWriter(fd: fd))
+            let file = try AuditLogFile(path: root + "/\(name).jsonl")
+            trails.append((AuditTrail(logger: logger, file: file), file, logger, fd))
+        }
+        defer { for trail in trails { close(trail.3) } }
+        let entries = [
+            AuditTrail.ProxyCallEntry(
+                account: "acme:4242", provider: "acme", endUser: nil, caller: "ops", requestID: "r-1", outcome: "ok",
+                method: "GET", host: "api.example.com", path: "/v1/items", status: 200, bytesSent: 0, bytesReceived: 1234,
+                durationMS: 21.94),
+            AuditTrail.ProxyCallEntry(
+                account: "we ibo:a=b", provider: nil, endUser: "x\"y", caller: "k\u{e9}y\"=", requestID: "r 2",
+                outcome: "upstream_timeout", method: "POST", host: nil, path: "/caf\u{e9}/line\nbreak", status: nil,
+                bytesSent: 5, bytesReceived: 0, durationMS: 30_000.05),
+        ]
+        for entry in entries {
+            var event = AuditEvent(
+                kind: .proxyCall, account: entry.account, provider: entry.provider, endUser: entry.endUser,
+                caller: entry.caller, requestID: entry.requestID, outcome: entry.outcome)
+            event.details = [(.method, .string(entry.method))]
+            if let host = entry.host { event.details.append((.host, .string(host))) }
+            event.details.append((.path, .string(entry.path)))
+            if let status = entry.status { event.details.append((.status, .int(status))) }
+            event.details.append((.bytesSent, .int(entry.bytesSent)))
+            event.details.append((.bytesReceived, .int(entry.bytesReceived)))
+            event.details.append((.durationMS, .double(entry.durationMS, decimals: 1)))
+            trails[0].0.record(event)
+            trails[1].0.recordProxyCall(entry)
+        }
+        for trail in trails {
+            trail.1.close()
+            trail.2.flush()
+        }
+        func lines(_ path: String) throws -> [String] {
+            try String(contentsOfFile: root + path, encoding: .utf8).split(separator: "\n").map { line in
+                line.hasPrefix("{\"ts\":\"") ? String(line.dropFirst(32)) : String(line.drop { $0 != " " })
+            }
+        }
+        let fileLines = try lines("/event.jsonl")
+        #expect(fileLines.count == entries.count)
+        #expect(try lines("/entry.jsonl") == fileLines)
+        #expect(try lines("/entry.log") == lines("/event.log"))
+        #expect(fileLines.first?.contains(#""status":200,"bytes_sent":0,"bytes_received":1234,"duration_ms":21.9}"#) == true)
+    }
+
     /// The kept second of the time stamps gives the bytes of the general writer with milliseconds, within a second,
     /// across seconds, at the milliseconds that round up to the next second and outside the years it keeps.
     @Test func timeStampsFromTheKeptSecondAreTheGeneralWritersBytes() {

@@ -80,11 +80,36 @@ struct AuditTrail: Sendable {
         record(.opening(opening, caller: caller, scope: scope), requestID: request.id)
     }
 
-    /// What an event's lines say besides its caller and request id: the event's own fields, or a token read's kept
-    /// opening fields and the scope it used (outcome `ok`).
+    /// Records a proxied call's `proxy_call` event: the same lines as ``record(_:)`` writes for an ``AuditEvent`` of
+    /// kind `.proxyCall` with these fields and details, with no event and no details array built (and destroyed) on
+    /// every call.
+    func recordProxyCall(_ call: ProxyCallEntry) {
+        record(.proxyCall(call), requestID: call.requestID)
+    }
+
+    /// A `proxy_call` event's fields, in the order its lines write them.
+    struct ProxyCallEntry {
+        var account: String
+        var provider: String?
+        var endUser: String?
+        var caller: String
+        var requestID: String
+        var outcome: String
+        var method: String
+        var host: String?
+        var path: String
+        var status: Int?
+        var bytesSent: Int
+        var bytesReceived: Int
+        var durationMS: Double
+    }
+
+    /// What an event's lines say besides its caller and request id: the event's own fields, a token read's kept
+    /// opening fields and the scope it used (outcome `ok`), or a proxied call's fields.
     private enum Content {
         case event(AuditEvent)
         case opening(Opening, caller: CallerField, scope: String?)
+        case proxyCall(ProxyCallEntry)
     }
 
     /// Records an event with this content and request id.
@@ -149,6 +174,12 @@ struct AuditTrail: Sendable {
             if let provider = event.provider { string(.provider, provider) }
             if let endUser = event.endUser { string(.endUser, endUser) }
             string(.caller, event.caller)
+        case .proxyCall(let call):
+            string(.event, AuditEvent.Kind.proxyCall.rawValue)
+            string(.account, call.account)
+            if let provider = call.provider { string(.provider, provider) }
+            if let endUser = call.endUser { string(.endUser, endUser) }
+            string(.caller, call.caller)
         }
         string(.requestID, requestID)
         switch content {
@@ -165,6 +196,21 @@ struct AuditTrail: Sendable {
                 if text { textLine.append(field.text) }
                 Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
             }
+        case .proxyCall(let call):
+            // The details ProxyHandler gave its event, in the same order.
+            func value(_ field: AuditEvent.Field, _ value: LogValue) {
+                if json { line.append(field.json) }
+                if text { textLine.append(field.text) }
+                Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
+            }
+            string(.outcome, call.outcome)
+            string(.method, call.method)
+            if let host = call.host { string(.host, host) }
+            string(.path, call.path)
+            if let status = call.status { value(.status, .int(status)) }
+            value(.bytesSent, .int(call.bytesSent))
+            value(.bytesReceived, .int(call.bytesReceived))
+            value(.durationMS, .double(call.durationMS, decimals: 1))
         }
         line.append(0x7D)
         line.withBytes { fileLine in

@@ -91,22 +91,13 @@ extension ProxyHandler {
             metrics.callFinished(provider: provider, status: status, seconds: call.upstreamSeconds)
         }
         guard let id = call.accountID else { return }
-        // Seven details at most, reserved at once rather than grown three times.
-        var details: [(AuditEvent.Field, LogValue)] = []
-        details.reserveCapacity(7)
-        details.append((.method, .string(call.request.method.rawValue)))
-        if let host = call.host { details.append((.host, .string(host))) }
-        details.append((.path, .string(call.path)))
-        if let status { details.append((.status, .int(status))) }
-        details.append((.bytesSent, .int(call.sent?.value ?? 0)))
-        details.append((.bytesReceived, .int(received)))
-        details.append((.durationMS, .double(Self.seconds(since: call.started) * 1000, decimals: 1)))
-        var event = AuditEvent(
-            kind: .proxyCall, account: call.read?.id ?? id, provider: provider,
-            endUser: call.read?.endUser, caller: call.caller, requestID: call.request.id,
-            outcome: outcome)
-        event.details = details
-        audit.record(event)
+        // Written straight into the lines (AuditTrail.recordProxyCall), as an AuditEvent with these details would be.
+        audit.recordProxyCall(
+            AuditTrail.ProxyCallEntry(
+                account: call.read?.id ?? id, provider: provider, endUser: call.read?.endUser, caller: call.caller,
+                requestID: call.request.id, outcome: outcome, method: call.request.method.rawValue, host: call.host,
+                path: call.path, status: status, bytesSent: call.sent?.value ?? 0, bytesReceived: received,
+                durationMS: Self.seconds(since: call.started) * 1000))
     }
 }
 
