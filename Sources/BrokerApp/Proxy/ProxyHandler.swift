@@ -121,11 +121,11 @@ struct ProxyHandler: Sendable {
     private func forward(
         _ call: inout ProxyCall, account: Account, route: ProxyRoute, body: ProxyBody
     ) async throws(BrokerError) -> Response {
-        var account = account
+        // The route's configuration is read in place, never copied out (it is large), and the account is not copied
+        // either: after a refresh only the credential changes (the refresh runs once, for the account as read).
+        var credential = ProxyCredential(account: account, provider: route.provider)
         var refreshed = false
-        // The route's configuration is read in place, never copied out (it is large).
         while true {
-            let credential = ProxyCredential(account: account, provider: route.provider)
             let outbound = try Self.outbound(call.request, path: call.path, route: route, credential: credential, body: body)
             let sent = ContinuousClock.now
             let answer = try await send(outbound, provider: route.provider.name, body: body)
@@ -147,7 +147,7 @@ struct ProxyHandler: Sendable {
                 return response
             }
             answer.body.cancel()
-            account = fresh
+            credential = ProxyCredential(account: fresh, provider: route.provider)
         }
     }
 
