@@ -101,7 +101,14 @@ public struct ProxyCredential: Sendable {
 
     /// Every secret value, for ``ProxyHeaders/response(_:secrets:)`` to look for in the provider's answer.
     public var secretValues: [String] {
-        var values = [accessToken, tokenSecret, clientSecret, apiKey].compactMap { $0?.value }
+        // Appended one by one into one array (a list of optionals to compact was a second array and generic calls,
+        // on every proxied answer).
+        var values: [String] = []
+        values.reserveCapacity(4)
+        values.append(accessToken.value)
+        if let tokenSecret { values.append(tokenSecret.value) }
+        if let clientSecret { values.append(clientSecret.value) }
+        if let apiKey { values.append(apiKey.value) }
         if let entered {
             values += entered.secretValues
             // A provider echoing the Authorization field would show the encoded pair.

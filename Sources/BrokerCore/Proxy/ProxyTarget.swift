@@ -129,7 +129,7 @@ public enum ProxyTarget {
                 if index == segments.count - 1 && !allowEmpty { continue }
                 return "the path must not contain an empty segment"
             }
-            guard let decoded = decode(Array(segment), context: "path") else { return "the path has a refused byte" }
+            guard let decoded = decode(segment, context: "path") else { return "the path has a refused byte" }
             // RFC 3986 §5.2.4: `.` and `..` are removed by whoever resolves the URL, raw or (RFC 3986 §2.3, §6.2.2.2)
             // once decoded, since an unreserved character may be percent-encoded.
             if decoded == [0x2E] || decoded == [0x2E, 0x2E] { return "the path must not contain . or .. segments" }
@@ -146,13 +146,19 @@ public enum ProxyTarget {
     /// and `?`; RFC 3986 §3.3, §3.4), a malformed escape, an encoded slash, backslash or control byte, or an escape
     /// that decodes to another escape of a dot, slash or backslash (for a server that decodes twice).
     static func decode(_ component: [UInt8], context: String) -> [UInt8]? {
+        decode(component[...], context: context)
+    }
+
+    /// ``decode(_:context:)`` of a part of a larger array (a path's segment), read in place rather than copied out.
+    static func decode(_ component: ArraySlice<UInt8>, context: String) -> [UInt8]? {
         var out: [UInt8] = []
         out.reserveCapacity(component.count)
-        var index = 0
-        while index < component.count {
+        var index = component.startIndex
+        let end = component.endIndex
+        while index < end {
             let byte = component[index]
             if byte == 0x25 {
-                guard index + 2 < component.count, let high = hexValue(component[index + 1]),
+                guard index + 2 < end, let high = hexValue(component[index + 1]),
                     let low = hexValue(component[index + 2])
                 else { return nil }
                 let value = high << 4 | low
