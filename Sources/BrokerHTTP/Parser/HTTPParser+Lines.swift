@@ -182,12 +182,13 @@ extension HTTPParser.HeadScan {
     private mutating func splitPathAndQuery(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int) {
         var q = start
         while q < end, b[q] != 0x3F { q += 1 }
+        // Target bytes are visible ASCII (``HTTPParser/isTargetByte(_:)``).
         if q == end {
-            path = P.string(b, start, end)
+            path = P.asciiString(b, start, end)
             query = nil
         } else {
-            path = P.string(b, start, q)
-            query = P.string(b, q + 1, end)
+            path = P.asciiString(b, start, q)
+            query = P.asciiString(b, q + 1, end)
         }
     }
 }
@@ -253,7 +254,7 @@ extension HTTPParser.HeadScan {
         guard fields.count < limits.maxHeaderCount else { return .failure(.headersTooLarge) }
         if let error = noteKnownField(b, start, nameEnd, valueStart, valueEnd) { return .failure(error) }
         if fields.isEmpty { fields.reserveCapacity(8) }
-        let name = nameEnd - start > 15 ? long(b, start, nameEnd, &kept) : P.string(b, start, nameEnd)
+        let name = nameEnd - start > 15 ? long(b, start, nameEnd, &kept) : P.asciiString(b, start, nameEnd)
         let value = valueEnd - valueStart > 15 ? long(b, valueStart, valueEnd, &kept) : P.string(b, valueStart, valueEnd)
         fields.append((name, value))
         return .proceed
