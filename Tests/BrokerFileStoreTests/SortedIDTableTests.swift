@@ -24,13 +24,8 @@ struct SortedIDTableTests {
 
     static func position(_ id: String, in table: SortedIDTable, ids: [String]) -> Int? {
         let keys = ids.map(ExactKey.init)
-        let prefixes = keys.map { KeyOrder.Prefix($0) }
         var id = id
-        return id.withUTF8 { target in
-            keys.withUnsafeBufferPointer { keys in
-                prefixes.withUnsafeBufferPointer { table.position(of: target, keys: keys, prefixes: $0) }
-            }
-        }
+        return id.withUTF8 { target in keys.withUnsafeBufferPointer { table.position(of: target, keys: $0) } }
     }
 
     /// Every id of ``KeyOrderTests/held`` (around the 16-byte prefix, sharing it, NUL and non-ASCII bytes) is found

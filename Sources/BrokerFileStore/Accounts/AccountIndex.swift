@@ -61,6 +61,9 @@ struct AccountIndex: Sendable {
     private var prefixes: [KeyOrder.Prefix] = []
     /// The sorted slots by id (``SortedIDTable``) once built after start-up; until then the binary search finds them.
     private var idTable: SortedIDTable?
+    /// ``idTable``, unretained: a read borrows the table through it without counting a reference (copying the
+    /// optional reference out cost about 200 instructions a read, retain and release through outlined copies).
+    private var idTableReference: Unmanaged<SortedIDTable>?
     /// The account in each slot, compacted; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
     private var accounts: [CompactAccount] = []
     /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
@@ -114,11 +117,12 @@ struct AccountIndex: Sendable {
 
     /// The sorted slot whose id is `key`, vacant or not: by the id table once built, else by binary search.
     private func sortedSlot(of key: ExactKey) -> Int? {
-        guard let idTable else { return KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount) }
+        guard let idTableReference else { return KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount) }
         var target = key.string
+        // ``idTable`` keeps the table alive for as long as this index holds the reference.
         return target.withUTF8 { target in
             keys.withUnsafeBufferPointer { keys in
-                prefixes.withUnsafeBufferPointer { prefixes in idTable.position(of: target, keys: keys, prefixes: prefixes) }
+                idTableReference._withUnsafeGuaranteedRef { $0.position(of: target, keys: keys) }
             }
         }
     }
@@ -127,7 +131,7 @@ struct AccountIndex: Sendable {
     var sortedIDCount: Int { sortedCount }
 
     /// Whether the id table is in use.
-    var hasIDTable: Bool { idTable != nil }
+    var hasIDTable: Bool { idTableReference != nil }
 
     /// The ``SortedIDTable/hash(_:seed:)`` of the ids of sorted slots `start..<start + count`, for a table's build.
     func idTableHashes(from start: Int, count: Int, seed: UInt64) -> [UInt64] {
@@ -142,6 +146,7 @@ struct AccountIndex: Sendable {
     mutating func install(_ table: SortedIDTable) {
         precondition(table.count == sortedCount, "AccountIndex: an id table of another index")
         idTable = table
+        idTableReference = Unmanaged.passUnretained(table)
     }
 
     /// Builds the id table at once (``JSONFileAccountRepository/buildIDTable()`` builds it a slice at a time, beside

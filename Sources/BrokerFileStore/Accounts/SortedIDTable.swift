@@ -14,7 +14,7 @@ import BrokerCore
 /// The hash is seeded per table from the system's random source. Ids come from providers, so a set of them could be
 /// chosen to collide: a build whose longest probe exceeds ``probeLimit`` is dropped (the binary search stays), and a
 /// lookup probes at most as far as the longest probe of the build, so an absent id costs a bounded number of steps too.
-struct SortedIDTable: Sendable {
+final class SortedIDTable: Sendable {
     /// The longest probe a build accepts.
     static let probeLimit = 64
 
@@ -22,10 +22,25 @@ struct SortedIDTable: Sendable {
     let count: Int
     /// The hash's seed.
     let seed: UInt64
-    /// Entry `i` holds a slot number plus one, or zero when empty; the count is a power of two.
-    private let entries: [UInt32]
+    /// Entry `i` holds a slot number plus one, or zero when empty; ``mask`` + 1 of them, a power of two. Held here
+    /// rather than as an array, so that a lookup neither retains nor checks it (the table is immutable once built).
+    private nonisolated(unsafe) let entries: UnsafeMutablePointer<UInt32>
+    private let mask: Int
     /// The longest distance from an id's home entry to its entry.
     private let longestProbe: Int
+
+    private init(count: Int, seed: UInt64, entries: [UInt32], longestProbe: Int) {
+        self.count = count
+        self.seed = seed
+        self.longestProbe = longestProbe
+        mask = entries.count - 1
+        self.entries = .allocate(capacity: entries.count)
+        self.entries.initialize(from: entries, count: entries.count)
+    }
+
+    deinit {
+        entries.deallocate()
+    }
 
     /// The hash of an id's bytes: eight bytes at a time, each word mixed in by a multiply (the constants are
     /// SplitMix64's), then a finishing mix so the low bits, which pick the entry, depend on every byte.
@@ -118,29 +133,20 @@ struct SortedIDTable: Sendable {
         }
     }
 
-    /// The slot whose id is `target`'s bytes, among `keys` and their `prefixes` (the index's sorted slots, at least
-    /// ``count`` of each), or nil when no sorted slot holds it.
+    /// The slot whose id is `target`'s bytes, among `keys` (the index's sorted slots' ids, at least ``count``), or
+    /// nil when no sorted slot holds it.
     @inline(__always)
-    func position(
-        of target: UnsafeBufferPointer<UInt8>, keys: UnsafeBufferPointer<ExactKey>, prefixes: UnsafeBufferPointer<KeyOrder.Prefix>
-    ) -> Int? {
-        let needle = KeyOrder.Prefix(target)
+    func position(of target: UnsafeBufferPointer<UInt8>, keys: UnsafeBufferPointer<ExactKey>) -> Int? {
         let hash = Self.hash(target, seed: seed)
-        return entries.withUnsafeBufferPointer { entries -> Int? in
-            let mask = entries.count - 1
-            var i = Int(truncatingIfNeeded: hash) & mask
-            for _ in 0...longestProbe {
-                let entry = entries[i]
-                if entry == 0 { return nil }
-                let slot = Int(entry) - 1
-                // The first 16 bytes as two words, then the whole id (equal prefixes do not make equal ids).
-                let prefix = prefixes[slot]
-                if prefix.high == needle.high && prefix.low == needle.low && KeyOrder.compare(target, keys[slot]) == 0 {
-                    return slot
-                }
-                i = (i + 1) & mask
-            }
-            return nil
+        var i = Int(truncatingIfNeeded: hash) & mask
+        for _ in 0...longestProbe {
+            let entry = entries[i]
+            if entry == 0 { return nil }
+            // At a load of one half or less, the first id compared is usually the one: compared in full at once.
+            let slot = Int(entry) - 1
+            if KeyOrder.compare(target, keys[slot]) == 0 { return slot }
+            i = (i + 1) & mask
         }
+        return nil
     }
 }
