@@ -28,6 +28,21 @@ struct AccessControlIdentityTests {
         #expect(!Self.access.hasAPIKey(Self.request([("Authorization", "Bearer \u{212A}ey-0123456789abcdef")])))
     }
 
+    /// RFC 9110 §11.1: the scheme is case-insensitive, then one space; nothing else is taken for `Bearer `.
+    @Test(
+        "The Bearer scheme in any case, and only it, carries the key",
+        arguments: [
+            ("Bearer Key-0123456789abcdef", true), ("bearer Key-0123456789abcdef", true), ("BEARER Key-0123456789abcdef", true),
+            ("bEaReR Key-0123456789abcdef", true), ("Bearer\tKey-0123456789abcdef", false), ("Bearer  Key-0123456789abcdef", false),
+            ("Bearer\u{0}Key-0123456789abcdef", false), ("Bearer:Key-0123456789abcdef", false), ("Basic Key-0123456789abcdef", false),
+            ("Bearez Key-0123456789abcdef", false), ("Bearer\u{C0}Key-0123456789abcdef", false),
+            ("B\u{C5}arer Key-0123456789abcdef", false),
+            ("Bearer key-0123456789abcdef", false), ("Bearer ", false), ("Bearer", false), ("Bearer K", false), ("", false),
+        ])
+    func theBearerScheme(_ value: String, _ accepted: Bool) {
+        #expect(Self.access.hasAPIKey(Self.request([("Authorization", value)])) == accepted)
+    }
+
     @Test func aSessionHoldsOnlyTheExactIDsItConnected() throws {
         let composed = "acme:caf\u{E9}", decomposed = "acme:cafe\u{301}"
         let browser = Self.browser(holding: [composed])

@@ -69,7 +69,9 @@ struct AccountIndexTests {
 
     /// A snapshot's accounts, appended in id order as start-up reads them, are found by binary search; removals leave
     /// their slots vacant until the same id comes back, and accounts added later are found beside them.
-    @Test func snapshotAccountsAreFoundInOrderThroughRemovalsAndReturns() throws {
+    /// With the exact-id table (``SortedIDTable``) built after loading, or the binary search alone.
+    @Test(arguments: [false, true])
+    func snapshotAccountsAreFoundInOrderThroughRemovalsAndReturns(idTable: Bool) throws {
         // Byte order: "github:10" sorts before "github:2"; ids of one end user interleave with those of another.
         let uids = (1...40).map(String.init).sorted { ("github:" + $0).utf8.lexicographicallyPrecedes(("github:" + $1).utf8) }
         var index = AccountIndex(capacity: uids.count)
@@ -79,6 +81,10 @@ struct AccountIndexTests {
             index.appendSorted(CompactAccount(account), sealed: nil, key: ExactKey(account.id))
         }
         index.finishSorted()
+        if idTable {
+            let built = index.buildIDTable()
+            #expect(built)
+        }
         #expect(index.count == 40)
         for uid in uids { #expect(index["github:" + uid]?.account.uid == uid) }
         // Before the first id, between two, after the last, a prefix of one, another provider.
@@ -128,7 +134,9 @@ struct AccountIndexTests {
 
     /// The binary search compares ids' first 16 bytes as integers and only equal ones in full: ids shorter than,
     /// as long as and longer than that, sharing those bytes or not, non-ASCII, are all found, and near misses are not.
-    @Test func snapshotIdsAreFoundAroundTheirFirstSixteenBytes() throws {
+    /// With the exact-id table (``SortedIDTable``) built after loading, or the binary search alone.
+    @Test(arguments: [false, true])
+    func snapshotIdsAreFoundAroundTheirFirstSixteenBytes(idTable: Bool) throws {
         let uids = [
             "1", "12345678", "123456789", "1234567890", "12345678901234567890", "12345678901234567891",
             "1234567890123456789", "123456789012345678901", "123456789a", "1234567899", "é", "éé", "z", "\u{10FFFF}x",
@@ -139,6 +147,10 @@ struct AccountIndexTests {
             index.appendSorted(CompactAccount(.make(uid: String(id.dropFirst(7)))), sealed: nil, key: ExactKey(id))
         }
         index.finishSorted()
+        if idTable {
+            let built = index.buildIDTable()
+            #expect(built)
+        }
         for id in ids { #expect(index[id]?.account.id == id, "\(id)") }
         for absent in [
             "github:", "github:0", "github:123456789012345678", "github:1234567890123456789012", "github:12345678901234567892",

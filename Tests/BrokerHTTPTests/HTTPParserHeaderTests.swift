@@ -111,6 +111,59 @@ struct HTTPParserHeaderTests {
         #expect(request.fields.last?.value == "\(visible) caf\u{E9}")
     }
 
+    /// Requests one after another on one connection, each with fields longer than a small string (15 bytes), which
+    /// the parser takes again from the previous request when the bytes are the same (`HTTPParser.KeptStrings`).
+    static let longFieldSequence: [[UInt8]] = {
+        let key = "Bearer bench-api-key-0123456789abcdef"
+        func get(_ lines: [String]) -> [UInt8] { Array(Raw.get("/account?id=weibo:1", lines).utf8) }
+        func get(_ prefix: String, _ bytes: [UInt8], _ suffix: String = "") -> [UInt8] {
+            Array("GET / HTTP/1.1\r\nHost: a\r\n\(prefix)".utf8) + bytes + Array("\(suffix)\r\n\r\n".utf8)
+        }
+        let padding = "-long-enough-to-be-kept"
+        return [
+            get(["Authorization: \(key)", "X-A-Very-Long-Field-Name: \(key)"]),
+            get(["Authorization: \(key)", "X-A-Very-Long-Field-Name: \(key)"]),
+            // The same length, one byte different; then in another case, which is another value.
+            get(["Authorization: \(key.dropLast())0", "X-A-Very-Long-Field-Name: \(key)"]),
+            get(["Authorization: \(key.uppercased())", "x-a-very-long-field-name: \(key)"]),
+            // Fewer long strings, then more: each place holds what its request sent.
+            get(["X-A-Very-Long-Field-Name: \(key)"]),
+            get((0..<12).map { "X-F\($0): value-\($0)\(padding)" }),
+            get((0..<12).map { "X-F\($0): value-\($0)\(padding)" }),
+            // obs-text: an invalid byte repaired to U+FFFD, twice, then the bytes of U+FFFD itself, then valid UTF-8.
+            get("X-Latin1: caf", [0xE9], padding),
+            get("X-Latin1: caf", [0xE9], padding),
+            get("X-Latin1: caf", [0xEF, 0xBF, 0xBD], padding),
+            get("X-Latin1: caf", Array("\u{E9}".utf8), padding),
+            get("X-Latin1: caf", [0xE9], padding),
+        ]
+    }()
+
+    @Test func longFieldsOfOneConnectionAreParsedAsEachRequestAlone() throws {
+        let alone = try Self.longFieldSequence.map { try #require(ParserFeeder.outcome($0).requests.first) }
+        let together = ParserFeeder.outcome(Self.longFieldSequence.flatMap { $0 })
+        #expect(together.error == nil)
+        #expect(together.requests.map(\.fields) == alone.map(\.fields))
+        #expect(alone[7].fields.last?.value == "caf\u{FFFD}-long-enough-to-be-kept")
+        #expect(alone[10].fields.last?.value == "caf\u{E9}-long-enough-to-be-kept")
+        #expect(together.requests[2].fields[1].value == "Bearer bench-api-key-0123456789abcde0")
+    }
+
+    @Test(
+        "A long field sent again with a control byte or bare CR is still rejected",
+        arguments: [[0x00], [0x0D], [0x7F], [0x1B], [0x0B]] as [[UInt8]])
+    func aRepeatedLongFieldIsValidatedAgain(_ bad: [UInt8]) {
+        let value = Array("Bearer bench-api-key-0123456789abcdef".utf8)
+        func request(_ value: [UInt8]) -> [UInt8] {
+            Array("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: ".utf8) + value + Array("\r\n\r\n".utf8)
+        }
+        var changed = value
+        changed.replaceSubrange(10..<(10 + bad.count), with: bad)
+        let outcome = ParserFeeder.outcome(request(value) + request(value) + request(changed))
+        #expect(outcome.requests.count == 2)
+        #expect(outcome.status == 400)
+    }
+
     @Test func repairsInvalidUTF8InValuesWithoutRejecting() throws {
         let bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nX-Latin1: caf".utf8) + [0xE9] + Array("\r\n\r\n".utf8)
         let request = try #require(ParserFeeder.outcome(bytes).requests.first)

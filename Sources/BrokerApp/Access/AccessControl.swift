@@ -104,13 +104,12 @@ struct AccessControl: Sendable {
         var header = header
         // RFC 9110 §11.1: the scheme is case-insensitive. Compared on bytes, in place: this runs on every /account read.
         let index = header.withUTF8 { bytes -> Int? in
-            let scheme: StaticString = "bearer "
-            let schemeCount = scheme.utf8CodeUnitCount
-            guard bytes.count > schemeCount else { return nil }
-            for i in 0..<schemeCount {
-                let byte = bytes[i]
-                guard ((0x41...0x5A).contains(byte) ? byte | 0x20 : byte) == scheme.utf8Start[i] else { return nil }
-            }
+            let schemeCount = 7
+            guard bytes.count > schemeCount, let base = bytes.baseAddress else { return nil }
+            // `bearer ` in one word (bytes 0–6, little-endian): OR-ing 0x20 into the six letters lowers an upper-case
+            // one and maps no other byte onto a lower-case letter; the space must be a space.
+            let word = UInt64(littleEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self)) & 0x00FF_FFFF_FFFF_FFFF
+            guard word | 0x0000_2020_2020_2020 == 0x0020_7265_7261_6562 else { return nil }
             let presented = UnsafeBufferPointer(rebasing: bytes[schemeCount...])
             var found: Int?
             for (i, key) in keyBytes.enumerated() {

@@ -152,8 +152,10 @@ struct AuditTrail: Sendable {
         }
         // The fields in the order lines show them: `event`, then `account`, `provider` and `end_user` where known,
         // `caller`, `request_id`, `outcome`, then the details; the fixed ones straight from the event, with no closure
-        // and no `LogValue` per field on every token read.
-        func string(_ field: AuditEvent.Field, _ value: String) {
+        // and no `LogValue` per field on every token read. The lines are passed `inout`, not captured by a local
+        // function: captured, they were checked for exclusive access at run time (`swift_beginAccess` and
+        // `swift_endAccess`, about 115 instructions a token read).
+        func string(_ field: AuditEvent.Field, _ value: String, _ line: inout ByteWriter, _ textLine: inout ByteWriter) {
             if json { line.append(field.json) }
             if text { textLine.append(field.text) }
             Self.append(string: value, json: &line, writingJSON: json, text: &textLine, writingText: text)
@@ -169,28 +171,28 @@ struct AuditTrail: Sendable {
                 textLine.append(caller.text)
             }
         case .event(let event):
-            string(.event, event.kind.rawValue)
-            if let account = event.account { string(.account, account) }
-            if let provider = event.provider { string(.provider, provider) }
-            if let endUser = event.endUser { string(.endUser, endUser) }
-            string(.caller, event.caller)
+            string(.event, event.kind.rawValue, &line, &textLine)
+            if let account = event.account { string(.account, account, &line, &textLine) }
+            if let provider = event.provider { string(.provider, provider, &line, &textLine) }
+            if let endUser = event.endUser { string(.endUser, endUser, &line, &textLine) }
+            string(.caller, event.caller, &line, &textLine)
         case .proxyCall(let call):
-            string(.event, AuditEvent.Kind.proxyCall.rawValue)
-            string(.account, call.account)
-            if let provider = call.provider { string(.provider, provider) }
-            if let endUser = call.endUser { string(.endUser, endUser) }
-            string(.caller, call.caller)
+            string(.event, AuditEvent.Kind.proxyCall.rawValue, &line, &textLine)
+            string(.account, call.account, &line, &textLine)
+            if let provider = call.provider { string(.provider, provider, &line, &textLine) }
+            if let endUser = call.endUser { string(.endUser, endUser, &line, &textLine) }
+            string(.caller, call.caller, &line, &textLine)
         }
-        string(.requestID, requestID)
+        string(.requestID, requestID, &line, &textLine)
         switch content {
         case .opening(_, _, let scope):
             // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain,
             // then the scope as ``record(_:_:id:caller:request:outcome:scope:)`` puts it in the event's details.
             if json { line.append(#","outcome":"ok""#) }
             if text { textLine.append(" outcome=ok") }
-            if let scope { string(.scope, scope) }
+            if let scope { string(.scope, scope, &line, &textLine) }
         case .event(let event):
-            string(.outcome, event.outcome)
+            string(.outcome, event.outcome, &line, &textLine)
             for (field, value) in event.details {
                 if json { line.append(field.json) }
                 if text { textLine.append(field.text) }
@@ -198,19 +200,19 @@ struct AuditTrail: Sendable {
             }
         case .proxyCall(let call):
             // The details ProxyHandler gave its event, in the same order.
-            func value(_ field: AuditEvent.Field, _ value: LogValue) {
+            func value(_ field: AuditEvent.Field, _ value: LogValue, _ line: inout ByteWriter, _ textLine: inout ByteWriter) {
                 if json { line.append(field.json) }
                 if text { textLine.append(field.text) }
                 Self.append(value, json: &line, writingJSON: json, text: &textLine, writingText: text)
             }
-            string(.outcome, call.outcome)
-            string(.method, call.method)
-            if let host = call.host { string(.host, host) }
-            string(.path, call.path)
-            if let status = call.status { value(.status, .int(status)) }
-            value(.bytesSent, .int(call.bytesSent))
-            value(.bytesReceived, .int(call.bytesReceived))
-            value(.durationMS, .double(call.durationMS, decimals: 1))
+            string(.outcome, call.outcome, &line, &textLine)
+            string(.method, call.method, &line, &textLine)
+            if let host = call.host { string(.host, host, &line, &textLine) }
+            string(.path, call.path, &line, &textLine)
+            if let status = call.status { value(.status, .int(status), &line, &textLine) }
+            value(.bytesSent, .int(call.bytesSent), &line, &textLine)
+            value(.bytesReceived, .int(call.bytesReceived), &line, &textLine)
+            value(.durationMS, .double(call.durationMS, decimals: 1), &line, &textLine)
         }
         line.append(0x7D)
         line.withBytes { fileLine in

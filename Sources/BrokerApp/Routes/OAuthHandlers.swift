@@ -598,7 +598,8 @@ final class OAuthHandlers: Sendable {
             for byte in value where byte >= 0x80 || byte == UInt8(ascii: "%") || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "&") {
                 return nil
             }
-            return String(decoding: value, as: UTF8.self)
+            // ASCII (checked above): copied into a string without a UTF-8 check, inline when up to 15 bytes.
+            return String(unsafeUninitializedCapacity: value.count) { $0.initialize(fromContentsOf: value) }
         }
     }
 
@@ -615,6 +616,7 @@ final class OAuthHandlers: Sendable {
     /// `POST /account/refresh`): the shared fields end with the `Vary: Origin` it puts on every answer, so it leaves
     /// them as they are unless the request comes from a listed origin. Building, extending and freeing a list of
     /// four fields on every read cost about as much as the rest of the answer's fields.
+    @inline(__always)
     static func corsTokenResponse(_ body: [UInt8]) -> Response {
         Response(status: .ok, fixed: corsTokenHeaders, body: body)
     }

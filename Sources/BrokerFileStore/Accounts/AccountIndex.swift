@@ -59,6 +59,11 @@ struct AccountIndex: Sendable {
     private var keys: [ExactKey] = []
     /// The first 16 bytes of each sorted slot's id (``sortedCount`` of them), which the binary search compares.
     private var prefixes: [KeyOrder.Prefix] = []
+    /// The sorted slots by id (``SortedIDTable``) once built after start-up; until then the binary search finds them.
+    private var idTable: SortedIDTable?
+    /// ``idTable``, unretained: a read borrows the table through it without counting a reference (copying the
+    /// optional reference out cost about 200 instructions a read, retain and release through outlined copies).
+    private var idTableReference: Unmanaged<SortedIDTable>?
     /// The account in each slot, compacted; while ``sealed`` holds secrets for the slot, its secrets are empty placeholders.
     private var accounts: [CompactAccount] = []
     /// The secrets still sealed, by slot while any account is sealed, else empty (and released).
@@ -104,10 +109,54 @@ struct AccountIndex: Sendable {
 
     /// The slot of the account `key`, if there is one.
     private func slot(of key: ExactKey) -> Int? {
-        if let slot = KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount) {
+        if let slot = sortedSlot(of: key) {
             return vacant.isEmpty || !vacant.contains(slot) ? slot : nil
         }
         return slots.isEmpty ? nil : slots[key]
+    }
+
+    /// The sorted slot whose id is `key`, vacant or not: by the id table once built, else by binary search.
+    private func sortedSlot(of key: ExactKey) -> Int? {
+        guard let idTableReference else { return KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount) }
+        var target = key.string
+        // ``idTable`` keeps the table alive for as long as this index holds the reference.
+        return target.withUTF8 { target in
+            keys.withUnsafeBufferPointer { keys in
+                idTableReference._withUnsafeGuaranteedRef { $0.position(of: target, keys: keys) }
+            }
+        }
+    }
+
+    /// How many sorted slots there are (the ids an id table is built over).
+    var sortedIDCount: Int { sortedCount }
+
+    /// Whether the id table is in use.
+    var hasIDTable: Bool { idTableReference != nil }
+
+    /// The ``SortedIDTable/hash(_:seed:)`` of the ids of sorted slots `start..<start + count`, for a table's build.
+    func idTableHashes(from start: Int, count: Int, seed: UInt64) -> [UInt64] {
+        precondition(start >= 0 && count >= 0 && start + count <= sortedCount, "AccountIndex: slots beyond the sorted ones")
+        return keys[start..<start + count].map { key in
+            var id = key.string
+            return id.withUTF8 { SortedIDTable.hash($0, seed: seed) }
+        }
+    }
+
+    /// Uses `table`, built over this index's sorted slots (their ids never change, so it stays exact).
+    mutating func install(_ table: SortedIDTable) {
+        precondition(table.count == sortedCount, "AccountIndex: an id table of another index")
+        idTable = table
+        idTableReference = Unmanaged.passUnretained(table)
+    }
+
+    /// Builds the id table at once (``JSONFileAccountRepository/buildIDTable()`` builds it a slice at a time, beside
+    /// reads); returns whether it is in use (a build with too long a probe is dropped).
+    @discardableResult
+    mutating func buildIDTable(seed: UInt64 = .random(in: .min ... .max)) -> Bool {
+        var builder = SortedIDTable.Builder(count: sortedCount, seed: seed)
+        guard builder.add(hashes: idTableHashes(from: 0, count: sortedCount, seed: seed), firstSlot: 0) else { return false }
+        install(builder.finish())
+        return true
     }
 
     /// The entry of `id`, sealed or not.
@@ -221,7 +270,7 @@ struct AccountIndex: Sendable {
         ordered.insert(key)
         if let owner = account.endUserID { addOwned(key, to: owner) }
         tally.add(account)
-        if !vacant.isEmpty, let slot = KeyOrder.position(of: key, in: keys, prefixes: prefixes, count: sortedCount),
+        if !vacant.isEmpty, let slot = sortedSlot(of: key),
             vacant.remove(slot) != nil
         {
             accounts[slot] = account
@@ -245,6 +294,7 @@ struct AccountIndex: Sendable {
     /// thread never counts references on objects another thread has just built.
     mutating func appendSorted(_ account: consuming CompactAccount, sealed secrets: consuming SealedEntry?, key: consuming ExactKey) {
         precondition(sortedCount == accounts.count, "snapshot accounts come before any other")
+        precondition(idTable == nil, "snapshot accounts come before the id table")
         ordered.append(copy key)
         // The end users' lists are built once the last snapshot account is in (``finishSorted()``).
         tally.add(account)

@@ -221,3 +221,45 @@ private final class BatchQueue: Sendable {
         finished.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue == count
     }
 }
+
+extension JSONFileAccountRepository {
+    /// How many ids ``buildIDTable()`` hashes per turn of the index lock (about a millisecond's work).
+    static let idTableSlice = 16_384
+
+    /// Builds the exact-id table over the index's sorted slots (``SortedIDTable``) on a thread of its own, at the
+    /// background pass's lower priority, and returns at once: start-up does not wait for it, and reads use the binary
+    /// search until it is installed.
+    func buildIDTableInBackground() {
+        guard index.withLock({ $0.sortedIDCount }) > 0 else { return }
+        let thread = Thread { [self] in
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 5)
+            buildIDTable()
+        }
+        thread.name = "token-broker.id-table"
+        thread.start()
+    }
+
+    /// Builds and installs the exact-id table: the ids are hashed under the index's lock a slice at a time (the
+    /// sorted slots' ids never change, so the slices need not be read at once), the entries filled outside it.
+    /// Returns whether the table is in use (none for a store without a snapshot, or a build with too long a probe).
+    @discardableResult
+    func buildIDTable() -> Bool {
+        let count = index.withLock { $0.sortedIDCount }
+        guard count > 0 else { return false }
+        var builder = SortedIDTable.Builder(count: count)
+        var start = 0
+        while start < count {
+            let length = min(Self.idTableSlice, count - start)
+            let seed = builder.seed
+            let hashes = index.withLock { $0.idTableHashes(from: start, count: length, seed: seed) }
+            guard builder.add(hashes: hashes, firstSlot: start) else { return false }
+            start += length
+        }
+        let table = builder.finish()
+        index.withLock { $0.install(table) }
+        return true
+    }
+
+    /// Whether reads find the snapshot's accounts through the exact-id table.
+    var usesIDTable: Bool { index.withLock { $0.hasIDTable } }
+}

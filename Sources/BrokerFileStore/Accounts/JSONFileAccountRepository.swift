@@ -84,6 +84,7 @@ public final class JSONFileAccountRepository: AccountRepository {
         // The decoded lines and the parsing's scratch memory are free now; give their pages back.
         HeapTrim.releaseFreeMemory()
         if openSealedInBackground { openSealedAccountsInBackground() }
+        buildIDTableInBackground()
     }
 
     /// Opens the store under the file URL `directory`; see ``init(directory:codec:openSealedInBackground:compactionThreshold:)-(String,_,_,_)``.

@@ -63,11 +63,27 @@ public struct HTTPHeaders: Sendable, Sequence {
         fields.makeIterator()
     }
 
+    /// Whether `a` and `b` have the same two words (then they are the same string; unequal words say nothing).
+    @inlinable
+    static func sameRepresentation(_ a: String, _ b: String) -> Bool {
+        withUnsafeBytes(of: a) { a in
+            withUnsafeBytes(of: b) { b in
+                a.count == 16 && b.count == 16
+                    && a.loadUnaligned(as: UInt64.self) == b.loadUnaligned(as: UInt64.self)
+                    && a.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+    }
+
     /// ASCII case-insensitive comparison; header names are ASCII tokens.
     @inlinable
     public static func equalsIgnoringCase(_ a: String, _ b: String) -> Bool {
         // Different lengths differ whatever the case (a length is stored, not counted): most fields of a lookup end here.
         guard a.utf8.count == b.utf8.count else { return false }
+        // The same representation is the same string: a small (inline, up to 15 bytes) string's two words hold its
+        // bytes, so a name the parser read (`Authorization`) and the literal looked up are equal here without
+        // copying either to the stack; two words of a large string name its storage.
+        if sameRepresentation(a, b) { return true }
         var a = a, b = b
         return a.withUTF8 { ua in
             b.withUTF8 { ub in

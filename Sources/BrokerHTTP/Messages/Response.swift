@@ -18,14 +18,28 @@ public struct Response: Sendable {
     /// A body produced piece by piece instead of `body` (which is then ignored): sent with `Content-Length` when
     /// its length is known, chunked otherwise (RFC 9112 §7.1), or delimited by closing the connection for an
     /// HTTP/1.0 client (RFC 9112 §6.3).
-    public var stream: ResponseStream?
+    public var stream: ResponseStream? {
+        get { streamBox?.stream }
+        set { streamBox = newValue.map(StreamBox.init) }
+    }
+    /// ``stream``, held by reference. Held in place, an optional ``ResponseStream`` (two closures and a length) made
+    /// every initialiser build the response twice, copy it and destroy the copy (the optimiser's outlined copy and
+    /// destroy of `Response`, about 260 instructions per answer); a reference keeps the initialisers a few stores and
+    /// the response 40 bytes smaller.
+    private var streamBox: StreamBox?
+
+    /// A ``ResponseStream`` as one reference.
+    private final class StreamBox: Sendable {
+        let stream: ResponseStream
+        init(_ stream: ResponseStream) { self.stream = stream }
+    }
 
     /// Creates a response.
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], stream: ResponseStream? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
-        self.stream = stream
+        self.streamBox = stream.map(StreamBox.init)
     }
 
     /// A response whose fields are `fixed`'s, written out once: its head copies their bytes in one piece.
@@ -34,7 +48,7 @@ public struct Response: Sendable {
         self.headers = fixed.headers
         self.encodedHeaders = fixed.encoded
         self.body = body
-        self.stream = nil
+        self.streamBox = nil
     }
 
     /// A response whose body is already-serialised JSON.

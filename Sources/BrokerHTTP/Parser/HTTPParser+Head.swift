@@ -59,6 +59,8 @@ extension HTTPParser {
         var version = HTTPVersion.http1_1
         /// The header fields in order.
         var fields: [(name: String, value: String)] = []
+        /// How many names and values longer than a small string (15 bytes) this head has had so far.
+        var longStrings = 0
 
         /// How many Host fields were received.
         var hostCount = 0
@@ -76,7 +78,9 @@ extension HTTPParser {
         var expectsOther = false
 
         /// Scans from `pos` as far as `b` allows, one phase at a time.
-        mutating func advance(_ b: Bytes, limits: HTTPParserLimits) -> HeadStep {
+        ///
+        /// `kept` holds the long names and values of the connection's previous message (``KeptStrings``).
+        mutating func advance(_ b: Bytes, limits: HTTPParserLimits, kept: inout KeptStrings) -> HeadStep {
             switch phase {
             case .start: return scanStart(b)
             case .leadingLF: return scanLeadingLF(b)
@@ -84,7 +88,7 @@ extension HTTPParser {
             case .target: return scanTarget(b, limits: limits)
             case .version: return scanVersion(b)
             case .requestLineLF: return scanRequestLineLF(b)
-            case .fields: return scanFields(b, limits: limits)
+            case .fields: return scanFields(b, limits: limits, kept: &kept)
             }
         }
 
@@ -127,7 +131,7 @@ extension HTTPParser {
         // The caller must pass at least the bytes already scanned; if it did not, start over.
         if b.count < scan.pos { scan = HeadScan() }
         while true {
-            switch scan.advance(b, limits: limits) {
+            switch scan.advance(b, limits: limits, kept: &kept) {
             case .proceed: continue
             case .needMore: return (.needMore, 0)
             case .failure(let error): return fail(error)

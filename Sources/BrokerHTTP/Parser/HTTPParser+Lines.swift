@@ -182,12 +182,13 @@ extension HTTPParser.HeadScan {
     private mutating func splitPathAndQuery(_ b: HTTPParser.Bytes, _ start: Int, _ end: Int) {
         var q = start
         while q < end, b[q] != 0x3F { q += 1 }
+        // Target bytes are visible ASCII (``HTTPParser/isTargetByte(_:)``).
         if q == end {
-            path = P.string(b, start, end)
+            path = P.asciiString(b, start, end)
             query = nil
         } else {
-            path = P.string(b, start, q)
-            query = P.string(b, q + 1, end)
+            path = P.asciiString(b, start, q)
+            query = P.asciiString(b, q + 1, end)
         }
     }
 }
@@ -196,7 +197,9 @@ extension HTTPParser.HeadScan {
 extension HTTPParser.HeadScan {
 
     /// Finds the next line end within the header budget and processes the complete line.
-    mutating func scanFields(_ b: HTTPParser.Bytes, limits: HTTPParserLimits) -> HTTPParser.HeadStep {
+    mutating func scanFields(
+        _ b: HTTPParser.Bytes, limits: HTTPParserLimits, kept: inout HTTPParser.KeptStrings
+    ) -> HTTPParser.HeadStep {
         let n = b.count
         // The header section may use indices below `budgetEnd`; its blank line included.
         let budgetEnd = headerStart + limits.maxHeaderBytes
@@ -209,7 +212,7 @@ extension HTTPParser.HeadScan {
             return n > budgetEnd ? .failure(.headersTooLarge) : .needMore
         }
         let lineEnd = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
-        let step = processFieldLine(b, lineStart, lineEnd, limits: limits)
+        let step = processFieldLine(b, lineStart, lineEnd, limits: limits, kept: &kept)
         pos = lineEnd + 1
         lineStart = pos
         return step
@@ -217,7 +220,7 @@ extension HTTPParser.HeadScan {
 
     /// Validates and records the line `b[start..<lf]`; an empty line completes the head.
     private mutating func processFieldLine(
-        _ b: HTTPParser.Bytes, _ start: Int, _ lf: Int, limits: HTTPParserLimits
+        _ b: HTTPParser.Bytes, _ start: Int, _ lf: Int, limits: HTTPParserLimits, kept: inout HTTPParser.KeptStrings
     ) -> HTTPParser.HeadStep {
         // RFC 9112 §2.2: lines end with CRLF; a bare LF is rejected by this server's policy.
         guard lf > start, b[lf - 1] == P.cr else {
@@ -251,8 +254,18 @@ extension HTTPParser.HeadScan {
         guard fields.count < limits.maxHeaderCount else { return .failure(.headersTooLarge) }
         if let error = noteKnownField(b, start, nameEnd, valueStart, valueEnd) { return .failure(error) }
         if fields.isEmpty { fields.reserveCapacity(8) }
-        fields.append((P.string(b, start, nameEnd), P.string(b, valueStart, valueEnd)))
+        let name = nameEnd - start > 15 ? long(b, start, nameEnd, &kept) : P.asciiString(b, start, nameEnd)
+        let value = valueEnd - valueStart > 15 ? long(b, valueStart, valueEnd, &kept) : P.string(b, valueStart, valueEnd)
+        fields.append((name, value))
         return .proceed
+    }
+
+    /// A name or value longer than 15 bytes, from `kept` when the previous message had the same bytes at its place.
+    private mutating func long(
+        _ b: HTTPParser.Bytes, _ start: Int, _ end: Int, _ kept: inout HTTPParser.KeptStrings
+    ) -> String {
+        defer { longStrings += 1 }
+        return kept.string(b, start, end, place: longStrings)
     }
 
     /// Records what the framing and connection rules need from the fields that carry them.
@@ -362,5 +375,40 @@ extension HTTPParser {
             }
         }
         return (close, keepAlive)
+    }
+}
+
+extension HTTPParser {
+    /// The names and values longer than a small string (15 bytes) of a connection's previous message, in order, which
+    /// the same field of the next message takes again instead of making a string of its own.
+    ///
+    /// A client sends the same long field (an `Authorization` value) on every request of a connection; comparing the
+    /// bytes costs a fraction of making a string (an allocation and a UTF-8 check) and later freeing it. A string of
+    /// up to 15 bytes is made inline without an allocation, at about the cost of the comparison, so is not kept.
+    /// Only the bytes decide: the fields were validated as before, and the same bytes give the same string (the kept
+    /// string's UTF-8 is valid, so decoding them would repair nothing).
+    struct KeptStrings: Sendable {
+        /// The most strings kept.
+        static let capacity = 8
+        /// The previous message's long strings, in order; a place past them is filled by the current message.
+        var strings: [String] = []
+
+        /// `b[start..<end]` as the long string at `place` of its message: the kept one when its bytes are the same,
+        /// else a new one, kept for the next message in its place.
+        mutating func string(_ b: Bytes, _ start: Int, _ end: Int, place: Int) -> String {
+            let count = end - start
+            if place < strings.count, let base = b.baseAddress {
+                var kept = strings[place]
+                if kept.utf8.count == count, kept.withUTF8({ memcmp($0.baseAddress!, base + start, count) == 0 }) {
+                    return kept
+                }
+                let made = HTTPParser.string(b, start, end)
+                strings[place] = made
+                return made
+            }
+            let made = HTTPParser.string(b, start, end)
+            if place == strings.count, place < Self.capacity { strings.append(made) }
+            return made
+        }
     }
 }

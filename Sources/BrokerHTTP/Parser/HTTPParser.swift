@@ -52,6 +52,8 @@ public struct HTTPParser: Sendable {
     var state: State = .head
     /// Progress through the current request head.
     var scan = HeadScan()
+    /// The long names and values of this connection's previous request, which the next one may take again.
+    var kept = KeptStrings()
     /// Progress through the current chunked body.
     var chunk = ChunkScan()
     /// The body bytes decoded so far for the current request (none kept when it is streamed).

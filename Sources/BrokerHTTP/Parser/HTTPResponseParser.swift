@@ -60,6 +60,8 @@ public struct HTTPResponseParser: Sendable {
     var statusLineDone = false
     /// Progress through the header section, shared with the request parser.
     var scan = HTTPParser.HeadScan()
+    /// The long names and values of the previous response on this connection, as the request parser keeps them.
+    var kept = HTTPParser.KeptStrings()
     /// Progress through a chunked body, shared with the request parser.
     var chunk = HTTPParser.ChunkScan()
     /// Whether the request being answered was HEAD (RFC 9112 §6.3 item 1: no body whatever the fields say).
@@ -180,7 +182,7 @@ extension HTTPResponseParser {
             }
         }
         while true {
-            switch scan.advance(b, limits: limits) {
+            switch scan.advance(b, limits: limits, kept: &kept) {
             case .proceed: continue
             case .needMore: return (.needMore, 0)
             case .failure(let error):
