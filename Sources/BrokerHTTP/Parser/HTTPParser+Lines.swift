@@ -390,6 +390,9 @@ extension HTTPParser {
     struct KeptStrings: Sendable {
         /// The most strings kept.
         static let capacity = 8
+        /// The longest string kept, in bytes: an idle connection holds at most `capacity` of them (4 KiB), whatever
+        /// its last request carried. An API key or a short bearer token fits; a longer value is made each time.
+        static let longest = 512
         /// The previous message's long strings, in order; a place past them is filled by the current message.
         var strings: [String] = []
 
@@ -403,11 +406,12 @@ extension HTTPParser {
                     return kept
                 }
                 let made = HTTPParser.string(b, start, end)
-                strings[place] = made
+                strings[place] = count <= Self.longest ? made : ""
                 return made
             }
             let made = HTTPParser.string(b, start, end)
-            if place == strings.count, place < Self.capacity { strings.append(made) }
+            // An empty string holds the place of one too long to keep: it matches no long value.
+            if place == strings.count, place < Self.capacity { strings.append(count <= Self.longest ? made : "") }
             return made
         }
     }
