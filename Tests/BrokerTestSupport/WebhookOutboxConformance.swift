@@ -53,7 +53,8 @@ public enum WebhookOutboxConformance {
         try await outbox.append([item])
         let first = try #require(try await outbox.claim(limit: 1, now: .fixture, lease: 10).first)
         #expect(try await outbox.claim(limit: 1, now: Date.fixture.addingTimeInterval(9), lease: 10).isEmpty)
-        let second = try #require(try await outbox.claim(limit: 1, now: Date.fixture.addingTimeInterval(11), lease: 10).first)
+        // The second lease is long enough that a store's own clock (Redis's) never ends it before the reschedule below.
+        let second = try #require(try await outbox.claim(limit: 1, now: Date.fixture.addingTimeInterval(11), lease: 600).first)
         #expect(second.delivery.id == item.id)
         #expect(second.token != first.token)
         // The first holder's failure report is ignored: it no longer holds the lease.
@@ -77,7 +78,9 @@ public enum WebhookOutboxConformance {
         let event = eventID(4)
         let items = [delivery(event, index: 0), delivery(event, index: 1, url: "http://127.0.0.1:9/other")]
         try await outbox.append(items)
-        let leases = try await outbox.claim(limit: 10, now: .fixture, lease: 10)
+        // A lease long enough for any machine: a store whose leases run on its own clock (Redis's) must not see this
+        // one end before the drops below.
+        let leases = try await outbox.claim(limit: 10, now: .fixture, lease: 600)
         #expect(leases.count == 2)
         for lease in leases {
             var dropped = lease.delivery
@@ -141,7 +144,8 @@ public enum WebhookOutboxConformance {
         var item = delivery(eventID(5), type: .flowFailed, account: nil, url: "https://hooks.example.com/in?token=abc")
         item.body = "{\"data\":{\"message\":\"quotes \\\" and é and \\n\"}}"
         try await outbox.append([item])
-        let lease = try #require(try await outbox.claim(limit: 1, now: .fixture, lease: 10).first)
+        // Long enough that a store's own clock (Redis's) never ends it before the reschedule.
+        let lease = try #require(try await outbox.claim(limit: 1, now: .fixture, lease: 600).first)
         #expect(lease.delivery == item)
         item.attempts = 3
         item.lastError = "connection refused"
