@@ -1,4 +1,5 @@
 import BrokerCore
+import BrokerFileStore
 import Foundation
 import Testing
 
@@ -147,5 +148,36 @@ import Testing
             #expect(Self.body(account, cache) == AccountJSON.full(account, status: "active"))
             #expect(cache.count <= 4)
         }
+    }
+
+    /// With the file store, a rendering is kept beside the account itself: the next read of the account finds the
+    /// same entry without the cache's table, and a write of the account renders its new fields.
+    @Test func theFileStoreKeepsARenderingBesideItsAccountUntilTheAccountIsWritten() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("render-memo-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try JSONFileAccountRepository(directory: directory, codec: PlainJSONAccountCodec())
+        let cache = AccountRenderCache()
+        var account = AccountJSONTests.rich
+        account.tags = [:]
+        try await store.put(account)
+        func read() throws -> (AccountRenderCache.Entry, String) {
+            let held = try #require(store.heldNow(id: account.accountID))
+            let entry = cache.rendering(of: held, id: account.accountID, beside: store)
+            let body = entry.withBytes { head, middle, tail, _, _ in
+                AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
+            }
+            return (entry, String(decoding: body, as: UTF8.self))
+        }
+        let (first, firstBody) = try read()
+        let (second, secondBody) = try read()
+        #expect(first === second && firstBody == AccountJSON.full(account, status: "active") && secondBody == firstBody)
+        // Kept beside the account, not in the cache's own table.
+        #expect(cache.count == 0)
+        account.scope = "read write"
+        account.expiresAt = Date(timeIntervalSince1970: 1_900_000_000)
+        try await store.put(account)
+        let (third, thirdBody) = try read()
+        #expect(third !== first && thirdBody == AccountJSON.full(account, status: "active"))
+        #expect(try read().0 === third)
     }
 }

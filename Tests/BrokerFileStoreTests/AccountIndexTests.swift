@@ -67,6 +67,32 @@ struct AccountIndexTests {
         #expect(Set(index.entries(provider: "github").map(\.id)) == ["github:3", "github:4", "github:5", "github:6", "github:8"])
     }
 
+    /// A memo kept beside an account (the rendering `GET /account` keeps) comes back with the account until the
+    /// account is written or removed, and no more than the index's memo capacity are kept: the oldest goes first.
+    @Test func memosComeBackWithTheirAccountUntilAWriteAndAreBounded() {
+        final class Memo: Sendable {
+            let number: Int
+            init(_ number: Int) { self.number = number }
+        }
+        var index = AccountIndex(capacity: 8, memoCapacity: 3)
+        for uid in 1...5 { index.set(StoredAccount(.make(uid: "\(uid)")), for: "github:\(uid)") }
+        func memos() -> [Int?] { (1...5).map { (index.openHeld("github:\($0)")?.memo as? Memo)?.number } }
+        for uid in 1...3 { index.keepMemo(Memo(uid), for: "github:\(uid)") }
+        #expect(memos() == [1, 2, 3, nil, nil])
+        // A fourth: the one kept first goes.
+        index.keepMemo(Memo(4), for: "github:4")
+        #expect(memos() == [nil, 2, 3, 4, nil])
+        // A write stores the account without its memo; a removal takes it away with the account.
+        index.set(StoredAccount(.make(uid: "2", accessToken: "rotated")), for: "github:2")
+        index.remove("github:3")
+        #expect(memos() == [nil, nil, nil, 4, nil])
+        #expect(index.openHeld("github:2")?.accessToken.value == "rotated")
+        // None for an account the index does not hold.
+        index.keepMemo(Memo(9), for: "github:9")
+        #expect(index.openHeld("github:9") == nil)
+        #expect(memos() == [nil, nil, nil, 4, nil])
+    }
+
     /// A snapshot's accounts, appended in id order as start-up reads them, are found by binary search; removals leave
     /// their slots vacant until the same id comes back, and accounts added later are found beside them.
     /// With the exact-id table (``SortedIDTable``) built after loading, or the binary search alone.

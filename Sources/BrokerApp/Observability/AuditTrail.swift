@@ -39,6 +39,12 @@ struct AuditTrail: Sendable {
             self.text = text.bytes
         }
 
+        /// The fields as ``init(_:account:provider:endUser:)`` wrote them: `json` for a JSON line, `text` for a text line.
+        init(json: [UInt8], text: [UInt8]) {
+            self.json = json
+            self.text = text
+        }
+
         /// Appends one field to both lines, as ``AuditTrail/record(_:)`` writes it.
         private static func field(_ field: AuditEvent.Field, _ value: String, json: inout ByteWriter, text: inout ByteWriter) {
             json.append(field.json)
@@ -76,8 +82,21 @@ struct AuditTrail: Sendable {
     /// (``Opening/init(_:account:provider:endUser:)`` of `.tokenRead` and the account's id, provider and end user):
     /// the same lines as ``record(_:_:id:caller:request:outcome:scope:)`` writes for it.
     func recordTokenRead(_ opening: Opening, caller: CallerField, request: Request, scope: String?) {
+        opening.json.withUnsafeBufferPointer { json in
+            opening.text.withUnsafeBufferPointer { text in
+                recordTokenRead(openingJSON: json, openingText: text, caller: caller, request: request, scope: scope)
+            }
+        }
+    }
+
+    /// ``recordTokenRead(_:caller:request:scope:)`` of an opening whose fields are these bytes (an
+    /// ``AccountRenderCache/Entry``'s, which it holds beside its parts).
+    func recordTokenRead(
+        openingJSON json: UnsafeBufferPointer<UInt8>, openingText text: UnsafeBufferPointer<UInt8>, caller: CallerField,
+        request: Request, scope: String?
+    ) {
         // No ``AuditEvent`` is built (and destroyed) for it: its fields go to the lines as they are.
-        record(.opening(opening, caller: caller, scope: scope), requestID: request.id)
+        record(.opening(json: json, text: text, caller: caller, scope: scope), requestID: request.id)
     }
 
     /// Records a proxied call's `proxy_call` event: the same lines as ``record(_:)`` writes for an ``AuditEvent`` of
@@ -108,7 +127,7 @@ struct AuditTrail: Sendable {
     /// opening fields and the scope it used (outcome `ok`), or a proxied call's fields.
     private enum Content {
         case event(AuditEvent)
-        case opening(Opening, caller: CallerField, scope: String?)
+        case opening(json: UnsafeBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>, caller: CallerField, scope: String?)
         case proxyCall(ProxyCallEntry)
     }
 
@@ -161,13 +180,13 @@ struct AuditTrail: Sendable {
             Self.append(string: value, json: &line, writingJSON: json, text: &textLine, writingText: text)
         }
         switch content {
-        case .opening(let opening, let caller, _):
+        case .opening(let openingJSON, let openingText, let caller, _):
             if json {
-                line.append(opening.json)
+                line.append(openingJSON)
                 line.append(caller.json)
             }
             if text {
-                textLine.append(opening.text)
+                textLine.append(openingText)
                 textLine.append(caller.text)
             }
         case .event(let event):
@@ -185,7 +204,7 @@ struct AuditTrail: Sendable {
         }
         string(.requestID, requestID, &line, &textLine)
         switch content {
-        case .opening(_, _, let scope):
+        case .opening(_, _, _, let scope):
             // Only a token read that succeeded is recorded from kept opening fields (``recordTokenRead``): `ok`, plain,
             // then the scope as ``record(_:_:id:caller:request:outcome:scope:)`` puts it in the event's details.
             if json { line.append(#","outcome":"ok""#) }

@@ -199,13 +199,27 @@ enum AccountJSON {
     /// from `parts` (made from the same account), the status given as its JSON string literal (`"active"` with its
     /// quotes: copied, not scanned for escapes on every read). The same bytes.
     static func fullBytes(_ held: HeldAccount, quotedStatus: StaticString, parts: Parts) -> [UInt8] {
+        parts.head.withUnsafeBufferPointer { head in
+            parts.middle.withUnsafeBufferPointer { middle in
+                parts.tail.withUnsafeBufferPointer { tail in
+                    fullBytes(held, quotedStatus: quotedStatus, head: head, middle: middle, tail: tail)
+                }
+            }
+        }
+    }
+
+    /// ``fullBytes(_:quotedStatus:parts:)`` with the parts given as their bytes (an ``AccountRenderCache/Entry``'s).
+    static func fullBytes(
+        _ held: HeldAccount, quotedStatus: StaticString, head: UnsafeBufferPointer<UInt8>, middle: UnsafeBufferPointer<UInt8>,
+        tail: UnsafeBufferPointer<UInt8>
+    ) -> [UInt8] {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 640) { stack in
             var out = ByteWriter(startingIn: stack)
-            out.append(parts.head)
+            out.append(head)
             token(held.accessToken, held.tokenSecret, singleValue: true, &out)
-            out.append(parts.middle)
+            out.append(middle)
             out.append(quotedStatus)
-            out.append(parts.tail)
+            out.append(tail)
             rawMember(idToken: held.idToken, extras: held.extras, &out)
             out.append(UInt8(ascii: "}"))
             return out.bytes

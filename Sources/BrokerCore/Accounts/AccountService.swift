@@ -22,7 +22,7 @@ public final class AccountService: Sendable {
     /// Where accounts live.
     let accounts: any AccountRepository
     /// The same repository when it can answer from memory without suspending (the file store).
-    let immediateReader: (any ImmediateAccountReading)?
+    public let immediateReader: (any ImmediateAccountReading)?
     /// The providers, for revocation endpoints.
     let registry: ProviderRegistry
     /// The injected clock that decides expiry.

@@ -102,6 +102,10 @@ package struct CompactAccount: Sendable {
     private var shared: Shared?
     package private(set) var status: AccountStatus
     private var present: Present
+    /// What a reader keeps beside this version of the account (``ImmediateAccountReading/keepMemo(_:for:)``): the
+    /// rendering of `GET /account`'s body, found with the account in one look-up, in the same cache lines. Not part
+    /// of the account; a write stores a new value, without it.
+    package var memo: (any AnyObject & Sendable)?
 
     /// `account` compacted; its out-of-line fields are `reusing`'s when they are the same, so neighbours share one object.
     package init(_ account: consuming Account, reusing previous: Shared? = nil) {

@@ -44,6 +44,9 @@ public struct HeldAccount: Sendable {
     /// The id of ``Account/endUser``.
     public var endUserID: String? { compact.endUserID }
 
+    /// What a reader kept beside this version of the account (``ImmediateAccountReading/keepMemo(_:for:)``), if any.
+    package var memo: (any AnyObject & Sendable)? { compact.memo }
+
     /// ``Account/isExpired(at:)``.
     public func isExpired(at now: Date) -> Bool {
         guard let expiresAt else { return false }

@@ -15,6 +15,14 @@ public protocol ImmediateAccountReading: AnyObject, Sendable {
     /// The default wraps ``getNow(id:)``'s account; the file store hands out its index's compact form instead,
     /// without building a whole ``Account``.
     func heldNow(id: AccountID) -> HeldAccount?
+
+    /// Whether ``keepMemo(_:for:)`` keeps anything.
+    var keepsMemos: Bool { get }
+
+    /// Keeps `memo` beside the account with `id` as it is held now: later ``heldNow(id:)`` answers carry it
+    /// (``HeldAccount/memo``) until the account is written again. A store may keep only some (the file store keeps
+    /// the latest 16,384) or none (the default).
+    func keepMemo(_ memo: any AnyObject & Sendable, for id: AccountID)
 }
 
 extension ImmediateAccountReading {
@@ -22,4 +30,10 @@ extension ImmediateAccountReading {
     public func heldNow(id: AccountID) -> HeldAccount? {
         getNow(id: id).map(HeldAccount.init)
     }
+
+    /// None kept.
+    public var keepsMemos: Bool { false }
+
+    /// Nothing kept.
+    public func keepMemo(_ memo: any AnyObject & Sendable, for id: AccountID) {}
 }

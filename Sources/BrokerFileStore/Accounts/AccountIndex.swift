@@ -78,6 +78,14 @@ struct AccountIndex: Sendable {
     private var ordered = SortedKeys<ExactKey>()
     /// The ids of each end user's accounts, in byte order (accounts without an end user are not here).
     private var byEndUser: [ExactKey: [ExactKey]] = [:]
+    /// The slots given a memo (``keepMemo(_:for:)``) in the order given, a ring of at most ``memoCapacity``: when it
+    /// is full, the oldest slot's memo is dropped, so that memos are bounded whatever the store's size. (A slot
+    /// whose account moved or was written since may lose a newer memo that way: a memo is only ever a cache.)
+    private var memoSlots: [Int] = []
+    private var memoNext = 0
+    /// How many accounts keep a memo at most.
+    private let memoCapacity: Int
+    static let defaultMemoCapacity = 16_384
 
     /// What a vacant slot holds: no secrets, nothing retained.
     private static let placeholder = CompactAccount(
@@ -86,7 +94,8 @@ struct AccountIndex: Sendable {
             updatedAt: Date(timeIntervalSince1970: 0)))
 
     /// An empty index with room for about `capacity` accounts.
-    init(capacity: Int = 0) {
+    init(capacity: Int = 0, memoCapacity: Int = AccountIndex.defaultMemoCapacity) {
+        self.memoCapacity = memoCapacity
         keys.reserveCapacity(capacity)
         prefixes.reserveCapacity(capacity)
         accounts.reserveCapacity(capacity)
@@ -176,6 +185,22 @@ struct AccountIndex: Sendable {
     func openHeld(_ id: String) -> HeldAccount? {
         guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
         return HeldAccount(compact: accounts[slot])
+    }
+
+    /// Keeps `memo` beside the open account `id` as it is now (``CompactAccount/memo``), in place of the memo of the
+    /// account given one longest ago when ``memoCapacity`` hold one.
+    mutating func keepMemo(_ memo: any AnyObject & Sendable, for id: String) {
+        guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return }
+        guard memoCapacity > 0 else { return }
+        if memoSlots.count < memoCapacity {
+            memoSlots.append(slot)
+        } else {
+            let oldest = memoSlots[memoNext]
+            if oldest < accounts.count { accounts[oldest].memo = nil }
+            memoSlots[memoNext] = slot
+            memoNext = (memoNext + 1) % memoCapacity
+        }
+        accounts[slot].memo = memo
     }
 
     /// Every entry, or those of `provider`, sealed or not, in no particular order.

@@ -245,4 +245,11 @@ extension JSONFileAccountRepository: ImmediateAccountReading {
         if let held = index.withLock({ $0.openHeld(typedID.string) }) { return held }
         return getNow(id: typedID).map(HeldAccount.init)
     }
+
+    /// Kept for the latest ``AccountIndex/defaultMemoCapacity`` accounts given one.
+    public var keepsMemos: Bool { true }
+
+    public func keepMemo(_ memo: any AnyObject & Sendable, for id: AccountID) {
+        index.withLock { $0.keepMemo(memo, for: id.string) }
+    }
 }
