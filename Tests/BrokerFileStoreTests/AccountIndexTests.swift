@@ -111,6 +111,13 @@ struct AccountIndexTests {
             let built = index.buildIDTable()
             #expect(built)
         }
+        // A read (openHeld, which checks the table's candidate against the account itself) finds what a look-up finds.
+        func readsAgree(_ line: Int = #line) {
+            for id in uids.map({ "github:" + $0 }) + ["github:", "github:0", "github:100", "github:9x", "gitlab:1", ":", "a"] {
+                #expect(index.openHeld(id)?.account == index[id]?.account, "\(id) at line \(line)")
+            }
+        }
+        readsAgree()
         #expect(index.count == 40)
         for uid in uids { #expect(index["github:" + uid]?.account.uid == uid) }
         // Before the first id, between two, after the last, a prefix of one, another provider.
@@ -123,6 +130,7 @@ struct AccountIndexTests {
         index.remove("github:25")
         index.remove("github:9")
         #expect(index["github:1"] == nil && index["github:25"] == nil && index["github:9"] == nil)
+        readsAgree()
         #expect(index.count == 37)
         #expect(index.entries(provider: "github").count == 37)
         #expect(!index.entries(provider: nil).contains { $0.id == "github:25" })
@@ -139,6 +147,7 @@ struct AccountIndexTests {
         #expect(index["github:25"]?.account.accessToken.value == "back")
         #expect(index["github:100"]?.account.accessToken.value == "new")
         #expect(index["github:0"]?.account.accessToken.value == "first")
+        readsAgree()
         #expect(index.count == 40)
         #expect(
             index.candidates(after: nil, provider: nil, endUser: nil, limit: 4).map(\.id) == [
@@ -152,6 +161,7 @@ struct AccountIndexTests {
         #expect(index["github:0"] == nil && index["github:100"]?.account.accessToken.value == "new")
         index.set(StoredAccount(.make(uid: "2", accessToken: "rewritten")), for: "github:2")
         #expect(index["github:2"]?.account.accessToken.value == "rewritten")
+        readsAgree()
         #expect(index.count == 39)
         #expect(
             Set(index.entries(provider: nil).map(\.id))

@@ -183,8 +183,40 @@ struct AccountIndex: Sendable {
 
     /// ``openAccount(_:)`` in the compact form the index keeps, copied out once, as it is.
     func openHeld(_ id: String) -> HeldAccount? {
-        guard let slot = slot(of: ExactKey(id)), sealedCount == 0 || sealed[slot] == nil else { return nil }
+        guard let slot = heldSlot(of: id), sealedCount == 0 || sealed[slot] == nil else { return nil }
         return HeldAccount(compact: accounts[slot])
+    }
+
+    /// ``slot(of:)``, for a read about to copy the account out: with the id table, a candidate slot is checked against
+    /// the account itself (`provider:uid`, which is how every slot's id is made: ``AccountID/init(provider:uid:)``)
+    /// instead of against its id in ``keys``, so that a read of one among many accounts waits for the account's cache
+    /// lines alone, not first for its id's and then for the account's.
+    private func heldSlot(of id: String) -> Int? {
+        guard let idTableReference else { return slot(of: ExactKey(id)) }
+        var target = id
+        let found = target.withUTF8 { target in
+            accounts.withUnsafeBufferPointer { accounts in
+                idTableReference._withUnsafeGuaranteedRef { table in
+                    // Through a pointer: `accounts[slot]` would copy the whole account, retaining each of its objects.
+                    table.position(of: target) { Self.spells(target, accounts.baseAddress! + $0) }
+                }
+            }
+        }
+        guard let found else { return slots.isEmpty ? nil : slots[ExactKey(id)] }
+        return vacant.isEmpty || !vacant.contains(found) ? found : nil
+    }
+
+    /// Whether `id` is `account`'s provider, `:` and uid, byte for byte.
+    private static func spells(_ id: UnsafeBufferPointer<UInt8>, _ account: UnsafePointer<CompactAccount>) -> Bool {
+        let providerCount = account.pointee.provider.utf8.count
+        guard id.count == providerCount + 1 + account.pointee.uid.utf8.count, id[providerCount] == 0x3A else { return false }
+        return Self.same(account.pointee.provider, id.baseAddress!) && Self.same(account.pointee.uid, id.baseAddress! + providerCount + 1)
+    }
+
+    /// Whether `string`'s bytes are those at `bytes` (which has at least as many).
+    private static func same(_ string: String, _ bytes: UnsafePointer<UInt8>) -> Bool {
+        var string = string
+        return string.withUTF8 { $0.isEmpty || memcmp($0.baseAddress!, bytes, $0.count) == 0 }
     }
 
     /// Keeps `memo` beside the open account `id` as it is now (``CompactAccount/memo``), in place of the memo of the

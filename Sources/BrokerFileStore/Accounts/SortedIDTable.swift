@@ -137,6 +137,12 @@ final class SortedIDTable: Sendable {
     /// nil when no sorted slot holds it.
     @inline(__always)
     func position(of target: UnsafeBufferPointer<UInt8>, keys: UnsafeBufferPointer<ExactKey>) -> Int? {
+        position(of: target) { KeyOrder.compare(target, keys[$0]) == 0 }
+    }
+
+    /// The slot among those whose id hashes as `target`'s for which `holds` says its id is `target`'s bytes, or nil.
+    @inline(__always)
+    func position(of target: UnsafeBufferPointer<UInt8>, where holds: (Int) -> Bool) -> Int? {
         let hash = Self.hash(target, seed: seed)
         var i = Int(truncatingIfNeeded: hash) & mask
         for _ in 0...longestProbe {
@@ -144,7 +150,7 @@ final class SortedIDTable: Sendable {
             if entry == 0 { return nil }
             // At a load of one half or less, the first id compared is usually the one: compared in full at once.
             let slot = Int(entry) - 1
-            if KeyOrder.compare(target, keys[slot]) == 0 { return slot }
+            if holds(slot) { return slot }
             i = (i + 1) & mask
         }
         return nil
