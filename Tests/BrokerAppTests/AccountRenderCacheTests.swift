@@ -163,9 +163,8 @@ import Testing
         func read() throws -> (AccountRenderCache.Entry, String) {
             let held = try #require(store.heldNow(id: account.accountID))
             let entry = cache.rendering(of: held, id: account.accountID, beside: store)
-            let body = entry.withBytes { head, middle, tail, _, _ in
-                AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
-            }
+            // The whole body, as the inline path of reads answers it.
+            let body = try #require(entry.answer)
             return (entry, String(decoding: body, as: UTF8.self))
         }
         let (first, firstBody) = try read()
@@ -173,11 +172,20 @@ import Testing
         #expect(first === second && firstBody == AccountJSON.full(account, status: "active") && secondBody == firstBody)
         // Kept beside the account, not in the cache's own table.
         #expect(cache.count == 0)
-        account.scope = "read write"
-        account.expiresAt = Date(timeIntervalSince1970: 1_900_000_000)
-        try await store.put(account)
-        let (third, thirdBody) = try read()
-        #expect(third !== first && thirdBody == AccountJSON.full(account, status: "active"))
-        #expect(try read().0 === third)
+        // Each write renders again: fields without secrets, the token, the token secret, the ID token and extras.
+        let changes: [(inout Account) -> Void] = [
+            { $0.scope = "read write" }, { $0.expiresAt = Date(timeIntervalSince1970: 1_900_000_000) },
+            { $0.accessToken = Secret("rotated-token") }, { $0.tokenSecret = Secret("rotated-secret") },
+            { $0.idToken = Secret("eyJ.rotated.id") }, { $0.extras = #"{"k":"rotated"}"# },
+        ]
+        var previous = first
+        for change in changes {
+            change(&account)
+            try await store.put(account)
+            let (entry, body) = try read()
+            #expect(entry !== previous && body == AccountJSON.full(account, status: "active"))
+            #expect(try read().0 === entry)
+            previous = entry
+        }
     }
 }

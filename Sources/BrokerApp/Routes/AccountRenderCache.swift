@@ -10,8 +10,12 @@ import Synchronization
 /// reused while compared) and each date the same bits. Any write that changes one of them, in this process or in
 /// another broker sharing the store, makes the entry miss, and the read renders and keeps the new parts; so there is
 /// nothing to invalidate. A store that hands out new storage on every read only ever misses: correct, and no
-/// faster. The entries hold no token, ID token or extras: the secrets are written from the account on every read.
-/// At most ``capacity`` accounts are kept; when full, all are dropped and the cache fills again.
+/// faster. The entries in this cache's table hold no token, ID token or extras: the secrets are written from the
+/// account on every read. At most ``capacity`` accounts are kept; when full, all are dropped and the cache fills again.
+///
+/// With a store that keeps memos (the file store), the entry is kept beside the account instead and holds the whole
+/// body, secrets included (``Entry/answer``): it lives exactly as long as that version of the account, which the store
+/// holds in memory with the same secrets anyway, and a write or a removal of the account drops it.
 final class AccountRenderCache: Sendable {
     /// The parts of one account and the fields they were made from: the fields in the object, the bytes of the three
     /// parts and of the two opening audit fields back to back in one array. A read of a random one among many accounts
@@ -28,12 +32,20 @@ final class AccountRenderCache: Sendable {
         /// metadata, …): one immutable object, so the same object is the same fields.
         private let shared: CompactAccount.Shared?
         private let dates: (Double?, Double, Double, Double?)
-        /// The head, middle and tail parts, then the audit file's and the log's opening fields.
+        /// The head, middle and tail parts (none in an entry that holds the whole body, ``answer``), then the audit
+        /// file's and the log's opening fields.
         private let bytes: [UInt8]
         /// Where each of those five ends in ``bytes``.
         private let ends: (head: Int, middle: Int, tail: Int, json: Int, text: Int)
+        /// The whole body of an `active` account's `GET /account` answer, secrets included, in an entry kept beside
+        /// the account (``rendering(of:id:beside:)``, which hands it out only for the very account it was made from;
+        /// a read's response shares it, uncopied); nil for an entry of this cache's own table.
+        let answer: [UInt8]?
+        /// The access token the body holds, in an entry that holds one (kept, so that its storage is never another
+        /// token's while compared); nil in this cache's own table, whose entries hold no secret.
+        private let token: Secret?
 
-        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64) {
+        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64, withBody: Bool = false) {
             self.id = id
             self.hash = hash
             let account = held.account
@@ -41,19 +53,21 @@ final class AccountRenderCache: Sendable {
             // A token read's opening audit fields (the id it was kept under, the provider and the end user's id, all
             // compared below), so that a read's audit event copies them too.
             let audit = AuditTrail.Opening(.tokenRead, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
+            // One array for the parts and the audit fields, so that a read waits for one block of memory besides the
+            // entry (and the body's); an entry that holds the body needs no parts.
+            answer = withBody ? AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: parts) : nil
+            let pieces =
+                withBody ? [[], [], [], audit.json, audit.text] : [parts.head, parts.middle, parts.tail, audit.json, audit.text]
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(parts.head.count + parts.middle.count + parts.tail.count + audit.json.count + audit.text.count)
-            bytes += parts.head
-            let head = bytes.count
-            bytes += parts.middle
-            let middle = bytes.count
-            bytes += parts.tail
-            let tail = bytes.count
-            bytes += audit.json
-            let json = bytes.count
-            bytes += audit.text
+            bytes.reserveCapacity(pieces.reduce(0) { $0 + $1.count })
+            var ends: [Int] = []
+            for piece in pieces {
+                bytes += piece
+                ends.append(bytes.count)
+            }
             self.bytes = bytes
-            ends = (head, middle, tail, json, bytes.count)
+            self.ends = (ends[0], ends[1], ends[2], ends[3], ends[4])
+            token = withBody ? held.accessToken : nil
             let compact = held.compact
             provider = compact.provider
             uid = compact.uid
@@ -78,7 +92,7 @@ final class AccountRenderCache: Sendable {
             }
         }
 
-        /// The parts, as arrays.
+        /// The parts, as arrays (empty in an entry that holds the whole body instead).
         var parts: AccountJSON.Parts {
             withBytes { head, middle, tail, _, _ in AccountJSON.Parts(head: Array(head), middle: Array(middle), tail: Array(tail)) }
         }
@@ -91,6 +105,13 @@ final class AccountRenderCache: Sendable {
         /// Whether the entry was kept under exactly `id`'s bytes.
         fileprivate func isKept(under id: String) -> Bool {
             Slots.sameBits(self.id, id) || ExactKey.same(self.id, id)
+        }
+
+        /// Whether ``answer`` is `held`'s: its secrets are the same storage (the access token itself; the token secret,
+        /// the ID token and the extras in the same out-of-line object) and so are its other rendered fields.
+        fileprivate func rendersBody(_ held: HeldAccount) -> Bool {
+            guard let token, shared === held.compact.sharedFields, identical(token, held.accessToken) else { return false }
+            return renders(held)
         }
 
         /// Whether `held`'s rendered fields are the values these parts were made from.
@@ -267,18 +288,19 @@ final class AccountRenderCache: Sendable {
         kept(held, id: id)
     }
 
-    /// ``rendering(of:id:)`` of an account `store` handed out: kept beside the account itself when the store keeps
-    /// memos (the file store), so that the read that finds the account finds its rendering in the same look-up, in
-    /// the same cache lines, instead of a second look-up in this cache's table (a miss in memory of its own, and a
-    /// lock taken by every worker).
+    /// ``rendering(of:id:)`` of an `active` account `store` handed out: kept beside the account itself when the
+    /// store keeps memos (the file store), so that the read that finds the account finds its rendering in the same
+    /// look-up, in the same cache lines, instead of a second look-up in this cache's table (a miss in memory of its
+    /// own, and a lock taken by every worker). Such an entry holds the whole body (``Entry/answer``), handed out only
+    /// for the account it was made from: a read copies it, neither the parts nor the token.
     func rendering(of held: HeldAccount, id: AccountID, beside store: (any ImmediateAccountReading)?) -> Entry {
         let raw = id.string
         if let memo = held.memo, ObjectIdentifier(type(of: memo)) == ObjectIdentifier(Entry.self) {
             let entry = unsafeDowncast(memo, to: Entry.self)
-            if entry.isKept(under: raw) && entry.renders(held) { return entry }
+            if entry.isKept(under: raw) && entry.rendersBody(held) { return entry }
         }
         guard let store, store.keepsMemos else { return kept(held, id: raw) }
-        let entry = Entry(held, id: raw, hash: 0)
+        let entry = Entry(held, id: raw, hash: 0, withBody: true)
         store.keepMemo(entry, for: id)
         return entry
     }

@@ -317,10 +317,12 @@ final class OAuthHandlers: Sendable {
         }
         // The parts without secrets as last rendered for this version of the account, and the audit event's fields
         // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
-        let body = renderings.rendering(of: held, id: id, beside: accounts.immediateReader).withBytes { head, middle, tail, json, text in
+        let rendering = renderings.rendering(of: held, id: id, beside: accounts.immediateReader)
+        let body = rendering.withBytes { head, middle, tail, json, text in
             audit.recordTokenRead(
                 openingJSON: json, openingText: text, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
-            return AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
+            // Kept beside the account in the file store: the whole body, this very account's.
+            return rendering.answer ?? AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
         }
         return Self.corsTokenResponse(body)
     }
