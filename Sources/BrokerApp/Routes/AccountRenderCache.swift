@@ -292,7 +292,7 @@ final class AccountRenderCache: Sendable {
     /// store keeps memos (the file store), so that the read that finds the account finds its rendering in the same
     /// look-up, in the same cache lines, instead of a second look-up in this cache's table (a miss in memory of its
     /// own, and a lock taken by every worker). Such an entry holds the whole body (``Entry/answer``), handed out only
-    /// for the account it was made from: a read copies it, neither the parts nor the token.
+    /// for the account it was made from: a read's response shares it, and nothing is joined or copied.
     func rendering(of held: HeldAccount, id: AccountID, beside store: (any ImmediateAccountReading)?) -> Entry {
         let raw = id.string
         if let memo = held.memo, ObjectIdentifier(type(of: memo)) == ObjectIdentifier(Entry.self) {

@@ -315,13 +315,13 @@ final class OAuthHandlers: Sendable {
             audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
             return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: AccountStatus.active.rawValue, entered: true))
         }
-        // The parts without secrets as last rendered for this version of the account, and the audit event's fields
-        // about it (`event` to `end_user`): only the token, the status, the caller and the request are written.
+        // The rendering kept for this version of the account (beside it in the file store, with the whole body; else
+        // the parts without secrets) and the audit event's fields about it (`event` to `end_user`): only what it does
+        // not hold (the token and status for parts, the caller and the request) is written.
         let rendering = renderings.rendering(of: held, id: id, beside: accounts.immediateReader)
         let body = rendering.withBytes { head, middle, tail, json, text in
             audit.recordTokenRead(
                 openingJSON: json, openingText: text, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
-            // Kept beside the account in the file store: the whole body, this very account's.
             return rendering.answer ?? AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
         }
         return Self.corsTokenResponse(body)
