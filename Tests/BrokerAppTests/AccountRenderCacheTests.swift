@@ -150,9 +150,10 @@ import Testing
         }
     }
 
-    /// With the file store, a rendering is kept beside the account itself: the next read of the account finds the
-    /// same entry without the cache's table, and a write of the account renders its new fields.
-    @Test func theFileStoreKeepsARenderingBesideItsAccountUntilTheAccountIsWritten() async throws {
+    /// With the file store, the whole answer is kept beside the account itself: the next reads of the account find
+    /// the same answer, without the cache's table and without copying the account out, and a write of the account
+    /// (of any rendered field or secret) makes it miss until the new version's answer is kept.
+    @Test func theFileStoreKeepsAnAnswerBesideItsAccountUntilTheAccountIsWritten() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("render-memo-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try JSONFileAccountRepository(directory: directory, codec: PlainJSONAccountCodec())
@@ -160,16 +161,17 @@ import Testing
         var account = AccountJSONTests.rich
         account.tags = [:]
         try await store.put(account)
-        func read() throws -> (AccountRenderCache.Entry, String) {
+        /// A read as the inline path makes it: the answer kept beside the account, else a new one kept there.
+        func read() throws -> (answer: AccountRenderCache.Answer, kept: Bool) {
+            if let kept = cache.keptBeside(account.accountID, in: store) { return (kept, true) }
             let held = try #require(store.heldNow(id: account.accountID))
-            let entry = cache.rendering(of: held, id: account.accountID, beside: store)
-            // The whole body, as the inline path of reads answers it.
-            let body = try #require(entry.answer)
-            return (entry, String(decoding: body, as: UTF8.self))
+            return (cache.answer(for: held, id: account.accountID, keepingIn: store), false)
         }
-        let (first, firstBody) = try read()
-        let (second, secondBody) = try read()
-        #expect(first === second && firstBody == AccountJSON.full(account, status: "active") && secondBody == firstBody)
+        func body(_ answer: AccountRenderCache.Answer) -> String { String(decoding: answer.body, as: UTF8.self) }
+        let first = try read()
+        let second = try read()
+        #expect(!first.kept && second.kept && first.answer === second.answer)
+        #expect(body(second.answer) == AccountJSON.full(account, status: "active"))
         // Kept beside the account, not in the cache's own table.
         #expect(cache.count == 0)
         // Each write renders again: fields without secrets, the token, the token secret, the ID token and extras.
@@ -178,14 +180,18 @@ import Testing
             { $0.accessToken = Secret("rotated-token") }, { $0.tokenSecret = Secret("rotated-secret") },
             { $0.idToken = Secret("eyJ.rotated.id") }, { $0.extras = #"{"k":"rotated"}"# },
         ]
-        var previous = first
+        var previous = first.answer
         for change in changes {
             change(&account)
             try await store.put(account)
-            let (entry, body) = try read()
-            #expect(entry !== previous && body == AccountJSON.full(account, status: "active"))
-            #expect(try read().0 === entry)
-            previous = entry
+            let fresh = try read()
+            #expect(!fresh.kept && fresh.answer !== previous && body(fresh.answer) == AccountJSON.full(account, status: "active"))
+            let next = try read()
+            #expect(next.kept && next.answer === fresh.answer)
+            previous = fresh.answer
         }
+        // A removed account keeps nothing.
+        _ = try await store.delete(id: account.accountID)
+        #expect(cache.keptBeside(account.accountID, in: store) == nil)
     }
 }

@@ -13,9 +13,9 @@ import Synchronization
 /// faster. The entries in this cache's table hold no token, ID token or extras: the secrets are written from the
 /// account on every read. At most ``capacity`` accounts are kept; when full, all are dropped and the cache fills again.
 ///
-/// With a store that keeps memos (the file store), the entry is kept beside the account instead and holds the whole
-/// body, secrets included (``Entry/answer``): it lives exactly as long as that version of the account, which the store
-/// holds in memory with the same secrets anyway, and a write or a removal of the account drops it.
+/// With a store that keeps memos (the file store), an ``Answer`` is kept beside the account instead and holds the whole
+/// body, secrets included: it lives exactly as long as that version of the account, which the store holds in memory
+/// with the same secrets anyway, and a write or a removal of the account drops it.
 final class AccountRenderCache: Sendable {
     /// The parts of one account and the fields they were made from: the fields in the object, the bytes of the three
     /// parts and of the two opening audit fields back to back in one array. A read of a random one among many accounts
@@ -32,20 +32,12 @@ final class AccountRenderCache: Sendable {
         /// metadata, …): one immutable object, so the same object is the same fields.
         private let shared: CompactAccount.Shared?
         private let dates: (Double?, Double, Double, Double?)
-        /// The head, middle and tail parts (none in an entry that holds the whole body, ``answer``), then the audit
-        /// file's and the log's opening fields.
+        /// The head, middle and tail parts, then the audit file's and the log's opening fields.
         private let bytes: [UInt8]
         /// Where each of those five ends in ``bytes``.
         private let ends: (head: Int, middle: Int, tail: Int, json: Int, text: Int)
-        /// The whole body of an `active` account's `GET /account` answer, secrets included, in an entry kept beside
-        /// the account (``rendering(of:id:beside:)``, which hands it out only for the very account it was made from;
-        /// a read's response shares it, uncopied); nil for an entry of this cache's own table.
-        let answer: [UInt8]?
-        /// The access token the body holds, in an entry that holds one (kept, so that its storage is never another
-        /// token's while compared); nil in this cache's own table, whose entries hold no secret.
-        private let token: Secret?
 
-        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64, withBody: Bool = false) {
+        fileprivate init(_ held: HeldAccount, id: String, hash: UInt64) {
             self.id = id
             self.hash = hash
             let account = held.account
@@ -54,10 +46,8 @@ final class AccountRenderCache: Sendable {
             // compared below), so that a read's audit event copies them too.
             let audit = AuditTrail.Opening(.tokenRead, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
             // One array for the parts and the audit fields, so that a read waits for one block of memory besides the
-            // entry (and the body's); an entry that holds the body needs no parts.
-            answer = withBody ? AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: parts) : nil
-            let pieces =
-                withBody ? [[], [], [], audit.json, audit.text] : [parts.head, parts.middle, parts.tail, audit.json, audit.text]
+            // entry.
+            let pieces = [parts.head, parts.middle, parts.tail, audit.json, audit.text]
             var bytes: [UInt8] = []
             bytes.reserveCapacity(pieces.reduce(0) { $0 + $1.count })
             var ends: [Int] = []
@@ -67,7 +57,6 @@ final class AccountRenderCache: Sendable {
             }
             self.bytes = bytes
             self.ends = (ends[0], ends[1], ends[2], ends[3], ends[4])
-            token = withBody ? held.accessToken : nil
             let compact = held.compact
             provider = compact.provider
             uid = compact.uid
@@ -92,7 +81,7 @@ final class AccountRenderCache: Sendable {
             }
         }
 
-        /// The parts, as arrays (empty in an entry that holds the whole body instead).
+        /// The parts, as arrays.
         var parts: AccountJSON.Parts {
             withBytes { head, middle, tail, _, _ in AccountJSON.Parts(head: Array(head), middle: Array(middle), tail: Array(tail)) }
         }
@@ -105,13 +94,6 @@ final class AccountRenderCache: Sendable {
         /// Whether the entry was kept under exactly `id`'s bytes.
         fileprivate func isKept(under id: String) -> Bool {
             Slots.sameBits(self.id, id) || ExactKey.same(self.id, id)
-        }
-
-        /// Whether ``answer`` is `held`'s: its secrets are the same storage (the access token itself; the token secret,
-        /// the ID token and the extras in the same out-of-line object) and so are its other rendered fields.
-        fileprivate func rendersBody(_ held: HeldAccount) -> Bool {
-            guard let token, shared === held.compact.sharedFields, identical(token, held.accessToken) else { return false }
-            return renders(held)
         }
 
         /// Whether `held`'s rendered fields are the values these parts were made from.
@@ -164,6 +146,48 @@ final class AccountRenderCache: Sendable {
                     return true
                 }
             }
+        }
+    }
+
+    /// The whole body of an `active` account's `GET /account` answer, secrets included, kept beside the account in a
+    /// store that keeps memos (``answer(for:id:keepingIn:)``), with the account as it was rendered from and a token
+    /// read's opening audit fields. It is handed out (``keptBeside(_:in:)``) only while the store's account has the
+    /// same bits as ``held`` (``CompactAccount/sameBits(as:)``), which this copy keeps exact by keeping that storage
+    /// alive; a read's response shares ``body``, uncopied.
+    final class Answer: Sendable {
+        /// The id it was made for (the bytes the store found the account by).
+        let id: String
+        /// The account the body was rendered from, as its store held it, without the memo.
+        let held: HeldAccount
+        /// The body.
+        let body: [UInt8]
+        /// The audit file's and the log's opening fields, back to back; the first ends at ``jsonEnd``.
+        private let opening: [UInt8]
+        private let jsonEnd: Int
+
+        fileprivate init(_ held: HeldAccount, id: String) {
+            self.id = id
+            var compact = held.compact
+            compact.memo = nil
+            self.held = HeldAccount(compact: compact)
+            let account = held.account
+            body = AccountJSON.fullBytes(held, quotedStatus: #""active""#, parts: AccountJSON.parts(account))
+            let audit = AuditTrail.Opening(.tokenRead, account: id, provider: account.provider, endUser: AuditEvent.endUser(of: account))
+            opening = audit.json + audit.text
+            jsonEnd = audit.json.count
+        }
+
+        /// The opening audit fields, for a JSON line and for a text line, valid within `body`.
+        func withOpening<R>(_ body: (_ json: UnsafeBufferPointer<UInt8>, _ text: UnsafeBufferPointer<UInt8>) -> R) -> R {
+            let jsonEnd = jsonEnd
+            return opening.withUnsafeBufferPointer { all in
+                body(UnsafeBufferPointer(rebasing: all[..<jsonEnd]), UnsafeBufferPointer(rebasing: all[jsonEnd...]))
+            }
+        }
+
+        /// Whether this was rendered from `account` as its store holds it now, for `id`.
+        fileprivate func renders(_ account: borrowing CompactAccount, id: String) -> Bool {
+            held.compact.sameBits(as: account) && (Slots.sameBits(self.id, id) || ExactKey.same(self.id, id))
         }
     }
 
@@ -288,21 +312,26 @@ final class AccountRenderCache: Sendable {
         kept(held, id: id)
     }
 
-    /// ``rendering(of:id:)`` of an `active` account `store` handed out: kept beside the account itself when the
-    /// store keeps memos (the file store), so that the read that finds the account finds its rendering in the same
-    /// look-up, in the same cache lines, instead of a second look-up in this cache's table (a miss in memory of its
-    /// own, and a lock taken by every worker). Such an entry holds the whole body (``Entry/answer``), handed out only
-    /// for the account it was made from: a read's response shares it, and nothing is joined or copied.
-    func rendering(of held: HeldAccount, id: AccountID, beside store: (any ImmediateAccountReading)?) -> Entry {
+    /// The whole answer for the `active` account `held` that `store` handed out (its id being `id`), made now and kept
+    /// beside the account in the store (``ImmediateAccountReading/keepMemo(_:for:)``), so that the next reads of this
+    /// version of the account find it with the account (``keptBeside(_:in:)``): no second look-up in a table of its
+    /// own (a miss in memory of its own, and a lock taken by every worker), and nothing joined or copied.
+    func answer(for held: HeldAccount, id: AccountID, keepingIn store: any ImmediateAccountReading) -> Answer {
+        let answer = Answer(held, id: id.string)
+        store.keepMemo(answer, for: id)
+        return answer
+    }
+
+    /// The answer kept beside the account `id` in `store` (``answer(for:id:keepingIn:)``) when it was rendered from the
+    /// account as the store holds it now; nil when there is none. The account is compared where the store holds it
+    /// and not copied out, so a read answered here waits for the memory of the account and of the answer alone.
+    func keptBeside(_ id: AccountID, in store: any AccountMemoReading) -> Answer? {
         let raw = id.string
-        if let memo = held.memo, ObjectIdentifier(type(of: memo)) == ObjectIdentifier(Entry.self) {
-            let entry = unsafeDowncast(memo, to: Entry.self)
-            if entry.isKept(under: raw) && entry.rendersBody(held) { return entry }
+        let memo = store.memo(of: id) { account, memo in
+            guard ObjectIdentifier(type(of: memo)) == ObjectIdentifier(Answer.self) else { return false }
+            return unsafeDowncast(memo, to: Answer.self).renders(account, id: raw)
         }
-        guard let store, store.keepsMemos else { return kept(held, id: raw) }
-        let entry = Entry(held, id: raw, hash: 0, withBody: true)
-        store.keepMemo(entry, for: id)
-        return entry
+        return memo.map { unsafeDowncast($0, to: Answer.self) }
     }
 
     /// The entry kept in this cache's table for `held`, made now and kept when there is none for it.

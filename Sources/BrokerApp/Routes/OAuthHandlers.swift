@@ -26,6 +26,8 @@ final class OAuthHandlers: Sendable {
     let publicOrigin: String
     /// The parts of `GET /account`'s body without secrets, by account (what the inline path of reads renders once).
     let renderings = AccountRenderCache()
+    /// The account store, when it keeps the renderings beside its accounts (the file store).
+    let memos: (any AccountMemoReading)?
 
     /// The flow cookie: `<state>.<nonce>`; the flow stores SHA-256(nonce), binding it to this browser.
     static let flowCookie = "tb_flow"
@@ -38,6 +40,7 @@ final class OAuthHandlers: Sendable {
         self.audit = audit ?? AuditTrail(logger: logger, file: nil)
         self.authorization = authorization
         self.accounts = accounts
+        memos = accounts.immediateReader as? any AccountMemoReading
         self.registry = registry
         self.access = access
         self.cookies = cookies
@@ -303,10 +306,23 @@ final class OAuthHandlers: Sendable {
     /// The inline path of `GET /account`: a valid, in-memory account for an authorised caller,
     /// answered on the worker queue; nil sends the request down the asynchronous path.
     func accountNow(_ request: Request) -> Response? {
-        // The account as the store holds it (``HeldAccount``): a whole ``Account`` is built only for entered credentials.
         guard let raw = try? Self.accountID(request), let who = try? access.require(request, mayUse: raw, scope: .tokensRead),
-            let id = AccountID(raw), let held = accounts.heldNow(id: id), (try? who.grant.require(account: held)) != nil
+            let id = AccountID(raw)
         else { return nil }
+        // The usual read with the file store: the body kept beside this very version of the account, found and checked
+        // where the store holds the account, without copying it out. Only an account that is not entered credentials
+        // ever gets one (below), and an account stays so until it is written, which drops the entry.
+        if let memos, let answer = renderings.keptBeside(id, in: memos), accounts.servesNow(answer.held),
+            (try? who.grant.require(account: answer.held)) != nil
+        {
+            answer.withOpening { json, text in
+                audit.recordTokenRead(
+                    openingJSON: json, openingText: text, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
+            }
+            return Self.corsTokenResponse(answer.body)
+        }
+        // The account as the store holds it (``HeldAccount``): a whole ``Account`` is built only for entered credentials.
+        guard let held = accounts.heldNow(id: id), (try? who.grant.require(account: held)) != nil else { return nil }
         // ``AccountService/heldNow(id:)`` hands out only an account active and unexpired at its check, which
         // ``AccountService/reportedStatus(of:)`` reports as `active` whatever its provider.
         if holdsEntered(accessToken: held.accessToken, provider: held.provider) {
@@ -315,14 +331,24 @@ final class OAuthHandlers: Sendable {
             audit.record(.tokenRead, account, id: id.string, caller: who.name, request: request, scope: who.audited(.tokensRead))
             return Self.corsTokenResponse(AccountJSON.fullBytes(account, status: AccountStatus.active.rawValue, entered: true))
         }
-        // The rendering kept for this version of the account (beside it in the file store, with the whole body; else
-        // the parts without secrets) and the audit event's fields about it (`event` to `end_user`): only what it does
-        // not hold (the token and status for parts, the caller and the request) is written.
-        let rendering = renderings.rendering(of: held, id: id, beside: accounts.immediateReader)
+        // A store that keeps memos (the file store) keeps the whole answer beside this version of the account, for
+        // the next reads to find above.
+        if let reader = accounts.immediateReader, reader.keepsMemos {
+            let answer = renderings.answer(for: held, id: id, keepingIn: reader)
+            answer.withOpening { json, text in
+                audit.recordTokenRead(
+                    openingJSON: json, openingText: text, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
+            }
+            return Self.corsTokenResponse(answer.body)
+        }
+        // Else the parts without secrets kept for this version of the account and the audit event's fields about it
+        // (`event` to `end_user`): only what they do not hold (the token and status, the caller and the request) is
+        // written.
+        let rendering = renderings.rendering(of: held, id: id.string)
         let body = rendering.withBytes { head, middle, tail, json, text in
             audit.recordTokenRead(
                 openingJSON: json, openingText: text, caller: who.auditField, request: request, scope: who.audited(.tokensRead))
-            return rendering.answer ?? AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
+            return AccountJSON.fullBytes(held, quotedStatus: #""active""#, head: head, middle: middle, tail: tail)
         }
         return Self.corsTokenResponse(body)
     }

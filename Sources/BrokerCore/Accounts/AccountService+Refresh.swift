@@ -86,9 +86,14 @@ extension AccountService {
     /// ``accountNow(id:)`` in the form the store holds it (``HeldAccount``), for `GET /account`'s inline path:
     /// the same accounts are served, without building a whole ``Account`` for each read.
     public func heldNow(id: AccountID) -> HeldAccount? {
-        guard let reader = immediateReader, let held = reader.heldNow(id: id), held.status == .active else { return nil }
-        let at = now()
-        guard !held.isExpired(at: at), !refresher.isDue(held, at: at) else { return nil }
+        guard let reader = immediateReader, let held = reader.heldNow(id: id), servesNow(held) else { return nil }
         return held
+    }
+
+    /// Whether ``heldNow(id:)`` would hand out `held` now: active, unexpired and not due for refresh.
+    public func servesNow(_ held: HeldAccount) -> Bool {
+        guard held.status == .active else { return false }
+        let at = now()
+        return !held.isExpired(at: at) && !refresher.isDue(held, at: at)
     }
 }

@@ -189,6 +189,39 @@ package struct CompactAccount: Sendable {
         )
     }
 
+    /// Whether `other` holds the very values this does, field for field, ``memo`` aside: each string and token the
+    /// same storage (or the same inline bytes), the out-of-line fields the same object, each date and flag the same
+    /// bits. Exact for a copy of an account while the copy lives, since the copy keeps that storage alive and no
+    /// address is reused meanwhile; a write stores new values and fails it. It reads only the fields themselves, not
+    /// what they point to: a read of one account among many waits for nothing more.
+    package func sameBits(as other: borrowing CompactAccount) -> Bool {
+        Self.sameBits(provider, other.provider) && Self.sameBits(uid, other.uid)
+            && Self.sameBits(accessToken, other.accessToken) && Self.sameBits(refreshToken, other.refreshToken)
+            && Self.sameBits(endUserID, other.endUserID) && shared === other.shared && status == other.status
+            && present.rawValue == other.present.rawValue && createdAt.bitPattern == other.createdAt.bitPattern
+            && updatedAt.bitPattern == other.updatedAt.bitPattern && expiresAt.bitPattern == other.expiresAt.bitPattern
+            && refreshedAt.bitPattern == other.refreshedAt.bitPattern && issuedAt.bitPattern == other.issuedAt.bitPattern
+    }
+
+    /// Whether two values are the same bits (for a string, the same storage or the same inline bytes).
+    private static func sameBits<T>(_ lhs: T, _ rhs: T) -> Bool {
+        withUnsafeBytes(of: lhs) { left in
+            withUnsafeBytes(of: rhs) { right in
+                var offset = 0
+                while offset + 8 <= left.count {
+                    guard left.load(fromByteOffset: offset, as: UInt64.self) == right.load(fromByteOffset: offset, as: UInt64.self)
+                    else { return false }
+                    offset += 8
+                }
+                while offset < left.count {
+                    guard left[offset] == right[offset] else { return false }
+                    offset += 1
+                }
+                return true
+            }
+        }
+    }
+
     /// The account, as it was given.
     package var account: Account {
         func date(_ seconds: Double, _ bit: Present) -> Date? {

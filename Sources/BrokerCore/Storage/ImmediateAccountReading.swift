@@ -37,3 +37,16 @@ extension ImmediateAccountReading {
     /// Nothing kept.
     public func keepMemo(_ memo: any AnyObject & Sendable, for id: AccountID) {}
 }
+
+/// A store that keeps memos beside its accounts (``ImmediateAccountReading/keepMemo(_:for:)``) and shows one together
+/// with its account where the store holds it: the file store.
+///
+/// A token read of one account among many finds the account's memory in no processor cache. Copying the account out
+/// (``ImmediateAccountReading/heldNow(id:)``) retains each of its objects, and every retain waits for that object's
+/// memory; a read whose memo answers it needs none of them.
+package protocol AccountMemoReading: AnyObject, Sendable {
+    /// The memo kept beside the account with `id`, when `accepts` takes it with the account as the store holds it now;
+    /// nil when there is none, or the account is absent or not open. `accepts` runs under the store's lock: it must be
+    /// quick and must not call the store. Nothing is copied out but the memo.
+    func memo(of id: AccountID, where accepts: (borrowing CompactAccount, any AnyObject & Sendable) -> Bool) -> (any AnyObject & Sendable)?
+}

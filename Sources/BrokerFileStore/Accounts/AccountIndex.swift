@@ -219,6 +219,18 @@ struct AccountIndex: Sendable {
         return string.withUTF8 { $0.isEmpty || memcmp($0.baseAddress!, bytes, $0.count) == 0 }
     }
 
+    /// The memo kept beside the open account `id` when `accepts` takes it with the account, shown where the index
+    /// holds it (``AccountMemoReading/memo(of:where:)``).
+    func memo(of id: String, where accepts: (borrowing CompactAccount, any AnyObject & Sendable) -> Bool) -> (any AnyObject & Sendable)? {
+        guard let slot = heldSlot(of: id), sealedCount == 0 || sealed[slot] == nil else { return nil }
+        return accounts.withUnsafeBufferPointer { accounts in
+            // Through a pointer: `accounts[slot]` would copy the whole account, retaining each of its objects.
+            let account = accounts.baseAddress! + slot
+            guard let memo = account.pointee.memo, accepts(account.pointee, memo) else { return nil }
+            return memo
+        }
+    }
+
     /// Keeps `memo` beside the open account `id` as it is now (``CompactAccount/memo``), in place of the memo of the
     /// account given one longest ago when ``memoCapacity`` hold one.
     mutating func keepMemo(_ memo: any AnyObject & Sendable, for id: String) {

@@ -253,3 +253,11 @@ extension JSONFileAccountRepository: ImmediateAccountReading {
         index.withLock { $0.keepMemo(memo, for: id.string) }
     }
 }
+
+extension JSONFileAccountRepository: AccountMemoReading {
+    package func memo(of id: AccountID, where accepts: (borrowing CompactAccount, any AnyObject & Sendable) -> Bool)
+        -> (any AnyObject & Sendable)?
+    {
+        index.withLock { $0.memo(of: id.string, where: accepts) }
+    }
+}
