@@ -3,6 +3,7 @@ import BrokerFakeProviders
 import BrokerHTTP
 import BrokerTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import BrokerApp
@@ -441,6 +442,27 @@ import Glibc
             let count = written.withUnsafeMutableBufferPointer { stamps.write(date, to: $0.baseAddress!) }
             #expect(count == expectedCount && written[..<count] == expected[..<expectedCount], "\(interval)")
         }
+    }
+
+    /// Threads stamping at once, their seconds changing under one another (each change a write of the kept second
+    /// while others read it), each get the general writer's bytes: no stamp is made of two seconds' halves.
+    @Test func timeStampsStayWholeWhileThreadsChangeTheKeptSecond() {
+        let stamps = SecondStamps()
+        let mismatches = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            var expected = [UInt8](repeating: 0, count: RFC3339Date.maximumCount)
+            var written = [UInt8](repeating: 0, count: RFC3339Date.maximumCount)
+            for step in 0..<20_000 {
+                // Each thread walks its own seconds, far apart in the calendar, so every few stamps replace the kept one.
+                let date = Date(timeIntervalSince1970: 1_000_000_000 + Double(thread) * 31_536_000 + Double(step / 3) * 86_401.25)
+                let expectedCount = expected.withUnsafeMutableBufferPointer {
+                    RFC3339Date.write(date, to: $0.baseAddress!, alwaysMillis: true)
+                }
+                let count = written.withUnsafeMutableBufferPointer { stamps.write(date, to: $0.baseAddress!) }
+                if count != expectedCount || written[..<count] != expected[..<expectedCount] { mismatches.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(mismatches.load(ordering: .relaxed) == 0)
     }
 
     /// Numbers are written in place with the same digits as the strings they were written from before: integers as

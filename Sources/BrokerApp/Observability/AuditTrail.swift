@@ -363,15 +363,21 @@ struct AuditTrail: Sendable {
 /// The audit lines' time stamps (``RFC3339Date/write(_:to:alwaysMillis:)`` with milliseconds), the date and time to the
 /// second copied from the last stamp's when it fell in the same second: a stamp is then its milliseconds, not a
 /// conversion to the calendar per event (on every token read).
+///
+/// The last second is read without a lock (a sequence lock): the workers that stamp every token read only read the
+/// cache line it sits on, so it stays in each core's cache instead of moving from one core to the other on every
+/// event, as a lock's line (written by each taker) does. Writers, once a second, take turns under a lock.
 final class SecondStamps: Sendable {
-    /// The last second stamped, since 1970, and its stamp without milliseconds's first 20 bytes
-    /// (`YYYY-MM-DDTHH:MM:SSZ`; the `Z` is written over).
-    private struct Last {
-        var second = Int.min
-        var prefix: (UInt64, UInt64, UInt32) = (0, 0, 0)
-    }
-
-    private let last = Mutex(Last())
+    /// Odd while a writer changes the fields below; counts up by two per change.
+    private let sequence = Atomic<UInt64>(0)
+    /// The last second stamped, since 1970 (`Int.min` before the first), and its stamp without milliseconds's first
+    /// 20 bytes (`YYYY-MM-DDTHH:MM:SSZ`; the `Z` is written over), as three words.
+    private let second = Atomic<Int>(Int.min)
+    private let prefix0 = Atomic<UInt64>(0)
+    private let prefix1 = Atomic<UInt64>(0)
+    private let prefix2 = Atomic<UInt64>(0)
+    /// Orders writers.
+    private let writer = Mutex(())
 
     /// Writes `date` at `p`, which has room for ``RFC3339Date/maximumCount``, as `RFC3339Date.write(date, to: p,
     /// alwaysMillis: true)` does (the same bytes); returns how many it wrote.
@@ -387,16 +393,10 @@ final class SecondStamps: Sendable {
             millis = 0
         }
         let raw = UnsafeMutableRawPointer(p)
-        let found = last.withLock { last -> Bool in
-            guard last.second == second else { return false }
-            raw.storeBytes(of: last.prefix, as: (UInt64, UInt64, UInt32).self)
-            return true
-        }
-        if !found {
+        if !copyPrefix(of: second, to: raw) {
             // The whole second, written without milliseconds (20 bytes): the date and time, then `Z`.
             _ = RFC3339Date.write(Date(timeIntervalSince1970: Double(second)), to: p)
-            let prefix = raw.loadUnaligned(as: (UInt64, UInt64, UInt32).self)
-            last.withLock { $0 = Last(second: second, prefix: prefix) }
+            keepPrefix(of: second, from: raw)
         }
         p[19] = 0x2E
         p[20] = UInt8(truncatingIfNeeded: 48 + millis / 100)
@@ -404,5 +404,37 @@ final class SecondStamps: Sendable {
         p[22] = UInt8(truncatingIfNeeded: 48 + millis % 10)
         p[23] = 0x5A
         return 24
+    }
+
+    /// Copies the kept stamp's first 20 bytes to `raw` when it is `second`'s and no writer changed it meanwhile.
+    private func copyPrefix(of second: Int, to raw: UnsafeMutableRawPointer) -> Bool {
+        let before = sequence.load(ordering: .acquiring)
+        guard before & 1 == 0, self.second.load(ordering: .relaxed) == second else { return false }
+        let words = (prefix0.load(ordering: .relaxed), prefix1.load(ordering: .relaxed), prefix2.load(ordering: .relaxed))
+        // The fields were read before the sequence is read again (a sequence lock's reader).
+        atomicMemoryFence(ordering: .acquiring)
+        guard sequence.load(ordering: .relaxed) == before else { return false }
+        raw.storeBytes(of: words.0, as: UInt64.self)
+        raw.storeBytes(of: words.1, toByteOffset: 8, as: UInt64.self)
+        raw.storeBytes(of: UInt32(truncatingIfNeeded: words.2), toByteOffset: 16, as: UInt32.self)
+        return true
+    }
+
+    /// Keeps the 20 bytes at `raw` as `second`'s stamp.
+    private func keepPrefix(of second: Int, from raw: UnsafeMutableRawPointer) {
+        let words = (
+            raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+            UInt64(raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self))
+        )
+        writer.withLock { _ in
+            sequence.add(1, ordering: .relaxed)
+            // Readers that see the fields change see the odd sequence first (a sequence lock's writer).
+            atomicMemoryFence(ordering: .releasing)
+            self.second.store(second, ordering: .relaxed)
+            prefix0.store(words.0, ordering: .relaxed)
+            prefix1.store(words.1, ordering: .relaxed)
+            prefix2.store(words.2, ordering: .relaxed)
+            sequence.add(1, ordering: .releasing)
+        }
     }
 }
