@@ -22,7 +22,7 @@ final class AuditLogFile: Sendable {
     /// Seconds between background flushes, and between attempts while writes fail.
     static let flushInterval = 0.5
     /// Bytes waiting past which a batch is written without waiting for the interval.
-    static let flushBytes = 256 * 1024
+    static let flushBytes = 2 * 1024 * 1024
     /// Bytes kept waiting while writes fail, by default (about 60,000 events).
     static let defaultRetainBytes = 16 * 1024 * 1024
 

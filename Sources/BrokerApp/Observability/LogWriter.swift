@@ -14,7 +14,7 @@ public final class LogWriter: Sendable {
     /// Seconds a line may wait for the rest of its batch.
     static let delay = 0.02
     /// Bytes of waiting lines past which the batch is written without waiting for ``delay``.
-    static let threshold = 64 * 1024
+    static let threshold = 256 * 1024
 
     private let fd: Int32
     /// Lines not yet written, whether a write of them was already asked for ahead of the timer, and an emptied
