@@ -150,12 +150,19 @@ final class WebhookReceiver: Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(placeholder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // A socket that holds the port for a moment (one of this receiver's connections closing late on a loaded
+        // machine, or another test's socket given this number) lets go of it in its own time: bind until then.
+        var code: Int32 = 0
+        let bound = await eventually {
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(placeholder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            code = result == 0 ? 0 : errno
+            return result == 0
         }
-        guard bound == 0 else {
-            // The listener and every accepted connection are closed by now; a port still taken here is a defect.
-            Issue.record("the receiver's port \(port) could not be held while it is down (errno \(errno))")
+        guard bound else {
+            // The listener and every accepted connection are closed by now; a port still taken a minute on is a defect.
+            Issue.record("the receiver's port \(port) could not be held while it is down (errno \(code))")
             close(placeholder)
             return
         }
